@@ -1,0 +1,77 @@
+// A collective algorithm as data: a DAG of transfers, local reductions and fixed delays between
+// ranks, built without the simulator (see the builders in ring.h, tree.h, custom_allreduce.h, ...)
+// and run on the fabric by executor.h. Because a schedule is plain data, its invariants (bytes per
+// rank, every contribution reaching every output, no data races) are checked directly by
+// schedule_check.h.
+//
+// Data model used by the checker. Each rank has two buffers, kIn and kOut, each cut into
+// `num_segments` equal segments. The content of a segment is the set of ranks whose contribution
+// it holds (a bit mask). The output buffer starts as a copy of the input (NCCL runs collectives
+// in place; the local copy of an out-of-place call is not modelled). An op's effect on
+// [segment_begin, segment_end):
+//   kCopy    dst_buffer := src_buffer            (all-gather, broadcast)
+//   kReduce  dst_buffer := dst_buffer + src_buffer, where both must be disjoint sets (a rank's
+//            contribution counted twice is a bug)
+//   kNone    no data (barrier flags, protocol handshakes)
+// For a transfer the source is src_rank's buffer and the destination dst_rank's; for a kLocal op
+// both are on `dst_rank`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/time.h"
+#include "sim/net/transfer.h"
+
+namespace specsim::coll {
+
+enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
+enum class OpKind { kTransfer, kLocal, kDelay };
+enum class Buffer { kIn, kOut };
+enum class DataEffect { kNone, kCopy, kReduce };
+
+const char* CollectiveName(Collective c);
+
+struct ScheduleOp {
+  OpKind kind = OpKind::kTransfer;
+  int src_rank = -1;        // kTransfer: the rank whose memory is read
+  int dst_rank = -1;        // kTransfer: the rank whose memory is written; kLocal/kDelay: the rank
+  Buffer src_buffer = Buffer::kOut;
+  Buffer dst_buffer = Buffer::kOut;
+  DataEffect effect = DataEffect::kNone;
+  int segment_begin = 0;    // [segment_begin, segment_end) of the buffers
+  int segment_end = 0;
+  // kTransfer: payload bytes moved. kLocal: bytes read plus written by the local kernel.
+  int64_t bytes = 0;
+  net::Mechanism mechanism = net::Mechanism::kKernelWrite;
+  // kKernelRead: SMs (thread blocks) issuing the reads, for the outstanding-request cap.
+  int read_sms = 0;
+  // Share of wire bytes that is payload for the protocol (NCCL LL: 0.5, Simple: 1). The fabric
+  // moves bytes / wire_efficiency.
+  double wire_efficiency = 1.0;
+  // The op takes at least this long from its start (a protocol's per-step latency), ps.
+  SimTime latency_floor_ps = 0;
+  // kDelay: fixed duration (kernel launch, collective setup), ps.
+  SimTime duration_ps = 0;
+  int channel = 0;
+  // Indices of ops that must complete before this one starts. Always < this op's index, so the
+  // op list is a topological order.
+  std::vector<int32_t> deps;
+};
+
+struct Schedule {
+  Collective collective = Collective::kAllReduce;
+  std::string algorithm;   // "ring", "tree", "oneshot", "twoshot", "direct"
+  std::string protocol;    // "ll", "simple", "" when not applicable
+  int channels = 1;
+  int num_ranks = 0;
+  int num_segments = 0;
+  int64_t total_bytes = 0; // the collective's size in nccl-tests' sense (the full buffer)
+  std::vector<ScheduleOp> ops;
+
+  // Appends an op and returns its index. REQUIRES: every dep < the new index.
+  int Add(ScheduleOp op);
+};
+
+}  // namespace specsim::coll

@@ -1,0 +1,77 @@
+#include "sim/core/event_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace specsim {
+namespace {
+
+TEST(EventQueue, RunsInTimeOrder) {
+  EventQueue q;
+  std::string order;
+  q.Schedule(30, [&] { order += "c"; });
+  q.Schedule(10, [&] { order += "a"; });
+  q.Schedule(20, [&] { order += "b"; });
+  q.Run();
+  EXPECT_EQ(order, "abc");
+  EXPECT_EQ(q.now(), 30);
+  EXPECT_EQ(q.events_processed(), 3u);
+}
+
+TEST(EventQueue, SameTimeRunsInInsertionOrder) {
+  EventQueue q;
+  std::string order;
+  for (char c : std::string("xyzw")) q.Schedule(5, [&order, c] { order += c; });
+  q.Run();
+  EXPECT_EQ(order, "xyzw");
+}
+
+TEST(EventQueue, EventsScheduledFromHandlersAtSameTimeRunAfterExisting) {
+  EventQueue q;
+  std::string order;
+  q.Schedule(5, [&] {
+    order += "a";
+    q.ScheduleAfter(0, [&] { order += "c"; });
+  });
+  q.Schedule(5, [&] { order += "b"; });
+  q.Run();
+  EXPECT_EQ(order, "abc");
+}
+
+TEST(EventQueue, CancelledEventsDoNotRun) {
+  EventQueue q;
+  std::string order;
+  q.Schedule(1, [&] { order += "a"; });
+  EventId b = q.Schedule(2, [&] { order += "b"; });
+  q.Schedule(3, [&] { order += "c"; });
+  q.Cancel(b);
+  q.Cancel(b);  // twice is a no-op
+  q.Run();
+  EXPECT_EQ(order, "ac");
+  EXPECT_EQ(q.events_processed(), 2u);
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(EventQueue, RunUntilStopsBeforeLaterEvents) {
+  EventQueue q;
+  int ran = 0;
+  q.Schedule(10, [&] { ++ran; });
+  q.Schedule(20, [&] { ++ran; });
+  q.Run(15);
+  EXPECT_EQ(ran, 1);
+  EXPECT_EQ(q.now(), 10);
+  EXPECT_FALSE(q.empty());
+  q.Run();
+  EXPECT_EQ(ran, 2);
+}
+
+TEST(EventQueueDeathTest, SchedulingInThePastIsABug) {
+  EventQueue q;
+  q.Schedule(10, [] {});
+  q.Run();
+  EXPECT_DEATH(q.Schedule(5, [] {}), "past");
+}
+
+}  // namespace
+}  // namespace specsim

@@ -1,0 +1,264 @@
+#include "sim/net/fabric.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sim/core/check.h"
+
+namespace specsim::net {
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+int GpuIndexOfNode(const Topology& t, int node) {
+  for (int g = 0; g < t.num_gpus(); ++g)
+    if (t.gpus[g] == node) return g;
+  return -1;
+}
+}  // namespace
+
+Fabric::Fabric(EventQueue* queue, const Topology* topology, const Router* router)
+    : queue_(queue), topology_(topology), router_(router) {
+  const int num_links = static_cast<int>(topology->links.size());
+  for (int l = 0; l < num_links; ++l) {
+    double c = BytesPerPicoFromGbps(topology->links[l].payload_gbps());
+    capacity_bytes_per_ps_.push_back(c);
+    capacity_bytes_per_ps_.push_back(c);
+    collapse_per_flow_.push_back(0);
+    collapse_per_flow_.push_back(0);
+  }
+  cpu_resource_of_node_.assign(topology->nodes.size(), -1);
+  for (int n = 0; n < static_cast<int>(topology->nodes.size()); ++n) {
+    const Node& node = topology->nodes[n];
+    if (node.kind == NodeKind::kCpuRootComplex && node.p2p_forward_bandwidth_gbps > 0) {
+      cpu_resource_of_node_[n] = static_cast<int>(capacity_bytes_per_ps_.size());
+      capacity_bytes_per_ps_.push_back(BytesPerPicoFromGbps(node.p2p_forward_bandwidth_gbps));
+      collapse_per_flow_.push_back(node.p2p_forward_collapse_per_flow);
+    }
+  }
+  resource_bytes_.assign(capacity_bytes_per_ps_.size(), 0.0);
+  resource_rate_.assign(capacity_bytes_per_ps_.size(), 0.0);
+  for (int g = 0; g < topology->num_gpus(); ++g) {
+    for (int dir = 0; dir < 2; ++dir) {
+      engine_base_.push_back(static_cast<int>(engines_.size()));
+      int count = std::max(1, topology->gpu_spec(g).copy_engines_per_direction);
+      for (int e = 0; e < count; ++e) engines_.push_back(CopyEngine{});
+    }
+  }
+  engine_base_.push_back(static_cast<int>(engines_.size()));
+}
+
+std::string Fabric::ResourceName(int resource) const {
+  const int link_resources = 2 * static_cast<int>(topology_->links.size());
+  if (resource < link_resources) return topology_->DirectedLinkName(resource / 2, resource % 2);
+  for (int n = 0; n < static_cast<int>(cpu_resource_of_node_.size()); ++n)
+    if (cpu_resource_of_node_[n] == resource) return topology_->nodes[n].name + " p2p-forwarding";
+  return "?";
+}
+
+double Fabric::ResourceCapacityGbps(int resource) const {
+  return GbpsFromBytesPerPico(capacity_bytes_per_ps_[resource]);
+}
+
+int Fabric::PickEngine(const TransferSpec& spec) {
+  // The GPU that owns a copy: the source GPU, else the destination GPU (host-to-device).
+  int gpu = GpuIndexOfNode(*topology_, spec.src_node);
+  int dir = 0;
+  if (gpu < 0) {
+    gpu = GpuIndexOfNode(*topology_, spec.dst_node);
+    dir = 1;
+  }
+  SPECSIM_CHECK_GE(gpu, 0) << "a copy-engine transfer needs a GPU at one end";
+  int begin = engine_base_[gpu * 2 + dir], end = engine_base_[gpu * 2 + dir + 1];
+  int best = begin;
+  size_t best_load = std::numeric_limits<size_t>::max();
+  for (int e = begin; e < end; ++e) {
+    size_t load = engines_[e].queue.size() + (engines_[e].busy ? 1 : 0);
+    if (load < best_load) {
+      best = e;
+      best_load = load;
+    }
+  }
+  return best;
+}
+
+void Fabric::Start(const TransferSpec& spec, DoneCallback done) {
+  SPECSIM_CHECK_GE(spec.bytes, 0);
+  SPECSIM_CHECK(spec.wire_efficiency > 0 && spec.wire_efficiency <= 1) << spec.wire_efficiency;
+  ++flows_started_;
+  if (spec.mechanism != Mechanism::kCopyEngine) {
+    BeginFlow(spec, std::move(done), -1);
+    return;
+  }
+  int engine = PickEngine(spec);
+  CopyEngine& ce = engines_[engine];
+  if (ce.busy) {
+    ce.queue.emplace_back(spec, std::move(done));
+    return;
+  }
+  ce.busy = true;
+  int gpu = GpuIndexOfNode(*topology_, spec.src_node);
+  if (gpu < 0) gpu = GpuIndexOfNode(*topology_, spec.dst_node);
+  SimTime setup = PicosFromNanos(topology_->gpu_spec(gpu).copy_engine_setup_ns);
+  queue_->ScheduleAfter(setup, [this, spec, done = std::move(done), engine]() mutable {
+    BeginFlow(std::move(spec), std::move(done), engine);
+  });
+}
+
+void Fabric::EngineFree(int engine) {
+  CopyEngine& ce = engines_[engine];
+  if (ce.queue.empty()) {
+    ce.busy = false;
+    return;
+  }
+  auto [spec, done] = std::move(ce.queue.front());
+  ce.queue.pop_front();
+  int gpu = GpuIndexOfNode(*topology_, spec.src_node);
+  if (gpu < 0) gpu = GpuIndexOfNode(*topology_, spec.dst_node);
+  SimTime setup = PicosFromNanos(topology_->gpu_spec(gpu).copy_engine_setup_ns);
+  queue_->ScheduleAfter(setup, [this, spec = std::move(spec), done = std::move(done), engine]() mutable {
+    BeginFlow(std::move(spec), std::move(done), engine);
+  });
+}
+
+void Fabric::BeginFlow(TransferSpec spec, DoneCallback done, int engine) {
+  Advance();
+  Flow f;
+  f.id = next_flow_id_++;
+  f.engine = engine;
+  f.start_ps = queue_->now();
+  f.cap_bytes_per_ps = kInf;
+  double latency_ns = 0;
+  auto add_path = [&](const Path& path) {
+    for (const Hop& hop : path.hops) f.resources.push_back(2 * hop.link + hop.direction);
+    for (int cpu : path.forwarding_cpus) {
+      if (cpu_resource_of_node_[cpu] >= 0) {
+        f.resources.push_back(cpu_resource_of_node_[cpu]);
+        f.forwarding_cpus.push_back(cpu_resource_of_node_[cpu]);
+      }
+    }
+    latency_ns += path.latency_ns;
+  };
+  if (spec.mechanism == Mechanism::kHostStaged) {
+    int memory = topology_->HostMemoryOfSocket(topology_->nodes[spec.dst_node].socket);
+    SPECSIM_CHECK_GE(memory, 0) << "host-staged transfer to " << topology_->nodes[spec.dst_node].name
+                                << " but its socket has no HOST_MEMORY node";
+    add_path(router_->Route(spec.src_node, memory));
+    add_path(router_->Route(memory, spec.dst_node));
+  } else if (spec.src_node != spec.dst_node) {
+    add_path(router_->Route(spec.src_node, spec.dst_node));
+  }
+  if (spec.mechanism == Mechanism::kKernelRead) {
+    int reader = GpuIndexOfNode(*topology_, spec.dst_node);
+    double outstanding = reader >= 0 ? topology_->gpu_spec(reader).kernel_read_outstanding_bytes_per_sm : 0;
+    if (outstanding > 0 && spec.read_sms > 0 && latency_ns > 0) {
+      // Little's law: rate <= bytes in flight / round trip.
+      f.cap_bytes_per_ps = spec.read_sms * outstanding / (2 * latency_ns * kPicosPerNano);
+    }
+  }
+  f.latency_ps = PicosFromNanos(latency_ns);
+  f.remaining_wire_bytes = static_cast<double>(spec.bytes) / spec.wire_efficiency;
+  f.spec = std::move(spec);
+  f.done = std::move(done);
+  flows_.push_back(std::move(f));
+  MarkDirty();
+}
+
+void Fabric::Advance() {
+  SimTime now = queue_->now();
+  SimTime dt = now - last_update_ps_;
+  if (dt > 0) {
+    for (Flow& f : flows_) {
+      if (f.rate <= 0 || std::isinf(f.rate)) continue;
+      double moved = std::min(f.remaining_wire_bytes, f.rate * static_cast<double>(dt));
+      f.remaining_wire_bytes -= moved;
+      for (int r : f.resources) resource_bytes_[r] += moved;
+    }
+  }
+  last_update_ps_ = now;
+}
+
+void Fabric::MarkDirty() {
+  if (recompute_pending_) return;
+  recompute_pending_ = true;
+  // Runs after every event already scheduled for this instant: one solve per instant.
+  queue_->ScheduleAfter(0, [this] { Recompute(); });
+}
+
+void Fabric::Recompute() {
+  recompute_pending_ = false;
+  Advance();
+  // Capacities of collapsing CPU forwarding resources depend on how many flows they forward.
+  std::vector<double> capacity = capacity_bytes_per_ps_;
+  std::vector<int> forwarded(capacity.size(), 0);
+  for (const Flow& f : flows_)
+    for (int r : f.forwarding_cpus) ++forwarded[r];
+  for (size_t r = 0; r < capacity.size(); ++r) {
+    if (collapse_per_flow_[r] > 0 && forwarded[r] > 1)
+      capacity[r] /= 1.0 + collapse_per_flow_[r] * (forwarded[r] - 1);
+  }
+  MaxMinProblem problem;
+  problem.capacity = std::move(capacity);
+  problem.flows.reserve(flows_.size());
+  for (const Flow& f : flows_) problem.flows.push_back(MaxMinFlow{f.resources, f.cap_bytes_per_ps});
+  std::vector<double> rates = SolveMaxMin(problem);
+
+  SimTime now = queue_->now();
+  SimTime next = kSimTimeMax;
+  std::vector<double> new_rate(resource_rate_.size(), 0.0);
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    Flow& f = flows_[i];
+    f.rate = rates[i];
+    if (f.remaining_wire_bytes <= 0 || std::isinf(f.rate)) {
+      f.finish_ps = now;
+    } else {
+      SPECSIM_CHECK_GT(f.rate, 0.0) << "flow " << f.spec.label << " starved";
+      double t = std::ceil(f.remaining_wire_bytes / f.rate);
+      f.finish_ps = now + static_cast<SimTime>(std::max(t, 0.0));
+      for (int r : f.resources) new_rate[r] += f.rate;
+    }
+    next = std::min(next, f.finish_ps);
+  }
+  if (record_trace_) {
+    for (size_t r = 0; r < new_rate.size(); ++r) {
+      if (new_rate[r] != resource_rate_[r])
+        rate_samples_.push_back({now, static_cast<int>(r), GbpsFromBytesPerPico(new_rate[r])});
+    }
+  }
+  resource_rate_ = std::move(new_rate);
+  if (completion_pending_) queue_->Cancel(completion_event_);
+  completion_pending_ = false;
+  if (next != kSimTimeMax) {
+    completion_pending_ = true;
+    completion_event_ = queue_->Schedule(next, [this] { OnCompletion(); });
+  }
+}
+
+void Fabric::OnCompletion() {
+  completion_pending_ = false;
+  Advance();
+  SimTime now = queue_->now();
+  std::vector<Flow> finished;
+  for (size_t i = 0; i < flows_.size();) {
+    if (flows_[i].finish_ps <= now) {
+      finished.push_back(std::move(flows_[i]));
+      flows_.erase(flows_.begin() + static_cast<long>(i));
+    } else {
+      ++i;
+    }
+  }
+  for (Flow& f : finished) {
+    // The last bytes were charged to the resources by Advance(); a remainder below one
+    // picosecond of transfer is rounding.
+    if (record_trace_) {
+      flow_records_.push_back(
+          {f.spec.label, f.spec.src_node, f.spec.dst_node, f.spec.mechanism, f.spec.bytes, f.start_ps, now + f.latency_ps});
+    }
+    if (f.engine >= 0) EngineFree(f.engine);
+    queue_->ScheduleAfter(f.latency_ps, std::move(f.done));
+  }
+  MarkDirty();
+}
+
+}  // namespace specsim::net

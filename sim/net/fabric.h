@@ -1,0 +1,136 @@
+// The fabric: transfers as flows over routed paths, sharing bandwidth max-min fairly.
+//
+// Every transfer becomes a flow over its routed path (routing.h). Resources are the two
+// directions of every link (capacity = raw bandwidth x payload efficiency) and, for each CPU root
+// complex with a P2P forwarding limit, that limit (capacity shrinks with the number of forwarded
+// flows: bw / (1 + collapse * (f - 1))). Rates are recomputed by SolveMaxMin (maxmin.h) whenever
+// a flow starts or ends (changes at one instant are coalesced into one recompute). A flow of B
+// payload bytes puts B / wire_efficiency bytes on the wire; it completes when its last byte has
+// left the source plus the path's one-way latency. Completion times round up to the next
+// picosecond, so time always advances.
+//
+// Mechanisms (transfer.h): copy-engine transfers queue FIFO on the least-loaded copy engine of the
+// GPU that owns the copy (the source GPU, or the destination GPU for host-to-device) and pay its
+// setup time; kernel reads are capped at read_sms * outstanding_bytes_per_sm / round-trip latency
+// of the reader's GPU; host-staged transfers route src -> host memory of the receiver's socket ->
+// dst (NCCL_SHM_LOCALITY's default, receiver side) as one pipelined flow.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/core/event_queue.h"
+#include "sim/net/maxmin.h"
+#include "sim/net/routing.h"
+#include "sim/net/topology.h"
+#include "sim/net/transfer.h"
+
+namespace specsim::net {
+
+struct TransferSpec {
+  int src_node = -1;
+  int dst_node = -1;
+  int64_t bytes = 0;              // payload
+  Mechanism mechanism = Mechanism::kKernelWrite;
+  double wire_efficiency = 1.0;   // payload share of wire bytes, (0, 1]
+  double read_sms = 0;            // kKernelRead: SMs issuing reads
+  std::string label;              // shown in traces
+};
+
+// One finished flow, for traces.
+struct FlowRecord {
+  std::string label;
+  int src_node = -1;
+  int dst_node = -1;
+  Mechanism mechanism = Mechanism::kKernelWrite;
+  int64_t bytes = 0;
+  SimTime start_ps = 0;   // first byte on the wire
+  SimTime end_ps = 0;     // last byte delivered
+};
+
+// The aggregate rate of one resource from `time_ps` on, for traces.
+struct ResourceRateSample {
+  SimTime time_ps = 0;
+  int resource = -1;
+  double gbps = 0;
+};
+
+class Fabric {
+ public:
+  using DoneCallback = std::function<void()>;
+
+  // The queue, topology and router must outlive the fabric.
+  Fabric(EventQueue* queue, const Topology* topology, const Router* router);
+
+  // Starts a transfer now; `done` runs when its last byte has arrived. Zero-byte transfers take the
+  // path latency. REQUIRES: a route exists (validated by the hardware loader).
+  void Start(const TransferSpec& spec, DoneCallback done);
+
+  // Resources: [0, 2*links) are link directions (2*link + direction), then one per CPU root complex
+  // that has a P2P forwarding limit.
+  int num_resources() const { return static_cast<int>(capacity_bytes_per_ps_.size()); }
+  std::string ResourceName(int resource) const;
+  double ResourceCapacityGbps(int resource) const;  // nominal (no collapse)
+  // Wire bytes that crossed each resource so far.
+  const std::vector<double>& resource_bytes() const { return resource_bytes_; }
+  int active_flows() const { return static_cast<int>(flows_.size()); }
+  int64_t flows_started() const { return flows_started_; }
+
+  void set_record_trace(bool on) { record_trace_ = on; }
+  const std::vector<FlowRecord>& flow_records() const { return flow_records_; }
+  const std::vector<ResourceRateSample>& rate_samples() const { return rate_samples_; }
+
+ private:
+  struct Flow {
+    int64_t id = 0;
+    TransferSpec spec;
+    std::vector<int> resources;
+    std::vector<int> forwarding_cpus;  // resources whose capacity depends on the flow count
+    double cap_bytes_per_ps = 0;       // +inf when uncapped
+    double remaining_wire_bytes = 0;
+    double rate = 0;                   // bytes per ps
+    SimTime finish_ps = kSimTimeMax;
+    SimTime latency_ps = 0;
+    SimTime start_ps = 0;
+    int engine = -1;                   // copy engine index in engines_, or -1
+    DoneCallback done;
+  };
+  struct CopyEngine {
+    bool busy = false;
+    std::deque<std::pair<TransferSpec, DoneCallback>> queue;
+  };
+
+  void BeginFlow(TransferSpec spec, DoneCallback done, int engine);
+  void EngineFree(int engine);
+  void Advance();
+  void MarkDirty();
+  void Recompute();
+  void OnCompletion();
+  int PickEngine(const TransferSpec& spec);
+
+  EventQueue* queue_;
+  const Topology* topology_;
+  const Router* router_;
+  std::vector<double> capacity_bytes_per_ps_;
+  std::vector<double> collapse_per_flow_;     // per resource, CPU forwarding only
+  std::vector<int> cpu_resource_of_node_;     // node -> resource or -1
+  std::vector<double> resource_bytes_;
+  std::vector<double> resource_rate_;         // current aggregate, for trace samples
+  std::vector<Flow> flows_;
+  std::vector<CopyEngine> engines_;           // [gpu][direction][engine] flattened
+  std::vector<int> engine_base_;              // first engine of (gpu, direction): gpu*2+dir
+  SimTime last_update_ps_ = 0;
+  bool recompute_pending_ = false;
+  EventId completion_event_ = 0;
+  bool completion_pending_ = false;
+  int64_t next_flow_id_ = 0;
+  int64_t flows_started_ = 0;
+  bool record_trace_ = false;
+  std::vector<FlowRecord> flow_records_;
+  std::vector<ResourceRateSample> rate_samples_;
+};
+
+}  // namespace specsim::net

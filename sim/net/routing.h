@@ -1,0 +1,60 @@
+// Routing: the path between two nodes is the shortest path in hops over the topology graph (ties
+// broken by link order, so routes are deterministic), as PCIe's tree routing and a socket link
+// give on real servers. A path is a list of directed link hops.
+//
+// Path classes follow NCCL (src/graph/topo.h): between two GPUs,
+//   kNvLink  only NVLink / NVSwitch hops
+//   kPix     through at most one PCIe switch
+//   kPxb     through several PCIe switches, no CPU
+//   kPhb     through a CPU root complex (host bridge) of one socket
+//   kSys     across the CPU interconnect between sockets
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/net/topology.h"
+
+namespace specsim::net {
+
+enum class PathClass { kNvLink = 0, kPix = 1, kPxb = 2, kPhb = 3, kSys = 4 };
+
+const char* PathClassName(PathClass c);  // "NV", "PIX", "PXB", "PHB", "SYS"
+
+struct Hop {
+  int link = -1;
+  int direction = 0;  // 0: a -> b, 1: b -> a
+  bool operator==(const Hop&) const = default;
+};
+
+struct Path {
+  int src = -1;             // node
+  int dst = -1;             // node
+  std::vector<Hop> hops;
+  std::vector<int> nodes;   // src, intermediate nodes..., dst
+  double latency_ns = 0;    // one way: link latencies + forward latency of intermediate nodes
+  // Intermediate CPU root complexes the path is forwarded through between two non-memory links
+  // (GPU-to-GPU P2P through a CPU): they charge its p2p forwarding resource.
+  std::vector<int> forwarding_cpus;
+  bool empty() const { return hops.empty(); }
+};
+
+class Router {
+ public:
+  explicit Router(const Topology& topology);
+
+  // The route from node src to node dst; empty when src == dst. REQUIRES: Reachable(src, dst).
+  const Path& Route(int src, int dst) const;
+  bool Reachable(int src, int dst) const;
+  // NCCL's path class between GPU i and GPU j (GPU indices, not nodes).
+  PathClass GpuPathClass(int gpu_i, int gpu_j) const;
+
+  const Topology& topology() const { return topology_; }
+
+ private:
+  const Topology& topology_;
+  std::vector<std::vector<Path>> routes_;  // [src node][dst node]
+  std::vector<std::vector<bool>> reachable_;
+};
+
+}  // namespace specsim::net

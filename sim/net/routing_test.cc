@@ -1,0 +1,84 @@
+#include "sim/net/routing.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/net/test_topologies.h"
+
+namespace specsim::net {
+namespace {
+
+using testing::AddLink;
+using testing::AddNode;
+
+// Two sockets, each: cpu, memory, a switch with two GPUs, and one GPU on a root port.
+Topology TwoSockets() {
+  Topology t;
+  t.gpu_specs.push_back(testing::TestGpu());
+  for (int s = 0; s < 2; ++s) {
+    std::string p = "s" + std::to_string(s);
+    int cpu = AddNode(t, p + "cpu", NodeKind::kCpuRootComplex, s);
+    int mem = AddNode(t, p + "mem", NodeKind::kHostMemory, s);
+    AddLink(t, cpu, mem, 400, 50, LinkKind::kMemory);
+    int sw = AddNode(t, p + "sw", NodeKind::kPcieSwitch, s);
+    AddLink(t, sw, cpu, 63, 100);
+    for (int g = 0; g < 2; ++g) AddLink(t, AddNode(t, p + "g" + std::to_string(g), NodeKind::kGpu, s), sw, 63, 100);
+    AddLink(t, AddNode(t, p + "g2", NodeKind::kGpu, s), cpu, 63, 100);
+    t.nodes[cpu].forward_latency_ns = 300;
+    t.nodes[sw].forward_latency_ns = 100;
+  }
+  AddLink(t, t.FindNode("s0cpu"), t.FindNode("s1cpu"), 64, 200, LinkKind::kCpuInterconnect);
+  return t;
+}
+
+TEST(Routing, PathClassesFollowNccl) {
+  Topology t = TwoSockets();
+  Router r(t);
+  // GPU order: s0g0 s0g1 s0g2 s1g0 s1g1 s1g2
+  EXPECT_EQ(r.GpuPathClass(0, 1), PathClass::kPix);  // same switch
+  EXPECT_EQ(r.GpuPathClass(0, 2), PathClass::kPhb);  // switch -> cpu -> root port
+  EXPECT_EQ(r.GpuPathClass(0, 3), PathClass::kSys);  // across sockets
+  EXPECT_EQ(r.GpuPathClass(2, 5), PathClass::kSys);
+}
+
+TEST(Routing, LatencyAddsLinksAndForwardingNodes) {
+  Topology t = TwoSockets();
+  Router r(t);
+  // s0g0 -> sw (100) -> cpu (100) -> s0g2 (100), crossing sw (100) and cpu (300): 700 ns.
+  const Path& p = r.Route(t.gpus[0], t.gpus[2]);
+  EXPECT_DOUBLE_EQ(p.latency_ns, 700);
+  EXPECT_EQ(p.hops.size(), 3u);
+  ASSERT_EQ(p.forwarding_cpus.size(), 1u);
+  EXPECT_EQ(p.forwarding_cpus[0], t.FindNode("s0cpu"));
+  // Two switch-local GPUs never go through the CPU.
+  EXPECT_TRUE(r.Route(t.gpus[0], t.gpus[1]).forwarding_cpus.empty());
+  // Traffic to host memory is not P2P forwarding.
+  EXPECT_TRUE(r.Route(t.gpus[0], t.FindNode("s0mem")).forwarding_cpus.empty());
+}
+
+TEST(Routing, TrafficNeverCrossesAGpuOrMemory) {
+  // gpuA - gpuB - gpuC in a line: A cannot reach C through B.
+  Topology t;
+  t.gpu_specs.push_back(testing::TestGpu());
+  int a = AddNode(t, "a", NodeKind::kGpu), b = AddNode(t, "b", NodeKind::kGpu), c = AddNode(t, "c", NodeKind::kGpu);
+  AddLink(t, a, b, 10, 1);
+  AddLink(t, b, c, 10, 1);
+  Router r(t);
+  EXPECT_TRUE(r.Reachable(a, b));
+  EXPECT_FALSE(r.Reachable(a, c));
+}
+
+TEST(Routing, DirectionsFollowLinkOrientation) {
+  Topology t = TwoSockets();
+  Router r(t);
+  const Path& up = r.Route(t.gpus[0], t.gpus[1]);
+  const Path& down = r.Route(t.gpus[1], t.gpus[0]);
+  ASSERT_EQ(up.hops.size(), 2u);
+  // gpu0 is link.a of its link: a->b is direction 0 going up.
+  EXPECT_EQ(up.hops[0].direction, 0);
+  EXPECT_EQ(up.hops[1].direction, 1);
+  EXPECT_EQ(down.hops[0].link, up.hops[1].link);
+  EXPECT_EQ(down.hops[0].direction, 0);
+}
+
+}  // namespace
+}  // namespace specsim::net

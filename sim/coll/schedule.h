@@ -13,6 +13,10 @@
 //   kReduce  dst_buffer := dst_buffer + src_buffer, where both must be disjoint sets (a rank's
 //            contribution counted twice is a bug)
 //   kNone    no data (barrier flags, protocol handshakes)
+// A kReduce op marked `unordered_reduce` accumulates commutatively: several such ops into the same
+// destination segment may run concurrently (a kernel that sums several peers in registers and
+// stores once, as the one-shot custom allreduce does); they are still ordered against every other
+// access to that segment.
 // For a transfer the source is src_rank's buffer and the destination dst_rank's; for a kLocal op
 // both are on `dst_rank`.
 #pragma once
@@ -31,7 +35,18 @@ enum class OpKind { kTransfer, kLocal, kDelay };
 enum class Buffer { kIn, kOut };
 enum class DataEffect { kNone, kCopy, kReduce };
 
-const char* CollectiveName(Collective c);
+const char* CollectiveName(Collective c);  // "allreduce", "allgather", "reducescatter", "alltoall"
+
+// Mechanism per ordered GPU pair, [src][dst] (NCCL P2P: kKernelWrite, SHM: kHostStaged).
+using MechanismMatrix = std::vector<std::vector<net::Mechanism>>;
+
+// matrix[src][dst], or `fallback` when the matrix is empty. REQUIRES: an empty or n x n matrix.
+net::Mechanism MechanismAt(const MechanismMatrix& matrix, int src, int dst,
+                           net::Mechanism fallback = net::Mechanism::kKernelWrite);
+
+// Share `index` of `total` bytes cut into `parts` near-equal parts (the first total % parts parts
+// get one byte more), so the parts always sum to `total`.
+int64_t EvenShareBytes(int64_t total, int parts, int index);
 
 struct ScheduleOp {
   OpKind kind = OpKind::kTransfer;
@@ -45,8 +60,11 @@ struct ScheduleOp {
   // kTransfer: payload bytes moved. kLocal: bytes read plus written by the local kernel.
   int64_t bytes = 0;
   net::Mechanism mechanism = net::Mechanism::kKernelWrite;
-  // kKernelRead: SMs (thread blocks) issuing the reads, for the outstanding-request cap.
-  int read_sms = 0;
+  // kKernelRead: SMs (thread blocks) issuing the reads, for the outstanding-request cap. Fractional
+  // when one kernel's blocks are shared by several concurrent pulls (blocks / pulls).
+  double read_sms = 0;
+  // kReduce only: commutes with other unordered_reduce ops into the same segment (see above).
+  bool unordered_reduce = false;
   // Share of wire bytes that is payload for the protocol (NCCL LL: 0.5, Simple: 1). The fabric
   // moves bytes / wire_efficiency.
   double wire_efficiency = 1.0;

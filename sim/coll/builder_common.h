@@ -1,0 +1,29 @@
+// Input checks and small helpers shared by the schedule builders (ring, tree, custom allreduce,
+// all-to-all). The checks return InvalidArgument naming the option and what is allowed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/coll/protocol.h"
+#include "sim/coll/schedule.h"
+#include "sim/core/status.h"
+
+namespace specsim::coll {
+
+// `order` is empty or a permutation of 0..num_ranks-1.
+Status ValidateRankOrder(int num_ranks, const std::vector<int>& order);
+// `matrix` is empty or num_ranks x num_ranks.
+Status ValidateMechanismMatrix(int num_ranks, const MechanismMatrix& matrix);
+// Efficiency in (0, 1], latencies >= 0, slot payload > 0, slots > 0.
+Status ValidateProtocol(const ProtocolModel& protocol);
+// num_ranks >= 1, bytes >= 0, channels >= 1.
+Status ValidateBasics(int num_ranks, int64_t bytes, int channels);
+
+// `order` or, when empty, 0..num_ranks-1.
+std::vector<int> OrderOrIdentity(int num_ranks, const std::vector<int>& order);
+
+inline int Mod(int a, int n) { return ((a % n) + n) % n; }
+
+}  // namespace specsim::coll

@@ -1,0 +1,71 @@
+// From a user's request ("allreduce of 1 MiB with ring/auto on GPUs 0-7") to a concrete
+// Schedule, deciding what NCCL would decide:
+//   1. the transport per GPU pair (P2P or SHM) from the path classes and the P2P level
+//      (nccl_transport.h);
+//   2. NCCL's ring graph (channels, per-channel bandwidth) from the links the ring crosses, in
+//      NCCL's own bandwidth units (nccl_tuning.h: PCIe width*GT/s/80, inter-CPU constants);
+//   3. for `auto`, NCCL's (algorithm, protocol) pick by its cost model; for an explicit algorithm
+//      without --proto, NCCL's protocol pick restricted to that algorithm; channels from the
+//      per-call shrink unless the user fixed them;
+//   4. the schedule from the matching builder (ring.h, tree.h, custom_allreduce.h, alltoall.h).
+// The ring order is the GPUs in request order (NCCL's search finds the same order on the boxes
+// we model: GPUs numbered by PCIe position, so a 4+4 box crosses its socket or switch link twice).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/coll/protocol.h"
+#include "sim/coll/schedule.h"
+#include "sim/core/status.h"
+#include "sim/net/routing.h"
+#include "sim/net/topology.h"
+
+namespace specsim::coll {
+
+// Algorithms a user can ask for. kAuto = NCCL's choice among ring and tree.
+enum class Algorithm { kAuto, kRing, kTree, kOneShot, kTwoShot, kDirect };
+
+const char* AlgorithmName(Algorithm a);  // "auto", "ring", "tree", "oneshot", "twoshot", "direct"
+// Parses one of the names above; InvalidArgument listing them otherwise.
+StatusOr<Algorithm> ParseAlgorithm(std::string_view name);
+// Parses "allreduce", "allgather", "reducescatter", "alltoall".
+StatusOr<Collective> ParseCollective(std::string_view name);
+
+struct CollectiveRequest {
+  Collective collective = Collective::kAllReduce;
+  Algorithm algorithm = Algorithm::kAuto;
+  std::optional<NcclProto> protocol;        // NCCL_PROTO; unset: NCCL's choice
+  int channels = 0;                         // fixed channel count; 0: NCCL's choice
+  int min_channels = 0;                     // NCCL_MIN_NCHANNELS; 0 = unset
+  int max_channels = 0;                     // NCCL_MAX_NCHANNELS; 0 = unset
+  std::vector<int> gpus;                    // rank r runs on GPU gpus[r]; empty: all GPUs
+  std::optional<net::PathClass> p2p_level;  // NCCL_P2P_LEVEL
+  bool p2p_disable = false;                 // NCCL_P2P_DISABLE=1
+  int custom_blocks = 36;                   // one-shot / two-shot thread blocks (vLLM: 36)
+  SimTime custom_launch_ps = 0;             // one-shot / two-shot kernel launch before the barrier
+  int64_t bytes = 0;
+};
+
+struct PlannedCollective {
+  Schedule schedule;
+  std::vector<int> rank_gpus;
+  std::string algorithm;  // what runs: "ring", "tree", ...
+  std::string protocol;   // "ll", "simple", or "" for custom kernels
+  int channels = 0;
+  std::string choice;     // why: NCCL's cost-model comparison, or "fixed by --algo/--proto"
+  std::string transport;  // the P2P/SHM decision
+};
+
+// InvalidArgument for a GPU index out of range, a repeated GPU, fewer than 2 GPUs, an algorithm
+// that does not implement the collective, or bad channel counts.
+StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const net::Router& router,
+                                           const CollectiveRequest& request);
+
+// nccl-tests' bus-bandwidth factor: busBw = algBw * factor. Allreduce 2(n-1)/n; allgather,
+// reducescatter, alltoall (n-1)/n.
+double BusBandwidthFactor(Collective collective, int num_ranks);
+
+}  // namespace specsim::coll

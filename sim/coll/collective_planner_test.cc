@@ -1,0 +1,138 @@
+#include "sim/coll/collective_planner.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/coll/executor.h"
+#include "sim/coll/schedule_check.h"
+#include "sim/net/test_topologies.h"
+
+namespace specsim::coll {
+namespace {
+
+using net::testing::AddLink;
+using net::testing::AddNode;
+
+// Two AMD sockets, 4 GPUs on root ports of each (PCIe Gen5 x16: 63 GB/s raw, 0.914 efficiency),
+// a 192 GB/s socket link: the dual-socket RTX PRO 6000 layout.
+net::Topology FourPlusFour() {
+  net::Topology t;
+  t.name = "4+4";
+  t.cpu_vendor = net::CpuVendor::kAmd;
+  t.gpu_specs.push_back(net::testing::TestGpu());
+  t.gpu_specs[0].arch = "sm120";
+  t.gpu_specs[0].kernel_read_outstanding_bytes_per_sm = 1e6;  // reads not latency-bound here
+  int cpu[2];
+  for (int s = 0; s < 2; ++s) {
+    cpu[s] = AddNode(t, "cpu" + std::to_string(s), net::NodeKind::kCpuRootComplex, s);
+    AddLink(t, cpu[s], AddNode(t, "mem" + std::to_string(s), net::NodeKind::kHostMemory, s), 400, 50,
+            net::LinkKind::kMemory);
+  }
+  for (int g = 0; g < 8; ++g) {
+    int s = g / 4;
+    int l = AddLink(t, AddNode(t, "gpu" + std::to_string(g), net::NodeKind::kGpu, s), cpu[s], 63, 275);
+    t.links[l].payload_efficiency = 0.914;
+    t.links[l].pcie_gen = 5;
+    t.links[l].pcie_lanes = 16;
+  }
+  AddLink(t, cpu[0], cpu[1], 192, 100, net::LinkKind::kCpuInterconnect);
+  return t;
+}
+
+double SocketLinkBytes(const CollectiveTiming& timing, const std::string& name) {
+  for (size_t r = 0; r < timing.resource_names.size(); ++r)
+    if (timing.resource_names[r] == name) return timing.resource_bytes[r];
+  ADD_FAILURE() << "no resource " << name;
+  return 0;
+}
+
+CollectiveTiming RunAlgo(const net::Topology& t, Algorithm algo, int64_t bytes, PlannedCollective* plan_out = nullptr) {
+  net::Router router(t);
+  CollectiveRequest request;
+  request.algorithm = algo;
+  request.bytes = bytes;
+  request.protocol = algo == Algorithm::kRing ? std::optional<NcclProto>(NcclProto::kSimple) : std::nullopt;
+  request.p2p_level = net::PathClass::kSys;  // P2P everywhere: no host staging
+  auto plan = PlanCollective(t, router, request);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_TRUE(CheckSchedule(plan->schedule).ok());
+  if (plan_out) *plan_out = *plan;
+  return TimeCollective(plan->schedule, t, plan->rank_gpus);
+}
+
+// Socket-link load per direction with k = 4 of n = 8 GPUs on each side (reference.md section 5):
+//   ring 2(n-1)/n S = 1.75 S, two-shot 2k(n-k)S/n = 4 S, one-shot k(n-k) S = 16 S.
+// Barrier flags add a few hundred bytes: tolerance 0.1%.
+TEST(CollectivePlanner, SocketLinkLoadsOnAFourPlusFourSplit) {
+  net::Topology t = FourPlusFour();
+  const double S = 8 << 20;
+  struct Case {
+    Algorithm algo;
+    double factor;
+  };
+  for (Case c : {Case{Algorithm::kRing, 1.75}, Case{Algorithm::kTwoShot, 4.0}, Case{Algorithm::kOneShot, 16.0}}) {
+    CollectiveTiming timing = RunAlgo(t, c.algo, static_cast<int64_t>(S));
+    for (const char* dir : {"cpu0->cpu1", "cpu1->cpu0"})
+      EXPECT_NEAR(SocketLinkBytes(timing, dir), c.factor * S, 1e-3 * S) << AlgorithmName(c.algo) << " " << dir;
+  }
+}
+
+TEST(CollectivePlanner, OneShotBeatsRingSmallAndLosesLarge) {
+  net::Topology t = FourPlusFour();
+  EXPECT_LT(RunAlgo(t, Algorithm::kOneShot, 4096).duration_ps, RunAlgo(t, Algorithm::kRing, 4096).duration_ps);
+  EXPECT_GT(RunAlgo(t, Algorithm::kOneShot, 64 << 20).duration_ps, RunAlgo(t, Algorithm::kRing, 64 << 20).duration_ps);
+}
+
+TEST(CollectivePlanner, DefaultTransportIsShmAcrossCpusAndP2pLevelSysRestoresP2p) {
+  net::Topology t = FourPlusFour();
+  net::Router router(t);
+  CollectiveRequest request;
+  request.algorithm = Algorithm::kRing;
+  request.bytes = 1 << 20;
+  auto shm = PlanCollective(t, router, request);
+  ASSERT_TRUE(shm.ok());
+  for (const ScheduleOp& op : shm->schedule.ops)
+    if (op.kind == OpKind::kTransfer) EXPECT_EQ(op.mechanism, net::Mechanism::kHostStaged);
+  request.p2p_level = net::PathClass::kSys;
+  auto p2p = PlanCollective(t, router, request);
+  ASSERT_TRUE(p2p.ok());
+  for (const ScheduleOp& op : p2p->schedule.ops)
+    if (op.kind == OpKind::kTransfer) EXPECT_EQ(op.mechanism, net::Mechanism::kKernelWrite);
+}
+
+TEST(CollectivePlanner, AutoSaysWhatItPicked) {
+  net::Topology t = FourPlusFour();
+  net::Router router(t);
+  CollectiveRequest request;
+  request.bytes = 1024;
+  auto plan = PlanCollective(t, router, request);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_NE(plan->choice.find("NCCL's pick"), std::string::npos);
+  EXPECT_TRUE(plan->algorithm == "ring" || plan->algorithm == "tree");
+  EXPECT_GE(plan->channels, 1);
+}
+
+TEST(CollectivePlanner, BadRequestsAreErrorsNotCrashes) {
+  net::Topology t = FourPlusFour();
+  net::Router router(t);
+  CollectiveRequest request;
+  request.bytes = 1024;
+  request.gpus = {0, 9};
+  EXPECT_NE(PlanCollective(t, router, request).status().message().find("GPUs 0-7"), std::string::npos);
+  request.gpus = {1, 1};
+  EXPECT_NE(PlanCollective(t, router, request).status().message().find("twice"), std::string::npos);
+  request.gpus = {1};
+  EXPECT_FALSE(PlanCollective(t, router, request).ok());
+  request.gpus = {};
+  request.collective = Collective::kAllGather;
+  request.algorithm = Algorithm::kOneShot;
+  EXPECT_NE(PlanCollective(t, router, request).status().message().find("allreduce only"), std::string::npos);
+  EXPECT_NE(ParseAlgorithm("rign").status().message().find("ring"), std::string::npos);
+}
+
+TEST(CollectivePlanner, BusBandwidthFactorsFollowNcclTests) {
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllReduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllGather, 8), 0.875);
+}
+
+}  // namespace
+}  // namespace specsim::coll

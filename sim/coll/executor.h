@@ -1,0 +1,75 @@
+// Runs a Schedule (schedule.h) on the fabric (sim/net/fabric.h).
+//
+// An op starts when all its dependencies have completed. Transfers become fabric flows between
+// the GPUs the ranks are mapped to; a transfer completes at the later of its fabric completion and
+// start + latency_floor_ps (a protocol's per-step minimum). Local ops take
+// bytes / device memory bandwidth (at least their floor); delays take duration_ps.
+// Several schedules may run on one fabric and queue at once: they then contend for links.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/coll/schedule.h"
+#include "sim/core/event_queue.h"
+#include "sim/net/fabric.h"
+#include "sim/net/topology.h"
+
+namespace specsim::coll {
+
+class ScheduleExecutor {
+ public:
+  // rank_gpus[r] is the GPU index (Topology::gpus) that rank r runs on. All pointers must outlive
+  // the executor and the run.
+  ScheduleExecutor(EventQueue* queue, net::Fabric* fabric, const net::Topology* topology, std::vector<int> rank_gpus);
+
+  // Starts `schedule` now (the schedule must outlive the run); `done` runs when every op has
+  // completed.
+  void Start(const Schedule* schedule, std::function<void()> done);
+
+ private:
+  struct Run {
+    const Schedule* schedule = nullptr;
+    std::vector<int> pending_deps;
+    std::vector<std::vector<int>> dependents;
+    int remaining = 0;
+    std::function<void()> done;
+  };
+  void StartOp(Run* run, int op);
+  void FinishOp(Run* run, int op);
+
+  EventQueue* queue_;
+  net::Fabric* fabric_;
+  const net::Topology* topology_;
+  std::vector<int> rank_gpus_;
+  std::vector<std::unique_ptr<Run>> runs_;
+};
+
+// Result of running one collective alone on an idle fabric.
+struct CollectiveTiming {
+  SimTime duration_ps = 0;
+  std::string busiest_resource;     // e.g. "cpu0->cpu1"
+  double busiest_utilisation = 0;   // wire bytes / (payload capacity x duration), in [0, 1]
+  double busiest_bytes = 0;
+  uint64_t events = 0;
+  int64_t flows = 0;
+  // Wire bytes per fabric resource (see Fabric::ResourceName) over the run.
+  std::vector<double> resource_bytes;
+  std::vector<std::string> resource_names;
+};
+
+// What the fabric recorded during one run, for Perfetto traces.
+struct FabricTrace {
+  std::vector<net::FlowRecord> flows;
+  std::vector<net::ResourceRateSample> rates;
+  std::vector<std::string> resource_names;
+};
+
+// Runs `schedule` alone on a fresh fabric of `topology`, ranks on `rank_gpus`. When `trace` is
+// not null, every flow and resource rate change is recorded into it.
+CollectiveTiming TimeCollective(const Schedule& schedule, const net::Topology& topology,
+                                const std::vector<int>& rank_gpus, FabricTrace* trace = nullptr);
+
+}  // namespace specsim::coll

@@ -1,0 +1,91 @@
+#include "sim/coll/nccl_transport.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+namespace specsim::coll {
+namespace {
+
+const char* ClassName(net::PathClass c) {
+  // Local copy of net::PathClassName so that this library calls no net function.
+  switch (c) {
+    case net::PathClass::kNvLink: return "NV";
+    case net::PathClass::kPix: return "PIX";
+    case net::PathClass::kPxb: return "PXB";
+    case net::PathClass::kPhb: return "PHB";
+    case net::PathClass::kSys: return "SYS";
+  }
+  return "?";
+}
+
+}  // namespace
+
+StatusOr<net::PathClass> ParseP2pLevel(std::string_view level) {
+  std::string s(level);
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (s == "pix") return net::PathClass::kPix;
+  if (s == "pxb") return net::PathClass::kPxb;
+  if (s == "phb") return net::PathClass::kPhb;
+  if (s == "sys") return net::PathClass::kSys;
+  return InvalidArgumentError("NCCL_P2P_LEVEL \"" + std::string(level) +
+                              "\": allowed values are pix, pxb, phb, sys");
+}
+
+StatusOr<NcclTransportChoice> ChooseNcclTransport(const NcclTransportInput& input) {
+  const int n = static_cast<int>(input.path_class.size());
+  for (int i = 0; i < n; ++i) {
+    if (static_cast<int>(input.path_class[i].size()) != n) {
+      return InvalidArgumentError("path_class row " + std::to_string(i) + " has " +
+                                  std::to_string(input.path_class[i].size()) + " entries: must be " +
+                                  std::to_string(n));
+    }
+  }
+  NcclTransportChoice out;
+  std::string why;
+  if (input.p2p_level) {
+    out.level = *input.p2p_level;
+    why = std::string("P2P level ") + ClassName(out.level) + " (NCCL_P2P_LEVEL)";
+  } else if (input.cpu_vendor == net::CpuVendor::kAmd && n <= 2) {
+    out.level = net::PathClass::kSys;
+    why = "P2P level SYS (AMD CPU with <= 2 GPUs)";
+  } else {
+    out.level = net::PathClass::kPxb;
+    why = "P2P level PXB (NCCL >= 2.23 default)";
+  }
+  if (input.p2p_disable) why = "NCCL_P2P_DISABLE=1: SHM everywhere";
+
+  out.mechanism.assign(n, std::vector<net::Mechanism>(n, net::Mechanism::kKernelWrite));
+  std::map<net::PathClass, int> shm_by_class;
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const net::PathClass c = input.path_class[i][j];
+      const bool p2p = !input.p2p_disable &&
+                       (c == net::PathClass::kNvLink || static_cast<int>(c) <= static_cast<int>(out.level));
+      out.mechanism[i][j] = p2p ? net::Mechanism::kKernelWrite : net::Mechanism::kHostStaged;
+      if (p2p) {
+        ++out.p2p_pairs;
+      } else {
+        ++out.shm_pairs;
+        ++shm_by_class[c];
+      }
+    }
+  }
+  out.reason = why + "; " + std::to_string(out.p2p_pairs) + " pairs P2P, " +
+               std::to_string(out.shm_pairs) + " pairs SHM";
+  if (!input.p2p_disable && !shm_by_class.empty()) {
+    out.reason += " (";
+    bool first = true;
+    for (const auto& [c, count] : shm_by_class) {
+      out.reason += std::string(first ? "" : ", ") + std::to_string(count) + " " + ClassName(c) +
+                    " > " + ClassName(out.level);
+      first = false;
+    }
+    out.reason += ")";
+  }
+  return out;
+}
+
+}  // namespace specsim::coll

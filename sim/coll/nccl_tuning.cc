@@ -1,0 +1,236 @@
+#include "sim/coll/nccl_tuning.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include "sim/core/check.h"
+
+namespace specsim::coll {
+namespace {
+
+constexpr int kNcclMaxChannels = 32;             // MAXCHANNELS
+constexpr int kNcclSearchMaxChannels = kNcclMaxChannels / 2;
+constexpr double kFallbackBwGbps = 0.1;
+
+// treeCorrectionFactor[proto][log2i(bytes >> 6)], LL and Simple rows, from NCCL 2.1x-2.2x
+// tuning.cc (recalled, not re-verified against 2.30.7).
+constexpr double kTreeCorrectionLl[23] = {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5,
+                                          .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0};
+constexpr double kTreeCorrectionSimple[23] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+                                              .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9};
+
+double LlMaxBwGbps(int sm) {
+  if (sm >= 100) return 282;   // Blackwell, sm120 included
+  if (sm >= 90) return 141;    // Hopper
+  if (sm >= 80) return 87.7;   // Ampere
+  return 39.0;                 // Volta
+}
+
+// perChMaxTreeBw for one node: Volta 26.5, Ampere 24.0, Hopper 38.7 (tuning.cc). Blackwell's
+// value is not known here; Hopper's is used. It never binds on PCIe (bw_intra <= 24 there).
+double PerChannelMaxTreeBwGbps(int sm) {
+  if (sm >= 90) return 38.7;
+  if (sm >= 80) return 24.0;
+  return 26.5;
+}
+
+int Log2Floor(int64_t x) {
+  int l = -1;
+  while (x > 0) {
+    x >>= 1;
+    ++l;
+  }
+  return l;
+}
+
+std::string Fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", v);
+  return buf;
+}
+
+std::string Name(NcclAlgo a, NcclProto p) { return std::string(NcclAlgoName(a)) + "/" + NcclProtoName(p); }
+
+}  // namespace
+
+double NcclPcieBandwidthGbps(int pcie_gen, int lanes) {
+  static constexpr double kGenValue[] = {0, 15, 30, 60, 120, 240, 480};
+  SPECSIM_CHECK(pcie_gen >= 1 && pcie_gen <= 6) << "pcie_gen=" << pcie_gen;
+  return lanes * kGenValue[pcie_gen] / 80.0;
+}
+
+StatusOr<int> ParseSmArch(std::string_view arch) {
+  std::string s(arch);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string digits;
+  if (s.rfind("sm_", 0) == 0) {
+    digits = s.substr(3);
+  } else if (s.rfind("sm", 0) == 0) {
+    digits = s.substr(2);
+  }
+  const bool numeric = !digits.empty() && digits.size() <= 3 &&
+                       std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!numeric) {
+    return InvalidArgumentError("arch \"" + std::string(arch) + "\": expected smNN, e.g. sm90, sm120");
+  }
+  return std::stoi(digits);
+}
+
+std::vector<double> NcclSearchSpeedsGbps(int sm) {
+  if (sm >= 100) return {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
+  if (sm >= 90) return {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
+  return {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
+}
+
+StatusOr<NcclGraph> SearchNcclRingGraph(const NcclGraphInput& in) {
+  if (!(in.gpu_link_gbps > 0) || !(in.ring_bottleneck_gbps > 0)) {
+    return InvalidArgumentError("gpu_link_gbps and ring_bottleneck_gbps must be > 0");
+  }
+  if (in.max_channels < 0 || in.min_channels < 0) return InvalidArgumentError("channel limits must be >= 0");
+  if (in.max_channels > 0 && in.min_channels > in.max_channels) {
+    return InvalidArgumentError("min_channels = " + std::to_string(in.min_channels) + " > max_channels = " +
+                                std::to_string(in.max_channels));
+  }
+  const int search_max = in.max_channels > 0 ? std::min(in.max_channels, kNcclSearchMaxChannels)
+                                             : kNcclSearchMaxChannels;
+  NcclGraph g;
+  double best_total = 0;
+  for (double speed : NcclSearchSpeedsGbps(in.sm)) {
+    if (speed > in.ring_bottleneck_gbps) continue;
+    const int channels = std::min(search_max, static_cast<int>(std::floor(in.ring_bottleneck_gbps / speed + 1e-9)));
+    const double total = channels * speed;
+    if (total > best_total) {
+      best_total = total;
+      g.search_channels = channels;
+      g.search_speed_gbps = speed;
+    }
+    if (total >= in.gpu_link_gbps) break;
+  }
+  if (g.search_channels == 0) {
+    g.fell_back = true;
+    g.search_channels = 1;
+    g.search_speed_gbps = kFallbackBwGbps;
+  }
+  g.graph_channels = g.search_channels;
+  g.bw_intra_gbps = g.search_speed_gbps;
+  if (g.bw_intra_gbps >= 25.0) {
+    const int dup = std::min(g.graph_channels * 2, search_max);
+    g.bw_intra_gbps /= (dup + g.graph_channels - 1) / g.graph_channels;
+    g.graph_channels = dup;
+  }
+  const int comm_max = in.max_channels > 0 ? std::min(in.max_channels, kNcclMaxChannels) : kNcclMaxChannels;
+  g.comm_channels = std::max(std::min(2 * g.graph_channels, comm_max), in.min_channels);
+  if (g.fell_back) {
+    g.reason = "no ring fits the " + Fmt(in.ring_bottleneck_gbps) +
+               " GB/s bottleneck at any search speed: NCCL falls back to simple order, 1 channel at 0.1 GB/s";
+  } else {
+    g.reason = "search " + std::to_string(g.search_channels) + " x " + Fmt(g.search_speed_gbps) +
+               " GB/s -> graph " + std::to_string(g.graph_channels) + " x " + Fmt(g.bw_intra_gbps) +
+               " GB/s, " + std::to_string(g.comm_channels) + " channels";
+  }
+  return g;
+}
+
+NcclCallShape ShrinkNcclChannels(NcclAlgo algo, NcclProto proto, int num_ranks, int comm_channels,
+                                 int64_t bytes) {
+  int nc = comm_channels;
+  int nt = (algo == NcclAlgo::kTree && proto == NcclProto::kSimple) ? 640 : 512;
+  int64_t threshold = proto == NcclProto::kLl ? 8 : 64;  // NCCL_LL/SIMPLE_THREAD_THRESHOLD
+  if (algo == NcclAlgo::kRing && proto == NcclProto::kLl) threshold *= num_ranks;
+  while (bytes < int64_t{nc} * nt * threshold) {
+    if (nc >= 2) {
+      --nc;
+    } else if (nt % 128 == 0) {
+      nt /= 2;
+    } else {
+      break;
+    }
+  }
+  return {nc, nt};
+}
+
+StatusOr<NcclTuningResult> TuneNccl(const NcclTuningInput& in, int64_t bytes) {
+  const int n = in.num_ranks;
+  if (n < 2) return InvalidArgumentError("num_ranks = " + std::to_string(n) + ": must be >= 2");
+  if (bytes < 0) return InvalidArgumentError("bytes = " + std::to_string(bytes) + ": must be >= 0");
+  if (in.collective == Collective::kAllToAll) {
+    return InvalidArgumentError("NCCL's tuner has no ring/tree model for alltoall (it is send/recv)");
+  }
+  NcclTuningResult result;
+  ASSIGN_OR_RETURN(result.graph, SearchNcclRingGraph(in.graph));
+  const NcclGraph& g = result.graph;
+  const NcclHw hw = in.worst_path == net::PathClass::kNvLink ? NcclHw::kNvLink : NcclHw::kPci;
+  const bool allreduce = in.collective == Collective::kAllReduce;
+  const int nsteps = allreduce ? 2 * (n - 1) : n - 1;
+  const double ll_max = LlMaxBwGbps(in.graph.sm);
+
+  for (NcclAlgo algo : {NcclAlgo::kRing, NcclAlgo::kTree}) {
+    for (NcclProto proto : {NcclProto::kLl, NcclProto::kSimple}) {
+      NcclCandidate c;
+      c.algo = algo;
+      c.proto = proto;
+      c.allowed = std::count(in.algos.begin(), in.algos.end(), algo) > 0 &&
+                  std::count(in.protos.begin(), in.protos.end(), proto) > 0 &&
+                  (algo == NcclAlgo::kRing || allreduce);
+      double bus = g.graph_channels * g.bw_intra_gbps;
+      if (algo == NcclAlgo::kRing) {
+        c.latency_us = NcclBaseLatencyUs(algo, proto) + nsteps * NcclHopLatencyUs(hw, algo, proto);
+        if (proto == NcclProto::kLl) bus = std::min(ll_max, 0.5 * bus);
+        c.bus_bw_gbps = bus;
+        c.alg_bw_gbps = bus * n / nsteps;
+      } else {
+        c.latency_us = NcclBaseLatencyUs(algo, proto) + 2 * (n - 1) * NcclHopLatencyUs(hw, algo, proto);
+        bus = std::min(0.92 * bus, g.graph_channels * PerChannelMaxTreeBwGbps(in.graph.sm));
+        if (proto == NcclProto::kLl) bus = std::min(bus / 3.8, ll_max);
+        bus *= 0.85;
+        c.bus_bw_gbps = bus;
+        double alg = 0.5 * bus;
+        const int log_size = Log2Floor(bytes >> 6);
+        if (in.tree_correction && log_size >= 0 && log_size < 23) {
+          alg *= proto == NcclProto::kLl ? kTreeCorrectionLl[log_size] : kTreeCorrectionSimple[log_size];
+        }
+        c.alg_bw_gbps = alg;
+      }
+      c.time_us = c.latency_us + static_cast<double>(bytes) / (1000.0 * c.alg_bw_gbps);
+      result.candidates.push_back(c);
+    }
+  }
+  // NCCL's selection loop: algorithms in NCCL's order (tree = 0, ring = 1), LL before Simple.
+  const NcclCandidate* best = nullptr;
+  for (NcclAlgo algo : {NcclAlgo::kTree, NcclAlgo::kRing}) {
+    for (const NcclCandidate& c : result.candidates) {
+      if (c.algo != algo || !c.allowed) continue;
+      if (best == nullptr || c.time_us < best->time_us) best = &c;
+    }
+  }
+  if (best == nullptr) {
+    return InvalidArgumentError(std::string("no allowed NCCL algorithm/protocol for ") +
+                                CollectiveName(in.collective) + " (tree is allreduce only)");
+  }
+  result.algo = best->algo;
+  result.proto = best->proto;
+  result.time_us = best->time_us;
+  const NcclCallShape shape = ShrinkNcclChannels(best->algo, best->proto, n, g.comm_channels, bytes);
+  result.channels = shape.channels;
+  result.threads = shape.threads;
+
+  std::vector<const NcclCandidate*> ranked;
+  for (const NcclCandidate& c : result.candidates) {
+    if (c.allowed) ranked.push_back(&c);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const NcclCandidate* a, const NcclCandidate* b) { return a->time_us < b->time_us; });
+  std::string reason = "picked " + Name(result.algo, result.proto) + ": ";
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    if (i > 0) reason += ranked[i - 1]->time_us < ranked[i]->time_us ? " < " : " = ";
+    reason += Name(ranked[i]->algo, ranked[i]->proto) + " " + Fmt(ranked[i]->time_us) + " us";
+  }
+  reason += " (" + g.reason + "; call runs " + std::to_string(result.channels) + " channels x " +
+            std::to_string(result.threads) + " threads)";
+  result.reason = reason;
+  return result;
+}
+
+}  // namespace specsim::coll

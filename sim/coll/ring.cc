@@ -1,0 +1,114 @@
+#include "sim/coll/ring.h"
+
+#include "sim/coll/builder_common.h"
+#include "sim/coll/pipeline.h"
+#include "sim/core/check.h"
+
+namespace specsim::coll {
+namespace {
+
+enum class RingPhase { kReduceScatter, kAllGather };
+
+Schedule BuildRing(Collective collective, int n, int64_t bytes, const RingOptions& options,
+                   const std::vector<RingPhase>& phases) {
+  const Status valid = ValidateRingOptions(n, bytes, options);
+  SPECSIM_CHECK(valid.ok()) << valid.ToString();
+  const std::vector<int> order = OrderOrIdentity(n, options.order);
+  const ProtocolModel& proto = options.protocol;
+  const int num_channels = options.channels;
+  const int64_t block_bytes = (bytes + int64_t{n} * num_channels - 1) / (int64_t{n} * num_channels);
+  const int chunks = ChunksPerBlock(block_bytes, proto, options.max_chunks_per_step);
+
+  Schedule s;
+  s.collective = collective;
+  s.algorithm = "ring";
+  s.protocol = proto.name;
+  s.channels = num_channels;
+  s.num_ranks = n;
+  s.num_segments = n * num_channels * chunks;
+  s.total_bytes = bytes;
+
+  std::vector<int> start(n);
+  for (int r = 0; r < n; ++r) {
+    ScheduleOp delay;
+    delay.kind = OpKind::kDelay;
+    delay.dst_rank = r;
+    delay.duration_ps = proto.base_latency_ps;
+    start[r] = s.Add(delay);
+  }
+  if (n == 1) return s;
+
+  // connection[c][p]: channel c's link from position p to p+1.
+  std::vector<std::vector<ConnectionOrder>> connection(
+      num_channels, std::vector<ConnectionOrder>(n, ConnectionOrder(proto.slots, options.connection_in_order)));
+  // arrival[c][p][k]: the transfer that last delivered chunk k of channel c to position p.
+  std::vector<std::vector<std::vector<int>>> arrival(
+      num_channels, std::vector<std::vector<int>>(n, std::vector<int>(chunks, -1)));
+
+  for (RingPhase phase : phases) {
+    for (int step = 0; step < n - 1; ++step) {
+      auto next_arrival = arrival;
+      for (int k = 0; k < chunks; ++k) {
+        for (int c = 0; c < num_channels; ++c) {
+          for (int p = 0; p < n; ++p) {
+            const int block = phase == RingPhase::kReduceScatter ? order[Mod(p - step - 1, n)]
+                                                                 : order[Mod(p - step, n)];
+            const int segment = (block * num_channels + c) * chunks + k;
+            ScheduleOp t;
+            t.kind = OpKind::kTransfer;
+            t.src_rank = order[p];
+            t.dst_rank = order[Mod(p + 1, n)];
+            t.src_buffer = Buffer::kOut;
+            t.dst_buffer = Buffer::kOut;
+            t.effect = phase == RingPhase::kReduceScatter ? DataEffect::kReduce : DataEffect::kCopy;
+            t.segment_begin = segment;
+            t.segment_end = segment + 1;
+            t.bytes = EvenShareBytes(bytes, s.num_segments, segment);
+            t.mechanism = MechanismAt(options.mechanism, t.src_rank, t.dst_rank);
+            t.wire_efficiency = proto.wire_efficiency;
+            t.latency_floor_ps = proto.hop_latency_ps;
+            t.channel = c;
+            const int ready = arrival[c][p][k];
+            t.deps.push_back(ready >= 0 ? ready : start[order[p]]);
+            connection[c][p].AddDeps(t.deps);
+            NormalizeDeps(t.deps);
+            const int op = s.Add(std::move(t));
+            connection[c][p].Record(op);
+            next_arrival[c][Mod(p + 1, n)][k] = op;
+          }
+        }
+      }
+      arrival = std::move(next_arrival);
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+Status ValidateRingOptions(int num_ranks, int64_t bytes, const RingOptions& options) {
+  RETURN_IF_ERROR(ValidateBasics(num_ranks, bytes, options.channels));
+  RETURN_IF_ERROR(ValidateRankOrder(num_ranks, options.order).WithPrefix("ring"));
+  RETURN_IF_ERROR(ValidateMechanismMatrix(num_ranks, options.mechanism));
+  RETURN_IF_ERROR(ValidateProtocol(options.protocol));
+  if (options.max_chunks_per_step < 1) {
+    return InvalidArgumentError("max_chunks_per_step = " + std::to_string(options.max_chunks_per_step) +
+                                ": must be >= 1");
+  }
+  return OkStatus();
+}
+
+Schedule BuildRingAllReduce(int num_ranks, int64_t bytes, const RingOptions& options) {
+  return BuildRing(Collective::kAllReduce, num_ranks, bytes, options,
+                   {RingPhase::kReduceScatter, RingPhase::kAllGather});
+}
+
+Schedule BuildRingAllGather(int num_ranks, int64_t bytes, const RingOptions& options) {
+  return BuildRing(Collective::kAllGather, num_ranks, bytes, options, {RingPhase::kAllGather});
+}
+
+Schedule BuildRingReduceScatter(int num_ranks, int64_t bytes, const RingOptions& options) {
+  return BuildRing(Collective::kReduceScatter, num_ranks, bytes, options, {RingPhase::kReduceScatter});
+}
+
+}  // namespace specsim::coll

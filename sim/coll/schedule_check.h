@@ -1,0 +1,68 @@
+// A pure checker for collective schedules, and byte counters over them. No simulation: it reads
+// the op list only.
+//
+// CheckSchedule runs four checks and returns the first violation (op index, rank, segment):
+//  (a) structure: deps point backwards, ranks and segments in range, transfers have src != dst,
+//      bytes >= 0, wire_efficiency in (0, 1].
+//  (b) data flow (the model in schedule.h): each (rank, buffer, segment) holds a set of ranks
+//      (a 64-bit mask, so num_ranks <= 64). Initial inputs:
+//        allreduce, reducescatter: in[r][s] = {r} for every s.
+//        allgather: in[r][s] = {r} for the segments rank r owns, else {}. Ownership: segment s of
+//          num_segments is owned by rank s * num_ranks / num_segments (integer division), so each
+//          rank owns one contiguous block of num_segments / num_ranks segments.
+//        alltoall: num_segments = n * n * k; block (src, dst) is segments
+//          [(src * n + dst) * k, (src * n + dst + 1) * k): the data src sends to dst. It starts as
+//          {src} in src's input only; every other segment starts empty.
+//      out starts as a copy of in. Ops are evaluated in index order (a topological order of the
+//      DAG; with (c) passing, every topological order gives the same result). A kReduce whose
+//      source and destination sets overlap is an error: a contribution counted twice.
+//  (c) race freedom: two ops touching the same (rank, buffer, segment), at least one writing, must
+//      be ordered by the DAG (one an ancestor of the other). Two unordered_reduce accumulations
+//      into one segment commute and may be concurrent. Ancestor sets are bitsets: O(ops^2 / 64)
+//      time and bits of memory.
+//  (d) expected outputs: allreduce: out[r][s] = all ranks for every r, s; reducescatter:
+//      out[r][s] = all ranks for the segments r owns (ownership as for allgather); allgather:
+//      out[r][s] = {owner(s)}; alltoall: out[dst][block (src, dst)] = {src}.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/coll/schedule.h"
+#include "sim/core/status.h"
+
+namespace specsim::coll {
+
+// Runs checks (a) to (d) above. OK, or InvalidArgument naming the first violation.
+Status CheckSchedule(const Schedule& schedule);
+
+// The rank owning segment s for allgather / reducescatter: s * num_ranks / num_segments.
+int SegmentOwner(int segment, int num_ranks, int num_segments);
+
+// Which transfers a byte count includes.
+enum class TrafficFilter {
+  kData,  // transfers that move data (effect kCopy or kReduce)
+  kAll,   // also control transfers (barrier flags, effect kNone)
+};
+
+// Payload bytes of transfers, summed per source rank / per destination rank (size num_ranks).
+std::vector<int64_t> BytesSentPerRank(const Schedule& schedule,
+                                      TrafficFilter filter = TrafficFilter::kData);
+std::vector<int64_t> BytesReceivedPerRank(const Schedule& schedule,
+                                          TrafficFilter filter = TrafficFilter::kData);
+
+// Bytes of transfers whose endpoints lie on different sides of a cut (e.g. the two PCIe switches
+// or sockets of a box): side_of_rank[r] is 0 (side A) or 1 (side B).
+struct CrossingTraffic {
+  int64_t a_to_b_bytes = 0;
+  int64_t b_to_a_bytes = 0;
+};
+CrossingTraffic CrossingBytes(const Schedule& schedule, const std::vector<int>& side_of_rank,
+                              TrafficFilter filter = TrafficFilter::kData);
+
+// The longest chain of dependent transfers (data and control transfers count 1; delays and
+// locals count 0).
+// A ring allreduce with one chunk and one channel has 2(n-1).
+int LongestTransferChain(const Schedule& schedule);
+
+}  // namespace specsim::coll

@@ -1,0 +1,61 @@
+#include "sim/io/file_io.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string_view>
+#include <system_error>
+
+#include "sim/io/embedded_files.h"
+
+namespace specsim::io {
+namespace {
+
+std::string_view StripDotSlash(std::string_view path) {
+  while (path.size() >= 2 && path.substr(0, 2) == "./") path.remove_prefix(2);
+  return path;
+}
+
+std::string DirectoryOf(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string() : std::string(path.substr(0, slash + 1));
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadFileToString(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) return NotFoundError(path + ": no such file");
+  if (!std::filesystem::is_regular_file(status)) {
+    return InvalidArgumentError(path + ": not a regular file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return InvalidArgumentError(path + ": cannot open for reading");
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) return InvalidArgumentError(path + ": read error");
+  return contents.str();
+}
+
+StatusOr<ConfigText> ReadConfigFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+    return ConfigText{std::move(text), path, false};
+  }
+  const std::string_view relative = StripDotSlash(path);
+  if (std::optional<std::string_view> embedded = EmbeddedFile(relative)) {
+    return ConfigText{std::string(*embedded), std::string(relative) + " (embedded copy)", true};
+  }
+  std::string message = path + ": no such file, and no embedded copy of that name";
+  const std::string dir = DirectoryOf(relative);
+  std::string same_dir;
+  for (std::string_view name : EmbeddedFileNames()) {
+    if (DirectoryOf(name) == dir) same_dir += (same_dir.empty() ? "" : ", ") + std::string(name);
+  }
+  if (!same_dir.empty()) message += " (embedded files there: " + same_dir + ")";
+  return NotFoundError(message);
+}
+
+}  // namespace specsim::io

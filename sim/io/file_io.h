@@ -1,0 +1,33 @@
+// Reading input files, with a fallback to the copies embedded in the binary.
+//
+// ReadFileToString reads one file from disk. ReadConfigFile applies the embedded fallback rule:
+//   1. if `path` names an existing file on disk, that file is read (the disk always wins);
+//   2. otherwise, if `path` with any leading "./" removed equals the relative path of an embedded
+//      file (e.g. "configs/hardware/h200-1x.textproto", see embedded_files.h), the embedded copy is
+//      used, and its display name says so: "configs/hardware/h200-1x.textproto (embedded copy)",
+//      so every error message and report shows where the text came from;
+//   3. otherwise NotFound naming the path and listing the embedded files of the same directory.
+// So `specsim --hardware configs/hardware/x.textproto` works from any working directory, and a
+// local edit of the file takes effect when run from the repository root.
+#pragma once
+
+#include <string>
+
+#include "sim/core/status.h"
+
+namespace specsim::io {
+
+// The whole file. NotFound "PATH: no such file" when absent; InvalidArgument when not a regular
+// file or unreadable.
+StatusOr<std::string> ReadFileToString(const std::string& path);
+
+struct ConfigText {
+  std::string text;
+  std::string display_name;  // the path, or "<relative path> (embedded copy)"
+  bool embedded = false;     // true when the embedded copy was used
+};
+
+// The disk file, else the embedded copy (rule above).
+StatusOr<ConfigText> ReadConfigFile(const std::string& path);
+
+}  // namespace specsim::io

@@ -1,0 +1,271 @@
+#include "sim/tools/collective_command.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "sim/coll/collective_planner.h"
+#include "sim/coll/executor.h"
+#include "sim/coll/nccl_transport.h"
+#include "sim/io/hardware_loader.h"
+#include "sim/tools/chrome_trace.h"
+#include "sim/tools/sizes.h"
+
+namespace specsim::tools {
+
+namespace {
+
+constexpr const char* kDefaultHardware = "configs/hardware/rtxpro6000-8x-dual-socket.textproto";
+
+struct CollectiveFlags {
+  std::string hardware = kDefaultHardware;
+  std::string op = "allreduce";
+  std::string algo = "auto";
+  std::string proto;
+  int channels = 0;
+  int min_channels = 0;
+  int max_channels = 0;
+  std::string gpus;
+  std::string p2p_level;
+  bool p2p_disable = false;
+  std::string sizes = "1K:256M";
+  std::string dtype = "float";
+  int custom_blocks = 36;
+  double custom_launch_us = 0;
+  bool json = false;
+  std::string trace;
+};
+
+struct Row {
+  std::string algorithm, protocol;
+  int channels = 0;
+  int64_t bytes = 0, count = 0;
+  double time_us = 0, algbw = 0, busbw = 0;
+  std::string busiest_link;
+  double busiest_utilisation = 0, busiest_bytes = 0;
+  std::string choice;
+  uint64_t events = 0;
+};
+
+int DtypeBytes(const std::string& dtype) {
+  if (dtype == "float" || dtype == "fp32" || dtype == "int32") return 4;
+  if (dtype == "bf16" || dtype == "half" || dtype == "fp16") return 2;
+  if (dtype == "fp8" || dtype == "int8") return 1;
+  return 0;
+}
+
+int Fail(const Status& s) {
+  std::cerr << "specsim collective: " << s.message() << "\n";
+  return 2;
+}
+
+// Explains where one-shot stops beating the ring, from the simulated rows.
+std::string CrossoverNote(const std::vector<Row>& rows) {
+  std::vector<const Row*> ring, oneshot;
+  for (const Row& r : rows) {
+    if (r.algorithm == "ring") ring.push_back(&r);
+    if (r.algorithm == "oneshot") oneshot.push_back(&r);
+  }
+  if (ring.empty() || ring.size() != oneshot.size()) return "";
+  int last_win = -1;
+  for (size_t i = 0; i < ring.size(); ++i)
+    if (oneshot[i]->time_us < ring[i]->time_us) last_win = static_cast<int>(i);
+  if (last_win < 0)
+    return "one-shot is slower than the ring at every size simulated: its first row already moves (n-1)*S into every GPU.";
+  if (last_win + 1 == static_cast<int>(ring.size()))
+    return fmt::format("one-shot beats the ring up to the largest size simulated ({}).", FormatSize(ring.back()->bytes));
+  const Row& o = *oneshot[last_win + 1];
+  const Row& r = *ring[last_win + 1];
+  return fmt::format(
+      "crossover: one-shot beats the ring up to {} and loses from {} on. At {}, one-shot's busiest link {} carries "
+      "{:.1f} MB ({:.1f}x the {:.1f} MB on the ring's busiest link {}) at {:.0f}% utilisation, so its time "
+      "({:.1f} us) is bandwidth-bound while the ring's ({:.1f} us) is still mostly its 2(n-1) per-step latencies.",
+      FormatSize(ring[last_win]->bytes), FormatSize(r.bytes), FormatSize(r.bytes), o.busiest_link,
+      o.busiest_bytes / 1e6, o.busiest_bytes / std::max(1.0, r.busiest_bytes), r.busiest_bytes / 1e6, r.busiest_link,
+      100 * o.busiest_utilisation, o.time_us, r.time_us);
+}
+
+int RunCollective(const CollectiveFlags& flags) {
+  auto topology_or = io::LoadHardwareFile(flags.hardware);
+  if (!topology_or.ok()) return Fail(topology_or.status());
+  const net::Topology& topology = *topology_or;
+  net::Router router(topology);
+
+  coll::CollectiveRequest base;
+  auto collective = coll::ParseCollective(flags.op);
+  if (!collective.ok()) return Fail(collective.status().WithPrefix("--op"));
+  base.collective = *collective;
+  if (!flags.proto.empty()) {
+    auto proto = coll::ParseNcclProto(flags.proto);
+    if (!proto.ok()) return Fail(proto.status().WithPrefix("--proto"));
+    base.protocol = *proto;
+  }
+  if (flags.channels < 0) return Fail(InvalidArgumentError("--channels must be >= 1"));
+  base.channels = flags.channels;
+  base.min_channels = flags.min_channels;
+  base.max_channels = flags.max_channels;
+  if (!flags.gpus.empty()) {
+    auto gpus = ParseIndexList(flags.gpus);
+    if (!gpus.ok()) return Fail(gpus.status().WithPrefix("--gpus"));
+    base.gpus = *gpus;
+  }
+  if (!flags.p2p_level.empty()) {
+    auto level = coll::ParseP2pLevel(flags.p2p_level);
+    if (!level.ok()) return Fail(level.status().WithPrefix("--p2p-level"));
+    base.p2p_level = *level;
+  }
+  base.p2p_disable = flags.p2p_disable;
+  base.custom_blocks = flags.custom_blocks;
+  base.custom_launch_ps = PicosFromMicros(flags.custom_launch_us);
+  auto sizes = ParseSizeList(flags.sizes);
+  if (!sizes.ok()) return Fail(sizes.status().WithPrefix("--sizes"));
+  const int dtype_bytes = DtypeBytes(flags.dtype);
+  if (dtype_bytes == 0) return Fail(InvalidArgumentError("--dtype '" + flags.dtype + "': allowed values are float, fp32, int32, bf16, half, fp16, fp8, int8"));
+
+  std::vector<coll::Algorithm> algorithms;
+  if (flags.algo == "all") {
+    if (base.collective == coll::Collective::kAllReduce)
+      algorithms = {coll::Algorithm::kRing, coll::Algorithm::kTree, coll::Algorithm::kOneShot, coll::Algorithm::kTwoShot};
+    else if (base.collective == coll::Collective::kAllToAll)
+      algorithms = {coll::Algorithm::kDirect};
+    else
+      algorithms = {coll::Algorithm::kRing};
+  } else {
+    auto algo = coll::ParseAlgorithm(flags.algo);
+    if (!algo.ok()) return Fail(InvalidArgumentError(algo.status().message() + ", all").WithPrefix("--algo"));
+    algorithms = {*algo};
+  }
+
+  std::unique_ptr<ChromeTraceWriter> trace;
+  if (!flags.trace.empty()) trace = std::make_unique<ChromeTraceWriter>(&topology);
+
+  std::vector<Row> rows;
+  std::string transport, ranks_text;
+  for (int64_t bytes : *sizes) {
+    for (coll::Algorithm algorithm : algorithms) {
+      coll::CollectiveRequest request = base;
+      request.algorithm = algorithm;
+      request.bytes = bytes;
+      auto plan = coll::PlanCollective(topology, router, request);
+      if (!plan.ok()) return Fail(plan.status());
+      transport = plan->transport;
+      coll::FabricTrace fabric_trace;
+      coll::CollectiveTiming timing =
+          coll::TimeCollective(plan->schedule, topology, plan->rank_gpus, trace ? &fabric_trace : nullptr);
+      const int n = static_cast<int>(plan->rank_gpus.size());
+      if (ranks_text.empty()) {
+        for (int g : plan->rank_gpus) ranks_text += (ranks_text.empty() ? "" : ",") + std::to_string(g);
+      }
+      Row row;
+      row.algorithm = plan->algorithm;
+      row.protocol = plan->protocol;
+      row.channels = plan->channels;
+      row.bytes = bytes;
+      row.count = bytes / dtype_bytes;
+      row.time_us = MicrosFromPicos(timing.duration_ps);
+      row.algbw = row.time_us > 0 ? static_cast<double>(bytes) / (row.time_us * 1e3) : 0;  // GB/s
+      row.busbw = row.algbw * coll::BusBandwidthFactor(base.collective, n);
+      row.busiest_link = timing.busiest_resource;
+      row.busiest_utilisation = timing.busiest_utilisation;
+      row.busiest_bytes = timing.busiest_bytes;
+      row.choice = plan->choice;
+      row.events = timing.events;
+      if (trace) {
+        trace->AddRun(fmt::format("{} {}/{}/{}ch {}", coll::CollectiveName(base.collective), row.algorithm, row.protocol,
+                                  row.channels, FormatSize(bytes)),
+                      fabric_trace, timing.duration_ps);
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+
+  if (trace) {
+    std::ofstream out(flags.trace);
+    if (!out) return Fail(InvalidArgumentError("--trace: cannot write '" + flags.trace + "'"));
+    trace->Write(out);
+  }
+
+  const std::string crossover = CrossoverNote(rows);
+  if (flags.json) {
+    nlohmann::json j;
+    j["hardware"] = topology.name;
+    j["collective"] = coll::CollectiveName(base.collective);
+    j["transport"] = transport;
+    j["rows"] = nlohmann::json::array();
+    for (const Row& r : rows) {
+      j["rows"].push_back({{"algorithm", r.algorithm},
+                           {"protocol", r.protocol},
+                           {"channels", r.channels},
+                           {"bytes", r.bytes},
+                           {"count", r.count},
+                           {"time_us", r.time_us},
+                           {"algbw_gbps", r.algbw},
+                           {"busbw_gbps", r.busbw},
+                           {"busiest_link", r.busiest_link},
+                           {"busiest_link_utilisation", r.busiest_utilisation},
+                           {"choice", r.choice}});
+    }
+    if (!crossover.empty()) j["crossover"] = crossover;
+    std::cout << j.dump(1) << "\n";
+    return 0;
+  }
+
+  std::cout << fmt::format("# specsim collective: {} on {} ({} GPUs: {}), {}\n", coll::CollectiveName(base.collective),
+                           topology.name, std::count(ranks_text.begin(), ranks_text.end(), ',') + 1, ranks_text,
+                           flags.dtype);
+  std::cout << "# transport: " << transport << "\n#\n";
+  std::cout << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "size", "count", "type",
+                           "algo/proto/ch", "time(us)", "algbw", "busbw", "busiest link", "util");
+  std::cout << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "(B)", "(elements)", "", "",
+                           "", "(GB/s)", "(GB/s)", "", "");
+  for (const Row& r : rows) {
+    std::string apc = r.algorithm + "/" + (r.protocol.empty() ? "-" : r.protocol) + "/" + std::to_string(r.channels);
+    std::cout << fmt::format("  {:>10} {:>12} {:>6}  {:<18} {:>10.2f} {:>8.2f} {:>8.2f}  {:<24} {:>4.0f}%\n", r.bytes,
+                             r.count, flags.dtype, apc, r.time_us, r.algbw, r.busbw, r.busiest_link,
+                             100 * r.busiest_utilisation);
+  }
+  if (algorithms.size() == 1 && algorithms[0] == coll::Algorithm::kAuto) {
+    std::cout << "#\n# auto, per size:\n";
+    for (const Row& r : rows) std::cout << fmt::format("#   {:>6}: {}\n", FormatSize(r.bytes), r.choice);
+  }
+  if (!crossover.empty()) std::cout << "#\n# " << crossover << "\n";
+  if (trace) std::cout << "# trace: " << flags.trace << " (" << trace->num_events() << " events; open in ui.perfetto.dev)\n";
+  return 0;
+}
+
+}  // namespace
+
+void AddCollectiveCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<CollectiveFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "collective",
+      "Simulate a collective on a hardware config: time, algbw and busbw per size (nccl-tests units), the "
+      "algorithm/protocol/channels used, and the busiest link.");
+  cmd->add_option("--hardware", flags->hardware, "hardware textproto (bundled configs/... paths work anywhere)")
+      ->capture_default_str();
+  cmd->add_option("--op", flags->op, "allreduce | allgather | reducescatter | alltoall")->capture_default_str();
+  cmd->add_option("--algo", flags->algo,
+                  "ring | tree | oneshot | twoshot | direct (alltoall) | auto (NCCL's pick) | all (every algorithm)")
+      ->capture_default_str();
+  cmd->add_option("--proto", flags->proto, "ll | simple (NCCL_PROTO); default: NCCL's choice");
+  cmd->add_option("--channels", flags->channels, "channels (rings) to use; default: NCCL's choice");
+  cmd->add_option("--min-channels", flags->min_channels, "NCCL_MIN_NCHANNELS");
+  cmd->add_option("--max-channels", flags->max_channels, "NCCL_MAX_NCHANNELS");
+  cmd->add_option("--gpus", flags->gpus, "GPU indices, e.g. 0,1,2,3 or 0-3; default: all");
+  cmd->add_option("--p2p-level", flags->p2p_level, "pix | pxb | phb | sys (NCCL_P2P_LEVEL); default: NCCL's");
+  cmd->add_flag("--p2p-disable", flags->p2p_disable, "NCCL_P2P_DISABLE=1: SHM through host memory everywhere");
+  cmd->add_option("--sizes", flags->sizes, "sizes: 1K:256M (powers of 2), or a list 4K,1M")->capture_default_str();
+  cmd->add_option("--dtype", flags->dtype, "element type for the count column")->capture_default_str();
+  cmd->add_option("--custom-blocks", flags->custom_blocks, "one-shot/two-shot thread blocks")->capture_default_str();
+  cmd->add_option("--custom-launch-us", flags->custom_launch_us,
+                  "one-shot/two-shot kernel launch time before the barrier (0: inside a CUDA graph)")
+      ->capture_default_str();
+  cmd->add_flag("--json", flags->json, "print JSON: {\"rows\":[...]}");
+  cmd->add_option("--trace", flags->trace, "write a Chrome/Perfetto trace of every flow and link");
+  cmd->callback([flags, exit_code] { *exit_code = RunCollective(*flags); });
+}
+
+}  // namespace specsim::tools

@@ -1,0 +1,14 @@
+// specsim: the command line. One binary, one subcommand per question.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "sim/tools/collective_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"specsim: simulate multi-GPU inference boxes (PCIe fabric, collectives, decode loops)"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  specsim::tools::AddCollectiveCommand(app, &exit_code);
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}

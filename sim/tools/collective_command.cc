@@ -18,27 +18,6 @@ namespace specsim::tools {
 
 namespace {
 
-constexpr const char* kDefaultHardware = "configs/hardware/rtxpro6000-8x-dual-socket.textproto";
-
-struct CollectiveFlags {
-  std::string hardware = kDefaultHardware;
-  std::string op = "allreduce";
-  std::string algo = "auto";
-  std::string proto;
-  int channels = 0;
-  int min_channels = 0;
-  int max_channels = 0;
-  std::string gpus;
-  std::string p2p_level;
-  bool p2p_disable = false;
-  std::string sizes = "1K:256M";
-  std::string dtype = "float";
-  int custom_blocks = 36;
-  double custom_launch_us = 0;
-  bool json = false;
-  std::string trace;
-};
-
 struct Row {
   std::string algorithm, protocol;
   int channels = 0;
@@ -48,6 +27,7 @@ struct Row {
   double busiest_utilisation = 0, busiest_bytes = 0;
   std::string choice;
   uint64_t events = 0;
+  std::vector<double> resource_bytes;
 };
 
 int DtypeBytes(const std::string& dtype) {
@@ -57,13 +37,11 @@ int DtypeBytes(const std::string& dtype) {
   return 0;
 }
 
-int Fail(const Status& s) {
-  std::cerr << "specsim collective: " << s.message() << "\n";
-  return 2;
-}
 
-// Explains where one-shot stops beating the ring, from the simulated rows.
-std::string CrossoverNote(const std::vector<Row>& rows) {
+// Explains where one-shot stops beating the ring, from the simulated rows: the first size the ring
+// wins, one-shot's busiest link there, the link where one-shot moves the most bytes relative to
+// the ring, and how far the ring still is from its small-message (latency) floor.
+std::string CrossoverNote(const std::vector<Row>& rows, const std::vector<std::string>& resource_names) {
   std::vector<const Row*> ring, oneshot;
   for (const Row& r : rows) {
     if (r.algorithm == "ring") ring.push_back(&r);
@@ -79,16 +57,39 @@ std::string CrossoverNote(const std::vector<Row>& rows) {
     return fmt::format("one-shot beats the ring up to the largest size simulated ({}).", FormatSize(ring.back()->bytes));
   const Row& o = *oneshot[last_win + 1];
   const Row& r = *ring[last_win + 1];
-  return fmt::format(
-      "crossover: one-shot beats the ring up to {} and loses from {} on. At {}, one-shot's busiest link {} carries "
-      "{:.1f} MB ({:.1f}x the {:.1f} MB on the ring's busiest link {}) at {:.0f}% utilisation, so its time "
-      "({:.1f} us) is bandwidth-bound while the ring's ({:.1f} us) is still mostly its 2(n-1) per-step latencies.",
+  int worst = -1;
+  double worst_ratio = 0;
+  for (size_t k = 0; k < o.resource_bytes.size() && k < r.resource_bytes.size(); ++k) {
+    if (r.resource_bytes[k] <= 0) continue;
+    double ratio = o.resource_bytes[k] / r.resource_bytes[k];
+    if (ratio > worst_ratio) {
+      worst_ratio = ratio;
+      worst = static_cast<int>(k);
+    }
+  }
+  std::string note = fmt::format(
+      "crossover: one-shot beats the ring up to {} and loses from {} on. At {}, one-shot's busiest link is {} "
+      "({:.1f} MB, {:.0f}% busy over its {:.1f} us)",
       FormatSize(ring[last_win]->bytes), FormatSize(r.bytes), FormatSize(r.bytes), o.busiest_link,
-      o.busiest_bytes / 1e6, o.busiest_bytes / std::max(1.0, r.busiest_bytes), r.busiest_bytes / 1e6, r.busiest_link,
-      100 * o.busiest_utilisation, o.time_us, r.time_us);
+      o.busiest_bytes / 1e6, 100 * o.busiest_utilisation, o.time_us);
+  if (worst >= 0) {
+    note += fmt::format("; on {} it moves {:.1f}x the ring's bytes ({:.1f} MB against {:.1f} MB)", resource_names[worst],
+                        worst_ratio, o.resource_bytes[worst] / 1e6, r.resource_bytes[worst] / 1e6);
+  }
+  note += fmt::format(". The ring takes {:.1f} us there, {:.1f}x its small-message floor of {:.1f} us ({}): its cost "
+                      "is still mostly its 2(n-1) per-step latencies, while one-shot's grows with the bytes it pulls.",
+                      r.time_us, r.time_us / ring.front()->time_us, ring.front()->time_us,
+                      FormatSize(ring.front()->bytes));
+  return note;
 }
 
-int RunCollective(const CollectiveFlags& flags) {
+}  // namespace
+
+int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream& err) {
+  auto Fail = [&err](const Status& s) {
+    err << "specsim collective: " << s.message() << "\n";
+    return 2;
+  };
   auto topology_or = io::LoadHardwareFile(flags.hardware);
   if (!topology_or.ok()) return Fail(topology_or.status());
   const net::Topology& topology = *topology_or;
@@ -144,6 +145,7 @@ int RunCollective(const CollectiveFlags& flags) {
 
   std::vector<Row> rows;
   std::string transport, ranks_text;
+  std::vector<std::string> resource_names;
   for (int64_t bytes : *sizes) {
     for (coll::Algorithm algorithm : algorithms) {
       coll::CollectiveRequest request = base;
@@ -173,6 +175,8 @@ int RunCollective(const CollectiveFlags& flags) {
       row.busiest_bytes = timing.busiest_bytes;
       row.choice = plan->choice;
       row.events = timing.events;
+      row.resource_bytes = timing.resource_bytes;
+      resource_names = timing.resource_names;
       if (trace) {
         trace->AddRun(fmt::format("{} {}/{}/{}ch {}", coll::CollectiveName(base.collective), row.algorithm, row.protocol,
                                   row.channels, FormatSize(bytes)),
@@ -183,12 +187,12 @@ int RunCollective(const CollectiveFlags& flags) {
   }
 
   if (trace) {
-    std::ofstream out(flags.trace);
-    if (!out) return Fail(InvalidArgumentError("--trace: cannot write '" + flags.trace + "'"));
-    trace->Write(out);
+    std::ofstream trace_out(flags.trace);
+    if (!trace_out) return Fail(InvalidArgumentError("--trace: cannot write '" + flags.trace + "'"));
+    trace->Write(trace_out);
   }
 
-  const std::string crossover = CrossoverNote(rows);
+  const std::string crossover = CrossoverNote(rows, resource_names);
   if (flags.json) {
     nlohmann::json j;
     j["hardware"] = topology.name;
@@ -209,34 +213,32 @@ int RunCollective(const CollectiveFlags& flags) {
                            {"choice", r.choice}});
     }
     if (!crossover.empty()) j["crossover"] = crossover;
-    std::cout << j.dump(1) << "\n";
+    out << j.dump(1) << "\n";
     return 0;
   }
 
-  std::cout << fmt::format("# specsim collective: {} on {} ({} GPUs: {}), {}\n", coll::CollectiveName(base.collective),
+  out << fmt::format("# specsim collective: {} on {} ({} GPUs: {}), {}\n", coll::CollectiveName(base.collective),
                            topology.name, std::count(ranks_text.begin(), ranks_text.end(), ',') + 1, ranks_text,
                            flags.dtype);
-  std::cout << "# transport: " << transport << "\n#\n";
-  std::cout << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "size", "count", "type",
+  out << "# transport: " << transport << "\n#\n";
+  out << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "size", "count", "type",
                            "algo/proto/ch", "time(us)", "algbw", "busbw", "busiest link", "util");
-  std::cout << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "(B)", "(elements)", "", "",
+  out << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "(B)", "(elements)", "", "",
                            "", "(GB/s)", "(GB/s)", "", "");
   for (const Row& r : rows) {
     std::string apc = r.algorithm + "/" + (r.protocol.empty() ? "-" : r.protocol) + "/" + std::to_string(r.channels);
-    std::cout << fmt::format("  {:>10} {:>12} {:>6}  {:<18} {:>10.2f} {:>8.2f} {:>8.2f}  {:<24} {:>4.0f}%\n", r.bytes,
+    out << fmt::format("  {:>10} {:>12} {:>6}  {:<18} {:>10.2f} {:>8.2f} {:>8.2f}  {:<24} {:>4.0f}%\n", r.bytes,
                              r.count, flags.dtype, apc, r.time_us, r.algbw, r.busbw, r.busiest_link,
                              100 * r.busiest_utilisation);
   }
   if (algorithms.size() == 1 && algorithms[0] == coll::Algorithm::kAuto) {
-    std::cout << "#\n# auto, per size:\n";
-    for (const Row& r : rows) std::cout << fmt::format("#   {:>6}: {}\n", FormatSize(r.bytes), r.choice);
+    out << "#\n# auto, per size:\n";
+    for (const Row& r : rows) out << fmt::format("#   {:>6}: {}\n", FormatSize(r.bytes), r.choice);
   }
-  if (!crossover.empty()) std::cout << "#\n# " << crossover << "\n";
-  if (trace) std::cout << "# trace: " << flags.trace << " (" << trace->num_events() << " events; open in ui.perfetto.dev)\n";
+  if (!crossover.empty()) out << "#\n# " << crossover << "\n";
+  if (trace) out << "# trace: " << flags.trace << " (" << trace->num_events() << " events; open in ui.perfetto.dev)\n";
   return 0;
 }
-
-}  // namespace
 
 void AddCollectiveCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<CollectiveFlags>();
@@ -265,7 +267,7 @@ void AddCollectiveCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_flag("--json", flags->json, "print JSON: {\"rows\":[...]}");
   cmd->add_option("--trace", flags->trace, "write a Chrome/Perfetto trace of every flow and link");
-  cmd->callback([flags, exit_code] { *exit_code = RunCollective(*flags); });
+  cmd->callback([flags, exit_code] { *exit_code = RunCollective(*flags, std::cout, std::cerr); });
 }
 
 }  // namespace specsim::tools

@@ -3,8 +3,34 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <ostream>
+#include <string>
 
 namespace specsim::tools {
+
+// The flags of `specsim collective`, with their defaults.
+struct CollectiveFlags {
+  std::string hardware = "configs/hardware/rtxpro6000-8x-dual-socket.textproto";
+  std::string op = "allreduce";
+  std::string algo = "auto";
+  std::string proto;
+  int channels = 0;
+  int min_channels = 0;
+  int max_channels = 0;
+  std::string gpus;
+  std::string p2p_level;
+  bool p2p_disable = false;
+  std::string sizes = "1K:256M";
+  std::string dtype = "float";
+  int custom_blocks = 36;
+  double custom_launch_us = 0;
+  bool json = false;
+  std::string trace;
+};
+
+// Runs the command: the table (or JSON) on `out`, errors on `err`. Returns the exit code: 0, or 2
+// for bad input.
+int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream& err);
 
 // Adds the subcommand and its flags to `app`; the subcommand's callback runs it and sets
 // *exit_code.

@@ -1,0 +1,232 @@
+#include "sim/io/model_loader.h"
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "sim/io/file_io.h"
+#include "sim/io/hardware_checks.h"
+#include "sim/io/hf_config.h"
+#include "sim/io/textproto.h"
+
+namespace specsim::io {
+namespace {
+
+using config::Model;
+
+constexpr const char* kFamilies = "LLAMA, QWEN3, QWEN3_MOE, DEEPSEEK_V3, GPT_OSS, EAGLE3";
+
+std::string FamilyName(Model::Family f) {
+  const std::string& name = Model::Family_Name(f);
+  return name.empty() ? std::to_string(static_cast<int>(f)) : name;
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+void PositiveInt(ValidationErrors* e, const std::string& path, int value) {
+  if (value <= 0) e->Add(path, std::to_string(value), "must be > 0");
+}
+
+void NonNegativeInt(ValidationErrors* e, const std::string& path, int value) {
+  if (value < 0) e->Add(path, std::to_string(value), "must be >= 0");
+}
+
+void CheckModel(const Model& m, ValidationErrors* e) {
+  const Model::Family f = m.family();
+  const std::string family = FamilyName(f);
+  if (f == Model::FAMILY_UNSPECIFIED || !Model::Family_IsValid(f)) {
+    e->Add("family", family, fmt::format("must be set, one of {}", kFamilies));
+  }
+  PositiveInt(e, "num_layers", m.num_layers());
+  PositiveInt(e, "hidden_size", m.hidden_size());
+  PositiveInt(e, "num_attention_heads", m.num_attention_heads());
+  PositiveInt(e, "num_key_value_heads", m.num_key_value_heads());
+  PositiveInt(e, "head_dim", m.head_dim());
+  PositiveInt(e, "vocab_size", m.vocab_size());
+  if (m.num_attention_heads() > 0 && m.num_key_value_heads() > 0 &&
+      m.num_attention_heads() % m.num_key_value_heads() != 0) {
+    e->Add("num_key_value_heads", std::to_string(m.num_key_value_heads()),
+           fmt::format("must divide num_attention_heads = {}", m.num_attention_heads()));
+  }
+
+  const bool moe_family =
+      f == Model::QWEN3_MOE || f == Model::DEEPSEEK_V3 || f == Model::GPT_OSS;
+  const bool dense_layers = !moe_family || (f == Model::DEEPSEEK_V3 && m.moe().first_dense_layers() > 0);
+  if (dense_layers) {
+    if (m.intermediate_size() <= 0) {
+      e->Add("intermediate_size", std::to_string(m.intermediate_size()),
+             f == Model::DEEPSEEK_V3
+                 ? "must be > 0 (moe.first_dense_layers > 0: those layers use the dense MLP)"
+                 : fmt::format("must be > 0 (family {} has a dense MLP)", family));
+    }
+  } else {
+    NonNegativeInt(e, "intermediate_size", m.intermediate_size());
+  }
+
+  // MoE.
+  const config::MoeConfig& moe = m.moe();
+  if (moe_family) {
+    if (!m.has_moe()) {
+      e->Add("moe", "(absent)", fmt::format("required for family {} (a mixture-of-experts model)", family));
+    } else {
+      PositiveInt(e, "moe.num_experts", moe.num_experts());
+      if (moe.experts_per_token() < 1 ||
+          (moe.num_experts() > 0 && moe.experts_per_token() > moe.num_experts())) {
+        e->Add("moe.experts_per_token", std::to_string(moe.experts_per_token()),
+               fmt::format("must be in [1, moe.num_experts = {}]", moe.num_experts()));
+      }
+      PositiveInt(e, "moe.moe_intermediate_size", moe.moe_intermediate_size());
+      NonNegativeInt(e, "moe.num_shared_experts", moe.num_shared_experts());
+      if (moe.first_dense_layers() < 0 ||
+          (m.num_layers() > 0 && moe.first_dense_layers() >= m.num_layers())) {
+        e->Add("moe.first_dense_layers", std::to_string(moe.first_dense_layers()),
+               fmt::format("must be in [0, num_layers = {})", m.num_layers()));
+      }
+    }
+  } else if (m.has_moe() && moe.ByteSizeLong() > 0) {
+    e->Add("moe", fmt::format("{{ num_experts: {} ... }}", moe.num_experts()),
+           fmt::format("must be empty for family {} (MoE families: QWEN3_MOE, DEEPSEEK_V3, GPT_OSS)",
+                       family));
+  }
+
+  // MLA: all or nothing, and only DEEPSEEK_V3.
+  const config::MlaConfig& mla = m.mla();
+  const int mla_fields[] = {mla.q_lora_rank(), mla.kv_lora_rank(), mla.qk_nope_head_dim(),
+                            mla.qk_rope_head_dim(), mla.v_head_dim()};
+  const char* mla_names[] = {"mla.q_lora_rank", "mla.kv_lora_rank", "mla.qk_nope_head_dim",
+                             "mla.qk_rope_head_dim", "mla.v_head_dim"};
+  bool any_mla = false;
+  for (int v : mla_fields) any_mla = any_mla || v != 0;
+  if (f == Model::DEEPSEEK_V3) {
+    for (int i = 0; i < 5; ++i) {
+      if (mla_fields[i] <= 0) {
+        e->Add(mla_names[i], std::to_string(mla_fields[i]),
+               "must be > 0 (family DEEPSEEK_V3 uses multi-head latent attention: all five mla "
+               "fields are required)");
+      }
+    }
+  } else if (any_mla) {
+    e->Add("mla", fmt::format("{{ kv_lora_rank: {} ... }}", mla.kv_lora_rank()),
+           fmt::format("must be empty for family {} (only DEEPSEEK_V3 uses MLA)", family));
+  }
+
+  // Sliding windows.
+  NonNegativeInt(e, "sliding_window", m.sliding_window());
+  NonNegativeInt(e, "sliding_window_every", m.sliding_window_every());
+  if ((m.sliding_window() > 0) != (m.sliding_window_every() > 0)) {
+    e->Add("sliding_window_every", std::to_string(m.sliding_window_every()),
+           fmt::format("sliding_window = {}: both must be 0 (no sliding window) or both > 0",
+                       m.sliding_window()));
+  } else if (m.num_layers() > 0 && m.sliding_window_every() > m.num_layers()) {
+    e->Add("sliding_window_every", std::to_string(m.sliding_window_every()),
+           fmt::format("must be <= num_layers = {}", m.num_layers()));
+  }
+
+  // EAGLE-3.
+  const config::Eagle3Config& eagle = m.eagle3();
+  if (f == Model::EAGLE3) {
+    if (eagle.draft_vocab_size() <= 0 ||
+        (m.vocab_size() > 0 && eagle.draft_vocab_size() > m.vocab_size())) {
+      e->Add("eagle3.draft_vocab_size", std::to_string(eagle.draft_vocab_size()),
+             fmt::format("required for family EAGLE3: must be in [1, vocab_size = {}]",
+                         m.vocab_size()));
+    }
+    NonNegativeInt(e, "eagle3.fused_hidden_states", eagle.fused_hidden_states());
+  } else if (m.has_eagle3() && eagle.ByteSizeLong() > 0) {
+    e->Add("eagle3", fmt::format("{{ draft_vocab_size: {} ... }}", eagle.draft_vocab_size()),
+           fmt::format("must be empty for family {} (only EAGLE3 heads have it)", family));
+  }
+
+  NonNegativeInt(e, "num_nextn_predict_layers", m.num_nextn_predict_layers());
+}
+
+llm::ModelFamily ToFamily(Model::Family f) {
+  switch (f) {
+    case Model::LLAMA:
+      return llm::ModelFamily::kLlama;
+    case Model::QWEN3:
+      return llm::ModelFamily::kQwen3;
+    case Model::QWEN3_MOE:
+      return llm::ModelFamily::kQwen3Moe;
+    case Model::DEEPSEEK_V3:
+      return llm::ModelFamily::kDeepseekV3;
+    case Model::GPT_OSS:
+      return llm::ModelFamily::kGptOss;
+    case Model::EAGLE3:
+      return llm::ModelFamily::kEagle3;
+    default:
+      break;
+  }
+  SPECSIM_CHECK(false) << "unvalidated model family " << f;
+  return llm::ModelFamily::kLlama;
+}
+
+}  // namespace
+
+StatusOr<llm::ModelSpec> ModelFromProto(const config::Model& model, std::string_view filename) {
+  ValidationErrors errors(filename);
+  CheckModel(model, &errors);
+  if (!errors.empty()) return errors.ToStatus();
+
+  llm::ModelSpec s;
+  s.name = model.name();
+  s.family = ToFamily(model.family());
+  s.num_layers = model.num_layers();
+  s.hidden_size = model.hidden_size();
+  s.num_attention_heads = model.num_attention_heads();
+  s.num_key_value_heads = model.num_key_value_heads();
+  s.head_dim = model.head_dim();
+  s.intermediate_size = model.intermediate_size();
+  s.vocab_size = model.vocab_size();
+  s.tie_word_embeddings = model.tie_word_embeddings();
+  s.moe = llm::MoeSpec{
+      .num_experts = model.moe().num_experts(),
+      .num_shared_experts = model.moe().num_shared_experts(),
+      .experts_per_token = model.moe().experts_per_token(),
+      .moe_intermediate_size = model.moe().moe_intermediate_size(),
+      .first_dense_layers = model.moe().first_dense_layers(),
+  };
+  s.mla = llm::MlaSpec{
+      .q_lora_rank = model.mla().q_lora_rank(),
+      .kv_lora_rank = model.mla().kv_lora_rank(),
+      .qk_nope_head_dim = model.mla().qk_nope_head_dim(),
+      .qk_rope_head_dim = model.mla().qk_rope_head_dim(),
+      .v_head_dim = model.mla().v_head_dim(),
+  };
+  s.sliding_window = model.sliding_window();
+  s.sliding_window_every = model.sliding_window_every();
+  if (model.family() == Model::EAGLE3) {
+    s.eagle3.draft_vocab_size = model.eagle3().draft_vocab_size();
+    s.eagle3.fused_hidden_states =
+        model.eagle3().fused_hidden_states() > 0 ? model.eagle3().fused_hidden_states() : 3;
+    s.eagle3.target = model.eagle3().target();
+  } else {
+    s.eagle3 = llm::Eagle3Spec{.draft_vocab_size = 0, .fused_hidden_states = 0, .target = ""};
+  }
+  s.num_nextn_predict_layers = model.num_nextn_predict_layers();
+  return s;
+}
+
+StatusOr<llm::ModelSpec> ParseModel(std::string_view text, std::string_view filename) {
+  ASSIGN_OR_RETURN(config::Model model, ParseTextProto<config::Model>(text, filename));
+  return ModelFromProto(model, filename);
+}
+
+StatusOr<config::Model> LoadModelProto(const std::string& path) {
+  ASSIGN_OR_RETURN(ConfigText file, ReadConfigFile(path));
+  if (EndsWith(path, ".json")) return ImportHfConfig(file.text, file.display_name);
+  return ParseTextProto<config::Model>(file.text, file.display_name);
+}
+
+StatusOr<llm::ModelSpec> LoadModelFile(const std::string& path) {
+  ASSIGN_OR_RETURN(ConfigText file, ReadConfigFile(path));
+  if (EndsWith(path, ".json")) {
+    ASSIGN_OR_RETURN(config::Model model, ImportHfConfig(file.text, file.display_name));
+    return ModelFromProto(model, file.display_name);
+  }
+  return ParseModel(file.text, file.display_name);
+}
+
+}  // namespace specsim::io

@@ -1,0 +1,49 @@
+// Loading a model's shape (proto/specsim/model.proto in text format, or a Hugging Face
+// config.json) into the simulator's plain llm::ModelSpec, with every input error as a Status.
+//
+// File kinds: a path ending in ".json" is a Hugging Face config.json (hf_config.h); anything else
+// is a specsim.config.Model textproto (models/*.textproto). Both go through ReadConfigFile
+// (file_io.h): the file on disk, else the embedded copy of a bundled path such as
+// "models/kimi-k2.textproto" or "models/hf/kimi-k2.config.json".
+//
+// Checks of ModelFromProto (each error: "FILE: FIELD = VALUE: RULE", all problems together):
+//   family set (LLAMA, QWEN3, QWEN3_MOE, DEEPSEEK_V3, GPT_OSS, EAGLE3);
+//   num_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, vocab_size > 0;
+//   num_attention_heads divisible by num_key_value_heads;
+//   intermediate_size > 0 for LLAMA, QWEN3, EAGLE3 and for DEEPSEEK_V3 with dense layers, >= 0
+//     otherwise;
+//   MoE (QWEN3_MOE, DEEPSEEK_V3, GPT_OSS need it, the others must leave `moe` empty):
+//     num_experts > 0, 1 <= experts_per_token <= num_experts, moe_intermediate_size > 0,
+//     num_shared_experts >= 0, 0 <= first_dense_layers < num_layers;
+//   MLA all-or-nothing: DEEPSEEK_V3 needs all five mla fields > 0, other families none;
+//   sliding_window and sliding_window_every >= 0, both 0 or both > 0, every <= num_layers
+//     (convention: layer l uses the sliding window when l % sliding_window_every == 0);
+//   EAGLE3 needs eagle3.draft_vocab_size in (0, vocab_size] and eagle3.fused_hidden_states >= 0
+//     (0 = the default 3); other families leave `eagle3` empty;
+//   num_nextn_predict_layers >= 0.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "sim/core/status.h"
+#include "sim/llm/model.h"
+#include "specsim/model.pb.h"
+
+namespace specsim::io {
+
+// Validates `model` (rules above) and converts it. `filename` prefixes every error message.
+StatusOr<llm::ModelSpec> ModelFromProto(const config::Model& model, std::string_view filename);
+
+// Parses a text-format specsim.config.Model (errors as in textproto.h), then ModelFromProto.
+StatusOr<llm::ModelSpec> ParseModel(std::string_view text, std::string_view filename);
+
+// The file at `path` (ReadConfigFile's embedded fallback) as a config::Model, unvalidated:
+// ImportHfConfig for ".json", the textproto parser otherwise. For tools that show or compare the
+// proto itself.
+StatusOr<config::Model> LoadModelProto(const std::string& path);
+
+// LoadModelProto, then ModelFromProto. Errors name "<path>" or "<path> (embedded copy)".
+StatusOr<llm::ModelSpec> LoadModelFile(const std::string& path);
+
+}  // namespace specsim::io

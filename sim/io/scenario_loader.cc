@@ -1,0 +1,515 @@
+#include "sim/io/scenario_loader.h"
+
+#include <fmt/format.h>
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "sim/io/embedded_files.h"
+#include "sim/io/file_io.h"
+#include "sim/io/hardware_checks.h"
+#include "sim/io/textproto.h"
+
+namespace specsim::io {
+namespace {
+
+namespace pb = google::protobuf;
+namespace fs = std::filesystem;
+using config::Scenario;
+using config::Speculation;
+
+std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// "A, B, C" of every value of an enum except its *_UNSPECIFIED = 0.
+std::string AllowedValues(const pb::EnumDescriptor* e) {
+  std::string out;
+  for (int i = 0; i < e->value_count(); ++i) {
+    if (e->value(i)->number() == 0) continue;
+    out += (out.empty() ? "" : ", ") + std::string(e->value(i)->name());
+  }
+  return out;
+}
+
+std::string EnumValueName(const pb::EnumDescriptor* e, int value) {
+  const pb::EnumValueDescriptor* v = e->FindValueByNumber(value);
+  return v != nullptr ? std::string(v->name()) : std::to_string(value);
+}
+
+void CheckDType(ValidationErrors* e, const std::string& path, config::DType d) {
+  if (d == config::DTYPE_UNSPECIFIED || !config::DType_IsValid(d)) {
+    e->Add(path, EnumValueName(config::DType_descriptor(), d),
+           "must be set, one of " + AllowedValues(config::DType_descriptor()));
+  }
+}
+
+void CheckOneOf(ValidationErrors* e, const std::string& path, const std::string& value,
+                const std::vector<std::string>& allowed) {
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return;
+  std::string list;
+  for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + Quoted(a);
+  e->Add(path, Quoted(value), "allowed values: " + list);
+}
+
+void CheckSpeculation(const Speculation& s, ValidationErrors* e) {
+  const pb::EnumDescriptor* methods = Speculation::Method_descriptor();
+  if (s.method() == Speculation::METHOD_UNSPECIFIED || !Speculation::Method_IsValid(s.method())) {
+    e->Add("speculation.method", EnumValueName(methods, s.method()),
+           "must be set when a speculation block is present, one of " + AllowedValues(methods));
+    return;
+  }
+  if (s.method() == Speculation::NONE) return;  // other fields ignored (see the header)
+
+  const std::string method = EnumValueName(methods, s.method());
+  if (s.method() == Speculation::EAGLE3 && s.draft_model().empty()) {
+    e->Add("speculation.draft_model", "\"\"",
+           "required for method EAGLE3: the path of the draft head's model file, e.g. "
+           "\"models/eagle3-kimi-k2.textproto\"");
+  }
+  if (s.method() == Speculation::MTP && !s.draft_model().empty()) {
+    e->Add("speculation.draft_model", Quoted(s.draft_model()),
+           "must be empty for method MTP (the draft is the target model's own NEXTN layers)");
+  }
+  if (s.num_steps() < 1) {
+    e->Add("speculation.num_steps", std::to_string(s.num_steps()),
+           "must be >= 1 (--speculative-num-steps)");
+  }
+  if (s.topk() < 1) {
+    e->Add("speculation.topk", std::to_string(s.topk()),
+           "must be >= 1 (--speculative-eagle-topk)");
+  }
+  if (s.num_draft_tokens() < 2) {
+    e->Add("speculation.num_draft_tokens", std::to_string(s.num_draft_tokens()),
+           "must be >= 2 (--speculative-num-draft-tokens, the root included)");
+  } else if (s.num_steps() >= 1 && s.topk() == 1 && s.num_draft_tokens() != s.num_steps() + 1) {
+    e->Add("speculation.num_draft_tokens", std::to_string(s.num_draft_tokens()),
+           fmt::format("must equal speculation.num_steps + 1 = {} when speculation.topk = 1 "
+                       "(SGLang's rule: a chain of num_steps drafts plus the root)",
+                       s.num_steps() + 1));
+  } else if (s.num_steps() >= 1 && s.topk() > 1) {
+    const long long k = s.topk();
+    const long long most = 1 + k + (s.num_steps() - 1LL) * k * k;
+    if (s.num_draft_tokens() > most) {
+      e->Add("speculation.num_draft_tokens", std::to_string(s.num_draft_tokens()),
+             fmt::format("must be <= 1 + topk + (num_steps - 1) * topk^2 = {} for "
+                         "speculation.num_steps = {}, speculation.topk = {} (the candidates "
+                         "SGLang's tree building chooses from)",
+                         most, s.num_steps(), s.topk()));
+    }
+  }
+
+  const int probs = s.acceptance_probabilities_size();
+  const int hist = s.accept_length_histogram_size();
+  if (probs > 0 && hist > 0) {
+    e->AddPlain(fmt::format(
+        "speculation: both acceptance_probabilities ({} values) and accept_length_histogram ({} "
+        "values) are set: give exactly one",
+        probs, hist));
+  } else if (probs == 0 && hist == 0) {
+    e->AddPlain(fmt::format(
+        "speculation: method {} needs acceptance: set exactly one of "
+        "speculation.acceptance_probabilities (num_steps values p_1..p_S in [0, 1]) or "
+        "speculation.accept_length_histogram (num_steps + 1 counts, index i = i drafts accepted)",
+        method));
+  } else if (probs > 0) {
+    if (s.num_steps() >= 1 && probs != s.num_steps()) {
+      e->Add("speculation.acceptance_probabilities", fmt::format("({} values)", probs),
+             fmt::format("must have speculation.num_steps = {} values (one per draft position)",
+                         s.num_steps()));
+    }
+    for (int i = 0; i < probs; ++i) {
+      const double p = s.acceptance_probabilities(i);
+      if (!(p >= 0 && p <= 1)) {
+        e->Add(fmt::format("speculation.acceptance_probabilities[{}]", i), fmt::format("{}", p),
+               "must be in [0, 1]");
+      }
+    }
+  } else {
+    if (s.num_steps() >= 1 && hist != s.num_steps() + 1) {
+      e->Add("speculation.accept_length_histogram", fmt::format("({} values)", hist),
+             fmt::format("must have speculation.num_steps + 1 = {} values (index i = cycles that "
+                         "accepted i draft tokens, i = 0..num_steps)",
+                         s.num_steps() + 1));
+    }
+    double sum = 0;
+    bool valid = true;
+    for (int i = 0; i < hist; ++i) {
+      const double h = s.accept_length_histogram(i);
+      if (!(h >= 0) || !std::isfinite(h)) {
+        valid = false;
+        e->Add(fmt::format("speculation.accept_length_histogram[{}]", i), fmt::format("{}", h),
+               "must be finite and >= 0");
+      } else {
+        sum += h;
+      }
+    }
+    if (valid && !(sum > 0)) {
+      e->Add("speculation.accept_length_histogram", "(all zero)", "the sum must be > 0");
+    }
+  }
+  if (s.cycles() < 0) e->Add("speculation.cycles", std::to_string(s.cycles()), "must be >= 0");
+}
+
+void CheckScenario(const Scenario& sc, ValidationErrors* e) {
+  if (sc.hardware().empty()) {
+    e->Add("hardware", "\"\"", "required: a hardware textproto, e.g. \"configs/hardware/h200-1x.textproto\"");
+  }
+  if (sc.model().empty()) {
+    e->Add("model", "\"\"",
+           "required: a model textproto or a Hugging Face config.json, e.g. "
+           "\"models/llama-3.1-8b.textproto\"");
+  }
+
+  const config::Parallelism& p = sc.parallelism();
+  const int tp = p.tensor_parallel();
+  if (tp < 1) e->Add("parallelism.tensor_parallel", std::to_string(tp), "must be >= 1");
+  if (p.expert_parallel() < 0) {
+    e->Add("parallelism.expert_parallel", std::to_string(p.expert_parallel()),
+           "must be >= 0 (0 or 1 = off)");
+  } else if (p.expert_parallel() > 1 && tp >= 1 && tp % p.expert_parallel() != 0) {
+    e->Add("parallelism.expert_parallel", std::to_string(p.expert_parallel()),
+           fmt::format("must divide parallelism.tensor_parallel = {}", tp));
+  }
+  if (p.gpus_size() > 0) {
+    if (p.gpus_size() != tp) {
+      e->Add("parallelism.gpus", fmt::format("({} values)", p.gpus_size()),
+             fmt::format("must list parallelism.tensor_parallel = {} GPU indices, or none "
+                         "(= 0..tensor_parallel-1)",
+                         tp));
+    }
+    std::set<int> seen;
+    for (int i = 0; i < p.gpus_size(); ++i) {
+      if (p.gpus(i) < 0) {
+        e->Add(fmt::format("parallelism.gpus[{}]", i), std::to_string(p.gpus(i)), "must be >= 0");
+      } else if (!seen.insert(p.gpus(i)).second) {
+        e->Add(fmt::format("parallelism.gpus[{}]", i), std::to_string(p.gpus(i)),
+               "appears twice: GPU indices must be distinct");
+      }
+    }
+  }
+
+  const config::Serving& s = sc.serving();
+  if (s.batch_size() < 1) e->Add("serving.batch_size", std::to_string(s.batch_size()), "must be >= 1");
+  if (s.context_length() < 0) {
+    e->Add("serving.context_length", std::to_string(s.context_length()), "must be >= 0");
+  }
+  if (s.max_context_length() != 0 && s.max_context_length() < s.context_length()) {
+    e->Add("serving.max_context_length", std::to_string(s.max_context_length()),
+           fmt::format("must be 0 (= context_length) or >= serving.context_length = {}",
+                       s.context_length()));
+  }
+  CheckDType(e, "serving.weight_dtype", s.weight_dtype());
+  CheckDType(e, "serving.activation_dtype", s.activation_dtype());
+  CheckDType(e, "serving.kv_cache_dtype", s.kv_cache_dtype());
+
+  if (sc.has_speculation()) CheckSpeculation(sc.speculation(), e);
+
+  const config::Communication& c = sc.communication();
+  CheckOneOf(e, "communication.allreduce_algorithm", c.allreduce_algorithm(),
+             {"", "auto", "ring", "tree", "oneshot", "twoshot"});
+  CheckOneOf(e, "communication.protocol", c.protocol(), {"", "ll", "simple"});
+  if (c.channels() < 0) {
+    e->Add("communication.channels", std::to_string(c.channels()), "must be >= 0 (0 = NCCL's choice)");
+  }
+  CheckOneOf(e, "communication.p2p_level", c.p2p_level(), {"", "pix", "pxb", "phb", "sys"});
+}
+
+// --- path resolution ---
+
+bool ExistsOnDisk(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+std::string StripDotSlash(std::string s) {
+  while (s.size() >= 2 && s.compare(0, 2, "./") == 0) s.erase(0, 2);
+  return s;
+}
+
+// Resolves one path (rules in the header); empty string on failure with *looked filled.
+std::string ResolveOne(const std::string& value, const fs::path& scenario_dir, bool embedded,
+                       std::vector<std::string>* looked) {
+  const fs::path p(value);
+  if (p.is_absolute()) {
+    if (ExistsOnDisk(p)) return value;
+    looked->push_back(value);
+    return "";
+  }
+  if (!embedded) {
+    const fs::path local = (scenario_dir / p).lexically_normal();
+    if (ExistsOnDisk(local)) return local.string();
+    looked->push_back(local.string());
+    // The repository root above configs/scenarios/.
+    const fs::path dir = scenario_dir.lexically_normal();
+    fs::path d = dir.has_filename() ? dir : dir.parent_path();
+    if (d.filename() == "scenarios" && d.parent_path().filename() == "configs") {
+      const fs::path root = d.parent_path().parent_path();
+      const fs::path bundled = (root / p).lexically_normal();
+      if (ExistsOnDisk(bundled)) return bundled.string();
+      looked->push_back(bundled.string());
+    }
+  }
+  if (ExistsOnDisk(p)) return value;
+  looked->push_back(value + " (from the working directory)");
+  if (EmbeddedFile(StripDotSlash(value)).has_value()) return value;
+  looked->push_back("embedded copy " + StripDotSlash(value));
+  return "";
+}
+
+// --- --set ---
+
+std::string FieldNames(const pb::Descriptor* d) {
+  std::string out;
+  for (int i = 0; i < d->field_count(); ++i) out += (out.empty() ? "" : ", ") + std::string(d->field(i)->name());
+  return out;
+}
+
+std::string Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return std::string(s);
+}
+
+template <class Int>
+bool ParseInteger(const std::string& text, Int* out) {
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  if (begin != end && *begin == '+') ++begin;
+  const auto [ptr, ec] = std::from_chars(begin, end, *out);
+  return ec == std::errc() && ptr == end && begin != end;
+}
+
+bool ParseDouble(const std::string& text, double* out) {
+  if (text.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  *out = std::strtod(text.c_str(), &end);
+  return errno == 0 && end == text.c_str() + text.size() && std::isfinite(*out);
+}
+
+// Sets (or adds, for repeated fields) one scalar from `text`; an error message (without the
+// "--set" prefix) or "".
+std::string SetScalar(pb::Message* msg, const pb::FieldDescriptor* f, const std::string& text) {
+  const pb::Reflection* r = msg->GetReflection();
+  const bool rep = f->is_repeated();
+  const std::string bad = fmt::format("\"{}\" is not a valid {}", text, f->cpp_type_name());
+  switch (f->cpp_type()) {
+    case pb::FieldDescriptor::CPPTYPE_INT32: {
+      int32_t v;
+      if (!ParseInteger(text, &v)) return bad + " (a 32-bit integer)";
+      rep ? r->AddInt32(msg, f, v) : r->SetInt32(msg, f, v);
+      return "";
+    }
+    case pb::FieldDescriptor::CPPTYPE_INT64: {
+      int64_t v;
+      if (!ParseInteger(text, &v)) return bad + " (a 64-bit integer)";
+      rep ? r->AddInt64(msg, f, v) : r->SetInt64(msg, f, v);
+      return "";
+    }
+    case pb::FieldDescriptor::CPPTYPE_UINT32: {
+      uint32_t v;
+      if (!ParseInteger(text, &v)) return bad + " (an unsigned 32-bit integer)";
+      rep ? r->AddUInt32(msg, f, v) : r->SetUInt32(msg, f, v);
+      return "";
+    }
+    case pb::FieldDescriptor::CPPTYPE_UINT64: {
+      uint64_t v;
+      if (!ParseInteger(text, &v)) return bad + " (an unsigned 64-bit integer)";
+      rep ? r->AddUInt64(msg, f, v) : r->SetUInt64(msg, f, v);
+      return "";
+    }
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE:
+    case pb::FieldDescriptor::CPPTYPE_FLOAT: {
+      double v;
+      if (!ParseDouble(text, &v)) return bad + " (a finite number)";
+      if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_DOUBLE) {
+        rep ? r->AddDouble(msg, f, v) : r->SetDouble(msg, f, v);
+      } else {
+        rep ? r->AddFloat(msg, f, static_cast<float>(v)) : r->SetFloat(msg, f, static_cast<float>(v));
+      }
+      return "";
+    }
+    case pb::FieldDescriptor::CPPTYPE_BOOL: {
+      const std::string l = Lower(text);
+      bool v;
+      if (l == "true" || l == "1") {
+        v = true;
+      } else if (l == "false" || l == "0") {
+        v = false;
+      } else {
+        return bad + " (true, false, 1 or 0)";
+      }
+      rep ? r->AddBool(msg, f, v) : r->SetBool(msg, f, v);
+      return "";
+    }
+    case pb::FieldDescriptor::CPPTYPE_STRING:
+      rep ? r->AddString(msg, f, text) : r->SetString(msg, f, text);
+      return "";
+    case pb::FieldDescriptor::CPPTYPE_ENUM: {
+      const pb::EnumDescriptor* e = f->enum_type();
+      const pb::EnumValueDescriptor* v = e->FindValueByName(text);
+      for (int i = 0; v == nullptr && i < e->value_count(); ++i) {
+        if (Lower(std::string(e->value(i)->name())) == Lower(text)) v = e->value(i);
+      }
+      if (v == nullptr) {
+        return fmt::format("\"{}\" is not a value of {}; allowed values: {}", text,
+                           std::string(e->full_name()), AllowedValues(e));
+      }
+      rep ? r->AddEnum(msg, f, v) : r->SetEnum(msg, f, v);
+      return "";
+    }
+    case pb::FieldDescriptor::CPPTYPE_MESSAGE:
+      break;
+  }
+  return "cannot set a message field from text";
+}
+
+// Applies to `root` in place; returns "" or an error message without the "--set" prefix.
+std::string ApplyTo(pb::Message* root, const std::string& path, const std::string& value) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  pb::Message* msg = root;
+  std::string walked;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const pb::Descriptor* d = msg->GetDescriptor();
+    const std::string& name = parts[i];
+    const std::string at = walked.empty() ? std::string(d->full_name()) : walked;
+    const pb::FieldDescriptor* f = name.empty() ? nullptr : d->FindFieldByName(name);
+    if (f == nullptr) {
+      return fmt::format("unknown field \"{}\" in {}; fields allowed there: {}", name, at,
+                         FieldNames(d));
+    }
+    walked += (walked.empty() ? "" : ".") + name;
+    const bool last = i + 1 == parts.size();
+    if (!last) {
+      if (f->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE || f->is_repeated()) {
+        return fmt::format("{} is a {}{} field, not a message: it has no field \"{}\"", walked,
+                           f->is_repeated() ? "repeated " : "", f->cpp_type_name(), parts[i + 1]);
+      }
+      msg = msg->GetReflection()->MutableMessage(msg, f);
+      continue;
+    }
+    if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+      return fmt::format("{} is a message: set one of its fields ({}.FIELD=VALUE): {}", walked,
+                         walked, FieldNames(f->message_type()));
+    }
+    if (!f->is_repeated()) {
+      const std::string error = SetScalar(msg, f, value);
+      return error.empty() ? "" : fmt::format("{}: {}", walked, error);
+    }
+    msg->GetReflection()->ClearField(msg, f);
+    if (value.empty()) return "";
+    size_t from = 0;
+    int index = 0;
+    while (true) {
+      const size_t comma = value.find(',', from);
+      const std::string item =
+          Trim(std::string_view(value).substr(from, comma == std::string::npos ? std::string::npos
+                                                                               : comma - from));
+      const std::string error = SetScalar(msg, f, item);
+      if (!error.empty()) {
+        return fmt::format("{}[{}]: {} (repeated fields take a comma list a,b,c)", walked, index,
+                           error);
+      }
+      if (comma == std::string::npos) break;
+      from = comma + 1;
+      ++index;
+    }
+    return "";
+  }
+  return "";
+}
+
+}  // namespace
+
+Status ValidateScenario(const config::Scenario& scenario, std::string_view filename) {
+  ValidationErrors errors(filename);
+  CheckScenario(scenario, &errors);
+  if (!errors.empty()) return errors.ToStatus();
+  return OkStatus();
+}
+
+StatusOr<config::Scenario> ParseScenario(std::string_view text, std::string_view filename) {
+  ASSIGN_OR_RETURN(config::Scenario scenario, ParseTextProto<config::Scenario>(text, filename));
+  RETURN_IF_ERROR(ValidateScenario(scenario, filename));
+  return scenario;
+}
+
+Status ResolveScenarioPaths(config::Scenario* scenario, const std::string& scenario_path,
+                            bool embedded) {
+  SPECSIM_CHECK(scenario != nullptr);
+  const fs::path dir = fs::path(scenario_path).parent_path();
+  const std::string display = embedded ? StripDotSlash(scenario_path) + " (embedded copy)" : scenario_path;
+  ValidationErrors errors(display);
+  auto resolve = [&](const std::string& field, std::string* value) {
+    if (value->empty()) return;
+    std::vector<std::string> looked;
+    const std::string resolved = ResolveOne(*value, dir, embedded, &looked);
+    if (resolved.empty()) {
+      std::string places;
+      for (const std::string& l : looked) places += (places.empty() ? "" : ", ") + l;
+      errors.Add(field, Quoted(*value), "no such file; looked for " + places);
+      return;
+    }
+    *value = resolved;
+  };
+  resolve("hardware", scenario->mutable_hardware());
+  resolve("model", scenario->mutable_model());
+  if (!scenario->speculation().draft_model().empty()) {
+    resolve("speculation.draft_model", scenario->mutable_speculation()->mutable_draft_model());
+  }
+  resolve("calibration", scenario->mutable_calibration());
+  if (!errors.empty()) return errors.ToStatus();
+  return OkStatus();
+}
+
+StatusOr<config::Scenario> LoadScenarioFile(const std::string& path) {
+  ASSIGN_OR_RETURN(ConfigText file, ReadConfigFile(path));
+  ASSIGN_OR_RETURN(config::Scenario scenario, ParseScenario(file.text, file.display_name));
+  RETURN_IF_ERROR(ResolveScenarioPaths(&scenario, path, file.embedded));
+  return scenario;
+}
+
+Status ApplyOverride(config::Scenario* scenario, std::string_view assignment) {
+  SPECSIM_CHECK(scenario != nullptr);
+  const std::string a(assignment);
+  const size_t eq = a.find('=');
+  if (eq == std::string::npos || Trim(std::string_view(a).substr(0, eq)).empty()) {
+    return InvalidArgumentError(fmt::format(
+        "--set {}: expected FIELD.PATH=VALUE, e.g. speculation.num_steps=3 or "
+        "speculation.acceptance_probabilities=0.8,0.6,0.4",
+        a));
+  }
+  const std::string path = Trim(std::string_view(a).substr(0, eq));
+  const std::string value = Trim(std::string_view(a).substr(eq + 1));
+  config::Scenario copy = *scenario;  // unchanged on error
+  const std::string error = ApplyTo(&copy, path, value);
+  if (!error.empty()) return InvalidArgumentError(fmt::format("--set {}: {}", a, error));
+  *scenario = std::move(copy);
+  return OkStatus();
+}
+
+}  // namespace specsim::io

@@ -1,0 +1,342 @@
+// Scenarios: every bundled one loads and names files that load; validation errors name the file,
+// the field and what is allowed; paths resolve next to the scenario, then in the repository,
+// then from the embedded copies; --set overrides through reflection.
+#include "sim/io/scenario_loader.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "sim/io/hardware_loader.h"
+#include "sim/io/model_loader.h"
+#include "sim/io/test_matchers.h"
+
+namespace specsim::io {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Contains;
+
+std::string SourcePath(const std::string& relative) {
+  return std::string(SPECSIM_SOURCE_DIR) + "/" + relative;
+}
+
+constexpr const char* kScenarios[] = {
+    "configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto",
+    "configs/scenarios/kimi-k2-mtp-rtxpro6000-8x.textproto",
+    "configs/scenarios/llama-3.1-8b-eagle3-rtxpro6000-4x.textproto",
+};
+
+// tau = 1 + sum_k prod_{i<=k} p_i (reference.md section 6).
+double ChainTau(const config::Speculation& s) {
+  double tau = 1, prod = 1;
+  for (double p : s.acceptance_probabilities()) tau += (prod *= p);
+  return tau;
+}
+
+class BundledScenarioTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(BundledScenarioTest, LoadsAndEveryFileItNamesLoads) {
+  StatusOr<config::Scenario> sc = LoadScenarioFile(SourcePath(GetParam()));
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  EXPECT_FALSE(sc->name().empty());
+  // Resolved against the repository on disk (rule 2): absolute paths into the source tree.
+  EXPECT_EQ(sc->hardware().rfind(SPECSIM_SOURCE_DIR, 0), 0u) << sc->hardware();
+  StatusOr<net::Topology> hw = LoadHardwareFile(sc->hardware());
+  ASSERT_TRUE(hw.ok()) << hw.status().ToString();
+  EXPECT_GE(hw->num_gpus(), sc->parallelism().tensor_parallel());
+  StatusOr<llm::ModelSpec> model = LoadModelFile(sc->model());
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  if (sc->speculation().method() == config::Speculation::EAGLE3) {
+    StatusOr<llm::ModelSpec> draft = LoadModelFile(sc->speculation().draft_model());
+    ASSERT_TRUE(draft.ok()) << draft.status().ToString();
+    EXPECT_TRUE(draft->is_eagle3());
+    EXPECT_EQ(draft->hidden_size, model->hidden_size);
+    EXPECT_EQ(draft->vocab_size, model->vocab_size);
+  }
+  if (sc->speculation().method() == config::Speculation::MTP) {
+    EXPECT_GE(model->num_nextn_predict_layers, 1) << "MTP needs a model with NEXTN layers";
+  }
+  // The per-head attention and KV heads split evenly over the TP degree.
+  EXPECT_EQ(model->num_attention_heads % sc->parallelism().tensor_parallel(), 0);
+}
+
+TEST_P(BundledScenarioTest, LoadsFromTheEmbeddedCopyAnywhere) {
+  const fs::path previous = fs::current_path();
+  const fs::path dir = fs::temp_directory_path() / ("specsim_scenario_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::current_path(dir);
+  StatusOr<config::Scenario> sc = LoadScenarioFile(GetParam());
+  fs::current_path(previous);
+  fs::remove_all(dir);
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  EXPECT_EQ(sc->hardware().rfind("configs/hardware/", 0), 0u) << sc->hardware();  // kept (rule 3)
+  EXPECT_EQ(sc->model().rfind("models/", 0), 0u) << sc->model();
+}
+
+TEST_P(BundledScenarioTest, HasProtoHeader) {
+  std::ifstream in(SourcePath(GetParam()));
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_TRUE(Contains(text.str(), "# proto-file: proto/specsim/scenario.proto\n"));
+  EXPECT_TRUE(Contains(text.str(), "# proto-message: specsim.config.Scenario\n"));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBundled, BundledScenarioTest, ::testing::ValuesIn(kScenarios));
+
+TEST(BundledScenariosTest, TableCoversTheDirectory) {
+  for (const auto& entry : fs::directory_iterator(SourcePath("configs/scenarios"))) {
+    if (entry.path().extension() != ".textproto") continue;
+    const std::string relative = "configs/scenarios/" + entry.path().filename().string();
+    EXPECT_TRUE(std::any_of(std::begin(kScenarios), std::end(kScenarios),
+                            [&](const char* s) { return relative == s; }))
+        << relative << " is not in kScenarios";
+  }
+}
+
+// The Kimi-K2 EAGLE-3 scenario's acceptance lands in reference.md's published tau 2.6-3.2.
+TEST(BundledScenariosTest, KimiEagle3TauIsInThePublishedRange) {
+  StatusOr<config::Scenario> sc =
+      LoadScenarioFile(SourcePath("configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto"));
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  const double tau = ChainTau(sc->speculation());
+  EXPECT_NEAR(tau, 2.901875, 1e-9);  // the arithmetic in the file's comment
+  EXPECT_GE(tau, 2.6);
+  EXPECT_LE(tau, 3.2);
+  EXPECT_EQ(sc->serving().weight_dtype(), config::INT4);
+}
+
+constexpr const char* kGood = R"txt(
+  hardware: "configs/hardware/h200-1x.textproto"
+  model: "models/llama-3.1-8b.textproto"
+  parallelism { tensor_parallel: 1 }
+  serving { batch_size: 1 context_length: 0 weight_dtype: BF16 activation_dtype: BF16 kv_cache_dtype: FP8 }
+  speculation {
+    method: EAGLE3 draft_model: "models/eagle3-llama-3.1-8b.textproto"
+    num_steps: 3 topk: 1 num_draft_tokens: 4 acceptance_probabilities: [0.8, 0.6, 0.4]
+  }
+  communication { allreduce_algorithm: "ring" }
+)txt";
+
+std::string Edit(const std::string& from, const std::string& to) {
+  std::string text = kGood;
+  const size_t at = text.find(from);
+  SPECSIM_CHECK(at != std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+std::string ErrorOf(const std::string& text) {
+  StatusOr<config::Scenario> sc = ParseScenario(text, "s.textproto");
+  EXPECT_FALSE(sc.ok());
+  if (sc.ok()) return "";
+  EXPECT_EQ(sc.status().code(), StatusCode::kInvalidArgument);
+  return sc.status().message();
+}
+
+TEST(ScenarioValidationTest, GoodScenarioParses) {
+  StatusOr<config::Scenario> sc = ParseScenario(kGood, "s.textproto");
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  EXPECT_EQ(sc->hardware(), "configs/hardware/h200-1x.textproto");  // not resolved by Parse
+}
+
+TEST(ScenarioValidationTest, TopkOneForcesDraftTokensNamingBothFields) {
+  const std::string e = ErrorOf(Edit("num_draft_tokens: 4", "num_draft_tokens: 6"));
+  EXPECT_TRUE(Contains(e, "s.textproto: speculation.num_draft_tokens = 6: must equal "
+                          "speculation.num_steps + 1 = 4 when speculation.topk = 1"));
+}
+
+TEST(ScenarioValidationTest, TreeDraftTokensBound) {
+  EXPECT_TRUE(ParseScenario(Edit("topk: 1 num_draft_tokens: 4", "topk: 4 num_draft_tokens: 8"),
+                            "s.textproto")
+                  .ok());
+  EXPECT_TRUE(Contains(ErrorOf(Edit("topk: 1 num_draft_tokens: 4", "topk: 2 num_draft_tokens: 20")),
+                       "must be <= 1 + topk + (num_steps - 1) * topk^2 = 11"));
+}
+
+TEST(ScenarioValidationTest, HistogramOfWrongLength) {
+  const std::string e = ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
+                                     "accept_length_histogram: [1, 2, 3]"));
+  EXPECT_TRUE(Contains(e, "s.textproto: speculation.accept_length_histogram = (3 values): must "
+                          "have speculation.num_steps + 1 = 4 values"));
+  EXPECT_TRUE(ParseScenario(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
+                                 "accept_length_histogram: [1, 2, 3, 0]"),
+                            "s.textproto")
+                  .ok());
+  EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
+                                    "accept_length_histogram: [0, 0, -1, 0]")),
+                       "speculation.accept_length_histogram[2] = -1: must be finite and >= 0"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
+                                    "accept_length_histogram: [0, 0, 0, 0]")),
+                       "the sum must be > 0"));
+}
+
+TEST(ScenarioValidationTest, AcceptanceMustBeExactlyOne) {
+  EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]", "")),
+                       "s.textproto: speculation: method EAGLE3 needs acceptance"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
+                                    "acceptance_probabilities: [0.8, 0.6, 0.4] "
+                                    "accept_length_histogram: [1, 1, 1, 1]")),
+                       "both acceptance_probabilities (3 values) and accept_length_histogram"));
+  const std::string e = ErrorOf(Edit("[0.8, 0.6, 0.4]", "[0.8, 1.5]"));
+  EXPECT_TRUE(Contains(e, "speculation.acceptance_probabilities = (2 values): must have "
+                          "speculation.num_steps = 3 values"));
+  EXPECT_TRUE(Contains(e, "speculation.acceptance_probabilities[1] = 1.5: must be in [0, 1]"));
+}
+
+TEST(ScenarioValidationTest, OtherRules) {
+  EXPECT_TRUE(Contains(ErrorOf(Edit("draft_model: \"models/eagle3-llama-3.1-8b.textproto\"", "")),
+                       "speculation.draft_model = \"\": required for method EAGLE3"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("method: EAGLE3", "method: MTP")),
+                       "must be empty for method MTP"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("method: EAGLE3", "")),
+                       "speculation.method = METHOD_UNSPECIFIED: must be set when a speculation "
+                       "block is present, one of NONE, EAGLE3, MTP"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("\"ring\"", "\"nccl\"")),
+                       "s.textproto: communication.allreduce_algorithm = \"nccl\": allowed values: "
+                       "\"\", \"auto\", \"ring\", \"tree\", \"oneshot\", \"twoshot\""));
+  const std::string e = ErrorOf(Edit("tensor_parallel: 1", "tensor_parallel: 0"));
+  EXPECT_TRUE(Contains(e, "s.textproto: parallelism.tensor_parallel = 0: must be >= 1"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("batch_size: 1", "batch_size: 0")),
+                       "serving.batch_size = 0: must be >= 1"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("context_length: 0", "context_length: -1")),
+                       "serving.context_length = -1: must be >= 0"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit(" kv_cache_dtype: FP8", "")),
+                       "serving.kv_cache_dtype = DTYPE_UNSPECIFIED: must be set, one of BF16, FP8, "
+                       "FP4, INT4"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("model: \"models/llama-3.1-8b.textproto\"", "")),
+                       "s.textproto: model = \"\": required"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("tensor_parallel: 1", "tensor_parallel: 2 gpus: [0, 0]")),
+                       "parallelism.gpus[1] = 0: appears twice"));
+  // NONE ignores the rest of the block (the baseline of a speculative scenario).
+  std::string none = Edit("method: EAGLE3", "method: NONE");
+  none.replace(none.find("num_draft_tokens: 4"), 19, "num_draft_tokens: 9");
+  StatusOr<config::Scenario> baseline = ParseScenario(none, "s.textproto");
+  EXPECT_TRUE(baseline.ok()) << baseline.status().ToString();
+}
+
+TEST(ScenarioValidationTest, UnknownFieldInFileGetsTextprotoHint) {
+  EXPECT_TRUE(Contains(ErrorOf(Edit("batch_size: 1", "batch_sise: 1")),
+                       "Did you mean \"batch_size\"?"));
+}
+
+TEST(ScenarioPathsTest, RelativeToTheScenarioDirectoryFirst) {
+  const fs::path dir = fs::temp_directory_path() / ("specsim_paths_" + std::to_string(getpid()));
+  fs::create_directories(dir / "models");
+  {
+    std::ifstream in(SourcePath("models/llama-3.1-8b.textproto"));
+    std::ofstream out(dir / "models/llama-3.1-8b.textproto");
+    out << in.rdbuf();
+    std::ofstream scenario(dir / "s.textproto");
+    scenario << kGood;
+  }
+  StatusOr<config::Scenario> sc = LoadScenarioFile((dir / "s.textproto").string());
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  EXPECT_EQ(sc->model(), (dir / "models/llama-3.1-8b.textproto").string());  // rule 1
+  // Not next to the scenario, not in a repository: kept for the working directory / embedded copy.
+  EXPECT_EQ(sc->hardware(), "configs/hardware/h200-1x.textproto");
+  {
+    std::ofstream scenario(dir / "bad.textproto");
+    scenario << Edit("models/llama-3.1-8b.textproto", "models/none.textproto");
+  }
+  StatusOr<config::Scenario> bad = LoadScenarioFile((dir / "bad.textproto").string());
+  fs::remove_all(dir);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(Contains(bad.status().message(), "bad.textproto: model = \"models/none.textproto\": no such file; looked for"));
+  EXPECT_TRUE(Contains(bad.status().message(), "embedded copy models/none.textproto"));
+}
+
+TEST(ApplyOverrideTest, ChangesNestedScalarsEnumsAndRepeatedFields) {
+  StatusOr<config::Scenario> parsed = ParseScenario(kGood, "s.textproto");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  config::Scenario sc = *parsed;
+  ASSERT_TRUE(ApplyOverride(&sc, "speculation.num_steps=5").ok());
+  ASSERT_TRUE(ApplyOverride(&sc, "speculation.topk=4").ok());
+  ASSERT_TRUE(ApplyOverride(&sc, "speculation.num_draft_tokens = 8").ok());
+  ASSERT_TRUE(ApplyOverride(&sc, "speculation.acceptance_probabilities=0.9, 0.8,0.7,0.6,0.5").ok());
+  ASSERT_TRUE(ApplyOverride(&sc, "serving.weight_dtype=FP8").ok());
+  ASSERT_TRUE(ApplyOverride(&sc, "serving.kv_cache_dtype=bf16").ok());  // case-insensitive
+  ASSERT_TRUE(ApplyOverride(&sc, "serving.cuda_graphs=true").ok());
+  ASSERT_TRUE(ApplyOverride(&sc, "parallelism.gpus=3").ok());
+  ASSERT_TRUE(ApplyOverride(&sc, "communication.allreduce_algorithm=oneshot").ok());
+  ASSERT_TRUE(ApplyOverride(&sc, "speculation.seed=18446744073709551615").ok());
+  ASSERT_TRUE(ApplyOverride(&sc, "name=with=equals").ok());
+  EXPECT_EQ(sc.speculation().num_steps(), 5);
+  EXPECT_EQ(sc.speculation().topk(), 4);
+  EXPECT_EQ(sc.speculation().num_draft_tokens(), 8);
+  ASSERT_EQ(sc.speculation().acceptance_probabilities_size(), 5);
+  EXPECT_DOUBLE_EQ(sc.speculation().acceptance_probabilities(1), 0.8);
+  EXPECT_DOUBLE_EQ(sc.speculation().acceptance_probabilities(4), 0.5);
+  EXPECT_EQ(sc.serving().weight_dtype(), config::FP8);
+  EXPECT_EQ(sc.serving().kv_cache_dtype(), config::BF16);
+  EXPECT_TRUE(sc.serving().cuda_graphs());
+  EXPECT_EQ(sc.parallelism().gpus_size(), 1);
+  EXPECT_EQ(sc.communication().allreduce_algorithm(), "oneshot");
+  EXPECT_EQ(sc.speculation().seed(), 18446744073709551615ull);
+  EXPECT_EQ(sc.name(), "with=equals");
+  EXPECT_TRUE(ValidateScenario(sc, "s.textproto").ok());
+
+  // Switch to a histogram: empty the probabilities, set the histogram.
+  ASSERT_TRUE(ApplyOverride(&sc, "speculation.acceptance_probabilities=").ok());
+  ASSERT_TRUE(ApplyOverride(&sc, "speculation.accept_length_histogram=1,2,3,4,5,6").ok());
+  EXPECT_EQ(sc.speculation().acceptance_probabilities_size(), 0);
+  EXPECT_EQ(sc.speculation().accept_length_histogram_size(), 6);
+  EXPECT_TRUE(ValidateScenario(sc, "s.textproto").ok());
+  // Setting a field of an absent sub-message creates it.
+  config::Scenario empty;
+  ASSERT_TRUE(ApplyOverride(&empty, "speculation.method=MTP").ok());
+  EXPECT_TRUE(empty.has_speculation());
+  EXPECT_EQ(empty.speculation().method(), config::Speculation::MTP);
+}
+
+TEST(ApplyOverrideTest, UnknownFieldListsTheFieldsAtThatLevel) {
+  config::Scenario sc;
+  Status s = ApplyOverride(&sc, "speculation.numsteps=3");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(s.message(), "--set speculation.numsteps=3: unknown field \"numsteps\" in "
+                                    "speculation; fields allowed there: method, draft_model, "
+                                    "num_steps, topk"));
+  s = ApplyOverride(&sc, "speculaton.num_steps=3");
+  EXPECT_TRUE(Contains(s.message(), "unknown field \"speculaton\" in specsim.config.Scenario; "
+                                    "fields allowed there: name, description, hardware, model"));
+  EXPECT_FALSE(sc.has_speculation());  // unchanged on error
+}
+
+TEST(ApplyOverrideTest, EnumTypoListsAllowedValues) {
+  config::Scenario sc;
+  Status s = ApplyOverride(&sc, "speculation.method=EAGEL3");
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(Contains(s.message(), "--set speculation.method=EAGEL3: speculation.method: "
+                                    "\"EAGEL3\" is not a value of specsim.config.Speculation.Method; "
+                                    "allowed values: NONE, EAGLE3, MTP"));
+  s = ApplyOverride(&sc, "serving.weight_dtype=fp16");
+  EXPECT_TRUE(Contains(s.message(), "allowed values: BF16, FP8, FP4, INT4"));
+}
+
+TEST(ApplyOverrideTest, OtherErrors) {
+  config::Scenario sc;
+  EXPECT_TRUE(Contains(ApplyOverride(&sc, "speculation.num_steps").message(),
+                       "--set speculation.num_steps: expected FIELD.PATH=VALUE"));
+  EXPECT_TRUE(Contains(ApplyOverride(&sc, "speculation.num_steps=three").message(),
+                       "speculation.num_steps: \"three\" is not a valid int32"));
+  EXPECT_TRUE(Contains(ApplyOverride(&sc, "speculation.num_steps=3000000000").message(),
+                       "is not a valid int32"));
+  EXPECT_TRUE(Contains(ApplyOverride(&sc, "serving.cuda_graphs=yes").message(),
+                       "(true, false, 1 or 0)"));
+  EXPECT_TRUE(Contains(ApplyOverride(&sc, "speculation=EAGLE3").message(),
+                       "speculation is a message: set one of its fields (speculation.FIELD=VALUE): "
+                       "method, draft_model"));
+  EXPECT_TRUE(Contains(ApplyOverride(&sc, "model.path=x").message(),
+                       "model is a string field, not a message: it has no field \"path\""));
+  EXPECT_TRUE(Contains(ApplyOverride(&sc, "speculation.acceptance_probabilities=0.5,x").message(),
+                       "speculation.acceptance_probabilities[1]: \"x\" is not a valid double"));
+  EXPECT_EQ(sc.speculation().acceptance_probabilities_size(), 0);  // unchanged on error
+}
+
+}  // namespace
+}  // namespace specsim::io

@@ -1,0 +1,60 @@
+// A transformer's shape in plain C++ (loaded by sim/io from models/*.textproto or a Hugging Face
+// config.json). Only shapes matter to the simulator.
+#pragma once
+
+#include <string>
+
+namespace specsim::llm {
+
+enum class ModelFamily { kLlama, kQwen3, kQwen3Moe, kDeepseekV3, kGptOss, kEagle3 };
+
+const char* ModelFamilyName(ModelFamily f);
+
+struct MoeSpec {
+  int num_experts = 0;            // 0: dense model
+  int num_shared_experts = 0;
+  int experts_per_token = 0;
+  int moe_intermediate_size = 0;
+  int first_dense_layers = 0;     // layers [0, first_dense_layers) use the dense MLP
+};
+
+struct MlaSpec {
+  int q_lora_rank = 0;            // 0: no MLA
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+};
+
+struct Eagle3Spec {
+  int draft_vocab_size = 0;
+  int fused_hidden_states = 3;
+  std::string target;
+};
+
+struct ModelSpec {
+  std::string name;
+  ModelFamily family = ModelFamily::kLlama;
+  int num_layers = 0;
+  int hidden_size = 0;
+  int num_attention_heads = 0;
+  int num_key_value_heads = 0;
+  int head_dim = 0;
+  int intermediate_size = 0;
+  int vocab_size = 0;
+  bool tie_word_embeddings = false;
+  MoeSpec moe;
+  MlaSpec mla;
+  int sliding_window = 0;
+  int sliding_window_every = 0;
+  Eagle3Spec eagle3;
+  int num_nextn_predict_layers = 0;
+
+  bool is_moe() const { return moe.num_experts > 0; }
+  bool is_mla() const { return mla.kv_lora_rank > 0; }
+  bool is_eagle3() const { return family == ModelFamily::kEagle3; }
+  // Layer l uses routed experts (MoE) rather than the dense MLP.
+  bool is_moe_layer(int layer) const { return is_moe() && layer >= moe.first_dense_layers; }
+};
+
+}  // namespace specsim::llm

@@ -1,0 +1,201 @@
+#include "validate/args.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+namespace specsim::validate {
+namespace {
+
+StatusOr<int64_t> ParseInt64(const std::string& flag, const std::string& text, int64_t lo, int64_t hi) {
+  if (text.empty()) return InvalidArgument(flag + ": empty value");
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end == text.c_str() || *end != '\0')
+    return InvalidArgument(flag + ": '" + text + "' is not an integer");
+  if (v < lo || v > hi)
+    return InvalidArgument(flag + ": " + text + " is outside [" + std::to_string(lo) + ", " +
+                           std::to_string(hi) + "]");
+  return static_cast<int64_t>(v);
+}
+
+StatusOr<double> ParseDouble(const std::string& flag, const std::string& text, double lo, double hi) {
+  errno = 0;
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || errno != 0 || end == text.c_str() || *end != '\0')
+    return InvalidArgument(flag + ": '" + text + "' is not a number");
+  if (!(v >= lo && v <= hi))
+    return InvalidArgument(flag + ": " + text + " is outside [" + std::to_string(lo) + ", " +
+                           std::to_string(hi) + "]");
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::string> SplitCommaList(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream in(text);
+  while (std::getline(in, cur, ',')) {
+    if (!cur.empty()) out.push_back(cur);
+  }
+  return out;
+}
+
+StatusOr<int64_t> ParseSize(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == 0) return InvalidArgument("size '" + text + "' must start with digits");
+  if (i > 18) return InvalidArgument("size '" + text + "' is too large");
+  int64_t number = std::stoll(text.substr(0, i));
+  std::string unit = text.substr(i);
+  std::string u;
+  for (char c : unit) u += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  int64_t mult = 0;
+  if (u.empty() || u == "b") mult = 1;
+  else if (u == "k" || u == "kb") mult = 1000;
+  else if (u == "kib") mult = 1024;
+  else if (u == "m" || u == "mb") mult = 1000000;
+  else if (u == "mib") mult = 1LL << 20;
+  else if (u == "g" || u == "gb") mult = 1000000000;
+  else if (u == "gib") mult = 1LL << 30;
+  else return InvalidArgument("size '" + text + "': unknown unit '" + unit +
+                              "' (B, K, KB, KiB, M, MB, MiB, G, GB, GiB)");
+  if (number > std::numeric_limits<int64_t>::max() / mult)
+    return InvalidArgument("size '" + text + "' overflows");
+  return number * mult;
+}
+
+StatusOr<std::vector<int>> ParseIntList(const std::string& text) {
+  std::vector<int> out;
+  auto parts = SplitCommaList(text);
+  if (parts.empty()) return InvalidArgument("empty list '" + text + "'");
+  for (const auto& p : parts) {
+    ASSIGN_OR_RETURN(int64_t v, ParseInt64("list", p, 0, 1 << 20));
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+std::string Usage() {
+  return R"(usage: specsim-validate [options]
+Measures the GPUs present (PCIe transfers, NCCL and custom collectives, GEMM/attention/RMSNorm
+kernels, a synthetic decode loop) and writes a measurement trace (proto/specsim/trace.proto).
+
+  --suites LIST      pcie,collectives,kernels,decode (default: all)
+  --out FILE.pb      trace file (default specsim-trace.pb); FILE.json is written beside it
+  --no-json          do not write FILE.json
+  --quick            a ~30 s run: fewer sizes, shapes and iterations
+  --model LIST       built-in model shapes: llama-3.1-8b (default), llama-3.1-70b, qwen3-32b, kimi-k2
+  --tp N             tensor-parallel degree for kernel shapes and decode (default: GPUs used)
+  --gpus LIST        CUDA device ordinals to use (default: all visible, at most 8)
+  --iters N          timed iterations per item (default: per suite)
+  --warmup N         untimed warm-up iterations per item (default: per suite)
+  --max-bytes SIZE   largest transfer / collective size (default 256MiB)
+  --timeout SECONDS  a collective running longer is reported as hung (default 60)
+  --batch LIST       decode batch sizes (default 1,8,32)
+  --context N        decode KV tokens per sequence (default 2048)
+  --draft-steps S    speculative draft depth, verify N = S+1 tokens (default 3)
+  --accept P         per-position draft acceptance probability (default 0.7)
+  --seed N           seed for data, weights and acceptance draws (default 1234)
+  --help             this text
+NCCL variables (NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_P2P_LEVEL,
+NCCL_P2P_DISABLE, ...) are taken from the environment and recorded; NCCL_NVLS_ENABLE=0 is set when unset.
+)";
+}
+
+StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
+  Options o;
+  const std::vector<std::string> bool_flags{"--quick", "--help", "-h", "--no-json"};
+  const std::vector<std::string> value_flags{"--suites", "--out", "--model", "--tp", "--gpus",
+                                             "--iters", "--warmup", "--seed", "--max-bytes",
+                                             "--timeout", "--batch", "--context", "--draft-steps",
+                                             "--accept"};
+  auto contains = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i];
+    std::string value;
+    bool has_value = false;
+    if (auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+      has_value = true;
+    }
+    if (contains(bool_flags, flag)) {
+      if (has_value) return InvalidArgument(flag + " takes no value");
+      if (flag == "--quick") o.quick = true;
+      else if (flag == "--no-json") o.no_json = true;
+      else o.help = true;
+      continue;
+    }
+    if (!contains(value_flags, flag)) return InvalidArgument("unknown option '" + flag + "' (see --help)");
+    if (!has_value) {
+      if (i + 1 >= args.size()) return InvalidArgument(flag + " needs a value");
+      value = args[++i];
+    }
+    if (flag == "--suites") {
+      o.suites = SplitCommaList(value);
+      if (o.suites.empty()) return InvalidArgument("--suites: empty list");
+      for (const auto& s : o.suites) {
+        if (!contains(AllSuites(), s))
+          return InvalidArgument("--suites: unknown suite '" + s + "' (pcie, collectives, kernels, decode)");
+      }
+    } else if (flag == "--out") {
+      if (value.empty()) return InvalidArgument("--out: empty file name");
+      o.out = value;
+    } else if (flag == "--model") {
+      o.models = SplitCommaList(value);
+      if (o.models.empty()) return InvalidArgument("--model: empty list");
+    } else if (flag == "--tp") {
+      ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 0, 8));
+      o.tp = static_cast<int>(v);
+    } else if (flag == "--gpus") {
+      auto l = ParseIntList(value);
+      if (!l.ok()) return l.status().Annotate("--gpus");
+      o.gpus = *l;
+      if (o.gpus.size() > 8) return InvalidArgument("--gpus: at most 8 GPUs");
+      std::vector<int> sorted = o.gpus;
+      std::sort(sorted.begin(), sorted.end());
+      if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+        return InvalidArgument("--gpus: a GPU is listed twice");
+    } else if (flag == "--iters") {
+      ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 1, 100000));
+      o.iterations = static_cast<int>(v);
+    } else if (flag == "--warmup") {
+      ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 0, 10000));
+      o.warmup = static_cast<int>(v);
+    } else if (flag == "--seed") {
+      ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 0, std::numeric_limits<int64_t>::max()));
+      o.seed = static_cast<uint64_t>(v);
+    } else if (flag == "--max-bytes") {
+      auto s = ParseSize(value);
+      if (!s.ok()) return s.status().Annotate("--max-bytes");
+      if (*s < 1024) return InvalidArgument("--max-bytes: at least 1KiB");
+      o.max_bytes = *s;
+    } else if (flag == "--timeout") {
+      ASSIGN_OR_RETURN(o.collective_timeout_s, ParseDouble(flag, value, 0.1, 3600));
+    } else if (flag == "--batch") {
+      auto l = ParseIntList(value);
+      if (!l.ok()) return l.status().Annotate("--batch");
+      for (int b : *l) if (b < 1 || b > 1024) return InvalidArgument("--batch: each in [1, 1024]");
+      o.decode_batches = *l;
+    } else if (flag == "--context") {
+      ASSIGN_OR_RETURN(o.decode_context, ParseInt64(flag, value, 1, 1 << 20));
+    } else if (flag == "--draft-steps") {
+      ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 1, 16));
+      o.draft_steps = static_cast<int>(v);
+    } else if (flag == "--accept") {
+      ASSIGN_OR_RETURN(o.acceptance_p, ParseDouble(flag, value, 0.0, 1.0));
+    }
+  }
+  return o;
+}
+
+}  // namespace specsim::validate

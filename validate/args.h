@@ -1,0 +1,50 @@
+// Command-line options of specsim-validate and their parser (no CLI library on the GPU machine).
+//
+// Syntax: `--name value` or `--name=value`; boolean flags take no value. Lists are comma
+// separated. Sizes take a unit: B, K/KB (1e3), KiB (1024), M/MB, MiB, G/GB, GiB; a bare number is
+// bytes. Unknown flags, missing values and out-of-range numbers are errors naming the flag.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "validate/status.h"
+
+namespace specsim::validate {
+
+inline const std::vector<std::string>& AllSuites() {
+  static const std::vector<std::string> k{"pcie", "collectives", "kernels", "decode"};
+  return k;
+}
+
+struct Options {
+  std::vector<std::string> suites = AllSuites();   // --suites
+  std::string out = "specsim-trace.pb";            // --out; FILE.json is written beside it
+  bool quick = false;                              // --quick: ~30 s run
+  std::vector<std::string> models{"llama-3.1-8b"}; // --model (built-in names, validate/models.cc)
+  int tp = 0;                                      // --tp; 0 = every GPU used
+  std::vector<int> gpus;                           // --gpus; empty = every visible GPU (max 8)
+  int iterations = 0;                              // --iters; 0 = per-suite default
+  int warmup = -1;                                 // --warmup; -1 = per-suite default
+  uint64_t seed = 1234;                            // --seed
+  int64_t max_bytes = 256LL << 20;                 // --max-bytes: largest transfer / collective
+  double collective_timeout_s = 60.0;              // --timeout: a collective taking longer hangs
+  std::vector<int> decode_batches{1, 8, 32};       // --batch
+  int64_t decode_context = 2048;                   // --context: KV tokens per sequence
+  int draft_steps = 3;                             // --draft-steps (EAGLE topk=1: N = S + 1)
+  double acceptance_p = 0.7;                       // --accept: per-position acceptance
+  bool no_json = false;                            // --no-json
+  bool help = false;                               // --help
+};
+
+// REQUIRES: args excludes the program name.
+StatusOr<Options> ParseArgs(const std::vector<std::string>& args);
+std::string Usage();
+
+// "64KiB" -> 65536, "1MB" -> 1000000, "4" -> 4. Error on junk, negative or overflow.
+StatusOr<int64_t> ParseSize(const std::string& text);
+StatusOr<std::vector<int>> ParseIntList(const std::string& text);
+std::vector<std::string> SplitCommaList(const std::string& text);
+
+}  // namespace specsim::validate

@@ -1,0 +1,72 @@
+#include "validate/args.h"
+
+#include <gtest/gtest.h>
+
+namespace specsim::validate {
+namespace {
+
+TEST(ParseArgs, DefaultsRunEverySuite) {
+  auto o = ParseArgs({});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->suites, AllSuites());
+  EXPECT_FALSE(o->quick);
+  EXPECT_EQ(o->out, "specsim-trace.pb");
+  EXPECT_EQ(o->max_bytes, 256LL << 20);
+}
+
+TEST(ParseArgs, ValuesInBothSpellings) {
+  auto o = ParseArgs({"--suites", "pcie,decode", "--out=t.pb", "--quick", "--tp", "2", "--gpus=0,3",
+                      "--max-bytes", "64MiB", "--accept=0.5", "--batch", "1,4", "--model",
+                      "llama-3.1-70b,qwen3-32b", "--timeout", "2.5"});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->suites, (std::vector<std::string>{"pcie", "decode"}));
+  EXPECT_EQ(o->out, "t.pb");
+  EXPECT_TRUE(o->quick);
+  EXPECT_EQ(o->tp, 2);
+  EXPECT_EQ(o->gpus, (std::vector<int>{0, 3}));
+  EXPECT_EQ(o->max_bytes, 64LL << 20);
+  EXPECT_DOUBLE_EQ(o->acceptance_p, 0.5);
+  EXPECT_EQ(o->decode_batches, (std::vector<int>{1, 4}));
+  EXPECT_EQ(o->models.size(), 2u);
+  EXPECT_DOUBLE_EQ(o->collective_timeout_s, 2.5);
+}
+
+TEST(ParseArgs, ErrorsNameTheFlag) {
+  auto bad = [](std::vector<std::string> a) {
+    auto o = ParseArgs(a);
+    EXPECT_FALSE(o.ok());
+    return o.status().message();
+  };
+  EXPECT_NE(bad({"--bogus"}).find("--bogus"), std::string::npos);
+  EXPECT_NE(bad({"--tp"}).find("needs a value"), std::string::npos);
+  EXPECT_NE(bad({"--tp", "9"}).find("outside"), std::string::npos);
+  EXPECT_NE(bad({"--tp", "x"}).find("not an integer"), std::string::npos);
+  EXPECT_NE(bad({"--suites", "pcie,gpu"}).find("unknown suite 'gpu'"), std::string::npos);
+  EXPECT_NE(bad({"--gpus", "0,0"}).find("twice"), std::string::npos);
+  EXPECT_NE(bad({"--accept", "1.5"}).find("--accept"), std::string::npos);
+  EXPECT_NE(bad({"--quick=1"}).find("takes no value"), std::string::npos);
+  EXPECT_NE(bad({"--max-bytes", "12XB"}).find("unknown unit"), std::string::npos);
+}
+
+TEST(ParseSize, Units) {
+  EXPECT_EQ(*ParseSize("4"), 4);
+  EXPECT_EQ(*ParseSize("4B"), 4);
+  EXPECT_EQ(*ParseSize("1K"), 1000);
+  EXPECT_EQ(*ParseSize("1KiB"), 1024);
+  EXPECT_EQ(*ParseSize("256MiB"), 256LL << 20);
+  EXPECT_EQ(*ParseSize("2GB"), 2000000000LL);
+  EXPECT_EQ(*ParseSize("1gib"), 1LL << 30);
+  EXPECT_FALSE(ParseSize("").ok());
+  EXPECT_FALSE(ParseSize("-4").ok());
+  EXPECT_FALSE(ParseSize("99999999999999999GiB").ok());
+}
+
+TEST(ParseArgs, HelpFlag) {
+  auto o = ParseArgs({"-h"});
+  ASSERT_TRUE(o.ok());
+  EXPECT_TRUE(o->help);
+  EXPECT_NE(Usage().find("--suites"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace specsim::validate

@@ -1,0 +1,300 @@
+// GPU tests: kernels against CPU references, NCCL and the custom allreduce against exact values,
+// timing and environment collection. Every test skips when no CUDA GPU is present.
+#include <cuda_bf16.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "validate/cuda_util.h"
+#include "validate/environment.h"
+#include "validate/gemm.h"
+#include "validate/kernels.h"
+#include "validate/timing.h"
+
+namespace specsim::validate {
+namespace {
+
+int GpuCount() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+#define REQUIRE_GPU()                                   \
+  do {                                                  \
+    if (GpuCount() == 0) GTEST_SKIP() << "no CUDA GPU"; \
+  } while (0)
+
+#define ASSERT_OK(expr)                                  \
+  do {                                                   \
+    auto _s = (expr);                                    \
+    ASSERT_TRUE(_s.ok()) << _s.ToString();               \
+  } while (0)
+
+float Bf(uint16_t b) {
+  uint32_t u = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+uint16_t ToBf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fff + ((u >> 16) & 1);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+std::vector<uint16_t> RandomBf(size_t n, uint32_t seed, float scale) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-scale, scale);
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) x = ToBf(d(rng));
+  return v;
+}
+
+DeviceBuffer Upload(const std::vector<uint16_t>& v) {
+  auto b = DeviceBuffer::Create(0, v.size() * 2);
+  EXPECT_TRUE(b.ok());
+  EXPECT_EQ(cudaMemcpy(b->data(), v.data(), v.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  return std::move(b).value();
+}
+
+std::vector<uint16_t> Download(const DeviceBuffer& b, size_t n) {
+  std::vector<uint16_t> v(n);
+  EXPECT_EQ(cudaMemcpy(v.data(), b.data(), n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  return v;
+}
+
+void CheckAttention(int seqs, int qps, int q_heads, int kv_heads, int hd, int vd, bool shared, int64_t ctx, int splits) {
+  const int rows = seqs * qps;
+  auto q = RandomBf(size_t(rows) * q_heads * hd, 1, 1.0f);
+  auto k = RandomBf(size_t(seqs) * kv_heads * ctx * hd, 2, 1.0f);
+  auto v = shared ? k : RandomBf(size_t(seqs) * kv_heads * ctx * vd, 3, 1.0f);
+  DeviceBuffer dq = Upload(q), dk = Upload(k), dv = Upload(v);
+  auto out = DeviceBuffer::Create(0, int64_t(rows) * q_heads * vd * 2);
+  auto ws = DeviceBuffer::Create(0, AttentionWorkspaceBytes(rows, q_heads, vd, splits));
+  ASSERT_TRUE(out.ok() && ws.ok());
+  AttentionArgs a;
+  a.q = dq.data();
+  a.k = dk.data();
+  a.v = shared ? dk.data() : dv.data();
+  a.out = out->data();
+  a.workspace = ws->data();
+  a.seqs = seqs;
+  a.q_per_seq = qps;
+  a.q_heads = q_heads;
+  a.kv_heads = kv_heads;
+  a.head_dim = hd;
+  a.v_head_dim = vd;
+  a.context = ctx;
+  a.splits = splits;
+  ASSERT_EQ(LaunchDecodeAttention(a, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto got = Download(*out, size_t(rows) * q_heads * vd);
+  const int64_t vstride = shared ? hd : vd;
+  double max_err = 0;
+  for (int r = 0; r < rows; ++r) {
+    const int s = r / qps;
+    for (int h = 0; h < q_heads; ++h) {
+      const int kvh = h / (q_heads / kv_heads);
+      std::vector<double> sc(ctx);
+      double mx = -1e300;
+      for (int64_t t = 0; t < ctx; ++t) {
+        double dot = 0;
+        for (int d = 0; d < hd; ++d)
+          dot += Bf(q[(size_t(r) * q_heads + h) * hd + d]) * Bf(k[((size_t(s) * kv_heads + kvh) * ctx + t) * hd + d]);
+        sc[t] = dot / std::sqrt(double(hd));
+        mx = std::max(mx, sc[t]);
+      }
+      double sum = 0;
+      for (auto& x : sc) sum += (x = std::exp(x - mx));
+      for (int d = 0; d < vd; ++d) {
+        double acc = 0;
+        for (int64_t t = 0; t < ctx; ++t) acc += sc[t] * Bf(v[((size_t(s) * kv_heads + kvh) * ctx + t) * vstride + d]);
+        double ref = acc / sum;
+        max_err = std::max(max_err, std::abs(ref - Bf(got[(size_t(r) * q_heads + h) * vd + d])));
+      }
+    }
+  }
+  EXPECT_LT(max_err, 0.02) << "seqs " << seqs << " hd " << hd << " splits " << splits;
+}
+
+TEST(GpuKernels, AttentionMatchesCpuReference) {
+  REQUIRE_GPU();
+  CheckAttention(2, 1, 8, 2, 128, 128, false, 300, 1);
+  CheckAttention(2, 2, 8, 2, 128, 128, false, 300, 3);
+  CheckAttention(1, 1, 32, 8, 128, 128, false, 1000, 4);
+  CheckAttention(1, 4, 32, 8, 128, 128, false, 500, 2);  // verify: 4 query tokens, 2 head groups
+  CheckAttention(1, 2, 4, 1, 576, 512, true, 200, 2);  // MLA latent cache
+}
+
+TEST(GpuKernels, RmsNormMatchesCpuReference) {
+  REQUIRE_GPU();
+  const int T = 3, H = 4096;
+  auto x = RandomBf(T * H, 4, 2.0f), res = RandomBf(T * H, 5, 1.0f), w = RandomBf(H, 6, 1.0f);
+  DeviceBuffer dx = Upload(x), dr = Upload(res), dw = Upload(w);
+  auto out = DeviceBuffer::Create(0, T * H * 2);
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(LaunchRmsNorm(dx.data(), dr.data(), dw.data(), out->data(), T, H, 1e-5f, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto got = Download(*out, T * H);
+  auto got_res = Download(dr, T * H);
+  double max_err = 0;
+  for (int t = 0; t < T; ++t) {
+    double ss = 0;
+    std::vector<float> sum(H);
+    for (int i = 0; i < H; ++i) {
+      sum[i] = Bf(ToBf(Bf(x[t * H + i]) + Bf(res[t * H + i])));
+      ss += double(sum[i]) * sum[i];
+      EXPECT_EQ(got_res[t * H + i], ToBf(sum[i]));
+    }
+    double inv = 1.0 / std::sqrt(ss / H + 1e-5);
+    for (int i = 0; i < H; ++i)
+      max_err = std::max(max_err, std::abs(sum[i] * inv * Bf(w[i]) - Bf(got[t * H + i])));
+  }
+  EXPECT_LT(max_err, 0.05);
+}
+
+TEST(GpuKernels, GemmMatchesCpuReference) {
+  REQUIRE_GPU();
+  const int M = 3, N = 64, K = 128;
+  auto in = RandomBf(M * K, 7, 1.0f), w = RandomBf(N * K, 8, 1.0f);
+  DeviceBuffer din = Upload(in), dw = Upload(w);
+  auto out = DeviceBuffer::Create(0, M * N * 2);
+  auto stream = Stream::Create(0);
+  ASSERT_TRUE(out.ok() && stream.ok());
+  auto blas = CublasHandle::Create(0, stream->get());
+  ASSERT_TRUE(blas.ok()) << blas.status().ToString();
+  ASSERT_OK(GemmBf16(blas->get(), din.data(), dw.data(), out->data(), M, N, K));
+  ASSERT_EQ(cudaStreamSynchronize(stream->get()), cudaSuccess);
+  auto got = Download(*out, M * N);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      double ref = 0;
+      for (int k = 0; k < K; ++k) ref += Bf(in[m * K + k]) * Bf(w[n * K + k]);
+      EXPECT_NEAR(Bf(got[m * N + n]), ref, 0.05 + 0.01 * std::abs(ref));
+    }
+}
+
+TEST(GpuCollectives, NcclAllreduceExact) {
+  REQUIRE_GPU();
+  std::vector<int> devs;
+  for (int d = 0; d < std::min(GpuCount(), 8); ++d) devs.push_back(d);
+  const int n = static_cast<int>(devs.size());
+  auto comms = NcclComms::Create(devs);
+  ASSERT_TRUE(comms.ok()) << comms.status().ToString();
+  const int64_t count = 1 << 16;
+  std::vector<unsigned long long> bad(n, 1);
+  ASSERT_OK(ParallelFor(n, [&](int r) -> Status {
+    ASSIGN_OR_RETURN(Stream s, Stream::Create(devs[r]));
+    ASSIGN_OR_RETURN(DeviceBuffer in, DeviceBuffer::Create(devs[r], count * 2));
+    ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::Create(devs[r], count * 2));
+    ASSIGN_OR_RETURN(DeviceBuffer c, DeviceBuffer::Create(devs[r], 8));
+    CUDA_RETURN_IF_ERROR(cudaMemset(c.data(), 0, 8));
+    CUDA_RETURN_IF_ERROR(LaunchFillPattern(in.data(), count, 0, r, s.get()));
+    NCCL_RETURN_IF_ERROR(ncclAllReduce(in.data(), out.data(), count, ncclBfloat16, ncclSum, comms->get(r), s.get()));
+    CUDA_RETURN_IF_ERROR(LaunchCheckCollective(out.data(), count, 1, n, r, c.as<unsigned long long>(), s.get()));
+    RETURN_IF_ERROR(SyncStream(devs[r], s.get(), 60, "allreduce"));
+    CUDA_RETURN_IF_ERROR(cudaMemcpy(&bad[r], c.data(), 8, cudaMemcpyDeviceToHost));
+    return Status::Ok();
+  }));
+  for (auto b : bad) EXPECT_EQ(b, 0u);
+}
+
+// One-shot and two-shot over host-mapped memory (works with any GPU count), checked exactly.
+TEST(GpuCollectives, CustomAllreduceOverHostMemoryExact) {
+  REQUIRE_GPU();
+  std::vector<int> devs;
+  for (int d = 0; d < std::min(GpuCount(), 8); ++d) devs.push_back(d);
+  const int n = static_cast<int>(devs.size());
+  const int64_t count = 8 * 1000 * n;
+  std::vector<HostBuffer> ex, sig;
+  for (int r = 0; r < n; ++r) {
+    auto e = HostBuffer::Create(2 * count * 2, HostKind::kMapped);
+    auto s = HostBuffer::Create(kMaxRanks * kMaxArBlocks * 4, HostKind::kMapped);
+    ASSERT_TRUE(e.ok() && s.ok());
+    std::memset(s->data(), 0, s->bytes());
+    ex.push_back(std::move(e).value());
+    sig.push_back(std::move(s).value());
+  }
+  for (bool two : {false, true}) {
+    std::vector<unsigned long long> bad(n, 1);
+    ASSERT_OK(ParallelFor(n, [&](int r) -> Status {
+      ASSIGN_OR_RETURN(Stream s, Stream::Create(devs[r]));
+      ASSIGN_OR_RETURN(DeviceBuffer in, DeviceBuffer::Create(devs[r], count * 2));
+      ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::Create(devs[r], count * 2));
+      ASSIGN_OR_RETURN(DeviceBuffer ep, DeviceBuffer::Create(devs[r], kMaxArBlocks * 4));
+      ASSIGN_OR_RETURN(DeviceBuffer err, DeviceBuffer::Create(devs[r], 4));
+      ASSIGN_OR_RETURN(DeviceBuffer c, DeviceBuffer::Create(devs[r], 8));
+      CUDA_RETURN_IF_ERROR(cudaMemset(ep.data(), 0, kMaxArBlocks * 4));
+      CUDA_RETURN_IF_ERROR(cudaMemset(err.data(), 0, 4));
+      CUDA_RETURN_IF_ERROR(cudaMemset(c.data(), 0, 8));
+      CUDA_RETURN_IF_ERROR(LaunchFillPattern(in.data(), count, 0, r, s.get()));
+      CustomAllreduceArgs a;
+      a.rank = r;
+      a.nranks = n;
+      a.count = count;
+      a.input = in.data();
+      a.output = out.data();
+      for (int p = 0; p < n; ++p) {
+        a.exchange[p] = ex[p].device_ptr();
+        a.signals[p] = static_cast<uint32_t*>(sig[p].device_ptr());
+      }
+      a.epochs = ep.as<uint32_t>();
+      a.error = err.as<int>();
+      a.timeout_ns = 10000000000ULL;
+      a.blocks = 8;
+      a.threads = 256;
+      // Twice, so the second call runs on advanced epochs.
+      for (int i = 0; i < 2; ++i)
+        CUDA_RETURN_IF_ERROR(two ? LaunchTwoShotAllreduce(a, s.get()) : LaunchOneShotAllreduce(a, s.get()));
+      CUDA_RETURN_IF_ERROR(LaunchCheckCollective(out.data(), count, 1, n, r, c.as<unsigned long long>(), s.get()));
+      RETURN_IF_ERROR(SyncStream(devs[r], s.get(), 60, "custom allreduce"));
+      CUDA_RETURN_IF_ERROR(cudaMemcpy(&bad[r], c.data(), 8, cudaMemcpyDeviceToHost));
+      int e = 0;
+      CUDA_RETURN_IF_ERROR(cudaMemcpy(&e, err.data(), 4, cudaMemcpyDeviceToHost));
+      if (e) return Internal("barrier timed out");
+      return Status::Ok();
+    }));
+    for (auto b : bad) EXPECT_EQ(b, 0u) << (two ? "two-shot" : "one-shot");
+    for (auto& s : sig) std::memset(s.data(), 0, s.bytes());
+  }
+}
+
+TEST(GpuTiming, EventsAndEnvironment) {
+  REQUIRE_GPU();
+  auto s = Stream::Create(0);
+  ASSERT_TRUE(s.ok());
+  TimingConfig cfg{2, 5, 30};
+  auto t = TimeOp(0, s->get(), cfg, [&]() -> Status {
+    CUDA_RETURN_IF_ERROR(LaunchEmptyKernel(1, 32, s->get()));
+    return Status::Ok();
+  }, "empty kernel");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->size(), 5u);
+  for (double us : *t) EXPECT_GT(us, 0.0);
+  auto env = CollectEnvironment({0});
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  EXPECT_EQ(env->gpus_size(), 1);
+  EXPECT_GT(env->gpus(0).sm_count(), 0);
+  EXPECT_FALSE(env->nccl_version().empty());
+}
+
+TEST(GpuErrors, OutOfMemoryIsAStatus) {
+  REQUIRE_GPU();
+  auto b = DeviceBuffer::Create(0, int64_t{1} << 50);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), StatusCode::kOutOfMemory);
+  // The device is still usable.
+  auto ok = DeviceBuffer::Create(0, 1024);
+  EXPECT_TRUE(ok.ok());
+}
+
+}  // namespace
+}  // namespace specsim::validate

@@ -1,0 +1,101 @@
+// C-style launchers of specsim-validate's CUDA kernels (the .cu files hold only kernels and these
+// launchers; the host harness lives in .cc files). Every launcher enqueues on `stream`, returns the
+// launch error (cudaGetLastError) and never synchronizes. bf16 data is passed as void*.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace specsim::validate {
+
+// ---- transfers (copy_kernels.cu) ----
+// Reads `bytes` at `src` (device, peer or mapped host memory) with 16-byte loads, grid-stride over
+// `blocks` x `threads`; folds the data into sink[blockIdx.x] so the loads cannot be elided.
+cudaError_t LaunchReadKernel(const void* src, int64_t bytes, uint64_t* sink, int blocks, int threads,
+                             cudaStream_t stream);
+// Writes `bytes` at `dst` with 16-byte stores of `value`.
+cudaError_t LaunchWriteKernel(void* dst, int64_t bytes, uint32_t value, int blocks, int threads,
+                              cudaStream_t stream);
+// An empty kernel (launch overhead).
+cudaError_t LaunchEmptyKernel(int blocks, int threads, cudaStream_t stream);
+
+// ---- data (copy_kernels.cu) ----
+// The collective test pattern: element i of rank r is the small integer ((i*13 + r*7) % 17) - 8, exact
+// in bf16, so every sum over <= 8 ranks is exact and the check can demand equality.
+cudaError_t LaunchFillPattern(void* bf16, int64_t count, int64_t offset, int rank, cudaStream_t stream);
+// Uniform values in [-scale, scale] from a counter hash of (seed, i).
+cudaError_t LaunchFillRandom(void* bf16, int64_t count, uint64_t seed, float scale, cudaStream_t stream);
+// Counts elements of `out` that differ from the expected result of a collective over the pattern:
+// op 1 allreduce (out[i] = sum_r f(i, r)), 2 all-gather (out[j] = f(j % count_per_rank, j / count_per_rank)),
+// 3 reduce-scatter on `rank` (out[i] = sum_r f(rank*count + i, r)). Adds mismatches to *mismatches.
+cudaError_t LaunchCheckCollective(const void* out, int64_t count, int op, int nranks, int rank,
+                                  unsigned long long* mismatches, cudaStream_t stream);
+// max |a - b| over count bf16 elements, folded into *max_err_bits (float bits, atomicMax; start at 0).
+cudaError_t LaunchMaxAbsDiff(const void* a, const void* b, int64_t count, unsigned int* max_err_bits,
+                             cudaStream_t stream);
+
+// ---- custom allreduce (allreduce_kernels.cu) ----
+constexpr int kMaxRanks = 8;
+constexpr int kMaxArBlocks = 64;
+struct CustomAllreduceArgs {
+  int rank = 0;
+  int nranks = 1;
+  int64_t count = 0;              // bf16 elements, multiple of 8
+  const void* input = nullptr;    // this rank's input (device)
+  void* output = nullptr;         // this rank's output (device)
+  // Exchange buffers of every rank, each 2*count elements ([staged input | reduced slice]), in
+  // peer device memory (P2P) or mapped host memory; all readable and writable from this GPU.
+  void* exchange[kMaxRanks] = {};
+  // Signal areas of every rank: kMaxRanks * kMaxArBlocks uint32 flags each, zero-initialised.
+  uint32_t* signals[kMaxRanks] = {};
+  uint32_t* epochs = nullptr;     // this rank's per-block barrier counters (device, kMaxArBlocks)
+  int* error = nullptr;           // set to 1 when a barrier waits longer than timeout_ns
+  uint64_t timeout_ns = 5000000000ULL;
+  int blocks = 36;                // <= kMaxArBlocks, the same on every rank
+  int threads = 512;
+};
+// One-shot: stage input, barrier, sum every rank's full staged input, barrier.
+cudaError_t LaunchOneShotAllreduce(const CustomAllreduceArgs& args, cudaStream_t stream);
+// Two-shot: stage input, barrier, reduce slice `rank` from all ranks, barrier, gather every
+// rank's reduced slice, barrier.
+cudaError_t LaunchTwoShotAllreduce(const CustomAllreduceArgs& args, cudaStream_t stream);
+
+// ---- attention (attention_kernels.cu) ----
+// Decode attention over a KV cache, bf16 in and out, fp32 softmax (flash-decoding split-K).
+// q: [rows][q_heads][head_dim] with rows = seqs * q_per_seq (row r belongs to sequence r / q_per_seq);
+// k: [seqs][kv_heads][context][head_dim]; v: likewise with v_head_dim, or v == k when kv_shared
+// (MLA latent cache: V is the first v_head_dim values of each cached row). out: [rows][q_heads][v_head_dim].
+// workspace: at least AttentionWorkspaceBytes(...) bytes. head_dim must be 128 or 576.
+struct AttentionArgs {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* out = nullptr;
+  void* workspace = nullptr;
+  int seqs = 1, q_per_seq = 1, q_heads = 1, kv_heads = 1, head_dim = 128, v_head_dim = 128;
+  int64_t context = 1;
+  int splits = 1;
+  int64_t q_row_stride = 0;  // elements between q rows; 0 = q_heads * head_dim (e.g. a fused qkv output row)
+};
+int64_t AttentionWorkspaceBytes(int rows, int q_heads, int v_head_dim, int splits);
+cudaError_t LaunchDecodeAttention(const AttentionArgs& a, cudaStream_t stream);
+
+// ---- layer pieces (layer_kernels.cu) ----
+// If residual != nullptr: residual += x (in place), then out = rmsnorm(residual) * weight;
+// else out = rmsnorm(x) * weight. [tokens][hidden] bf16, hidden a multiple of 8.
+cudaError_t LaunchRmsNorm(const void* x, void* residual, const void* weight, void* out, int64_t tokens,
+                          int hidden, float eps, cudaStream_t stream);
+// out[t][i] = silu(gu[t][i]) * gu[t][inter + i]; gu: [tokens][2*inter].
+cudaError_t LaunchSiluMul(const void* gu, void* out, int64_t tokens, int inter, cudaStream_t stream);
+// out[t] = table[ids[t] - vocab_start] when in [0, vocab_local), else zeros (vocab-parallel embedding).
+cudaError_t LaunchEmbedding(const int* ids, const void* table, void* out, int64_t tokens, int hidden,
+                            int64_t vocab_start, int64_t vocab_local, cudaStream_t stream);
+// Copies this step's K and V (from qkv output rows [q | k | v]) into the cache at position `pos`.
+cudaError_t LaunchKvAppend(const void* qkv, void* k_cache, void* v_cache, int seqs, int q_per_seq,
+                           int q_heads, int kv_heads, int head_dim, int64_t context, int64_t pos,
+                           cudaStream_t stream);
+// ids[r] = argmax_j logits[r][j]; logits: [rows][vocab] bf16.
+cudaError_t LaunchArgmax(const void* logits, int* ids, int rows, int64_t vocab, cudaStream_t stream);
+
+}  // namespace specsim::validate

@@ -1,0 +1,249 @@
+// kernels: cuBLAS GEMMs at a model's shapes and TP degree for 1..256 tokens (weights rotated over
+// more than three L2 caches so every call streams its weights from memory), the decode attention
+// kernel over a KV cache, RMSNorm, and launch overhead eager against CUDA-graph replay. Runs on the
+// first GPU (the GPUs of one box are alike; the trace records which).
+#include <algorithm>
+
+#include "validate/gemm.h"
+#include "validate/kernels.h"
+#include "validate/models.h"
+#include "validate/suite.h"
+#include "validate/sweep.h"
+
+namespace specsim::validate {
+namespace {
+
+constexpr const char* kSuite = "kernels";
+
+struct Rig {
+  int device = 0;
+  int64_t l2 = 0;
+  int sm_count = 1;
+  Stream stream;
+  CublasHandle blas;
+};
+
+Status Gemms(Context& ctx, Rig& r, const trace::ModelShape& m, int tp) {
+  ASSIGN_OR_RETURN(auto gemms, LayerGemms(m, tp));
+  const auto tokens = TokenCounts(ctx.opt.quick);
+  const int64_t max_m = tokens.back();
+  cudaStream_t s = r.stream.get();
+  for (const auto& g : gemms) {
+    const int64_t wbytes = g.n * g.k * 2;
+    const int copies = static_cast<int>(std::clamp<int64_t>((3 * r.l2 + wbytes - 1) / wbytes, 1, 64));
+    std::vector<DeviceBuffer> w;
+    for (int c = 0; c < copies; ++c) {
+      ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Create(r.device, wbytes));
+      CUDA_RETURN_IF_ERROR(LaunchFillRandom(b.data(), g.n * g.k, ctx.opt.seed + c, 0.05f, s));
+      w.push_back(std::move(b));
+    }
+    ASSIGN_OR_RETURN(DeviceBuffer in, DeviceBuffer::Create(r.device, max_m * g.k * 2));
+    ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::Create(r.device, max_m * g.n * 2));
+    CUDA_RETURN_IF_ERROR(LaunchFillRandom(in.data(), max_m * g.k, ctx.opt.seed + 99, 1.0f, s));
+    for (int64_t mt : tokens) {
+      TimingConfig cfg = ctx.Timing(3, 20);
+      int iter = 0;
+      auto t = TimeOp(r.device, s, cfg, [&]() -> Status {
+        return GemmBf16(r.blas.get(), in.data(), w[iter++ % copies].data(), out.data(), mt, g.n, g.k);
+      }, "gemm " + g.op);
+      if (!t.ok()) return t.status();
+      auto* it = ctx.NewItem(trace::SUITE_KERNELS, trace::KIND_GEMM,
+                             "kernels/gemm/" + m.name() + "/tp" + std::to_string(tp) + "/" + g.op + "/m" +
+                                 std::to_string(mt));
+      auto* p = it->mutable_gemm();
+      p->set_m(mt);
+      p->set_n(g.n);
+      p->set_k(g.k);
+      p->set_dtype(trace::DTYPE_BF16);
+      p->set_model(m.name());
+      p->set_tp(tp);
+      p->set_op(g.op);
+      p->set_weight_copies(copies);
+      p->set_weight_bytes(wbytes);
+      p->set_gpu(r.device);
+      p->set_library("cublasGemmEx");
+      FillStats(*t, cfg, "cuda_events", it);
+      const double us = it->stats().median_us();
+      it->set_tflops(TFlops(2.0 * mt * g.n * g.k, us));
+      it->set_gbps(GBps(static_cast<double>(wbytes) + 2.0 * mt * (g.n + g.k), us));
+    }
+  }
+  return Status::Ok();
+}
+
+Status Attention(Context& ctx, Rig& r, const trace::ModelShape& m, int tp) {
+  ASSIGN_OR_RETURN(AttentionShape a, AttentionFor(m, tp));
+  cudaStream_t s = r.stream.get();
+  std::vector<int> batches = ctx.opt.quick ? std::vector<int>{1, 32} : std::vector<int>{1, 8, 32};
+  std::vector<int64_t> contexts = ctx.opt.quick ? std::vector<int64_t>{4096} : std::vector<int64_t>{1024, 4096, 16384};
+  const int verify_n = ctx.opt.draft_steps + 1;
+  const int max_b = *std::max_element(batches.begin(), batches.end());
+  const int64_t max_ctx = *std::max_element(contexts.begin(), contexts.end());
+  const int64_t kv_elems = static_cast<int64_t>(max_b) * a.kv_heads * max_ctx * a.head_dim;
+  ASSIGN_OR_RETURN(DeviceBuffer k, DeviceBuffer::Create(r.device, kv_elems * 2));
+  DeviceBuffer v;
+  if (!a.kv_shared) {
+    ASSIGN_OR_RETURN(v, DeviceBuffer::Create(r.device, kv_elems * 2));
+    CUDA_RETURN_IF_ERROR(LaunchFillRandom(v.data(), kv_elems, ctx.opt.seed + 2, 1.0f, s));
+  }
+  CUDA_RETURN_IF_ERROR(LaunchFillRandom(k.data(), kv_elems, ctx.opt.seed + 1, 1.0f, s));
+  const int max_rows = max_b * verify_n;
+  ASSIGN_OR_RETURN(DeviceBuffer q, DeviceBuffer::Create(r.device, int64_t(max_rows) * a.q_heads * a.head_dim * 2));
+  CUDA_RETURN_IF_ERROR(LaunchFillRandom(q.data(), int64_t(max_rows) * a.q_heads * a.head_dim, ctx.opt.seed + 3, 1.0f, s));
+  ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::Create(r.device, int64_t(max_rows) * a.q_heads * a.v_head_dim * 2));
+  for (int qps : {1, verify_n}) {
+    for (int b : batches) {
+      for (int64_t ctxlen : contexts) {
+        if (qps > 1 && ctxlen != 4096) continue;  // verify attention at one context length
+        AttentionArgs args;
+        args.seqs = b;
+        args.q_per_seq = qps;
+        args.q_heads = a.q_heads;
+        args.kv_heads = a.kv_heads;
+        args.head_dim = a.head_dim;
+        args.v_head_dim = a.v_head_dim;
+        args.context = ctxlen;
+        const int gt = a.head_dim == 128 ? 8 : 2;  // virtual heads per block (attention_kernels.cu)
+        const int groups = (a.q_heads / a.kv_heads * qps + gt - 1) / gt;
+        const int64_t blocks = int64_t(b) * a.kv_heads * groups;
+        args.splits = static_cast<int>(std::clamp<int64_t>((2 * r.sm_count + blocks - 1) / blocks, 1,
+                                                           std::max<int64_t>(1, ctxlen / 256)));
+        // The buffer holds max_b * max_ctx tokens; this point uses its start as a [b][kv][ctxlen] cache.
+        ASSIGN_OR_RETURN(DeviceBuffer ws, DeviceBuffer::Create(r.device, AttentionWorkspaceBytes(b * qps, a.q_heads,
+                                                                                                 a.v_head_dim, args.splits)));
+        args.q = q.data();
+        args.k = k.data();
+        args.v = a.kv_shared ? k.data() : v.data();
+        args.out = out.data();
+        args.workspace = ws.data();
+        TimingConfig cfg = ctx.Timing(3, 20);
+        auto t = TimeOp(r.device, s, cfg, [&]() -> Status {
+          CUDA_RETURN_IF_ERROR(LaunchDecodeAttention(args, s));
+          return Status::Ok();
+        }, "attention");
+        if (!t.ok()) return t.status();
+        auto* it = ctx.NewItem(trace::SUITE_KERNELS, trace::KIND_ATTENTION,
+                               "kernels/attention/" + m.name() + "/tp" + std::to_string(tp) + "/b" + std::to_string(b) +
+                                   "/q" + std::to_string(qps) + "/ctx" + std::to_string(ctxlen));
+        auto* p = it->mutable_attention();
+        p->set_batch(b);
+        p->set_query_tokens(qps);
+        p->set_context(ctxlen);
+        p->set_q_heads(a.q_heads);
+        p->set_kv_heads(a.kv_heads);
+        p->set_head_dim(a.head_dim);
+        p->set_v_head_dim(a.v_head_dim);
+        p->set_kv_shared(a.kv_shared);
+        p->set_dtype(trace::DTYPE_BF16);
+        const int64_t kv_bytes = int64_t(b) * a.kv_heads * ctxlen * (a.kv_shared ? a.head_dim : a.head_dim + a.v_head_dim) * 2;
+        p->set_kv_bytes(kv_bytes);
+        p->set_splits(args.splits);
+        p->set_model(m.name());
+        p->set_tp(tp);
+        p->set_gpu(r.device);
+        FillStats(*t, cfg, "cuda_events", it);
+        it->set_gbps(GBps(kv_bytes, it->stats().median_us()));
+        it->set_tflops(TFlops(2.0 * b * qps * a.q_heads * ctxlen * (a.head_dim + a.v_head_dim), it->stats().median_us()));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status RmsNorm(Context& ctx, Rig& r, const std::vector<int>& hiddens) {
+  cudaStream_t s = r.stream.get();
+  std::vector<int64_t> tokens = ctx.opt.quick ? std::vector<int64_t>{1, 256} : std::vector<int64_t>{1, 16, 256, 4096};
+  for (int h : hiddens) {
+    const int64_t max_t = tokens.back();
+    ASSIGN_OR_RETURN(DeviceBuffer x, DeviceBuffer::Create(r.device, max_t * h * 2));
+    ASSIGN_OR_RETURN(DeviceBuffer res, DeviceBuffer::Create(r.device, max_t * h * 2));
+    ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::Create(r.device, max_t * h * 2));
+    ASSIGN_OR_RETURN(DeviceBuffer w, DeviceBuffer::Create(r.device, int64_t(h) * 2));
+    CUDA_RETURN_IF_ERROR(LaunchFillRandom(x.data(), max_t * h, 5, 1.0f, s));
+    CUDA_RETURN_IF_ERROR(LaunchFillRandom(res.data(), max_t * h, 6, 1.0f, s));
+    CUDA_RETURN_IF_ERROR(LaunchFillRandom(w.data(), h, 7, 1.0f, s));
+    for (bool fused : {false, true}) {
+      for (int64_t t : tokens) {
+        TimingConfig cfg = ctx.Timing(3, 30);
+        auto tm = TimeOp(r.device, s, cfg, [&]() -> Status {
+          CUDA_RETURN_IF_ERROR(LaunchRmsNorm(x.data(), fused ? res.data() : nullptr, w.data(), out.data(), t, h, 1e-5f, s));
+          return Status::Ok();
+        }, "rmsnorm");
+        if (!tm.ok()) return tm.status();
+        auto* it = ctx.NewItem(trace::SUITE_KERNELS, trace::KIND_RMSNORM,
+                               std::string("kernels/rmsnorm/") + (fused ? "residual/" : "plain/") + "h" +
+                                   std::to_string(h) + "/t" + std::to_string(t));
+        auto* p = it->mutable_rmsnorm();
+        p->set_tokens(t);
+        p->set_hidden(h);
+        p->set_dtype(trace::DTYPE_BF16);
+        p->set_fused_residual(fused);
+        p->set_gpu(r.device);
+        FillStats(*tm, cfg, "cuda_events", it);
+        it->set_gbps(GBps(2.0 * t * h * (fused ? 4 : 2), it->stats().median_us()));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status LaunchOverhead(Context& ctx, Rig& r) {
+  cudaStream_t s = r.stream.get();
+  for (int kernels : {1, 10, 100}) {
+    for (bool graph : {false, true}) {
+      TimingConfig cfg = ctx.Timing(5, 50);
+      GraphExec exec;
+      auto body = [&]() -> Status {
+        for (int i = 0; i < kernels; ++i) CUDA_RETURN_IF_ERROR(LaunchEmptyKernel(1, 32, s));
+        return Status::Ok();
+      };
+      if (graph) {
+        ASSIGN_OR_RETURN(exec, GraphExec::Capture(r.device, s, body));
+      }
+      auto t = TimeOp(r.device, s, cfg, [&]() -> Status { return graph ? exec.Launch(s) : body(); }, "launch overhead");
+      if (!t.ok()) return t.status();
+      auto* it = ctx.NewItem(trace::SUITE_KERNELS, trace::KIND_LAUNCH_OVERHEAD,
+                             std::string("kernels/launch/") + (graph ? "graph" : "eager") + "/k" + std::to_string(kernels));
+      auto* p = it->mutable_launch();
+      p->set_kernels(kernels);
+      p->set_cuda_graph(graph);
+      p->set_blocks(1);
+      p->set_threads_per_block(32);
+      p->set_gpu(r.device);
+      FillStats(*t, cfg, "cuda_events", it);
+      it->set_us_per_kernel(it->stats().median_us() / kernels);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunKernelsSuite(Context& ctx) {
+  Rig r;
+  r.device = ctx.devices[0];
+  r.l2 = ctx.props[0].l2CacheSize;
+  r.sm_count = ctx.props[0].multiProcessorCount;
+  ASSIGN_OR_RETURN(r.stream, Stream::Create(r.device));
+  ASSIGN_OR_RETURN(r.blas, CublasHandle::Create(r.device, r.stream.get()));
+  const int tp = ctx.tp();
+  std::vector<int> hiddens;
+  for (const auto& name : ctx.opt.models) {
+    ASSIGN_OR_RETURN(trace::ModelShape m, BuiltinModel(name));
+    Status st = Gemms(ctx, r, m, tp);
+    if (st.ok()) st = Attention(ctx, r, m, tp);
+    if (!st.ok()) {
+      if (st.code() == StatusCode::kOutOfMemory || st.code() == StatusCode::kInvalidArgument) {
+        ctx.Note(trace::Note::WARNING, kSuite, m.name() + " skipped: " + st.message());
+        continue;
+      }
+      return st.Annotate(m.name());
+    }
+    if (std::find(hiddens.begin(), hiddens.end(), m.hidden()) == hiddens.end()) hiddens.push_back(m.hidden());
+  }
+  RETURN_IF_ERROR(RmsNorm(ctx, r, hiddens));
+  RETURN_IF_ERROR(LaunchOverhead(ctx, r));
+  return SyncStream(r.device, r.stream.get(), ctx.opt.collective_timeout_s, "kernels suite");
+}
+
+}  // namespace specsim::validate

@@ -15,12 +15,15 @@ ScheduleExecutor::ScheduleExecutor(EventQueue* queue, net::Fabric* fabric, const
   for (int g : rank_gpus_) SPECSIM_CHECK(g >= 0 && g < topology_->num_gpus()) << "gpu " << g;
 }
 
-void ScheduleExecutor::Start(const Schedule* schedule, std::function<void()> done) {
+void ScheduleExecutor::Start(const Schedule* schedule, std::function<void()> done,
+                             std::vector<std::pair<SimTime, SimTime>>* op_times) {
   SPECSIM_CHECK_LE(schedule->num_ranks, static_cast<int>(rank_gpus_.size()));
   auto run = std::make_unique<Run>();
   run->schedule = schedule;
   run->done = std::move(done);
+  run->op_times = op_times;
   const int n = static_cast<int>(schedule->ops.size());
+  if (op_times != nullptr) op_times->assign(n, {-1, -1});
   run->pending_deps.assign(n, 0);
   run->dependents.assign(n, {});
   run->remaining = n;
@@ -44,6 +47,7 @@ void ScheduleExecutor::Start(const Schedule* schedule, std::function<void()> don
 void ScheduleExecutor::StartOp(Run* run, int index) {
   const ScheduleOp& op = run->schedule->ops[index];
   const SimTime start = queue_->now();
+  if (run->op_times != nullptr) (*run->op_times)[index].first = start;
   switch (op.kind) {
     case OpKind::kDelay:
       queue_->ScheduleAfter(op.duration_ps, [this, run, index] { FinishOp(run, index); });
@@ -78,6 +82,7 @@ void ScheduleExecutor::StartOp(Run* run, int index) {
 }
 
 void ScheduleExecutor::FinishOp(Run* run, int index) {
+  if (run->op_times != nullptr) (*run->op_times)[index].second = queue_->now();
   for (int next : run->dependents[index]) {
     if (--run->pending_deps[next] == 0) StartOp(run, next);
   }
@@ -85,14 +90,15 @@ void ScheduleExecutor::FinishOp(Run* run, int index) {
 }
 
 CollectiveTiming TimeCollective(const Schedule& schedule, const net::Topology& topology,
-                                const std::vector<int>& rank_gpus, FabricTrace* trace) {
+                                const std::vector<int>& rank_gpus, FabricTrace* trace,
+                                std::vector<std::pair<SimTime, SimTime>>* op_times) {
   EventQueue queue;
   net::Router router(topology);
   net::Fabric fabric(&queue, &topology, &router);
   fabric.set_record_trace(trace != nullptr);
   ScheduleExecutor executor(&queue, &fabric, &topology, rank_gpus);
   SimTime end = -1;
-  executor.Start(&schedule, [&] { end = queue.now(); });
+  executor.Start(&schedule, [&] { end = queue.now(); }, op_times);
   queue.Run();
   SPECSIM_CHECK_GE(end, 0) << "schedule did not complete (dependency cycle?)";
   CollectiveTiming timing;

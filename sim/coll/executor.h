@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/coll/schedule.h"
@@ -26,8 +27,9 @@ class ScheduleExecutor {
   ScheduleExecutor(EventQueue* queue, net::Fabric* fabric, const net::Topology* topology, std::vector<int> rank_gpus);
 
   // Starts `schedule` now (the schedule must outlive the run); `done` runs when every op has
-  // completed.
-  void Start(const Schedule* schedule, std::function<void()> done);
+  // completed. When `op_times` is not null it receives (start, end) of every op, by index.
+  void Start(const Schedule* schedule, std::function<void()> done,
+             std::vector<std::pair<SimTime, SimTime>>* op_times = nullptr);
 
  private:
   struct Run {
@@ -36,6 +38,7 @@ class ScheduleExecutor {
     std::vector<std::vector<int>> dependents;
     int remaining = 0;
     std::function<void()> done;
+    std::vector<std::pair<SimTime, SimTime>>* op_times = nullptr;
   };
   void StartOp(Run* run, int op);
   void FinishOp(Run* run, int op);
@@ -70,6 +73,7 @@ struct FabricTrace {
 // Runs `schedule` alone on a fresh fabric of `topology`, ranks on `rank_gpus`. When `trace` is
 // not null, every flow and resource rate change is recorded into it.
 CollectiveTiming TimeCollective(const Schedule& schedule, const net::Topology& topology,
-                                const std::vector<int>& rank_gpus, FabricTrace* trace = nullptr);
+                                const std::vector<int>& rank_gpus, FabricTrace* trace = nullptr,
+                                std::vector<std::pair<SimTime, SimTime>>* op_times = nullptr);
 
 }  // namespace specsim::coll

@@ -1,0 +1,201 @@
+#include "sim/compute/kernel_cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace specsim::compute {
+namespace {
+
+Status CheckFraction(const char* field, double v) {
+  if (!(v > 0 && v <= 1)) {
+    return InvalidArgumentError(std::string("ComputeParams.") + field + " = " + std::to_string(v) +
+                                ": must be in (0, 1]");
+  }
+  return OkStatus();
+}
+
+Status CheckNonNegative(const char* prefix, const char* field, double v) {
+  if (!(v >= 0) || !std::isfinite(v)) {
+    return InvalidArgumentError(std::string(prefix) + field + " = " + std::to_string(v) +
+                                ": must be >= 0");
+  }
+  return OkStatus();
+}
+
+bool IsTensorClass(KernelClass c) {
+  return c == KernelClass::kGemm || c == KernelClass::kGroupedGemm || c == KernelClass::kRouter ||
+         c == KernelClass::kAttention;
+}
+
+}  // namespace
+
+ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration& c) {
+  auto set = [](double& field, double value) {
+    if (value != 0) field = value;
+  };
+  set(p.gemm_compute_efficiency, c.gemm_compute_efficiency());
+  set(p.memory_efficiency, c.memory_efficiency());
+  set(p.skinny_gemm_memory_efficiency, c.skinny_gemm_memory_efficiency());
+  set(p.attention_memory_efficiency, c.attention_memory_efficiency());
+  set(p.kernel_floor_ns, c.kernel_floor_ns());
+  set(p.launch_overhead_eager_ns, c.launch_overhead_eager_ns());
+  set(p.launch_overhead_graph_ns, c.launch_overhead_graph_ns());
+  set(p.graph_launch_ns, c.graph_launch_ns());
+  return p;
+}
+
+Status ValidateComputeParams(const ComputeParams& p) {
+  RETURN_IF_ERROR(CheckFraction("gemm_compute_efficiency", p.gemm_compute_efficiency));
+  RETURN_IF_ERROR(CheckFraction("skinny_gemm_memory_efficiency", p.skinny_gemm_memory_efficiency));
+  RETURN_IF_ERROR(
+      CheckFraction("grouped_gemm_compute_efficiency", p.grouped_gemm_compute_efficiency));
+  RETURN_IF_ERROR(
+      CheckFraction("grouped_gemm_memory_efficiency", p.grouped_gemm_memory_efficiency));
+  RETURN_IF_ERROR(CheckFraction("attention_memory_efficiency", p.attention_memory_efficiency));
+  RETURN_IF_ERROR(CheckFraction("attention_compute_efficiency", p.attention_compute_efficiency));
+  RETURN_IF_ERROR(CheckFraction("memory_efficiency", p.memory_efficiency));
+  const char* pre = "ComputeParams.";
+  RETURN_IF_ERROR(CheckNonNegative(pre, "gemm_m_half", p.gemm_m_half));
+  RETURN_IF_ERROR(CheckNonNegative(pre, "memory_ramp_ns", p.memory_ramp_ns));
+  RETURN_IF_ERROR(CheckNonNegative(pre, "kernel_floor_ns", p.kernel_floor_ns));
+  RETURN_IF_ERROR(CheckNonNegative(pre, "launch_overhead_eager_ns", p.launch_overhead_eager_ns));
+  RETURN_IF_ERROR(CheckNonNegative(pre, "launch_overhead_graph_ns", p.launch_overhead_graph_ns));
+  RETURN_IF_ERROR(CheckNonNegative(pre, "graph_launch_ns", p.graph_launch_ns));
+  RETURN_IF_ERROR(CheckNonNegative(pre, "eager_device_gap_ns", p.eager_device_gap_ns));
+  return OkStatus();
+}
+
+Status ValidateGpuForCompute(const net::GpuSpec& gpu) {
+  const std::string pre = "gpu_specs[" + gpu.name + "].";
+  if (!(gpu.memory_bandwidth_gbps > 0)) {
+    return InvalidArgumentError(pre + "memory_bandwidth_gbps = " +
+                                std::to_string(gpu.memory_bandwidth_gbps) + ": must be > 0");
+  }
+  if (!(gpu.bf16_dense_tflops > 0)) {
+    return InvalidArgumentError(
+        pre + "bf16_dense_tflops = " + std::to_string(gpu.bf16_dense_tflops) + ": must be > 0");
+  }
+  RETURN_IF_ERROR(CheckNonNegative(pre.c_str(), "fp8_dense_tflops", gpu.fp8_dense_tflops));
+  RETURN_IF_ERROR(CheckNonNegative(pre.c_str(), "fp4_dense_tflops", gpu.fp4_dense_tflops));
+  return OkStatus();
+}
+
+KernelCostModel::KernelCostModel(const net::GpuSpec& gpu, ComputeParams params)
+    : gpu_(gpu), params_(params) {
+  Status g = ValidateGpuForCompute(gpu_);
+  SPECSIM_CHECK(g.ok()) << g.ToString();
+  Status p = ValidateComputeParams(params_);
+  SPECSIM_CHECK(p.ok()) << p.ToString();
+}
+
+StatusOr<KernelCostModel> KernelCostModel::Create(const net::GpuSpec& gpu, ComputeParams params) {
+  RETURN_IF_ERROR(ValidateGpuForCompute(gpu));
+  RETURN_IF_ERROR(ValidateComputeParams(params));
+  return KernelCostModel(gpu, params);
+}
+
+double KernelCostModel::PeakTflops(DType math) const {
+  const double bf16 = gpu_.bf16_dense_tflops;
+  const double fp8 = gpu_.fp8_dense_tflops > 0 ? gpu_.fp8_dense_tflops : bf16;
+  switch (math) {
+    case DType::kBf16:
+      return bf16;
+    case DType::kFp8:
+      return fp8;
+    case DType::kFp4:
+      return gpu_.fp4_dense_tflops > 0 ? gpu_.fp4_dense_tflops : fp8;
+    case DType::kInt4:
+      return bf16;
+  }
+  return bf16;
+}
+
+double KernelCostModel::ComputeEfficiency(const Kernel& k) const {
+  auto ramp = [&](double m) {
+    if (m <= 0) return 1.0;  // shape unknown: no ramp
+    return m / (m + params_.gemm_m_half);
+  };
+  switch (k.kernel_class) {
+    case KernelClass::kGemm:
+    case KernelClass::kRouter:
+      return params_.gemm_compute_efficiency * ramp(k.m);
+    case KernelClass::kGroupedGemm:
+      return params_.grouped_gemm_compute_efficiency * ramp(k.m);
+    case KernelClass::kAttention:
+      return params_.attention_compute_efficiency;
+    default:
+      return 0;  // no compute term
+  }
+}
+
+double KernelCostModel::MaxMemoryEfficiency(KernelClass c) const {
+  switch (c) {
+    case KernelClass::kGemm:
+    case KernelClass::kRouter:
+      return params_.skinny_gemm_memory_efficiency;
+    case KernelClass::kGroupedGemm:
+      return params_.grouped_gemm_memory_efficiency;
+    case KernelClass::kAttention:
+      return params_.attention_memory_efficiency;
+    default:
+      return params_.memory_efficiency;
+  }
+}
+
+double KernelCostModel::MemoryEfficiency(const Kernel& k) const {
+  const double e_max = MaxMemoryEfficiency(k.kernel_class);
+  if (k.bytes <= 0) return e_max;
+  // B_half in bytes: GB/s * 1e9 * ns * 1e-9 = bytes.
+  const double b_half = gpu_.memory_bandwidth_gbps * e_max * params_.memory_ramp_ns;
+  return e_max * k.bytes / (k.bytes + b_half);
+}
+
+SimTime KernelCostModel::KernelTime(const Kernel& k) const {
+  SPECSIM_CHECK(k.flops >= 0 && k.bytes >= 0) << k.name;
+  double ns = params_.kernel_floor_ns;
+  if (IsTensorClass(k.kernel_class) && k.flops > 0) {
+    // TFLOP/s = 1e3 flops per ns.
+    const double compute_ns = k.flops / (PeakTflops(k.math_dtype) * 1e3 * ComputeEfficiency(k));
+    ns = std::max(ns, compute_ns);
+  }
+  if (k.bytes > 0) {
+    // GB/s = 1 byte per ns.
+    const double memory_ns = k.bytes / (gpu_.memory_bandwidth_gbps * MemoryEfficiency(k));
+    ns = std::max(ns, memory_ns);
+  }
+  return PicosFromNanos(ns);
+}
+
+SimTime KernelCostModel::LaunchOverhead(bool cuda_graph) const {
+  return PicosFromNanos(cuda_graph ? params_.launch_overhead_graph_ns
+                                   : params_.launch_overhead_eager_ns);
+}
+
+SimTime KernelCostModel::GraphLaunchOverhead() const {
+  return PicosFromNanos(params_.graph_launch_ns);
+}
+
+SimTime KernelCostModel::SequenceTime(const std::vector<Kernel>& kernels, bool cuda_graph) const {
+  if (cuda_graph) {
+    SimTime t = GraphLaunchOverhead();
+    for (const Kernel& k : kernels) t += KernelTime(k) + LaunchOverhead(true);
+    return t;
+  }
+  const SimTime issue = LaunchOverhead(false);
+  const SimTime gap = EagerDeviceGap();
+  SimTime cpu = 0, gpu_end = 0;
+  bool first = true;
+  for (const Kernel& k : kernels) {
+    cpu += issue;
+    gpu_end = std::max(cpu, first ? gpu_end : gpu_end + gap) + KernelTime(k);
+    first = false;
+  }
+  return gpu_end;
+}
+
+SimTime KernelCostModel::EagerDeviceGap() const {
+  return PicosFromNanos(std::max(params_.eager_device_gap_ns, params_.launch_overhead_graph_ns));
+}
+
+}  // namespace specsim::compute

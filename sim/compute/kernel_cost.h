@@ -1,0 +1,147 @@
+// Roofline cost model of one GPU kernel, with efficiencies that depend on the kernel's class and
+// size.
+//
+// Device time of a kernel with F flops (per GPU) moving B bytes of device memory:
+//
+//   t = max( F / (peak(math_dtype) * e_c),  B / (bw * e_m(B)),  floor )
+//
+//   peak(d)   datasheet dense tensor rate of the math dtype (GpuSpec bf16/fp8/fp4_dense_tflops; a
+//             dtype the GPU has no tensor cores for runs at the next wider one, see PeakTflops);
+//   bw        GpuSpec::memory_bandwidth_gbps;
+//   e_c       compute efficiency: for GEMMs it ramps with the rows m (tokens):
+//                 e_c(m) = e_max * m / (m + m_half)
+//             small-m GEMMs waste most of each tensor-core tile, which is why this ramp exists; at
+//             small m the memory term (streaming the weights) dominates anyway. Grouped GEMMs
+//             (routed experts) use m = tokens per expert. Attention has its own constant e_c.
+//             Norm / elementwise / embedding / sampling kernels have no compute term (a few flops
+//             per byte: always memory-bound).
+//   e_m(B)    memory efficiency with a size ramp:
+//                 e_m(B) = e_max * B / (B + B_half),   B_half = bw * e_max * memory_ramp_ns
+//             so B / (bw * e_m(B)) = B / (bw * e_max) + memory_ramp_ns: a kernel pays the time to
+//             fill the memory pipeline (DRAM latency, first wave of blocks) once, then streams at
+//             e_max. e_max depends on the class: skinny (weight-streaming) GEMM, grouped GEMM,
+//             attention (KV-cache reads), everything else (memory_efficiency).
+//   floor     no kernel runs shorter (grid launch, one wave, teardown).
+//
+// Launch overhead is separate from device time: LaunchOverhead(false) is the CPU time to issue one
+// kernel eagerly (framework + driver); LaunchOverhead(true) the gap between consecutive kernels of
+// a replayed CUDA graph; GraphLaunchOverhead() the cost of one graph replay. SequenceTime()
+// combines them for a sequence of kernels on one stream.
+//
+// Simplified: no L2 reuse across kernels (weights bigger than L2 are re-read each pass, smaller
+// ones too), no clock throttling beyond what the efficiencies absorb, no overlap of kernels on one
+// stream, no contention with concurrently running communication kernels.
+#pragma once
+
+#include <vector>
+
+#include "sim/compute/kernel.h"
+#include "sim/core/status.h"
+#include "sim/core/time.h"
+#include "sim/net/topology.h"
+#include "specsim/calibration.pb.h"
+
+namespace specsim::compute {
+
+// Every default is an estimate from public figures, never a number chosen to make a throughput come
+// out; all of them are meant to be replaced by `specsim calibrate` (proto ComputeCalibration).
+struct ComputeParams {
+  // Fraction of the datasheet dense tensor rate a large GEMM reaches. cuBLAS large BF16 GEMMs on
+  // H100/H200 run at ~650-750 of 989 TFLOP/s (NVIDIA's cuBLAS performance pages, and the ~70% GEMM
+  // utilisation commonly reported once clocks settle under power limits).
+  double gemm_compute_efficiency = 0.70;
+  // m (rows = tokens) at which a GEMM reaches half its compute efficiency. Hopper's wgmma tiles are
+  // 64 rows tall and Blackwell's larger; with m_half = 32 a GEMM reaches 2/3 of e_max at m = 64 and
+  // 94% at m = 512.
+  double gemm_m_half = 32;
+  // Fraction of memory bandwidth a skinny GEMM (few tokens: GEMV-like, weight streaming) reaches.
+  // Good GEMV / split-K kernels reach 75-85% of HBM bandwidth on large matrices; 0.75 is the low
+  // end because cuBLAS does not always pick the best split.
+  double skinny_gemm_memory_efficiency = 0.75;
+  // Routed experts (fused MoE grouped GEMM): many small per-expert matrices, a routing-dependent
+  // schedule and a gather/scatter of tokens; SGLang's Triton fused_moe reaches clearly less than a
+  // dense GEMM. Estimates: 0.5 of peak compute, 0.6 of bandwidth.
+  double grouped_gemm_compute_efficiency = 0.50;
+  double grouped_gemm_memory_efficiency = 0.60;
+  // Decode / verify attention over the KV cache (FlashInfer, FlashAttention, FlashMLA decode
+  // kernels): 70-80% of bandwidth at long contexts in their published benchmarks; the size ramp
+  // handles short contexts. Its compute (few queries per KV row) is far from the tensor peak: 0.4.
+  double attention_memory_efficiency = 0.70;
+  double attention_compute_efficiency = 0.40;
+  // Streaming kernels (norms, activations, rotary, copies, embedding rows, sampling): STREAM-like
+  // copies reach ~85-90% of datasheet bandwidth on HBM3 (BabelStream on H100) and GDDR.
+  double memory_efficiency = 0.85;
+  // Time to fill the memory pipeline once per kernel (see e_m(B) above): DRAM latency ~0.5-0.8 us
+  // on Hopper/Blackwell (microbenchmark papers) plus the first wave of blocks. Estimate: 1 us.
+  double memory_ramp_ns = 1000;
+  // Device time of the smallest kernel: tiny norm/elementwise kernels show ~1.5-2.5 us in Nsight
+  // traces of decode steps on Hopper. Estimate: 1.5 us.
+  double kernel_floor_ns = 1500;
+  // CPU time to issue one kernel eagerly from a Python framework (PyTorch dispatcher + Python +
+  // cudaLaunchKernel, ~2-3 us of which is the driver launch alone): commonly measured 5-10 us per
+  // op.
+  double launch_overhead_eager_ns = 5000;
+  // Gap between consecutive kernels of a replayed CUDA graph. NVIDIA's "Getting Started with CUDA
+  // Graphs" blog: a 2.9 us kernel took 3.4 us per kernel in a graph (3.8 us with stream launches).
+  double launch_overhead_graph_ns = 500;
+  // Device-side gap between back-to-back kernels queued on a stream (eager launches with the CPU
+  // ahead of the GPU): the same blog's 3.8 us per 2.9 us kernel gives 0.9 us. Never below the graph
+  // gap.
+  double eager_device_gap_ns = 900;
+  // One cudaGraphLaunch: CPU submit (~2.5 us) plus the latency until the first kernel starts.
+  // Estimate: 5 us.
+  double graph_launch_ns = 5000;
+};
+
+// Non-zero fields of `calibration` override the matching defaults (the proto's field comments name
+// them); unset (0) fields keep `params`. Grouped-GEMM and attention compute efficiency and the
+// memory ramp have no calibration field yet and are kept.
+ComputeParams ApplyCalibration(ComputeParams params, const config::ComputeCalibration& calibration);
+
+// Efficiencies in (0, 1], times and m_half >= 0. Messages name the field.
+Status ValidateComputeParams(const ComputeParams& params);
+// The GPU fields the cost model needs: memory_bandwidth_gbps > 0, bf16_dense_tflops > 0, the others
+// >= 0 (0 = no tensor cores for that dtype).
+Status ValidateGpuForCompute(const net::GpuSpec& gpu);
+
+class KernelCostModel {
+ public:
+  // REQUIRES: ValidateGpuForCompute(gpu) and ValidateComputeParams(params) are OK (CHECKed). Use
+  // Create() at input boundaries.
+  KernelCostModel(const net::GpuSpec& gpu, ComputeParams params);
+  static StatusOr<KernelCostModel> Create(const net::GpuSpec& gpu, ComputeParams params);
+
+  // Device time of one kernel (see the header comment): max(compute, memory, floor), >= floor.
+  SimTime KernelTime(const Kernel& kernel) const;
+  // Per-kernel launch cost: CPU issue time when eager, inter-kernel gap inside a CUDA graph.
+  SimTime LaunchOverhead(bool cuda_graph) const;
+  // Device-side gap between back-to-back eagerly launched kernels (never below the graph gap).
+  SimTime EagerDeviceGap() const;
+  // Cost of one CUDA graph replay (cudaGraphLaunch).
+  SimTime GraphLaunchOverhead() const;
+  // Wall time of `kernels` run back to back on one stream from an idle start.
+  //   graph: graph_launch + sum_i (KernelTime_i + graph gap)
+  //   eager: the CPU issues kernel i at (i+1) * eager overhead; the GPU starts it at
+  //          max(issue_i, end_{i-1} + eager device gap): small kernels become CPU-bound, long
+  //          ones pay the stream's inter-kernel gap.
+  SimTime SequenceTime(const std::vector<Kernel>& kernels, bool cuda_graph) const;
+
+  // Dense tensor rate (TFLOP/s) used for `math`: bf16 -> bf16; fp8 -> fp8 or, without FP8 tensor
+  // cores, bf16; fp4 -> fp4, else fp8, else bf16 (e.g. MXFP4 weights on Hopper are upcast); int4 ->
+  // bf16 (weight-only int4 kernels such as Marlin dequantize and run bf16 MMA).
+  double PeakTflops(DType math) const;
+  // The efficiencies KernelTime uses, exposed for tests and reports.
+  double ComputeEfficiency(const Kernel& kernel) const;
+  double MemoryEfficiency(const Kernel& kernel) const;  // including the size ramp
+
+  const net::GpuSpec& gpu() const { return gpu_; }
+  const ComputeParams& params() const { return params_; }
+
+ private:
+  double MaxMemoryEfficiency(KernelClass c) const;
+
+  net::GpuSpec gpu_;
+  ComputeParams params_;
+};
+
+}  // namespace specsim::compute

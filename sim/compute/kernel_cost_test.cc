@@ -1,0 +1,183 @@
+#include "sim/compute/kernel_cost.h"
+
+#include <gtest/gtest.h>
+
+namespace specsim::compute {
+namespace {
+
+// The H200 of configs/hardware/h200-1x.textproto (reference.md section 8).
+net::GpuSpec H200() {
+  net::GpuSpec g;
+  g.name = "h200";
+  g.arch = "sm90";
+  g.sm_count = 132;
+  g.memory_gib = 140.4;
+  g.memory_bandwidth_gbps = 4800;
+  g.l2_cache_mib = 60;
+  g.bf16_dense_tflops = 989;
+  g.fp8_dense_tflops = 1979;
+  g.fp4_dense_tflops = 0;
+  return g;
+}
+
+// Parameters without the size ramps, so that the roofline formulas hold exactly.
+ComputeParams NoRamps() {
+  ComputeParams p;
+  p.gemm_m_half = 0;
+  p.memory_ramp_ns = 0;
+  return p;
+}
+
+Kernel Make(KernelClass c, double flops, double bytes, DType math = DType::kBf16, double m = 0) {
+  Kernel k;
+  k.name = "k";
+  k.kernel_class = c;
+  k.flops = flops;
+  k.bytes = bytes;
+  k.math_dtype = math;
+  k.m = m;
+  return k;
+}
+
+TEST(KernelCostTest, MemoryBoundElementwiseIsBytesOverBandwidthTimesEfficiency) {
+  ComputeParams p = NoRamps();
+  KernelCostModel model(H200(), p);
+  // 1 GB at 4800 GB/s * 0.85: t = 1e9 / (4800 * 0.85) ns = 245098.04 ns.
+  Kernel k = Make(KernelClass::kElementwise, 1e9, 1e9);  // flops ignored for elementwise
+  EXPECT_NEAR(NanosFromPicos(model.KernelTime(k)), 1e9 / (4800 * 0.85), 1e-3);
+}
+
+TEST(KernelCostTest, SkinnyGemmIsWeightBandwidthBound) {
+  KernelCostModel model(H200(), ComputeParams{});
+  // m=1, n=k=8192 bf16: weights 134 MB, 2*m*n*k = 134 MFLOP: memory-bound.
+  const double n = 8192, kk = 8192;
+  Kernel g = Make(KernelClass::kGemm, 2 * n * kk, n * kk * 2 + (n + kk) * 2, DType::kBf16, 1);
+  // t = B / (bw * e_max) + ramp = B / (4800 * 0.75) + 1000 ns.
+  const double expected = g.bytes / (4800 * 0.75) + 1000;
+  EXPECT_NEAR(NanosFromPicos(model.KernelTime(g)), expected, 1e-2);
+}
+
+TEST(KernelCostTest, ComputeBoundGemmIsFlopsOverPeakTimesEfficiency) {
+  ComputeParams p = NoRamps();
+  KernelCostModel model(H200(), p);
+  // m=n=k=8192: 1.1 TFLOP, 0.4 GB: t = F / (989e3 flops/ns * 0.70).
+  const double s = 8192;
+  Kernel g = Make(KernelClass::kGemm, 2 * s * s * s, 3 * s * s * 2, DType::kBf16, s);
+  EXPECT_NEAR(NanosFromPicos(model.KernelTime(g)), g.flops / (989e3 * 0.70), 1e-2);
+}
+
+TEST(KernelCostTest, GemmEfficiencyRampsWithM) {
+  KernelCostModel model(H200(), ComputeParams{});
+  // e_c(m) = 0.70 * m / (m + 32)
+  EXPECT_NEAR(model.ComputeEfficiency(Make(KernelClass::kGemm, 1, 1, DType::kBf16, 32)), 0.35,
+              1e-12);
+  EXPECT_NEAR(model.ComputeEfficiency(Make(KernelClass::kGemm, 1, 1, DType::kBf16, 96)), 0.525,
+              1e-12);
+  double prev = 0;
+  for (double m : {1.0, 8.0, 64.0, 512.0, 8192.0}) {
+    double e = model.ComputeEfficiency(Make(KernelClass::kGemm, 1, 1, DType::kBf16, m));
+    EXPECT_GT(e, prev);
+    EXPECT_LT(e, 0.70);
+    prev = e;
+  }
+}
+
+TEST(KernelCostTest, Fp8MathUsesFp8Peak) {
+  ComputeParams p = NoRamps();
+  KernelCostModel model(H200(), p);
+  const double s = 8192;
+  Kernel bf16 = Make(KernelClass::kGemm, 2 * s * s * s, 1e6, DType::kBf16, s);
+  Kernel fp8 = bf16;
+  fp8.math_dtype = DType::kFp8;
+  EXPECT_NEAR(NanosFromPicos(model.KernelTime(fp8)), fp8.flops / (1979e3 * 0.70), 1e-2);
+  EXPECT_LT(model.KernelTime(fp8), model.KernelTime(bf16));
+  // H200 has no FP4 tensor cores: fp4 math falls back to the fp8 rate.
+  EXPECT_EQ(model.PeakTflops(DType::kFp4), 1979);
+  EXPECT_EQ(model.PeakTflops(DType::kInt4), 989);
+}
+
+TEST(KernelCostTest, FloorApplies) {
+  KernelCostModel model(H200(), ComputeParams{});
+  Kernel tiny = Make(KernelClass::kNorm, 10, 64);
+  EXPECT_EQ(model.KernelTime(tiny), PicosFromNanos(1500));
+  Kernel empty = Make(KernelClass::kGemm, 0, 0);
+  EXPECT_EQ(model.KernelTime(empty), PicosFromNanos(1500));
+}
+
+TEST(KernelCostTest, TimeRisesWithBytes) {
+  KernelCostModel model(H200(), ComputeParams{});
+  for (KernelClass c : {KernelClass::kGemm, KernelClass::kAttention, KernelClass::kElementwise,
+                        KernelClass::kGroupedGemm}) {
+    SimTime prev = 0;
+    for (double b = 1e7; b <= 1e10; b *= 3) {
+      SimTime t = model.KernelTime(Make(c, 0, b, DType::kBf16, 1));
+      EXPECT_GT(t, prev) << KernelClassName(c) << " " << b;
+      prev = t;
+    }
+  }
+}
+
+TEST(KernelCostTest, GraphOverheadBelowEager) {
+  KernelCostModel model(H200(), ComputeParams{});
+  EXPECT_LT(model.LaunchOverhead(true), model.LaunchOverhead(false));
+  EXPECT_GT(model.LaunchOverhead(true), 0);
+  // 100 tiny kernels: eager is CPU-bound (100 * 5 us + last kernel), the graph is not.
+  std::vector<Kernel> ks(100, Make(KernelClass::kNorm, 0, 1000));
+  const SimTime eager = model.SequenceTime(ks, false);
+  const SimTime graph = model.SequenceTime(ks, true);
+  EXPECT_EQ(eager, 100 * PicosFromNanos(5000) + PicosFromNanos(1500));
+  EXPECT_EQ(graph, PicosFromNanos(5000) + 100 * (PicosFromNanos(1500) + PicosFromNanos(500)));
+  EXPECT_LT(graph, eager);
+}
+
+TEST(KernelCostTest, EagerHidesLaunchBehindLongKernels) {
+  KernelCostModel model(H200(), NoRamps());
+  // 1 GB elementwise kernels take ~245 us each: the CPU stays ahead, time = 5 us + sum of kernels
+  // + 3 stream gaps of 0.9 us.
+  std::vector<Kernel> ks(4, Make(KernelClass::kElementwise, 0, 1e9));
+  EXPECT_EQ(model.SequenceTime(ks, false),
+            PicosFromNanos(5000) + 4 * model.KernelTime(ks[0]) + 3 * PicosFromNanos(900));
+  // GPU-bound sequences are never faster eager than as a graph (apart from the graph launch).
+  EXPECT_GE(model.SequenceTime(ks, false) + PicosFromNanos(5000), model.SequenceTime(ks, true));
+}
+
+TEST(KernelCostTest, CalibrationOverridesNonZeroFields) {
+  config::ComputeCalibration c;
+  c.set_gemm_compute_efficiency(0.55);
+  c.set_kernel_floor_ns(3000);
+  c.set_launch_overhead_graph_ns(700);
+  ComputeParams p = ApplyCalibration(ComputeParams{}, c);
+  EXPECT_EQ(p.gemm_compute_efficiency, 0.55);
+  EXPECT_EQ(p.kernel_floor_ns, 3000);
+  EXPECT_EQ(p.launch_overhead_graph_ns, 700);
+  // Unset fields keep the defaults.
+  EXPECT_EQ(p.memory_efficiency, ComputeParams{}.memory_efficiency);
+  EXPECT_EQ(p.graph_launch_ns, ComputeParams{}.graph_launch_ns);
+  KernelCostModel model(H200(), p);
+  EXPECT_EQ(model.KernelTime(Make(KernelClass::kNorm, 0, 64)), PicosFromNanos(3000));
+}
+
+TEST(KernelCostTest, InvalidInputsAreStatuses) {
+  ComputeParams p;
+  p.memory_efficiency = 1.5;
+  auto m = KernelCostModel::Create(H200(), p);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("memory_efficiency"), std::string::npos);
+  net::GpuSpec g = H200();
+  g.memory_bandwidth_gbps = 0;
+  auto m2 = KernelCostModel::Create(g, ComputeParams{});
+  ASSERT_FALSE(m2.ok());
+  EXPECT_NE(m2.status().message().find("memory_bandwidth_gbps"), std::string::npos);
+}
+
+TEST(KernelCostTest, NamesAndSizes) {
+  EXPECT_EQ(DTypeBytes(DType::kBf16), 2);
+  EXPECT_EQ(DTypeBytes(DType::kFp8), 1);
+  EXPECT_EQ(DTypeBytes(DType::kFp4), 0.5);
+  EXPECT_EQ(DTypeBytes(DType::kInt4), 0.5);
+  EXPECT_STREQ(DTypeName(DType::kFp8), "fp8");
+  EXPECT_STREQ(KernelClassName(KernelClass::kGroupedGemm), "grouped_gemm");
+}
+
+}  // namespace
+}  // namespace specsim::compute

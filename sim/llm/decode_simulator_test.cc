@@ -1,0 +1,149 @@
+#include "sim/llm/decode_simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/llm/test_models.h"
+#include "sim/net/test_topologies.h"
+
+namespace specsim::llm {
+namespace {
+
+// 4 GPUs of RTX-PRO-like specs under one PCIe switch (50 GB/s links, 300 ns).
+net::Topology Box(double memory_bandwidth_gbps = 1597) {
+  net::Topology t = net::testing::SwitchBox(4, 63, 300);
+  net::GpuSpec& g = t.gpu_specs[0];
+  g.arch = "sm120";
+  g.sm_count = 188;
+  g.memory_gib = 96;
+  g.memory_bandwidth_gbps = memory_bandwidth_gbps;
+  g.bf16_dense_tflops = 500;
+  g.fp8_dense_tflops = 1000;
+  g.kernel_read_outstanding_bytes_per_sm = 3360;
+  for (net::Link& l : t.links) {
+    if (l.kind == net::LinkKind::kPcie) {
+      l.pcie_gen = 5;
+      l.pcie_lanes = 16;
+    }
+  }
+  return t;
+}
+
+DecodeSetup Llama8B(const net::Topology* t, int tp) {
+  DecodeSetup s;
+  s.topology = t;
+  s.target = testing::Llama31_8B();
+  s.parallel.tp = tp;
+  s.batch = 1;
+  s.context_length = 2048;
+  return s;
+}
+
+DecodeSetup WithEagle(DecodeSetup s, std::vector<double> p) {
+  s.draft = testing::Eagle3Llama31_8B();
+  s.speculation.method = SpeculationMethod::kEagle3;
+  s.speculation.num_steps = static_cast<int>(p.size());
+  s.speculation.topk = 1;
+  s.speculation.num_draft_tokens = static_cast<int>(p.size()) + 1;
+  s.speculation.acceptance = *AcceptanceModel::FromPerPosition(p);
+  s.speculation.seed = 3;
+  s.speculation.cycles = 2000;
+  return s;
+}
+
+TEST(DecodeSimulator, VerifyOfOneTokenEqualsAPlainDecodeStep) {
+  net::Topology t = Box();
+  auto a = DecodeSimulator::Create(Llama8B(&t, 4));
+  auto b = DecodeSimulator::Create(Llama8B(&t, 4));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  auto decode = (*a)->Pass(PassKind::kTargetDecode, 1);
+  auto verify = (*b)->Pass(PassKind::kVerify, 1);
+  ASSERT_TRUE(decode.ok()) << decode.status().ToString();
+  EXPECT_EQ(decode->total_ps, verify->total_ps);
+  EXPECT_EQ(decode->comm_ps, verify->comm_ps);
+  // And a verify of 4 tokens costs more, but far less than 4 decode steps (weights read once).
+  auto verify4 = (*b)->Pass(PassKind::kVerify, 4);
+  EXPECT_GT(verify4->total_ps, decode->total_ps);
+  EXPECT_LT(verify4->total_ps, 2 * decode->total_ps);
+}
+
+TEST(DecodeSimulator, TokensPerSecondRiseWithMemoryBandwidth) {
+  double previous = 0;
+  for (double bw : {800.0, 1597.0, 3200.0}) {
+    net::Topology t = Box(bw);
+    auto sim = DecodeSimulator::Create(Llama8B(&t, 1));
+    auto r = (*sim)->Run();
+    ASSERT_TRUE(r.ok());
+    EXPECT_GT(r->baseline_tokens_per_s, previous * 1.2) << bw;
+    previous = r->baseline_tokens_per_s;
+  }
+}
+
+TEST(DecodeSimulator, OneGpuHasNoCommunicationAndTpHasTwoAllreducesPerLayer) {
+  net::Topology t = Box();
+  auto one = DecodeSimulator::Create(Llama8B(&t, 1));
+  auto step1 = (*one)->Pass(PassKind::kTargetDecode, 1);
+  EXPECT_EQ(step1->comm_ps, 0);
+  EXPECT_EQ(step1->collectives, 0);
+  auto four = DecodeSimulator::Create(Llama8B(&t, 4));
+  auto step4 = (*four)->Pass(PassKind::kTargetDecode, 1);
+  EXPECT_EQ(step4->collectives, 1 + 2 * 32 + 1);  // embedding + 2 per layer + logits gather
+  EXPECT_GT(step4->comm_ps, 0);
+}
+
+TEST(DecodeSimulator, EagerIsSlowerThanGraphsForSmallKernels) {
+  net::Topology t = Box();
+  DecodeSetup eager = Llama8B(&t, 4);
+  eager.cuda_graphs = false;
+  auto g = (*DecodeSimulator::Create(Llama8B(&t, 4)))->Pass(PassKind::kTargetDecode, 1);
+  auto e = (*DecodeSimulator::Create(eager))->Pass(PassKind::kTargetDecode, 1);
+  EXPECT_GT(e->total_ps, g->total_ps);
+  // Same kernels and collectives: only the launch/CPU part differs.
+  EXPECT_EQ(e->compute_ps, g->compute_ps);
+  EXPECT_EQ(e->comm_ps, g->comm_ps);
+  EXPECT_GT(e->launch_ps, g->launch_ps);
+}
+
+TEST(DecodeSimulator, SpeculativeThroughputIsTauOverCycleTime) {
+  net::Topology t = Box();
+  auto sim = DecodeSimulator::Create(WithEagle(Llama8B(&t, 1), {0.8, 0.6, 0.5}));
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  auto r = (*sim)->Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR(r->tau_expected, 2.52, 1e-12);
+  EXPECT_NEAR(r->tau, 2.52, 0.05);  // 2000 sampled cycles
+  EXPECT_NEAR(r->speculative_tokens_per_s, r->tau / (r->cycle_ms * 1e-3), 1e-6 * r->speculative_tokens_per_s);
+  // The cycle is one verify of 4 tokens, 2 draft steps and a draft extend: longer than a decode
+  // step, shorter than 4 of them (Llama-8B's draft head is small).
+  EXPECT_GT(r->cycle_ms, r->baseline_step_ms);
+  EXPECT_LT(r->cycle_ms, 4 * r->baseline_step_ms);
+  // Breakdown adds up to the cycle.
+  const CycleBreakdown& b = r->breakdown;
+  EXPECT_NEAR(b.draft_compute_ms + b.draft_comm_ms + b.verify_compute_ms + b.verify_comm_ms + b.launch_sync_ms,
+              r->cycle_ms, 1e-9 * r->cycle_ms + 1e-9);
+}
+
+TEST(DecodeSimulator, PerfectAcceptanceAndZeroAcceptanceBracketTheSpeedup) {
+  net::Topology t = Box();
+  auto all = (*DecodeSimulator::Create(WithEagle(Llama8B(&t, 1), {1, 1, 1})))->Run();
+  auto none = (*DecodeSimulator::Create(WithEagle(Llama8B(&t, 1), {0, 0, 0})))->Run();
+  EXPECT_DOUBLE_EQ(all->tau, 4.0);
+  EXPECT_DOUBLE_EQ(none->tau, 1.0);
+  EXPECT_GT(all->speedup, 1.0);
+  EXPECT_LT(none->speedup, 1.0);  // a cycle that yields one token costs more than a decode step
+}
+
+TEST(DecodeSimulator, InconsistentSetupsAreErrors) {
+  net::Topology t = Box();
+  DecodeSetup s = WithEagle(Llama8B(&t, 4), {0.5});
+  s.draft.reset();
+  EXPECT_NE(DecodeSimulator::Create(s).status().message().find("draft_model"), std::string::npos);
+  DecodeSetup big = Llama8B(&t, 8);
+  EXPECT_FALSE(DecodeSimulator::Create(big).ok());
+  DecodeSetup mtp = Llama8B(&t, 4);
+  mtp.speculation = WithEagle(mtp, {0.5}).speculation;
+  mtp.speculation.method = SpeculationMethod::kMtp;
+  EXPECT_NE(DecodeSimulator::Create(mtp).status().message().find("MTP"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace specsim::llm

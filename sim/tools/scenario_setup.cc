@@ -1,0 +1,146 @@
+#include "sim/tools/scenario_setup.h"
+
+#include "sim/coll/nccl_transport.h"
+#include "sim/io/hardware_loader.h"
+#include "sim/io/model_loader.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/io/textproto.h"
+#include "sim/io/file_io.h"
+#include "specsim/calibration.pb.h"
+
+namespace specsim::tools {
+
+namespace {
+
+StatusOr<compute::DType> ToDType(config::DType d, const std::string& field) {
+  switch (d) {
+    case config::BF16: return compute::DType::kBf16;
+    case config::FP8: return compute::DType::kFp8;
+    case config::FP4: return compute::DType::kFp4;
+    case config::INT4: return compute::DType::kInt4;
+    default:
+      return InvalidArgumentError(field + " is not set: allowed values are BF16, FP8, FP4, INT4");
+  }
+}
+
+}  // namespace
+
+StatusOr<coll::CollectiveRequest> AllreduceChoice(const config::Communication& c) {
+  coll::CollectiveRequest request;
+  const std::string algo = c.allreduce_algorithm().empty() ? "auto" : c.allreduce_algorithm();
+  auto a = coll::ParseAlgorithm(algo);
+  if (!a.ok() || *a == coll::Algorithm::kDirect)
+    return InvalidArgumentError("communication.allreduce_algorithm = '" + algo +
+                                "': allowed values are auto, ring, tree, oneshot, twoshot");
+  request.algorithm = *a;
+  if (!c.protocol().empty()) {
+    ASSIGN_OR_RETURN(coll::NcclProto p, coll::ParseNcclProto(c.protocol()));
+    request.protocol = p;
+  }
+  if (c.channels() < 0) return InvalidArgumentError("communication.channels must be >= 0 (0: NCCL's choice)");
+  request.channels = c.channels();
+  if (!c.p2p_level().empty()) {
+    ASSIGN_OR_RETURN(net::PathClass level, coll::ParseP2pLevel(c.p2p_level()));
+    request.p2p_level = level;
+  }
+  request.p2p_disable = c.p2p_disable();
+  return request;
+}
+
+StatusOr<LoadedScenario> LoadScenario(const std::string& path_in, const std::vector<std::string>& overrides,
+                                      const std::string& calibration_path) {
+  LoadedScenario loaded;
+  loaded.path = path_in.empty() ? kDefaultScenario : path_in;
+  ASSIGN_OR_RETURN(loaded.scenario, io::LoadScenarioFile(loaded.path));
+  config::Scenario& s = loaded.scenario;
+  for (const std::string& o : overrides) RETURN_IF_ERROR(io::ApplyOverride(&s, o).WithPrefix("--set " + o));
+  RETURN_IF_ERROR(io::ValidateScenario(s, loaded.path));
+  const std::string where = loaded.path + ": ";
+
+  ASSIGN_OR_RETURN(net::Topology topology, io::LoadHardwareFile(s.hardware()));
+  loaded.topology = std::make_unique<net::Topology>(std::move(topology));
+  llm::DecodeSetup& setup = loaded.setup;
+  setup.topology = loaded.topology.get();
+  ASSIGN_OR_RETURN(setup.target, io::LoadModelFile(s.model()));
+  setup.parallel.tp = s.parallelism().tensor_parallel();
+  setup.parallel.ep = std::max(1, s.parallelism().expert_parallel());
+  setup.gpus.assign(s.parallelism().gpus().begin(), s.parallelism().gpus().end());
+  if (setup.parallel.tp > loaded.topology->num_gpus())
+    return InvalidArgumentError(where + "parallelism.tensor_parallel = " + std::to_string(setup.parallel.tp) + ": '" +
+                                loaded.topology->name + "' has only " + std::to_string(loaded.topology->num_gpus()) +
+                                " GPUs");
+  const config::Serving& sv = s.serving();
+  setup.batch = sv.batch_size();
+  setup.context_length = sv.context_length();
+  ASSIGN_OR_RETURN(setup.weight_dtype, ToDType(sv.weight_dtype(), where + "serving.weight_dtype"));
+  ASSIGN_OR_RETURN(setup.activation_dtype, ToDType(sv.activation_dtype(), where + "serving.activation_dtype"));
+  ASSIGN_OR_RETURN(setup.kv_dtype, ToDType(sv.kv_cache_dtype(), where + "serving.kv_cache_dtype"));
+  if (sv.expert_weight_dtype() != config::DTYPE_UNSPECIFIED) {
+    ASSIGN_OR_RETURN(compute::DType e, ToDType(sv.expert_weight_dtype(), where + "serving.expert_weight_dtype"));
+    setup.expert_weight_dtype = e;
+  }
+  setup.cuda_graphs = sv.cuda_graphs();
+  auto choice = AllreduceChoice(s.communication());
+  if (!choice.ok()) return choice.status().WithPrefix(loaded.path);
+  setup.allreduce = *choice;
+
+  // Compute parameters: documented defaults, then the calibration file (flag beats scenario).
+  const std::string calib = !calibration_path.empty() ? calibration_path : s.calibration();
+  if (!calib.empty()) {
+    ASSIGN_OR_RETURN(io::ConfigText text, io::ReadConfigFile(calib));
+    ASSIGN_OR_RETURN(config::Calibration c, io::ParseTextProto<config::Calibration>(text.text, text.display_name));
+    setup.compute = compute::ApplyCalibration(setup.compute, c.compute());
+    RETURN_IF_ERROR(compute::ValidateComputeParams(setup.compute).WithPrefix(text.display_name));
+  }
+
+  const config::Speculation& sp = s.speculation();
+  llm::SpeculationSettings& spec = setup.speculation;
+  switch (sp.method()) {
+    case config::Speculation::EAGLE3: spec.method = llm::SpeculationMethod::kEagle3; break;
+    case config::Speculation::MTP: spec.method = llm::SpeculationMethod::kMtp; break;
+    default: spec.method = llm::SpeculationMethod::kNone; break;
+  }
+  if (spec.method != llm::SpeculationMethod::kNone) {
+    spec.num_steps = sp.num_steps();
+    spec.topk = sp.topk();
+    spec.num_draft_tokens = sp.num_draft_tokens();
+    spec.seed = sp.seed();
+    spec.cycles = sp.cycles() > 0 ? sp.cycles() : 1000;
+    if (sp.acceptance_probabilities_size() > 0) {
+      auto m = llm::AcceptanceModel::FromPerPosition({sp.acceptance_probabilities().begin(), sp.acceptance_probabilities().end()});
+      if (!m.ok()) return m.status().WithPrefix(where + "speculation");
+      spec.acceptance = *m;
+    } else {
+      auto m = llm::AcceptanceModel::FromHistogram({sp.accept_length_histogram().begin(), sp.accept_length_histogram().end()});
+      if (!m.ok()) return m.status().WithPrefix(where + "speculation");
+      spec.acceptance = *m;
+    }
+    if (spec.method == llm::SpeculationMethod::kEagle3) {
+      ASSIGN_OR_RETURN(llm::ModelSpec draft, io::LoadModelFile(sp.draft_model()));
+      setup.draft = draft;
+    }
+  }
+  return loaded;
+}
+
+StatusOr<llm::MemoryPlan> PlanScenarioMemory(const LoadedScenario& loaded) {
+  const llm::DecodeSetup& setup = loaded.setup;
+  llm::ServingShape shape;
+  shape.batch = setup.batch;
+  const int max_ctx = loaded.scenario.serving().max_context_length();
+  shape.max_context = max_ctx > 0 ? max_ctx : std::max(1, setup.context_length);
+  shape.max_tokens_per_sequence =
+      setup.speculation.method == llm::SpeculationMethod::kNone ? 1 : setup.speculation.num_draft_tokens;
+  shape.weight_dtype = setup.weight_dtype;
+  shape.expert_weight_dtype = setup.expert_weight_dtype;
+  shape.activation_dtype = setup.activation_dtype;
+  shape.kv_dtype = setup.kv_dtype;
+  shape.mtp_draft = setup.speculation.method == llm::SpeculationMethod::kMtp;
+  llm::CommBufferSpec comm;
+  if (setup.allreduce.algorithm == coll::Algorithm::kOneShot || setup.allreduce.algorithm == coll::Algorithm::kTwoShot)
+    comm.custom_allreduce_mib = 16;  // vLLM/SGLang's registered in/out buffers (memory_plan.h)
+  const int first_gpu = setup.gpus.empty() ? 0 : setup.gpus[0];
+  return llm::PlanMemory(setup.target, setup.draft, setup.parallel, shape, setup.topology->gpu_spec(first_gpu), comm);
+}
+
+}  // namespace specsim::tools

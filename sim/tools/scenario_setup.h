@@ -1,0 +1,38 @@
+// From a scenario file (proto/specsim/scenario.proto) to everything the decode simulator needs:
+// the hardware, the models, the decode setup and the memory plan. Errors name the scenario file
+// and the field.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/core/status.h"
+#include "sim/llm/decode_simulator.h"
+#include "sim/llm/memory_plan.h"
+#include "sim/net/topology.h"
+#include "specsim/scenario.pb.h"
+
+namespace specsim::tools {
+
+inline constexpr const char* kDefaultScenario = "configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto";
+
+struct LoadedScenario {
+  std::string path;
+  config::Scenario scenario;               // after --set overrides
+  std::unique_ptr<net::Topology> topology; // stable address for setup.topology
+  llm::DecodeSetup setup;
+};
+
+// Loads `path` (empty: the embedded default scenario), applies `overrides` ("field.path=value",
+// in order), an optional calibration file (overrides the scenario's own), and builds the setup.
+StatusOr<LoadedScenario> LoadScenario(const std::string& path, const std::vector<std::string>& overrides,
+                                      const std::string& calibration_path);
+
+// The allreduce choice of a scenario's `communication` block.
+StatusOr<coll::CollectiveRequest> AllreduceChoice(const config::Communication& communication);
+
+// The per-GPU memory plan of a loaded scenario.
+StatusOr<llm::MemoryPlan> PlanScenarioMemory(const LoadedScenario& loaded);
+
+}  // namespace specsim::tools

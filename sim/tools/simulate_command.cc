@@ -1,0 +1,231 @@
+#include "sim/tools/simulate_command.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "sim/tools/scenario_setup.h"
+
+namespace specsim::tools {
+
+namespace {
+
+// One allreduce choice of --compare-algos: a label and the communication block it stands for.
+struct AlgoVariant {
+  std::string name;
+  config::Communication communication;
+};
+
+std::vector<AlgoVariant> CompareVariants() {
+  auto v = [](std::string name, std::string algo, std::string proto, int channels, std::string level, bool disable) {
+    AlgoVariant a;
+    a.name = std::move(name);
+    a.communication.set_allreduce_algorithm(algo);
+    a.communication.set_protocol(proto);
+    a.communication.set_channels(channels);
+    a.communication.set_p2p_level(level);
+    a.communication.set_p2p_disable(disable);
+    return a;
+  };
+  return {v("NCCL auto", "auto", "", 0, "", false),
+          v("NCCL ring LL", "ring", "ll", 0, "", false),
+          v("NCCL ring Simple", "ring", "simple", 0, "", false),
+          v("NCCL tree", "tree", "", 0, "", false),
+          v("NCCL ring, 1 channel", "ring", "", 1, "", false),
+          v("NCCL ring, 2 channels", "ring", "", 2, "", false),
+          v("NCCL ring, 4 channels", "ring", "", 4, "", false),
+          v("NCCL auto, P2P level SYS", "auto", "", 0, "sys", false),
+          v("NCCL auto, P2P disabled", "auto", "", 0, "", true),
+          v("one-shot custom allreduce", "oneshot", "", 0, "", false),
+          v("two-shot custom allreduce", "twoshot", "", 0, "", false)};
+}
+
+std::string DTypeLabel(config::DType d) { return config::DType_Name(d); }
+
+nlohmann::json BreakdownJson(const llm::CycleBreakdown& b) {
+  return {{"draft_compute", b.draft_compute_ms},
+          {"draft_comm", b.draft_comm_ms},
+          {"verify_compute", b.verify_compute_ms},
+          {"verify_comm", b.verify_comm_ms},
+          {"launch_sync", b.launch_sync_ms}};
+}
+
+Status WriteCycleTrace(llm::DecodeSimulator& sim, const llm::DecodeResult& result, const std::string& path) {
+  const llm::DecodeSetup& setup = sim.setup();
+  nlohmann::json events = nlohmann::json::array();
+  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", 1}, {"args", {{"name", "rank 0: one cycle"}}}});
+  SimTime offset = 0;
+  auto add_pass = [&](llm::PassKind kind, int tokens, const std::string& title) -> Status {
+    ASSIGN_OR_RETURN(std::vector<llm::TimelineSlice> slices, sim.PassTimeline(kind, tokens));
+    SimTime end = offset;
+    for (const llm::TimelineSlice& s : slices) {
+      const int tid = s.category == "cpu" ? 2 : 1;
+      events.push_back({{"ph", "X"}, {"name", s.name}, {"cat", s.category}, {"pid", 1}, {"tid", tid},
+                        {"ts", MicrosFromPicos(offset + s.start_ps)}, {"dur", MicrosFromPicos(s.end_ps - s.start_ps)}});
+      end = std::max(end, offset + s.end_ps);
+    }
+    events.push_back({{"ph", "X"}, {"name", title}, {"cat", "pass"}, {"pid", 1}, {"tid", 0},
+                      {"ts", MicrosFromPicos(offset)}, {"dur", MicrosFromPicos(end - offset)}});
+    offset = end;
+    return OkStatus();
+  };
+  events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", 0}, {"args", {{"name", "passes"}}}});
+  events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "GPU stream"}}}});
+  events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", 2}, {"args", {{"name", "CPU issue (eager)"}}}});
+  if (!result.speculative) {
+    RETURN_IF_ERROR(add_pass(llm::PassKind::kTargetDecode, 1, "decode step"));
+  } else {
+    const auto& spec = setup.speculation;
+    const int accepted = std::max(0, static_cast<int>(std::lround(result.tau - 1)));
+    RETURN_IF_ERROR(add_pass(llm::PassKind::kVerify, spec.num_draft_tokens, "verify"));
+    RETURN_IF_ERROR(add_pass(llm::PassKind::kDraftExtend, accepted + 1, "draft extend"));
+    for (int i = 1; i < spec.num_steps; ++i) RETURN_IF_ERROR(add_pass(llm::PassKind::kDraftStep, spec.topk, "draft step"));
+  }
+  std::ofstream out(path);
+  if (!out) return InvalidArgumentError("--trace: cannot write '" + path + "'");
+  out << nlohmann::json{{"displayTimeUnit", "ns"}, {"traceEvents", events}}.dump() << "\n";
+  return OkStatus();
+}
+
+}  // namespace
+
+int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err) {
+  auto fail = [&err](const Status& s) {
+    err << "specsim simulate: " << s.message() << "\n";
+    return 2;
+  };
+  auto loaded_or = LoadScenario(flags.scenario, flags.set, flags.calibration);
+  if (!loaded_or.ok()) return fail(loaded_or.status());
+  LoadedScenario& loaded = *loaded_or;
+  const config::Scenario& sc = loaded.scenario;
+
+  auto plan = PlanScenarioMemory(loaded);
+  if (!plan.ok()) return fail(plan.status().WithPrefix(loaded.path));
+  if (flags.memory) {
+    out << llm::FormatMemoryPlan(*plan);
+    return plan->fits ? 0 : 3;
+  }
+  if (!plan->fits) {
+    err << "specsim simulate: " << loaded.path << ": does not fit in GPU memory:\n" << llm::FormatMemoryPlan(*plan);
+    return 3;
+  }
+
+  auto sim_or = llm::DecodeSimulator::Create(loaded.setup);
+  if (!sim_or.ok()) return fail(sim_or.status().WithPrefix(loaded.path));
+  auto result_or = (*sim_or)->Run();
+  if (!result_or.ok()) return fail(result_or.status().WithPrefix(loaded.path));
+  const llm::DecodeResult& r = *result_or;
+
+  struct AlgoRow {
+    std::string name;
+    double baseline = 0, speculative = 0, verify_comm_ms = 0, step_comm_ms = 0;
+  };
+  std::vector<AlgoRow> algo_rows;
+  if (flags.compare_algos) {
+    for (const AlgoVariant& v : CompareVariants()) {
+      llm::DecodeSetup setup = loaded.setup;
+      auto choice = AllreduceChoice(v.communication);
+      if (!choice.ok()) return fail(choice.status());
+      setup.allreduce = *choice;
+      auto sim = llm::DecodeSimulator::Create(setup);
+      if (!sim.ok()) return fail(sim.status());
+      auto vr = (*sim)->Run();
+      if (!vr.ok()) return fail(vr.status().WithPrefix(v.name));
+      algo_rows.push_back({v.name, vr->baseline_tokens_per_s, vr->speculative ? vr->speculative_tokens_per_s : 0,
+                           MillisFromPicos(vr->verify.comm_ps), MillisFromPicos(vr->baseline_step.comm_ps)});
+    }
+  }
+  if (!flags.trace.empty()) {
+    Status s = WriteCycleTrace(**sim_or, r, flags.trace);
+    if (!s.ok()) return fail(s);
+  }
+
+  if (flags.json) {
+    nlohmann::json j;
+    j["scenario"] = sc.name();
+    j["baseline"] = {{"tokens_per_s", r.baseline_tokens_per_s}, {"step_ms", r.baseline_step_ms}};
+    if (r.speculative) {
+      j["speculative"] = {{"tokens_per_s", r.speculative_tokens_per_s}, {"tau", r.tau}, {"tau_expected", r.tau_expected},
+                          {"cycle_ms", r.cycle_ms}, {"speedup", r.speedup}, {"cycles", r.cycles},
+                          {"breakdown_ms", BreakdownJson(r.breakdown)}};
+    } else {
+      j["speculative"] = nullptr;
+    }
+    j["algorithms"] = nlohmann::json::array();
+    for (const AlgoRow& a : algo_rows)
+      j["algorithms"].push_back({{"name", a.name}, {"baseline_tokens_per_s", a.baseline},
+                                 {"speculative_tokens_per_s", a.speculative}});
+    j["collectives"] = r.collectives;
+    out << j.dump(1) << "\n";
+    return 0;
+  }
+
+  const llm::DecodeSetup& st = loaded.setup;
+  out << fmt::format("# specsim simulate: {}\n", sc.name().empty() ? loaded.path : sc.name());
+  out << fmt::format("#   {} TP{}{} on {}, batch {}, context {}, weights {}{}, CUDA graphs {}\n", st.target.name, st.parallel.tp,
+                     st.parallel.ep > 1 ? fmt::format(" EP{}", st.parallel.ep) : "", st.topology->name, st.batch,
+                     st.context_length, DTypeLabel(sc.serving().weight_dtype()),
+                     sc.serving().expert_weight_dtype() ? " (experts " + DTypeLabel(sc.serving().expert_weight_dtype()) + ")" : "",
+                     st.cuda_graphs ? "on" : "off");
+  out << fmt::format("#   allreduce: {}; memory: {:.1f} of {:.1f} GiB per GPU\n",
+                     sc.communication().allreduce_algorithm().empty() ? "auto" : sc.communication().allreduce_algorithm(),
+                     plan->total_bytes / (1 << 30), plan->capacity_bytes / (1 << 30));
+  out << "#\n";
+  out << fmt::format("  {:<26} {:>12} {:>10} {:>6} {:>8}\n", "", "step (ms)", "tokens/s", "tau", "speedup");
+  out << fmt::format("  {:<26} {:>12.3f} {:>10.1f} {:>6.2f} {:>8}\n", "baseline (no speculation)", r.baseline_step_ms,
+                     r.baseline_tokens_per_s, 1.0, "1.00x");
+  if (r.speculative) {
+    const auto& sp = st.speculation;
+    out << fmt::format("  {:<26} {:>12.3f} {:>10.1f} {:>6.2f} {:>7.2f}x\n",
+                       fmt::format("{} {}/{}/{}", sp.method == llm::SpeculationMethod::kMtp ? "MTP" : "EAGLE-3",
+                                   sp.num_steps, sp.topk, sp.num_draft_tokens),
+                       r.cycle_ms, r.speculative_tokens_per_s, r.tau, r.speedup);
+    out << fmt::format("#   (speculative: mean cycle over {} sampled cycles; tau expected {:.3f})\n", r.cycles, r.tau_expected);
+    out << "#\n# where the cycle goes (ms per cycle):\n";
+    const auto& b = r.breakdown;
+    out << fmt::format("  {:>14} {:>12} {:>15} {:>12} {:>12}\n", "draft compute", "draft comm", "verify compute",
+                       "verify comm", "launch/sync");
+    out << fmt::format("  {:>14.3f} {:>12.3f} {:>15.3f} {:>12.3f} {:>12.3f}\n", b.draft_compute_ms, b.draft_comm_ms,
+                       b.verify_compute_ms, b.verify_comm_ms, b.launch_sync_ms);
+    out << fmt::format("#   verify pass: {} kernels, {} collectives ({:.3f} ms); baseline step: {:.3f} ms compute, "
+                       "{:.3f} ms comm\n",
+                       r.verify.kernels, r.verify.collectives, MillisFromPicos(r.verify.comm_ps),
+                       MillisFromPicos(r.baseline_step.compute_ps), MillisFromPicos(r.baseline_step.comm_ps));
+  }
+  out << "#\n# collectives (each simulated on the fabric once, reused per occurrence):\n";
+  for (const std::string& c : r.collectives) out << "#   " << c << "\n";
+  if (!algo_rows.empty()) {
+    out << "#\n# --compare-algos: the same scenario per allreduce choice\n";
+    out << fmt::format("  {:<28} {:>16} {:>18} {:>9} {:>16} {:>16}\n", "allreduce", "baseline tok/s", "speculative tok/s",
+                       "speedup", "step comm (ms)", "verify comm (ms)");
+    for (const AlgoRow& a : algo_rows) {
+      out << fmt::format("  {:<28} {:>16.1f} {:>18.1f} {:>8.2f}x {:>16.3f} {:>16.3f}\n", a.name, a.baseline,
+                         a.speculative, a.speculative > 0 ? a.speculative / a.baseline : 0.0, a.step_comm_ms,
+                         a.verify_comm_ms);
+    }
+  }
+  if (!flags.trace.empty()) out << "# trace: " << flags.trace << " (one cycle, rank 0; open in ui.perfetto.dev)\n";
+  return 0;
+}
+
+void AddSimulateCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<SimulateFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate",
+      "Predict baseline and speculative tokens/s of a scenario (hardware + model + serving + speculation + "
+      "allreduce choice), tau, speedup and where the cycle's time goes. Without SCENARIO: the embedded default " +
+          std::string(kDefaultScenario) + ".");
+  cmd->add_option("scenario", flags->scenario, "scenario textproto (configs/scenarios/...)");
+  cmd->add_option("--set", flags->set, "override a scenario field: --set serving.batch_size=8 (repeatable)");
+  cmd->add_option("--calibration", flags->calibration, "calibration textproto (overrides the scenario's)");
+  cmd->add_flag("--json", flags->json, "print JSON");
+  cmd->add_flag("--compare-algos", flags->compare_algos, "add a row per allreduce choice");
+  cmd->add_flag("--memory", flags->memory, "print the per-GPU memory plan and exit (exit code 3 if it does not fit)");
+  cmd->add_option("--trace", flags->trace, "write a Perfetto timeline of one cycle");
+  cmd->callback([flags, exit_code] { *exit_code = RunSimulate(*flags, std::cout, std::cerr); });
+}
+
+}  // namespace specsim::tools

@@ -1,0 +1,25 @@
+// `specsim simulate [SCENARIO]`: baseline and speculative tokens/s of a scenario, tau, speedup, and
+// where the cycle's time goes; `--compare-algos` adds a row per allreduce choice.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace specsim::tools {
+
+struct SimulateFlags {
+  std::string scenario;                 // empty: the embedded default
+  std::vector<std::string> set;         // --set field.path=value
+  std::string calibration;
+  bool json = false;
+  bool compare_algos = false;
+  bool memory = false;
+  std::string trace;
+};
+
+int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err);
+void AddSimulateCommand(CLI::App& app, int* exit_code);
+
+}  // namespace specsim::tools

@@ -1,0 +1,125 @@
+#include "sim/tools/simulate_command.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "sim/io/embedded_files.h"
+
+namespace specsim::tools {
+namespace {
+
+struct Output {
+  int code;
+  std::string out, err;
+};
+
+Output Simulate(SimulateFlags flags) {
+  std::ostringstream out, err;
+  int code = RunSimulate(flags, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(SimulateCommand, DefaultScenarioPrintsBaselineAndSpeculative) {
+  SimulateFlags f;
+  f.json = true;
+  Output o = Simulate(f);
+  ASSERT_EQ(o.code, 0) << o.err;
+  auto j = nlohmann::json::parse(o.out);
+  EXPECT_GT(j["baseline"]["tokens_per_s"].get<double>(), 0);
+  EXPECT_GT(j["baseline"]["step_ms"].get<double>(), 0);
+  const auto& s = j["speculative"];
+  EXPECT_NEAR(s["tau"].get<double>(), 2.9, 0.15);  // acceptance [0.85, 0.75, 0.65]: tau 2.902
+  double sum = 0;
+  for (const char* k : {"draft_compute", "draft_comm", "verify_compute", "verify_comm", "launch_sync"})
+    sum += s["breakdown_ms"][k].get<double>();
+  EXPECT_NEAR(sum, s["cycle_ms"].get<double>(), 1e-6);
+  EXPECT_NEAR(s["tokens_per_s"].get<double>(), s["tau"].get<double>() / s["cycle_ms"].get<double>() * 1e3, 1e-6);
+}
+
+TEST(SimulateCommand, RerunIsByteIdentical) {
+  SimulateFlags f;
+  f.compare_algos = true;
+  EXPECT_EQ(Simulate(f).out, Simulate(f).out);
+}
+
+TEST(SimulateCommand, CompareAlgosChangesBothBaselineAndSpeculative) {
+  SimulateFlags f;
+  f.json = true;
+  f.compare_algos = true;
+  Output o = Simulate(f);
+  ASSERT_EQ(o.code, 0) << o.err;
+  auto rows = nlohmann::json::parse(o.out)["algorithms"];
+  ASSERT_GE(rows.size(), 8u);
+  std::set<long> baselines, speculatives;
+  for (const auto& r : rows) {
+    baselines.insert(std::lround(r["baseline_tokens_per_s"].get<double>() * 10));
+    speculatives.insert(std::lround(r["speculative_tokens_per_s"].get<double>() * 10));
+  }
+  EXPECT_GE(baselines.size(), 3u);
+  EXPECT_GE(speculatives.size(), 3u);
+}
+
+TEST(SimulateCommand, EveryBundledScenarioSimulates) {
+  int scenarios = 0;
+  for (std::string_view name : io::EmbeddedFileNames()) {
+    if (name.rfind("configs/scenarios/", 0) != 0) continue;
+    SimulateFlags f;
+    f.scenario = std::string(name);
+    f.json = true;
+    Output o = Simulate(f);
+    EXPECT_EQ(o.code, 0) << name << ": " << o.err;
+    ++scenarios;
+  }
+  EXPECT_GE(scenarios, 3);
+}
+
+TEST(SimulateCommand, SetOverridesAField) {
+  SimulateFlags a, b;
+  a.json = b.json = true;
+  b.set = {"serving.batch_size=4"};
+  auto ja = nlohmann::json::parse(Simulate(a).out), jb = nlohmann::json::parse(Simulate(b).out);
+  EXPECT_GT(jb["baseline"]["tokens_per_s"].get<double>(), 2 * ja["baseline"]["tokens_per_s"].get<double>());
+  b.set = {"serving.batch_sise=4"};
+  Output o = Simulate(b);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("batch_size"), std::string::npos) << o.err;
+}
+
+TEST(SimulateCommand, ScenarioThatDoesNotFitIsRefusedWithItsMemoryPlan) {
+  SimulateFlags f;
+  f.set = {"serving.weight_dtype=BF16", "serving.expert_weight_dtype=BF16"};
+  Output o = Simulate(f);
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("does not fit"), std::string::npos);
+  EXPECT_NE(o.err.find("weights"), std::string::npos);
+  f.set.clear();
+  f.memory = true;
+  Output m = Simulate(f);
+  EXPECT_EQ(m.code, 0);
+  EXPECT_NE(m.out.find("KV cache"), std::string::npos);
+}
+
+TEST(SimulateCommand, TraceOfOneCycle) {
+  SimulateFlags f;
+  f.trace = ::testing::TempDir() + "/cycle.json";
+  ASSERT_EQ(Simulate(f).code, 0);
+  std::ifstream in(f.trace);
+  auto j = nlohmann::json::parse(in);
+  int comm = 0, compute = 0, passes = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    comm += e["cat"] == "comm";
+    compute += e["cat"] == "compute";
+    passes += e["cat"] == "pass";
+  }
+  EXPECT_EQ(passes, 1 + 1 + 2);  // verify, draft extend, 2 draft steps (3/1/4)
+  EXPECT_GT(comm, 120);
+  EXPECT_GT(compute, 1000);
+}
+
+}  // namespace
+}  // namespace specsim::tools

@@ -4,12 +4,14 @@
 
 #include "sim/tools/collective_command.h"
 #include "sim/tools/simulate_command.h"
+#include "sim/tools/sweep_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"specsim: simulate multi-GPU inference boxes (PCIe fabric, collectives, decode loops)"};
   app.require_subcommand(1);
   int exit_code = 0;
   specsim::tools::AddSimulateCommand(app, &exit_code);
+  specsim::tools::AddSweepCommand(app, &exit_code);
   specsim::tools::AddCollectiveCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;

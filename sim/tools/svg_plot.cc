@@ -1,0 +1,109 @@
+#include "sim/tools/svg_plot.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace specsim::tools {
+
+namespace {
+
+std::string Escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// A "nice" step (1, 2 or 5 x 10^k) so that about `ticks` steps cover `range`.
+double NiceStep(double range, int ticks) {
+  double raw = range / ticks;
+  double p = std::pow(10, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+
+}  // namespace
+
+std::string RenderSvgLinePlot(const SvgPlot& plot) {
+  const double left = 80, right = 260, top = 40, bottom = 60;
+  const double w = plot.width - left - right, h = plot.height - top - bottom;
+  double x_min = 0, x_max = 1, y_max = 0;
+  bool first = true;
+  for (const SvgSeries& s : plot.series) {
+    for (auto [x, y] : s.points) {
+      if (first) x_min = x_max = x;
+      x_min = std::min(x_min, x);
+      x_max = std::max(x_max, x);
+      y_max = std::max(y_max, y);
+      first = false;
+    }
+  }
+  if (!plot.x_categories.empty()) {
+    x_min = 0;
+    x_max = std::max<double>(1, static_cast<double>(plot.x_categories.size()) - 1);
+  }
+  if (x_max == x_min) x_max = x_min + 1;
+  if (y_max <= 0) y_max = 1;
+  const double step = NiceStep(y_max, 5);
+  y_max = std::ceil(y_max / step) * step;
+  auto px = [&](double x) { return left + (x - x_min) / (x_max - x_min) * w; };
+  auto py = [&](double y) { return top + h - y / y_max * h; };
+
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
+      "font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      plot.width, plot.height);
+  svg += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"15\">{}</text>\n", left, Escape(plot.title));
+  // Axes, grid and ticks.
+  for (double y = 0; y <= y_max + step / 2; y += step) {
+    svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", left, py(y),
+                       left + w, py(y));
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:g}</text>\n", left - 6, py(y) + 4, y);
+  }
+  if (!plot.x_categories.empty()) {
+    for (size_t i = 0; i < plot.x_categories.size(); ++i)
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(double(i)), top + h + 18,
+                         Escape(plot.x_categories[i]));
+  } else {
+    const double xs = NiceStep(x_max - x_min, 6);
+    for (double x = std::ceil(x_min / xs) * xs; x <= x_max + xs / 2; x += xs)
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:g}</text>\n", px(x), top + h + 18, x);
+  }
+  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"black\"/>\n", left, top, top + h);
+  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"black\"/>\n", left, top + h, left + w);
+  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", left + w / 2, top + h + 40,
+                     Escape(plot.x_label));
+  svg += fmt::format("<text transform=\"translate(20,{:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n", top + h / 2,
+                     Escape(plot.y_label));
+  // Series and legend.
+  for (size_t i = 0; i < plot.series.size(); ++i) {
+    const SvgSeries& s = plot.series[i];
+    const char* colour = kColours[i % (sizeof(kColours) / sizeof(kColours[0]))];
+    std::string path;
+    for (auto [x, y] : s.points) path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", px(x), py(y));
+    svg += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", path, colour);
+    for (auto [x, y] : s.points)
+      svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{}: {:g}</title></circle>\n", px(x),
+                         py(y), colour, Escape(s.name), y);
+    const double ly = top + 10 + 18 * static_cast<double>(i);
+    svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", left + w + 15, ly - 10,
+                       colour);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + w + 32, ly, Escape(s.name));
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+}  // namespace specsim::tools

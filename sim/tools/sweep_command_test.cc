@@ -1,0 +1,80 @@
+#include "sim/tools/sweep_command.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace specsim::tools {
+namespace {
+
+TEST(Sweep, ParseVaryAndCrossProduct) {
+  auto a = ParseVary("serving.batch_size=1,4");
+  auto b = ParseVary("speculation.num_draft_tokens=2,4,8");
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto points = CrossProduct({*a, *b});
+  ASSERT_EQ(points.size(), 6u);
+  EXPECT_EQ(points[0], (std::vector<std::string>{"1", "2"}));
+  EXPECT_EQ(points[5], (std::vector<std::string>{"4", "8"}));
+  EXPECT_FALSE(ParseVary("serving.batch_size").ok());
+  EXPECT_FALSE(ParseVary("serving.batch_size=1,,2").ok());
+}
+
+std::vector<std::string> Lines(const std::string& s) {
+  std::vector<std::string> lines;
+  std::stringstream ss(s);
+  for (std::string l; std::getline(ss, l);) lines.push_back(l);
+  return lines;
+}
+
+TEST(Sweep, WritesOneCsvRowPerPointAndAnSvg) {
+  SweepFlags f;
+  f.vary = {"serving.batch_size=1,2", "communication.allreduce_algorithm=auto,oneshot"};
+  f.set = {"speculation.cycles=50"};
+  f.svg = ::testing::TempDir() + "/sweep.svg";
+  f.progress = false;
+  f.threads = 2;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunSweep(f, out, err), 0) << err.str();
+  auto lines = Lines(out.str());
+  ASSERT_EQ(lines.size(), 5u);  // header + 4 points
+  EXPECT_EQ(lines[0].rfind("serving.batch_size,communication.allreduce_algorithm,baseline_tokens_per_s", 0), 0u);
+  for (size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(lines[i].substr(lines[i].size() - 3), ",ok") << lines[i];
+  std::ifstream svg(f.svg);
+  std::string text((std::istreambuf_iterator<char>(svg)), {});
+  EXPECT_NE(text.find("<svg"), std::string::npos);
+  EXPECT_NE(text.find("speculative (communication.allreduce_algorithm=oneshot)"), std::string::npos);
+  // Deterministic whatever the thread count.
+  f.threads = 1;
+  std::ostringstream out1;
+  ASSERT_EQ(RunSweep(f, out1, err), 0);
+  EXPECT_EQ(out.str(), out1.str());
+}
+
+TEST(Sweep, BadValuesFailBeforeSimulating) {
+  SweepFlags f;
+  f.vary = {"serving.batch_size=1,x"};
+  f.progress = false;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSweep(f, out, err), 2);
+  EXPECT_NE(err.str().find("batch_size"), std::string::npos) << err.str();
+  f.vary = {"serving.batch_size=1"};
+  f.x = "serving.context_length";
+  EXPECT_EQ(RunSweep(f, out, err), 2);
+}
+
+TEST(Sweep, PointsThatDoNotFitAreReportedNotDropped) {
+  SweepFlags f;
+  f.vary = {"serving.expert_weight_dtype=INT4,BF16"};
+  f.set = {"speculation.cycles=20"};
+  f.progress = false;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunSweep(f, out, err), 0) << err.str();
+  auto lines = Lines(out.str());
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_NE(lines[1].find(",ok"), std::string::npos);
+  EXPECT_NE(lines[2].find("does-not-fit"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace specsim::tools

@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target specsim
-exec "$BUILD/sim/tools/specsim" "${@:-collective}"
+if [ $# -eq 0 ]; then set -- simulate; fi
+exec "$BUILD/sim/tools/specsim" "$@"

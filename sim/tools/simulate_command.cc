@@ -97,7 +97,9 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     err << "specsim simulate: " << s.message() << "\n";
     return 2;
   };
-  auto loaded_or = LoadScenario(flags.scenario, flags.set, flags.calibration);
+  std::vector<std::string> overrides = flags.set;
+  if (!flags.model.empty()) overrides.insert(overrides.begin(), "model=" + flags.model);
+  auto loaded_or = LoadScenario(flags.scenario, overrides, flags.calibration);
   if (!loaded_or.ok()) return fail(loaded_or.status());
   LoadedScenario& loaded = *loaded_or;
   const config::Scenario& sc = loaded.scenario;
@@ -220,6 +222,9 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
           std::string(kDefaultScenario) + ".");
   cmd->add_option("scenario", flags->scenario, "scenario textproto (configs/scenarios/...)");
   cmd->add_option("--set", flags->set, "override a scenario field: --set serving.batch_size=8 (repeatable)");
+  cmd->add_option("--model", flags->model,
+                  "target model: a models/*.textproto or a Hugging Face config.json (llama, qwen3, qwen3_moe, "
+                  "deepseek_v3, kimi_k2, gpt_oss)");
   cmd->add_option("--calibration", flags->calibration, "calibration textproto (overrides the scenario's)");
   cmd->add_flag("--json", flags->json, "print JSON");
   cmd->add_flag("--compare-algos", flags->compare_algos, "add a row per allreduce choice");

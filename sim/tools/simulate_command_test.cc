@@ -89,6 +89,20 @@ TEST(SimulateCommand, SetOverridesAField) {
   EXPECT_NE(o.err.find("batch_size"), std::string::npos) << o.err;
 }
 
+TEST(SimulateCommand, ModelFromAHuggingFaceConfigJson) {
+  // The bundled Llama scenario, its model replaced by the HF config.json it was written from:
+  // the same shapes, so the same prediction.
+  SimulateFlags a, b;
+  a.scenario = b.scenario = "configs/scenarios/llama-3.1-8b-eagle3-rtxpro6000-4x.textproto";
+  a.json = b.json = true;
+  b.model = std::string(SPECSIM_SOURCE_DIR) + "/models/hf/llama-3.1-8b.config.json";
+  Output oa = Simulate(a), ob = Simulate(b);
+  ASSERT_EQ(ob.code, 0) << ob.err;
+  EXPECT_EQ(nlohmann::json::parse(oa.out)["baseline"], nlohmann::json::parse(ob.out)["baseline"]);
+  b.model = std::string(SPECSIM_SOURCE_DIR) + "/README.md";
+  EXPECT_EQ(Simulate(b).code, 2);
+}
+
 TEST(SimulateCommand, ScenarioThatDoesNotFitIsRefusedWithItsMemoryPlan) {
   SimulateFlags f;
   f.set = {"serving.weight_dtype=BF16", "serving.expert_weight_dtype=BF16"};

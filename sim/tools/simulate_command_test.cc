@@ -77,6 +77,23 @@ TEST(SimulateCommand, EveryBundledScenarioSimulates) {
   EXPECT_GE(scenarios, 3);
 }
 
+TEST(SimulateCommand, EveryBundledTargetModelSimulatesOnTheDefaultBox) {
+  int models = 0;
+  for (std::string_view name : io::EmbeddedFileNames()) {
+    if (name.rfind("models/", 0) != 0 || name.rfind("models/hf/", 0) == 0 || name.find("eagle3") != std::string_view::npos)
+      continue;
+    SimulateFlags f;
+    f.model = std::string(name);
+    f.set = {"speculation.method=NONE"};
+    f.json = true;
+    Output o = Simulate(f);
+    ASSERT_EQ(o.code, 0) << name << ": " << o.err;
+    EXPECT_GT(nlohmann::json::parse(o.out)["baseline"]["tokens_per_s"].get<double>(), 1.0) << name;
+    ++models;
+  }
+  EXPECT_GE(models, 7);
+}
+
 TEST(SimulateCommand, SetOverridesAField) {
   SimulateFlags a, b;
   a.json = b.json = true;

@@ -46,6 +46,12 @@ StatusOr<AcceptanceModel> AcceptanceModel::FromHistogram(const std::vector<doubl
   return AcceptanceModel(std::move(dist));
 }
 
+int AcceptanceModel::max_accepted() const {
+  int a = static_cast<int>(distribution_.size()) - 1;
+  while (a > 0 && distribution_[a] <= 0) --a;
+  return a;
+}
+
 double AcceptanceModel::tau() const {
   double mean = 0;
   for (size_t a = 0; a < distribution_.size(); ++a) mean += static_cast<double>(a) * distribution_[a];
@@ -55,6 +61,7 @@ double AcceptanceModel::tau() const {
 int AcceptanceModel::Sample(std::mt19937_64& rng) const {
   // 53 random bits -> [0, 1): the same on every platform, unlike std::uniform_real_distribution.
   double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+  // upper_bound never lands on a zero-probability entry: those repeat the previous cumulative.
   auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), u);
   return static_cast<int>(std::min<ptrdiff_t>(it - cumulative_.begin(), max_accepted()));
 }

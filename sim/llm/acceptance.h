@@ -25,7 +25,8 @@ class AcceptanceModel {
   // InvalidArgument for negative entries, a zero sum or an empty histogram.
   static StatusOr<AcceptanceModel> FromHistogram(const std::vector<double>& histogram);
 
-  int max_accepted() const { return static_cast<int>(distribution_.size()) - 1; }
+  // The largest accepted count with a non-zero probability.
+  int max_accepted() const;
   // P(exactly a draft tokens accepted), a = 0..max_accepted().
   const std::vector<double>& distribution() const { return distribution_; }
   // Expected tokens per cycle, bonus token included: 1 + E[accepted].

@@ -45,6 +45,13 @@ TEST(Acceptance, SameSeedSameSequence) {
   for (int i = 0; i < 100; ++i) EXPECT_EQ(m->Sample(a), m->Sample(b));
 }
 
+TEST(Acceptance, TrailingZeroProbabilitiesLimitTheAcceptedCount) {
+  auto m = AcceptanceModel::FromPerPosition({0.9, 0.8, 0.0, 0.0});
+  EXPECT_EQ(m->max_accepted(), 2);
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 1000; ++i) EXPECT_LE(m->Sample(rng), 2);
+}
+
 TEST(Acceptance, BadInputIsAnError) {
   EXPECT_FALSE(AcceptanceModel::FromPerPosition({}).ok());
   EXPECT_NE(AcceptanceModel::FromPerPosition({0.5, 1.5}).status().message().find("[1]"), std::string::npos);

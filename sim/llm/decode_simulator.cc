@@ -1,6 +1,7 @@
 #include "sim/llm/decode_simulator.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 #include <random>
 
@@ -45,9 +46,10 @@ StatusOr<std::unique_ptr<DecodeSimulator>> DecodeSimulator::Create(DecodeSetup s
     if (spec.topk < 1) return InvalidArgumentError("speculation.topk must be >= 1");
     if (spec.num_draft_tokens < 2) return InvalidArgumentError("speculation.num_draft_tokens must be >= 2");
     if (!spec.acceptance) return InvalidArgumentError("speculation: no acceptance model");
-    if (spec.acceptance->max_accepted() > spec.num_steps)
+    if (spec.acceptance->max_accepted() > std::min(spec.num_steps, spec.num_draft_tokens - 1))
       return InvalidArgumentError("speculation: the acceptance model allows " + std::to_string(spec.acceptance->max_accepted()) +
-                                  " accepted tokens, more than num_steps = " + std::to_string(spec.num_steps));
+                                  " accepted tokens, more than min(num_steps, num_draft_tokens - 1) = " +
+                                  std::to_string(std::min(spec.num_steps, spec.num_draft_tokens - 1)));
     if (spec.cycles < 1) return InvalidArgumentError("speculation.cycles must be >= 1");
     if (spec.method == SpeculationMethod::kEagle3 && !setup.draft)
       return InvalidArgumentError("speculation.method EAGLE3 needs speculation.draft_model");
@@ -116,10 +118,22 @@ StatusOr<SimTime> DecodeSimulator::CollectiveTime(CommKind kind, int64_t bytes) 
   ASSIGN_OR_RETURN(coll::PlannedCollective plan, coll::PlanCollective(*setup_.topology, *router_, request));
   coll::CollectiveTiming timing = coll::TimeCollective(plan.schedule, *setup_.topology, plan.rank_gpus);
   collective_ps_[key] = timing.duration_ps;
-  collective_notes_.push_back(std::string(coll::CollectiveName(request.collective)) + " " + std::to_string(bytes) +
-                              " B: " + plan.algorithm + (plan.protocol.empty() ? "" : "/" + plan.protocol) + "/" +
-                              std::to_string(plan.channels) + "ch " +
-                              std::to_string(MicrosFromPicos(timing.duration_ps)).substr(0, 6) + " us");
+  CollectiveInfo info;
+  info.kind = kind;
+  info.bytes = bytes;
+  info.algorithm = plan.algorithm;
+  info.protocol = plan.protocol;
+  info.channels = plan.channels;
+  info.time_us = MicrosFromPicos(timing.duration_ps);
+  info.busiest_link = timing.busiest_resource;
+  info.busiest_utilisation = timing.busiest_utilisation;
+  char text[256];
+  std::snprintf(text, sizeof(text), "%s %lld B: %s%s%s/%dch %.1f us, busiest link %s (%.0f%%)",
+                coll::CollectiveName(request.collective), static_cast<long long>(bytes), plan.algorithm.c_str(),
+                plan.protocol.empty() ? "" : "/", plan.protocol.c_str(), plan.channels, info.time_us,
+                timing.busiest_resource.c_str(), 100 * timing.busiest_utilisation);
+  info.description = text;
+  collective_infos_.push_back(std::move(info));
   return timing.duration_ps;
 }
 
@@ -252,7 +266,7 @@ StatusOr<DecodeResult> DecodeSimulator::Run() {
     result.breakdown = {sum.draft_compute_ms / cycles, sum.draft_comm_ms / cycles, sum.verify_compute_ms / cycles,
                         sum.verify_comm_ms / cycles, sum.launch_sync_ms / cycles};
   }
-  result.collectives = collective_notes_;
+  result.collectives = collective_infos_;
   return result;
 }
 

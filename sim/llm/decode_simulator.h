@@ -101,6 +101,19 @@ struct CycleBreakdown {
   double launch_sync_ms = 0;
 };
 
+// One distinct collective of the run, as planned and simulated.
+struct CollectiveInfo {
+  CommKind kind = CommKind::kAllReduce;
+  int64_t bytes = 0;
+  std::string algorithm;       // what ran: "ring", "tree", "oneshot", ...
+  std::string protocol;
+  int channels = 0;
+  double time_us = 0;
+  std::string busiest_link;
+  double busiest_utilisation = 0;
+  std::string description;     // "allreduce 14336 B: ring/ll/2ch 35.1 us, busiest gpu0->cpu0 (12%)"
+};
+
 struct DecodeResult {
   PassTiming baseline_step;
   double baseline_step_ms = 0;
@@ -115,8 +128,8 @@ struct DecodeResult {
   CycleBreakdown breakdown;   // mean per cycle
   PassTiming verify;
   PassTiming draft_step;
-  // The collectives that ran, e.g. "allreduce 57344 B: ring/ll/2ch 35.1 us".
-  std::vector<std::string> collectives;
+  // The distinct collectives that ran, in order of first use.
+  std::vector<CollectiveInfo> collectives;
 };
 
 class DecodeSimulator {
@@ -145,7 +158,7 @@ class DecodeSimulator {
   std::unique_ptr<compute::KernelCostModel> cost_;
   std::map<std::pair<int, int64_t>, SimTime> collective_ps_;
   std::map<std::pair<int, int>, PassTiming> passes_;
-  std::vector<std::string> collective_notes_;
+  std::vector<CollectiveInfo> collective_infos_;
 };
 
 }  // namespace specsim::llm

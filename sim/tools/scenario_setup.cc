@@ -49,9 +49,16 @@ StatusOr<coll::CollectiveRequest> AllreduceChoice(const config::Communication& c
 
 StatusOr<LoadedScenario> LoadScenario(const std::string& path_in, const std::vector<std::string>& overrides,
                                       const std::string& calibration_path) {
+  const std::string path = path_in.empty() ? kDefaultScenario : path_in;
+  ASSIGN_OR_RETURN(config::Scenario scenario, io::LoadScenarioFile(path));
+  return BuildScenario(std::move(scenario), path, overrides, calibration_path);
+}
+
+StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::string& name,
+                                       const std::vector<std::string>& overrides, const std::string& calibration_path) {
   LoadedScenario loaded;
-  loaded.path = path_in.empty() ? kDefaultScenario : path_in;
-  ASSIGN_OR_RETURN(loaded.scenario, io::LoadScenarioFile(loaded.path));
+  loaded.path = name;
+  loaded.scenario = std::move(scenario);
   config::Scenario& s = loaded.scenario;
   for (const std::string& o : overrides) RETURN_IF_ERROR(io::ApplyOverride(&s, o).WithPrefix("--set " + o));
   RETURN_IF_ERROR(io::ValidateScenario(s, loaded.path));

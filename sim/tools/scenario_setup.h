@@ -29,6 +29,11 @@ struct LoadedScenario {
 StatusOr<LoadedScenario> LoadScenario(const std::string& path, const std::vector<std::string>& overrides,
                                       const std::string& calibration_path);
 
+// The same from a scenario already in memory (paths resolved); `name` stands for the file in
+// messages.
+StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::string& name,
+                                       const std::vector<std::string>& overrides, const std::string& calibration_path);
+
 // The allreduce choice of a scenario's `communication` block.
 StatusOr<coll::CollectiveRequest> AllreduceChoice(const config::Communication& communication);
 

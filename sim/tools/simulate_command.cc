@@ -160,7 +160,8 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     for (const AlgoRow& a : algo_rows)
       j["algorithms"].push_back({{"name", a.name}, {"baseline_tokens_per_s", a.baseline},
                                  {"speculative_tokens_per_s", a.speculative}});
-    j["collectives"] = r.collectives;
+    j["collectives"] = nlohmann::json::array();
+    for (const llm::CollectiveInfo& c : r.collectives) j["collectives"].push_back(c.description);
     out << j.dump(1) << "\n";
     return 0;
   }
@@ -198,7 +199,7 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
                        MillisFromPicos(r.baseline_step.compute_ps), MillisFromPicos(r.baseline_step.comm_ps));
   }
   out << "#\n# collectives (each simulated on the fabric once, reused per occurrence):\n";
-  for (const std::string& c : r.collectives) out << "#   " << c << "\n";
+  for (const llm::CollectiveInfo& c : r.collectives) out << "#   " << c.description << "\n";
   if (!algo_rows.empty()) {
     out << "#\n# --compare-algos: the same scenario per allreduce choice\n";
     out << fmt::format("  {:<28} {:>16} {:>18} {:>9} {:>16} {:>16}\n", "allreduce", "baseline tok/s", "speculative tok/s",

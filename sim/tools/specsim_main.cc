@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "sim/tools/advise_command.h"
 #include "sim/tools/collective_command.h"
 #include "sim/tools/simulate_command.h"
 #include "sim/tools/sweep_command.h"
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   specsim::tools::AddSimulateCommand(app, &exit_code);
   specsim::tools::AddSweepCommand(app, &exit_code);
   specsim::tools::AddCollectiveCommand(app, &exit_code);
+  specsim::tools::AddAdviseCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -1,0 +1,198 @@
+#include "sim/tools/advise_command.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/io/hardware_loader.h"
+#include "sim/io/model_loader.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/tools/advisor.h"
+#include "sim/tools/scenario_setup.h"
+
+namespace specsim::tools {
+
+namespace {
+
+StatusOr<std::vector<double>> ParseAcceptance(const std::string& text) {
+  std::vector<double> v;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t pos = 0;
+      double p = std::stod(item, &pos);
+      if (pos != item.size() || !(p >= 0 && p <= 1)) throw std::invalid_argument(item);
+      v.push_back(p);
+    } catch (...) {
+      return InvalidArgumentError("--acceptance '" + text + "': expected probabilities in [0, 1] separated by commas, e.g. 0.85,0.75,0.65");
+    }
+  }
+  if (v.empty()) return InvalidArgumentError("--acceptance is empty");
+  return v;
+}
+
+}  // namespace
+
+int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
+  auto fail = [&err](const Status& s) {
+    err << "specsim advise: " << s.message() << "\n";
+    return 2;
+  };
+  // The base scenario: a file, or one made from the flags.
+  config::Scenario base;
+  if (!flags.scenario.empty()) {
+    auto s = io::LoadScenarioFile(flags.scenario);
+    if (!s.ok()) return fail(s.status());
+    base = *s;
+  } else {
+    if (flags.hardware.empty() || flags.model.empty())
+      return fail(InvalidArgumentError("give --hardware and --model (or --scenario)"));
+    base.set_name("advise");
+    base.mutable_serving()->set_batch_size(1);
+    base.mutable_serving()->set_context_length(4096);
+    base.mutable_serving()->set_weight_dtype(config::BF16);
+    base.mutable_serving()->set_activation_dtype(config::BF16);
+    base.mutable_serving()->set_kv_cache_dtype(config::BF16);
+    base.mutable_serving()->set_cuda_graphs(true);
+  }
+  std::vector<std::string> overrides;
+  if (!flags.hardware.empty()) overrides.push_back("hardware=" + flags.hardware);
+  if (!flags.model.empty()) overrides.push_back("model=" + flags.model);
+  if (!flags.draft.empty()) overrides.push_back("speculation.draft_model=" + flags.draft);
+  if (flags.batch > 0) overrides.push_back(fmt::format("serving.batch_size={}", flags.batch));
+  if (flags.context >= 0) overrides.push_back(fmt::format("serving.context_length={}", flags.context));
+  if (!flags.weight_dtype.empty()) overrides.push_back("serving.weight_dtype=" + flags.weight_dtype);
+  if (!flags.expert_weight_dtype.empty()) overrides.push_back("serving.expert_weight_dtype=" + flags.expert_weight_dtype);
+  if (!flags.kv_dtype.empty()) overrides.push_back("serving.kv_cache_dtype=" + flags.kv_dtype);
+  if (!flags.calibration.empty()) overrides.push_back("calibration=" + flags.calibration);
+  overrides.push_back("speculation.seed=1");
+  overrides.push_back("speculation.cycles=1000");
+  for (const std::string& o : overrides) {
+    Status s = io::ApplyOverride(&base, o);
+    if (!s.ok()) return fail(s.WithPrefix(o));
+  }
+  if (flags.tp > 0) {
+    base.mutable_parallelism()->set_tensor_parallel(flags.tp);
+  } else if (base.parallelism().tensor_parallel() <= 0) {
+    auto box = io::LoadHardwareFile(base.hardware());
+    if (!box.ok()) return fail(box.status());
+    base.mutable_parallelism()->set_tensor_parallel(box->num_gpus());
+  }
+  const int tp = base.parallelism().tensor_parallel();
+  auto hardware = BuildScenario(base, "advise", {"speculation.method=NONE"}, "");
+  if (!hardware.ok()) return fail(hardware.status());
+  const llm::ModelSpec& target = hardware->setup.target;
+
+  std::vector<double> acceptance;
+  const bool can_speculate = !base.speculation().draft_model().empty() || target.num_nextn_predict_layers > 0;
+  if (!flags.acceptance.empty()) {
+    auto a = ParseAcceptance(flags.acceptance);
+    if (!a.ok()) return fail(a.status());
+    acceptance = *a;
+  } else if (base.speculation().acceptance_probabilities_size() > 0) {
+    acceptance.assign(base.speculation().acceptance_probabilities().begin(), base.speculation().acceptance_probabilities().end());
+  } else if (can_speculate) {
+    return fail(InvalidArgumentError(
+        "speculation is possible (a draft model or MTP layers) but no acceptance is known: give --acceptance "
+        "p1,p2,... (per-position acceptance of the draft's top-1 token, e.g. 0.85,0.75,0.65)"));
+  }
+
+  SearchSpace space = DefaultSearchSpace(base, target);
+  AdviseOptions options;
+  options.acceptance = acceptance;
+  options.exhaustive = flags.exhaustive;
+  options.threads = flags.threads;
+  options.progress = flags.progress;
+  const auto start = std::chrono::steady_clock::now();
+  auto result = Advise(base, space, options, err);
+  if (!result.ok()) return fail(result.status());
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const Evaluated& winner = result->ranked.front();
+  const Evaluated* baseline = nullptr;
+  for (const Evaluated& e : result->ranked)
+    if (e.candidate.spec.method == config::Speculation::NONE && e.candidate.comm.name == "NCCL auto" &&
+        e.candidate.cuda_graphs && e.candidate.expert_parallel == 1) baseline = &e;
+
+  if (flags.json) {
+    nlohmann::json j;
+    j["evaluated"] = result->evaluated;
+    j["space_size"] = result->space_size;
+    j["did_not_fit"] = result->did_not_fit;
+    j["top"] = nlohmann::json::array();
+    for (int i = 0; i < std::min<int>(flags.top, static_cast<int>(result->ranked.size())); ++i) {
+      const Evaluated& e = result->ranked[i];
+      j["top"].push_back({{"configuration", e.candidate.Label()}, {"tokens_per_s", e.tokens_per_s}, {"ms_per_token", e.ms_per_token}});
+    }
+    j["families"] = nlohmann::json::array();
+    for (const FamilyVerdict& f : result->families)
+      j["families"].push_back({{"family", f.family}, {"best", f.best}, {"tokens_per_s", f.tokens_per_s}, {"bottleneck", f.bottleneck}});
+    j["sglang"] = SglangCommand(base, winner.candidate);
+    out << j.dump(1) << "\n";
+    return 0;
+  }
+
+  const net::Topology& box = *hardware->topology;
+  out << fmt::format("# specsim advise: {} on {}, TP{}, batch {}, context {}\n", target.name, box.name, tp,
+                     base.serving().batch_size(), base.serving().context_length());
+  if (!acceptance.empty()) {
+    std::string a;
+    for (double p : acceptance) a += fmt::format("{}{:g}", a.empty() ? "" : ",", p);
+    out << "#   acceptance per position: " << a << " (extended with its last value; trees credited 1-(1-p)^topk: optimistic)\n";
+  }
+  out << fmt::format("#   evaluated {} of {} configurations ({}){}, {:.1f} s\n", result->evaluated, result->space_size,
+                     flags.exhaustive ? "exhaustive" : "pruned: allreduce choices ranked first, then speculation settings",
+                     result->did_not_fit > 0 ? fmt::format("; {} did not fit in memory", result->did_not_fit) : "", secs);
+  out << "#\n# top configurations\n";
+  out << fmt::format("  {:>4} {:>9} {:>8}  {}\n", "rank", "tok/s", "vs base", "configuration");
+  for (int i = 0; i < std::min<int>(flags.top, static_cast<int>(result->ranked.size())); ++i) {
+    const Evaluated& e = result->ranked[i];
+    out << fmt::format("  {:>4} {:>9.1f} {:>7.2f}x  {}\n", i + 1, e.tokens_per_s,
+                       baseline ? e.tokens_per_s / baseline->tokens_per_s : 0.0, e.candidate.Label());
+  }
+  if (baseline) out << fmt::format("#   (vs base: against no speculation, NCCL auto, CUDA graphs: {:.1f} tok/s)\n", baseline->tokens_per_s);
+  out << "#\n# families: the best of each, and what sinks it against the winner\n";
+  for (const FamilyVerdict& f : result->families) {
+    if (f.tokens_per_s <= 0) {
+      out << fmt::format("  {:<38} {}\n", f.family, f.bottleneck);
+    } else if (f.bottleneck.empty()) {
+      out << fmt::format("  {:<38} {:>8.1f} tok/s  the winner's family\n", f.family, f.tokens_per_s);
+    } else {
+      out << fmt::format("  {:<38} {:>8.1f} tok/s  {}\n", f.family, f.tokens_per_s, f.bottleneck);
+    }
+  }
+  out << "#\n# to reproduce the winner with SGLang:\n  " << SglangCommand(base, winner.candidate) << "\n";
+  return 0;
+}
+
+void AddAdviseCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<AdviseFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "advise",
+      "Search speculation settings, allreduce choice, CUDA graphs and TP/EP for the fastest configuration of a model "
+      "on a box; print the top configurations, why each family of alternatives loses, and SGLang flags for the winner.");
+  cmd->add_option("--scenario", flags->scenario, "base scenario (the other flags override it)");
+  cmd->add_option("--hardware", flags->hardware, "hardware textproto");
+  cmd->add_option("--model", flags->model, "model textproto or Hugging Face config.json");
+  cmd->add_option("--draft", flags->draft, "EAGLE-3 draft head (models/eagle3-*.textproto)");
+  cmd->add_option("--tp", flags->tp, "tensor-parallel degree (default: every GPU)");
+  cmd->add_option("--batch", flags->batch, "concurrent sequences (default 1)");
+  cmd->add_option("--context", flags->context, "tokens in each sequence's KV cache (default 4096)");
+  cmd->add_option("--weight-dtype", flags->weight_dtype, "BF16 | FP8 | FP4 | INT4");
+  cmd->add_option("--expert-weight-dtype", flags->expert_weight_dtype, "routed experts: BF16 | FP8 | FP4 | INT4");
+  cmd->add_option("--kv-dtype", flags->kv_dtype, "BF16 | FP8");
+  cmd->add_option("--acceptance", flags->acceptance, "per-position acceptance of the draft's top-1 token, e.g. 0.85,0.75,0.65");
+  cmd->add_option("--calibration", flags->calibration, "calibration textproto");
+  cmd->add_flag("--exhaustive", flags->exhaustive, "evaluate the whole space instead of pruning");
+  cmd->add_option("--threads", flags->threads, "worker threads (default: all cores)");
+  cmd->add_option("--top", flags->top, "configurations to list")->capture_default_str();
+  cmd->add_flag("--json", flags->json, "print JSON");
+  cmd->add_flag("!--no-progress", flags->progress, "no progress on stderr");
+  cmd->callback([flags, exit_code] { *exit_code = RunAdvise(*flags, std::cout, std::cerr); });
+}
+
+}  // namespace specsim::tools

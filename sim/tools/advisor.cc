@@ -1,0 +1,366 @@
+#include "sim/tools/advisor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "sim/tools/scenario_setup.h"
+
+namespace specsim::tools {
+
+std::string SpecChoice::Label() const {
+  switch (method) {
+    case config::Speculation::EAGLE3: return fmt::format("EAGLE-3 {}/{}/{}", num_steps, topk, num_draft_tokens);
+    case config::Speculation::MTP: return fmt::format("MTP {}/{}/{}", num_steps, topk, num_draft_tokens);
+    default: return "off";
+  }
+}
+
+std::string SpecChoice::Family() const {
+  switch (method) {
+    case config::Speculation::EAGLE3: return topk == 1 ? "EAGLE-3 chain" : "EAGLE-3 tree (optimistic acceptance)";
+    case config::Speculation::MTP: return "MTP";
+    default: return "no speculation";
+  }
+}
+
+std::string Candidate::Label() const {
+  return fmt::format("{}{}, {}, graphs {}{}", spec.Label(), optimistic() ? " (upper bound)" : "", comm.name, cuda_graphs ? "on" : "off",
+                     expert_parallel > 1 ? fmt::format(", EP{}", expert_parallel) : "");
+}
+
+SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpec& target) {
+  SearchSpace space;
+  space.specs.push_back({config::Speculation::NONE, 0, 1, 1});
+  if (!base.speculation().draft_model().empty()) {
+    for (int s = 1; s <= 5; ++s) space.specs.push_back({config::Speculation::EAGLE3, s, 1, s + 1});
+    for (int k : {2, 4})
+      for (int s : {2, 3, 4})
+        for (int n : {4, 8, 16})
+          if (n <= 1 + k + (s - 1) * k * k) space.specs.push_back({config::Speculation::EAGLE3, s, k, n});
+  }
+  if (target.num_nextn_predict_layers > 0)
+    for (int s = 1; s <= 3; ++s) space.specs.push_back({config::Speculation::MTP, s, 1, s + 1});
+  auto c = [](std::string name, std::string family, std::string algo, std::string proto, int ch, std::string level) {
+    return CommChoice{std::move(name), std::move(family), std::move(algo), std::move(proto), std::move(level), ch};
+  };
+  space.comms = {c("NCCL auto", "NCCL auto", "auto", "", 0, ""),
+                 c("NCCL ring LL", "NCCL ring LL", "ring", "ll", 0, ""),
+                 c("NCCL ring Simple", "NCCL ring Simple", "ring", "simple", 0, ""),
+                 c("NCCL tree", "NCCL tree", "tree", "", 0, ""),
+                 c("NCCL ring LL, 1 channel", "NCCL channel count", "ring", "ll", 1, ""),
+                 c("NCCL ring LL, 2 channels", "NCCL channel count", "ring", "ll", 2, ""),
+                 c("NCCL ring LL, 4 channels", "NCCL channel count", "ring", "ll", 4, ""),
+                 c("NCCL auto, P2P level SYS", "NCCL P2P level SYS", "auto", "", 0, "sys"),
+                 c("NCCL ring LL, P2P level SYS", "NCCL P2P level SYS", "ring", "ll", 0, "sys"),
+                 c("one-shot custom allreduce", "one-shot custom allreduce", "oneshot", "", 0, ""),
+                 c("two-shot custom allreduce", "two-shot custom allreduce", "twoshot", "", 0, "")};
+  space.cuda_graphs = {true, false};
+  space.expert_parallel = {1};
+  if (target.is_moe() && base.parallelism().tensor_parallel() > 1)
+    space.expert_parallel.push_back(base.parallelism().tensor_parallel());
+  return space;
+}
+
+std::vector<std::string> CandidateOverrides(const Candidate& c, const std::vector<double>& acceptance, int tp) {
+  std::vector<std::string> o;
+  o.push_back("speculation.method=" + config::Speculation::Method_Name(c.spec.method));
+  if (c.spec.method != config::Speculation::NONE) {
+    o.push_back(fmt::format("speculation.num_steps={}", c.spec.num_steps));
+    o.push_back(fmt::format("speculation.topk={}", c.spec.topk));
+    o.push_back(fmt::format("speculation.num_draft_tokens={}", c.spec.num_draft_tokens));
+    std::string probs;
+    // A pass verifies num_draft_tokens tokens including the root: at most num_draft_tokens - 1 of
+    // them can be accepted, and at most num_steps.
+    // Positions beyond that get probability 0.
+    const int positions = std::min(c.spec.num_steps, c.spec.num_draft_tokens - 1);
+    for (int d = 0; d < c.spec.num_steps; ++d) {
+      double p = acceptance.empty() || d >= positions ? 0 : acceptance[std::min<size_t>(d, acceptance.size() - 1)];
+      if (c.spec.topk > 1) p = 1 - std::pow(1 - p, c.spec.topk);  // optimistic tree credit (advisor.h)
+      probs += fmt::format("{}{:.6f}", probs.empty() ? "" : ",", p);
+    }
+    o.push_back("speculation.acceptance_probabilities=" + probs);
+    o.push_back("speculation.accept_length_histogram=");
+    if (c.spec.method == config::Speculation::MTP) o.push_back("speculation.draft_model=");
+  }
+  o.push_back("communication.allreduce_algorithm=" + c.comm.algorithm);
+  o.push_back("communication.protocol=" + c.comm.protocol);
+  o.push_back(fmt::format("communication.channels={}", c.comm.channels));
+  o.push_back("communication.p2p_level=" + c.comm.p2p_level);
+  o.push_back(std::string("serving.cuda_graphs=") + (c.cuda_graphs ? "true" : "false"));
+  o.push_back(fmt::format("parallelism.expert_parallel={}", c.expert_parallel > 1 ? tp : 0));
+  return o;
+}
+
+namespace {
+
+Evaluated Evaluate(const config::Scenario& base, const Candidate& c, const AdviseOptions& options) {
+  Evaluated e;
+  e.candidate = c;
+  auto loaded = BuildScenario(base, "advise", CandidateOverrides(c, options.acceptance, base.parallelism().tensor_parallel()), "");
+  if (!loaded.ok()) {
+    e.status = "error: " + loaded.status().message();
+    return e;
+  }
+  auto plan = PlanScenarioMemory(*loaded);
+  if (!plan.ok()) {
+    e.status = "error: " + plan.status().message();
+    return e;
+  }
+  if (!plan->fits) {
+    e.status = fmt::format("does not fit ({:.1f} of {:.1f} GiB)", plan->total_bytes / (1 << 30), plan->capacity_bytes / (1 << 30));
+    return e;
+  }
+  auto sim = llm::DecodeSimulator::Create(loaded->setup);
+  if (!sim.ok()) {
+    e.status = "error: " + sim.status().message();
+    return e;
+  }
+  auto r = (*sim)->Run();
+  if (!r.ok()) {
+    e.status = "error: " + r.status().message();
+    return e;
+  }
+  e.result = *r;
+  e.tokens_per_s = r->speculative ? r->speculative_tokens_per_s : r->baseline_tokens_per_s;
+  e.ms_per_token = r->speculative ? r->cycle_ms / r->tau : r->baseline_step_ms;
+  return e;
+}
+
+void EvaluateAll(const config::Scenario& base, std::vector<Evaluated>* out, const std::vector<Candidate>& candidates,
+                 const AdviseOptions& options, std::ostream& progress, int* counter, int total_hint) {
+  std::vector<Evaluated> results(candidates.size());
+  const int threads = std::max(1, std::min<int>(options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency()),
+                                                static_cast<int>(candidates.size())));
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < candidates.size(); i = next++) {
+        results[i] = Evaluate(base, candidates[i], options);
+        std::lock_guard<std::mutex> lock(mu);
+        ++*counter;
+        if (options.progress && (*counter % 10 == 0))
+          progress << fmt::format("\r  evaluated {} configurations (of about {})", *counter, total_hint) << std::flush;
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (auto& r : results) out->push_back(std::move(r));
+}
+
+// Per-token cost components of an evaluated configuration, ms per generated token per sequence.
+std::map<std::string, double> PerToken(const Evaluated& e) {
+  const llm::DecodeResult& r = e.result;
+  if (!r.speculative) {
+    return {{"draft compute", 0},
+            {"draft comm", 0},
+            {"target compute", MillisFromPicos(r.baseline_step.compute_ps)},
+            {"target comm", MillisFromPicos(r.baseline_step.comm_ps)},
+            {"launch/sync", MillisFromPicos(r.baseline_step.launch_ps)}};
+  }
+  const double t = r.tau;
+  return {{"draft compute", r.breakdown.draft_compute_ms / t},
+          {"draft comm", r.breakdown.draft_comm_ms / t},
+          {"target compute", r.breakdown.verify_compute_ms / t},
+          {"target comm", r.breakdown.verify_comm_ms / t},
+          {"launch/sync", r.breakdown.launch_sync_ms / t}};
+}
+
+std::string Bottleneck(const Evaluated& family_best, const Evaluated& winner) {
+  auto f = PerToken(family_best), w = PerToken(winner);
+  std::string worst;
+  double worst_delta = -1e300;
+  for (const auto& [k, v] : f) {
+    if (v - w[k] > worst_delta) {
+      worst_delta = v - w[k];
+      worst = k;
+    }
+  }
+  std::string text = fmt::format("{:.2f} ms/token slower than the winner; most of it {} ({:.2f} vs {:.2f} ms/token)",
+                                 family_best.ms_per_token - winner.ms_per_token, worst, f[worst], w[worst]);
+  if (worst == "target comm" || worst == "draft comm") {
+    // The slowest distinct collective shows what the communication costs.
+    const llm::CollectiveInfo* big = nullptr;
+    for (const llm::CollectiveInfo& c : family_best.result.collectives)
+      if (big == nullptr || c.time_us > big->time_us) big = &c;
+    if (big != nullptr) text += "; e.g. " + big->description;
+  }
+  if (worst == "target compute" && !family_best.result.speculative && winner.result.speculative)
+    text += fmt::format(": one token per target pass, where the winner verifies {:.2f} per pass", winner.result.tau);
+  if (worst == "launch/sync" && !family_best.candidate.cuda_graphs) text += ": eager launches cost more than CUDA-graph replay";
+  return text;
+}
+
+}  // namespace
+
+StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& space, const AdviseOptions& options,
+                              std::ostream& progress) {
+  if (space.specs.empty() || space.comms.empty() || space.cuda_graphs.empty() || space.expert_parallel.empty())
+    return InvalidArgumentError("advise: empty search space");
+  AdviseResult result;
+  result.space_size = space.size();
+  std::vector<Evaluated> all;
+  int counter = 0;
+  const int hint = static_cast<int>(options.exhaustive ? space.size() : space.comms.size() * 2 + space.specs.size() * 3 + 2);
+  auto cross = [&](const std::vector<SpecChoice>& specs, const std::vector<CommChoice>& comms, const std::vector<bool>& graphs,
+                   const std::vector<int>& eps) {
+    std::vector<Candidate> v;
+    for (const auto& s : specs)
+      for (const auto& c : comms)
+        for (bool g : graphs)
+          for (int ep : eps) v.push_back({s, c, g, ep});
+    return v;
+  };
+  // The fastest exact (non-upper-bound) configuration so far.
+  auto best_of = [](const std::vector<Evaluated>& v) -> const Evaluated* {
+    const Evaluated* best = nullptr;
+    for (const Evaluated& e : v)
+      if (e.status == "ok" && !e.candidate.optimistic() && (best == nullptr || e.tokens_per_s > best->tokens_per_s))
+        best = &e;
+    return best;
+  };
+  const bool graphs0 = space.cuda_graphs.front();
+  const int ep0 = space.expert_parallel.front();
+  if (options.exhaustive) {
+    EvaluateAll(base, &all, cross(space.specs, space.comms, space.cuda_graphs, space.expert_parallel), options, progress,
+                &counter, hint);
+  } else {
+    // Stage 1: every allreduce choice, with no speculation and one reference speculation setting.
+    std::vector<SpecChoice> reference = {space.specs.front()};
+    for (const SpecChoice& s : space.specs) {
+      if (s.method != config::Speculation::NONE && s.topk == 1 && (reference.size() == 1 || s.num_steps == 3)) {
+        if (reference.size() == 1) reference.push_back(s); else reference[1] = s;
+      }
+    }
+    EvaluateAll(base, &all, cross(reference, space.comms, {graphs0}, {ep0}), options, progress, &counter, hint);
+    std::map<std::string, double> comm_score;
+    for (const Evaluated& e : all)
+      if (e.status == "ok") comm_score[e.candidate.comm.name] = std::max(comm_score[e.candidate.comm.name], e.tokens_per_s);
+    std::vector<CommChoice> ranked = space.comms;
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [&](const CommChoice& a, const CommChoice& b) { return comm_score[a.name] > comm_score[b.name]; });
+    std::vector<CommChoice> keep(ranked.begin(), ranked.begin() + std::min<size_t>(3, ranked.size()));
+    if (std::none_of(keep.begin(), keep.end(), [&](const CommChoice& c) { return c.name == space.comms.front().name; }))
+      keep.push_back(space.comms.front());
+    // Stage 2: every speculation setting with the kept allreduce choices.
+    std::vector<SpecChoice> rest;
+    for (const SpecChoice& s : space.specs)
+      if (std::none_of(reference.begin(), reference.end(), [&](const SpecChoice& r) { return r.Label() == s.Label(); }))
+        rest.push_back(s);
+    EvaluateAll(base, &all, cross(rest, keep, {graphs0}, {ep0}), options, progress, &counter, hint);
+    // Stage 3: the best so far with CUDA graphs and expert parallelism flipped.
+    const Evaluated* best = best_of(all);
+    if (best != nullptr) {
+      std::vector<Candidate> flips;
+      for (bool g : space.cuda_graphs)
+        for (int ep : space.expert_parallel)
+          if (g != best->candidate.cuda_graphs || ep != best->candidate.expert_parallel)
+            flips.push_back({best->candidate.spec, best->candidate.comm, g, ep});
+      EvaluateAll(base, &all, flips, options, progress, &counter, hint);
+    }
+  }
+  if (options.progress) progress << "\n";
+  result.evaluated = static_cast<int>(all.size());
+  for (const Evaluated& e : all) {
+    if (e.status == "ok") result.ranked.push_back(e);
+    else if (e.status.rfind("does not fit", 0) == 0) ++result.did_not_fit;
+    else return InternalError("advise: configuration '" + e.candidate.Label() + "' failed: " + e.status);
+  }
+  // Ranked fastest first; configurations whose acceptance is only an upper bound (trees) are
+  // listed but cannot be the winner.
+  std::stable_sort(result.ranked.begin(), result.ranked.end(), [](const Evaluated& a, const Evaluated& b) {
+    if (a.candidate.optimistic() != b.candidate.optimistic()) return !a.candidate.optimistic();
+    return a.tokens_per_s > b.tokens_per_s;
+  });
+  if (result.ranked.empty()) return FailedPreconditionError("advise: no configuration fits in GPU memory");
+  const Evaluated& winner = result.ranked.front();
+  if (winner.candidate.optimistic()) return FailedPreconditionError("advise: only tree configurations fit; their acceptance is unknown");
+
+  // Families: speculation families, allreduce families, CUDA graphs off, expert parallelism.
+  std::vector<std::pair<std::string, std::function<bool(const Candidate&)>>> families;
+  std::set<std::string> seen;
+  for (const SpecChoice& s : space.specs)
+    if (seen.insert(s.Family()).second)
+      families.push_back({s.Family(), [f = s.Family()](const Candidate& c) { return c.spec.Family() == f; }});
+  for (const CommChoice& c : space.comms)
+    if (seen.insert(c.family).second)
+      families.push_back({c.family, [f = c.family](const Candidate& x) { return x.comm.family == f; }});
+  if (space.cuda_graphs.size() > 1) families.push_back({"CUDA graphs off", [](const Candidate& c) { return !c.cuda_graphs; }});
+  if (space.expert_parallel.size() > 1)
+    families.push_back({"expert parallelism (TP+EP)", [](const Candidate& c) { return c.expert_parallel > 1; }});
+  for (const auto& [name, member] : families) {
+    FamilyVerdict v;
+    v.family = name;
+    // The family's best exact configuration; upper bounds (trees) only for a family of trees.
+    const Evaluated* best = nullptr;
+    for (int pass = 0; pass < 2 && best == nullptr; ++pass) {
+      for (const Evaluated& e : result.ranked) {
+        if (!member(e.candidate) || (pass == 0 && e.candidate.optimistic())) continue;
+        if (best == nullptr || e.tokens_per_s > best->tokens_per_s) best = &e;
+      }
+    }
+    if (best == nullptr) {
+      bool any = false;
+      for (const Evaluated& e : all) any = any || member(e.candidate);
+      v.bottleneck = any ? "does not fit in GPU memory" : "not evaluated (pruned)";
+    } else {
+      v.best = best->candidate.Label();
+      v.tokens_per_s = best->tokens_per_s;
+      if (member(winner.candidate)) {
+        v.bottleneck = "";  // the winner's own family
+      } else if (best->candidate.optimistic() && best->tokens_per_s > winner.tokens_per_s) {
+        v.bottleneck = fmt::format(
+            "upper bound only: {:.1f} tok/s if each of the {} candidates per depth were an independent chance "
+            "(acceptance 1-(1-p)^topk); measure the tree's accept lengths before choosing it",
+            best->tokens_per_s, best->candidate.spec.topk);
+      } else {
+        v.bottleneck = Bottleneck(*best, winner);
+      }
+    }
+    result.families.push_back(v);
+  }
+  return result;
+}
+
+std::string SglangCommand(const config::Scenario& base, const Candidate& c) {
+  std::string cmd = fmt::format("python -m sglang.launch_server --model-path <{}> --tp {}", base.model(),
+                                base.parallelism().tensor_parallel());
+  if (c.spec.method == config::Speculation::EAGLE3)
+    cmd += fmt::format(" --speculative-algorithm EAGLE3 --speculative-draft-model-path <{}>", base.speculation().draft_model());
+  if (c.spec.method == config::Speculation::MTP) cmd += " --speculative-algorithm NEXTN";
+  if (c.spec.method != config::Speculation::NONE)
+    cmd += fmt::format(" --speculative-num-steps {} --speculative-eagle-topk {} --speculative-num-draft-tokens {}",
+                       c.spec.num_steps, c.spec.topk, c.spec.num_draft_tokens);
+  if (c.expert_parallel > 1) cmd += fmt::format(" --ep-size {}", c.expert_parallel);
+  if (!c.cuda_graphs) cmd += " --disable-cuda-graph";
+  std::string env;
+  if (c.comm.algorithm == "oneshot" || c.comm.algorithm == "twoshot") {
+    env = "# SGLang's custom allreduce (it picks one-shot or two-shot by message size; keep it enabled)";
+  } else {
+    cmd += " --disable-custom-all-reduce";
+    if (c.comm.algorithm == "ring") env += " NCCL_ALGO=Ring";
+    // NCCL >= 2.24 enforces NCCL_ALGO strictly (reference.md section 1): name the collective so
+    // all-gathers keep their ring.
+    if (c.comm.algorithm == "tree") env += " NCCL_ALGO=allreduce:tree";
+    if (c.comm.protocol == "ll") env += " NCCL_PROTO=LL";
+    if (c.comm.protocol == "simple") env += " NCCL_PROTO=Simple";
+    if (c.comm.channels > 0) env += fmt::format(" NCCL_MIN_NCHANNELS={0} NCCL_MAX_NCHANNELS={0}", c.comm.channels);
+    if (!c.comm.p2p_level.empty()) {
+      std::string level = c.comm.p2p_level;
+      for (char& ch : level) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      env += " NCCL_P2P_LEVEL=" + level;
+    }
+  }
+  return env.empty() ? cmd : (env[0] == '#' ? cmd + "\n" + env : env.substr(1) + " " + cmd);
+}
+
+}  // namespace specsim::tools

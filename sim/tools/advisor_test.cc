@@ -1,0 +1,109 @@
+#include "sim/tools/advisor.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "sim/io/scenario_loader.h"
+#include "sim/tools/advise_command.h"
+#include "sim/tools/scenario_setup.h"
+
+namespace specsim::tools {
+namespace {
+
+config::Scenario Base() {
+  auto s = io::LoadScenarioFile("configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto");
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return *s;
+}
+
+// A small space: 4 chain settings x 5 allreduce choices x graphs on/off.
+SearchSpace SmallSpace(const config::Scenario& base) {
+  auto loaded = BuildScenario(base, "base", {}, "");
+  SearchSpace full = DefaultSearchSpace(base, loaded->setup.target);
+  SearchSpace s;
+  for (const SpecChoice& c : full.specs)
+    if (c.topk == 1 && c.num_steps <= 3) s.specs.push_back(c);
+  for (const CommChoice& c : full.comms)
+    if (c.channels == 0 && c.p2p_level.empty()) s.comms.push_back(c);
+  s.cuda_graphs = {true, false};
+  s.expert_parallel = {1};
+  return s;
+}
+
+TEST(Advisor, PrunedSearchFindsTheExhaustiveOptimum) {
+  config::Scenario base = Base();
+  SearchSpace space = SmallSpace(base);
+  ASSERT_EQ(space.specs.size(), 4u);  // off + 1/1/2, 2/1/3, 3/1/4
+  AdviseOptions options;
+  options.acceptance = {0.85, 0.75, 0.65};
+  std::ostringstream progress;
+  auto pruned = Advise(base, space, options, progress);
+  options.exhaustive = true;
+  auto brute = Advise(base, space, options, progress);
+  ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
+  ASSERT_TRUE(brute.ok());
+  EXPECT_EQ(brute->evaluated, static_cast<int>(space.size()));
+  EXPECT_LT(pruned->evaluated, brute->evaluated);
+  EXPECT_EQ(pruned->ranked.front().candidate.Label(), brute->ranked.front().candidate.Label());
+  EXPECT_DOUBLE_EQ(pruned->ranked.front().tokens_per_s, brute->ranked.front().tokens_per_s);
+}
+
+TEST(Advisor, EveryFamilyNamesItsBottleneck) {
+  config::Scenario base = Base();
+  AdviseOptions options;
+  options.acceptance = {0.85, 0.75, 0.65};
+  std::ostringstream progress;
+  auto r = Advise(base, SmallSpace(base), options, progress);
+  ASSERT_TRUE(r.ok());
+  int winners = 0;
+  for (const FamilyVerdict& f : r->families) {
+    if (f.bottleneck.empty()) {
+      ++winners;  // the winner's own families: its speculation family and its allreduce family
+      continue;
+    }
+    EXPECT_NE(f.bottleneck.find("slower than the winner; most of it"), std::string::npos) << f.family << ": " << f.bottleneck;
+  }
+  EXPECT_EQ(winners, 2);
+  // The CUDA-graphs-off family loses on launch cost.
+  for (const FamilyVerdict& f : r->families)
+    if (f.family == "CUDA graphs off") EXPECT_NE(f.bottleneck.find("launch/sync"), std::string::npos) << f.bottleneck;
+}
+
+TEST(Advisor, TreeAcceptanceIsAnUpperBoundAndNeverTheWinner) {
+  Candidate tree{{config::Speculation::EAGLE3, 3, 2, 8}, {"NCCL auto", "NCCL auto", "auto", "", "", 0}, true, 1};
+  EXPECT_TRUE(tree.optimistic());
+  auto o = CandidateOverrides(tree, {0.5}, 8);
+  // 1 - (1 - 0.5)^2 = 0.75 at every depth (num_draft_tokens - 1 = 7 >= num_steps).
+  EXPECT_NE(std::find(o.begin(), o.end(), "speculation.acceptance_probabilities=0.750000,0.750000,0.750000"), o.end());
+  Candidate short_tree{{config::Speculation::EAGLE3, 4, 4, 4}, tree.comm, true, 1};
+  auto s = CandidateOverrides(short_tree, {0.5}, 8);
+  // Only num_draft_tokens - 1 = 3 positions can be accepted: the 4th gets 0.
+  EXPECT_NE(std::find(s.begin(), s.end(), "speculation.acceptance_probabilities=0.937500,0.937500,0.937500,0.000000"), s.end());
+}
+
+TEST(Advisor, SglangCommandReproducesTheChoice) {
+  config::Scenario base = Base();
+  Candidate c{{config::Speculation::EAGLE3, 3, 1, 4}, {"NCCL ring LL, 2 channels", "x", "ring", "ll", "sys", 2}, false, 8};
+  std::string cmd = SglangCommand(base, c);
+  for (const char* part : {"--tp 8", "--speculative-algorithm EAGLE3", "--speculative-num-steps 3", "--speculative-eagle-topk 1",
+                           "--speculative-num-draft-tokens 4", "--ep-size 8", "--disable-cuda-graph", "NCCL_ALGO=Ring",
+                           "NCCL_PROTO=LL", "NCCL_MIN_NCHANNELS=2 NCCL_MAX_NCHANNELS=2", "NCCL_P2P_LEVEL=SYS",
+                           "--disable-custom-all-reduce"})
+    EXPECT_NE(cmd.find(part), std::string::npos) << part << " in " << cmd;
+}
+
+TEST(AdviseCommand, NeedsAcceptanceWhenSpeculationIsPossible) {
+  AdviseFlags f;
+  f.hardware = "configs/hardware/rtxpro6000-8x-dual-socket.textproto";
+  f.model = "models/kimi-k2.textproto";
+  f.draft = "models/eagle3-kimi-k2.textproto";
+  f.expert_weight_dtype = "INT4";
+  f.progress = false;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunAdvise(f, out, err), 2);
+  EXPECT_NE(err.str().find("--acceptance"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace specsim::tools

@@ -91,7 +91,11 @@ kernels, a synthetic decode loop) and writes a measurement trace (proto/specsim/
   --out FILE.pb      trace file (default specsim-trace.pb); FILE.json is written beside it
   --no-json          do not write FILE.json
   --quick            a ~30 s run: fewer sizes, shapes and iterations
-  --model LIST       built-in model shapes: llama-3.1-8b (default), llama-3.1-70b, qwen3-32b, kimi-k2
+  --model LIST       models/*.textproto files (e.g. models/kimi-k2.textproto), or short names NAME for
+                     models/NAME.textproto in the current directory, its parents or the source tree
+                     (default llama-3.1-8b)
+  --draft-model LIST EAGLE-3 heads (models/eagle3-*.textproto): each drafts for the --model its
+                     eagle3.target names; other models use an approximate head (validate/README.md)
   --tp N             tensor-parallel degree for kernel shapes and decode (default: GPUs used)
   --gpus LIST        CUDA device ordinals to use (default: all visible, at most 8)
   --iters N          timed iterations per item (default: per suite)
@@ -112,7 +116,7 @@ NCCL_P2P_DISABLE, ...) are taken from the environment and recorded; NCCL_NVLS_EN
 StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
   Options o;
   const std::vector<std::string> bool_flags{"--quick", "--help", "-h", "--no-json"};
-  const std::vector<std::string> value_flags{"--suites", "--out", "--model", "--tp", "--gpus",
+  const std::vector<std::string> value_flags{"--suites", "--out", "--model", "--draft-model", "--tp", "--gpus",
                                              "--iters", "--warmup", "--seed", "--max-bytes",
                                              "--timeout", "--batch", "--context", "--draft-steps",
                                              "--accept"};
@@ -153,6 +157,9 @@ StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
     } else if (flag == "--model") {
       o.models = SplitCommaList(value);
       if (o.models.empty()) return InvalidArgument("--model: empty list");
+    } else if (flag == "--draft-model") {
+      o.draft_models = SplitCommaList(value);
+      if (o.draft_models.empty()) return InvalidArgument("--draft-model: empty list");
     } else if (flag == "--tp") {
       ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 0, 8));
       o.tp = static_cast<int>(v);

@@ -22,7 +22,9 @@ struct Options {
   std::vector<std::string> suites = AllSuites();   // --suites
   std::string out = "specsim-trace.pb";            // --out; FILE.json is written beside it
   bool quick = false;                              // --quick: ~30 s run
-  std::vector<std::string> models{"llama-3.1-8b"}; // --model (built-in names, validate/models.cc)
+  // --model: models/*.textproto paths or short names (NAME = models/NAME.textproto, validate/models.h)
+  std::vector<std::string> models{"llama-3.1-8b"};
+  std::vector<std::string> draft_models;           // --draft-model: EAGLE-3 heads (models/eagle3-*.textproto)
   int tp = 0;                                      // --tp; 0 = every GPU used
   std::vector<int> gpus;                           // --gpus; empty = every visible GPU (max 8)
   int iterations = 0;                              // --iters; 0 = per-suite default

@@ -17,7 +17,8 @@ TEST(ParseArgs, DefaultsRunEverySuite) {
 TEST(ParseArgs, ValuesInBothSpellings) {
   auto o = ParseArgs({"--suites", "pcie,decode", "--out=t.pb", "--quick", "--tp", "2", "--gpus=0,3",
                       "--max-bytes", "64MiB", "--accept=0.5", "--batch", "1,4", "--model",
-                      "llama-3.1-70b,qwen3-32b", "--timeout", "2.5"});
+                      "llama-3.1-70b,models/qwen3-32b.textproto", "--timeout", "2.5", "--draft-model",
+                      "models/eagle3-llama-3.1-8b.textproto"});
   ASSERT_TRUE(o.ok()) << o.status().ToString();
   EXPECT_EQ(o->suites, (std::vector<std::string>{"pcie", "decode"}));
   EXPECT_EQ(o->out, "t.pb");
@@ -27,7 +28,8 @@ TEST(ParseArgs, ValuesInBothSpellings) {
   EXPECT_EQ(o->max_bytes, 64LL << 20);
   EXPECT_DOUBLE_EQ(o->acceptance_p, 0.5);
   EXPECT_EQ(o->decode_batches, (std::vector<int>{1, 4}));
-  EXPECT_EQ(o->models.size(), 2u);
+  EXPECT_EQ(o->models, (std::vector<std::string>{"llama-3.1-70b", "models/qwen3-32b.textproto"}));
+  EXPECT_EQ(o->draft_models, (std::vector<std::string>{"models/eagle3-llama-3.1-8b.textproto"}));
   EXPECT_DOUBLE_EQ(o->collective_timeout_s, 2.5);
 }
 

@@ -1,4 +1,5 @@
-// decode: a real decode loop of a synthetic transformer with a built-in model's shapes: random bf16
+// decode: a real decode loop of a synthetic transformer with a models/*.textproto model's shapes
+// (GQA, or absorbed MLA + MoE for DeepSeek-V3 / Kimi-K2, see validate/README.md): random bf16
 // weights, cuBLAS GEMMs, the decode attention kernel over a KV cache, RMSNorm, SiLU, TP over the
 // GPUs used with NCCL allreduces (2 per layer + 1 after the vocab-parallel embedding) and a logits
 // all-gather. The layer count is reduced to fit memory when needed (recorded per item and in a
@@ -28,15 +29,41 @@ constexpr int kMaxSplits = 32;
 
 // Dimensions per GPU.
 struct Dims {
-  int64_t h = 0, q_heads = 0, kv_heads = 0, hd = 0, inter = 0, vocab_local = 0, draft_vocab_local = 0;
+  int64_t h = 0, vocab_local = 0, draft_vocab_local = 0;
+  bool mla = false;
+  int64_t q_heads = 0, kv_heads = 0, hd = 0;          // GQA (MLA: q_heads = heads per GPU)
+  int64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, vdim = 0;  // MLA
+  int64_t inter = 0;                                   // dense MLP
+  int64_t experts = 0, topk = 0, moe_inter = 0, shared_inter = 0, first_dense = 0;  // MoE
+  int64_t dq_heads = 0, dkv_heads = 0, dhd = 0, dinter = 0;  // draft layer (GQA)
+  int64_t qa_n() const { return q_lora + kv_lora + rope; }      // fused q_a | kv_a output
+  int64_t latent() const { return kv_lora + rope; }             // MLA cache row / absorbed q head
+};
+
+// What one layer is made of (the draft layer: GQA with the draft's dims, qkv over 2h inputs).
+struct LayerKind {
+  bool mla = false;
+  int64_t q_heads = 0, kv_heads = 0, hd = 0, qkv_k = 0;
+  int64_t inter = 0;  // dense MLP (0 for an MoE layer)
+  bool moe = false;
   int64_t qkv_n() const { return (q_heads + 2 * kv_heads) * hd; }
   int64_t q_dim() const { return q_heads * hd; }
 };
 
 struct Layer {
-  DeviceBuffer slab;  // qkv | o | gate_up | down | norm1 | norm2
-  void *qkv, *o, *gu, *down, *n1, *n2;
-  DeviceBuffer k_cache, v_cache;
+  LayerKind kind;
+  DeviceBuffer slab;  // every weight of the layer
+  // GQA
+  void *qkv = nullptr, *o = nullptr;
+  // MLA: fused q_a|kv_a [q_lora + kv_lora + rope][h], norms, q_b [heads*(nope+rope)][q_lora],
+  // W_kc [heads][kv_lora][nope] and W_vc [heads][vdim][kv_lora] (kv_b split for absorption), o.
+  void *qkv_a = nullptr, *q_a_norm = nullptr, *kv_a_norm = nullptr, *q_b = nullptr, *w_kc = nullptr,
+       *w_vc = nullptr;
+  void *gu = nullptr, *down = nullptr;                    // dense MLP
+  void *router = nullptr, *sgu = nullptr, *sdown = nullptr;  // MoE: router, shared experts
+  int64_t expert_offset = 0;                              // first pool expert this layer uses
+  void *n1 = nullptr, *n2 = nullptr;
+  DeviceBuffer k_cache, v_cache;  // MLA: k_cache holds the latent rows, no v_cache
 };
 
 struct RankModel {
@@ -46,40 +73,86 @@ struct RankModel {
   CublasHandle blas;
   DeviceBuffer embed, lm_head, final_norm;
   std::vector<Layer> layers;
+  // Routed experts' weights, shared by the MoE layers: gate_up [pool][2*mi][h], down [pool][h][mi].
+  DeviceBuffer pool_gu, pool_down;
+  int64_t pool = 0;
   // Draft head (EAGLE-3): fc 3h -> h, one layer with a 2h-wide qkv input, its own LM head.
   DeviceBuffer fc, draft_lm;
   Layer draft;
   // Activations, sized for max_tokens.
   DeviceBuffer ids, x, resid, normed, cat, hidden3, qkv_out, attn_out, gu_out, act, logits, gathered, ws;
+  // MLA / MoE activations.
+  DeviceBuffer qa_out, q_lat, qb_out, q_full, attn_lat, router_logits, topk_ids, topk_w, e_in, e_gu, e_act, e_out,
+      s_gu, s_act, s_out;
   HostBuffer ids_host;
   std::vector<Event> phase_events;
 };
 
-int64_t LayerSlabElems(const Dims& d, int64_t qkv_k) {
-  return d.qkv_n() * qkv_k + d.h * d.q_dim() + 2 * d.inter * d.h + d.h * d.inter + 2 * d.h;
+// Weights of a layer as (pointer slot, elements), in slab order.
+std::vector<std::pair<void**, int64_t>> LayerParts(Layer& l, const Dims& d) {
+  const LayerKind& k = l.kind;
+  std::vector<std::pair<void**, int64_t>> p;
+  if (k.mla) {
+    p.push_back({&l.qkv_a, d.qa_n() * d.h});
+    p.push_back({&l.q_a_norm, d.q_lora});
+    p.push_back({&l.kv_a_norm, d.kv_lora});
+    p.push_back({&l.q_b, d.q_heads * (d.nope + d.rope) * d.q_lora});
+    p.push_back({&l.w_kc, d.q_heads * d.kv_lora * d.nope});
+    p.push_back({&l.w_vc, d.q_heads * d.vdim * d.kv_lora});
+    p.push_back({&l.o, d.h * d.q_heads * d.vdim});
+  } else {
+    p.push_back({&l.qkv, k.qkv_n() * k.qkv_k});
+    p.push_back({&l.o, d.h * k.q_dim()});
+  }
+  if (k.moe) {
+    p.push_back({&l.router, d.experts * d.h});
+    if (d.shared_inter > 0) {
+      p.push_back({&l.sgu, 2 * d.shared_inter * d.h});
+      p.push_back({&l.sdown, d.h * d.shared_inter});
+    }
+  } else {
+    p.push_back({&l.gu, 2 * k.inter * d.h});
+    p.push_back({&l.down, d.h * k.inter});
+  }
+  p.push_back({&l.n1, d.h});
+  p.push_back({&l.n2, d.h});
+  return p;
 }
 
-StatusOr<Layer> MakeLayer(int device, const Dims& d, int64_t qkv_k, int64_t kv_elems, uint64_t seed, cudaStream_t s) {
+int64_t KvElems(const LayerKind& k, const Dims& d, int64_t max_batch, int64_t context) {
+  return k.mla ? max_batch * context * d.latent() : max_batch * k.kv_heads * context * k.hd;
+}
+
+// Bytes one layer takes (weights + caches), for the memory plan.
+int64_t LayerBytes(const LayerKind& k, const Dims& d, int64_t max_batch, int64_t context) {
   Layer l;
-  const int64_t elems = LayerSlabElems(d, qkv_k);
+  l.kind = k;
+  int64_t e = 0;
+  for (const auto& [slot, n] : LayerParts(l, d)) e += (n + 63) / 64 * 64;
+  return 2 * e + (k.mla ? 1 : 2) * KvElems(k, d, max_batch, context) * 2;
+}
+
+StatusOr<Layer> MakeLayer(int device, const Dims& d, const LayerKind& kind, int64_t max_batch, int64_t context,
+                          uint64_t seed, cudaStream_t s) {
+  Layer l;
+  l.kind = kind;
+  auto parts = LayerParts(l, d);
+  int64_t elems = 0;
+  for (const auto& [slot, n] : parts) elems += (n + 63) / 64 * 64;  // keep every part 128-byte aligned
   ASSIGN_OR_RETURN(l.slab, DeviceBuffer::Create(device, elems * 2));
   CUDA_RETURN_IF_ERROR(LaunchFillRandom(l.slab.data(), elems, seed, 0.02f, s));
   char* p = l.slab.as<char>();
-  auto take = [&](int64_t n) {
-    void* r = p;
-    p += n * 2;
-    return r;
-  };
-  l.qkv = take(d.qkv_n() * qkv_k);
-  l.o = take(d.h * d.q_dim());
-  l.gu = take(2 * d.inter * d.h);
-  l.down = take(d.h * d.inter);
-  l.n1 = take(d.h);
-  l.n2 = take(d.h);
+  for (auto& [slot, n] : parts) {
+    *slot = p;
+    p += (n + 63) / 64 * 64 * 2;
+  }
+  const int64_t kv_elems = KvElems(kind, d, max_batch, context);
   ASSIGN_OR_RETURN(l.k_cache, DeviceBuffer::Create(device, kv_elems * 2));
-  ASSIGN_OR_RETURN(l.v_cache, DeviceBuffer::Create(device, kv_elems * 2));
   CUDA_RETURN_IF_ERROR(LaunchFillRandom(l.k_cache.data(), kv_elems, seed + 1, 1.0f, s));
-  CUDA_RETURN_IF_ERROR(LaunchFillRandom(l.v_cache.data(), kv_elems, seed + 2, 1.0f, s));
+  if (!kind.mla) {
+    ASSIGN_OR_RETURN(l.v_cache, DeviceBuffer::Create(device, kv_elems * 2));
+    CUDA_RETURN_IF_ERROR(LaunchFillRandom(l.v_cache.data(), kv_elems, seed + 2, 1.0f, s));
+  }
   return l;
 }
 
@@ -124,12 +197,21 @@ class DecodeRunner {
 
   Status Build(int max_batch, int verify_n, int* layers_run);
   Status RunConfig(int batch, bool graph, bool spec);
+  int64_t pool() const { return ranks_.empty() ? 0 : ranks_[0]->pool; }
 
  private:
   Status Forward(RankModel& m, int seqs, int qps, bool draft, PhaseRec* ph);
+  Status GqaAttention(RankModel& m, Layer& L, int seqs, int qps, bool draft);
+  Status MlaAttention(RankModel& m, Layer& L, int seqs, int qps);
+  Status Moe(RankModel& m, Layer& L, int64_t T);
   Status AllReduce(RankModel& m, void* buf, int64_t count);
   Status Step(RankModel& m, int batch, bool spec, bool graph, std::vector<GraphExec>& g, PhaseRec* ph,
               double* host_accept_us);
+  int Splits(int64_t seqs, int64_t kv_heads, int64_t q_heads, int qps, int gt) const {
+    const int64_t blocks = seqs * kv_heads * ((q_heads / kv_heads * qps + gt - 1) / gt);
+    return static_cast<int>(std::clamp<int64_t>((2 * sm_count_ + blocks - 1) / blocks, 1,
+                                                std::min<int64_t>(kMaxSplits, std::max<int64_t>(1, context_ / 256))));
+  }
 
   Context& ctx_;
   trace::ModelShape shape_;
@@ -147,49 +229,86 @@ class DecodeRunner {
 
 Status DecodeRunner::Build(int max_batch, int verify_n, int* layers_run) {
   const int n = tp_;
+  const auto& c = shape_;
+  auto split = [&](int64_t v, const char* what) -> StatusOr<int64_t> {
+    if (v % tp_ != 0)
+      return InvalidArgument("tp " + std::to_string(tp_) + " does not divide " + what + " " + std::to_string(v));
+    return v / tp_;
+  };
   ASSIGN_OR_RETURN(AttentionShape a, AttentionFor(shape_, tp_));
-  d_.h = shape_.hidden();
+  d_.h = c.hidden();
+  d_.mla = c.mla();
   d_.q_heads = a.q_heads;
   d_.kv_heads = a.kv_heads;
   d_.hd = a.head_dim;
-  d_.inter = shape_.intermediate() / tp_;
-  d_.vocab_local = (shape_.vocab() + tp_ - 1) / tp_;
-  d_.draft_vocab_local = (shape_.draft_vocab() + tp_ - 1) / tp_;
+  if (d_.mla) {
+    d_.q_lora = c.q_lora_rank();
+    d_.kv_lora = c.kv_lora_rank();
+    d_.nope = c.qk_nope_head_dim();
+    d_.rope = c.qk_rope_head_dim();
+    d_.vdim = c.v_head_dim();
+    if (d_.latent() != 576 || d_.kv_lora % 8 || d_.q_lora % 8)
+      return InvalidArgument("MLA decode needs kv_lora_rank + qk_rope_head_dim = 576 (the attention kernel's head size), got " +
+                             std::to_string(d_.latent()));
+  } else if (d_.hd != 128) {
+    return InvalidArgument("decode attention supports head_dim 128, the model has " + std::to_string(d_.hd));
+  }
+  if (c.intermediate() > 0) {
+    ASSIGN_OR_RETURN(d_.inter, split(c.intermediate(), "intermediate"));
+  }
+  if (c.num_experts() > 0) {
+    d_.experts = c.num_experts();
+    d_.topk = c.experts_per_token();
+    ASSIGN_OR_RETURN(d_.moe_inter, split(c.moe_intermediate(), "moe_intermediate"));
+    d_.shared_inter = d_.moe_inter * c.num_shared_experts();
+    d_.first_dense = c.first_dense_layers();
+    if (d_.experts * 4 > 48 * 1024 || d_.topk > 64) return InvalidArgument("router top-k supports <= 12288 experts, k <= 64");
+  }
+  d_.vocab_local = (c.vocab() + tp_ - 1) / tp_;
+  d_.draft_vocab_local = (c.draft_vocab() + tp_ - 1) / tp_;
+  ASSIGN_OR_RETURN(d_.dq_heads, split(c.draft_heads(), "draft heads"));
+  d_.dkv_heads = c.draft_kv_heads() >= tp_ ? c.draft_kv_heads() / tp_ : 1;
+  d_.dhd = c.draft_head_dim();
+  ASSIGN_OR_RETURN(d_.dinter, split(c.draft_intermediate(), "draft intermediate"));
+  if (d_.dhd != 128 || d_.dq_heads % d_.dkv_heads != 0)
+    return InvalidArgument("draft layer: head_dim must be 128 and heads a multiple of KV heads");
+
   context_ = ctx_.opt.decode_context;
   verify_n_ = verify_n;
   sm_count_ = ctx_.props[0].multiProcessorCount;
   max_tokens_ = max_batch * verify_n;
-  rng_.seed(ctx_.opt.seed);
-  const int64_t kv_elems = int64_t(max_batch) * d_.kv_heads * context_ * d_.hd;
-  // Memory plan: per layer weights + KV; fixed: embedding, LM head, draft head, activations.
-  const int64_t per_layer = LayerSlabElems(d_, d_.h) * 2 + 2 * kv_elems * 2;
+  rng_.seed(ctx_.opt.seed * 1000003 + 17);
   const int64_t T = max_tokens_;
-  const int64_t act_elems = T * (3 * d_.h + 2 * d_.h + 2 * d_.h + d_.qkv_n() + d_.q_dim() + 3 * d_.inter +
-                                 (1 + n) * std::max(d_.vocab_local, d_.draft_vocab_local));
-  const int64_t fixed = (d_.vocab_local * d_.h * 2 + d_.h + d_.h * 3 * d_.h + d_.draft_vocab_local * d_.h) * 2 +
-                        LayerSlabElems(d_, 2 * d_.h) * 2 + 2 * kv_elems * 2 + act_elems * 2 +
-                        AttentionWorkspaceBytes(T, d_.q_heads, d_.hd, kMaxSplits) + (3LL << 30);
-  int64_t free_min = INT64_MAX;
-  for (int r = 0; r < n; ++r) {
-    size_t fr = 0, tot = 0;
-    CUDA_RETURN_IF_ERROR(cudaSetDevice(ctx_.devices[r]));
-    CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&fr, &tot));
-    free_min = std::min<int64_t>(free_min, static_cast<int64_t>(fr));
-  }
-  int64_t fit = (static_cast<int64_t>(free_min * 0.92) - fixed) / per_layer;
-  *layers_run = static_cast<int>(std::min<int64_t>(shape_.layers(), fit));
-  if (*layers_run < 1)
-    return OutOfMemory(shape_.name() + " at tp " + std::to_string(tp_) + ": not even one layer fits (" +
-                       std::to_string(free_min >> 30) + " GiB free per GPU)");
+  const int64_t max_slots = T * d_.topk + d_.experts;
+  const int64_t pool = d_.experts > 0 ? ExpectedDistinctExperts(static_cast<int>(d_.experts), static_cast<int>(d_.topk), T) : 0;
+
+  LayerKind target;
+  target.mla = d_.mla;
+  target.q_heads = d_.q_heads;
+  target.kv_heads = d_.kv_heads;
+  target.hd = d_.hd;
+  target.qkv_k = d_.h;
+  LayerKind dense = target, moe = target;
+  dense.inter = d_.inter;
+  moe.moe = true;
+  LayerKind draft;
+  draft.q_heads = d_.dq_heads;
+  draft.kv_heads = d_.dkv_heads;
+  draft.hd = d_.dhd;
+  draft.qkv_k = 2 * d_.h;
+  draft.inter = d_.dinter;
+  auto kind_of = [&](int l) { return d_.experts > 0 && l >= d_.first_dense ? moe : dense; };
+
   std::vector<int> devs(ctx_.devices.begin(), ctx_.devices.begin() + n);
   if (n > 1) {
-    auto c = NcclComms::Create(devs);
-    if (!c.ok()) return c.status().Annotate("decode communicators");
-    comms_ = std::move(c).value();
+    auto cm = NcclComms::Create(devs);
+    if (!cm.ok()) return cm.status().Annotate("decode communicators");
+    comms_ = std::move(cm).value();
   }
   ranks_.resize(n);
-  const int L = *layers_run;
-  return ParallelFor(n, [&](int r) -> Status {
+  // Phase 1 on every rank: everything but the target layers (embedding, LM head, draft head, expert
+  // pool, activations). Phase 2: as many target layers as the smallest free memory allows.
+  RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
     auto m = std::make_unique<RankModel>();
     m->rank = r;
     m->device = devs[r];
@@ -199,39 +318,65 @@ Status DecodeRunner::Build(int max_batch, int verify_n, int* layers_run) {
     ASSIGN_OR_RETURN(m->blas, CublasHandle::Create(m->device, m->stream.get()));
     cudaStream_t s = m->stream.get();
     const uint64_t seed = ctx_.opt.seed * 1000003 + r * 7919;
-    ASSIGN_OR_RETURN(m->embed, DeviceBuffer::Create(m->device, d_.vocab_local * d_.h * 2));
-    ASSIGN_OR_RETURN(m->lm_head, DeviceBuffer::Create(m->device, d_.vocab_local * d_.h * 2));
-    ASSIGN_OR_RETURN(m->final_norm, DeviceBuffer::Create(m->device, d_.h * 2));
-    ASSIGN_OR_RETURN(m->fc, DeviceBuffer::Create(m->device, d_.h * 3 * d_.h * 2));
-    ASSIGN_OR_RETURN(m->draft_lm, DeviceBuffer::Create(m->device, d_.draft_vocab_local * d_.h * 2));
-    CUDA_RETURN_IF_ERROR(LaunchFillRandom(m->embed.data(), d_.vocab_local * d_.h, seed + 1, 1.0f, s));
-    CUDA_RETURN_IF_ERROR(LaunchFillRandom(m->lm_head.data(), d_.vocab_local * d_.h, seed + 2, 0.02f, s));
-    CUDA_RETURN_IF_ERROR(LaunchFillRandom(m->final_norm.data(), d_.h, seed + 3, 1.0f, s));
-    CUDA_RETURN_IF_ERROR(LaunchFillRandom(m->fc.data(), d_.h * 3 * d_.h, seed + 4, 0.02f, s));
-    CUDA_RETURN_IF_ERROR(LaunchFillRandom(m->draft_lm.data(), d_.draft_vocab_local * d_.h, seed + 5, 0.02f, s));
-    for (int l = 0; l < L; ++l) {
-      ASSIGN_OR_RETURN(Layer layer, MakeLayer(m->device, d_, d_.h, kv_elems, seed + 100 * (l + 1), s));
-      m->layers.push_back(std::move(layer));
+    auto alloc = [&](DeviceBuffer& b, int64_t elems, uint64_t sd, float scale) -> Status {
+      ASSIGN_OR_RETURN(b, DeviceBuffer::Create(m->device, std::max<int64_t>(elems, 64) * 2));
+      if (scale > 0) CUDA_RETURN_IF_ERROR(LaunchFillRandom(b.data(), elems, sd, scale, s));
+      return Status::Ok();
+    };
+    RETURN_IF_ERROR(alloc(m->embed, d_.vocab_local * d_.h, seed + 1, 1.0f));
+    RETURN_IF_ERROR(alloc(m->lm_head, d_.vocab_local * d_.h, seed + 2, 0.02f));
+    RETURN_IF_ERROR(alloc(m->final_norm, d_.h, seed + 3, 1.0f));
+    RETURN_IF_ERROR(alloc(m->fc, d_.h * 3 * d_.h, seed + 4, 0.02f));
+    RETURN_IF_ERROR(alloc(m->draft_lm, d_.draft_vocab_local * d_.h, seed + 5, 0.02f));
+    ASSIGN_OR_RETURN(m->draft, MakeLayer(m->device, d_, draft, max_batch, context_, seed + 99, s));
+    if (pool > 0) {
+      m->pool = pool;
+      RETURN_IF_ERROR(alloc(m->pool_gu, pool * 2 * d_.moe_inter * d_.h, seed + 8, 0.02f));
+      RETURN_IF_ERROR(alloc(m->pool_down, pool * d_.h * d_.moe_inter, seed + 9, 0.02f));
     }
-    ASSIGN_OR_RETURN(m->draft, MakeLayer(m->device, d_, 2 * d_.h, kv_elems, seed + 99, s));
     const int64_t vmax = std::max(d_.vocab_local, d_.draft_vocab_local);
+    const int64_t qkv_max = std::max(dense.qkv_n(), draft.qkv_n());
+    const int64_t inter_max = std::max({d_.inter, d_.dinter, int64_t(1)});
     ASSIGN_OR_RETURN(m->ids, DeviceBuffer::Create(m->device, T * sizeof(int) * n));
     CUDA_RETURN_IF_ERROR(cudaMemsetAsync(m->ids.data(), 0, T * sizeof(int) * n, s));
-    ASSIGN_OR_RETURN(m->x, DeviceBuffer::Create(m->device, T * d_.h * 2));
-    ASSIGN_OR_RETURN(m->resid, DeviceBuffer::Create(m->device, T * d_.h * 2));
-    ASSIGN_OR_RETURN(m->normed, DeviceBuffer::Create(m->device, T * d_.h * 2));
-    ASSIGN_OR_RETURN(m->cat, DeviceBuffer::Create(m->device, T * 2 * d_.h * 2));
-    ASSIGN_OR_RETURN(m->hidden3, DeviceBuffer::Create(m->device, T * 3 * d_.h * 2));
-    CUDA_RETURN_IF_ERROR(LaunchFillRandom(m->cat.data(), T * 2 * d_.h, seed + 6, 1.0f, s));
-    CUDA_RETURN_IF_ERROR(LaunchFillRandom(m->hidden3.data(), T * 3 * d_.h, seed + 7, 1.0f, s));
-    ASSIGN_OR_RETURN(m->qkv_out, DeviceBuffer::Create(m->device, T * d_.qkv_n() * 2));
-    ASSIGN_OR_RETURN(m->attn_out, DeviceBuffer::Create(m->device, T * d_.q_dim() * 2));
-    ASSIGN_OR_RETURN(m->gu_out, DeviceBuffer::Create(m->device, T * 2 * d_.inter * 2));
-    ASSIGN_OR_RETURN(m->act, DeviceBuffer::Create(m->device, T * d_.inter * 2));
-    ASSIGN_OR_RETURN(m->logits, DeviceBuffer::Create(m->device, T * vmax * 2));
-    ASSIGN_OR_RETURN(m->gathered, DeviceBuffer::Create(m->device, T * vmax * 2 * n));
-    ASSIGN_OR_RETURN(m->ws, DeviceBuffer::Create(m->device, AttentionWorkspaceBytes(static_cast<int>(T), d_.q_heads,
-                                                                                     d_.hd, kMaxSplits)));
+    RETURN_IF_ERROR(alloc(m->x, T * d_.h, 0, 0));
+    RETURN_IF_ERROR(alloc(m->resid, T * d_.h, 0, 0));
+    RETURN_IF_ERROR(alloc(m->normed, T * d_.h, 0, 0));
+    RETURN_IF_ERROR(alloc(m->cat, T * 2 * d_.h, seed + 6, 1.0f));
+    RETURN_IF_ERROR(alloc(m->hidden3, T * 3 * d_.h, seed + 7, 1.0f));
+    RETURN_IF_ERROR(alloc(m->qkv_out, T * qkv_max, 0, 0));
+    RETURN_IF_ERROR(alloc(m->attn_out, T * std::max(dense.q_dim(), draft.q_dim()), 0, 0));
+    RETURN_IF_ERROR(alloc(m->gu_out, T * 2 * inter_max, 0, 0));
+    RETURN_IF_ERROR(alloc(m->act, T * inter_max, 0, 0));
+    RETURN_IF_ERROR(alloc(m->logits, T * vmax, 0, 0));
+    RETURN_IF_ERROR(alloc(m->gathered, T * vmax * n, 0, 0));
+    int64_t ws_bytes = AttentionWorkspaceBytes(static_cast<int>(T), static_cast<int>(std::max(d_.q_heads, d_.dq_heads)),
+                                               128, kMaxSplits);
+    if (d_.mla) {
+      ws_bytes = std::max(ws_bytes, AttentionWorkspaceBytes(static_cast<int>(T), static_cast<int>(d_.q_heads),
+                                                            static_cast<int>(d_.kv_lora), kMaxSplits));
+      RETURN_IF_ERROR(alloc(m->qa_out, T * d_.qa_n(), 0, 0));
+      RETURN_IF_ERROR(alloc(m->q_lat, T * d_.q_lora, 0, 0));
+      RETURN_IF_ERROR(alloc(m->qb_out, T * d_.q_heads * (d_.nope + d_.rope), 0, 0));
+      RETURN_IF_ERROR(alloc(m->q_full, T * d_.q_heads * d_.latent(), 0, 0));
+      RETURN_IF_ERROR(alloc(m->attn_lat, T * d_.q_heads * d_.kv_lora, 0, 0));
+      RETURN_IF_ERROR(alloc(m->attn_out, T * std::max(d_.q_heads * d_.vdim, draft.q_dim()), 0, 0));
+    }
+    if (d_.experts > 0) {
+      RETURN_IF_ERROR(alloc(m->router_logits, T * d_.experts, 0, 0));
+      ASSIGN_OR_RETURN(m->topk_ids, DeviceBuffer::Create(m->device, T * d_.topk * sizeof(int)));
+      ASSIGN_OR_RETURN(m->topk_w, DeviceBuffer::Create(m->device, T * d_.topk * sizeof(float)));
+      RETURN_IF_ERROR(alloc(m->e_in, max_slots * d_.h, 0, 0));
+      RETURN_IF_ERROR(alloc(m->e_gu, max_slots * 2 * d_.moe_inter, 0, 0));
+      RETURN_IF_ERROR(alloc(m->e_act, max_slots * d_.moe_inter, 0, 0));
+      RETURN_IF_ERROR(alloc(m->e_out, max_slots * d_.h, 0, 0));
+      if (d_.shared_inter > 0) {
+        RETURN_IF_ERROR(alloc(m->s_gu, T * 2 * d_.shared_inter, 0, 0));
+        RETURN_IF_ERROR(alloc(m->s_act, T * d_.shared_inter, 0, 0));
+        RETURN_IF_ERROR(alloc(m->s_out, T * d_.h, 0, 0));
+      }
+    }
+    ASSIGN_OR_RETURN(m->ws, DeviceBuffer::Create(m->device, ws_bytes));
     ASSIGN_OR_RETURN(m->ids_host, HostBuffer::Create(T * sizeof(int), HostKind::kPinned));
     if (r == 0) {
       for (int i = 0; i < 4096; ++i) {
@@ -239,15 +384,157 @@ Status DecodeRunner::Build(int max_batch, int verify_n, int* layers_run) {
         m->phase_events.push_back(std::move(e));
       }
     }
-    RETURN_IF_ERROR(SyncStream(m->device, s, 600, "weight initialisation"));
+    RETURN_IF_ERROR(SyncStream(m->device, s, 600, "decode buffers"));
     ranks_[r] = std::move(m);
     return Status::Ok();
+  }));
+  int64_t free_min = INT64_MAX;
+  for (int r = 0; r < n; ++r) {
+    size_t fr = 0, tot = 0;
+    CUDA_RETURN_IF_ERROR(cudaSetDevice(ctx_.devices[r]));
+    CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&fr, &tot));
+    free_min = std::min<int64_t>(free_min, static_cast<int64_t>(fr));
+  }
+  int64_t budget = static_cast<int64_t>(free_min * 0.95) - (3LL << 30);  // cuBLAS/NCCL/graph headroom
+  int L = 0;
+  while (L < c.layers()) {
+    const int64_t b = LayerBytes(kind_of(L), d_, max_batch, context_);
+    if (b > budget) break;
+    budget -= b;
+    ++L;
+  }
+  *layers_run = L;
+  if (L < 1)
+    return OutOfMemory(shape_.name() + " at tp " + std::to_string(tp_) + ": not even one layer fits (" +
+                       std::to_string(free_min >> 30) + " GiB free per GPU after the fixed buffers)");
+  return ParallelFor(n, [&](int r) -> Status {
+    RankModel& m = *ranks_[r];
+    CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
+    cudaStream_t s = m.stream.get();
+    const uint64_t seed = ctx_.opt.seed * 1000003 + r * 7919;
+    int moe_index = 0;
+    for (int l = 0; l < L; ++l) {
+      ASSIGN_OR_RETURN(Layer layer, MakeLayer(m.device, d_, kind_of(l), max_batch, context_, seed + 100 * (l + 1), s));
+      if (layer.kind.moe) layer.expert_offset = moe_index++ * 97;  // reduced modulo the free range per forward
+      m.layers.push_back(std::move(layer));
+    }
+    return SyncStream(m.device, s, 600, "weight initialisation");
   });
 }
 
 Status DecodeRunner::AllReduce(RankModel& m, void* buf, int64_t count) {
   if (m.tp == 1) return Status::Ok();
   NCCL_RETURN_IF_ERROR(ncclAllReduce(buf, buf, count, ncclBfloat16, ncclSum, comms_.get(m.rank), m.stream.get()));
+  return Status::Ok();
+}
+
+Status DecodeRunner::GqaAttention(RankModel& m, Layer& L, int seqs, int qps, bool draft) {
+  const LayerKind& k = L.kind;
+  cudaStream_t s = m.stream.get();
+  const int64_t T = int64_t(seqs) * qps;
+  RETURN_IF_ERROR(GemmBf16(m.blas.get(), draft ? m.cat.data() : m.normed.data(), L.qkv, m.qkv_out.data(), T, k.qkv_n(),
+                           k.qkv_k));
+  CUDA_RETURN_IF_ERROR(LaunchKvAppend(m.qkv_out.data(), L.k_cache.data(), L.v_cache.data(), seqs, qps,
+                                      static_cast<int>(k.q_heads), static_cast<int>(k.kv_heads), static_cast<int>(k.hd),
+                                      context_, pos_ % context_, s));
+  AttentionArgs aa;
+  aa.seqs = seqs;
+  aa.q_per_seq = qps;
+  aa.q_heads = static_cast<int>(k.q_heads);
+  aa.kv_heads = static_cast<int>(k.kv_heads);
+  aa.head_dim = static_cast<int>(k.hd);
+  aa.v_head_dim = static_cast<int>(k.hd);
+  aa.context = context_;
+  aa.q_row_stride = k.qkv_n();
+  aa.splits = Splits(seqs, k.kv_heads, k.q_heads, qps, 8);
+  aa.q = m.qkv_out.data();
+  aa.k = L.k_cache.data();
+  aa.v = L.v_cache.data();
+  aa.out = m.attn_out.data();
+  aa.workspace = m.ws.data();
+  CUDA_RETURN_IF_ERROR(LaunchDecodeAttention(aa, s));
+  return GemmBf16(m.blas.get(), m.attn_out.data(), L.o, m.x.data(), T, m.d.h, k.q_dim());
+}
+
+// Absorbed MLA decode as SGLang runs it (DeepseekV2AttentionMLA, forward_absorb): fused q_a|kv_a
+// projection, q_a / kv_a RMSNorms, the latent row (kv_lora normed + rope) appended to the cache,
+// q_b, q_nope absorbed into the latent space through W_kc per head (a batched GEMM), attention of
+// every head over the 576-wide latent cache (V = its first kv_lora values), the output lifted back
+// through W_vc per head, o_proj. RoPE is not applied (as in the GQA path).
+Status DecodeRunner::MlaAttention(RankModel& m, Layer& L, int seqs, int qps) {
+  const Dims& d = m.d;
+  cudaStream_t s = m.stream.get();
+  cublasHandle_t h = m.blas.get();
+  const int64_t T = int64_t(seqs) * qps;
+  const int64_t H = d.q_heads, qk = d.nope + d.rope, lat = d.latent();
+  char* qa = m.qa_out.as<char>();
+  RETURN_IF_ERROR(GemmBf16(h, m.normed.data(), L.qkv_a, qa, T, d.qa_n(), d.h));
+  CUDA_RETURN_IF_ERROR(LaunchRmsNormRows(qa, d.qa_n(), L.q_a_norm, m.q_lat.data(), d.q_lora, T,
+                                         static_cast<int>(d.q_lora), 1e-6f, s));
+  void* kv = qa + d.q_lora * 2;
+  CUDA_RETURN_IF_ERROR(LaunchRmsNormRows(kv, d.qa_n(), L.kv_a_norm, kv, d.qa_n(), T, static_cast<int>(d.kv_lora), 1e-6f, s));
+  CUDA_RETURN_IF_ERROR(LaunchRowsToCache(kv, d.qa_n(), static_cast<int>(lat), L.k_cache.data(), seqs, qps, context_,
+                                         pos_ % context_, s));
+  RETURN_IF_ERROR(GemmBf16(h, m.q_lat.data(), L.q_b, m.qb_out.data(), T, H * qk, d.q_lora));
+  // q_full[t][head][0:kv_lora] = q_nope[t][head] * W_kc[head]^T ; q_full[t][head][kv_lora:] = q_rope.
+  RETURN_IF_ERROR(GemmBf16StridedBatched(h, m.qb_out.data(), H * qk, qk, L.w_kc, d.kv_lora * d.nope, m.q_full.data(),
+                                         H * lat, lat, T, d.kv_lora, d.nope, H));
+  CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(m.q_full.as<char>() + d.kv_lora * 2, lat * 2, m.qb_out.as<char>() + d.nope * 2,
+                                         qk * 2, d.rope * 2, T * H, cudaMemcpyDeviceToDevice, s));
+  AttentionArgs aa;
+  aa.seqs = seqs;
+  aa.q_per_seq = qps;
+  aa.q_heads = static_cast<int>(H);
+  aa.kv_heads = 1;
+  aa.head_dim = static_cast<int>(lat);
+  aa.v_head_dim = static_cast<int>(d.kv_lora);
+  aa.context = context_;
+  aa.splits = Splits(seqs, 1, H, qps, 2);
+  aa.q = m.q_full.data();
+  aa.k = L.k_cache.data();
+  aa.v = L.k_cache.data();
+  aa.out = m.attn_lat.data();
+  aa.workspace = m.ws.data();
+  CUDA_RETURN_IF_ERROR(LaunchDecodeAttention(aa, s));
+  // attn_out[t][head][0:vdim] = attn_lat[t][head] * W_vc[head]^T, then o_proj.
+  RETURN_IF_ERROR(GemmBf16StridedBatched(h, m.attn_lat.data(), H * d.kv_lora, d.kv_lora, L.w_vc, d.vdim * d.kv_lora,
+                                         m.attn_out.data(), H * d.vdim, d.vdim, T, d.vdim, d.kv_lora, H));
+  return GemmBf16(h, m.attn_out.data(), L.o, m.x.data(), T, d.h, H * d.vdim);
+}
+
+// MoE layer: router GEMM and top-k on the GPU; the routed experts run as the expected number of
+// distinct experts for T tokens (ExpectedDistinctExperts), a contiguous run of the shared expert
+// pool starting at this layer's offset, with the T * k token-expert pairs split evenly among them
+// (two strided-batched GEMMs: gate_up and down); shared experts as a dense MLP; the combine weighs
+// each pair's output with the router's top-k softmax weights.
+Status DecodeRunner::Moe(RankModel& m, Layer& L, int64_t T) {
+  const Dims& d = m.d;
+  cudaStream_t s = m.stream.get();
+  cublasHandle_t h = m.blas.get();
+  const int k = static_cast<int>(d.topk);
+  RETURN_IF_ERROR(GemmBf16(h, m.normed.data(), L.router, m.router_logits.data(), T, d.experts, d.h));
+  CUDA_RETURN_IF_ERROR(LaunchTopK(m.router_logits.data(), T, static_cast<int>(d.experts), k, m.topk_ids.as<int>(),
+                                  m.topk_w.as<float>(), s));
+  const int64_t ed = ExpectedDistinctExperts(static_cast<int>(d.experts), k, T);
+  const int64_t rows = (T * k + ed - 1) / ed;
+  const int64_t slots = ed * rows;
+  const int64_t off = L.expert_offset % (m.pool - ed + 1);
+  const int64_t mi = d.moe_inter;
+  CUDA_RETURN_IF_ERROR(LaunchMoeGather(m.normed.data(), m.e_in.data(), T, k, slots, static_cast<int>(d.h), s));
+  RETURN_IF_ERROR(GemmBf16StridedBatched(h, m.e_in.data(), d.h, rows * d.h, m.pool_gu.as<char>() + off * 2 * mi * d.h * 2,
+                                         2 * mi * d.h, m.e_gu.data(), 2 * mi, rows * 2 * mi, rows, 2 * mi, d.h, ed));
+  CUDA_RETURN_IF_ERROR(LaunchSiluMul(m.e_gu.data(), m.e_act.data(), slots, static_cast<int>(mi), s));
+  RETURN_IF_ERROR(GemmBf16StridedBatched(h, m.e_act.data(), mi, rows * mi, m.pool_down.as<char>() + off * d.h * mi * 2,
+                                         d.h * mi, m.e_out.data(), d.h, rows * d.h, rows, d.h, mi, ed));
+  const void* shared = nullptr;
+  if (d.shared_inter > 0) {
+    RETURN_IF_ERROR(GemmBf16(h, m.normed.data(), L.sgu, m.s_gu.data(), T, 2 * d.shared_inter, d.h));
+    CUDA_RETURN_IF_ERROR(LaunchSiluMul(m.s_gu.data(), m.s_act.data(), T, static_cast<int>(d.shared_inter), s));
+    RETURN_IF_ERROR(GemmBf16(h, m.s_act.data(), L.sdown, m.s_out.data(), T, d.h, d.shared_inter));
+    shared = m.s_out.data();
+  }
+  CUDA_RETURN_IF_ERROR(LaunchMoeCombine(m.e_out.data(), m.topk_w.as<float>(), shared, m.x.data(), T, k,
+                                        static_cast<int>(d.h), s));
   return Status::Ok();
 }
 
@@ -268,40 +555,25 @@ Status DecodeRunner::Forward(RankModel& m, int seqs, int qps, bool draft, PhaseR
     RETURN_IF_ERROR(ph->Fine("draft_fc"));
   }
   const int nlayers = draft ? 1 : static_cast<int>(m.layers.size());
-  AttentionArgs aa;
-  aa.seqs = seqs;
-  aa.q_per_seq = qps;
-  aa.q_heads = static_cast<int>(d.q_heads);
-  aa.kv_heads = static_cast<int>(d.kv_heads);
-  aa.head_dim = static_cast<int>(d.hd);
-  aa.v_head_dim = static_cast<int>(d.hd);
-  aa.context = context_;
-  aa.q_row_stride = d.qkv_n();
-  const int64_t blocks = int64_t(seqs) * d.kv_heads * ((d.q_heads / d.kv_heads * qps + 7) / 8);
-  aa.splits = static_cast<int>(std::clamp<int64_t>((2 * sm_count_ + blocks - 1) / blocks, 1, std::min<int64_t>(kMaxSplits, std::max<int64_t>(1, context_ / 256))));
-  aa.q = m.qkv_out.data();
-  aa.out = m.attn_out.data();
-  aa.workspace = m.ws.data();
   for (int l = 0; l < nlayers; ++l) {
     Layer& L = draft ? m.draft : m.layers[l];
     CUDA_RETURN_IF_ERROR(LaunchRmsNorm(m.x.data(), m.resid.data(), L.n1, m.normed.data(), T, static_cast<int>(d.h), 1e-5f, s));
-    if (draft) RETURN_IF_ERROR(GemmBf16(h, m.cat.data(), L.qkv, m.qkv_out.data(), T, d.qkv_n(), 2 * d.h));
-    else RETURN_IF_ERROR(GemmBf16(h, m.normed.data(), L.qkv, m.qkv_out.data(), T, d.qkv_n(), d.h));
-    CUDA_RETURN_IF_ERROR(LaunchKvAppend(m.qkv_out.data(), L.k_cache.data(), L.v_cache.data(), seqs, qps,
-                                        static_cast<int>(d.q_heads), static_cast<int>(d.kv_heads), static_cast<int>(d.hd),
-                                        context_, pos_ % context_, s));
-    aa.k = L.k_cache.data();
-    aa.v = L.v_cache.data();
-    CUDA_RETURN_IF_ERROR(LaunchDecodeAttention(aa, s));
-    RETURN_IF_ERROR(GemmBf16(h, m.attn_out.data(), L.o, m.x.data(), T, d.h, d.q_dim()));
+    if (L.kind.mla) RETURN_IF_ERROR(MlaAttention(m, L, seqs, qps));
+    else RETURN_IF_ERROR(GqaAttention(m, L, seqs, qps, draft));
     RETURN_IF_ERROR(ph->Fine("attention"));
     RETURN_IF_ERROR(AllReduce(m, m.x.data(), T * d.h));
     RETURN_IF_ERROR(ph->Fine("allreduce"));
     CUDA_RETURN_IF_ERROR(LaunchRmsNorm(m.x.data(), m.resid.data(), L.n2, m.normed.data(), T, static_cast<int>(d.h), 1e-5f, s));
-    RETURN_IF_ERROR(GemmBf16(h, m.normed.data(), L.gu, m.gu_out.data(), T, 2 * d.inter, d.h));
-    CUDA_RETURN_IF_ERROR(LaunchSiluMul(m.gu_out.data(), m.act.data(), T, static_cast<int>(d.inter), s));
-    RETURN_IF_ERROR(GemmBf16(h, m.act.data(), L.down, m.x.data(), T, d.h, d.inter));
-    RETURN_IF_ERROR(ph->Fine("mlp"));
+    if (L.kind.moe) {
+      RETURN_IF_ERROR(Moe(m, L, T));
+      RETURN_IF_ERROR(ph->Fine("moe"));
+    } else {
+      const int64_t inter = L.kind.inter;
+      RETURN_IF_ERROR(GemmBf16(h, m.normed.data(), L.gu, m.gu_out.data(), T, 2 * inter, d.h));
+      CUDA_RETURN_IF_ERROR(LaunchSiluMul(m.gu_out.data(), m.act.data(), T, static_cast<int>(inter), s));
+      RETURN_IF_ERROR(GemmBf16(h, m.act.data(), L.down, m.x.data(), T, d.h, inter));
+      RETURN_IF_ERROR(ph->Fine("mlp"));
+    }
     RETURN_IF_ERROR(AllReduce(m, m.x.data(), T * d.h));
     RETURN_IF_ERROR(ph->Fine("allreduce"));
   }
@@ -463,6 +735,20 @@ Status DecodeRunner::RunConfig(int batch, bool graph, bool spec) {
     p->set_verify_tokens(verify_n_);
     p->set_acceptance_p(ctx_.opt.acceptance_p);
     p->set_draft_vocab(shape_.draft_vocab());
+    p->set_draft(shape_.draft());
+    p->set_draft_file(shape_.draft_file());
+  }
+  p->set_attention(shape_.mla() ? "mla_absorbed" : "gqa");
+  int dense_run = 0, moe_run = 0;
+  for (const auto& l : ranks_[0]->layers) (l.kind.moe ? moe_run : dense_run)++;
+  p->set_dense_layers_run(dense_run);
+  p->set_moe_layers_run(moe_run);
+  if (shape_.num_experts() > 0) {
+    const int64_t t = int64_t(batch) * (spec ? verify_n_ : 1);
+    const int ed = ExpectedDistinctExperts(shape_.num_experts(), shape_.experts_per_token(), t);
+    p->set_routed_experts_per_layer(ed);
+    p->set_rows_per_expert(static_cast<int>((t * shape_.experts_per_token() + ed - 1) / ed));
+    p->set_expert_pool(static_cast<int>(ranks_[0]->pool));
   }
   FillStats(us, cfg, "host_wall_clock", it);
   it->set_tokens_per_cycle(tokens_per_cycle);
@@ -490,12 +776,8 @@ Status RunDecodeSuite(Context& ctx) {
                            std::to_string(ctx.n()) + " used");
   const int max_batch = *std::max_element(ctx.opt.decode_batches.begin(), ctx.opt.decode_batches.end());
   const int verify_n = ctx.opt.draft_steps + 1;
-  for (const auto& name : ctx.opt.models) {
-    ASSIGN_OR_RETURN(trace::ModelShape shape, BuiltinModel(name));
-    if (shape.mla()) {
-      ctx.Note(trace::Note::WARNING, kSuite, name + ": MLA decode is not implemented; its GEMM and attention shapes are in the kernels suite");
-      continue;
-    }
+  for (const trace::ModelShape& shape : ctx.trace->models()) {
+    const std::string& name = shape.name();
     DecodeRunner runner(ctx, shape, tp);
     int layers_run = 0;
     Status st = runner.Build(max_batch, verify_n, &layers_run);
@@ -509,6 +791,18 @@ Status RunDecodeSuite(Context& ctx) {
     if (layers_run < shape.layers())
       ctx.Note(trace::Note::INFO, kSuite, name + ": layers reduced from " + std::to_string(shape.layers()) + " to " +
                                               std::to_string(layers_run) + " to fit GPU memory at tp " + std::to_string(tp));
+    if (shape.num_experts() > 0)
+      ctx.Note(trace::Note::INFO, kSuite,
+               name + ": routed experts: a pool of " + std::to_string(runner.pool()) + " of " +
+                   std::to_string(shape.num_experts()) +
+                   " experts' weights shared by the MoE layers (each layer runs the expected number of distinct experts "
+                   "for its token count, a contiguous run of the pool at a per-layer offset; token-expert pairs split "
+                   "evenly; the router's top-k weights combine them)");
+    ctx.Note(trace::Note::INFO, kSuite,
+             name + ": draft " + shape.draft() + (shape.draft_file().empty() ? "" : " (" + shape.draft_file() + ")") +
+                 ": heads " + std::to_string(shape.draft_heads()) + ", KV heads " + std::to_string(shape.draft_kv_heads()) +
+                 ", intermediate " + std::to_string(shape.draft_intermediate()) + ", draft vocab " +
+                 std::to_string(shape.draft_vocab()));
     for (int b : ctx.opt.decode_batches)
       for (bool spec : {false, true})
         for (bool graph : {false, true}) {

@@ -12,4 +12,11 @@ namespace specsim::validate {
 
 Status GemmBf16(cublasHandle_t h, const void* in, const void* w, void* out, int64_t m, int64_t n, int64_t k);
 
+// `batch` GEMMs out_b[m, n] = in_b[m, k] * W_b[n, k]^T (cublasGemmStridedBatchedEx): W_b contiguous
+// [n][k] at w + b * w_stride; row i of in_b at in + b * in_stride + i * in_ld (likewise out). Used for
+// MLA's per-head absorbed projections (rows interleaved by head) and the MoE experts.
+Status GemmBf16StridedBatched(cublasHandle_t h, const void* in, int64_t in_ld, int64_t in_stride, const void* w,
+                              int64_t w_stride, void* out, int64_t out_ld, int64_t out_stride, int64_t m, int64_t n,
+                              int64_t k, int64_t batch);
+
 }  // namespace specsim::validate

@@ -3,6 +3,7 @@
 #include <cuda_bf16.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -180,6 +181,100 @@ TEST(GpuKernels, GemmMatchesCpuReference) {
       for (int k = 0; k < K; ++k) ref += Bf(in[m * K + k]) * Bf(w[n * K + k]);
       EXPECT_NEAR(Bf(got[m * N + n]), ref, 0.05 + 0.01 * std::abs(ref));
     }
+}
+
+TEST(GpuKernels, StridedBatchedGemmAsMlaAbsorption) {
+  // Per head h: out[t][h][0:N] = in[t][h][0:K] * W[h]^T with rows interleaved by head (ld = H * width).
+  REQUIRE_GPU();
+  const int T = 3, H = 4, K = 32, N = 48, IW = 40, OW = 56;  // in/out head widths wider than K/N
+  auto in = RandomBf(T * H * IW, 11, 1.0f), w = RandomBf(H * N * K, 12, 1.0f);
+  DeviceBuffer din = Upload(in), dw = Upload(w);
+  auto out = DeviceBuffer::Create(0, T * H * OW * 2);
+  auto stream = Stream::Create(0);
+  ASSERT_TRUE(out.ok() && stream.ok());
+  ASSERT_EQ(cudaMemset(out->data(), 0, T * H * OW * 2), cudaSuccess);
+  auto blas = CublasHandle::Create(0, stream->get());
+  ASSERT_TRUE(blas.ok());
+  ASSERT_OK(GemmBf16StridedBatched(blas->get(), din.data(), H * IW, IW, dw.data(), N * K, out->data(), H * OW, OW, T, N,
+                                   K, H));
+  ASSERT_EQ(cudaStreamSynchronize(stream->get()), cudaSuccess);
+  auto got = Download(*out, T * H * OW);
+  for (int t = 0; t < T; ++t)
+    for (int h = 0; h < H; ++h) {
+      for (int n = 0; n < N; ++n) {
+        double ref = 0;
+        for (int k = 0; k < K; ++k) ref += Bf(in[(t * H + h) * IW + k]) * Bf(w[(h * N + n) * K + k]);
+        EXPECT_NEAR(Bf(got[(t * H + h) * OW + n]), ref, 0.05 + 0.01 * std::abs(ref));
+      }
+      for (int n = N; n < OW; ++n) EXPECT_EQ(got[(t * H + h) * OW + n], 0);  // untouched
+    }
+}
+
+TEST(GpuKernels, RmsNormRowsInPlaceOnASlice) {
+  REQUIRE_GPU();
+  const int T = 2, W = 96, OFF = 16, H = 64;
+  auto x = RandomBf(T * W, 13, 2.0f), w = RandomBf(H, 14, 1.0f);
+  DeviceBuffer dx = Upload(x), dw = Upload(w);
+  char* slice = dx.as<char>() + OFF * 2;
+  ASSERT_EQ(LaunchRmsNormRows(slice, W, dw.data(), slice, W, T, H, 1e-6f, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto got = Download(dx, T * W);
+  for (int t = 0; t < T; ++t) {
+    double ss = 0;
+    for (int i = 0; i < H; ++i) ss += double(Bf(x[t * W + OFF + i])) * Bf(x[t * W + OFF + i]);
+    const double inv = 1.0 / std::sqrt(ss / H + 1e-6);
+    for (int i = 0; i < W; ++i) {
+      if (i < OFF || i >= OFF + H) EXPECT_EQ(got[t * W + i], x[t * W + i]);
+      else EXPECT_NEAR(Bf(got[t * W + i]), Bf(x[t * W + i]) * inv * Bf(w[i - OFF]), 0.05);
+    }
+  }
+}
+
+TEST(GpuKernels, MoeTopKGatherCombine) {
+  REQUIRE_GPU();
+  const int T = 5, E = 384, K = 8, H = 64;
+  auto logits = RandomBf(T * E, 15, 3.0f);
+  DeviceBuffer dl = Upload(logits);
+  auto ids = DeviceBuffer::Create(0, T * K * sizeof(int));
+  auto wts = DeviceBuffer::Create(0, T * K * sizeof(float));
+  ASSERT_TRUE(ids.ok() && wts.ok());
+  ASSERT_EQ(LaunchTopK(dl.data(), T, E, K, ids->as<int>(), wts->as<float>(), 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<int> gid(T * K);
+  std::vector<float> gw(T * K);
+  ASSERT_EQ(cudaMemcpy(gid.data(), ids->data(), T * K * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(gw.data(), wts->data(), T * K * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  for (int t = 0; t < T; ++t) {
+    std::vector<int> order(E);
+    for (int e = 0; e < E; ++e) order[e] = e;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return Bf(logits[t * E + a]) > Bf(logits[t * E + b]); });
+    double sum = 0, z = 0;
+    for (int j = 0; j < K; ++j) z += std::exp(Bf(logits[t * E + order[j]]) - Bf(logits[t * E + order[0]]));
+    for (int j = 0; j < K; ++j) {
+      EXPECT_EQ(gid[t * K + j], order[j]) << "token " << t << " pick " << j;
+      EXPECT_NEAR(gw[t * K + j], std::exp(Bf(logits[t * E + order[j]]) - Bf(logits[t * E + order[0]])) / z, 1e-5);
+      sum += gw[t * K + j];
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-5);
+  }
+  // Gather T*K pairs into 3 experts x 14 rows (2 padding slots), combine with the weights above.
+  const int slots = 42;
+  auto in = RandomBf(T * H, 16, 1.0f), shared = RandomBf(T * H, 17, 1.0f);
+  DeviceBuffer din = Upload(in), dsh = Upload(shared);
+  auto gathered = DeviceBuffer::Create(0, slots * H * 2), out = DeviceBuffer::Create(0, T * H * 2);
+  ASSERT_TRUE(gathered.ok() && out.ok());
+  ASSERT_EQ(LaunchMoeGather(din.data(), gathered->data(), T, K, slots, H, 0), cudaSuccess);
+  ASSERT_EQ(LaunchMoeCombine(gathered->data(), wts->as<float>(), dsh.data(), out->data(), T, K, H, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto g = Download(*gathered, slots * H);
+  auto o = Download(*out, T * H);
+  for (int s = 0; s < slots; ++s) {
+    const int t = s < T * K ? s / K : s % T;
+    for (int i = 0; i < H; ++i) EXPECT_EQ(g[s * H + i], in[t * H + i]);
+  }
+  // Every pair carries the token itself, and the weights sum to 1: out = shared + in.
+  for (int i = 0; i < T * H; ++i) EXPECT_NEAR(Bf(o[i]), Bf(shared[i]) + Bf(in[i]), 0.03);
 }
 
 TEST(GpuCollectives, NcclAllreduceExact) {

@@ -97,5 +97,25 @@ cudaError_t LaunchKvAppend(const void* qkv, void* k_cache, void* v_cache, int se
                            cudaStream_t stream);
 // ids[r] = argmax_j logits[r][j]; logits: [rows][vocab] bf16.
 cudaError_t LaunchArgmax(const void* logits, int* ids, int rows, int64_t vocab, cudaStream_t stream);
+// out[t][0..hidden) = rmsnorm(x[t][0..hidden)) * weight over rows x_stride / out_stride elements apart
+// (MLA: q_a / kv_a norms on slices of the fused projection; in place when out == x). Strides and
+// hidden multiples of 8.
+cudaError_t LaunchRmsNormRows(const void* x, int64_t x_stride, const void* weight, void* out, int64_t out_stride,
+                              int64_t tokens, int hidden, float eps, cudaStream_t stream);
+// MLA latent cache append: cache[seq][(pos + row % q_per_seq) % context][0..width) = src[row][0..width),
+// rows src_stride elements apart, row r of sequence r / q_per_seq.
+cudaError_t LaunchRowsToCache(const void* src, int64_t src_stride, int width, void* cache, int seqs, int q_per_seq,
+                              int64_t context, int64_t pos, cudaStream_t stream);
+// MoE router: per token the k largest of `experts` logits (ties: lower index), ids[t*k + j] in
+// descending order, weights[t*k + j] = softmax over the k picked logits. k <= 64, experts <= 12288.
+cudaError_t LaunchTopK(const void* logits, int64_t tokens, int experts, int k, int* ids, float* weights,
+                       cudaStream_t stream);
+// MoE dispatch of the synthetic decode loop: out[s] = in[s / k] for slot s < tokens * k (slot t*k + j
+// holds token t's j-th pick), in[s % tokens] for padding slots; [slots][hidden].
+cudaError_t LaunchMoeGather(const void* in, void* out, int64_t tokens, int k, int64_t slots, int hidden,
+                            cudaStream_t stream);
+// out[t] = shared[t] (when not null) + sum_j weights[t*k + j] * expert_out[t*k + j]; fp32 sums.
+cudaError_t LaunchMoeCombine(const void* expert_out, const float* weights, const void* shared, void* out,
+                             int64_t tokens, int k, int hidden, cudaStream_t stream);
 
 }  // namespace specsim::validate

@@ -228,8 +228,7 @@ Status RunKernelsSuite(Context& ctx) {
   ASSIGN_OR_RETURN(r.blas, CublasHandle::Create(r.device, r.stream.get()));
   const int tp = ctx.tp();
   std::vector<int> hiddens;
-  for (const auto& name : ctx.opt.models) {
-    ASSIGN_OR_RETURN(trace::ModelShape m, BuiltinModel(name));
+  for (const trace::ModelShape& m : ctx.trace->models()) {
     Status st = Gemms(ctx, r, m, tp);
     if (st.ok()) st = Attention(ctx, r, m, tp);
     if (!st.ok()) {

@@ -30,6 +30,7 @@ void FillOptions(const Options& o, trace::RunOptions* p) {
   for (const auto& s : o.suites) p->add_suites(s);
   p->set_quick(o.quick);
   for (const auto& m : o.models) p->add_models(m);
+  for (const auto& m : o.draft_models) p->add_draft_models(m);
   p->set_tp(o.tp);
   for (int g : o.gpus) p->add_gpus(g);
   p->set_iterations(o.iterations);
@@ -64,13 +65,23 @@ int main(int argc, char** argv) {
   t.set_command_line(cmd);
   t.set_started_at_utc(NowUtc());
   FillOptions(opt, t.mutable_options());
-  for (const auto& name : opt.models) {
-    auto m = BuiltinModel(name);
-    if (!m.ok()) {
-      std::fprintf(stderr, "specsim-validate: --model: %s\n", m.status().message().c_str());
+  {
+    const auto roots = DefaultModelRoots();
+    std::vector<trace::ModelShape> models;
+    for (const auto& name : opt.models) {
+      auto m = LoadModel(name, roots);
+      if (!m.ok()) {
+        std::fprintf(stderr, "specsim-validate: --model: %s\n", m.status().message().c_str());
+        return 2;
+      }
+      models.push_back(*m);
+    }
+    Status d = AttachDraftModels(opt.draft_models, roots, &models);
+    if (!d.ok()) {
+      std::fprintf(stderr, "specsim-validate: --draft-model: %s\n", d.message().c_str());
       return 2;
     }
-    *t.add_models() = *m;
+    for (auto& m : models) *t.add_models() = std::move(m);
   }
 
   int count = 0;

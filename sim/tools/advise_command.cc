@@ -144,9 +144,11 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
     for (double p : acceptance) a += fmt::format("{}{:g}", a.empty() ? "" : ",", p);
     out << "#   acceptance per position: " << a << " (extended with its last value; trees credited 1-(1-p)^topk: optimistic)\n";
   }
-  out << fmt::format("#   evaluated {} of {} configurations ({}){}, {:.1f} s\n", result->evaluated, result->space_size,
+  out << fmt::format("#   evaluated {} of {} configurations ({}){}\n", result->evaluated, result->space_size,
                      flags.exhaustive ? "exhaustive" : "pruned: allreduce choices ranked first, then speculation settings",
-                     result->did_not_fit > 0 ? fmt::format("; {} did not fit in memory", result->did_not_fit) : "", secs);
+                     result->did_not_fit > 0 ? fmt::format("; {} did not fit in memory", result->did_not_fit) : "");
+  // Wall time goes to stderr so that stdout is the same on every run.
+  if (flags.progress) err << fmt::format("specsim advise: {} configurations in {:.1f} s\n", result->evaluated, secs);
   out << "#\n# top configurations\n";
   out << fmt::format("  {:>4} {:>9} {:>8}  {}\n", "rank", "tok/s", "vs base", "configuration");
   for (int i = 0; i < std::min<int>(flags.top, static_cast<int>(result->ranked.size())); ++i) {

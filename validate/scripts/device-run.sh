@@ -33,7 +33,7 @@ echo "== measurement: $NAME"
 nvidia-smi --query-gpu=name,pci.bus_id,pcie.link.gen.current,pcie.link.width.current,clocks.sm,clocks.mem,power.limit \
   --format=csv >"$OUT/run.log" 2>&1
 t0=$(date +%s)
-timeout 480 build/validate/specsim-validate --out "$OUT/$NAME.pb" "$@" >>"$OUT/run.log" 2>&1
+timeout "${VALIDATE_TIMEOUT:-480}" build/validate/specsim-validate --out "$OUT/$NAME.pb" "$@" >>"$OUT/run.log" 2>&1
 rc=$?
 echo "specsim-validate rc=$rc in $(( $(date +%s) - t0 )) s"
 grep -E "^specsim-validate:|\[.*\] (error|warning)" "$OUT/run.log" | head -30

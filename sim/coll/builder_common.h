@@ -21,6 +21,21 @@ Status ValidateProtocol(const ProtocolModel& protocol);
 // num_ranks >= 1, bytes >= 0, channels >= 1.
 Status ValidateBasics(int num_ranks, int64_t bytes, int channels);
 
+// The checks shared by the chunk-pipelined builders (RingOptions, TreeOptions: the same fields).
+// `algorithm` prefixes the rank-order error.
+template <typename PipelinedOptions>
+Status ValidatePipelinedOptions(const char* algorithm, int num_ranks, int64_t bytes, const PipelinedOptions& options) {
+  RETURN_IF_ERROR(ValidateBasics(num_ranks, bytes, options.channels));
+  RETURN_IF_ERROR(ValidateRankOrder(num_ranks, options.order).WithPrefix(algorithm));
+  RETURN_IF_ERROR(ValidateMechanismMatrix(num_ranks, options.mechanism));
+  RETURN_IF_ERROR(ValidateProtocol(options.protocol));
+  if (options.max_chunks_per_step < 1) {
+    return InvalidArgumentError("max_chunks_per_step = " + std::to_string(options.max_chunks_per_step) +
+                                ": must be >= 1");
+  }
+  return OkStatus();
+}
+
 // `order` or, when empty, 0..num_ranks-1.
 std::vector<int> OrderOrIdentity(int num_ranks, const std::vector<int>& order);
 

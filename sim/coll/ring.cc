@@ -87,15 +87,7 @@ Schedule BuildRing(Collective collective, int n, int64_t bytes, const RingOption
 }  // namespace
 
 Status ValidateRingOptions(int num_ranks, int64_t bytes, const RingOptions& options) {
-  RETURN_IF_ERROR(ValidateBasics(num_ranks, bytes, options.channels));
-  RETURN_IF_ERROR(ValidateRankOrder(num_ranks, options.order).WithPrefix("ring"));
-  RETURN_IF_ERROR(ValidateMechanismMatrix(num_ranks, options.mechanism));
-  RETURN_IF_ERROR(ValidateProtocol(options.protocol));
-  if (options.max_chunks_per_step < 1) {
-    return InvalidArgumentError("max_chunks_per_step = " + std::to_string(options.max_chunks_per_step) +
-                                ": must be >= 1");
-  }
-  return OkStatus();
+  return ValidatePipelinedOptions("ring", num_ranks, bytes, options);
 }
 
 Schedule BuildRingAllReduce(int num_ranks, int64_t bytes, const RingOptions& options) {

@@ -7,15 +7,7 @@
 namespace specsim::coll {
 
 Status ValidateTreeOptions(int num_ranks, int64_t bytes, const TreeOptions& options) {
-  RETURN_IF_ERROR(ValidateBasics(num_ranks, bytes, options.channels));
-  RETURN_IF_ERROR(ValidateRankOrder(num_ranks, options.order).WithPrefix("tree"));
-  RETURN_IF_ERROR(ValidateMechanismMatrix(num_ranks, options.mechanism));
-  RETURN_IF_ERROR(ValidateProtocol(options.protocol));
-  if (options.max_chunks_per_step < 1) {
-    return InvalidArgumentError("max_chunks_per_step = " + std::to_string(options.max_chunks_per_step) +
-                                ": must be >= 1");
-  }
-  return OkStatus();
+  return ValidatePipelinedOptions("tree", num_ranks, bytes, options);
 }
 
 Schedule BuildTreeAllReduce(int n, int64_t bytes, const TreeOptions& options) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "sim/io/enum_names.h"
 #include "sim/net/routing.h"
 
 namespace specsim::io {
@@ -38,20 +39,6 @@ namespace {
 namespace pb = google::protobuf;
 using config::Hardware;
 
-// "A, B, C" of every value of an enum except its *_UNSPECIFIED = 0.
-std::string AllowedValues(const pb::EnumDescriptor* e) {
-  std::string out;
-  for (int i = 0; i < e->value_count(); ++i) {
-    if (e->value(i)->number() == 0) continue;
-    out += (out.empty() ? "" : ", ") + std::string(e->value(i)->name());
-  }
-  return out;
-}
-
-std::string EnumValueName(const pb::EnumDescriptor* e, int value) {
-  const pb::EnumValueDescriptor* v = e->FindValueByNumber(value);
-  return v != nullptr ? std::string(v->name()) : std::to_string(value);
-}
 
 std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
 
@@ -111,7 +98,7 @@ void CheckNodes(const Hardware& hw, const std::map<std::string, int>& model_inde
     }
     const std::string kind_name = EnumValueName(kinds, n.kind());
     if (n.kind() == config::Node::KIND_UNSPECIFIED || !config::Node::Kind_IsValid(n.kind())) {
-      errors->Add(path + ".kind", kind_name, "must be one of " + AllowedValues(kinds));
+      errors->Add(path + ".kind", kind_name, "must be one of " + AllowedEnumValues(kinds));
     }
     if (n.socket() < 0) errors->Add(path + ".socket", std::to_string(n.socket()), "must be >= 0");
     if (n.kind() == config::Node::GPU) {
@@ -196,7 +183,7 @@ void CheckLinks(const Hardware& hw, const std::map<std::string, int>& node_index
         l.kind() != config::Link::KIND_UNSPECIFIED && config::Link::Kind_IsValid(l.kind());
     if (!kind_ok) {
       errors->Add(path + ".kind", EnumValueName(kinds, l.kind()),
-                  "must be one of " + AllowedValues(kinds));
+                  "must be one of " + AllowedEnumValues(kinds));
     }
     if (a != node_index.end() && b != node_index.end()) {
       if (a->second == b->second) {

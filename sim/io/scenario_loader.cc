@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sim/io/embedded_files.h"
+#include "sim/io/enum_names.h"
 #include "sim/io/file_io.h"
 #include "sim/io/hardware_checks.h"
 #include "sim/io/textproto.h"
@@ -38,25 +39,11 @@ std::string Lower(std::string s) {
   return s;
 }
 
-// "A, B, C" of every value of an enum except its *_UNSPECIFIED = 0.
-std::string AllowedValues(const pb::EnumDescriptor* e) {
-  std::string out;
-  for (int i = 0; i < e->value_count(); ++i) {
-    if (e->value(i)->number() == 0) continue;
-    out += (out.empty() ? "" : ", ") + std::string(e->value(i)->name());
-  }
-  return out;
-}
-
-std::string EnumValueName(const pb::EnumDescriptor* e, int value) {
-  const pb::EnumValueDescriptor* v = e->FindValueByNumber(value);
-  return v != nullptr ? std::string(v->name()) : std::to_string(value);
-}
 
 void CheckDType(ValidationErrors* e, const std::string& path, config::DType d) {
   if (d == config::DTYPE_UNSPECIFIED || !config::DType_IsValid(d)) {
     e->Add(path, EnumValueName(config::DType_descriptor(), d),
-           "must be set, one of " + AllowedValues(config::DType_descriptor()));
+           "must be set, one of " + AllowedEnumValues(config::DType_descriptor()));
   }
 }
 
@@ -72,7 +59,7 @@ void CheckSpeculation(const Speculation& s, ValidationErrors* e) {
   const pb::EnumDescriptor* methods = Speculation::Method_descriptor();
   if (s.method() == Speculation::METHOD_UNSPECIFIED || !Speculation::Method_IsValid(s.method())) {
     e->Add("speculation.method", EnumValueName(methods, s.method()),
-           "must be set when a speculation block is present, one of " + AllowedValues(methods));
+           "must be set when a speculation block is present, one of " + AllowedEnumValues(methods));
     return;
   }
   if (s.method() == Speculation::NONE) return;  // other fields ignored (see the header)
@@ -370,7 +357,7 @@ std::string SetScalar(pb::Message* msg, const pb::FieldDescriptor* f, const std:
       }
       if (v == nullptr) {
         return fmt::format("\"{}\" is not a value of {}; allowed values: {}", text,
-                           std::string(e->full_name()), AllowedValues(e));
+                           std::string(e->full_name()), AllowedEnumValues(e));
       }
       rep ? r->AddEnum(msg, f, v) : r->SetEnum(msg, f, v);
       return "";

@@ -151,15 +151,20 @@ StatusOr<PassTiming> DecodeSimulator::SimulatePass(PassKind kind, int tokens_per
   std::vector<int> gpu_last(n, -1), cpu_last(n, -1);
   std::vector<std::string> labels;
   std::vector<std::string> categories;
-  auto add_delay = [&](int rank, SimTime duration, std::vector<int32_t> deps, std::string label, std::string cat) {
+  // Labels are kept only when a timeline is asked for.
+  const bool record = slices != nullptr;
+  auto add_delay = [&](int rank, SimTime duration, std::vector<int32_t> deps, const std::string& label,
+                       const char* cat) {
     coll::ScheduleOp op;
     op.kind = coll::OpKind::kDelay;
     op.dst_rank = rank;
     op.duration_ps = duration;
     std::erase(deps, -1);
     op.deps = std::move(deps);
-    labels.push_back(std::move(label));
-    categories.push_back(std::move(cat));
+    if (record) {
+      labels.push_back(label);
+      categories.push_back(cat);
+    }
     return schedule.Add(std::move(op));
   };
   // Graphs: a fixed gap on the GPU before each kernel. Eager: the CPU issues the kernel (its own
@@ -167,11 +172,11 @@ StatusOr<PassTiming> DecodeSimulator::SimulatePass(PassKind kind, int tokens_per
   // kernel depends on besides the GPU chain.
   auto launch = [&](int rank, const std::string& name) -> int {
     if (graphs) {
-      gpu_last[rank] = add_delay(rank, cost_->LaunchOverhead(true), {gpu_last[rank]}, name + " (graph gap)", "launch");
+      gpu_last[rank] = add_delay(rank, cost_->LaunchOverhead(true), {gpu_last[rank]}, record ? name + " (graph gap)" : "", "launch");
       return -1;
     }
-    gpu_last[rank] = add_delay(rank, cost_->EagerDeviceGap(), {gpu_last[rank]}, name + " (launch gap)", "launch");
-    cpu_last[rank] = add_delay(rank, cost_->LaunchOverhead(false), {cpu_last[rank]}, name + " (issue)", "cpu");
+    gpu_last[rank] = add_delay(rank, cost_->EagerDeviceGap(), {gpu_last[rank]}, record ? name + " (launch gap)" : "", "launch");
+    cpu_last[rank] = add_delay(rank, cost_->LaunchOverhead(false), {cpu_last[rank]}, record ? name + " (issue)" : "", "cpu");
     return cpu_last[rank];
   };
   if (graphs) {

@@ -42,6 +42,12 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
   set(p.launch_overhead_eager_ns, c.launch_overhead_eager_ns());
   set(p.launch_overhead_graph_ns, c.launch_overhead_graph_ns());
   set(p.graph_launch_ns, c.graph_launch_ns());
+  set(p.memory_ramp_ns, c.memory_ramp_ns());
+  set(p.gemm_m_half, c.gemm_m_half());
+  set(p.eager_device_gap_ns, c.eager_device_gap_ns());
+  set(p.gemm_memory_ramp_ns, c.gemm_memory_ramp_ns());
+  set(p.attention_memory_ramp_ns, c.attention_memory_ramp_ns());
+  set(p.attention_compute_efficiency, c.attention_compute_efficiency());
   return p;
 }
 
@@ -79,6 +85,13 @@ Status ValidateGpuForCompute(const net::GpuSpec& gpu) {
   RETURN_IF_ERROR(CheckNonNegative(pre.c_str(), "fp8_dense_tflops", gpu.fp8_dense_tflops));
   RETURN_IF_ERROR(CheckNonNegative(pre.c_str(), "fp4_dense_tflops", gpu.fp4_dense_tflops));
   return OkStatus();
+}
+
+double ComputeParams::RampNs(KernelClass c) const {
+  const bool gemm = c == KernelClass::kGemm || c == KernelClass::kGroupedGemm || c == KernelClass::kRouter;
+  if (gemm && gemm_memory_ramp_ns >= 0) return gemm_memory_ramp_ns;
+  if (c == KernelClass::kAttention && attention_memory_ramp_ns >= 0) return attention_memory_ramp_ns;
+  return memory_ramp_ns;
 }
 
 KernelCostModel::KernelCostModel(const net::GpuSpec& gpu, ComputeParams params)
@@ -147,7 +160,7 @@ double KernelCostModel::MemoryEfficiency(const Kernel& k) const {
   const double e_max = MaxMemoryEfficiency(k.kernel_class);
   if (k.bytes <= 0) return e_max;
   // B_half in bytes: GB/s * 1e9 * ns * 1e-9 = bytes.
-  const double b_half = gpu_.memory_bandwidth_gbps * e_max * params_.memory_ramp_ns;
+  const double b_half = gpu_.memory_bandwidth_gbps * e_max * params_.RampNs(k.kernel_class);
   return e_max * k.bytes / (k.bytes + b_half);
 }
 

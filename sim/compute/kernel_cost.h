@@ -74,6 +74,13 @@ struct ComputeParams {
   // Time to fill the memory pipeline once per kernel (see e_m(B) above): DRAM latency ~0.5-0.8 us
   // on Hopper/Blackwell (microbenchmark papers) plus the first wave of blocks. Estimate: 1 us.
   double memory_ramp_ns = 1000;
+  // The same fill time for GEMM (cuBLAS: split-K reductions, wave quantisation on small shapes)
+  // and attention kernels (split-K partials and their reduction pass), which measure far longer
+  // than a norm's (traces/h200-1x: ~2.5 us and ~30 us against ~1 us). Negative: memory_ramp_ns.
+  double gemm_memory_ramp_ns = -1;
+  double attention_memory_ramp_ns = -1;
+  // The fill time of kernels of class `c` (the above, or memory_ramp_ns).
+  double RampNs(KernelClass c) const;
   // Device time of the smallest kernel: tiny norm/elementwise kernels show ~1.5-2.5 us in Nsight
   // traces of decode steps on Hopper. Estimate: 1.5 us.
   double kernel_floor_ns = 1500;
@@ -94,8 +101,8 @@ struct ComputeParams {
 };
 
 // Non-zero fields of `calibration` override the matching defaults (the proto's field comments name
-// them); unset (0) fields keep `params`. Grouped-GEMM and attention compute efficiency and the
-// memory ramp have no calibration field yet and are kept.
+// them); unset (0) fields keep `params`. Grouped-GEMM compute efficiency has no calibration field
+// yet and is kept.
 ComputeParams ApplyCalibration(ComputeParams params, const config::ComputeCalibration& calibration);
 
 // Efficiencies in (0, 1], times and m_half >= 0. Messages name the field.

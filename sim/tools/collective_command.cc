@@ -11,6 +11,7 @@
 #include "sim/coll/executor.h"
 #include "sim/coll/nccl_transport.h"
 #include "sim/io/hardware_loader.h"
+#include "sim/tools/calib_setup.h"
 #include "sim/tools/chrome_trace.h"
 #include "sim/tools/sizes.h"
 
@@ -92,6 +93,10 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
   };
   auto topology_or = io::LoadHardwareFile(flags.hardware);
   if (!topology_or.ok()) return Fail(topology_or.status());
+  if (!flags.calibration.empty()) {
+    Status applied = ApplyCalibrationFile(flags.calibration, &*topology_or);
+    if (!applied.ok()) return Fail(applied);
+  }
   const net::Topology& topology = *topology_or;
   net::Router router(topology);
 
@@ -266,6 +271,7 @@ void AddCollectiveCommand(CLI::App& app, int* exit_code) {
                   "one-shot/two-shot kernel launch time before the barrier (0: inside a CUDA graph)")
       ->capture_default_str();
   cmd->add_flag("--json", flags->json, "print JSON: {\"rows\":[...]}");
+  cmd->add_option("--calibration", flags->calibration, "calibration textproto (specsim calibrate): fabric part");
   cmd->add_option("--trace", flags->trace, "write a Chrome/Perfetto trace of every flow and link");
   cmd->callback([flags, exit_code] { *exit_code = RunCollective(*flags, std::cout, std::cerr); });
 }

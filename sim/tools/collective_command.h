@@ -26,6 +26,7 @@ struct CollectiveFlags {
   double custom_launch_us = 0;
   bool json = false;
   std::string trace;
+  std::string calibration;  // --calibration: fabric part applied to the topology (calib_setup.h)
 };
 
 // Runs the command: the table (or JSON) on `out`, errors on `err`. Returns the exit code: 0, or 2

@@ -3,7 +3,10 @@
 #include <iostream>
 
 #include "sim/tools/advise_command.h"
+#include "sim/tools/calibrate_command.h"
 #include "sim/tools/collective_command.h"
+#include "sim/tools/compare_command.h"
+#include "sim/tools/hardware_from_trace_command.h"
 #include "sim/tools/simulate_command.h"
 #include "sim/tools/sweep_command.h"
 
@@ -15,6 +18,9 @@ int main(int argc, char** argv) {
   specsim::tools::AddSweepCommand(app, &exit_code);
   specsim::tools::AddCollectiveCommand(app, &exit_code);
   specsim::tools::AddAdviseCommand(app, &exit_code);
+  specsim::tools::AddCalibrateCommand(app, &exit_code);
+  specsim::tools::AddCompareCommand(app, &exit_code);
+  specsim::tools::AddHardwareFromTraceCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -1,0 +1,436 @@
+// Tests of sim/calib: the solver, fits recovering known parameters from synthetic traces, refusal
+// of undetermined parameters, the hold-out split, the SVG writer, hardware from a trace, and the CI
+// bound on every committed trace's held-out errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <stack>
+
+#include "sim/calib/compare.h"
+#include "sim/calib/fit.h"
+#include "sim/calib/hardware_from_trace.h"
+#include "sim/calib/least_squares.h"
+#include "sim/calib/params.h"
+#include "sim/calib/predictors.h"
+#include "sim/calib/svg.h"
+#include "sim/calib/trace_io.h"
+#include "sim/io/hardware_loader.h"
+#include "sim/net/routing.h"
+
+namespace specsim::calib {
+namespace {
+
+net::Topology H200() {
+  auto t = io::LoadHardwareFile("configs/hardware/h200-1x.textproto");
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  return *t;
+}
+
+trace::Item* AddCopy(trace::Trace* t, trace::Kind kind, trace::Direction dir, int64_t bytes, int streams = 1) {
+  trace::Item* it = t->add_items();
+  it->set_suite(trace::SUITE_PCIE);
+  it->set_kind(kind);
+  it->set_name("copy/" + std::to_string(t->items_size()));
+  trace::TransferParams* p = it->mutable_transfer();
+  p->set_bytes(bytes);
+  p->set_direction(dir);
+  p->set_host_memory(trace::HOST_PINNED);
+  p->set_streams(streams);
+  return it;
+}
+
+trace::Item* AddGemm(trace::Trace* t, int64_t m, int64_t n, int64_t k) {
+  trace::Item* it = t->add_items();
+  it->set_suite(trace::SUITE_KERNELS);
+  it->set_kind(trace::KIND_GEMM);
+  it->set_name("gemm/" + std::to_string(t->items_size()));
+  trace::GemmParams* g = it->mutable_gemm();
+  g->set_m(m);
+  g->set_n(n);
+  g->set_k(k);
+  g->set_dtype(trace::DTYPE_BF16);
+  return it;
+}
+
+trace::Item* AddLaunch(trace::Trace* t, int kernels, bool graph) {
+  trace::Item* it = t->add_items();
+  it->set_suite(trace::SUITE_KERNELS);
+  it->set_kind(trace::KIND_LAUNCH_OVERHEAD);
+  it->set_name("launch/" + std::to_string(t->items_size()));
+  it->mutable_launch()->set_kernels(kernels);
+  it->mutable_launch()->set_cuda_graph(graph);
+  return it;
+}
+
+trace::Item* AddNorm(trace::Trace* t, int64_t tokens, int hidden) {
+  trace::Item* it = t->add_items();
+  it->set_suite(trace::SUITE_KERNELS);
+  it->set_kind(trace::KIND_RMSNORM);
+  it->set_name("norm/" + std::to_string(t->items_size()));
+  it->mutable_rmsnorm()->set_tokens(tokens);
+  it->mutable_rmsnorm()->set_hidden(hidden);
+  return it;
+}
+
+// Fills every item's median with the predictor's time under `params` (a synthetic measurement).
+void Measure(trace::Trace* t, const net::Topology& topo, const CalibParams& params) {
+  trace::Trace copy = *t;
+  Predictor p(copy, topo, params);
+  for (trace::Item& it : *t->mutable_items()) {
+    Prediction pr = p.Predict(it);
+    ASSERT_TRUE(pr.simulated) << it.name() << ": " << pr.reason;
+    it.mutable_stats()->set_median_us(pr.predicted_us);
+  }
+}
+
+double Fitted(const FitResult& r, const std::string& name) {
+  for (const FittedParam& p : r.fitted)
+    if (p.name == name) return p.value;
+  ADD_FAILURE() << name << " not fitted";
+  return 0;
+}
+
+TEST(LeastSquaresTest, RecoversALineAndReportsResiduals) {
+  // t = 3 + 2 b: exact data, zero residual.
+  LinearProblem p;
+  p.names = {"a", "b"};
+  p.defaults = {0, 0};
+  for (double b : {1.0, 10.0, 100.0}) p.AddRow({1, b}, 3 + 2 * b, 1 / (3 + 2 * b));
+  auto s = SolveLeastSquares(p, false, "line");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_NEAR(s->x[0], 3, 1e-9);
+  EXPECT_NEAR(s->x[1], 2, 1e-9);
+  EXPECT_EQ(s->points[1], 3);
+  EXPECT_NEAR(s->residual_rms[0], 0, 1e-12);
+}
+
+TEST(LeastSquaresTest, RefusesInseparableUnknownsAndKeepsDefaultsWhenAsked) {
+  // One size only: latency and bandwidth trade off.
+  LinearProblem p;
+  p.names = {"latency", "inverse_bandwidth"};
+  p.defaults = {5, 0.5};
+  p.AddRow({1, 100}, 60, 1);
+  p.AddRow({1, 100}, 61, 1);
+  auto s = SolveLeastSquares(p, false, "copies");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("cannot determine latency, inverse_bandwidth"), std::string::npos)
+      << s.status().message();
+  auto kept = SolveLeastSquares(p, true, "copies");
+  ASSERT_TRUE(kept.ok());
+  EXPECT_FALSE(kept->determined[0]);
+  EXPECT_EQ(kept->x[0], 5);
+}
+
+TEST(LeastSquaresTest, AnUntouchedUnknownHasNoItems) {
+  LinearProblem p;
+  p.names = {"a", "unused"};
+  p.defaults = {0, 7};
+  p.AddRow({1, 0}, 2, 1);
+  auto s = SolveLeastSquares(p, false, "x");
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s->has_items[1]);
+  EXPECT_EQ(s->x[1], 7);
+  EXPECT_NEAR(s->x[0], 2, 1e-12);
+}
+
+TEST(FitTest, RecoversHostCopyEngineAndDuplexParameters) {
+  const net::Topology topo = H200();
+  CalibParams truth = DefaultParams(topo, 0);
+  truth.fabric.h2d_pinned = {4300, 55.0};
+  truth.fabric.d2h_pinned = {3500, 56.5};
+  truth.fabric.duplex_factor = 0.9;
+  truth.fabric.multi_stream_overhead_ns = 10000;
+  truth.fabric.copy_engines_per_direction = 2;
+  trace::Trace t;
+  t.mutable_environment()->add_gpus()->set_async_engine_count(3);
+  for (int64_t b : {4LL, 65536LL, 1LL << 20, 1LL << 24, 1LL << 28}) {
+    AddCopy(&t, trace::KIND_H2D_COPY, trace::DIRECTION_H2D, b);
+    AddCopy(&t, trace::KIND_D2H_COPY, trace::DIRECTION_D2H, b);
+    AddCopy(&t, trace::KIND_BIDIR_COPY, trace::DIRECTION_BIDIR, b, 2);
+  }
+  for (int k : {2, 3, 4, 7}) AddCopy(&t, trace::KIND_CONCURRENT_COPIES, trace::DIRECTION_H2D, 1 << 20, k);
+  Measure(&t, topo, truth);
+  auto r = Fit(t, {}, topo, DefaultParams(topo, 0));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR(Fitted(*r, "fabric.h2d_pinned.latency_ns"), 4300, 1e-3);
+  EXPECT_NEAR(Fitted(*r, "fabric.h2d_pinned.bandwidth_gbps"), 55.0, 1e-6);
+  EXPECT_NEAR(Fitted(*r, "fabric.d2h_pinned.bandwidth_gbps"), 56.5, 1e-6);
+  EXPECT_EQ(r->params.fabric.copy_engines_per_direction, 2);
+  EXPECT_NEAR(r->params.fabric.duplex_factor, 0.9, 1e-6);
+  EXPECT_NEAR(r->params.fabric.multi_stream_overhead_ns, 10000, 1e-3);
+}
+
+TEST(FitTest, RecoversLaunchOverheadsAndKernelEfficiencies) {
+  const net::Topology topo = H200();
+  CalibParams truth = DefaultParams(topo, 0);
+  compute::ComputeParams& c = truth.compute;
+  c.launch_overhead_eager_ns = 3500;
+  c.kernel_floor_ns = 600;
+  c.graph_launch_ns = 2500;
+  c.launch_overhead_graph_ns = 100;
+  c.memory_ramp_ns = 900;
+  c.gemm_memory_ramp_ns = 4000;
+  c.memory_efficiency = 0.8;
+  c.skinny_gemm_memory_efficiency = 0.9;
+  c.gemm_compute_efficiency = 0.75;
+  trace::Trace t;
+  for (int k : {1, 10, 100}) {
+    AddLaunch(&t, k, false);
+    AddLaunch(&t, k, true);
+  }
+  // Memory-bound GEMMs of several sizes, compute-bound ones at large m, large norms (beyond L2).
+  for (int64_t n : {4096, 14336, 28672, 128256}) {
+    AddGemm(&t, 1, n, 4096);
+    AddGemm(&t, 16, n, 4096);
+    AddGemm(&t, 4096, n, 4096);
+  }
+  for (int64_t tokens : {8192, 16384, 65536}) AddNorm(&t, tokens, 8192);
+  Measure(&t, topo, truth);
+  auto r = Fit(t, {}, topo, DefaultParams(topo, 0));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR(r->params.compute.launch_overhead_eager_ns, 3500, 1);
+  EXPECT_NEAR(r->params.compute.kernel_floor_ns, 600, 1);
+  EXPECT_NEAR(r->params.compute.graph_launch_ns, 2500, 1);
+  EXPECT_NEAR(r->params.compute.launch_overhead_graph_ns, 100, 1);
+  EXPECT_NEAR(r->params.compute.gemm_memory_ramp_ns, 4000, 5);
+  EXPECT_NEAR(r->params.compute.skinny_gemm_memory_efficiency, 0.9, 1e-3);
+  EXPECT_NEAR(r->params.compute.gemm_compute_efficiency, 0.75, 1e-3);
+  EXPECT_NEAR(r->params.compute.memory_efficiency, 0.8, 1e-3);
+  EXPECT_NEAR(r->params.compute.memory_ramp_ns, 900, 5);
+}
+
+// Regression for issue 5's refusal rule: a trace whose copies all have one size cannot separate
+// latency from bandwidth, and calibrate must say so instead of writing a number.
+TEST(FitTest, RefusesATraceThatCannotDetermineAParameter) {
+  const net::Topology topo = H200();
+  trace::Trace t;
+  for (int i = 0; i < 3; ++i)
+    AddCopy(&t, trace::KIND_H2D_COPY, trace::DIRECTION_H2D, 1 << 20)->mutable_stats()->set_median_us(20 + i);
+  auto r = Fit(t, {}, topo, DefaultParams(topo, 0));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("fabric.h2d_pinned.latency_ns"), std::string::npos) << r.status().message();
+}
+
+TEST(HoldoutTest, SplitIsDeterministicPerSuiteAndSeedDependent) {
+  trace::Trace t;
+  for (int i = 0; i < 50; ++i) AddCopy(&t, trace::KIND_H2D_COPY, trace::DIRECTION_H2D, 1 + i);
+  for (int i = 0; i < 20; ++i) AddGemm(&t, 1 + i, 4096, 4096);
+  const HoldoutSplit a = SplitHoldout(t, 0.3, 7), b = SplitHoldout(t, 0.3, 7), c = SplitHoldout(t, 0.3, 8);
+  EXPECT_EQ(a.test, b.test);
+  EXPECT_NE(a.test, c.test);
+  EXPECT_EQ(a.test.size() + a.train.size(), 70u);
+  int pcie = 0;
+  for (int i : a.test) pcie += t.items(i).suite() == trace::SUITE_PCIE;
+  EXPECT_EQ(pcie, 15);                          // round(0.3 * 50)
+  EXPECT_EQ(static_cast<int>(a.test.size()) - pcie, 6);  // round(0.3 * 20)
+  // Train and test partition the items.
+  std::set<int> all(a.test.begin(), a.test.end());
+  all.insert(a.train.begin(), a.train.end());
+  EXPECT_EQ(all.size(), 70u);
+}
+
+TEST(StatsTest, PercentileInterpolates) {
+  EXPECT_DOUBLE_EQ(Percentile({1, 2, 3, 4}, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(Percentile({5}, 0.9), 5);
+  EXPECT_NEAR(Percentile({0, 10}, 0.9), 9, 1e-12);
+}
+
+// A minimal XML well-formedness check: declaration, balanced tags, quoted attributes, no raw '&'.
+bool WellFormed(const std::string& s, std::string* why) {
+  std::stack<std::string> open;
+  size_t i = 0;
+  if (s.rfind("<?xml", 0) != 0) return *why = "no XML declaration", false;
+  i = s.find("?>") + 2;
+  while ((i = s.find('<', i)) != std::string::npos) {
+    size_t end = s.find('>', i);
+    if (end == std::string::npos) return *why = "unterminated tag", false;
+    std::string tag = s.substr(i + 1, end - i - 1);
+    if (tag.empty()) return *why = "empty tag", false;
+    if (std::count(tag.begin(), tag.end(), '"') % 2) return *why = "unbalanced quotes in " + tag, false;
+    if (tag[0] == '/') {
+      if (open.empty() || open.top() != tag.substr(1)) return *why = "mismatched </" + tag.substr(1) + ">", false;
+      open.pop();
+    } else if (tag.back() != '/') {
+      open.push(tag.substr(0, tag.find_first_of(" \n")));
+    }
+    i = end + 1;
+  }
+  for (size_t a = s.find('&'); a != std::string::npos; a = s.find('&', a + 1))
+    if (s.compare(a, 5, "&amp;") && s.compare(a, 4, "&lt;") && s.compare(a, 4, "&gt;") && s.compare(a, 6, "&quot;") &&
+        s.compare(a, 6, "&apos;"))
+      return *why = "raw &", false;
+  if (!open.empty()) return *why = "unclosed <" + open.top() + ">", false;
+  return true;
+}
+
+TEST(SvgTest, ScatterIsWellFormedWithLegendAndEscapedNames) {
+  std::vector<ItemResult> items;
+  const char* suites[] = {"pcie", "kernels", "decode", "collectives"};
+  for (int i = 0; i < 8; ++i) {
+    ItemResult r;
+    r.suite = suites[i % 4];
+    r.name = "item<" + std::to_string(i) + ">&\"x\"";
+    r.simulated = true;
+    r.measured_us = 1.5 * (i + 1) * (i + 1);
+    r.predicted_us = r.measured_us * (1 + 0.05 * (i - 4));
+    items.push_back(r);
+  }
+  const std::string svg = ScatterSvg(items, "a & b");
+  std::string why;
+  EXPECT_TRUE(WellFormed(svg, &why)) << why;
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  for (const char* s : suites) EXPECT_NE(svg.find(std::string(">") + s + "</text>"), std::string::npos) << s;
+  EXPECT_EQ(std::count(svg.begin(), svg.end(), '\n') > 10, true);
+  EXPECT_NE(svg.find("item&lt;3&gt;&amp;&quot;x&quot;"), std::string::npos);
+  // An empty plot is still a valid document.
+  EXPECT_TRUE(WellFormed(ScatterSvg({}, "empty"), &why)) << why;
+}
+
+TEST(HardwareFromTraceTest, CommittedTraceRoundTripsThroughTheLoader) {
+  auto t = LoadTrace(std::string(SPECSIM_SOURCE_DIR) + "/traces/h200-1x-2026-11-29.pb");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  auto hw = HardwareFromTrace(*t, "h200-1x-from-trace");
+  ASSERT_TRUE(hw.ok()) << hw.status().ToString();
+  const std::string text = HardwareTextProto(*hw, *t);
+  auto topo = io::ParseHardware(text, "from-trace.textproto");
+  ASSERT_TRUE(topo.ok()) << topo.status().ToString() << "\n" << text;
+  ASSERT_EQ(topo->num_gpus(), 1);
+  EXPECT_EQ(topo->gpu_spec(0).sm_count, 132);
+  EXPECT_EQ(topo->gpu_spec(0).arch, "sm90");
+  EXPECT_DOUBLE_EQ(topo->gpu_spec(0).memory_bandwidth_gbps, 4800);
+  EXPECT_NEAR(topo->gpu_spec(0).memory_gib, 139.8, 0.5);
+  EXPECT_EQ(topo->links[topo->links.size() - 1].pcie_gen, 5);
+}
+
+TEST(HardwareFromTraceTest, PathClassesBecomeSwitchesSocketsAndNvlink) {
+  trace::Trace t;
+  trace::Environment* env = t.mutable_environment();
+  env->set_cpu_model("AMD EPYC 9654");
+  for (int i = 0; i < 4; ++i) {
+    trace::Gpu* g = env->add_gpus();
+    g->set_index(i);
+    g->set_name("NVIDIA RTX PRO 6000 Blackwell Server Edition");
+    g->set_compute_capability_major(12);
+    g->set_sm_count(188);
+    g->set_memory_bytes(int64_t{96} << 30);
+    g->set_pcie_generation_current(5);
+    g->set_pcie_width_current(16);
+    g->set_numa_node(i < 3 ? 0 : 1);
+  }
+  // 0-1 PIX, 0/1-2 PXB, 3 on the other socket.
+  auto pair = [&](int a, int b, trace::PathClass c) {
+    for (auto [s, d] : {std::pair{a, b}, std::pair{b, a}}) {
+      trace::PeerPair* p = env->add_peers();
+      p->set_src(s);
+      p->set_dst(d);
+      p->set_path_class(c);
+    }
+  };
+  pair(0, 1, trace::PATH_PIX);
+  pair(0, 2, trace::PATH_PXB);
+  pair(1, 2, trace::PATH_PXB);
+  for (int i = 0; i < 3; ++i) pair(i, 3, trace::PATH_SYS);
+  auto hw = HardwareFromTrace(t, "four");
+  ASSERT_TRUE(hw.ok()) << hw.status().ToString();
+  EXPECT_EQ(hw->cpu_vendor(), config::Hardware::AMD);
+  auto topo = io::ParseHardware(HardwareTextProto(*hw, t), "four.textproto");
+  ASSERT_TRUE(topo.ok()) << topo.status().ToString();
+  net::Router router(*topo);
+  EXPECT_EQ(router.GpuPathClass(0, 1), net::PathClass::kPix);
+  EXPECT_EQ(router.GpuPathClass(0, 2), net::PathClass::kPxb);
+  EXPECT_EQ(router.GpuPathClass(0, 3), net::PathClass::kSys);
+  EXPECT_DOUBLE_EQ(topo->gpu_spec(0).memory_bandwidth_gbps, 1597);
+}
+
+TEST(HardwareFromTraceTest, UnknownGpuNamesWhatIsMissing) {
+  trace::Trace t;
+  trace::Gpu* g = t.mutable_environment()->add_gpus();
+  g->set_name("Some Future GPU");
+  auto hw = HardwareFromTrace(t, "x");
+  ASSERT_FALSE(hw.ok());
+  EXPECT_NE(hw.status().message().find("memory_bandwidth_gbps"), std::string::npos);
+  EXPECT_NE(hw.status().message().find("Some Future GPU"), std::string::npos);
+}
+
+TEST(ParamsTest, FabricCalibrationSetsHostLinkAndGpuModel) {
+  net::Topology topo = H200();
+  config::FabricCalibration f;
+  f.mutable_h2d_pinned()->set_bandwidth_gbps(55);
+  f.mutable_d2h_pinned()->set_bandwidth_gbps(56);
+  f.set_copy_engines_per_direction(2);
+  f.set_kernel_read_outstanding_bytes_per_sm(30000);
+  ASSERT_TRUE(ApplyFabricCalibration(f, &topo).ok());
+  EXPECT_NEAR(topo.links[0].payload_gbps(), 55, 1e-9);
+  EXPECT_EQ(topo.gpu_spec(0).copy_engines_per_direction, 2);
+  EXPECT_EQ(topo.gpu_spec(0).kernel_read_outstanding_bytes_per_sm, 30000);
+  f.set_copy_engine_setup_ns(-1);
+  EXPECT_FALSE(ApplyFabricCalibration(f, &topo).ok());
+}
+
+TEST(ParamsTest, CalibrationProtoRoundTrips) {
+  const net::Topology topo = H200();
+  CalibParams p = DefaultParams(topo, 0);
+  p.fabric.h2d_pinned = {1234, 50};
+  p.compute.gemm_compute_efficiency = 0.6;
+  p.nccl.local_call_overhead_ns = 900;
+  p.bench.l2_resident_bandwidth_gbps = 9000;
+  CalibParams q = ApplyCalibrationProto(DefaultParams(topo, 0), ToCalibrationProto(p));
+  EXPECT_EQ(q.fabric.h2d_pinned.latency_ns, 1234);
+  EXPECT_EQ(q.compute.gemm_compute_efficiency, 0.6);
+  EXPECT_EQ(q.nccl.local_call_overhead_ns, 900);
+  EXPECT_EQ(q.bench.l2_resident_bandwidth_gbps, 9000);
+}
+
+TEST(PredictorTest, ListsWhatItCannotSimulateWithAReason) {
+  const net::Topology topo = H200();
+  trace::Trace t;
+  trace::Item* it = t.add_items();
+  it->set_kind(trace::KIND_ATTENTION);
+  it->mutable_attention()->set_kv_shared(true);
+  Predictor p(t, topo, DefaultParams(topo, 0));
+  Prediction pr = p.Predict(*it);
+  EXPECT_FALSE(pr.simulated);
+  EXPECT_NE(pr.reason.find("MLA"), std::string::npos);
+  trace::Item* far = AddCopy(&t, trace::KIND_H2D_COPY, trace::DIRECTION_H2D, 4);
+  far->mutable_transfer()->set_gpu(5);
+  EXPECT_FALSE(p.Predict(*far).simulated);
+}
+
+// The CI bound (issue 5, item 5): compare --holdout 0.3 --seed 1 on every committed trace, per
+// suite median absolute error on the held-out items below the bound measured for it.
+// Measured on traces/h200-1x-2026-11-29.pb with
+//   specsim compare traces/h200-1x-2026-11-29.pb --holdout 0.3 --seed 1
+// (see README "Calibration" for the table). The bounds sit just above the measured medians; when
+// the model improves, lower them.
+TEST(CiBoundsTest, HeldOutMedianErrorsOfEveryCommittedTrace) {
+  const std::map<std::string, double> bound = {
+      {"pcie", 0.05}, {"kernels", 0.09}, {"decode", 0.17}, {"collectives", 0.31}};
+  int traces = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(SPECSIM_SOURCE_DIR) + "/traces")) {
+    if (entry.path().extension() != ".pb") continue;
+    ++traces;
+    SCOPED_TRACE(entry.path().string());
+    auto t = LoadTrace(entry.path().string());
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    auto hw = HardwareFromTrace(*t, "ci");
+    ASSERT_TRUE(hw.ok()) << hw.status().ToString();
+    auto topo = io::TopologyFromHardware(*hw, "ci");
+    ASSERT_TRUE(topo.ok()) << topo.status().ToString();
+    CompareOptions o;
+    o.holdout = 0.3;
+    o.seed = 1;
+    auto r = Compare(*t, *topo, DefaultParams(*topo, 0), o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    for (const SuiteStats& s : r->suites) {
+      auto b = bound.find(s.suite);
+      ASSERT_NE(b, bound.end()) << s.suite;
+      EXPECT_LT(s.median_abs_error, b->second) << s.suite << " (n = " << s.n << ")";
+    }
+  }
+  EXPECT_GE(traces, 1);
+}
+
+}  // namespace
+}  // namespace specsim::calib

@@ -1,0 +1,68 @@
+// Predicted against measured, per item and per suite (`specsim compare`).
+//
+// Error of an item = (predicted - measured) / measured, measured = the item's median time. Per
+// suite: n, median, p90 and max of |error| (p90 by linear interpolation between order statistics,
+// numpy's default). With a hold-out fraction f the items are split per suite (so every suite keeps
+// items on both sides): each suite's item indices are shuffled with a SplitMix64-driven
+// Fisher-Yates shuffle seeded by `seed` (identical on every platform), the first round(f * n) are
+// held out; parameters are fitted on the rest (fit.h, undetermined groups keep their defaults) and
+// errors are reported on the held-out items only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/calib/fit.h"
+#include "sim/calib/params.h"
+#include "sim/core/status.h"
+#include "sim/net/topology.h"
+#include "specsim/trace.pb.h"
+
+namespace specsim::calib {
+
+struct HoldoutSplit {
+  std::vector<int> train, test;  // item indices, ascending
+};
+
+// REQUIRES: 0 <= fraction < 1.
+HoldoutSplit SplitHoldout(const trace::Trace& trace, double fraction, uint64_t seed);
+
+struct ItemResult {
+  int index = -1;
+  std::string suite, name;
+  bool simulated = false;
+  double predicted_us = 0, measured_us = 0;
+  double error = 0;       // signed fraction
+  std::string reason;     // when !simulated
+};
+
+struct SuiteStats {
+  std::string suite;
+  int n = 0;
+  double median_abs_error = 0, p90_abs_error = 0, max_abs_error = 0;
+};
+
+struct ComparisonResult {
+  std::vector<ItemResult> items;        // the evaluated items (held-out ones with a hold-out)
+  std::vector<SuiteStats> suites;       // over simulated items, in suite order pcie, collectives, kernels, decode
+  FitResult fit;                        // what the predictions used (start params when no fit)
+  bool fitted = false;
+  double holdout = 0;
+};
+
+// Percentile q in [0, 1] of `values` (not empty) by linear interpolation.
+double Percentile(std::vector<double> values, double q);
+std::vector<SuiteStats> SuiteStatistics(const std::vector<ItemResult>& items);
+
+struct CompareOptions {
+  double holdout = 0;   // 0: no fit here, predict every item with `params`
+  uint64_t seed = 1;
+};
+
+// Predicts the items of `trace` on `topology` with `params` (holdout == 0), or fits on the training
+// split starting from `params` and predicts the held-out items.
+StatusOr<ComparisonResult> Compare(const trace::Trace& trace, const net::Topology& topology, const CalibParams& params,
+                                   const CompareOptions& options);
+
+}  // namespace specsim::calib

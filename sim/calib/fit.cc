@@ -1,0 +1,543 @@
+#include "sim/calib/fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "sim/calib/least_squares.h"
+#include "sim/calib/predictors.h"
+#include "sim/calib/trace_io.h"
+#include "sim/compute/kernel_cost.h"
+#include "sim/net/routing.h"
+
+namespace specsim::calib {
+namespace {
+
+double MeasuredNs(const trace::Item& item) { return item.stats().median_us() * 1e3; }
+
+struct Fitter {
+  const trace::Trace& trace;
+  std::vector<const trace::Item*> items;
+  const net::Topology& topology;
+  FitOptions options;
+  FitResult result;
+
+  void Record(const std::string& name, const std::string& unit, double value, const LinearSolution& s, int col) {
+    if (!s.determined[col]) {
+      if (s.has_items[col]) result.not_fitted.push_back(name + ": not separable by the items used (default kept)");
+      return;
+    }
+    result.fitted.push_back({name, unit, value, s.residual_rms[col], s.points[col]});
+  }
+
+  // t = L + B * (1/BW) over `rows` (bytes, measured ns). Updates `c` where determined.
+  Status FitClass(const std::string& name, const std::vector<std::pair<double, double>>& rows, TransferClass* c) {
+    if (rows.empty()) {
+      result.not_fitted.push_back(name + ": no items (default kept)");
+      return OkStatus();
+    }
+    LinearProblem p;
+    p.names = {name + ".latency_ns", name + ".inverse_bandwidth"};
+    p.defaults = {c->latency_ns, 1 / c->bandwidth_gbps};
+    for (auto [bytes, t] : rows) p.AddRow({1, bytes}, t, 1 / t);
+    ASSIGN_OR_RETURN(LinearSolution s, SolveLeastSquares(p, options.fix_undetermined, name));
+    if (s.x[1] <= 0) {
+      if (!options.fix_undetermined)
+        return InvalidArgumentError(name + ": the fitted bandwidth is not positive (time does not grow with size)");
+      result.not_fitted.push_back(name + ": fitted bandwidth not positive (default kept)");
+      return OkStatus();
+    }
+    c->latency_ns = s.x[0];
+    c->bandwidth_gbps = 1 / s.x[1];
+    Record(name + ".latency_ns", "ns", c->latency_ns, s, 0);
+    Record(name + ".bandwidth_gbps", "GB/s", c->bandwidth_gbps, s, 1);
+    return OkStatus();
+  }
+
+  Status FitHostCopies() {
+    std::map<std::string, std::vector<std::pair<double, double>>> rows;
+    for (const trace::Item* it : items) {
+      if (it->kind() != trace::KIND_H2D_COPY && it->kind() != trace::KIND_D2H_COPY) continue;
+      const trace::TransferParams& t = it->transfer();
+      std::string cls = std::string(t.direction() == trace::DIRECTION_H2D ? "h2d" : "d2h") +
+                        (t.host_memory() == trace::HOST_PAGEABLE ? "_pageable" : "_pinned");
+      rows[cls].push_back({static_cast<double>(t.bytes()), MeasuredNs(*it)});
+    }
+    FabricParams& f = result.params.fabric;
+    RETURN_IF_ERROR(FitClass("fabric.h2d_pinned", rows["h2d_pinned"], &f.h2d_pinned));
+    RETURN_IF_ERROR(FitClass("fabric.d2h_pinned", rows["d2h_pinned"], &f.d2h_pinned));
+    RETURN_IF_ERROR(FitClass("fabric.h2d_pageable", rows["h2d_pageable"], &f.h2d_pageable));
+    RETURN_IF_ERROR(FitClass("fabric.d2h_pageable", rows["d2h_pageable"], &f.d2h_pageable));
+    return OkStatus();
+  }
+
+  const TransferClass& Host(trace::Direction d, trace::HostMemory m) const {
+    const FabricParams& f = result.params.fabric;
+    const bool pageable = m == trace::HOST_PAGEABLE;
+    if (d == trace::DIRECTION_H2D) return pageable ? f.h2d_pageable : f.h2d_pinned;
+    return pageable ? f.d2h_pageable : f.d2h_pinned;
+  }
+
+  // Multi-stream overhead and 1/duplex for engine count c; returns the problem.
+  LinearProblem MultiStreamProblem(int engines) const {
+    LinearProblem p;
+    p.names = {"fabric.multi_stream_overhead_ns", "fabric.inverse_duplex_factor"};
+    p.defaults = {result.params.fabric.multi_stream_overhead_ns, 1 / result.params.fabric.duplex_factor};
+    for (const trace::Item* it : items) {
+      const trace::TransferParams& t = it->transfer();
+      const double bytes = static_cast<double>(t.bytes()), ns = MeasuredNs(*it);
+      if (it->kind() == trace::KIND_CONCURRENT_COPIES) {
+        const TransferClass& c = Host(t.direction(), t.host_memory());
+        const int k = std::max(1, t.streams());
+        const int rounds = (k + engines - 1) / engines;
+        p.AddRow({1, 0}, ns - rounds * c.latency_ns - k * bytes / c.bandwidth_gbps, 1 / ns);
+      } else if (it->kind() == trace::KIND_BIDIR_COPY) {
+        const TransferClass& h = Host(trace::DIRECTION_H2D, t.host_memory());
+        const TransferClass& d = Host(trace::DIRECTION_D2H, t.host_memory());
+        const TransferClass& slow = h.TimeNs(bytes) >= d.TimeNs(bytes) ? h : d;
+        p.AddRow({1, bytes / slow.bandwidth_gbps}, ns - slow.latency_ns, 1 / ns);
+      }
+    }
+    return p;
+  }
+
+  Status FitMultiStream(int max_engines) {
+    int concurrent = 0;
+    for (const trace::Item* it : items) concurrent += it->kind() == trace::KIND_CONCURRENT_COPIES;
+    FabricParams& f = result.params.fabric;
+    int best = f.copy_engines_per_direction;
+    if (concurrent > 0) {
+      double best_err = INFINITY;
+      for (int c = 1; c <= std::max(1, max_engines); ++c) {
+        auto s = SolveLeastSquares(MultiStreamProblem(c), true, "copy engines");
+        if (!s.ok()) continue;
+        double err = 0;
+        for (double r : s->residual_rms) err += r;
+        if (err < best_err - 1e-9) {
+          best_err = err;
+          best = c;
+        }
+      }
+      f.copy_engines_per_direction = best;
+      result.fitted.push_back({"fabric.copy_engines_per_direction", "engines", double(best), best_err, concurrent});
+    } else {
+      result.not_fitted.push_back("fabric.copy_engines_per_direction: no concurrent-copy items (default kept)");
+    }
+    LinearProblem p = MultiStreamProblem(best);
+    if (p.rows.empty()) {
+      result.not_fitted.push_back("fabric.duplex_factor, fabric.multi_stream_overhead_ns: no bidirectional or "
+                                  "concurrent copies (defaults kept)");
+      return OkStatus();
+    }
+    ASSIGN_OR_RETURN(LinearSolution s, SolveLeastSquares(p, options.fix_undetermined, "multi-stream copies"));
+    if (s.determined[0]) f.multi_stream_overhead_ns = s.x[0];
+    Record("fabric.multi_stream_overhead_ns", "ns", f.multi_stream_overhead_ns, s, 0);
+    if (s.determined[1] && s.x[1] > 0) {
+      f.duplex_factor = 1 / s.x[1];
+      Record("fabric.duplex_factor", "", f.duplex_factor, s, 1);
+    } else if (!s.has_items[1]) {
+      result.not_fitted.push_back("fabric.duplex_factor: no bidirectional copies (default kept)");
+    }
+    return OkStatus();
+  }
+
+  Status FitZeroCopy() {
+    FabricParams& f = result.params.fabric;
+    std::vector<std::pair<double, double>> writes;
+    std::vector<const trace::Item*> reads;
+    for (const trace::Item* it : items) {
+      if (it->kind() == trace::KIND_ZERO_COPY_WRITE) writes.push_back({double(it->transfer().bytes()), MeasuredNs(*it)});
+      if (it->kind() == trace::KIND_ZERO_COPY_READ) reads.push_back(it);
+    }
+    RETURN_IF_ERROR(FitClass("fabric.zero_copy_write", writes, &f.zero_copy_write));
+    if (reads.empty()) {
+      result.not_fitted.push_back("fabric.zero_copy_read, fabric.kernel_read_per_sm_gbps: no zero-copy reads (default kept)");
+      return OkStatus();
+    }
+    // Start: the best observed rate is the link; the best one-block rate the per-SM cap.
+    double link = 0, per_sm = 0;
+    for (const trace::Item* it : reads) {
+      const double gbps = it->transfer().bytes() / MeasuredNs(*it);
+      link = std::max(link, gbps);
+      if (it->transfer().blocks() == 1) per_sm = std::max(per_sm, gbps);
+    }
+    if (per_sm <= 0) per_sm = f.kernel_read_per_sm_gbps > 0 ? f.kernel_read_per_sm_gbps : link;
+    const int gpu = reads[0]->transfer().gpu();
+    const int sms = gpu < topology.num_gpus() ? topology.gpu_spec(gpu).sm_count : 1;
+    LinearSolution s;
+    for (int round = 0; round < 20; ++round) {
+      LinearProblem p;
+      p.names = {"fabric.zero_copy_read.latency_ns", "fabric.zero_copy_read.inverse_bandwidth",
+                 "fabric.inverse_kernel_read_per_sm_gbps"};
+      p.defaults = {f.zero_copy_read.latency_ns, 1 / link, 1 / per_sm};
+      for (const trace::Item* it : reads) {
+        const double b = double(it->transfer().bytes()), ns = MeasuredNs(*it);
+        const int used = std::max(1, std::min(it->transfer().blocks(), sms));
+        if (used * per_sm < link) p.AddRow({1, 0, b / used}, ns, 1 / ns);
+        else p.AddRow({1, b, 0}, ns, 1 / ns);
+      }
+      ASSIGN_OR_RETURN(s, SolveLeastSquares(p, true, "zero-copy reads"));
+      const double new_link = s.determined[1] && s.x[1] > 0 ? 1 / s.x[1] : link;
+      const double new_sm = s.determined[2] && s.x[2] > 0 ? 1 / s.x[2] : per_sm;
+      f.zero_copy_read.latency_ns = s.x[0];
+      const bool stable = std::abs(new_link - link) < 1e-6 * link && std::abs(new_sm - per_sm) < 1e-6 * per_sm;
+      link = new_link;
+      per_sm = new_sm;
+      if (stable) break;
+    }
+    if (!s.determined[0] && !options.fix_undetermined)
+      return InvalidArgumentError("zero-copy reads: cannot determine the latency (measure more sizes)");
+    f.zero_copy_read.bandwidth_gbps = link;
+    Record("fabric.zero_copy_read.latency_ns", "ns", f.zero_copy_read.latency_ns, s, 0);
+    Record("fabric.zero_copy_read.bandwidth_gbps", "GB/s", link, s, 1);
+    if (s.has_items[2]) {
+      f.kernel_read_per_sm_gbps = per_sm;
+      Record("fabric.kernel_read_per_sm_gbps", "GB/s", per_sm, s, 2);
+    } else {
+      result.not_fitted.push_back("fabric.kernel_read_per_sm_gbps: every read was link-limited (default kept)");
+    }
+    return OkStatus();
+  }
+
+  Status FitP2p() {
+    std::map<std::string, std::map<int, std::vector<std::pair<double, double>>>> rows;  // class -> kind
+    for (const trace::Item* it : items) {
+      const trace::Kind k = it->kind();
+      if (k != trace::KIND_P2P_COPY && k != trace::KIND_P2P_KERNEL_READ && k != trace::KIND_P2P_KERNEL_WRITE) continue;
+      rows[PathClassName(it->transfer().path_class())][k].push_back({double(it->transfer().bytes()), MeasuredNs(*it)});
+    }
+    if (rows.empty()) {
+      result.not_fitted.push_back("fabric.p2p (per path class): no GPU-to-GPU items (one GPU?): the simulator's "
+                                  "routed-path defaults are kept");
+      return OkStatus();
+    }
+    for (auto& [cls, by_kind] : rows) {
+      if (cls.empty()) continue;
+      const trace::Item* any = nullptr;
+      for (const trace::Item* it : items)
+        if (it->has_transfer() && PathClassName(it->transfer().path_class()) == cls) any = it;
+      P2pParams& pp = result.params.fabric.p2p[cls];
+      pp = P2pDefaults(topology, any->transfer().src_gpu(), any->transfer().dst_gpu(), result.params.compute);
+      const std::string base = "fabric.p2p." + cls;
+      if (by_kind.count(trace::KIND_P2P_COPY)) RETURN_IF_ERROR(FitClass(base + ".copy", by_kind[trace::KIND_P2P_COPY], &pp.copy));
+      if (by_kind.count(trace::KIND_P2P_KERNEL_WRITE))
+        RETURN_IF_ERROR(FitClass(base + ".kernel_write", by_kind[trace::KIND_P2P_KERNEL_WRITE], &pp.kernel_write));
+      if (by_kind.count(trace::KIND_P2P_KERNEL_READ))
+        RETURN_IF_ERROR(FitClass(base + ".kernel_read", by_kind[trace::KIND_P2P_KERNEL_READ], &pp.kernel_read));
+    }
+    return OkStatus();
+  }
+
+  enum Col { kIssue, kFloor, kGraphLaunch, kGraphGap, kRamp, kInvMem, kInvSkinny, kInvAtt, kInvGemmC, kInvL2, kRampGemm, kRampAtt, kInvAttC, kCols };
+
+  Status FitCompute() {
+    compute::ComputeParams& cp = result.params.compute;
+    std::vector<const trace::Item*> ks;
+    for (const trace::Item* it : items) {
+      const trace::Kind k = it->kind();
+      if (k == trace::KIND_LAUNCH_OVERHEAD) ks.push_back(it);
+      else if ((k == trace::KIND_GEMM || k == trace::KIND_ATTENTION || k == trace::KIND_RMSNORM) && KernelOfItem(*it).ok)
+        ks.push_back(it);
+    }
+    if (ks.empty()) {
+      result.not_fitted.push_back("compute (launch overheads, kernel floor, efficiencies): no kernel items (defaults kept)");
+      return OkStatus();
+    }
+    const net::GpuSpec& gpu = topology.gpu_spec(0);
+    // Start with no floor: small kernels begin as memory-bound (ramp) rows, so the floor is set by
+    // the empty kernels of the launch items and the ramp by the small kernels.
+    cp.kernel_floor_ns = 0;
+    cp.gemm_memory_ramp_ns = cp.RampNs(compute::KernelClass::kGemm);
+    cp.attention_memory_ramp_ns = cp.RampNs(compute::KernelClass::kAttention);
+    // Start attention compute low so that verify-shaped items (several queries per sequence) can
+    // start on the compute side; the rounds settle each item on the side that binds.
+    cp.attention_compute_efficiency = std::min(cp.attention_compute_efficiency, 0.05);
+    double l2_gbps = result.params.bench.l2_resident_bandwidth_gbps > 0 ? result.params.bench.l2_resident_bandwidth_gbps
+                                                                        : 2 * gpu.memory_bandwidth_gbps;
+    std::vector<int> last_class;
+    LinearSolution s;
+    LinearProblem p;
+    for (int round = 0; round < 20; ++round) {
+      p = LinearProblem{};
+      p.names = {"compute.launch_overhead_eager_ns", "compute.kernel_floor_ns", "compute.graph_launch_ns",
+                 "compute.launch_overhead_graph_ns", "compute.memory_ramp_ns", "compute.inverse_memory_efficiency",
+                 "compute.inverse_skinny_gemm_memory_efficiency", "compute.inverse_attention_memory_efficiency",
+                 "compute.inverse_gemm_compute_efficiency", "compute.inverse_l2_resident_bandwidth",
+                 "compute.gemm_memory_ramp_ns", "compute.attention_memory_ramp_ns",
+                 "compute.inverse_attention_compute_efficiency"};
+      p.defaults = {cp.launch_overhead_eager_ns, cp.kernel_floor_ns, cp.graph_launch_ns, cp.launch_overhead_graph_ns,
+                    cp.memory_ramp_ns, 1 / cp.memory_efficiency, 1 / cp.skinny_gemm_memory_efficiency,
+                    1 / cp.attention_memory_efficiency, 1 / cp.gemm_compute_efficiency, 1 / l2_gbps,
+                    cp.RampNs(compute::KernelClass::kGemm), cp.RampNs(compute::KernelClass::kAttention),
+                    1 / cp.attention_compute_efficiency};
+      compute::ComputeParams safe = cp;
+      auto clamp = [](double& e) { e = std::clamp(e, 1e-3, 1.0); };
+      clamp(safe.memory_efficiency);
+      clamp(safe.skinny_gemm_memory_efficiency);
+      clamp(safe.attention_memory_efficiency);
+      clamp(safe.gemm_compute_efficiency);
+      clamp(safe.attention_compute_efficiency);
+      for (double* v : {&safe.kernel_floor_ns, &safe.memory_ramp_ns, &safe.gemm_memory_ramp_ns, &safe.attention_memory_ramp_ns, &safe.launch_overhead_eager_ns,
+                        &safe.launch_overhead_graph_ns, &safe.graph_launch_ns})
+        *v = std::max(0.0, *v);
+      compute::KernelCostModel cost(gpu, safe);
+      std::vector<int> cls;
+      for (const trace::Item* it : ks) {
+        const double ns = MeasuredNs(*it);
+        std::vector<double> row(kCols, 0);
+        if (it->kind() == trace::KIND_LAUNCH_OVERHEAD) {
+          const double k = std::max(1, it->launch().kernels());
+          if (it->launch().cuda_graph()) {
+            row[kGraphLaunch] = 1;
+            row[kFloor] = k;
+            row[kGraphGap] = k;
+          } else {
+            row[kIssue] = k;
+            row[kFloor] = 1;
+          }
+          p.AddRow(row, ns, 1 / ns);
+          cls.push_back(-1);
+          continue;
+        }
+        const compute::Kernel kernel = KernelOfItem(*it).kernel;
+        row[kIssue] = 1;
+        double rhs = ns;
+        const bool tensor = kernel.kernel_class == compute::KernelClass::kGemm ||
+                            kernel.kernel_class == compute::KernelClass::kAttention;
+        double compute_ns = 0;
+        if (tensor && kernel.flops > 0)
+          compute_ns = kernel.flops / (cost.PeakTflops(kernel.math_dtype) * 1e3 * cost.ComputeEfficiency(kernel));
+        BenchParams bench;
+        bench.l2_resident_bandwidth_gbps = l2_gbps;
+        const bool resident = L2Resident(*it, kernel, gpu, bench);
+        const double memory_ns = resident ? safe.memory_ramp_ns + kernel.bytes / l2_gbps
+                                          : kernel.bytes / (gpu.memory_bandwidth_gbps * cost.MemoryEfficiency(kernel));
+        // A kernel that moves bytes is a memory or compute row, never a floor row: the floor is the
+        // empty kernel of the launch items, and a small kernel's extra time is the memory ramp
+        // (which the fit keeps above the floor whenever small kernels outlast empty ones).
+        int c = kernel.bytes > 0 ? 1 : 0;  // 0 floor, 1 memory, 2 compute
+        double best = c == 1 ? memory_ns : safe.kernel_floor_ns;
+        if (compute_ns > best) { c = 2; best = compute_ns; }
+        if (c == 0) {
+          row[kFloor] = 1;
+        } else if (c == 1) {
+          row[kernel.kernel_class == compute::KernelClass::kGemm        ? kRampGemm
+              : kernel.kernel_class == compute::KernelClass::kAttention ? kRampAtt
+                                                                         : kRamp] = 1;
+          const double x = kernel.bytes / gpu.memory_bandwidth_gbps;
+          if (resident) row[kInvL2] = kernel.bytes;
+          else if (kernel.kernel_class == compute::KernelClass::kGemm) row[kInvSkinny] = x;
+          else if (kernel.kernel_class == compute::KernelClass::kAttention) row[kInvAtt] = x;
+          else row[kInvMem] = x;
+        } else if (kernel.kernel_class == compute::KernelClass::kGemm) {
+          const double ramp = kernel.m > 0 ? kernel.m / (kernel.m + safe.gemm_m_half) : 1.0;
+          row[kInvGemmC] = kernel.flops / (cost.PeakTflops(kernel.math_dtype) * 1e3 * ramp);
+        } else {
+          row[kInvAttC] = kernel.flops / (cost.PeakTflops(kernel.math_dtype) * 1e3);
+        }
+        p.AddRow(row, rhs, 1 / ns);
+        cls.push_back(c);
+      }
+      // Launch items first, alone: eager issue, floor (the empty kernel), graph launch and gap.
+      // The kernel rows then see the eager issue as known (their issue + ramp intercept cannot
+      // separate the two).
+      {
+        LinearProblem lp = p;
+        lp.rows.clear();
+        lp.rhs.clear();
+        lp.weights.clear();
+        LinearProblem kp = lp;
+        for (size_t i = 0; i < p.rows.size(); ++i) {
+          (cls[i] == -1 ? lp : kp).AddRow(p.rows[i], p.rhs[i], p.weights[i]);
+        }
+        ASSIGN_OR_RETURN(LinearSolution ls, SolveLeastSquares(lp, true, "launch overheads"));
+        if (ls.determined[kGraphGap] && ls.x[kGraphGap] < 0) {
+          // A graph's per-kernel cost below the eager intercept: hold the gap at 0 (it cannot be
+          // negative) and refit the rest.
+          for (auto& row : lp.rows) row[kGraphGap] = 0;
+          lp.defaults[kGraphGap] = 0;
+          ASSIGN_OR_RETURN(ls, SolveLeastSquares(lp, true, "launch overheads"));
+          ls.points[kGraphGap] = ls.points[kGraphLaunch];
+          result.not_fitted.push_back("compute.launch_overhead_graph_ns: the graph's per-kernel time is below the "
+                                      "eager launches' device tail; held at 0");
+        }
+        // Kernel rows: move the issue term to the right-hand side.
+        const double issue = ls.has_items[kIssue] ? ls.x[kIssue] : cp.launch_overhead_eager_ns;
+        for (size_t i = 0; i < kp.rows.size(); ++i) {
+          kp.rhs[i] -= kp.rows[i][kIssue] * issue;
+          kp.rows[i][kIssue] = 0;
+        }
+        ASSIGN_OR_RETURN(LinearSolution ks, SolveLeastSquares(kp, true, "kernel efficiencies"));
+        s = ks;
+        for (int j : {kIssue, kFloor, kGraphLaunch, kGraphGap}) {
+          s.x[j] = ls.x[j];
+          s.determined[j] = ls.determined[j];
+          s.has_items[j] = ls.has_items[j];
+          s.points[j] = ls.points[j];
+          s.residual_rms[j] = ls.residual_rms[j];
+        }
+        if (!ls.has_items[kIssue] && ks.points[kIssue] == 0) s.x[kIssue] = cp.launch_overhead_eager_ns;
+      }
+      cp.launch_overhead_eager_ns = s.x[kIssue];
+      cp.kernel_floor_ns = s.x[kFloor];
+      cp.graph_launch_ns = s.x[kGraphLaunch];
+      cp.launch_overhead_graph_ns = s.x[kGraphGap];
+      cp.memory_ramp_ns = s.x[kRamp];
+      cp.memory_efficiency = 1 / s.x[kInvMem];
+      cp.skinny_gemm_memory_efficiency = 1 / s.x[kInvSkinny];
+      cp.attention_memory_efficiency = 1 / s.x[kInvAtt];
+      cp.gemm_compute_efficiency = 1 / s.x[kInvGemmC];
+      cp.gemm_memory_ramp_ns = s.x[kRampGemm];
+      cp.attention_memory_ramp_ns = s.x[kRampAtt];
+      cp.attention_compute_efficiency = 1 / s.x[kInvAttC];
+      if (s.has_items[kInvL2] && s.x[kInvL2] > 0) l2_gbps = 1 / s.x[kInvL2];
+      result.params.bench.l2_resident_bandwidth_gbps = s.has_items[kInvL2] ? l2_gbps : 0;
+      if (cls == last_class) break;
+      last_class = cls;
+    }
+    // Undetermined columns that had items: refuse (calibrate) or keep defaults (compare).
+    if (!options.fix_undetermined) {
+      std::string bad;
+      for (int j = 0; j < kCols; ++j)
+        if (s.has_items[j] && !s.determined[j]) bad += (bad.empty() ? "" : ", ") + p.names[j];
+      if (!bad.empty())
+        return InvalidArgumentError("compute fit: cannot determine " + bad +
+                                    ": the trace's kernel and launch items do not separate them");
+    }
+    const char* names[kCols] = {"compute.launch_overhead_eager_ns", "compute.kernel_floor_ns", "compute.graph_launch_ns",
+                                "compute.launch_overhead_graph_ns", "compute.memory_ramp_ns", "compute.memory_efficiency",
+                                "compute.skinny_gemm_memory_efficiency", "compute.attention_memory_efficiency",
+                                "compute.gemm_compute_efficiency", "compute.l2_resident_bandwidth_gbps",
+                                "compute.gemm_memory_ramp_ns", "compute.attention_memory_ramp_ns",
+                                "compute.attention_compute_efficiency"};
+    const char* units[kCols] = {"ns", "ns", "ns", "ns", "ns", "", "", "", "", "GB/s", "ns", "ns", ""};
+    const double values[kCols] = {cp.launch_overhead_eager_ns, cp.kernel_floor_ns, cp.graph_launch_ns,
+                                  cp.launch_overhead_graph_ns, cp.memory_ramp_ns, cp.memory_efficiency,
+                                  cp.skinny_gemm_memory_efficiency, cp.attention_memory_efficiency,
+                                  cp.gemm_compute_efficiency, l2_gbps, cp.gemm_memory_ramp_ns,
+                                  cp.attention_memory_ramp_ns, cp.attention_compute_efficiency};
+    const compute::ComputeParams defaults;
+    const double default_values[kCols] = {defaults.launch_overhead_eager_ns, defaults.kernel_floor_ns,
+                                          defaults.graph_launch_ns, defaults.launch_overhead_graph_ns,
+                                          defaults.memory_ramp_ns, defaults.memory_efficiency,
+                                          defaults.skinny_gemm_memory_efficiency, defaults.attention_memory_efficiency,
+                                          defaults.gemm_compute_efficiency, 0, 0, 0, 0};
+    (void)default_values;
+    for (int j = 0; j < kCols; ++j) {
+      if (!s.has_items[j]) {
+        result.not_fitted.push_back(std::string(names[j]) + ": no items bind it (default kept)");
+        continue;
+      }
+      Record(names[j], units[j], values[j], s, j);
+    }
+    // Physical checks.
+    std::string bad;
+    for (int j : {kInvMem, kInvSkinny, kInvAtt, kInvGemmC, kInvAttC})
+      if (s.determined[j] && !(values[j] > 0 && values[j] <= 1.0))
+        bad += std::string(bad.empty() ? "" : "; ") + names[j] + " = " + std::to_string(values[j]);
+    for (int j : {kIssue, kFloor, kGraphLaunch, kGraphGap, kRamp, kRampGemm, kRampAtt})
+      if (s.determined[j] && values[j] < 0) bad += std::string(bad.empty() ? "" : "; ") + names[j] + " = " + std::to_string(values[j]);
+    if (!bad.empty()) {
+      if (!options.fix_undetermined)
+        return InvalidArgumentError("compute fit: unphysical values (" + bad +
+                                    "): an efficiency above 1 means the hardware config's peak rate is too low for "
+                                    "what was measured; a negative time means the items do not support the law");
+      // Compare: clamp into range so the cost model stays valid.
+      cp.memory_efficiency = std::clamp(cp.memory_efficiency, 1e-3, 1.0);
+      cp.skinny_gemm_memory_efficiency = std::clamp(cp.skinny_gemm_memory_efficiency, 1e-3, 1.0);
+      cp.attention_memory_efficiency = std::clamp(cp.attention_memory_efficiency, 1e-3, 1.0);
+      cp.gemm_compute_efficiency = std::clamp(cp.gemm_compute_efficiency, 1e-3, 1.0);
+      cp.attention_compute_efficiency = std::clamp(cp.attention_compute_efficiency, 1e-3, 1.0);
+      for (double* v : {&cp.kernel_floor_ns, &cp.memory_ramp_ns, &cp.gemm_memory_ramp_ns, &cp.attention_memory_ramp_ns, &cp.launch_overhead_eager_ns,
+                        &cp.launch_overhead_graph_ns, &cp.graph_launch_ns})
+        *v = std::max(0.0, *v);
+      result.not_fitted.push_back("compute: clamped into range: " + bad);
+    }
+    return OkStatus();
+  }
+
+  Status FitNcclLocal() {
+    Predictor predictor(trace, topology, result.params);
+    LinearProblem p;
+    p.names = {"nccl.local_call_overhead_ns"};
+    p.defaults = {result.params.nccl.local_call_overhead_ns};
+    const double current = result.params.nccl.local_call_overhead_ns;
+    for (const trace::Item* it : items) {
+      if (it->kind() != trace::KIND_COLLECTIVE || it->collective().nranks() > 1 || it->collective().cuda_graph()) continue;
+      const Prediction pr = predictor.Predict(*it);
+      if (!pr.simulated) continue;
+      const double ns = MeasuredNs(*it);
+      p.AddRow({1}, ns - (pr.predicted_us * 1e3 - current), 1 / ns);
+    }
+    if (p.rows.empty()) {
+      result.not_fitted.push_back("nccl.local_call_overhead_ns: no one-rank NCCL items (default kept)");
+    } else {
+      ASSIGN_OR_RETURN(LinearSolution s, SolveLeastSquares(p, options.fix_undetermined, "NCCL one-rank calls"));
+      result.params.nccl.local_call_overhead_ns = s.x[0];
+      Record("nccl.local_call_overhead_ns", "ns", s.x[0], s, 0);
+    }
+    bool multi = false;
+    for (const trace::Item* it : items)
+      multi |= (it->kind() == trace::KIND_COLLECTIVE && it->collective().nranks() > 1);
+    result.not_fitted.push_back(
+        std::string("nccl per-step latency and protocol efficiency: ") +
+        (multi ? "fitting them needs a planner hook in sim/coll (NCCL's tables are used)"
+               : "need collectives of 2 or more ranks (NCCL's tables are kept)"));
+    return OkStatus();
+  }
+};
+
+}  // namespace
+
+StatusOr<FitResult> Fit(const trace::Trace& trace, const std::vector<int>& indices, const net::Topology& topology,
+                        const CalibParams& start, const FitOptions& options) {
+  Fitter f{trace, {}, topology, options, {}};
+  f.result.params = start;
+  if (indices.empty()) {
+    for (const trace::Item& it : trace.items()) f.items.push_back(&it);
+  } else {
+    for (int i : indices) f.items.push_back(&trace.items(i));
+  }
+  // Only items with a positive median time are usable.
+  f.items.erase(std::remove_if(f.items.begin(), f.items.end(),
+                               [](const trace::Item* it) { return !(it->stats().median_us() > 0); }),
+                f.items.end());
+  int max_engines = 1;
+  for (const trace::Gpu& g : trace.environment().gpus()) max_engines = std::max(max_engines, g.async_engine_count());
+  RETURN_IF_ERROR(f.FitHostCopies());
+  RETURN_IF_ERROR(f.FitMultiStream(max_engines));
+  RETURN_IF_ERROR(f.FitZeroCopy());
+  RETURN_IF_ERROR(f.FitP2p());
+  RETURN_IF_ERROR(f.FitCompute());
+  RETURN_IF_ERROR(f.FitNcclLocal());
+  return std::move(f.result);
+}
+
+config::Calibration CalibrationFromFit(const FitResult& result, const net::Topology& topology, const std::string& source) {
+  config::Calibration c = ToCalibrationProto(result.params);
+  c.set_source(source);
+  // Derived GPU-model fields on the host path of GPU 0.
+  net::Router router(topology);
+  const int gpu_node = topology.gpus[0];
+  const int memory = topology.HostMemoryOfSocket(topology.nodes[gpu_node].socket);
+  if (memory >= 0 && router.Reachable(memory, gpu_node)) {
+    const double one_way = router.Route(memory, gpu_node).latency_ns;
+    const FabricParams& f = result.params.fabric;
+    const double setup = std::min(f.h2d_pinned.latency_ns, f.d2h_pinned.latency_ns) - one_way -
+                         result.params.compute.launch_overhead_eager_ns;
+    c.mutable_fabric()->set_copy_engine_setup_ns(std::max(0.0, setup));
+    if (f.kernel_read_per_sm_gbps > 0)
+      c.mutable_fabric()->set_kernel_read_outstanding_bytes_per_sm(f.kernel_read_per_sm_gbps * 2 * one_way);
+  }
+  for (const FittedParam& p : result.fitted) {
+    config::FittedValue* v = c.add_fitted();
+    v->set_name(p.name);
+    v->set_value(p.value);
+    v->set_unit(p.unit);
+    v->set_residual(p.residual);
+    v->set_points(p.points);
+  }
+  return c;
+}
+
+}  // namespace specsim::calib

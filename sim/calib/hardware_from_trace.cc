@@ -1,0 +1,252 @@
+#include "sim/calib/hardware_from_trace.h"
+
+#include <google/protobuf/text_format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+
+namespace specsim::calib {
+namespace {
+
+// [LAT] reference.md section 4 and configs/hardware/*: GPU link 275 ns, switch 100 ns, root
+// complex 500 ns; [PCIE-EFF] 256 / (256 + 24) = 0.914.
+constexpr double kGpuLinkLatencyNs = 275;
+constexpr double kSwitchForwardNs = 100;
+constexpr double kRootComplexForwardNs = 500;
+constexpr double kPciePayloadEfficiency = 0.914;
+constexpr double kDramGbps = 460.8;          // [PLACEHOLDER] 12-channel DDR5-4800 socket
+constexpr double kSocketLinkGbps = 64;       // [PLACEHOLDER] xGMI / UPI order of magnitude
+constexpr double kSocketLinkLatencyNs = 300; // [PLACEHOLDER]
+constexpr double kOutstandingBytesPerSm = 3360;  // [PLACEHOLDER] as in the bundled configs
+
+double PcieRawGbps(int gen, int lanes) {
+  static const double gts[] = {0, 2.5, 5, 8, 16, 32, 64};
+  const int g = std::clamp(gen, 1, 6);
+  const double encoding = g <= 2 ? 0.8 : (g <= 5 ? 128.0 / 130.0 : 242.0 / 256.0);
+  return gts[g] * lanes * encoding / 8.0;
+}
+
+struct UnionFind {
+  std::vector<int> parent;
+  explicit UnionFind(int n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+  int Find(int x) { return parent[x] == x ? x : parent[x] = Find(parent[x]); }
+  void Join(int a, int b) { parent[Find(a)] = Find(b); }
+};
+
+}  // namespace
+
+const std::vector<KnownGpu>& KnownGpus() {
+  static const std::vector<KnownGpu> table = {
+      {"H200", "H200", 4800, 989, 1979, 0, 450,
+       "NVIDIA H200 datasheet (reference.md section 8): 4.8 TB/s HBM3e, 989 dense BF16, 3958 sparse FP8 / 2; NVLink 4 900 GB/s total"},
+      {"H100 PCIe", "H100 PCIe", 2000, 756, 1513, 0, 0,
+       "NVIDIA H100 datasheet, PCIe column: 2 TB/s, 1513 sparse BF16 / 2, 3026 sparse FP8 / 2"},
+      {"H100", "H100 SXM", 3350, 989, 1979, 0, 450,
+       "NVIDIA H100 datasheet, SXM column: 3.35 TB/s, 1979 sparse BF16 / 2, 3958 sparse FP8 / 2; NVLink 4"},
+      {"RTX PRO 6000 Blackwell Server", "RTX PRO 6000 Blackwell Server Edition", 1597, 500, 1000, 2000, 0,
+       "reference.md section 8: 1597 GB/s (Server Edition), ~0.5 / 1 / 2 PF dense BF16 / FP8 / FP4"},
+      {"RTX PRO 6000", "RTX PRO 6000 Blackwell Workstation Edition", 1792, 500, 1000, 2000, 0,
+       "reference.md section 8: 1792 GB/s (Workstation), ~0.5 / 1 / 2 PF dense BF16 / FP8 / FP4"},
+      {"L40S", "L40S", 864, 362, 733, 0, 0,
+       "NVIDIA L40S datasheet: 864 GB/s GDDR6, 733 sparse BF16 / 2, 1466 sparse FP8 / 2"},
+      {"RTX 4090", "RTX 4090", 1008, 165, 330, 0, 0,
+       "NVIDIA Ada (AD102) whitepaper: 1008 GB/s; dense BF16 / FP8 with FP32 accumulate 165 / 330 (GeForce rate)"},
+      {"RTX 5090", "RTX 5090", 1792, 209.5, 419, 838, 0,
+       "NVIDIA RTX Blackwell (GB202) whitepaper: 1792 GB/s; dense BF16 / FP8 / FP4 with FP32 accumulate "
+       "209.5 / 419 / 838 (from the whitepaper's table as remembered: verify)"},
+  };
+  return table;
+}
+
+StatusOr<config::Hardware> HardwareFromTrace(const trace::Trace& trace, const std::string& name) {
+  const trace::Environment& env = trace.environment();
+  if (env.gpus_size() == 0) return InvalidArgumentError("the trace's environment lists no GPUs");
+  config::Hardware hw;
+  hw.set_name(name);
+  const std::string gpu_names = env.gpus(0).name();
+  hw.set_description(std::to_string(env.gpus_size()) + "x " + gpu_names + " (from trace " + env.hostname() + ", " +
+                     trace.started_at_utc() + ")");
+  if (env.cpu_model().find("AMD") != std::string::npos) hw.set_cpu_vendor(config::Hardware::AMD);
+  else if (env.cpu_model().find("Intel") != std::string::npos) hw.set_cpu_vendor(config::Hardware::INTEL);
+
+  // GPU models, one per distinct name.
+  std::map<std::string, std::string> model_of;  // device name -> model name
+  std::map<std::string, double> nvlink_of;
+  for (const trace::Gpu& g : env.gpus()) {
+    if (model_of.count(g.name())) continue;
+    const KnownGpu* known = nullptr;
+    for (const KnownGpu& k : KnownGpus())
+      if (g.name().find(k.match) != std::string::npos) {
+        known = &k;
+        break;
+      }
+    if (!known) {
+      std::string list;
+      for (const KnownGpu& k : KnownGpus()) list += (list.empty() ? "" : ", ") + std::string(k.match);
+      return InvalidArgumentError("GPU '" + g.name() + "' is not in specsim's table of known GPUs (" + list +
+                                  "): the trace gives its SMs and memory, but memory_bandwidth_gbps, "
+                                  "bf16_dense_tflops, fp8_dense_tflops and fp4_dense_tflops must come from its "
+                                  "datasheet; write the gpu_models entry by hand");
+    }
+    config::GpuModel* m = hw.add_gpu_models();
+    m->set_name(known->model_name);
+    m->set_arch("sm" + std::to_string(g.compute_capability_major()) + std::to_string(g.compute_capability_minor()));
+    m->set_sm_count(g.sm_count());
+    m->set_memory_gib(static_cast<double>(g.memory_bytes()) / (1024.0 * 1024 * 1024));
+    m->set_memory_bandwidth_gbps(known->memory_bandwidth_gbps);
+    m->set_l2_cache_mib(static_cast<double>(g.l2_cache_bytes()) / (1024.0 * 1024));
+    m->set_bf16_dense_tflops(known->bf16_dense_tflops);
+    m->set_fp8_dense_tflops(known->fp8_dense_tflops);
+    m->set_fp4_dense_tflops(known->fp4_dense_tflops);
+    m->set_copy_engines_per_direction(1);
+    m->set_copy_engine_setup_ns(0);
+    m->set_kernel_read_outstanding_bytes_per_sm(kOutstandingBytesPerSm);
+    model_of[g.name()] = known->model_name;
+    nvlink_of[g.name()] = known->nvlink_gbps_per_direction;
+  }
+
+  const int n = env.gpus_size();
+  std::vector<int> socket(n);
+  std::set<int> sockets;
+  for (int i = 0; i < n; ++i) {
+    socket[i] = std::max(0, env.gpus(i).numa_node());
+    sockets.insert(socket[i]);
+  }
+  // Path classes.
+  UnionFind pix(n), pxb(n);
+  bool any_nvlink = false;
+  std::vector<bool> nvlinked(n, false);
+  for (const trace::PeerPair& p : env.peers()) {
+    if (p.src() < 0 || p.src() >= n || p.dst() < 0 || p.dst() >= n) continue;
+    switch (p.path_class()) {
+      case trace::PATH_PIX:
+        pix.Join(p.src(), p.dst());
+        pxb.Join(p.src(), p.dst());
+        break;
+      case trace::PATH_PXB: pxb.Join(p.src(), p.dst()); break;
+      case trace::PATH_NVLINK:
+        any_nvlink = true;
+        nvlinked[p.src()] = nvlinked[p.dst()] = true;
+        break;
+      default: break;
+    }
+  }
+  auto add_node = [&](const std::string& node_name, config::Node::Kind kind, int s, double fwd) {
+    config::Node* node = hw.add_nodes();
+    node->set_name(node_name);
+    node->set_kind(kind);
+    node->set_socket(s);
+    node->set_forward_latency_ns(fwd);
+    return node;
+  };
+  auto add_link = [&](const std::string& a, const std::string& b, config::Link::Kind kind, double gbps, double lat,
+                      double eff, int gen, int lanes) {
+    config::Link* l = hw.add_links();
+    l->set_a(a);
+    l->set_b(b);
+    l->set_kind(kind);
+    l->set_bandwidth_gbps(gbps);
+    l->set_latency_ns(lat);
+    l->set_payload_efficiency(eff);
+    l->set_pcie_gen(gen);
+    l->set_pcie_lanes(lanes);
+  };
+  for (int s : sockets) {
+    add_node("cpu" + std::to_string(s), config::Node::CPU_ROOT_COMPLEX, s, kRootComplexForwardNs);
+    add_node("mem" + std::to_string(s), config::Node::HOST_MEMORY, s, 0);
+  }
+  const int first_socket = *sockets.begin();
+  for (int s : sockets) {
+    add_link("cpu" + std::to_string(s), "mem" + std::to_string(s), config::Link::MEMORY, kDramGbps, 0, 1, 0, 0);
+    if (s != first_socket)
+      add_link("cpu" + std::to_string(first_socket), "cpu" + std::to_string(s), config::Link::CPU_INTERCONNECT,
+               kSocketLinkGbps, kSocketLinkLatencyNs, 1, 0, 0);
+  }
+  auto gen_of = [&](int i) {
+    const trace::Gpu& g = env.gpus(i);
+    return g.pcie_generation_current() > 0 ? g.pcie_generation_current() : std::max(1, g.pcie_generation_max());
+  };
+  auto lanes_of = [&](int i) {
+    const trace::Gpu& g = env.gpus(i);
+    int w = g.pcie_width_current() > 0 ? g.pcie_width_current() : g.pcie_width_max();
+    for (int allowed : {16, 8, 4, 2, 1})
+      if (w >= allowed) return allowed;
+    return 16;
+  };
+  // Switch hierarchy: PIX groups within PXB components.
+  std::map<int, std::vector<int>> components;  // pxb root -> GPUs
+  for (int i = 0; i < n; ++i) components[pxb.Find(i)].push_back(i);
+  std::vector<std::string> gpu_parent(n);
+  int sw = 0;
+  for (auto& [root, gpus] : components) {
+    std::map<int, std::vector<int>> groups;  // pix root -> GPUs
+    for (int g : gpus) groups[pix.Find(g)].push_back(g);
+    const int s = socket[gpus[0]];
+    const std::string cpu = "cpu" + std::to_string(s);
+    const int gen = gen_of(gpus[0]), lanes = lanes_of(gpus[0]);
+    const double raw = PcieRawGbps(gen, lanes);
+    std::string top = cpu;
+    if (groups.size() > 1) {
+      top = "sw" + std::to_string(sw++);
+      add_node(top, config::Node::PCIE_SWITCH, s, kSwitchForwardNs);
+      add_link(top, cpu, config::Link::PCIE, raw, kGpuLinkLatencyNs, kPciePayloadEfficiency, gen, lanes);
+    }
+    for (auto& [proot, members] : groups) {
+      if (members.size() == 1 && groups.size() == 1) {
+        gpu_parent[members[0]] = cpu;
+        continue;
+      }
+      const std::string leaf = "sw" + std::to_string(sw++);
+      add_node(leaf, config::Node::PCIE_SWITCH, s, kSwitchForwardNs);
+      add_link(leaf, top, config::Link::PCIE, raw, kGpuLinkLatencyNs, kPciePayloadEfficiency, gen, lanes);
+      for (int g : members) gpu_parent[g] = leaf;
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    config::Node* node = add_node("gpu" + std::to_string(i), config::Node::GPU, socket[i], 0);
+    node->set_gpu_model(model_of[env.gpus(i).name()]);
+  }
+  for (int i = 0; i < n; ++i)
+    add_link("gpu" + std::to_string(i), gpu_parent[i], config::Link::PCIE, PcieRawGbps(gen_of(i), lanes_of(i)),
+             kGpuLinkLatencyNs, kPciePayloadEfficiency, gen_of(i), lanes_of(i));
+  if (any_nvlink) {
+    add_node("nvswitch0", config::Node::NVSWITCH, first_socket, kSwitchForwardNs);
+    for (int i = 0; i < n; ++i) {
+      if (!nvlinked[i]) continue;
+      const double gbps = nvlink_of[env.gpus(i).name()];
+      if (gbps <= 0)
+        return InvalidArgumentError("GPU " + std::to_string(i) + " ('" + env.gpus(i).name() +
+                                    "') has NVLink peers but specsim's table has no NVLink rate for it");
+      add_link("gpu" + std::to_string(i), "nvswitch0", config::Link::NVLINK, gbps, kGpuLinkLatencyNs, 1, 0, 0);
+    }
+  }
+  return hw;
+}
+
+std::string HardwareTextProto(const config::Hardware& hw, const trace::Trace& trace) {
+  std::string body;
+  google::protobuf::TextFormat::Printer printer;
+  printer.PrintToString(hw, &body);
+  std::string sources;
+  for (const KnownGpu& k : KnownGpus())
+    for (const config::GpuModel& m : hw.gpu_models())
+      if (m.name() == k.model_name) sources += "#   " + std::string(k.model_name) + ": " + k.source + "\n";
+  return "# proto-file: proto/specsim/hardware.proto\n"
+         "# proto-message: specsim.config.Hardware\n"
+         "#\n"
+         "# Written by `specsim hardware-from-trace` from a trace by " + trace.tool() + " " + trace.tool_version() +
+         " started " + trace.started_at_utc() + " on '" + trace.environment().hostname() + "'.\n"
+         "# From the trace: GPU count, names, arch (compute capability), SMs, memory, L2, PCIe generation and width,\n"
+         "#   NUMA nodes (sockets), CPU vendor, P2P path classes (switch hierarchy, NVLink).\n"
+         "# From specsim's table of known GPUs (memory bandwidth, dense tensor rates, NVLink rate):\n" +
+         sources +
+         "# [LAT] reference.md section 4: GPU link 275 ns, switch 100 ns, root complex 500 ns; [PCIE-EFF] 0.914.\n"
+         "# [PLACEHOLDER] copy engines (1 per direction), copy setup (0), outstanding read bytes per SM (3360),\n"
+         "#   DRAM (460.8 GB/s), socket link (64 GB/s, 300 ns): run `specsim calibrate` and pass --calibration.\n" +
+         body;
+}
+
+}  // namespace specsim::calib

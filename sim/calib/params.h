@@ -1,0 +1,90 @@
+// The parameters `specsim calibrate` fits and `specsim compare` predicts with, as plain structs,
+// and their conversion to and from proto/specsim/calibration.proto.
+//
+// Transfer classes follow one law: a transfer of B bytes measured alone takes
+//   t = latency_ns + B / bandwidth_gbps                  (GB/s = bytes per ns)
+// where the latency is everything it pays once (API call or kernel launch, copy-engine setup, path
+// latency). Mechanisms on top (sim/net/transfer.h):
+//   both directions at once   each direction runs at duplex_factor of its lone rate;
+//   k copies of one direction FIFO on c copy engines: ceil(k/c) latencies, k*B bytes at the rate;
+//   kernel reads              rate = min(link rate, min(blocks, SMs) * kernel_read_per_sm_gbps);
+//   several streams           items timed across streams pay multi_stream_overhead_ns once.
+// Defaults (DefaultParams) come from the hardware config, so an uncalibrated comparison is the
+// simulator's own prediction: a lone flow over the host path (sim/net/fabric.h: bytes at the
+// narrowest payload rate plus the path latency plus the copy-engine setup) plus one eager launch.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "sim/compute/kernel_cost.h"
+#include "sim/core/status.h"
+#include "sim/net/topology.h"
+#include "specsim/calibration.pb.h"
+
+namespace specsim::calib {
+
+struct TransferClass {
+  double latency_ns = 0;
+  double bandwidth_gbps = 0;  // > 0
+  double TimeNs(double bytes) const { return latency_ns + bytes / bandwidth_gbps; }
+};
+
+struct P2pParams {
+  TransferClass copy, kernel_write, kernel_read;
+};
+
+struct FabricParams {
+  TransferClass h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable;
+  double duplex_factor = 1.0;
+  double multi_stream_overhead_ns = 0;
+  int copy_engines_per_direction = 1;
+  double copy_engine_setup_ns = 0;
+  TransferClass zero_copy_read, zero_copy_write;
+  double kernel_read_per_sm_gbps = 0;  // 0: no per-SM cap
+  std::map<std::string, P2pParams> p2p;  // by path class name ("PIX", ...)
+};
+
+struct NcclParams {
+  double local_call_overhead_ns = 0;
+};
+
+// Micro-benchmark effects that exist only because a trace item re-runs one kernel on the same
+// buffers (not in a decode step): a working set no larger than the L2 stays resident.
+struct BenchParams {
+  double l2_resident_bandwidth_gbps = 0;  // 0: no L2 residency (every byte from device memory)
+};
+
+struct CalibParams {
+  FabricParams fabric;
+  compute::ComputeParams compute;
+  NcclParams nccl;
+  BenchParams bench;
+};
+
+// The simulator's defaults on `topology` for GPU `gpu`: compute::ComputeParams{}; host copies as a
+// lone copy-engine flow GPU <-> the host memory of its socket (path latency + copy_engine_setup_ns +
+// one eager launch; narrowest payload rate on the path, pinned and pageable alike); kernel reads
+// capped per SM at kernel_read_outstanding_bytes_per_sm / round trip; P2P classes filled by
+// P2pDefaults. REQUIRES: 0 <= gpu < topology.num_gpus() and the GPU reaches host memory.
+CalibParams DefaultParams(const net::Topology& topology, int gpu);
+
+// P2P transfer defaults for GPUs src -> dst over the routed path (same law as host copies).
+P2pParams P2pDefaults(const net::Topology& topology, int src_gpu, int dst_gpu,
+                      const compute::ComputeParams& compute);
+
+// Non-zero fields of `calibration` override `params`.
+CalibParams ApplyCalibrationProto(CalibParams params, const config::Calibration& calibration);
+
+// All fields of `params` as a Calibration (compute, fabric, nccl); `fitted` is left empty.
+config::Calibration ToCalibrationProto(const CalibParams& params);
+
+// Applies the fabric part of a calibration to a topology, for `specsim collective` / `simulate`:
+// every GPU model's copy_engines_per_direction, copy_engine_setup_ns and
+// kernel_read_outstanding_bytes_per_sm (non-zero fields only), and the payload rate of every PCIe
+// link between a GPU and a CPU root complex (the host link) to the slower of the two pinned
+// directions (payload_efficiency = rate / raw bandwidth, raising the raw bandwidth when the rate
+// exceeds it). InvalidArgument for negative or non-finite values.
+Status ApplyFabricCalibration(const config::FabricCalibration& fabric, net::Topology* topology);
+
+}  // namespace specsim::calib

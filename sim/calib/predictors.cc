@@ -1,0 +1,430 @@
+#include "sim/calib/predictors.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/calib/trace_io.h"
+#include "sim/coll/collective_planner.h"
+#include "sim/coll/executor.h"
+#include "sim/coll/nccl_transport.h"
+#include "sim/compute/kernel_cost.h"
+#include "sim/llm/decode_simulator.h"
+#include "sim/io/model_loader.h"
+#include "sim/net/routing.h"
+
+namespace specsim::calib {
+namespace {
+
+Prediction NotSimulated(std::string reason) {
+  Prediction p;
+  p.reason = std::move(reason);
+  return p;
+}
+
+Prediction Us(double ns) {
+  Prediction p;
+  p.simulated = true;
+  p.predicted_us = ns * 1e-3;
+  return p;
+}
+
+bool IsHostToDevice(trace::Direction d) { return d == trace::DIRECTION_H2D; }
+
+std::string GpuRangeReason(int gpu, const net::Topology& t) {
+  return "GPU " + std::to_string(gpu) + " is not in the hardware config '" + t.name + "' (" +
+         std::to_string(t.num_gpus()) + " GPUs)";
+}
+
+}  // namespace
+
+ItemKernel KernelOfItem(const trace::Item& item) {
+  ItemKernel r;
+  compute::Kernel& k = r.kernel;
+  k.name = item.name();
+  switch (item.kind()) {
+    case trace::KIND_GEMM: {
+      const trace::GemmParams& g = item.gemm();
+      if (g.dtype() != trace::DTYPE_BF16 && g.dtype() != trace::DTYPE_FP16) {
+        r.reason = "GEMM dtype " + trace::DType_Name(g.dtype()) + ": the cost model has tensor rates for bf16/fp8/fp4 only";
+        return r;
+      }
+      const double m = g.m(), n = g.n(), kk = g.k();
+      k.kernel_class = compute::KernelClass::kGemm;
+      k.flops = 2 * m * n * kk;
+      k.bytes = 2 * (n * kk + m * kk + m * n);
+      k.m = m;
+      k.n = n;
+      k.k = kk;
+      r.ok = true;
+      return r;
+    }
+    case trace::KIND_ATTENTION: {
+      const trace::AttentionParams& a = item.attention();
+      if (a.kv_shared()) {
+        r.reason = "MLA attention: the trace times validate's CUDA-core reference kernel over the latent cache, "
+                   "not a production MLA decode kernel (FlashMLA), which is what the cost model represents";
+        return r;
+      }
+      const double tokens = double(a.batch()) * a.query_tokens();
+      const double len = static_cast<double>(a.context());
+      k.kernel_class = compute::KernelClass::kAttention;
+      k.bytes = static_cast<double>(a.kv_bytes()) + tokens * a.q_heads() * (a.head_dim() + a.v_head_dim()) * 2.0;
+      k.flops = 2 * tokens * a.q_heads() * len * (a.head_dim() + a.v_head_dim());
+      r.ok = true;
+      return r;
+    }
+    case trace::KIND_RMSNORM: {
+      const trace::RmsNormParams& n = item.rmsnorm();
+      k.kernel_class = compute::KernelClass::kNorm;
+      k.bytes = (n.fused_residual() ? 4.0 : 2.0) * double(n.tokens()) * n.hidden() * 2 + n.hidden() * 2.0;
+      r.ok = true;
+      return r;
+    }
+    default:
+      r.reason = "not a single-kernel item";
+      return r;
+  }
+}
+
+bool L2Resident(const trace::Item& item, const compute::Kernel& kernel, const net::GpuSpec& gpu, const BenchParams& bench) {
+  if (bench.l2_resident_bandwidth_gbps <= 0) return false;
+  // Only RMSNorm: GEMM items rotate weight copies larger than the L2, and the attention kernel's time
+  // is dominated by its fixed split/reduce cost (its own ramp), not by where its bytes come from.
+  if (item.kind() != trace::KIND_RMSNORM) return false;
+  return kernel.bytes <= gpu.l2_cache_mib * 1024 * 1024;
+}
+
+Predictor::Predictor(const trace::Trace& trace, const net::Topology& topology, CalibParams params)
+    : trace_(trace), topology_(topology), params_(std::move(params)) {}
+
+const TransferClass& Predictor::HostClass(trace::Direction d, trace::HostMemory memory) const {
+  const bool pageable = memory == trace::HOST_PAGEABLE;
+  const FabricParams& f = params_.fabric;
+  if (IsHostToDevice(d)) return pageable ? f.h2d_pageable : f.h2d_pinned;
+  return pageable ? f.d2h_pageable : f.d2h_pinned;
+}
+
+P2pParams Predictor::P2pFor(const trace::TransferParams& t) const {
+  auto it = params_.fabric.p2p.find(PathClassName(t.path_class()));
+  if (it != params_.fabric.p2p.end()) return it->second;
+  return P2pDefaults(topology_, t.src_gpu(), t.dst_gpu(), params_.compute);
+}
+
+Prediction Predictor::Predict(const trace::Item& item) const {
+  switch (item.kind()) {
+    case trace::KIND_H2D_COPY:
+    case trace::KIND_D2H_COPY:
+    case trace::KIND_BIDIR_COPY:
+    case trace::KIND_CONCURRENT_COPIES:
+    case trace::KIND_ZERO_COPY_READ:
+    case trace::KIND_ZERO_COPY_WRITE:
+    case trace::KIND_LATENCY_UNDER_LOAD:
+    case trace::KIND_P2P_COPY:
+    case trace::KIND_P2P_KERNEL_READ:
+    case trace::KIND_P2P_KERNEL_WRITE:
+      return PredictTransfer(item);
+    case trace::KIND_GEMM:
+    case trace::KIND_ATTENTION:
+    case trace::KIND_RMSNORM:
+    case trace::KIND_LAUNCH_OVERHEAD:
+      return PredictKernel(item);
+    case trace::KIND_COLLECTIVE:
+    case trace::KIND_CUSTOM_ALLREDUCE:
+      return PredictCollective(item);
+    case trace::KIND_DECODE_STEP:
+    case trace::KIND_SPEC_CYCLE:
+      return PredictDecode(item);
+    default:
+      return NotSimulated("item kind " + trace::Kind_Name(item.kind()) + " is not known to this specsim");
+  }
+}
+
+Prediction Predictor::PredictTransfer(const trace::Item& item) const {
+  if (!item.has_transfer()) return NotSimulated("transfer item without transfer parameters");
+  const trace::TransferParams& t = item.transfer();
+  const FabricParams& f = params_.fabric;
+  const double bytes = static_cast<double>(t.bytes());
+  const bool p2p = item.kind() == trace::KIND_P2P_COPY || item.kind() == trace::KIND_P2P_KERNEL_READ ||
+                   item.kind() == trace::KIND_P2P_KERNEL_WRITE;
+  if (p2p) {
+    if (t.src_gpu() < 0 || t.src_gpu() >= topology_.num_gpus()) return NotSimulated(GpuRangeReason(t.src_gpu(), topology_));
+    if (t.dst_gpu() < 0 || t.dst_gpu() >= topology_.num_gpus()) return NotSimulated(GpuRangeReason(t.dst_gpu(), topology_));
+  } else if (t.gpu() < 0 || t.gpu() >= topology_.num_gpus()) {
+    return NotSimulated(GpuRangeReason(t.gpu(), topology_));
+  }
+  switch (item.kind()) {
+    case trace::KIND_H2D_COPY:
+    case trace::KIND_D2H_COPY:
+      return Us(HostClass(t.direction(), t.host_memory()).TimeNs(bytes));
+    case trace::KIND_BIDIR_COPY: {
+      const TransferClass& h = HostClass(trace::DIRECTION_H2D, t.host_memory());
+      const TransferClass& d = HostClass(trace::DIRECTION_D2H, t.host_memory());
+      const double duplex = f.duplex_factor;
+      return Us(f.multi_stream_overhead_ns + std::max(h.latency_ns + bytes / (duplex * h.bandwidth_gbps),
+                                                      d.latency_ns + bytes / (duplex * d.bandwidth_gbps)));
+    }
+    case trace::KIND_CONCURRENT_COPIES: {
+      const TransferClass& c = HostClass(t.direction(), t.host_memory());
+      const int k = std::max(1, t.streams());
+      const int engines = std::max(1, f.copy_engines_per_direction);
+      const int rounds = (k + engines - 1) / engines;
+      return Us(f.multi_stream_overhead_ns + rounds * c.latency_ns + k * bytes / c.bandwidth_gbps);
+    }
+    case trace::KIND_LATENCY_UNDER_LOAD: {
+      const TransferClass& c = HostClass(t.direction(), t.host_memory());
+      const TransferClass& load = HostClass(t.load_direction(), t.host_memory());
+      const double lb = static_cast<double>(t.load_bytes());
+      if (t.load_direction() == t.direction()) {
+        if (f.copy_engines_per_direction <= 1) return Us(load.TimeNs(lb) + c.TimeNs(bytes));
+        return Us(c.latency_ns + bytes / (0.5 * c.bandwidth_gbps));
+      }
+      return Us(c.latency_ns + bytes / (f.duplex_factor * c.bandwidth_gbps));
+    }
+    case trace::KIND_ZERO_COPY_READ: {
+      double rate = f.zero_copy_read.bandwidth_gbps;
+      const int sms = topology_.gpu_spec(t.gpu()).sm_count;
+      if (f.kernel_read_per_sm_gbps > 0 && t.blocks() > 0)
+        rate = std::min(rate, std::min(t.blocks(), sms) * f.kernel_read_per_sm_gbps);
+      return Us(f.zero_copy_read.latency_ns + bytes / rate);
+    }
+    case trace::KIND_ZERO_COPY_WRITE:
+      return Us(f.zero_copy_write.TimeNs(bytes));
+    case trace::KIND_P2P_COPY:
+      return Us(P2pFor(t).copy.TimeNs(bytes));
+    case trace::KIND_P2P_KERNEL_WRITE:
+      return Us(P2pFor(t).kernel_write.TimeNs(bytes));
+    case trace::KIND_P2P_KERNEL_READ: {
+      const TransferClass c = P2pFor(t).kernel_read;
+      double rate = c.bandwidth_gbps;
+      const int sms = topology_.gpu_spec(t.dst_gpu()).sm_count;
+      if (f.kernel_read_per_sm_gbps > 0 && t.blocks() > 0)
+        rate = std::min(rate, std::min(t.blocks(), sms) * f.kernel_read_per_sm_gbps);
+      return Us(c.latency_ns + bytes / rate);
+    }
+    default:
+      return NotSimulated("not a transfer");
+  }
+}
+
+Prediction Predictor::PredictKernel(const trace::Item& item) const {
+  int gpu = 0;
+  if (item.has_gemm()) gpu = item.gemm().gpu();
+  if (item.has_attention()) gpu = item.attention().gpu();
+  if (item.has_rmsnorm()) gpu = item.rmsnorm().gpu();
+  if (item.has_launch()) gpu = item.launch().gpu();
+  if (gpu < 0 || gpu >= topology_.num_gpus()) return NotSimulated(GpuRangeReason(gpu, topology_));
+  auto cost = compute::KernelCostModel::Create(topology_.gpu_spec(gpu), params_.compute);
+  if (!cost.ok()) return NotSimulated(cost.status().message());
+  if (item.kind() == trace::KIND_LAUNCH_OVERHEAD) {
+    const trace::LaunchParams& l = item.launch();
+    compute::Kernel empty;
+    empty.name = "empty";
+    empty.kernel_class = compute::KernelClass::kElementwise;
+    std::vector<compute::Kernel> ks(std::max(1, l.kernels()), empty);
+    return Us(NanosFromPicos(cost->SequenceTime(ks, l.cuda_graph())));
+  }
+  ItemKernel k = KernelOfItem(item);
+  if (!k.ok) return NotSimulated(k.reason);
+  if (L2Resident(item, k.kernel, topology_.gpu_spec(gpu), params_.bench)) {
+    // Same law as KernelTime, with the memory term at the L2-resident bandwidth.
+    const compute::ComputeParams& cp = params_.compute;
+    double device = std::max(cp.kernel_floor_ns, cp.memory_ramp_ns + k.kernel.bytes / params_.bench.l2_resident_bandwidth_gbps);
+    const double e_c = cost->ComputeEfficiency(k.kernel);
+    if (k.kernel.flops > 0 && e_c > 0)
+      device = std::max(device, k.kernel.flops / (cost->PeakTflops(k.kernel.math_dtype) * 1e3 * e_c));
+    return Us(cp.launch_overhead_eager_ns + device);
+  }
+  return Us(NanosFromPicos(cost->SequenceTime({k.kernel}, /*cuda_graph=*/false)));
+}
+
+Prediction Predictor::PredictCollective(const trace::Item& item) const {
+  if (!item.has_collective()) return NotSimulated("collective item without collective parameters");
+  const trace::CollectiveParams& c = item.collective();
+  for (int g : c.gpus())
+    if (g < 0 || g >= topology_.num_gpus()) return NotSimulated(GpuRangeReason(g, topology_));
+  const int gpu0 = c.gpus_size() > 0 ? c.gpus(0) : 0;
+  auto cost = compute::KernelCostModel::Create(topology_.gpu_spec(gpu0), params_.compute);
+  if (!cost.ok()) return NotSimulated(cost.status().message());
+  const int ops = std::max(1, c.ops_per_graph());
+  const double bytes = static_cast<double>(c.bytes());
+  if (c.nranks() <= 1) {
+    if (c.implementation() != trace::IMPL_NCCL)
+      return NotSimulated("custom allreduce with one rank: the kernel reads its own buffer through " +
+                          std::to_string(c.blocks()) +
+                          " blocks; the simulator models custom allreduce as peer reads over the fabric (2+ ranks) "
+                          "and has no occupancy-limited local-read model");
+    // One rank: NCCL copies the send buffer into the receive buffer (nothing when in place).
+    compute::Kernel copy;
+    copy.name = "nccl_local_copy";
+    copy.kernel_class = compute::KernelClass::kElementwise;
+    copy.bytes = c.in_place() ? 0 : 2 * bytes;
+    // NCCL's host-side per-call cost (argument checks, kernel plan) is paid when launching eagerly;
+    // a replayed graph holds only the copy kernel.
+    const double overhead = params_.nccl.local_call_overhead_ns;
+    compute::ComputeParams cp = params_.compute;
+    // Re-running on the same buffers: a copy whose source and destination fit in L2 stays there.
+    const bool resident = params_.bench.l2_resident_bandwidth_gbps > 0 &&
+                          copy.bytes <= topology_.gpu_spec(gpu0).l2_cache_mib * 1024 * 1024;
+    if (resident) {
+      const double device = std::max(cp.kernel_floor_ns, cp.memory_ramp_ns + copy.bytes / params_.bench.l2_resident_bandwidth_gbps);
+      if (c.cuda_graph()) return Us(cp.graph_launch_ns / ops + device + cp.launch_overhead_graph_ns);
+      return Us(cp.launch_overhead_eager_ns + device + overhead);
+    }
+    if (c.cuda_graph()) {
+      std::vector<compute::Kernel> ks(ops, copy);
+      return Us(NanosFromPicos(cost->SequenceTime(ks, true)) / ops);
+    }
+    return Us(NanosFromPicos(cost->SequenceTime({copy}, false)) + overhead);
+  }
+  coll::CollectiveRequest request;
+  switch (c.op()) {
+    case trace::ALLREDUCE: request.collective = coll::Collective::kAllReduce; break;
+    case trace::ALLGATHER: request.collective = coll::Collective::kAllGather; break;
+    case trace::REDUCESCATTER: request.collective = coll::Collective::kReduceScatter; break;
+    default: return NotSimulated("collective op " + trace::CollectiveOp_Name(c.op()) + " is not modelled");
+  }
+  request.gpus.assign(c.gpus().begin(), c.gpus().end());
+  request.bytes = c.bytes();
+  if (c.implementation() == trace::IMPL_NCCL) {
+    std::string algo = c.nccl_algo();
+    std::transform(algo.begin(), algo.end(), algo.begin(), ::tolower);
+    auto a = coll::ParseAlgorithm(algo.empty() ? "auto" : algo);
+    if (!a.ok() || *a == coll::Algorithm::kOneShot || *a == coll::Algorithm::kTwoShot)
+      return NotSimulated("NCCL_ALGO=" + c.nccl_algo() + " is not modelled (ring, tree or unset)");
+    request.algorithm = *a;
+    if (!c.nccl_proto().empty()) {
+      auto p = coll::ParseNcclProto(c.nccl_proto());
+      if (!p.ok()) return NotSimulated("NCCL_PROTO=" + c.nccl_proto() + " is not modelled (LL, Simple)");
+      request.protocol = *p;
+    }
+    if (!c.nccl_min_nchannels().empty()) request.min_channels = std::atoi(c.nccl_min_nchannels().c_str());
+    if (!c.nccl_max_nchannels().empty()) request.max_channels = std::atoi(c.nccl_max_nchannels().c_str());
+    if (!c.nccl_p2p_level().empty()) {
+      std::string level = c.nccl_p2p_level();
+      std::transform(level.begin(), level.end(), level.begin(), ::tolower);
+      auto l = coll::ParseP2pLevel(level);
+      if (!l.ok()) return NotSimulated("NCCL_P2P_LEVEL=" + c.nccl_p2p_level() + " is not modelled");
+      request.p2p_level = *l;
+    }
+    request.p2p_disable = c.nccl_p2p_disable() == "1";
+  } else {
+    if (c.transport() == trace::TRANSPORT_HOST_MAPPED)
+      return NotSimulated("custom allreduce through mapped host memory is not modelled (peer memory only)");
+    request.algorithm = c.implementation() == trace::IMPL_ONE_SHOT ? coll::Algorithm::kOneShot : coll::Algorithm::kTwoShot;
+    if (c.blocks() > 0) request.custom_blocks = c.blocks();
+  }
+  net::Router router(topology_);
+  auto plan = coll::PlanCollective(topology_, router, request);
+  if (!plan.ok()) return NotSimulated(plan.status().message());
+  const coll::CollectiveTiming timing = coll::TimeCollective(plan->schedule, topology_, plan->rank_gpus);
+  double ns = NanosFromPicos(timing.duration_ps);
+  const compute::ComputeParams& k = params_.compute;
+  ns += c.cuda_graph() ? k.graph_launch_ns / ops + k.launch_overhead_graph_ns : k.launch_overhead_eager_ns;
+  return Us(ns);
+}
+
+Prediction Predictor::PredictDecode(const trace::Item& item) const {
+  if (!item.has_decode()) return NotSimulated("decode item without decode parameters");
+  const trace::DecodeParams& d = item.decode();
+  const trace::ModelShape* shape = nullptr;
+  for (const trace::ModelShape& m : trace_.models())
+    if (m.name() == d.model()) shape = &m;
+  if (!shape) return NotSimulated("model '" + d.model() + "' has no shape in the trace's models list");
+  for (int g : d.gpus())
+    if (g < 0 || g >= topology_.num_gpus()) return NotSimulated(GpuRangeReason(g, topology_));
+  llm::ModelSpec target;
+  if (shape->has_config()) {
+    // The models/*.textproto the run used, as recorded in the trace.
+    auto m = io::ModelFromProto(shape->config(), shape->file().empty() ? shape->name() : shape->file());
+    if (!m.ok()) return NotSimulated("model '" + d.model() + "': " + m.status().message());
+    target = *m;
+  } else {
+    target.name = shape->name();
+    target.family = shape->mla() ? llm::ModelFamily::kDeepseekV3 : llm::ModelFamily::kLlama;
+    target.num_layers = shape->layers();
+    target.hidden_size = shape->hidden();
+    target.num_attention_heads = shape->heads();
+    target.num_key_value_heads = shape->kv_heads();
+    target.head_dim = shape->head_dim();
+    target.intermediate_size = shape->intermediate();
+    target.vocab_size = shape->vocab();
+    target.moe.num_experts = shape->num_experts();
+    target.moe.num_shared_experts = shape->num_shared_experts();
+    target.moe.experts_per_token = shape->experts_per_token();
+    target.moe.moe_intermediate_size = shape->moe_intermediate();
+    target.moe.first_dense_layers = shape->first_dense_layers();
+    if (shape->mla()) {
+      target.mla.q_lora_rank = shape->q_lora_rank();
+      target.mla.kv_lora_rank = shape->kv_lora_rank();
+      target.mla.qk_nope_head_dim = shape->qk_nope_head_dim();
+      target.mla.qk_rope_head_dim = shape->qk_rope_head_dim();
+      target.mla.v_head_dim = shape->v_head_dim();
+    }
+  }
+  if (d.layers_run() > 0) target.num_layers = d.layers_run();
+  if (target.is_moe() && d.dense_layers_run() + d.moe_layers_run() > 0) target.moe.first_dense_layers = d.dense_layers_run();
+  llm::DecodeSetup setup;
+  setup.topology = &topology_;
+  setup.target = target;
+  setup.parallel.tp = std::max(1, d.tp());
+  setup.gpus.assign(d.gpus().begin(), d.gpus().end());
+  setup.batch = d.batch();
+  setup.context_length = static_cast<int>(d.context());
+  setup.cuda_graphs = d.cuda_graph();
+  setup.compute = params_.compute;
+  const int n = d.verify_tokens();
+  const int s = d.draft_steps();
+  if (d.speculative()) {
+    if (s < 1 || n < 1) return NotSimulated("speculative item without draft_steps / verify_tokens");
+    llm::ModelSpec draft;
+    if (shape->has_draft_config()) {
+      auto m = io::ModelFromProto(shape->draft_config(), shape->draft_file());
+      if (!m.ok()) return NotSimulated("draft of '" + d.model() + "': " + m.status().message());
+      draft = *m;
+    } else {
+      // validate's "approximation": an EAGLE-3-shaped head from the recorded draft shapes.
+      draft = target;
+      draft.name = target.name + "-eagle3-approximation";
+      draft.family = llm::ModelFamily::kEagle3;
+      draft.num_layers = 1;
+      draft.mla = {};
+      draft.moe = {};
+      if (shape->draft_heads() > 0) draft.num_attention_heads = shape->draft_heads();
+      if (shape->draft_kv_heads() > 0) draft.num_key_value_heads = shape->draft_kv_heads();
+      if (shape->draft_head_dim() > 0) draft.head_dim = shape->draft_head_dim();
+      if (shape->draft_intermediate() > 0) draft.intermediate_size = shape->draft_intermediate();
+      draft.eagle3.draft_vocab_size = d.draft_vocab() > 0 ? d.draft_vocab() : shape->draft_vocab();
+      draft.eagle3.target = target.name;
+    }
+    setup.draft = draft;
+    llm::SpeculationSettings& sp = setup.speculation;
+    sp.method = llm::SpeculationMethod::kEagle3;
+    sp.num_steps = s;
+    sp.topk = 1;
+    sp.num_draft_tokens = n;
+    auto acc = llm::AcceptanceModel::FromPerPosition(std::vector<double>(s, d.acceptance_p()));
+    if (!acc.ok()) return NotSimulated(acc.status().message());
+    sp.acceptance = *acc;
+    sp.seed = d.seed();
+    sp.cycles = 1;
+  }
+  auto sim = llm::DecodeSimulator::Create(setup);
+  if (!sim.ok()) return NotSimulated(sim.status().message());
+  const TransferClass& readback = params_.fabric.d2h_pinned;
+  if (!d.speculative()) {
+    auto pass = (*sim)->Pass(llm::PassKind::kTargetDecode, 1);
+    if (!pass.ok()) return NotSimulated(pass.status().message());
+    return Us(NanosFromPicos(pass->total_ps) + readback.TimeNs(4.0 * d.batch()));
+  }
+  auto draft = (*sim)->Pass(llm::PassKind::kDraftStep, 1);
+  if (!draft.ok()) return NotSimulated(draft.status().message());
+  auto verify = (*sim)->Pass(llm::PassKind::kVerify, n);
+  if (!verify.ok()) return NotSimulated(verify.status().message());
+  auto extend = (*sim)->Pass(llm::PassKind::kDraftExtend, n);
+  if (!extend.ok()) return NotSimulated(extend.status().message());
+  const double ns = (s - 1) * NanosFromPicos(draft->total_ps) + NanosFromPicos(verify->total_ps) +
+                    readback.TimeNs(4.0 * d.batch() * n) + NanosFromPicos(extend->total_ps);
+  return Us(ns);
+}
+
+}  // namespace specsim::calib

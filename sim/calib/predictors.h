@@ -1,0 +1,84 @@
+// Re-simulating one measured trace item on a topology with a set of parameters.
+//
+// Per item kind (trace.proto), the prediction of its median time:
+//   H2D / D2H copy        the copy class (direction x pinned/pageable) alone: L + B / BW
+//   bidirectional         O_ms + max over directions of (L_d + B / (duplex * BW_d))
+//   k concurrent copies   O_ms + ceil(k / c) * L + k * B / BW   (c copy engines per direction,
+//                         FIFO per engine as in sim/net/fabric.h; the copies share the link)
+//   latency under load    same direction and one engine: queued behind the bulk copy (the trace
+//                         then times bulk start to small end): L + LB/BW + L + B/BW; otherwise the
+//                         small copy alone at the duplex rate (other direction) or half the link
+//                         (same direction, several engines)
+//   zero-copy read        L + B / min(BW, min(blocks, SMs) * per-SM read rate)
+//   zero-copy write       L + B / BW
+//   P2P copy / kernel     the item's path class: fitted P2P parameters, else a lone flow on the
+//                         routed path (P2pDefaults)
+//   GEMM / attention /    one eagerly launched kernel: KernelCostModel::SequenceTime({kernel},
+//   RMSNorm               eager) = eager issue + roofline time (sim/compute/kernel_cost.h); a working
+//                         set that fits in L2 (attention, RMSNorm) streams at the L2-resident rate
+//   launch overhead       SequenceTime of k empty kernels, eager or as one graph
+//   NCCL, 1 rank          NCCL copies send to receive buffer: one copy kernel (2 x bytes through
+//                         memory, at the L2-resident rate when they fit in L2) plus NCCL's host
+//                         per-call overhead when eager; graph: per replay / ops
+//   NCCL / custom, >= 2   the collective planner and executor (sim/coll) on the topology, plus one
+//                         eager launch (or the graph replay cost / ops_per_graph)
+//   decode step           DecodeSimulator::Pass(target decode) + reading the tokens back (one
+//                         small pinned D2H copy)
+//   speculative cycle     (S-1) draft steps + verify(N) + read-back + draft extend(N)
+// Items the simulator cannot represent yet are returned with simulated = false and a reason; they
+// are never dropped silently and never given a made-up number.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "sim/calib/params.h"
+#include "sim/compute/kernel.h"
+#include "sim/net/topology.h"
+#include "specsim/trace.pb.h"
+
+namespace specsim::calib {
+
+struct Prediction {
+  bool simulated = false;
+  double predicted_us = 0;
+  std::string reason;  // when !simulated
+};
+
+// The kernel a GEMM, attention or RMSNorm item runs, or the reason it is not simulated.
+struct ItemKernel {
+  bool ok = false;
+  compute::Kernel kernel;
+  std::string reason;
+};
+ItemKernel KernelOfItem(const trace::Item& item);
+
+// RMSNorm items re-run one kernel on the same buffers: when the bytes it moves fit in the GPU's L2
+// and bench.l2_resident_bandwidth_gbps is set, its memory term runs at that bandwidth (GEMM items
+// rotate weight copies larger than the L2; attention time is dominated by its own fixed cost).
+bool L2Resident(const trace::Item& item, const compute::Kernel& kernel, const net::GpuSpec& gpu, const BenchParams& bench);
+
+class Predictor {
+ public:
+  // `trace` and `topology` must outlive the predictor.
+  Predictor(const trace::Trace& trace, const net::Topology& topology, CalibParams params);
+  Prediction Predict(const trace::Item& item) const;
+  const CalibParams& params() const { return params_; }
+
+  // The transfer class of a host copy item (direction and host memory), for the fits.
+  const TransferClass& HostClass(trace::Direction direction, trace::HostMemory memory) const;
+
+ private:
+  Prediction PredictTransfer(const trace::Item& item) const;
+  Prediction PredictKernel(const trace::Item& item) const;
+  Prediction PredictCollective(const trace::Item& item) const;
+  Prediction PredictDecode(const trace::Item& item) const;
+  P2pParams P2pFor(const trace::TransferParams& t) const;
+
+  const trace::Trace& trace_;
+  const net::Topology& topology_;
+  CalibParams params_;
+};
+
+}  // namespace specsim::calib

@@ -1,0 +1,59 @@
+#include "sim/tools/hardware_from_trace_command.h"
+
+#include <cctype>
+#include <fstream>
+
+#include "sim/calib/hardware_from_trace.h"
+#include "sim/calib/trace_io.h"
+#include "sim/io/hardware_loader.h"
+
+namespace specsim::tools {
+
+int RunHardwareFromTrace(const HardwareFromTraceFlags& flags, std::ostream& out, std::ostream& err) {
+  auto trace = calib::LoadTrace(flags.trace);
+  if (!trace.ok()) {
+    err << "specsim hardware-from-trace: " << trace.status().message() << "\n";
+    return 2;
+  }
+  std::string name = flags.name;
+  if (name.empty() && trace->environment().gpus_size() > 0) {
+    std::string gpu = trace->environment().gpus(0).name();
+    if (gpu.rfind("NVIDIA ", 0) == 0) gpu = gpu.substr(7);
+    for (char& c : gpu) c = std::isalnum(static_cast<unsigned char>(c)) ? std::tolower(static_cast<unsigned char>(c)) : '-';
+    name = gpu + "-" + std::to_string(trace->environment().gpus_size()) + "x";
+  }
+  auto hw = calib::HardwareFromTrace(*trace, name);
+  if (!hw.ok()) {
+    err << "specsim hardware-from-trace: " << flags.trace << ": " << hw.status().message() << "\n";
+    return 2;
+  }
+  const std::string text = calib::HardwareTextProto(*hw, *trace);
+  auto check = io::ParseHardware(text, flags.output.empty() ? "<output>" : flags.output);
+  if (!check.ok()) {
+    err << "specsim hardware-from-trace: internal error, the written config does not load: " << check.status().message() << "\n";
+    return 2;
+  }
+  if (flags.output.empty()) {
+    out << text;
+    return 0;
+  }
+  std::ofstream f(flags.output);
+  f << text;
+  if (!f) {
+    err << "specsim hardware-from-trace: cannot write " << flags.output << "\n";
+    return 2;
+  }
+  out << "wrote " << flags.output << ": " << hw->description() << "\n";
+  return 0;
+}
+
+void AddHardwareFromTraceCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<HardwareFromTraceFlags>();
+  CLI::App* cmd = app.add_subcommand("hardware-from-trace", "write a hardware config for the box a trace was measured on");
+  cmd->add_option("trace", flags->trace, "trace written by specsim-validate (.pb)")->required();
+  cmd->add_option("-o,--output", flags->output, "hardware textproto to write (default: print)");
+  cmd->add_option("--name", flags->name, "config name (default: <gpu>-<n>x)");
+  cmd->callback([flags, exit_code] { *exit_code = RunHardwareFromTrace(*flags, std::cout, std::cerr); });
+}
+
+}  // namespace specsim::tools

@@ -1,5 +1,6 @@
 #include "sim/tools/scenario_setup.h"
 
+#include "sim/calib/params.h"
 #include "sim/coll/nccl_transport.h"
 #include "sim/io/hardware_loader.h"
 #include "sim/io/model_loader.h"
@@ -98,6 +99,9 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
     ASSIGN_OR_RETURN(config::Calibration c, io::ParseTextProto<config::Calibration>(text.text, text.display_name));
     setup.compute = compute::ApplyCalibration(setup.compute, c.compute());
     RETURN_IF_ERROR(compute::ValidateComputeParams(setup.compute).WithPrefix(text.display_name));
+    // The fabric part (copy engines, copy setup, outstanding read bytes, host-link rate) changes the
+    // scenario's hardware: a calibration belongs to the box its trace was measured on.
+    RETURN_IF_ERROR(calib::ApplyFabricCalibration(c.fabric(), loaded.topology.get()).WithPrefix(text.display_name));
   }
 
   const config::Speculation& sp = s.speculation();

@@ -134,6 +134,31 @@ TEST(SimulateCommand, ScenarioThatDoesNotFitIsRefusedWithItsMemoryPlan) {
   EXPECT_NE(m.out.find("KV cache"), std::string::npos);
 }
 
+TEST(SimulateCommand, CalibrationFileChangesThePrediction) {
+  // A calibration whose kernel floor is 20 us: every one of the ~1100 kernels of a pass now
+  // takes at least that, so the step gets much slower; a copy-engine count is applied to the box.
+  const std::string path = ::testing::TempDir() + "/calib.textproto";
+  {
+    std::ofstream f(path);
+    f << "compute { kernel_floor_ns: 20000 }\nfabric { copy_engines_per_direction: 2 }\n";
+  }
+  SimulateFlags a, b;
+  a.json = b.json = true;
+  b.calibration = path;
+  Output oa = Simulate(a), ob = Simulate(b);
+  ASSERT_EQ(ob.code, 0) << ob.err;
+  const double plain = nlohmann::json::parse(oa.out)["baseline"]["step_ms"].get<double>();
+  const double floored = nlohmann::json::parse(ob.out)["baseline"]["step_ms"].get<double>();
+  EXPECT_GT(floored, plain + 1000 * 0.015);  // > 1000 kernels x (20 - 5) us more
+  {
+    std::ofstream f(path);
+    f << "compute { kernel_floor_nss: 1 }\n";
+  }
+  Output bad = Simulate(b);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("kernel_floor_ns"), std::string::npos) << bad.err;
+}
+
 TEST(SimulateCommand, TraceOfOneCycle) {
   SimulateFlags f;
   f.trace = ::testing::TempDir() + "/cycle.json";

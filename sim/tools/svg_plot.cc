@@ -37,8 +37,13 @@ const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
 }  // namespace
 
 std::string RenderSvgLinePlot(const SvgPlot& plot) {
-  const double left = 80, right = 260, top = 40, bottom = 60;
-  const double w = plot.width - left - right, h = plot.height - top - bottom;
+  // The legend sits right of the plot: make room for its longest label (~7 px per character).
+  size_t longest = 0;
+  for (const SvgSeries& s : plot.series) longest = std::max(longest, s.name.size());
+  const double left = 80, top = 40, bottom = 60;
+  const double legend = 50 + 7.0 * static_cast<double>(longest);
+  const double w = plot.width - left - 200, h = plot.height - top - bottom;  // plot area
+  const int total_width = static_cast<int>(left + w + legend);
   double x_min = 0, x_max = 1, y_max = 0;
   bool first = true;
   for (const SvgSeries& s : plot.series) {
@@ -64,7 +69,7 @@ std::string RenderSvgLinePlot(const SvgPlot& plot) {
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
       "font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
-      plot.width, plot.height);
+      total_width, plot.height);
   svg += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"15\">{}</text>\n", left, Escape(plot.title));
   // Axes, grid and ticks.
   for (double y = 0; y <= y_max + step / 2; y += step) {

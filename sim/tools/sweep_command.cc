@@ -197,7 +197,11 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
       if (results[i].status != "ok") continue;
       std::string others;
       for (size_t a = 0; a < axes.size(); ++a)
-        if (static_cast<int>(a) != x_axis) others += (others.empty() ? "" : ", ") + axes[a].field + "=" + points[i][a];
+        if (static_cast<int>(a) != x_axis) {
+          // The last component of the field path keeps legends short: "allreduce_algorithm=auto".
+          const std::string& f = axes[a].field;
+          others += (others.empty() ? "" : ", ") + f.substr(f.rfind('.') + 1) + "=" + points[i][a];
+        }
       const double x = static_cast<double>(std::find(x_labels.begin(), x_labels.end(), points[i][x_axis]) - x_labels.begin());
       const llm::DecodeResult& r = results[i].result;
       for (int spec = 0; spec < (r.speculative ? 2 : 1); ++spec) {

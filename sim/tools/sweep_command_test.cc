@@ -43,7 +43,7 @@ TEST(Sweep, WritesOneCsvRowPerPointAndAnSvg) {
   std::ifstream svg(f.svg);
   std::string text((std::istreambuf_iterator<char>(svg)), {});
   EXPECT_NE(text.find("<svg"), std::string::npos);
-  EXPECT_NE(text.find("speculative (communication.allreduce_algorithm=oneshot)"), std::string::npos);
+  EXPECT_NE(text.find("speculative (allreduce_algorithm=oneshot)"), std::string::npos);
   // Deterministic whatever the thread count.
   f.threads = 1;
   std::ostringstream out1;

@@ -405,8 +405,10 @@ TEST(PredictorTest, ListsWhatItCannotSimulateWithAReason) {
 // (see README "Calibration" for the table). The bounds sit just above the measured medians; when
 // the model improves, lower them.
 TEST(CiBoundsTest, HeldOutMedianErrorsOfEveryCommittedTrace) {
+  // Just above what `specsim compare traces/h200-1x-2026-11-29.pb --holdout 0.3 --seed 1` gives
+  // (held-out median): pcie 4.3%, kernels 5.5%, decode 3.0%, collectives 29.2%.
   const std::map<std::string, double> bound = {
-      {"pcie", 0.05}, {"kernels", 0.09}, {"decode", 0.17}, {"collectives", 0.31}};
+      {"pcie", 0.05}, {"kernels", 0.06}, {"decode", 0.04}, {"collectives", 0.31}};
   int traces = 0;
   for (const auto& entry : std::filesystem::directory_iterator(std::string(SPECSIM_SOURCE_DIR) + "/traces")) {
     if (entry.path().extension() != ".pb") continue;

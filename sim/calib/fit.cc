@@ -228,7 +228,7 @@ struct Fitter {
     return OkStatus();
   }
 
-  enum Col { kIssue, kFloor, kGraphLaunch, kGraphGap, kRamp, kInvMem, kInvSkinny, kInvAtt, kInvGemmC, kInvL2, kRampGemm, kRampAtt, kInvAttC, kCols };
+  enum Col { kIssue, kFloor, kGraphLaunch, kGraphGap, kRamp, kInvMem, kInvSkinny, kInvAtt, kInvGemmC, kInvL2, kRampGemm, kRampAtt, kInvAttC, kInvCol, kCols };
 
   Status FitCompute() {
     compute::ComputeParams& cp = result.params.compute;
@@ -252,6 +252,17 @@ struct Fitter {
     // Start attention compute low so that verify-shaped items (several queries per sequence) can
     // start on the compute side; the rounds settle each item on the side that binds.
     cp.attention_compute_efficiency = std::min(cp.attention_compute_efficiency, 0.05);
+    // GEMM column rate (kernel_cost.h, GEMM efficiency by shape class): unless set, start at the
+    // highest per-column rate any GEMM item shows, B / (n * measured); that classifies the narrowest
+    // GEMMs as column-limited and the rounds settle the rest.
+    if (cp.gemm_column_rate_gbps <= 0) {
+      for (const trace::Item* it : ks) {
+        if (it->kind() != trace::KIND_GEMM) continue;
+        const ItemKernel ik = KernelOfItem(*it);
+        if (ik.ok && ik.kernel.n > 0)
+          cp.gemm_column_rate_gbps = std::max(cp.gemm_column_rate_gbps, ik.kernel.weight_bytes / (ik.kernel.n * MeasuredNs(*it)));
+      }
+    }
     double l2_gbps = result.params.bench.l2_resident_bandwidth_gbps > 0 ? result.params.bench.l2_resident_bandwidth_gbps
                                                                         : 2 * gpu.memory_bandwidth_gbps;
     std::vector<int> last_class;
@@ -264,12 +275,13 @@ struct Fitter {
                  "compute.inverse_skinny_gemm_memory_efficiency", "compute.inverse_attention_memory_efficiency",
                  "compute.inverse_gemm_compute_efficiency", "compute.inverse_l2_resident_bandwidth",
                  "compute.gemm_memory_ramp_ns", "compute.attention_memory_ramp_ns",
-                 "compute.inverse_attention_compute_efficiency"};
+                 "compute.inverse_attention_compute_efficiency", "compute.inverse_gemm_column_rate"};
       p.defaults = {cp.launch_overhead_eager_ns, cp.kernel_floor_ns, cp.graph_launch_ns, cp.launch_overhead_graph_ns,
                     cp.memory_ramp_ns, 1 / cp.memory_efficiency, 1 / cp.skinny_gemm_memory_efficiency,
                     1 / cp.attention_memory_efficiency, 1 / cp.gemm_compute_efficiency, 1 / l2_gbps,
                     cp.RampNs(compute::KernelClass::kGemm), cp.RampNs(compute::KernelClass::kAttention),
-                    1 / cp.attention_compute_efficiency};
+                    1 / cp.attention_compute_efficiency,
+                    cp.gemm_column_rate_gbps > 0 ? 1 / cp.gemm_column_rate_gbps : 0};
       compute::ComputeParams safe = cp;
       auto clamp = [](double& e) { e = std::clamp(e, 1e-3, 1.0); };
       clamp(safe.memory_efficiency);
@@ -307,11 +319,13 @@ struct Fitter {
         double compute_ns = 0;
         if (tensor && kernel.flops > 0)
           compute_ns = kernel.flops / (cost.PeakTflops(kernel.math_dtype) * 1e3 * cost.ComputeEfficiency(kernel));
+        if (compute_ns > 0 && kernel.kernel_class == compute::KernelClass::kAttention)
+          compute_ns += safe.RampNs(compute::KernelClass::kAttention);
         BenchParams bench;
         bench.l2_resident_bandwidth_gbps = l2_gbps;
         const bool resident = L2Resident(*it, kernel, gpu, bench);
         const double memory_ns = resident ? safe.memory_ramp_ns + kernel.bytes / l2_gbps
-                                          : kernel.bytes / (gpu.memory_bandwidth_gbps * cost.MemoryEfficiency(kernel));
+                                          : cost.MemoryNs(kernel);
         // A kernel that moves bytes is a memory or compute row, never a floor row: the floor is the
         // empty kernel of the launch items, and a small kernel's extra time is the memory ramp
         // (which the fit keeps above the floor whenever small kernels outlast empty ones).
@@ -326,6 +340,7 @@ struct Fitter {
                                                                          : kRamp] = 1;
           const double x = kernel.bytes / gpu.memory_bandwidth_gbps;
           if (resident) row[kInvL2] = kernel.bytes;
+          else if (cost.ColumnLimited(kernel)) row[kInvCol] = (kernel.weight_bytes > 0 ? kernel.weight_bytes : kernel.bytes) / kernel.n;
           else if (kernel.kernel_class == compute::KernelClass::kGemm) row[kInvSkinny] = x;
           else if (kernel.kernel_class == compute::KernelClass::kAttention) row[kInvAtt] = x;
           else row[kInvMem] = x;
@@ -333,6 +348,8 @@ struct Fitter {
           const double ramp = kernel.m > 0 ? kernel.m / (kernel.m + safe.gemm_m_half) : 1.0;
           row[kInvGemmC] = kernel.flops / (cost.PeakTflops(kernel.math_dtype) * 1e3 * ramp);
         } else {
+          // Attention: fixed cost (the attention ramp) + per-query compute (kernel_cost.h).
+          row[kRampAtt] = 1;
           row[kInvAttC] = kernel.flops / (cost.PeakTflops(kernel.math_dtype) * 1e3);
         }
         p.AddRow(row, rhs, 1 / ns);
@@ -390,6 +407,8 @@ struct Fitter {
       cp.gemm_memory_ramp_ns = s.x[kRampGemm];
       cp.attention_memory_ramp_ns = s.x[kRampAtt];
       cp.attention_compute_efficiency = 1 / s.x[kInvAttC];
+      // No column-limited item this round: keep the rate (the next round's classification uses it).
+      if (s.has_items[kInvCol] && s.x[kInvCol] > 0) cp.gemm_column_rate_gbps = 1 / s.x[kInvCol];
       if (s.has_items[kInvL2] && s.x[kInvL2] > 0) l2_gbps = 1 / s.x[kInvL2];
       result.params.bench.l2_resident_bandwidth_gbps = s.has_items[kInvL2] ? l2_gbps : 0;
       if (cls == last_class) break;
@@ -409,19 +428,21 @@ struct Fitter {
                                 "compute.skinny_gemm_memory_efficiency", "compute.attention_memory_efficiency",
                                 "compute.gemm_compute_efficiency", "compute.l2_resident_bandwidth_gbps",
                                 "compute.gemm_memory_ramp_ns", "compute.attention_memory_ramp_ns",
-                                "compute.attention_compute_efficiency"};
-    const char* units[kCols] = {"ns", "ns", "ns", "ns", "ns", "", "", "", "", "GB/s", "ns", "ns", ""};
+                                "compute.attention_compute_efficiency", "compute.gemm_column_rate_gbps"};
+    const char* units[kCols] = {"ns", "ns", "ns", "ns", "ns", "", "", "", "", "GB/s", "ns", "ns", "", "GB/s per column"};
+    // A column rate that binds no item is not a measurement: back to the default (no limit).
+    if (!s.has_items[kInvCol]) cp.gemm_column_rate_gbps = compute::ComputeParams{}.gemm_column_rate_gbps;
     const double values[kCols] = {cp.launch_overhead_eager_ns, cp.kernel_floor_ns, cp.graph_launch_ns,
                                   cp.launch_overhead_graph_ns, cp.memory_ramp_ns, cp.memory_efficiency,
                                   cp.skinny_gemm_memory_efficiency, cp.attention_memory_efficiency,
                                   cp.gemm_compute_efficiency, l2_gbps, cp.gemm_memory_ramp_ns,
-                                  cp.attention_memory_ramp_ns, cp.attention_compute_efficiency};
+                                  cp.attention_memory_ramp_ns, cp.attention_compute_efficiency, cp.gemm_column_rate_gbps};
     const compute::ComputeParams defaults;
     const double default_values[kCols] = {defaults.launch_overhead_eager_ns, defaults.kernel_floor_ns,
                                           defaults.graph_launch_ns, defaults.launch_overhead_graph_ns,
                                           defaults.memory_ramp_ns, defaults.memory_efficiency,
                                           defaults.skinny_gemm_memory_efficiency, defaults.attention_memory_efficiency,
-                                          defaults.gemm_compute_efficiency, 0, 0, 0, 0};
+                                          defaults.gemm_compute_efficiency, 0, 0, 0, 0, 0};
     (void)default_values;
     for (int j = 0; j < kCols; ++j) {
       if (!s.has_items[j]) {
@@ -435,7 +456,7 @@ struct Fitter {
     for (int j : {kInvMem, kInvSkinny, kInvAtt, kInvGemmC, kInvAttC})
       if (s.determined[j] && !(values[j] > 0 && values[j] <= 1.0))
         bad += std::string(bad.empty() ? "" : "; ") + names[j] + " = " + std::to_string(values[j]);
-    for (int j : {kIssue, kFloor, kGraphLaunch, kGraphGap, kRamp, kRampGemm, kRampAtt})
+    for (int j : {kIssue, kFloor, kGraphLaunch, kGraphGap, kRamp, kRampGemm, kRampAtt, kInvCol})
       if (s.determined[j] && values[j] < 0) bad += std::string(bad.empty() ? "" : "; ") + names[j] + " = " + std::to_string(values[j]);
     if (!bad.empty()) {
       if (!options.fix_undetermined)
@@ -451,6 +472,7 @@ struct Fitter {
       for (double* v : {&cp.kernel_floor_ns, &cp.memory_ramp_ns, &cp.gemm_memory_ramp_ns, &cp.attention_memory_ramp_ns, &cp.launch_overhead_eager_ns,
                         &cp.launch_overhead_graph_ns, &cp.graph_launch_ns})
         *v = std::max(0.0, *v);
+      cp.gemm_column_rate_gbps = std::max(0.0, cp.gemm_column_rate_gbps);
       result.not_fitted.push_back("compute: clamped into range: " + bad);
     }
     return OkStatus();

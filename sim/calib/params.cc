@@ -123,6 +123,7 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
   cc->set_gemm_memory_ramp_ns(k.RampNs(compute::KernelClass::kGemm));
   cc->set_attention_memory_ramp_ns(k.RampNs(compute::KernelClass::kAttention));
   cc->set_attention_compute_efficiency(k.attention_compute_efficiency);
+  cc->set_gemm_column_rate_gbps(k.gemm_column_rate_gbps);
   config::FabricCalibration* fc = c.mutable_fabric();
   const FabricParams& f = p.fabric;
   ToProto(f.h2d_pinned, fc->mutable_h2d_pinned());

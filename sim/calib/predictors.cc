@@ -55,6 +55,7 @@ ItemKernel KernelOfItem(const trace::Item& item) {
       k.m = m;
       k.n = n;
       k.k = kk;
+      k.weight_bytes = 2 * n * kk;
       r.ok = true;
       return r;
     }
@@ -372,6 +373,12 @@ Prediction Predictor::PredictDecode(const trace::Item& item) const {
   setup.context_length = static_cast<int>(d.context());
   setup.cuda_graphs = d.cuda_graph();
   setup.compute = params_.compute;
+  // validate runs the routed experts as cuBLAS strided-batched GEMMs (one batch entry per distinct
+  // expert, ceil(T*k/D) rows each; validate/README.md), not a fused-MoE grouped kernel: the same
+  // cuBLAS kernels as its dense GEMMs, so the grouped-GEMM class takes the dense GEMM's (fitted)
+  // efficiencies here. Serving engines' fused MoE kernels keep their own defaults in simulate.
+  setup.compute.grouped_gemm_compute_efficiency = setup.compute.gemm_compute_efficiency;
+  setup.compute.grouped_gemm_memory_efficiency = setup.compute.skinny_gemm_memory_efficiency;
   const int n = d.verify_tokens();
   const int s = d.draft_steps();
   if (d.speculative()) {

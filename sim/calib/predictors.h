@@ -23,7 +23,8 @@
 //   NCCL / custom, >= 2   the collective planner and executor (sim/coll) on the topology, plus one
 //                         eager launch (or the graph replay cost / ops_per_graph)
 //   decode step           DecodeSimulator::Pass(target decode) + reading the tokens back (one
-//                         small pinned D2H copy)
+//                         small pinned D2H copy); routed experts at the dense GEMM's efficiencies
+//                         (validate runs them as cuBLAS strided-batched GEMMs)
 //   speculative cycle     (S-1) draft steps + verify(N) + read-back + draft extend(N)
 // Items the simulator cannot represent yet are returned with simulated = false and a reason; they
 // are never dropped silently and never given a made-up number.

@@ -31,6 +31,9 @@ struct Kernel {
   DType math_dtype = DType::kBf16;  // selects the tensor-core peak
   // GEMM shape per GPU (m = tokens, n, k), 0 for other classes; used for efficiency by shape.
   double m = 0, n = 0, k = 0;
+  // GEMM weight bytes (n * k * bytes per weight) within `bytes`; 0 = unknown (then all of `bytes`).
+  // The GEMM column limit (kernel_cost.h) streams only the weights at its per-column rate.
+  double weight_bytes = 0;
 };
 
 }  // namespace specsim::compute

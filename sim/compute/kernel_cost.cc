@@ -48,6 +48,7 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
   set(p.gemm_memory_ramp_ns, c.gemm_memory_ramp_ns());
   set(p.attention_memory_ramp_ns, c.attention_memory_ramp_ns());
   set(p.attention_compute_efficiency, c.attention_compute_efficiency());
+  set(p.gemm_column_rate_gbps, c.gemm_column_rate_gbps());
   return p;
 }
 
@@ -69,6 +70,7 @@ Status ValidateComputeParams(const ComputeParams& p) {
   RETURN_IF_ERROR(CheckNonNegative(pre, "launch_overhead_graph_ns", p.launch_overhead_graph_ns));
   RETURN_IF_ERROR(CheckNonNegative(pre, "graph_launch_ns", p.graph_launch_ns));
   RETURN_IF_ERROR(CheckNonNegative(pre, "eager_device_gap_ns", p.eager_device_gap_ns));
+  RETURN_IF_ERROR(CheckNonNegative(pre, "gemm_column_rate_gbps", p.gemm_column_rate_gbps));
   return OkStatus();
 }
 
@@ -169,15 +171,33 @@ SimTime KernelCostModel::KernelTime(const Kernel& k) const {
   double ns = params_.kernel_floor_ns;
   if (IsTensorClass(k.kernel_class) && k.flops > 0) {
     // TFLOP/s = 1e3 flops per ns.
-    const double compute_ns = k.flops / (PeakTflops(k.math_dtype) * 1e3 * ComputeEfficiency(k));
+    double compute_ns = k.flops / (PeakTflops(k.math_dtype) * 1e3 * ComputeEfficiency(k));
+    // Attention pays its fixed per-kernel cost (split partials and their reduction pass, the
+    // attention ramp) whichever term binds: fixed + per-query compute.
+    if (k.kernel_class == KernelClass::kAttention) compute_ns += params_.RampNs(k.kernel_class);
     ns = std::max(ns, compute_ns);
   }
-  if (k.bytes > 0) {
-    // GB/s = 1 byte per ns.
-    const double memory_ns = k.bytes / (gpu_.memory_bandwidth_gbps * MemoryEfficiency(k));
-    ns = std::max(ns, memory_ns);
-  }
+  if (k.bytes > 0) ns = std::max(ns, MemoryNs(k));
   return PicosFromNanos(ns);
+}
+
+bool KernelCostModel::ColumnLimited(const Kernel& k) const {
+  const bool gemm = k.kernel_class == KernelClass::kGemm || k.kernel_class == KernelClass::kRouter;
+  if (!gemm || k.n <= 0 || params_.gemm_column_rate_gbps <= 0) return false;
+  return k.n * params_.gemm_column_rate_gbps < gpu_.memory_bandwidth_gbps * MaxMemoryEfficiency(k.kernel_class);
+}
+
+double KernelCostModel::MemoryNs(const Kernel& k) const {
+  if (k.bytes <= 0) return 0;
+  // GB/s = 1 byte per ns.
+  if (ColumnLimited(k)) {
+    // Only the weights stream at the per-column rate (activations are re-read from L2); never
+    // faster than the bandwidth law on all the bytes.
+    const double w = k.weight_bytes > 0 ? std::min(k.weight_bytes, k.bytes) : k.bytes;
+    return std::max(params_.RampNs(k.kernel_class) + w / (k.n * params_.gemm_column_rate_gbps),
+                    k.bytes / (gpu_.memory_bandwidth_gbps * MemoryEfficiency(k)));
+  }
+  return k.bytes / (gpu_.memory_bandwidth_gbps * MemoryEfficiency(k));
 }
 
 SimTime KernelCostModel::LaunchOverhead(bool cuda_graph) const {

@@ -12,7 +12,11 @@
 //                 e_c(m) = e_max * m / (m + m_half)
 //             small-m GEMMs waste most of each tensor-core tile, which is why this ramp exists; at
 //             small m the memory term (streaming the weights) dominates anyway. Grouped GEMMs
-//             (routed experts) use m = tokens per expert. Attention has its own constant e_c.
+//             (routed experts) use m = tokens per expert. Attention has its own constant e_c,
+//             and its compute term also pays the attention ramp (the kernel's fixed cost: split
+//             partials and their reduction pass, paid whether bytes or flops bind):
+//                 attention compute = RampNs(attention) + F / (peak * e_c)
+//             so a verify pass (N queries per sequence) costs fixed + a per-query term.
 //             Norm / elementwise / embedding / sampling kernels have no compute term (a few flops
 //             per byte: always memory-bound).
 //   e_m(B)    memory efficiency with a size ramp:
@@ -22,6 +26,17 @@
 //             e_max. e_max depends on the class: skinny (weight-streaming) GEMM, grouped GEMM,
 //             attention (KV-cache reads), everything else (memory_efficiency).
 //   floor     no kernel runs shorter (grid launch, one wave, teardown).
+//
+// GEMM efficiency by shape class (output columns n): a GEMM's blocks are spread over its output
+// columns (n / tile_n tiles, split over k only as far as the library's heuristic goes). Narrow
+// GEMMs (few output columns, long k: MLA's q_a / kv_a down-projections, MoE routers) cannot keep
+// enough loads in flight to stream their weights at e_max; cuBLAS then runs at a rate proportional
+// to n. With gemm_column_rate_gbps = r > 0, GEMM and router kernels (n > 0) stream at
+//     memory term = max(ramp + W / (n * r), B / (bw * e_m(B)))   when n * r < bw * e_max
+// (W = Kernel::weight_bytes, the weights, which are what each column streams; activations are
+// re-read from L2; W = B when unknown), the bandwidth law above n* = bw * e_max / r. Per column
+// that is k weights at rate r: the time does not grow with n below n*, as measured. r = 0 (default) means no column limit (no public figure for it; `specsim calibrate` fits it
+// by least squares over the GEMM items that it binds).
 //
 // Launch overhead is separate from device time: LaunchOverhead(false) is the CPU time to issue one
 // kernel eagerly (framework + driver); LaunchOverhead(true) the gap between consecutive kernels of
@@ -79,6 +94,10 @@ struct ComputeParams {
   // than a norm's (traces/h200-1x: ~2.5 us and ~30 us against ~1 us). Negative: memory_ramp_ns.
   double gemm_memory_ramp_ns = -1;
   double attention_memory_ramp_ns = -1;
+  // Streaming rate per output column of a GEMM (GB/s per column of n), see "GEMM efficiency by
+  // shape class" above. 0: no column limit (the default: a property of the GEMM library's kernel
+  // choice, measured by `specsim calibrate`, not a datasheet figure).
+  double gemm_column_rate_gbps = 0;
   // The fill time of kernels of class `c` (the above, or memory_ramp_ns).
   double RampNs(KernelClass c) const;
   // Device time of the smallest kernel: tiny norm/elementwise kernels show ~1.5-2.5 us in Nsight
@@ -140,6 +159,11 @@ class KernelCostModel {
   // The efficiencies KernelTime uses, exposed for tests and reports.
   double ComputeEfficiency(const Kernel& kernel) const;
   double MemoryEfficiency(const Kernel& kernel) const;  // including the size ramp
+  // The memory term of KernelTime in ns (0 for a kernel moving no bytes): B / (bw * e_m(B)), with
+  // the GEMM column limit (ramp + B / (n * gemm_column_rate_gbps)) when that is slower.
+  double MemoryNs(const Kernel& kernel) const;
+  // True when the column limit, not the bandwidth, binds the memory term of `kernel`.
+  bool ColumnLimited(const Kernel& kernel) const;
 
   const net::GpuSpec& gpu() const { return gpu_; }
   const ComputeParams& params() const { return params_; }

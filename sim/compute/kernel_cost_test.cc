@@ -57,6 +57,40 @@ TEST(KernelCostTest, SkinnyGemmIsWeightBandwidthBound) {
   EXPECT_NEAR(NanosFromPicos(model.KernelTime(g)), expected, 1e-2);
 }
 
+TEST(KernelCostTest, NarrowGemmIsColumnRateBound) {
+  ComputeParams p;
+  p.gemm_column_rate_gbps = 1.5;
+  KernelCostModel model(H200(), p);
+  // m=1, n=576, k=7168 (an MLA kv_a projection): B = 2*(n*k + k + n) bytes. The column limit
+  // n * r = 576 * 1.5 = 864 GB/s is below bw * e_max = 4800 * 0.75 = 3600 GB/s, so
+  //   t = ramp + B / (n * r) = 1000 + B / 864 ns.
+  Kernel narrow = Make(KernelClass::kGemm, 2 * 576 * 7168, 2 * (576 * 7168 + 7168 + 576), DType::kBf16, 1);
+  narrow.n = 576;
+  narrow.k = 7168;
+  EXPECT_TRUE(model.ColumnLimited(narrow));
+  EXPECT_NEAR(NanosFromPicos(model.KernelTime(narrow)), 1000 + narrow.bytes / (576 * 1.5), 1e-2);
+  // n = 8192: 8192 * 1.5 = 12288 GB/s > 3600 GB/s: the bandwidth law, t = ramp + B / 3600.
+  Kernel wide = Make(KernelClass::kGemm, 2 * 8192 * 8192, 2 * (8192.0 * 8192 + 2 * 8192), DType::kBf16, 1);
+  wide.n = 8192;
+  wide.k = 8192;
+  EXPECT_FALSE(model.ColumnLimited(wide));
+  EXPECT_NEAR(NanosFromPicos(model.KernelTime(wide)), 1000 + wide.bytes / (4800 * 0.75), 1e-2);
+  // The default (0) has no column limit: the narrow GEMM streams at bw * e_max.
+  KernelCostModel plain(H200(), ComputeParams{});
+  EXPECT_FALSE(plain.ColumnLimited(narrow));
+  EXPECT_NEAR(NanosFromPicos(plain.KernelTime(narrow)), 1000 + narrow.bytes / (4800 * 0.75), 1e-2);
+  // Non-GEMM classes never take the column limit, whatever n says.
+  Kernel norm = narrow;
+  norm.kernel_class = KernelClass::kNorm;
+  EXPECT_FALSE(model.ColumnLimited(norm));
+  // Calibration carries it; a negative rate is refused.
+  config::ComputeCalibration c;
+  c.set_gemm_column_rate_gbps(2.0);
+  EXPECT_EQ(ApplyCalibration(ComputeParams{}, c).gemm_column_rate_gbps, 2.0);
+  p.gemm_column_rate_gbps = -1;
+  EXPECT_FALSE(ValidateComputeParams(p).ok());
+}
+
 TEST(KernelCostTest, ComputeBoundGemmIsFlopsOverPeakTimesEfficiency) {
   ComputeParams p = NoRamps();
   KernelCostModel model(H200(), p);
@@ -177,6 +211,41 @@ TEST(KernelCostTest, NamesAndSizes) {
   EXPECT_EQ(DTypeBytes(DType::kInt4), 0.5);
   EXPECT_STREQ(DTypeName(DType::kFp8), "fp8");
   EXPECT_STREQ(KernelClassName(KernelClass::kGroupedGemm), "grouped_gemm");
+}
+
+}  // namespace
+}  // namespace specsim::compute
+
+namespace specsim::compute {
+namespace {
+
+// Attention pays its fixed per-kernel cost (the attention ramp) in the compute term too:
+//   T = max(ramp + F / (peak * e_c), memory term, floor),
+// so a compute-bound attention (many queries, few bytes) costs ramp + per-query work, linear in
+// the number of queries with the ramp as its intercept.
+TEST(KernelCostTest, AttentionIsAFixedCostPlusPerQueryWork) {
+  ComputeParams p;
+  p.attention_memory_ramp_ns = 20000;       // 20 us fixed
+  p.attention_compute_efficiency = 0.01;    // CUDA-core kernel: far from the tensor peak
+  p.kernel_floor_ns = 0;
+  KernelCostModel model(H200(), p);
+  auto attention = [&](double queries) {
+    Kernel k;
+    k.kernel_class = KernelClass::kAttention;
+    k.flops = queries * 1e9;  // 1 GFLOP per query
+    k.bytes = 1e3;            // negligible KV bytes: compute-bound
+    return NanosFromPicos(model.KernelTime(k));
+  };
+  // 1e9 / (peak TFLOP/s * 1e3 * 0.01) ns per query.
+  const double per_query_ns = 1e9 / (model.PeakTflops(DType::kBf16) * 1e3 * 0.01);
+  EXPECT_NEAR(attention(1), 20000 + per_query_ns, 1e-3 * per_query_ns + 1);
+  EXPECT_NEAR(attention(8) - attention(4), 4 * per_query_ns, 1e-3 * per_query_ns + 2);
+  // A GEMM with the same numbers pays no such fixed cost in its compute term.
+  Kernel g;
+  g.kernel_class = KernelClass::kGemm;
+  g.flops = 1e9;
+  g.m = 4096;
+  EXPECT_LT(NanosFromPicos(model.KernelTime(g)), 20000);
 }
 
 }  // namespace

@@ -89,6 +89,7 @@ class PassBuilder {
     kr.m = m;
     kr.n = n;
     kr.k = k;
+    kr.weight_bytes = w;
     out_.weight_bytes_per_gpu += w;
     out_.weight_bytes_read_per_gpu += w;
   }

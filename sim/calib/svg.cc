@@ -1,5 +1,7 @@
 #include "sim/calib/svg.h"
 
+#include "sim/core/xml_escape.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,20 +10,6 @@
 
 namespace specsim::calib {
 
-std::string XmlEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string ScatterSvg(const std::vector<ItemResult>& items, const std::string& title) {
   const std::map<std::string, std::string> colours = {

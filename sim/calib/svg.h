@@ -13,7 +13,4 @@ namespace specsim::calib {
 // The plot of the simulated items of `items` (non-positive times are skipped). `title` heads it.
 std::string ScatterSvg(const std::vector<ItemResult>& items, const std::string& title);
 
-// "&amp;", "&lt;", "&gt;", "&quot;", "&apos;" for the five XML specials.
-std::string XmlEscape(const std::string& s);
-
 }  // namespace specsim::calib

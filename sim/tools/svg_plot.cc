@@ -1,5 +1,7 @@
 #include "sim/tools/svg_plot.h"
 
+#include "sim/core/xml_escape.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,19 +11,6 @@ namespace specsim::tools {
 
 namespace {
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // A "nice" step (1, 2 or 5 x 10^k) so that about `ticks` steps cover `range`.
 double NiceStep(double range, int ticks) {
@@ -70,7 +59,7 @@ std::string RenderSvgLinePlot(const SvgPlot& plot) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
       "font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
       total_width, plot.height);
-  svg += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"15\">{}</text>\n", left, Escape(plot.title));
+  svg += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"15\">{}</text>\n", left, XmlEscape(plot.title));
   // Axes, grid and ticks.
   for (double y = 0; y <= y_max + step / 2; y += step) {
     svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", left, py(y),
@@ -80,7 +69,7 @@ std::string RenderSvgLinePlot(const SvgPlot& plot) {
   if (!plot.x_categories.empty()) {
     for (size_t i = 0; i < plot.x_categories.size(); ++i)
       svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(double(i)), top + h + 18,
-                         Escape(plot.x_categories[i]));
+                         XmlEscape(plot.x_categories[i]));
   } else {
     const double xs = NiceStep(x_max - x_min, 6);
     for (double x = std::ceil(x_min / xs) * xs; x <= x_max + xs / 2; x += xs)
@@ -89,9 +78,9 @@ std::string RenderSvgLinePlot(const SvgPlot& plot) {
   svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"black\"/>\n", left, top, top + h);
   svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"black\"/>\n", left, top + h, left + w);
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", left + w / 2, top + h + 40,
-                     Escape(plot.x_label));
+                     XmlEscape(plot.x_label));
   svg += fmt::format("<text transform=\"translate(20,{:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n", top + h / 2,
-                     Escape(plot.y_label));
+                     XmlEscape(plot.y_label));
   // Series and legend.
   for (size_t i = 0; i < plot.series.size(); ++i) {
     const SvgSeries& s = plot.series[i];
@@ -101,11 +90,11 @@ std::string RenderSvgLinePlot(const SvgPlot& plot) {
     svg += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", path, colour);
     for (auto [x, y] : s.points)
       svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{}: {:g}</title></circle>\n", px(x),
-                         py(y), colour, Escape(s.name), y);
+                         py(y), colour, XmlEscape(s.name), y);
     const double ly = top + 10 + 18 * static_cast<double>(i);
     svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", left + w + 15, ly - 10,
                        colour);
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + w + 32, ly, Escape(s.name));
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + w + 32, ly, XmlEscape(s.name));
   }
   svg += "</svg>\n";
   return svg;

@@ -166,7 +166,8 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
     plan.channels = request.channels > 0 ? request.channels : std::max(1, tuned.channels);
     plan.choice = (algo == Algorithm::kAuto ? "NCCL's pick: " : "NCCL's protocol pick: ") + tuned.reason;
     if (request.channels > 0) plan.choice += "; channels fixed at " + std::to_string(request.channels);
-    const ProtocolModel protocol = NcclProtocolModel(tuned.proto, tuned.algo, hw);
+    const ProtocolModel protocol =
+        ApplyProtocolOverrides(NcclProtocolModel(tuned.proto, tuned.algo, hw), tuned.proto, request.protocol_overrides);
     if (tuned.algo == NcclAlgo::kTree) {
       TreeOptions options;
       options.order = {};
@@ -194,7 +195,9 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
   if (request.collective == Collective::kAllToAll) {
     AllToAllOptions options;
     options.channels = request.channels > 0 ? request.channels : 1;
-    options.protocol = NcclProtocolModel(request.protocol.value_or(NcclProto::kSimple), NcclAlgo::kRing, hw);
+    const NcclProto a2a_proto = request.protocol.value_or(NcclProto::kSimple);
+    options.protocol = ApplyProtocolOverrides(NcclProtocolModel(a2a_proto, NcclAlgo::kRing, hw), a2a_proto,
+                                              request.protocol_overrides);
     options.mechanism = transport.mechanism;
     RETURN_IF_ERROR(ValidateAllToAllOptions(n, request.bytes, options));
     plan.schedule = BuildDirectAllToAll(n, request.bytes, options);

@@ -46,6 +46,7 @@ struct CollectiveRequest {
   bool p2p_disable = false;                 // NCCL_P2P_DISABLE=1
   int custom_blocks = 36;                   // one-shot / two-shot thread blocks (vLLM: 36)
   SimTime custom_launch_ps = 0;             // one-shot / two-shot kernel launch before the barrier
+  ProtocolOverrides protocol_overrides;     // calibrated NCCL per-step costs (protocol.h)
   int64_t bytes = 0;
 };
 

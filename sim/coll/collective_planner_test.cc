@@ -91,12 +91,16 @@ TEST(CollectivePlanner, DefaultTransportIsShmAcrossCpusAndP2pLevelSysRestoresP2p
   auto shm = PlanCollective(t, router, request);
   ASSERT_TRUE(shm.ok());
   for (const ScheduleOp& op : shm->schedule.ops)
-    if (op.kind == OpKind::kTransfer) EXPECT_EQ(op.mechanism, net::Mechanism::kHostStaged);
+    if (op.kind == OpKind::kTransfer) {
+      EXPECT_EQ(op.mechanism, net::Mechanism::kHostStaged);
+    }
   request.p2p_level = net::PathClass::kSys;
   auto p2p = PlanCollective(t, router, request);
   ASSERT_TRUE(p2p.ok());
   for (const ScheduleOp& op : p2p->schedule.ops)
-    if (op.kind == OpKind::kTransfer) EXPECT_EQ(op.mechanism, net::Mechanism::kKernelWrite);
+    if (op.kind == OpKind::kTransfer) {
+      EXPECT_EQ(op.mechanism, net::Mechanism::kKernelWrite);
+    }
 }
 
 TEST(CollectivePlanner, AutoSaysWhatItPicked) {
@@ -127,6 +131,39 @@ TEST(CollectivePlanner, BadRequestsAreErrorsNotCrashes) {
   request.algorithm = Algorithm::kOneShot;
   EXPECT_NE(PlanCollective(t, router, request).status().message().find("allreduce only"), std::string::npos);
   EXPECT_NE(ParseAlgorithm("rign").status().message().find("ring"), std::string::npos);
+}
+
+TEST(CollectivePlanner, CalibratedProtocolCostsReplaceNcclsTable) {
+  // A latency-bound ring (64 KiB, Simple): its time is NCCL's base + 2(n-1) hops. With the hop
+  // calibrated from 5.7 to 2.0 us and the base from 8.4 to 4.0 us, every transfer's floor and
+  // every rank's start delay follow, and the collective gets faster by about
+  // (8.4 - 4.0) + 14 * (5.7 - 2.0) = 56.2 us.
+  net::Topology t = FourPlusFour();
+  net::Router router(t);
+  CollectiveRequest request;
+  request.algorithm = Algorithm::kRing;
+  request.protocol = NcclProto::kSimple;
+  request.bytes = 64 << 10;
+  auto plain = PlanCollective(t, router, request);
+  request.protocol_overrides.hop_latency_simple_us = 2.0;
+  request.protocol_overrides.base_latency_simple_us = 4.0;
+  request.protocol_overrides.hop_latency_ll_us = 0.1;  // another protocol's value: ignored here
+  auto calibrated = PlanCollective(t, router, request);
+  ASSERT_TRUE(plain.ok() && calibrated.ok());
+  for (const ScheduleOp& op : calibrated->schedule.ops) {
+    if (op.kind == OpKind::kTransfer) {
+      EXPECT_EQ(op.latency_floor_ps, 2'000'000);
+    }
+    if (op.kind == OpKind::kDelay) {
+      EXPECT_EQ(op.duration_ps, 4'000'000);
+    }
+  }
+  const double a = MicrosFromPicos(TimeCollective(plain->schedule, t, plain->rank_gpus).duration_ps);
+  const double b = MicrosFromPicos(TimeCollective(calibrated->schedule, t, calibrated->rank_gpus).duration_ps);
+  EXPECT_NEAR(a - b, 56.2, 5.0);
+  // An impossible calibrated value is an input error, not a crash.
+  request.protocol_overrides.hop_latency_simple_us = -1;
+  EXPECT_FALSE(PlanCollective(t, router, request).ok());
 }
 
 TEST(CollectivePlanner, BusBandwidthFactorsFollowNcclTests) {

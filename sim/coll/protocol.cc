@@ -75,4 +75,14 @@ ProtocolModel IdealProtocol() {
   return m;
 }
 
+ProtocolModel ApplyProtocolOverrides(ProtocolModel model, NcclProto proto, const ProtocolOverrides& o) {
+  const bool ll = proto == NcclProto::kLl;
+  const std::optional<double>& base = ll ? o.base_latency_ll_us : o.base_latency_simple_us;
+  const std::optional<double>& hop = ll ? o.hop_latency_ll_us : o.hop_latency_simple_us;
+  if (base) model.base_latency_ps = PicosFromMicros(*base);
+  if (hop) model.hop_latency_ps = PicosFromMicros(*hop);
+  if (ll && o.ll_wire_efficiency) model.wire_efficiency = *o.ll_wire_efficiency;
+  return model;
+}
+
 }  // namespace specsim::coll

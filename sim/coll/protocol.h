@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -72,5 +73,21 @@ ProtocolModel NcclProtocolModel(NcclProto proto, NcclAlgo algo = NcclAlgo::kRing
                                 NcclHw hw = NcclHw::kPci);
 // Efficiency 1, zero latencies, one chunk per step however large: the textbook alpha-beta ring.
 ProtocolModel IdealProtocol();
+
+// Measured replacements for NCCL's tuning-table values (a calibration's `nccl` block). Unset
+// fields keep NCCL's values. They apply to ring and tree alike: one measured per-step cost per
+// protocol, since the one-node tree is a chain of the same steps.
+struct ProtocolOverrides {
+  std::optional<double> base_latency_ll_us, base_latency_simple_us;
+  std::optional<double> hop_latency_ll_us, hop_latency_simple_us;
+  std::optional<double> ll_wire_efficiency;
+  bool empty() const {
+    return !base_latency_ll_us && !base_latency_simple_us && !hop_latency_ll_us && !hop_latency_simple_us &&
+           !ll_wire_efficiency;
+  }
+};
+
+// `model` (NCCL's `proto`) with the overrides that concern that protocol applied.
+ProtocolModel ApplyProtocolOverrides(ProtocolModel model, NcclProto proto, const ProtocolOverrides& overrides);
 
 }  // namespace specsim::coll

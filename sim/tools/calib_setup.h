@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/calib/params.h"
+#include "sim/coll/protocol.h"
 #include "sim/core/status.h"
 #include "sim/net/topology.h"
 #include "specsim/trace.pb.h"
@@ -25,6 +26,9 @@ StatusOr<CalibInputs> LoadCalibInputs(const std::string& trace_path, const std::
 
 // Reads a Calibration textproto (bundled paths work as in io::ReadConfigFile).
 StatusOr<config::Calibration> LoadCalibrationFile(const std::string& path);
+
+// The calibration's NCCL per-step values as planner overrides (set fields only).
+coll::ProtocolOverrides ProtocolOverridesFromCalibration(const config::NcclCalibration& nccl);
 
 // Loads a calibration and applies its fabric part to `topology` (calib::ApplyFabricCalibration:
 // copy engines, copy setup, outstanding read bytes, host-link rate). The NCCL per-step fields are

@@ -101,6 +101,11 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
   net::Router router(topology);
 
   coll::CollectiveRequest base;
+  if (!flags.calibration.empty()) {
+    auto calibration = LoadCalibrationFile(flags.calibration);
+    if (!calibration.ok()) return Fail(calibration.status());
+    base.protocol_overrides = ProtocolOverridesFromCalibration(calibration->nccl());
+  }
   auto collective = coll::ParseCollective(flags.op);
   if (!collective.ok()) return Fail(collective.status().WithPrefix("--op"));
   base.collective = *collective;
@@ -271,7 +276,7 @@ void AddCollectiveCommand(CLI::App& app, int* exit_code) {
                   "one-shot/two-shot kernel launch time before the barrier (0: inside a CUDA graph)")
       ->capture_default_str();
   cmd->add_flag("--json", flags->json, "print JSON: {\"rows\":[...]}");
-  cmd->add_option("--calibration", flags->calibration, "calibration textproto (specsim calibrate): fabric part");
+  cmd->add_option("--calibration", flags->calibration, "calibration textproto (specsim calibrate): its fabric and NCCL parts");
   cmd->add_option("--trace", flags->trace, "write a Chrome/Perfetto trace of every flow and link");
   cmd->callback([flags, exit_code] { *exit_code = RunCollective(*flags, std::cout, std::cerr); });
 }

@@ -1,5 +1,7 @@
 #include "sim/tools/scenario_setup.h"
 
+#include "sim/tools/calib_setup.h"
+
 #include "sim/calib/params.h"
 #include "sim/coll/nccl_transport.h"
 #include "sim/io/hardware_loader.h"
@@ -102,6 +104,7 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
     // The fabric part (copy engines, copy setup, outstanding read bytes, host-link rate) changes the
     // scenario's hardware: a calibration belongs to the box its trace was measured on.
     RETURN_IF_ERROR(calib::ApplyFabricCalibration(c.fabric(), loaded.topology.get()).WithPrefix(text.display_name));
+    setup.allreduce.protocol_overrides = ProtocolOverridesFromCalibration(c.nccl());
   }
 
   const config::Speculation& sp = s.speculation();

@@ -131,6 +131,7 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
       llm::DecodeSetup setup = loaded.setup;
       auto choice = AllreduceChoice(v.communication);
       if (!choice.ok()) return fail(choice.status());
+      choice->protocol_overrides = setup.allreduce.protocol_overrides;  // calibrated NCCL costs stay
       setup.allreduce = *choice;
       auto sim = llm::DecodeSimulator::Create(setup);
       if (!sim.ok()) return fail(sim.status());

@@ -203,6 +203,54 @@ TEST(FitTest, RecoversLaunchOverheadsAndKernelEfficiencies) {
 
 // Regression for issue 5's refusal rule: a trace whose copies all have one size cannot separate
 // latency from bandwidth, and calibrate must say so instead of writing a number.
+trace::Item* AddAllreduce(trace::Trace* t, int ranks, int64_t bytes, const std::string& proto) {
+  trace::Item* it = t->add_items();
+  it->set_suite(trace::SUITE_COLLECTIVES);
+  it->set_kind(trace::KIND_COLLECTIVE);
+  it->set_name("allreduce/" + std::to_string(t->items_size()));
+  trace::CollectiveParams* c = it->mutable_collective();
+  c->set_op(trace::ALLREDUCE);
+  c->set_implementation(trace::IMPL_NCCL);
+  c->set_nranks(ranks);
+  for (int g = 0; g < ranks; ++g) c->add_gpus(g);
+  c->set_bytes(bytes);
+  c->set_nccl_algo("Ring");
+  c->set_nccl_proto(proto);
+  return it;
+}
+
+// NCCL's per-step costs from multi-rank collectives: latency-bound ring allreduces take
+// base + 2(n-1) hop (the hop is each step's floor), so items over 2, 3 and 4 ranks separate the
+// two; a synthetic box whose steps cost other than NCCL's table is recovered.
+TEST(FitTest, RecoversNcclPerStepLatencyFromMultiRankCollectives) {
+  auto topo_or = io::LoadHardwareFile("configs/hardware/rtxpro6000-4x-pcie-switch.textproto");
+  ASSERT_TRUE(topo_or.ok());
+  const net::Topology topo = *topo_or;
+  CalibParams truth = DefaultParams(topo, 0);
+  truth.nccl.protocol.base_latency_ll_us = 9.0;
+  truth.nccl.protocol.hop_latency_ll_us = 2.2;
+  truth.nccl.protocol.base_latency_simple_us = 12.0;
+  truth.nccl.protocol.hop_latency_simple_us = 7.5;
+  trace::Trace t;
+  for (int ranks : {2, 3, 4})
+    for (int64_t bytes : {4096LL, 16384LL})
+      for (const char* proto : {"LL", "Simple"}) AddAllreduce(&t, ranks, bytes, proto);
+  Measure(&t, topo, truth);
+  auto r = Fit(t, {}, topo, DefaultParams(topo, 0));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR(Fitted(*r, "nccl.base_latency_ll_us"), 9.0, 0.05);
+  EXPECT_NEAR(Fitted(*r, "nccl.hop_latency_ll_us"), 2.2, 0.02);
+  EXPECT_NEAR(Fitted(*r, "nccl.base_latency_simple_us"), 12.0, 0.05);
+  EXPECT_NEAR(Fitted(*r, "nccl.hop_latency_simple_us"), 7.5, 0.02);
+  // One rank count only: base and hop shift every item alike and cannot be told apart.
+  trace::Trace two;
+  for (int64_t bytes : {4096LL, 16384LL}) AddAllreduce(&two, 2, bytes, "Simple");
+  Measure(&two, topo, truth);
+  auto refused = Fit(two, {}, topo, DefaultParams(topo, 0));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("nccl.base_latency_simple_us"), std::string::npos) << refused.status().message();
+}
+
 TEST(FitTest, RefusesATraceThatCannotDetermineAParameter) {
   const net::Topology topo = H200();
   trace::Trace t;

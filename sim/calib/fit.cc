@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "sim/calib/least_squares.h"
 #include "sim/calib/predictors.h"
 #include "sim/calib/trace_io.h"
+#include "sim/coll/protocol.h"
 #include "sim/compute/kernel_cost.h"
 #include "sim/net/routing.h"
 
@@ -498,13 +500,93 @@ struct Fitter {
       result.params.nccl.local_call_overhead_ns = s.x[0];
       Record("nccl.local_call_overhead_ns", "ns", s.x[0], s, 0);
     }
-    bool multi = false;
+    return FitNcclSteps();
+  }
+
+  // NCCL's per-protocol base latency and per-step latency from collectives of 2+ ranks. The
+  // simulated time is not linear in them (a step's latency is a floor that binds only on small
+  // chunks), so this is Gauss-Newton: linearise every item's prediction by finite differences
+  // (1 us) around the current values, solve the weighted least squares for the four unknowns,
+  // repeat. Base and step latency separate only when the items span several rank counts or chunk
+  // counts; otherwise the solver refuses (or keeps NCCL's values with fix_undetermined).
+  Status FitNcclSteps() {
+    std::vector<const trace::Item*> multi;
     for (const trace::Item* it : items)
-      multi |= (it->kind() == trace::KIND_COLLECTIVE && it->collective().nranks() > 1);
-    result.not_fitted.push_back(
-        std::string("nccl per-step latency and protocol efficiency: ") +
-        (multi ? "fitting them needs a planner hook in sim/coll (NCCL's tables are used)"
-               : "need collectives of 2 or more ranks (NCCL's tables are kept)"));
+      if (it->kind() == trace::KIND_COLLECTIVE && it->collective().nranks() > 1 &&
+          it->collective().implementation() == trace::IMPL_NCCL)
+        multi.push_back(it);
+    if (multi.empty()) {
+      result.not_fitted.push_back(
+          "nccl per-step latency (base, hop; LL and Simple): need NCCL collectives of 2 or more ranks (NCCL's tables kept)");
+      return OkStatus();
+    }
+    using coll::NcclAlgo;
+    using coll::NcclProto;
+    coll::ProtocolOverrides& o = result.params.nccl.protocol;
+    // Unknowns in us: base LL, hop LL, base Simple, hop Simple; start from the current values.
+    std::vector<double> theta = {
+        o.base_latency_ll_us.value_or(coll::NcclBaseLatencyUs(NcclAlgo::kRing, NcclProto::kLl)),
+        o.hop_latency_ll_us.value_or(coll::NcclHopLatencyUs(coll::NcclHw::kPci, NcclAlgo::kRing, NcclProto::kLl)),
+        o.base_latency_simple_us.value_or(coll::NcclBaseLatencyUs(NcclAlgo::kRing, NcclProto::kSimple)),
+        o.hop_latency_simple_us.value_or(coll::NcclHopLatencyUs(coll::NcclHw::kPci, NcclAlgo::kRing, NcclProto::kSimple))};
+    auto with = [&](const std::vector<double>& t) {
+      CalibParams p = result.params;
+      p.nccl.protocol.base_latency_ll_us = t[0];
+      p.nccl.protocol.hop_latency_ll_us = t[1];
+      p.nccl.protocol.base_latency_simple_us = t[2];
+      p.nccl.protocol.hop_latency_simple_us = t[3];
+      return p;
+    };
+    LinearSolution s;
+    for (int iteration = 0; iteration < 4; ++iteration) {
+      LinearProblem p;
+      p.names = {"nccl.base_latency_ll_us", "nccl.hop_latency_ll_us", "nccl.base_latency_simple_us",
+                 "nccl.hop_latency_simple_us"};
+      p.defaults = theta;
+      Predictor at(trace, topology, with(theta));
+      std::vector<Predictor> bumped;
+      for (int j = 0; j < 4; ++j) {
+        std::vector<double> t = theta;
+        t[j] += 1.0;
+        bumped.emplace_back(trace, topology, with(t));
+      }
+      for (const trace::Item* it : multi) {
+        const Prediction base = at.Predict(*it);
+        if (!base.simulated) continue;
+        std::vector<double> row(4);
+        double rhs = MeasuredNs(*it) * 1e-3 - base.predicted_us;
+        for (int j = 0; j < 4; ++j) {
+          row[j] = bumped[j].Predict(*it).predicted_us - base.predicted_us;  // d(us)/d(us)
+          rhs += row[j] * theta[j];
+        }
+        p.AddRow(row, rhs, 1 / (MeasuredNs(*it) * 1e-3));
+      }
+      if (p.rows.empty()) break;
+      ASSIGN_OR_RETURN(s, SolveLeastSquares(p, options.fix_undetermined, "NCCL per-step latency"));
+      double change = 0;
+      for (int j = 0; j < 4; ++j) {
+        change = std::max(change, std::abs(s.x[j] - theta[j]));
+        theta[j] = std::max(0.0, s.x[j]);
+      }
+      if (change < 1e-3) break;
+    }
+    if (s.x.empty()) {
+      result.not_fitted.push_back("nccl per-step latency: no multi-rank NCCL item could be simulated (NCCL's tables kept)");
+      return OkStatus();
+    }
+    const char* names[] = {"nccl.base_latency_ll_us", "nccl.hop_latency_ll_us", "nccl.base_latency_simple_us",
+                           "nccl.hop_latency_simple_us"};
+    std::optional<double>* fields[] = {&o.base_latency_ll_us, &o.hop_latency_ll_us, &o.base_latency_simple_us,
+                                       &o.hop_latency_simple_us};
+    for (int j = 0; j < 4; ++j) {
+      if (!s.determined[j]) {
+        Record(names[j], "us", theta[j], s, j);
+        continue;
+      }
+      *fields[j] = theta[j];
+      Record(names[j], "us", theta[j], s, j);
+    }
+    result.not_fitted.push_back("nccl.ll_wire_efficiency: not fitted (NCCL's 50% LL line efficiency kept)");
     return OkStatus();
   }
 };

@@ -101,6 +101,14 @@ CalibParams ApplyCalibrationProto(CalibParams p, const config::Calibration& c) {
   if (c.compute().l2_resident_bandwidth_gbps() != 0)
     p.bench.l2_resident_bandwidth_gbps = c.compute().l2_resident_bandwidth_gbps();
   if (c.nccl().local_call_overhead_ns() != 0) p.nccl.local_call_overhead_ns = c.nccl().local_call_overhead_ns();
+  auto set = [](std::optional<double>& field, double value) {
+    if (value != 0) field = value;
+  };
+  set(p.nccl.protocol.base_latency_ll_us, c.nccl().base_latency_ll_us());
+  set(p.nccl.protocol.base_latency_simple_us, c.nccl().base_latency_simple_us());
+  set(p.nccl.protocol.hop_latency_ll_us, c.nccl().hop_latency_ll_us());
+  set(p.nccl.protocol.hop_latency_simple_us, c.nccl().hop_latency_simple_us());
+  set(p.nccl.protocol.ll_wire_efficiency, c.nccl().ll_wire_efficiency());
   return p;
 }
 
@@ -145,6 +153,12 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
     ToProto(pp.kernel_read, pc->mutable_kernel_read());
   }
   c.mutable_nccl()->set_local_call_overhead_ns(p.nccl.local_call_overhead_ns);
+  const coll::ProtocolOverrides& o = p.nccl.protocol;
+  if (o.base_latency_ll_us) c.mutable_nccl()->set_base_latency_ll_us(*o.base_latency_ll_us);
+  if (o.base_latency_simple_us) c.mutable_nccl()->set_base_latency_simple_us(*o.base_latency_simple_us);
+  if (o.hop_latency_ll_us) c.mutable_nccl()->set_hop_latency_ll_us(*o.hop_latency_ll_us);
+  if (o.hop_latency_simple_us) c.mutable_nccl()->set_hop_latency_simple_us(*o.hop_latency_simple_us);
+  if (o.ll_wire_efficiency) c.mutable_nccl()->set_ll_wire_efficiency(*o.ll_wire_efficiency);
   return c;
 }
 

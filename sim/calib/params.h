@@ -17,6 +17,7 @@
 #include <map>
 #include <string>
 
+#include "sim/coll/protocol.h"
 #include "sim/compute/kernel_cost.h"
 #include "sim/core/status.h"
 #include "sim/net/topology.h"
@@ -47,6 +48,8 @@ struct FabricParams {
 
 struct NcclParams {
   double local_call_overhead_ns = 0;
+  // Per-protocol base and per-step latency replacing NCCL's tuning table (unset: the table).
+  coll::ProtocolOverrides protocol;
 };
 
 // Micro-benchmark effects that exist only because a trace item re-runs one kernel on the same

@@ -314,6 +314,7 @@ Prediction Predictor::PredictCollective(const trace::Item& item) const {
     request.algorithm = c.implementation() == trace::IMPL_ONE_SHOT ? coll::Algorithm::kOneShot : coll::Algorithm::kTwoShot;
     if (c.blocks() > 0) request.custom_blocks = c.blocks();
   }
+  request.protocol_overrides = params_.nccl.protocol;
   net::Router router(topology_);
   auto plan = coll::PlanCollective(topology_, router, request);
   if (!plan.ok()) return NotSimulated(plan.status().message());

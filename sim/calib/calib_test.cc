@@ -231,10 +231,13 @@ TEST(FitTest, RecoversNcclPerStepLatencyFromMultiRankCollectives) {
   truth.nccl.protocol.hop_latency_ll_us = 2.2;
   truth.nccl.protocol.base_latency_simple_us = 12.0;
   truth.nccl.protocol.hop_latency_simple_us = 7.5;
+  truth.nccl.protocol.ll_wire_efficiency = 0.45;
   trace::Trace t;
   for (int ranks : {2, 3, 4})
     for (int64_t bytes : {4096LL, 16384LL})
       for (const char* proto : {"LL", "Simple"}) AddAllreduce(&t, ranks, bytes, proto);
+  // Large LL allreduces are bandwidth-bound: they carry the line efficiency.
+  for (int64_t bytes : {8LL << 20, 32LL << 20}) AddAllreduce(&t, 4, bytes, "LL");
   Measure(&t, topo, truth);
   auto r = Fit(t, {}, topo, DefaultParams(topo, 0));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -242,6 +245,7 @@ TEST(FitTest, RecoversNcclPerStepLatencyFromMultiRankCollectives) {
   EXPECT_NEAR(Fitted(*r, "nccl.hop_latency_ll_us"), 2.2, 0.02);
   EXPECT_NEAR(Fitted(*r, "nccl.base_latency_simple_us"), 12.0, 0.05);
   EXPECT_NEAR(Fitted(*r, "nccl.hop_latency_simple_us"), 7.5, 0.02);
+  EXPECT_NEAR(Fitted(*r, "nccl.ll_wire_efficiency"), 0.45, 0.005);
   // One rank count only: base and hop shift every item alike and cannot be told apart.
   trace::Trace two;
   for (int64_t bytes : {4096LL, 16384LL}) AddAllreduce(&two, 2, bytes, "Simple");

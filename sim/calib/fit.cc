@@ -523,40 +523,49 @@ struct Fitter {
     using coll::NcclAlgo;
     using coll::NcclProto;
     coll::ProtocolOverrides& o = result.params.nccl.protocol;
-    // Unknowns in us: base LL, hop LL, base Simple, hop Simple; start from the current values.
+    // Unknowns: base LL, hop LL, base Simple, hop Simple (us) and LL's wire efficiency; start from
+    // the current values.
     std::vector<double> theta = {
         o.base_latency_ll_us.value_or(coll::NcclBaseLatencyUs(NcclAlgo::kRing, NcclProto::kLl)),
         o.hop_latency_ll_us.value_or(coll::NcclHopLatencyUs(coll::NcclHw::kPci, NcclAlgo::kRing, NcclProto::kLl)),
         o.base_latency_simple_us.value_or(coll::NcclBaseLatencyUs(NcclAlgo::kRing, NcclProto::kSimple)),
-        o.hop_latency_simple_us.value_or(coll::NcclHopLatencyUs(coll::NcclHw::kPci, NcclAlgo::kRing, NcclProto::kSimple))};
+        o.hop_latency_simple_us.value_or(coll::NcclHopLatencyUs(coll::NcclHw::kPci, NcclAlgo::kRing, NcclProto::kSimple)),
+        o.ll_wire_efficiency.value_or(coll::NcclProtocolModel(NcclProto::kLl).wire_efficiency)};
+    constexpr int kUnknowns = 5;
+    // Finite-difference steps: 1 us for latencies, 0.01 for the efficiency.
+    const double step[kUnknowns] = {1.0, 1.0, 1.0, 1.0, 0.01};
     auto with = [&](const std::vector<double>& t) {
       CalibParams p = result.params;
       p.nccl.protocol.base_latency_ll_us = t[0];
       p.nccl.protocol.hop_latency_ll_us = t[1];
       p.nccl.protocol.base_latency_simple_us = t[2];
       p.nccl.protocol.hop_latency_simple_us = t[3];
+      p.nccl.protocol.ll_wire_efficiency = t[4];
       return p;
     };
     LinearSolution s;
     for (int iteration = 0; iteration < 4; ++iteration) {
       LinearProblem p;
       p.names = {"nccl.base_latency_ll_us", "nccl.hop_latency_ll_us", "nccl.base_latency_simple_us",
-                 "nccl.hop_latency_simple_us"};
+                 "nccl.hop_latency_simple_us", "nccl.ll_wire_efficiency"};
       p.defaults = theta;
       Predictor at(trace, topology, with(theta));
       std::vector<Predictor> bumped;
-      for (int j = 0; j < 4; ++j) {
+      for (int j = 0; j < kUnknowns; ++j) {
         std::vector<double> t = theta;
-        t[j] += 1.0;
+        t[j] += j == 4 && t[j] + step[j] > 1 ? -step[j] : step[j];  // efficiency stays <= 1
         bumped.emplace_back(trace, topology, with(t));
       }
       for (const trace::Item* it : multi) {
         const Prediction base = at.Predict(*it);
         if (!base.simulated) continue;
-        std::vector<double> row(4);
+        std::vector<double> row(kUnknowns);
         double rhs = MeasuredNs(*it) * 1e-3 - base.predicted_us;
-        for (int j = 0; j < 4; ++j) {
-          row[j] = bumped[j].Predict(*it).predicted_us - base.predicted_us;  // d(us)/d(us)
+        for (int j = 0; j < kUnknowns; ++j) {
+          const double h = j == 4 && theta[j] + step[j] > 1 ? -step[j] : step[j];
+          row[j] = (bumped[j].Predict(*it).predicted_us - base.predicted_us) / h;  // d(us)/d(unknown)
+          // A latency floor that does not bind gives exactly 0: the item says nothing about it.
+          if (std::abs(row[j]) < 1e-9) row[j] = 0;
           rhs += row[j] * theta[j];
         }
         p.AddRow(row, rhs, 1 / (MeasuredNs(*it) * 1e-3));
@@ -564,9 +573,9 @@ struct Fitter {
       if (p.rows.empty()) break;
       ASSIGN_OR_RETURN(s, SolveLeastSquares(p, options.fix_undetermined, "NCCL per-step latency"));
       double change = 0;
-      for (int j = 0; j < 4; ++j) {
+      for (int j = 0; j < kUnknowns; ++j) {
         change = std::max(change, std::abs(s.x[j] - theta[j]));
-        theta[j] = std::max(0.0, s.x[j]);
+        theta[j] = j == 4 ? std::clamp(s.x[j], 0.05, 1.0) : std::max(0.0, s.x[j]);
       }
       if (change < 1e-3) break;
     }
@@ -575,18 +584,13 @@ struct Fitter {
       return OkStatus();
     }
     const char* names[] = {"nccl.base_latency_ll_us", "nccl.hop_latency_ll_us", "nccl.base_latency_simple_us",
-                           "nccl.hop_latency_simple_us"};
+                           "nccl.hop_latency_simple_us", "nccl.ll_wire_efficiency"};
     std::optional<double>* fields[] = {&o.base_latency_ll_us, &o.hop_latency_ll_us, &o.base_latency_simple_us,
-                                       &o.hop_latency_simple_us};
-    for (int j = 0; j < 4; ++j) {
-      if (!s.determined[j]) {
-        Record(names[j], "us", theta[j], s, j);
-        continue;
-      }
-      *fields[j] = theta[j];
-      Record(names[j], "us", theta[j], s, j);
+                                       &o.hop_latency_simple_us, &o.ll_wire_efficiency};
+    for (int j = 0; j < kUnknowns; ++j) {
+      if (s.determined[j]) *fields[j] = theta[j];
+      Record(names[j], j == 4 ? "" : "us", theta[j], s, j);
     }
-    result.not_fitted.push_back("nccl.ll_wire_efficiency: not fitted (NCCL's 50% LL line efficiency kept)");
     return OkStatus();
   }
 };

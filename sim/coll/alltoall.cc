@@ -24,14 +24,7 @@ Schedule BuildDirectAllToAll(int n, int64_t bytes, const AllToAllOptions& option
   s.num_segments = n * n * num_channels;
   s.total_bytes = bytes;
 
-  std::vector<int> start(n);
-  for (int r = 0; r < n; ++r) {
-    ScheduleOp delay;
-    delay.kind = OpKind::kDelay;
-    delay.dst_rank = r;
-    delay.duration_ps = options.protocol.base_latency_ps;
-    start[r] = s.Add(delay);
-  }
+  const std::vector<int> start = AddStartDelays(&s, n, options.protocol.base_latency_ps);
   for (int src = 0; src < n; ++src) {
     for (int dst = 0; dst < n; ++dst) {
       if (src == dst) continue;

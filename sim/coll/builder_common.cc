@@ -74,4 +74,16 @@ std::vector<int> OrderOrIdentity(int num_ranks, const std::vector<int>& order) {
   return identity;
 }
 
+std::vector<int> AddStartDelays(Schedule* schedule, int num_ranks, SimTime duration_ps) {
+  std::vector<int> start(num_ranks);
+  for (int r = 0; r < num_ranks; ++r) {
+    ScheduleOp delay;
+    delay.kind = OpKind::kDelay;
+    delay.dst_rank = r;
+    delay.duration_ps = duration_ps;
+    start[r] = schedule->Add(delay);
+  }
+  return start;
+}
+
 }  // namespace specsim::coll

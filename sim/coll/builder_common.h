@@ -36,6 +36,10 @@ Status ValidatePipelinedOptions(const char* algorithm, int num_ranks, int64_t by
   return OkStatus();
 }
 
+// One kDelay of `duration_ps` per rank (a collective's start cost: NCCL's base latency, a kernel
+// launch); returns the op index of each rank's delay.
+std::vector<int> AddStartDelays(Schedule* schedule, int num_ranks, SimTime duration_ps);
+
 // `order` or, when empty, 0..num_ranks-1.
 std::vector<int> OrderOrIdentity(int num_ranks, const std::vector<int>& order);
 

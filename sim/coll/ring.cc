@@ -28,14 +28,7 @@ Schedule BuildRing(Collective collective, int n, int64_t bytes, const RingOption
   s.num_segments = n * num_channels * chunks;
   s.total_bytes = bytes;
 
-  std::vector<int> start(n);
-  for (int r = 0; r < n; ++r) {
-    ScheduleOp delay;
-    delay.kind = OpKind::kDelay;
-    delay.dst_rank = r;
-    delay.duration_ps = proto.base_latency_ps;
-    start[r] = s.Add(delay);
-  }
+  const std::vector<int> start = AddStartDelays(&s, n, proto.base_latency_ps);
   if (n == 1) return s;
 
   // connection[c][p]: channel c's link from position p to p+1.

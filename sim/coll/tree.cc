@@ -27,14 +27,7 @@ Schedule BuildTreeAllReduce(int n, int64_t bytes, const TreeOptions& options) {
   s.num_segments = num_channels * chunks;
   s.total_bytes = bytes;
 
-  std::vector<int> start(n);
-  for (int r = 0; r < n; ++r) {
-    ScheduleOp delay;
-    delay.kind = OpKind::kDelay;
-    delay.dst_rank = r;
-    delay.duration_ps = proto.base_latency_ps;
-    start[r] = s.Add(delay);
-  }
+  const std::vector<int> start = AddStartDelays(&s, n, proto.base_latency_ps);
   if (n == 1) return s;
 
   const ConnectionOrder fresh(proto.slots, options.connection_in_order);

@@ -30,12 +30,7 @@ constexpr const char* kGood = R"txt(
 )txt";
 
 // kGood with the first occurrence of `from` replaced by `to`.
-std::string Edit(const std::string& from, const std::string& to) {
-  std::string text = kGood;
-  const size_t at = text.find(from);
-  SPECSIM_CHECK(at != std::string::npos) << from;
-  return text.replace(at, from.size(), to);
-}
+std::string Edit(const std::string& from, const std::string& to) { return testing::ReplaceFirst(kGood, from, to); }
 
 // The error message of parsing `text` as box.textproto; fails the test when it parses.
 std::string ErrorOf(const std::string& text) {

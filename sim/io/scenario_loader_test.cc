@@ -123,12 +123,8 @@ constexpr const char* kGood = R"txt(
   communication { allreduce_algorithm: "ring" }
 )txt";
 
-std::string Edit(const std::string& from, const std::string& to) {
-  std::string text = kGood;
-  const size_t at = text.find(from);
-  SPECSIM_CHECK(at != std::string::npos) << from;
-  return text.replace(at, from.size(), to);
-}
+// kGood with the first occurrence of `from` replaced by `to`.
+std::string Edit(const std::string& from, const std::string& to) { return testing::ReplaceFirst(kGood, from, to); }
 
 std::string ErrorOf(const std::string& text) {
   StatusOr<config::Scenario> sc = ParseScenario(text, "s.textproto");

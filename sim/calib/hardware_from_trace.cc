@@ -41,11 +41,14 @@ struct UnionFind {
 const std::vector<KnownGpu>& KnownGpus() {
   static const std::vector<KnownGpu> table = {
       {"H200", "H200", 4800, 989, 1979, 0, 450,
-       "NVIDIA H200 datasheet (reference.md section 8): 4.8 TB/s HBM3e, 989 dense BF16, 3958 sparse FP8 / 2; NVLink 4 900 GB/s total"},
+       "NVIDIA H200 datasheet (reference.md section 8): 4.8 TB/s HBM3e, 989 dense BF16, 3958 sparse FP8 / 2; NVLink 4 900 GB/s total "
+       "over 18 links (nvidia-smi topo -m on the 2x H200 box: NV18)",
+       18},
       {"H100 PCIe", "H100 PCIe", 2000, 756, 1513, 0, 0,
        "NVIDIA H100 datasheet, PCIe column: 2 TB/s, 1513 sparse BF16 / 2, 3026 sparse FP8 / 2"},
       {"H100", "H100 SXM", 3350, 989, 1979, 0, 450,
-       "NVIDIA H100 datasheet, SXM column: 3.35 TB/s, 1979 sparse BF16 / 2, 3958 sparse FP8 / 2; NVLink 4"},
+       "NVIDIA H100 datasheet, SXM column: 3.35 TB/s, 1979 sparse BF16 / 2, 3958 sparse FP8 / 2; NVLink 4 (18 links, 900 GB/s)",
+       18},
       {"RTX PRO 6000 Blackwell Server", "RTX PRO 6000 Blackwell Server Edition", 1597, 500, 1000, 2000, 0,
        "reference.md section 8: 1597 GB/s (Server Edition), ~0.5 / 1 / 2 PF dense BF16 / FP8 / FP4"},
       {"RTX PRO 6000", "RTX PRO 6000 Blackwell Workstation Edition", 1792, 500, 1000, 2000, 0,
@@ -75,6 +78,7 @@ StatusOr<config::Hardware> HardwareFromTrace(const trace::Trace& trace, const st
   // GPU models, one per distinct name.
   std::map<std::string, std::string> model_of;  // device name -> model name
   std::map<std::string, double> nvlink_of;
+  std::map<std::string, int> nvlinks_of;
   for (const trace::Gpu& g : env.gpus()) {
     if (model_of.count(g.name())) continue;
     const KnownGpu* known = nullptr;
@@ -106,6 +110,7 @@ StatusOr<config::Hardware> HardwareFromTrace(const trace::Trace& trace, const st
     m->set_kernel_read_outstanding_bytes_per_sm(kOutstandingBytesPerSm);
     model_of[g.name()] = known->model_name;
     nvlink_of[g.name()] = known->nvlink_gbps_per_direction;
+    nvlinks_of[g.name()] = known->nvlinks;
   }
 
   const int n = env.gpus_size();
@@ -221,6 +226,7 @@ StatusOr<config::Hardware> HardwareFromTrace(const trace::Trace& trace, const st
         return InvalidArgumentError("GPU " + std::to_string(i) + " ('" + env.gpus(i).name() +
                                     "') has NVLink peers but specsim's table has no NVLink rate for it");
       add_link("gpu" + std::to_string(i), "nvswitch0", config::Link::NVLINK, gbps, kGpuLinkLatencyNs, 1, 0, 0);
+      hw.mutable_links(hw.links_size() - 1)->set_nvlinks(nvlinks_of[env.gpus(i).name()]);
     }
   }
   return hw;

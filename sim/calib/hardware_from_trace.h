@@ -36,6 +36,7 @@ struct KnownGpu {
   double fp4_dense_tflops;     // 0: none
   double nvlink_gbps_per_direction;  // 0: no NVLink
   const char* source;
+  int nvlinks = 0;             // NVLink links per GPU on the SXM boards (NV#), 0: none / unknown
 };
 
 // The table, most specific names first.

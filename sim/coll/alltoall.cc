@@ -8,6 +8,7 @@ namespace specsim::coll {
 Status ValidateAllToAllOptions(int num_ranks, int64_t bytes, const AllToAllOptions& options) {
   RETURN_IF_ERROR(ValidateBasics(num_ranks, bytes, options.channels));
   RETURN_IF_ERROR(ValidateMechanismMatrix(num_ranks, options.mechanism));
+  RETURN_IF_ERROR(ValidateStepProtocols(num_ranks, options.steps));
   return ValidateProtocol(options.protocol);
 }
 
@@ -42,8 +43,7 @@ Schedule BuildDirectAllToAll(int n, int64_t bytes, const AllToAllOptions& option
         t.segment_end = segment + 1;
         t.bytes = EvenShareBytes(block_bytes, num_channels, c);
         t.mechanism = MechanismAt(options.mechanism, src, dst);
-        t.wire_efficiency = options.protocol.wire_efficiency;
-        t.latency_floor_ps = options.protocol.hop_latency_ps;
+        ApplyStepProtocol(StepProtocol(options.protocol, options.steps, src, dst), &t);
         t.channel = c;
         t.deps = {start[src]};
         s.Add(std::move(t));

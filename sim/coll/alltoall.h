@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "sim/coll/builder_common.h"
 #include "sim/coll/protocol.h"
 #include "sim/coll/schedule.h"
 #include "sim/core/status.h"
@@ -21,6 +22,7 @@ struct AllToAllOptions {
   int channels = 1;
   ProtocolModel protocol = IdealProtocol();
   MechanismMatrix mechanism;  // [src][dst]; empty = kKernelWrite everywhere
+  StepProtocols steps;        // per-transport step costs; empty = `protocol` for every transfer
 };
 
 Status ValidateAllToAllOptions(int num_ranks, int64_t bytes, const AllToAllOptions& options);

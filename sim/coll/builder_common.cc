@@ -56,6 +56,44 @@ Status ValidateProtocol(const ProtocolModel& p) {
   return OkStatus();
 }
 
+const ProtocolModel& StepProtocol(const ProtocolModel& fallback, const StepProtocols& steps, int src, int dst) {
+  if (steps.transport.empty()) return fallback;
+  auto it = steps.model.find(steps.transport[src][dst]);
+  return it == steps.model.end() ? fallback : it->second;
+}
+
+void ApplyStepProtocol(const ProtocolModel& protocol, ScheduleOp* transfer) {
+  transfer->wire_efficiency = protocol.wire_efficiency;
+  transfer->latency_floor_ps = protocol.hop_latency_ps;
+  transfer->rate_cap_gbps = protocol.channel_payload_gbps;
+}
+
+Status ValidateStepProtocols(int num_ranks, const StepProtocols& steps) {
+  if (steps.transport.empty()) return OkStatus();
+  if (static_cast<int>(steps.transport.size()) != num_ranks)
+    return InvalidArgumentError("transport matrix has " + std::to_string(steps.transport.size()) +
+                                " rows: must be " + std::to_string(num_ranks));
+  for (int i = 0; i < num_ranks; ++i) {
+    if (static_cast<int>(steps.transport[i].size()) != num_ranks)
+      return InvalidArgumentError("transport matrix row " + std::to_string(i) + " has " +
+                                  std::to_string(steps.transport[i].size()) + " entries: must be " +
+                                  std::to_string(num_ranks));
+    for (int j = 0; j < num_ranks; ++j) {
+      if (i == j) continue;
+      auto it = steps.model.find(steps.transport[i][j]);
+      if (it == steps.model.end())
+        return InvalidArgumentError(std::string("no step protocol for transport ") +
+                                    NcclTransportName(steps.transport[i][j]));
+    }
+  }
+  for (const auto& [transport, model] : steps.model) {
+    RETURN_IF_ERROR(ValidateProtocol(model).WithPrefix(NcclTransportName(transport)));
+    if (!(model.channel_payload_gbps >= 0))
+      return InvalidArgumentError(std::string(NcclTransportName(transport)) + ": channel_payload_gbps must be >= 0");
+  }
+  return OkStatus();
+}
+
 Status ValidateBasics(int num_ranks, int64_t bytes, int channels) {
   if (num_ranks < 1) {
     return InvalidArgumentError("num_ranks = " + std::to_string(num_ranks) + ": must be >= 1");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,23 @@
 #include "sim/core/status.h"
 
 namespace specsim::coll {
+
+// Per-transport step costs of NCCL's pipelined builders (ring, tree, all-to-all): the transport of
+// every ordered rank pair and, per transport present, the protocol model its steps follow (hop
+// latency floor, wire efficiency, channel cap). Empty `transport`: every step follows the
+// builder's `protocol`. The collective's base latency, slots and slot size always come from the
+// builder's `protocol`.
+struct StepProtocols {
+  std::vector<std::vector<NcclTransport>> transport;  // [src rank][dst rank]
+  std::map<NcclTransport, ProtocolModel> model;
+};
+
+// The protocol a step from rank src to rank dst follows. REQUIRES: ValidateStepProtocols passed.
+const ProtocolModel& StepProtocol(const ProtocolModel& fallback, const StepProtocols& steps, int src, int dst);
+// Sets a transfer's wire efficiency, latency floor and rate cap from `protocol`.
+void ApplyStepProtocol(const ProtocolModel& protocol, ScheduleOp* transfer);
+// Empty, or num_ranks x num_ranks with a valid model for every transport it names.
+Status ValidateStepProtocols(int num_ranks, const StepProtocols& steps);
 
 // `order` is empty or a permutation of 0..num_ranks-1.
 Status ValidateRankOrder(int num_ranks, const std::vector<int>& order);
@@ -29,6 +47,7 @@ Status ValidatePipelinedOptions(const char* algorithm, int num_ranks, int64_t by
   RETURN_IF_ERROR(ValidateRankOrder(num_ranks, options.order).WithPrefix(algorithm));
   RETURN_IF_ERROR(ValidateMechanismMatrix(num_ranks, options.mechanism));
   RETURN_IF_ERROR(ValidateProtocol(options.protocol));
+  RETURN_IF_ERROR(ValidateStepProtocols(num_ranks, options.steps));
   if (options.max_chunks_per_step < 1) {
     return InvalidArgumentError("max_chunks_per_step = " + std::to_string(options.max_chunks_per_step) +
                                 ": must be >= 1");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -23,8 +24,9 @@ std::string Lower(std::string_view s) {
 }
 
 // A link's bandwidth as NCCL's topology models it (reference.md section 2): PCIe by generation and
-// width, the socket link by CPU vendor, NVLink by its payload rate.
-double NcclLinkBandwidthGbps(const net::Link& link, net::CpuVendor vendor) {
+// width, the socket link by CPU vendor, NVLink by its link count times NCCL's per-link rate for
+// the arch (topo.h: an H200's NV18 is 18 x 20.6 = 370.8 GB/s), else its payload rate.
+double NcclLinkBandwidthGbps(const net::Link& link, net::CpuVendor vendor, int sm) {
   switch (link.kind) {
     case net::LinkKind::kPcie:
       if (link.pcie_gen >= 1 && link.pcie_gen <= 6 && link.pcie_lanes > 0)
@@ -35,10 +37,63 @@ double NcclLinkBandwidthGbps(const net::Link& link, net::CpuVendor vendor) {
       if (vendor == net::CpuVendor::kIntel) return kNcclIntelSapphireRapidsInterCpuGbps;
       return link.payload_gbps();
     case net::LinkKind::kNvLink:
+      if (link.nvlinks > 0) return link.nvlinks * NcclNvLinkPerLinkGbps(sm);
+      return link.payload_gbps();
     case net::LinkKind::kMemory:
       return link.payload_gbps();
   }
   return link.payload_gbps();
+}
+
+// NCCL's view of the path between two ranks' GPUs: with SHM the GPUs meet at the CPU (NCCL drops
+// the NVLink paths when P2P is disabled), so the path is the PCIe route through host memory
+// (class PHB, or SYS across sockets); with P2P it is the route (NVLink when the GPUs have it).
+// Bandwidth is the narrowest link in NCCL's units; through an Intel root complex NCCL charges
+// P2P traffic 6/5 of its bytes (topo.h INTEL_P2P_OVERHEAD), so the path carries 5/6 of that.
+struct NcclPathView {
+  net::PathClass path_class = net::PathClass::kPix;
+  double bandwidth_gbps = 0;
+  NcclTransport transport = NcclTransport::kP2pPcie;
+};
+
+NcclPathView ViewOfPair(const net::Topology& t, const net::Router& router, int gpu_a, int gpu_b, bool shm, int sm) {
+  NcclPathView v;
+  v.bandwidth_gbps = std::numeric_limits<double>::infinity();
+  std::vector<const net::Path*> legs;
+  bool crosses_cpu = false, crosses_sockets = false;
+  const int a = t.gpus[gpu_a], b = t.gpus[gpu_b];
+  if (shm) {
+    v.transport = NcclTransport::kShm;
+    const int memory = t.HostMemoryOfSocket(t.nodes[b].socket);
+    if (memory >= 0 && router.Reachable(a, memory) && router.Reachable(memory, b)) {
+      legs = {&router.Route(a, memory), &router.Route(memory, b)};
+      crosses_cpu = true;
+    } else {
+      legs = {&router.Route(a, b)};
+    }
+  } else {
+    legs = {&router.Route(a, b)};
+  }
+  for (const net::Path* p : legs) {
+    for (const net::Hop& hop : p->hops) {
+      const net::Link& link = t.links[hop.link];
+      if (link.kind == net::LinkKind::kMemory) continue;  // not in NCCL's topology
+      if (link.kind == net::LinkKind::kCpuInterconnect) crosses_sockets = true;
+      v.bandwidth_gbps = std::min(v.bandwidth_gbps, NcclLinkBandwidthGbps(link, t.cpu_vendor, sm));
+    }
+    for (size_t i = 1; i + 1 < p->nodes.size(); ++i)
+      if (t.nodes[p->nodes[i]].kind == net::NodeKind::kCpuRootComplex) crosses_cpu = true;
+  }
+  if (!shm) {
+    v.path_class = router.GpuPathClass(gpu_a, gpu_b);
+    v.transport = v.path_class == net::PathClass::kNvLink ? NcclTransport::kP2pNvLink : NcclTransport::kP2pPcie;
+  } else {
+    v.path_class = crosses_sockets ? net::PathClass::kSys : net::PathClass::kPhb;
+  }
+  if (crosses_cpu && t.cpu_vendor == net::CpuVendor::kIntel && v.path_class != net::PathClass::kNvLink)
+    v.bandwidth_gbps = v.bandwidth_gbps * 5.0 / 6.0;
+  if (!std::isfinite(v.bandwidth_gbps)) v.bandwidth_gbps = t.gpu_spec(gpu_a).memory_bandwidth_gbps;
+  return v;
 }
 
 }  // namespace
@@ -113,25 +168,54 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
   ASSIGN_OR_RETURN(NcclTransportChoice transport, ChooseNcclTransport(transport_in));
   plan.transport = transport.reason;
 
-  // 2. NCCL's view of the ring (order = request order).
+  // 2. NCCL's view of the ring (order = request order) and the transport of every pair.
+  ASSIGN_OR_RETURN(int sm, ParseSmArch(topology.gpu_spec(plan.rank_gpus[0]).arch));
+  StepProtocols steps;
+  steps.transport.assign(n, std::vector<NcclTransport>(n, NcclTransport::kP2pPcie));
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (i != j)
+        steps.transport[i][j] = ViewOfPair(topology, router, plan.rank_gpus[i], plan.rank_gpus[j],
+                                           transport.mechanism[i][j] == net::Mechanism::kHostStaged, sm)
+                                    .transport;
   net::PathClass worst = net::PathClass::kNvLink;
   double bottleneck = std::numeric_limits<double>::infinity();
   for (int p = 0; p < n; ++p) {
-    int a = plan.rank_gpus[p], b = plan.rank_gpus[(p + 1) % n];
-    worst = std::max(worst, router.GpuPathClass(a, b));
-    for (const net::Hop& hop : router.Route(topology.gpus[a], topology.gpus[b]).hops)
-      bottleneck = std::min(bottleneck, NcclLinkBandwidthGbps(topology.links[hop.link], topology.cpu_vendor));
+    const NcclPathView v = ViewOfPair(topology, router, plan.rank_gpus[p], plan.rank_gpus[(p + 1) % n],
+                                      transport.mechanism[p][(p + 1) % n] == net::Mechanism::kHostStaged, sm);
+    worst = std::max(worst, v.path_class);
+    bottleneck = std::min(bottleneck, v.bandwidth_gbps);
   }
   double gpu_link = std::numeric_limits<double>::infinity();
   const int first_gpu_node = topology.gpus[plan.rank_gpus[0]];
   for (const net::Link& link : topology.links) {
     if (link.a == first_gpu_node || link.b == first_gpu_node) {
-      gpu_link = NcclLinkBandwidthGbps(link, topology.cpu_vendor);
+      gpu_link = NcclLinkBandwidthGbps(link, topology.cpu_vendor, sm);
       break;
     }
   }
   const NcclHw hw = worst == net::PathClass::kNvLink ? NcclHw::kNvLink : NcclHw::kPci;
-  ASSIGN_OR_RETURN(int sm, ParseSmArch(topology.gpu_spec(plan.rank_gpus[0]).arch));
+  // Per transport present, the protocol's step cost (NCCL's table for that link type, then the
+  // calibrated costs of that transport); filled once the protocol is known.
+  auto fill_steps = [&](NcclProto proto, NcclAlgo algo) {
+    steps.model.clear();
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        if (i == j) continue;
+        const NcclTransport tr = steps.transport[i][j];
+        if (!steps.model.count(tr))
+          steps.model[tr] = ApplyProtocolOverrides(NcclProtocolModel(proto, algo, NcclHwOf(tr)), proto, tr,
+                                                   request.protocol_overrides);
+      }
+  };
+  // The collective's own base latency: the ring's worst transport.
+  const NcclTransport worst_transport = [&] {
+    NcclTransport w = NcclTransport::kP2pNvLink;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        if (i != j && static_cast<int>(steps.transport[i][j]) > static_cast<int>(w)) w = steps.transport[i][j];
+    return w;
+  }();
 
   NcclTuningInput tuning_in;
   tuning_in.collective = request.collective;
@@ -166,14 +250,16 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
     plan.channels = request.channels > 0 ? request.channels : std::max(1, tuned.channels);
     plan.choice = (algo == Algorithm::kAuto ? "NCCL's pick: " : "NCCL's protocol pick: ") + tuned.reason;
     if (request.channels > 0) plan.choice += "; channels fixed at " + std::to_string(request.channels);
-    const ProtocolModel protocol =
-        ApplyProtocolOverrides(NcclProtocolModel(tuned.proto, tuned.algo, hw), tuned.proto, request.protocol_overrides);
+    const ProtocolModel protocol = ApplyProtocolOverrides(NcclProtocolModel(tuned.proto, tuned.algo, hw), tuned.proto,
+                                                          worst_transport, request.protocol_overrides);
+    fill_steps(tuned.proto, tuned.algo);
     if (tuned.algo == NcclAlgo::kTree) {
       TreeOptions options;
       options.order = {};
       options.channels = plan.channels;
       options.protocol = protocol;
       options.mechanism = transport.mechanism;
+      options.steps = steps;
       RETURN_IF_ERROR(ValidateTreeOptions(n, request.bytes, options));
       plan.schedule = BuildTreeAllReduce(n, request.bytes, options);
     } else {
@@ -181,6 +267,7 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
       options.channels = plan.channels;
       options.protocol = protocol;
       options.mechanism = transport.mechanism;
+      options.steps = steps;
       RETURN_IF_ERROR(ValidateRingOptions(n, request.bytes, options));
       switch (request.collective) {
         case Collective::kAllReduce: plan.schedule = BuildRingAllReduce(n, request.bytes, options); break;
@@ -197,8 +284,10 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
     options.channels = request.channels > 0 ? request.channels : 1;
     const NcclProto a2a_proto = request.protocol.value_or(NcclProto::kSimple);
     options.protocol = ApplyProtocolOverrides(NcclProtocolModel(a2a_proto, NcclAlgo::kRing, hw), a2a_proto,
-                                              request.protocol_overrides);
+                                              worst_transport, request.protocol_overrides);
     options.mechanism = transport.mechanism;
+    fill_steps(a2a_proto, NcclAlgo::kRing);
+    options.steps = steps;
     RETURN_IF_ERROR(ValidateAllToAllOptions(n, request.bytes, options));
     plan.schedule = BuildDirectAllToAll(n, request.bytes, options);
     plan.algorithm = "direct";
@@ -213,19 +302,27 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
   CustomAllReduceOptions options;
   options.blocks = request.custom_blocks;
   options.launch_delay_ps = request.custom_launch_ps;
+  // Without P2P the kernels can only meet in mapped host memory, which needs staged inputs.
+  options.host_mapped = request.custom_host_mapped || request.p2p_disable;
+  options.stage_input = request.custom_stage_input || options.host_mapped;
+  options.flag_latency_ps = request.custom_flag_latency_ps;
   RETURN_IF_ERROR(ValidateCustomAllReduceOptions(n, request.bytes, options));
+  if (options.host_mapped) {
+    for (int g : plan.rank_gpus)
+      if (topology.HostMemoryOfSocket(topology.nodes[topology.gpus[g]].socket) < 0)
+        return InvalidArgumentError("custom allreduce through host memory: GPU " + std::to_string(g) +
+                                    "'s socket has no HOST_MEMORY node in '" + topology.name + "'");
+  }
   plan.schedule = algo == Algorithm::kOneShot ? BuildOneShotAllReduce(n, request.bytes, options)
                                               : BuildTwoShotAllReduce(n, request.bytes, options);
-  if (request.p2p_disable) {
-    // Without P2P the kernels read host-mapped buffers: the same pulls, staged through host memory.
-    for (ScheduleOp& op : plan.schedule.ops)
-      if (op.kind == OpKind::kTransfer) op.mechanism = net::Mechanism::kHostStaged;
-  }
   plan.algorithm = AlgorithmName(algo);
   plan.protocol = "";
   plan.channels = options.blocks;
   plan.choice = std::string("custom ") + AlgorithmName(algo) + " allreduce, " + std::to_string(options.blocks) +
-                " blocks, " + (request.p2p_disable ? "host-mapped buffers (P2P disabled)" : "peer reads over P2P");
+                " blocks, " +
+                (options.host_mapped ? "exchange buffers in mapped host memory" + std::string(request.p2p_disable ? " (P2P disabled)" : "")
+                 : options.stage_input ? "inputs staged in exchange buffers, peer reads over P2P"
+                                       : "peer reads over P2P");
   return plan;
 }
 

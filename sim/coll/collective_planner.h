@@ -46,6 +46,12 @@ struct CollectiveRequest {
   bool p2p_disable = false;                 // NCCL_P2P_DISABLE=1
   int custom_blocks = 36;                   // one-shot / two-shot thread blocks (vLLM: 36)
   SimTime custom_launch_ps = 0;             // one-shot / two-shot kernel launch before the barrier
+  // One-shot / two-shot buffer layout (custom_allreduce.h): inputs staged into exchange buffers
+  // first; exchange buffers and flags in mapped host memory (implied by p2p_disable, which leaves
+  // no peer access); the floor of a barrier flag's trip (calibrated per transport).
+  bool custom_stage_input = false;
+  bool custom_host_mapped = false;
+  SimTime custom_flag_latency_ps = 0;
   ProtocolOverrides protocol_overrides;     // calibrated NCCL per-step costs (protocol.h)
   int64_t bytes = 0;
 };

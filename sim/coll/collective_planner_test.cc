@@ -171,5 +171,77 @@ TEST(CollectivePlanner, BusBandwidthFactorsFollowNcclTests) {
   EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllGather, 8), 0.875);
 }
 
+// The lent 2x H200 box: Intel CPU, each GPU on its own Gen5 x16 root port, both on an NVSwitch
+// with NV18 (18 x 25 GB/s per direction).
+net::Topology H200Pair() {
+  net::Topology t;
+  t.name = "h200-2x";
+  t.cpu_vendor = net::CpuVendor::kIntel;
+  t.gpu_specs.push_back(net::testing::TestGpu());
+  t.gpu_specs[0].arch = "sm90";
+  int cpu = AddNode(t, "cpu0", net::NodeKind::kCpuRootComplex);
+  AddLink(t, cpu, AddNode(t, "mem0", net::NodeKind::kHostMemory), 400, 50, net::LinkKind::kMemory);
+  int nvs = AddNode(t, "nvswitch0", net::NodeKind::kNvSwitch);
+  for (int g = 0; g < 2; ++g) {
+    int gpu = AddNode(t, "gpu" + std::to_string(g), net::NodeKind::kGpu);
+    int l = AddLink(t, gpu, cpu, 63, 275);
+    t.links[l].payload_efficiency = 0.914;
+    t.links[l].pcie_gen = 5;
+    t.links[l].pcie_lanes = 16;
+    int nv = AddLink(t, gpu, nvs, 450, 275, net::LinkKind::kNvLink);
+    t.links[nv].nvlinks = 18;
+  }
+  return t;
+}
+
+// NCCL 2.28.3 on that box (NCCL_DEBUG=INFO): over NVLink "nChannels 12, bw 30" after duplication,
+// 24 channels; with NCCL_P2P_DISABLE=1 the GPUs meet at the Intel CPU (PHB, 48 GB/s charged 6/5):
+// "nChannels 2, bw 20", 4 channels, and LL128 disabled. A 1 MiB LL allreduce then runs on 24 and
+// 4 channels, over P2P/NVLink and SHM transports.
+TEST(CollectivePlannerTest, TwoGpuH200ChannelsAndTransportsFollowNccl) {
+  net::Topology t = H200Pair();
+  net::Router router(t);
+  CollectiveRequest r;
+  r.algorithm = Algorithm::kRing;
+  r.protocol = NcclProto::kLl;
+  r.bytes = 1 << 20;
+  auto nv = PlanCollective(t, router, r);
+  ASSERT_TRUE(nv.ok()) << nv.status().ToString();
+  EXPECT_EQ(nv->channels, 24);
+  for (const ScheduleOp& op : nv->schedule.ops)
+    if (op.kind == OpKind::kTransfer) EXPECT_EQ(op.mechanism, net::Mechanism::kKernelWrite);
+  r.p2p_disable = true;
+  auto shm = PlanCollective(t, router, r);
+  ASSERT_TRUE(shm.ok()) << shm.status().ToString();
+  EXPECT_EQ(shm->channels, 4);
+  for (const ScheduleOp& op : shm->schedule.ops)
+    if (op.kind == OpKind::kTransfer) EXPECT_EQ(op.mechanism, net::Mechanism::kHostStaged);
+  // The NVLink ring runs on NVLink's hop latency (0.6 us), SHM on PCI's (1.0 us) for LL.
+  auto floor_of = [](const PlannedCollective& p) {
+    for (const ScheduleOp& op : p.schedule.ops)
+      if (op.kind == OpKind::kTransfer) return op.latency_floor_ps;
+    return SimTime{-1};
+  };
+  EXPECT_EQ(floor_of(*nv), 600'000);
+  EXPECT_EQ(floor_of(*shm), 1'000'000);
+  // Calibrated per-transport costs reach only their own transport.
+  ProtocolCost shm_cost;
+  shm_cost.channel_gbps = 7.0;
+  shm_cost.hop_latency_us = 3.0;
+  r.protocol_overrides.per_transport[{NcclTransport::kShm, NcclProto::kLl}] = shm_cost;
+  auto shm2 = PlanCollective(t, router, r);
+  ASSERT_TRUE(shm2.ok());
+  EXPECT_EQ(floor_of(*shm2), 3'000'000);
+  r.p2p_disable = false;
+  auto nv2 = PlanCollective(t, router, r);
+  ASSERT_TRUE(nv2.ok());
+  EXPECT_EQ(floor_of(*nv2), 600'000);
+  // LL128 is NCCL's over NVLink only.
+  r.protocol = NcclProto::kLl128;
+  EXPECT_TRUE(PlanCollective(t, router, r).ok());
+  r.p2p_disable = true;
+  EXPECT_FALSE(PlanCollective(t, router, r).ok());
+}
+
 }  // namespace
 }  // namespace specsim::coll

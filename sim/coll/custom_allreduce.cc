@@ -25,18 +25,6 @@ Schedule Skeleton(const char* algorithm, int n, int64_t bytes, const CustomAllRe
   return s;
 }
 
-std::vector<int> AddLaunchDelays(Schedule& s, const CustomAllReduceOptions& options) {
-  std::vector<int> launch(s.num_ranks);
-  for (int r = 0; r < s.num_ranks; ++r) {
-    ScheduleOp d;
-    d.kind = OpKind::kDelay;
-    d.dst_rank = r;
-    d.duration_ps = options.launch_delay_ps;
-    launch[r] = s.Add(d);
-  }
-  return launch;
-}
-
 // Every rank r writes a flag into every peer once all of after[r] have completed.
 FlagMatrix AddBarrier(Schedule& s, const std::vector<std::vector<int32_t>>& after,
                       const CustomAllReduceOptions& options) {
@@ -51,7 +39,9 @@ FlagMatrix AddBarrier(Schedule& s, const std::vector<std::vector<int32_t>>& afte
       f.dst_rank = p;
       f.effect = DataEffect::kNone;
       f.bytes = options.blocks * options.flag_bytes_per_block;
-      f.mechanism = net::Mechanism::kKernelWrite;
+      // Flags in host memory: written by r into host memory, polled there by p.
+      f.mechanism = options.host_mapped ? net::Mechanism::kHostStaged : net::Mechanism::kKernelWrite;
+      f.latency_floor_ps = options.flag_latency_ps;
       f.deps = after[r];
       flag[r][p] = s.Add(f);
     }
@@ -59,15 +49,15 @@ FlagMatrix AddBarrier(Schedule& s, const std::vector<std::vector<int32_t>>& afte
   return flag;
 }
 
-// Rank `reader` pulls segments [seg_begin, seg_end) of `peer`'s `src_buffer` into its kOut.
-ScheduleOp Pull(int peer, int reader, Buffer src_buffer, DataEffect effect, int seg_begin, int seg_end,
-                int64_t bytes, double read_sms, std::vector<int32_t> deps) {
+// Rank `reader` reads segments [seg_begin, seg_end) of `owner`'s `src_buffer` into its `dst_buffer`.
+ScheduleOp Pull(int owner, int reader, Buffer src_buffer, Buffer dst_buffer, DataEffect effect, int seg_begin,
+                int seg_end, int64_t bytes, double read_sms, bool host_mapped, std::vector<int32_t> deps) {
   ScheduleOp op;
   op.kind = OpKind::kTransfer;
-  op.src_rank = peer;
+  op.src_rank = owner;
   op.dst_rank = reader;
   op.src_buffer = src_buffer;
-  op.dst_buffer = Buffer::kOut;
+  op.dst_buffer = dst_buffer;
   op.effect = effect;
   op.unordered_reduce = effect == DataEffect::kReduce;
   op.segment_begin = seg_begin;
@@ -75,12 +65,54 @@ ScheduleOp Pull(int peer, int reader, Buffer src_buffer, DataEffect effect, int 
   op.bytes = bytes;
   op.mechanism = net::Mechanism::kKernelRead;
   op.read_sms = read_sms;
+  op.host_end = host_mapped ? HostEnd::kSrc : HostEnd::kNone;
   op.deps = std::move(deps);
   return op;
 }
 
-double ReadSmsPerPull(int n, const CustomAllReduceOptions& options) {
-  return n > 1 ? static_cast<double>(options.blocks) / (n - 1) : options.blocks;
+ScheduleOp Local(int rank, Buffer src, Buffer dst, DataEffect effect, int seg_begin, int seg_end, int64_t bytes,
+                 std::vector<int32_t> deps) {
+  ScheduleOp op;
+  op.kind = OpKind::kLocal;
+  op.dst_rank = rank;
+  op.src_buffer = src;
+  op.dst_buffer = dst;
+  op.effect = effect;
+  op.unordered_reduce = effect == DataEffect::kReduce;
+  op.segment_begin = seg_begin;
+  op.segment_end = seg_end;
+  op.bytes = bytes;
+  op.deps = std::move(deps);
+  return op;
+}
+
+// Launch delays, then (staged layouts) each rank's copy of its input into its exchange buffer.
+// Returns per rank the op its first barrier flag and own reads wait for.
+std::vector<int> AddLaunchAndStage(Schedule& s, int64_t bytes, const CustomAllReduceOptions& options) {
+  const int n = s.num_ranks;
+  std::vector<int> ready = AddStartDelays(&s, n, options.launch_delay_ps);
+  if (!options.stage_input) return ready;
+  for (int r = 0; r < n; ++r) {
+    if (options.host_mapped) {
+      ScheduleOp w;
+      w.kind = OpKind::kTransfer;
+      w.src_rank = r;
+      w.dst_rank = r;
+      w.src_buffer = Buffer::kIn;
+      w.dst_buffer = Buffer::kStage;
+      w.effect = DataEffect::kCopy;
+      w.segment_begin = 0;
+      w.segment_end = n;
+      w.bytes = bytes;
+      w.mechanism = net::Mechanism::kKernelWrite;
+      w.host_end = HostEnd::kDst;
+      w.deps = {ready[r]};
+      ready[r] = s.Add(w);
+    } else {
+      ready[r] = s.Add(Local(r, Buffer::kIn, Buffer::kStage, DataEffect::kCopy, 0, n, 2 * bytes, {ready[r]}));
+    }
+  }
+  return ready;
 }
 
 }  // namespace
@@ -96,23 +128,33 @@ Status ValidateCustomAllReduceOptions(int num_ranks, int64_t bytes,
                                 ": must be >= 0");
   }
   if (options.launch_delay_ps < 0) return InvalidArgumentError("launch_delay_ps must be >= 0");
+  if (options.flag_latency_ps < 0) return InvalidArgumentError("flag_latency_ps must be >= 0");
+  if (options.host_mapped && !options.stage_input)
+    return InvalidArgumentError("host_mapped needs stage_input: without peer access the inputs are read from host copies");
   return OkStatus();
 }
 
 Schedule BuildOneShotAllReduce(int n, int64_t bytes, const CustomAllReduceOptions& options) {
   Schedule s = Skeleton("oneshot", n, bytes, options);
-  const std::vector<int> launch = AddLaunchDelays(s, options);
+  const bool host = options.host_mapped;
+  const std::vector<int> ready = AddLaunchAndStage(s, bytes, options);
   std::vector<std::vector<int32_t>> after(n);
-  for (int r = 0; r < n; ++r) after[r] = {launch[r]};
+  for (int r = 0; r < n; ++r) after[r] = {ready[r]};
   const FlagMatrix start = AddBarrier(s, after, options);
-  const double sms = ReadSmsPerPull(n, options);
+  const Buffer src = options.stage_input ? Buffer::kStage : Buffer::kIn;
+  // Concurrent reads per rank: the peers, plus its own host copy when mapped.
+  const int reads = (n - 1) + (host ? 1 : 0);
+  const double sms = static_cast<double>(options.blocks) / std::max(1, reads);
   std::vector<std::vector<int32_t>> pulls(n);
   for (int r = 0; r < n; ++r) {
     for (int p = 0; p < n; ++p) {
       if (p == r) continue;
-      pulls[r].push_back(s.Add(Pull(p, r, Buffer::kIn, DataEffect::kReduce, 0, n, bytes, sms,
-                                    {launch[r], start[p][r]})));
+      pulls[r].push_back(s.Add(Pull(p, r, src, Buffer::kOut, DataEffect::kReduce, 0, n, bytes, sms, host,
+                                    {ready[r], start[p][r]})));
     }
+    // Its own host copy: read like a peer's (the output already holds its own contribution).
+    if (host)
+      pulls[r].push_back(s.Add(Pull(r, r, src, Buffer::kOut, DataEffect::kNone, 0, n, bytes, sms, true, {ready[r]})));
   }
   AddBarrier(s, pulls, options);  // end barrier
   return s;
@@ -120,28 +162,63 @@ Schedule BuildOneShotAllReduce(int n, int64_t bytes, const CustomAllReduceOption
 
 Schedule BuildTwoShotAllReduce(int n, int64_t bytes, const CustomAllReduceOptions& options) {
   Schedule s = Skeleton("twoshot", n, bytes, options);
-  const std::vector<int> launch = AddLaunchDelays(s, options);
+  const bool host = options.host_mapped;
+  const bool staged = options.stage_input;
+  const std::vector<int> ready = AddLaunchAndStage(s, bytes, options);
   std::vector<std::vector<int32_t>> after(n);
-  for (int r = 0; r < n; ++r) after[r] = {launch[r]};
+  for (int r = 0; r < n; ++r) after[r] = {ready[r]};
   const FlagMatrix start = AddBarrier(s, after, options);
-  const double sms = ReadSmsPerPull(n, options);
-  // Reduce-scatter: rank r pulls block r of every peer's input.
+  const Buffer src = staged ? Buffer::kStage : Buffer::kIn;
+  // Staged: block r is reduced into the exchange buffer kStageOut, which starts empty, so the
+  // rank's own contribution is reduced in as well; registered: into the output, which holds it.
+  const Buffer reduced = staged ? Buffer::kStageOut : Buffer::kOut;
+  const int reads = (n - 1) + (host ? 1 : 0);
+  const double sms = static_cast<double>(options.blocks) / std::max(1, reads);
   std::vector<std::vector<int32_t>> scatter(n);
   for (int r = 0; r < n; ++r) {
+    const int64_t block = EvenShareBytes(bytes, n, r);
     for (int p = 0; p < n; ++p) {
       if (p == r) continue;
-      scatter[r].push_back(s.Add(Pull(p, r, Buffer::kIn, DataEffect::kReduce, r, r + 1,
-                                      EvenShareBytes(bytes, n, r), sms, {launch[r], start[p][r]})));
+      scatter[r].push_back(s.Add(Pull(p, r, src, reduced, DataEffect::kReduce, r, r + 1, block, sms, host,
+                                      {ready[r], start[p][r]})));
+    }
+    if (staged) {
+      if (host) {
+        scatter[r].push_back(
+            s.Add(Pull(r, r, src, reduced, DataEffect::kReduce, r, r + 1, block, sms, true, {ready[r]})));
+        // The reduced block is stored to host memory while the reads run (traffic only: the data
+        // effect is the reduction above).
+        ScheduleOp w;
+        w.kind = OpKind::kTransfer;
+        w.src_rank = r;
+        w.dst_rank = r;
+        w.effect = DataEffect::kNone;
+        w.bytes = block;
+        w.mechanism = net::Mechanism::kKernelWrite;
+        w.host_end = HostEnd::kDst;
+        w.deps = {ready[r]};
+        scatter[r].push_back(s.Add(w));
+      } else {
+        scatter[r].push_back(s.Add(Local(r, src, reduced, DataEffect::kReduce, r, r + 1, 2 * block, {ready[r]})));
+      }
     }
   }
   const FlagMatrix middle = AddBarrier(s, scatter, options);
-  // All-gather: rank r pulls block p of peer p's output once p has finished reducing it.
+  // All-gather: rank r reads block p of peer p's reduced buffer once p has finished reducing it.
   std::vector<std::vector<int32_t>> gather(n);
   for (int r = 0; r < n; ++r) {
     for (int p = 0; p < n; ++p) {
       if (p == r) continue;
-      gather[r].push_back(s.Add(Pull(p, r, Buffer::kOut, DataEffect::kCopy, p, p + 1,
-                                     EvenShareBytes(bytes, n, p), sms, {launch[r], middle[p][r]})));
+      gather[r].push_back(s.Add(Pull(p, r, reduced, Buffer::kOut, DataEffect::kCopy, p, p + 1,
+                                     EvenShareBytes(bytes, n, p), sms, host, {ready[r], middle[p][r]})));
+    }
+    if (staged) {
+      const int64_t block = EvenShareBytes(bytes, n, r);
+      // Its own block: from its host copy, or a local copy.
+      gather[r].push_back(host ? s.Add(Pull(r, r, reduced, Buffer::kOut, DataEffect::kCopy, r, r + 1, block, sms, true,
+                                            scatter[r]))
+                               : s.Add(Local(r, reduced, Buffer::kOut, DataEffect::kCopy, r, r + 1, 2 * block,
+                                             scatter[r])));
     }
   }
   AddBarrier(s, gather, options);  // end barrier

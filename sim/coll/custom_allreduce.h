@@ -1,23 +1,35 @@
 // vLLM / SGLang "custom allreduce" as schedules: pull based, every data transfer is a
-// net::Mechanism::kKernelRead issued by the destination (src_rank = the peer being read,
-// dst_rank = the reader), reading the peer's registered input buffer (kIn) or, in two-shot's
-// second stage, its reduced output (kOut).
+// net::Mechanism::kKernelRead issued by the destination (src_rank = the rank being read,
+// dst_rank = the reader).
 //
-// Barriers: each rank writes a flag into every peer (kKernelWrite, blocks * flag_bytes_per_block
-// bytes, effect kNone) and a rank's pulls from peer p wait for p's flag to have arrived at it.
+// Barriers: each rank writes a flag into every peer (kKernelWrite, or kHostStaged when the flags
+// live in host memory; blocks * flag_bytes_per_block bytes, effect kNone, at least
+// flag_latency_ps: the write, its fence and the peer's poll seeing it) and a rank's reads of peer
+// p's data wait for p's flag to have arrived at it.
 //
-//   one-shot: launch delay, start barrier, each rank pulls all n-1 peers' full input S and
-//     reduces into its output (n-1 concurrent unordered_reduce pulls: the kernel sums the peers
-//     in registers and stores once), end barrier. Per rank ingress (n-1) * S. With k of n ranks
-//     on one side of a cut, each direction carries k(n-k) * S.
-//   two-shot: launch delay, start barrier, reduce-scatter: rank r pulls block r (S/n) of every
-//     peer's input and reduces into its output block r; middle barrier (flags after all of r's
-//     pulls); all-gather: rank r pulls block p of peer p's output (kCopy) once p's middle flag
-//     has arrived; end barrier. Ingress 2(n-1)/n * S per rank; a cut carries 2k(n-k) S/n.
+// Two buffer layouts:
+//  registered (stage_input = false; vLLM's CUDA-graph path): peers read the input (kIn) directly;
+//   two-shot's gather reads each peer's reduced output block (kOut).
+//     one-shot: launch, start barrier, each rank pulls all n-1 peers' full input S and reduces into
+//       its output (n-1 concurrent unordered_reduce pulls: the kernel sums the peers in registers
+//       and stores once), end barrier. Per rank ingress (n-1) * S; with k of n ranks on one side of
+//       a cut, each direction carries k(n-k) * S.
+//     two-shot: launch, start barrier, reduce-scatter: rank r pulls block r (S/n) of every peer's
+//       input and reduces into its output block r; middle barrier (flags after all of r's pulls);
+//       all-gather: rank r pulls block p of peer p's output (kCopy) once p's middle flag arrived;
+//       end barrier. Ingress 2(n-1)/n * S per rank; a cut carries 2k(n-k) S/n.
+//  staged (stage_input = true; validate's kernels, vLLM's eager path for unregistered inputs): each
+//   rank first copies its input into its exchange buffer (kStage) and peers read that; two-shot
+//   reduces block r into a second exchange buffer (kStageOut) that the gather reads. With
+//   host_mapped the exchange buffers and the flags live in mapped host memory (no peer access
+//   needed): staging is a kernel write GPU -> host (S), every read crosses the reader's host link,
+//   its own buffer's included (one-shot: n reads of S; two-shot reduce-scatter n reads of S/n plus
+//   the S/n result written back to host while the reads run, gather n reads of S/n). Without
+//   host_mapped the copy and the rank's own reads are local (kLocal; own reads are not charged).
 //
 // Segments: num_segments = n, segment r = block r (bytes split by EvenShareBytes).
-// SMs: the kernel's `blocks` thread blocks are shared by the n-1 pulls that run at once, so each
-// pull has read_sms = blocks / (n-1) (fractional) for the outstanding-read cap.
+// SMs: the kernel's `blocks` thread blocks are shared by the pulls that run at once, so each pull
+// has read_sms = blocks / pulls (fractional) for the outstanding-read cap.
 #pragma once
 
 #include <cstdint>
@@ -32,9 +44,13 @@ struct CustomAllReduceOptions {
   int blocks = 36;                   // thread blocks (SMs) of the kernel; vLLM: 36 x 512 threads
   int64_t flag_bytes_per_block = 4;  // each block writes a 4-byte flag into every peer
   SimTime launch_delay_ps = 0;       // kernel launch, a kDelay per rank before the start barrier
+  bool stage_input = false;          // see the layouts above
+  bool host_mapped = false;          // exchange buffers and flags in mapped host memory; needs stage_input
+  SimTime flag_latency_ps = 0;       // floor of every barrier flag's trip
 };
 
-// InvalidArgument for num_ranks < 1, bytes < 0, blocks < 1, flag bytes < 0, negative delay.
+// InvalidArgument for num_ranks < 1, bytes < 0, blocks < 1, flag bytes < 0, negative times, or
+// host_mapped without stage_input.
 Status ValidateCustomAllReduceOptions(int num_ranks, int64_t bytes,
                                       const CustomAllReduceOptions& options);
 

@@ -62,10 +62,15 @@ void ScheduleExecutor::StartOp(Run* run, int index) {
       net::TransferSpec spec;
       spec.src_node = topology_->gpus[rank_gpus_[op.src_rank]];
       spec.dst_node = topology_->gpus[rank_gpus_[op.dst_rank]];
+      // A buffer in host memory: the memory of its rank's socket (checked by the planner).
+      if (op.host_end == HostEnd::kSrc) spec.src_node = topology_->HostMemoryOfSocket(topology_->nodes[spec.src_node].socket);
+      if (op.host_end == HostEnd::kDst) spec.dst_node = topology_->HostMemoryOfSocket(topology_->nodes[spec.dst_node].socket);
+      SPECSIM_CHECK(spec.src_node >= 0 && spec.dst_node >= 0) << "host-memory transfer on a socket without HOST_MEMORY";
       spec.bytes = op.bytes;
       spec.mechanism = op.mechanism;
       spec.wire_efficiency = op.wire_efficiency;
       spec.read_sms = op.read_sms;
+      spec.payload_cap_gbps = op.rate_cap_gbps;
       spec.label = run->schedule->algorithm + " ch" + std::to_string(op.channel) + " r" +
                    std::to_string(op.src_rank) + "->r" + std::to_string(op.dst_rank);
       const SimTime floor_end = start + op.latency_floor_ps;

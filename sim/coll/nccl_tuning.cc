@@ -14,10 +14,11 @@ constexpr int kNcclMaxChannels = 32;             // MAXCHANNELS
 constexpr int kNcclSearchMaxChannels = kNcclMaxChannels / 2;
 constexpr double kFallbackBwGbps = 0.1;
 
-// treeCorrectionFactor[proto][log2i(bytes >> 6)], LL and Simple rows, from NCCL 2.1x-2.2x
-// tuning.cc (recalled, not re-verified against 2.30.7).
+// treeCorrectionFactor[proto][log2i(bytes >> 6)], NCCL 2.28.3 tuning.cc (the same in 2.30.7).
 constexpr double kTreeCorrectionLl[23] = {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5,
                                           .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0};
+constexpr double kTreeCorrectionLl128[23] = {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6,
+                                             .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0};
 constexpr double kTreeCorrectionSimple[23] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
                                               .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9};
 
@@ -35,6 +36,20 @@ double PerChannelMaxTreeBwGbps(int sm) {
   if (sm >= 80) return 24.0;
   return 26.5;
 }
+
+// perChMaxRingLL128Bws / perChMaxTreeLL128Bws, one node (tuning.cc).
+double PerChannelMaxRingLl128BwGbps(int sm) {
+  if (sm >= 100) return 40.0;
+  if (sm >= 90) return 36.7;
+  return 20.0;
+}
+double PerChannelMaxTreeLl128BwGbps(int sm) {
+  if (sm >= 100) return 55.6;
+  if (sm >= 90) return 36.7;
+  return 20.0;
+}
+
+int64_t DivUp(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int Log2Floor(int64_t x) {
   int l = -1;
@@ -133,11 +148,52 @@ StatusOr<NcclGraph> SearchNcclRingGraph(const NcclGraphInput& in) {
   return g;
 }
 
+double NcclNvLinkPerLinkGbps(int sm) {
+  if (sm >= 100) return 40.1;
+  if (sm >= 90) return 20.6;
+  if (sm == 86) return 12.0;
+  if (sm >= 70) return 20.0;
+  return 18.0;
+}
+
+int NcclChannelsUsed(Collective collective, NcclProto proto, int num_ranks, int call_channels, int comm_channels,
+                     int64_t bytes) {
+  SPECSIM_CHECK(call_channels >= 1 && call_channels <= comm_channels) << call_channels << " of " << comm_channels;
+  SPECSIM_CHECK(num_ranks >= 1 && bytes >= 0);
+  constexpr int64_t kMinTrafficPerChannel = 16 << 10;
+  // The task's own byte count: allreduce the buffer, all-gather the send, reduce-scatter the receive.
+  const int64_t count_bytes = collective == Collective::kAllReduce ? bytes : bytes / num_ranks;
+  int64_t traffic_per_byte = collective == Collective::kAllReduce ? 2 : num_ranks;
+  if (proto == NcclProto::kLl) traffic_per_byte *= 4;
+  const int64_t traffic = std::max(kMinTrafficPerChannel, count_bytes * traffic_per_byte);
+  const int64_t per_channel = std::max(kMinTrafficPerChannel, traffic / call_channels);
+  const int64_t cell_bytes = DivUp(DivUp(kMinTrafficPerChannel, traffic_per_byte), 16) * 16;
+  const int64_t cells = DivUp(count_bytes, cell_bytes);
+  if (cells == 0) return 1;
+  const int64_t cell_traffic = cell_bytes * traffic_per_byte;
+  int64_t cells_per_channel = std::min(cells, DivUp(per_channel, cell_traffic));
+  const int64_t cells_lo = comm_channels == 1 ? cells : std::min(cells, DivUp(per_channel, cell_traffic));
+  int64_t mid = (cells - cells_lo) / cells_per_channel;
+  int64_t cells_hi = (cells - cells_lo) % cells_per_channel;
+  int64_t used = (cells_lo != 0 ? 1 : 0) + mid + (cells_hi != 0 ? 1 : 0);
+  if (comm_channels < used) {  // overflowed the communicator's channels
+    mid = comm_channels - 2;
+    cells_per_channel = (cells - cells_lo) / (mid + 1);
+    cells_hi = cells_per_channel + (cells - cells_lo) % (mid + 1);
+  }
+  if (cells_hi == 0 && mid != 0) {
+    cells_hi = cells_per_channel;
+    --mid;
+  }
+  used = (cells_lo != 0 ? 1 : 0) + mid + (cells_hi != 0 ? 1 : 0);
+  return static_cast<int>(std::clamp<int64_t>(used, 1, comm_channels));
+}
+
 NcclCallShape ShrinkNcclChannels(NcclAlgo algo, NcclProto proto, int num_ranks, int comm_channels,
                                  int64_t bytes) {
   int nc = comm_channels;
-  int nt = (algo == NcclAlgo::kTree && proto == NcclProto::kSimple) ? 640 : 512;
-  int64_t threshold = proto == NcclProto::kLl ? 8 : 64;  // NCCL_LL/SIMPLE_THREAD_THRESHOLD
+  int nt = proto == NcclProto::kLl128 ? 640 : (algo == NcclAlgo::kTree && proto == NcclProto::kSimple) ? 640 : 512;
+  int64_t threshold = proto == NcclProto::kSimple ? 64 : 8;  // NCCL_{LL,LL128,SIMPLE}_THREAD_THRESHOLD
   if (algo == NcclAlgo::kRing && proto == NcclProto::kLl) threshold *= num_ranks;
   while (bytes < int64_t{nc} * nt * threshold) {
     if (nc >= 2) {
@@ -166,30 +222,38 @@ StatusOr<NcclTuningResult> TuneNccl(const NcclTuningInput& in, int64_t bytes) {
   const int nsteps = allreduce ? 2 * (n - 1) : n - 1;
   const double ll_max = LlMaxBwGbps(in.graph.sm);
 
+  // LL128 only over NVLink (tuning.cc: typeIntra <= PATH_NVB), Volta or newer.
+  const bool ll128_possible = in.worst_path == net::PathClass::kNvLink && in.graph.sm >= 70;
   for (NcclAlgo algo : {NcclAlgo::kRing, NcclAlgo::kTree}) {
-    for (NcclProto proto : {NcclProto::kLl, NcclProto::kSimple}) {
+    for (NcclProto proto : {NcclProto::kLl, NcclProto::kLl128, NcclProto::kSimple}) {
       NcclCandidate c;
       c.algo = algo;
       c.proto = proto;
       c.allowed = std::count(in.algos.begin(), in.algos.end(), algo) > 0 &&
                   std::count(in.protos.begin(), in.protos.end(), proto) > 0 &&
-                  (algo == NcclAlgo::kRing || allreduce);
+                  (algo == NcclAlgo::kRing || allreduce) && (proto != NcclProto::kLl128 || ll128_possible);
       double bus = g.graph_channels * g.bw_intra_gbps;
       if (algo == NcclAlgo::kRing) {
         c.latency_us = NcclBaseLatencyUs(algo, proto) + nsteps * NcclHopLatencyUs(hw, algo, proto);
         if (proto == NcclProto::kLl) bus = std::min(ll_max, 0.5 * bus);
+        if (proto == NcclProto::kLl128)
+          bus = std::min(0.92 * bus, g.graph_channels * PerChannelMaxRingLl128BwGbps(in.graph.sm));
         c.bus_bw_gbps = bus;
         c.alg_bw_gbps = bus * n / nsteps;
       } else {
         c.latency_us = NcclBaseLatencyUs(algo, proto) + 2 * (n - 1) * NcclHopLatencyUs(hw, algo, proto);
         bus = std::min(0.92 * bus, g.graph_channels * PerChannelMaxTreeBwGbps(in.graph.sm));
         if (proto == NcclProto::kLl) bus = std::min(bus / 3.8, ll_max);
+        if (proto == NcclProto::kLl128)
+          bus = std::min(bus * 7.0 / 9.0, g.graph_channels * PerChannelMaxTreeLl128BwGbps(in.graph.sm));
         bus *= 0.85;
         c.bus_bw_gbps = bus;
         double alg = 0.5 * bus;
         const int log_size = Log2Floor(bytes >> 6);
         if (in.tree_correction && log_size >= 0 && log_size < 23) {
-          alg *= proto == NcclProto::kLl ? kTreeCorrectionLl[log_size] : kTreeCorrectionSimple[log_size];
+          alg *= proto == NcclProto::kLl      ? kTreeCorrectionLl[log_size]
+                 : proto == NcclProto::kLl128 ? kTreeCorrectionLl128[log_size]
+                                              : kTreeCorrectionSimple[log_size];
         }
         c.alg_bw_gbps = alg;
       }
@@ -213,7 +277,7 @@ StatusOr<NcclTuningResult> TuneNccl(const NcclTuningInput& in, int64_t bytes) {
   result.proto = best->proto;
   result.time_us = best->time_us;
   const NcclCallShape shape = ShrinkNcclChannels(best->algo, best->proto, n, g.comm_channels, bytes);
-  result.channels = shape.channels;
+  result.channels = NcclChannelsUsed(in.collective, best->proto, n, shape.channels, g.comm_channels, bytes);
   result.threads = shape.threads;
 
   std::vector<const NcclCandidate*> ranked;

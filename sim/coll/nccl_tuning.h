@@ -1,4 +1,5 @@
-// NCCL's own cost model (src/graph/tuning.cc and search.cc, NCCL 2.30.7; reference.md section 2),
+// NCCL's own cost model (src/graph/tuning.cc and search.cc, NCCL 2.30.7, checked against 2.28.3,
+// the calibration box's version; reference.md section 2),
 // to predict which algorithm and protocol NCCL picks on a one-node PCIe (or NVLink) box and what
 // it expects them to cost. This is NCCL's estimate, not specsim's simulation: comparing the two
 // shows where NCCL's choice is wrong for a machine.
@@ -10,15 +11,16 @@
 //    speed) and the search stops once channels * s reaches the GPU's own link bandwidth. If no
 //    speed fits, NCCL "falls back to simple order": 1 channel at 0.1 GB/s.
 //      sm100+: 90 80 70 60 50 45 40 30 24 20 19 18 (reference.md)
-//      sm90:   60 50 40 30 24 20 15 12 11 6 3       (sm90SpeedArrayIntra, from memory of NCCL
-//                                                     2.2x search.cc: not verified here)
+//      sm90:   60 50 40 30 24 20 15 12 11 6 3       (sm90SpeedArrayIntra, NCCL 2.28.3 and 2.30.7
+//                                                     search.cc)
 //      older:  40 30 20 18 15 12 10 9 7 6 5 4 3
 //    Then duplication: if bw_intra >= 25, channels = min(2 * channels, max) and bw_intra is
 //    divided by ceil(new / old). The communicator runs 2 * graph channels (NCCL doubles them at
 //    init), clamped to [NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS] (default max 32).
 // 2. Per (algo, proto), with nsteps = 2(n-1) for allreduce, n-1 for allgather/reducescatter:
 //      Ring: lat = baseLat + nsteps * hwLat;  busBw = graph_channels * bw_intra, LL:
-//            min(llMaxBw, 0.5 busBw);  algBw = busBw * n / nsteps.
+//            min(llMaxBw, 0.5 busBw), LL128: min(0.92 busBw, graph_channels * perChMaxRingLL128Bw);
+//            algBw = busBw * n / nsteps.
 //      Tree (allreduce only; one node = a chain): lat = baseLat + 2(n-1) hwLat;
 //            busBw = min(0.92 busBw, channels * perChMaxTreeBw), LL: min(busBw / 3.8, llMaxBw),
 //            then * 0.85; algBw = 0.5 busBw, times treeCorrectionFactor[proto][log2(bytes/64)]
@@ -26,13 +28,25 @@
 //      time_us = lat + bytes / (1000 * algBw)   (latCount = 1 for a single call)
 //    hwLat is NCCL_HW_NVLINK when the ring's worst path is NVLink, else NCCL_HW_PCI.
 //    llMaxBw (one node): Volta 39, Ampere 87.7, Hopper 141, Blackwell (sm100, sm120) 282 GB/s.
-//    LL128, NVLS and CollNet are not candidates: NCCL disables them on PCIe-only nodes.
+//    LL128 is a candidate only when the ring's worst path is NVLink (tuning.cc: LL128 needs
+//    typeIntra <= PATH_NVB); perChMaxRingLL128Bw: Volta/Ampere 20, Hopper 36.7, Blackwell 40;
+//    Tree LL128: min(7/9 busBw, channels * perChMaxTreeLL128Bw (Hopper 36.7, Blackwell 55.6)).
+//    NVLS and CollNet are not candidates (NVLS is kept off on the calibration box; PCIe nodes have
+//    neither).
 // 3. auto = argmin time over the allowed (algo, proto) pairs (NCCL's loop order: tree before
 //    ring, LL before Simple; a later candidate must be strictly faster).
 // 4. The chosen call then shrinks its channels and threads for small messages (this does not
 //    enter NCCL's time estimate; it sets how many channels the call really runs):
 //      while bytes < nc * nt * threshold: if nc >= 2: nc--, elif nt % 128 == 0: nt /= 2, else stop
-//    threshold bytes/thread: LL 8 (times n for Ring), Simple 64; nt: 512, Tree Simple 640.
+//    threshold bytes/thread: LL 8 (times n for Ring), LL128 8, Simple 64; nt: 512, LL128 640,
+//    Tree Simple 640.
+// 5. NCCL 2.28 then spreads the call over at most those channels in 16 KiB-of-traffic cells
+//    (enqueue.cc scheduleCollTasksToPlan, MinTrafficPerChannel = 16 KiB): traffic = bytes *
+//    trafficPerByte (allreduce 2, all-gather / reduce-scatter n; x4 for LL), per channel
+//    max(16 KiB, traffic / nc); cells of ceil(16 KiB / trafficPerByte) bytes, each channel takes
+//    ceil(per-channel traffic / cell traffic) cells, so a call can use fewer channels than step 4
+//    gave (a 256 KiB LL allreduce on 24 channels runs on 22). NcclChannelsUsed reproduces it for a
+//    single collective.
 #pragma once
 
 #include <cstdint>
@@ -90,7 +104,7 @@ struct NcclTuningInput {
   net::PathClass worst_path = net::PathClass::kPhb;  // worst GPU-GPU path class of the ring
   NcclGraphInput graph;
   std::vector<NcclAlgo> algos = {NcclAlgo::kRing, NcclAlgo::kTree};   // NCCL_ALGO
-  std::vector<NcclProto> protos = {NcclProto::kLl, NcclProto::kSimple};  // NCCL_PROTO
+  std::vector<NcclProto> protos = {NcclProto::kLl, NcclProto::kLl128, NcclProto::kSimple};  // NCCL_PROTO
   bool tree_correction = true;  // apply NCCL's size-dependent Tree correction table
 };
 
@@ -106,11 +120,11 @@ struct NcclCandidate {
 
 struct NcclTuningResult {
   NcclGraph graph;
-  std::vector<NcclCandidate> candidates;  // ring/ll, ring/simple, tree/ll, tree/simple
+  std::vector<NcclCandidate> candidates;  // ring/ll, ring/ll128, ring/simple, tree/ll, tree/ll128, tree/simple
   NcclAlgo algo = NcclAlgo::kRing;        // the pick
   NcclProto proto = NcclProto::kLl;
   double time_us = 0;
-  int channels = 0;  // after the per-call shrink
+  int channels = 0;  // after the per-call shrink and NCCL 2.28's split over channels
   int threads = 0;
   // e.g. "picked ring/ll: ring/ll 21.6 us < ring/simple 88.7 us < tree/ll ... (2 x 24 GB/s graph, 4 channels)".
   std::string reason;
@@ -127,5 +141,14 @@ struct NcclCallShape {
 };
 NcclCallShape ShrinkNcclChannels(NcclAlgo algo, NcclProto proto, int num_ranks, int comm_channels,
                                  int64_t bytes);
+
+// Rule 5: the channels one collective of `bytes` (nccl-tests size: the full buffer) really runs on,
+// given the per-call channel count `call_channels` and the communicator's `comm_channels`.
+// REQUIRES: 1 <= call_channels <= comm_channels, num_ranks >= 1, bytes >= 0.
+int NcclChannelsUsed(Collective collective, NcclProto proto, int num_ranks, int call_channels,
+                     int comm_channels, int64_t bytes);
+
+// NCCL's NVLink bandwidth per link (topo.h SMxx_NVLINK_BW): sm80 20, sm90 20.6, sm100+ 40.1 GB/s.
+double NcclNvLinkPerLinkGbps(int sm);
 
 }  // namespace specsim::coll

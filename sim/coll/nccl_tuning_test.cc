@@ -194,6 +194,41 @@ TEST(NcclTuningTest, ChannelShrink) {
   EXPECT_EQ(r->threads, 128);
 }
 
+// The channels NCCL 2.28.3 really used on the 2x H200 box (NCCL_DEBUG_SUBSYS=TUNING, "channel{Lo..Hi}"):
+// over NVLink (24 channels) LL allreduce 1 KiB and 4 KiB on 1 channel, 16 KiB on 2, 64 KiB on 8,
+// 256 KiB on 22, 1 MiB and more on 24; all-gather (log bytes = per-rank send) 2 KiB 1, 8 KiB 2,
+// 32 KiB 8, 128 KiB 22; through host memory (NCCL_P2P_DISABLE=1, 4 channels) 16 KiB 2, 64 KiB 4.
+TEST(NcclTuningTest, ChannelsUsedMatchNccl228OnTheTwoGpuBox) {
+  auto used = [](Collective c, int comm, int64_t bytes) {
+    const NcclCallShape shape = ShrinkNcclChannels(NcclAlgo::kRing, NcclProto::kLl, 2, comm, bytes);
+    return NcclChannelsUsed(c, NcclProto::kLl, 2, shape.channels, comm, bytes);
+  };
+  const std::vector<std::pair<int64_t, int>> nvlink = {{1 << 10, 1}, {4 << 10, 1}, {16 << 10, 2}, {64 << 10, 8},
+                                                       {256 << 10, 22}, {1 << 20, 24}, {256 << 20, 24}};
+  for (auto [bytes, channels] : nvlink) EXPECT_EQ(used(Collective::kAllReduce, 24, bytes), channels) << bytes;
+  // All-gather of nccl-tests size S = 2 x the per-rank send bytes NCCL logs.
+  const std::vector<std::pair<int64_t, int>> gather = {{4 << 10, 1}, {16 << 10, 2}, {64 << 10, 8}, {256 << 10, 22}};
+  for (auto [bytes, channels] : gather) EXPECT_EQ(used(Collective::kAllGather, 24, bytes), channels) << bytes;
+  const std::vector<std::pair<int64_t, int>> shm = {{1 << 10, 1}, {16 << 10, 2}, {64 << 10, 4}, {1 << 20, 4}};
+  for (auto [bytes, channels] : shm) EXPECT_EQ(used(Collective::kAllReduce, 4, bytes), channels) << bytes;
+}
+
+TEST(NcclTuningTest, Ll128OnlyOverNvLink) {
+  NcclTuningInput in = Gen5Box();
+  auto r = TuneNccl(in, 64 << 20);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(Candidate(*r, NcclAlgo::kRing, NcclProto::kLl128).allowed);
+  in.worst_path = net::PathClass::kNvLink;
+  in.graph.ring_bottleneck_gbps = 370.8;
+  r = TuneNccl(in, 64 << 20);
+  ASSERT_TRUE(r.ok());
+  const NcclCandidate& ll128 = Candidate(*r, NcclAlgo::kRing, NcclProto::kLl128);
+  EXPECT_TRUE(ll128.allowed);
+  // bus = min(0.92 * channels * bw, channels * 36.7) on Hopper-class (sm >= 90) rings.
+  const double bus = r->graph.graph_channels * r->graph.bw_intra_gbps;
+  EXPECT_NEAR(ll128.bus_bw_gbps, std::min(0.92 * bus, r->graph.graph_channels * (in.graph.sm >= 100 ? 40.0 : 36.7)), 1e-9);
+}
+
 TEST(NcclTuningTest, InputErrors) {
   NcclTuningInput in = Gen5Box();
   in.num_ranks = 1;

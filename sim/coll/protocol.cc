@@ -17,17 +17,35 @@ std::string Lower(std::string_view s) {
 
 SimTime PicosFromMicrosRounded(double us) { return static_cast<SimTime>(std::llround(us * 1e6)); }
 
+int ProtoIndex(NcclProto p) { return p == NcclProto::kLl ? 0 : p == NcclProto::kLl128 ? 1 : 2; }
+
 }  // namespace
 
-const char* NcclProtoName(NcclProto p) { return p == NcclProto::kLl ? "ll" : "simple"; }
+const char* NcclProtoName(NcclProto p) {
+  switch (p) {
+    case NcclProto::kLl: return "ll";
+    case NcclProto::kLl128: return "ll128";
+    case NcclProto::kSimple: return "simple";
+  }
+  return "?";
+}
+
 const char* NcclAlgoName(NcclAlgo a) { return a == NcclAlgo::kRing ? "ring" : "tree"; }
+
+const char* NcclTransportName(NcclTransport t) {
+  switch (t) {
+    case NcclTransport::kP2pNvLink: return "p2p_nvlink";
+    case NcclTransport::kP2pPcie: return "p2p_pcie";
+    case NcclTransport::kShm: return "shm";
+  }
+  return "?";
+}
 
 StatusOr<NcclProto> ParseNcclProto(std::string_view name) {
   const std::string s = Lower(name);
-  if (s == "ll") return NcclProto::kLl;
-  if (s == "simple") return NcclProto::kSimple;
-  return InvalidArgumentError("protocol \"" + std::string(name) +
-                              "\": allowed values are ll, simple (LL128 is disabled on PCIe)");
+  for (NcclProto p : {NcclProto::kLl, NcclProto::kLl128, NcclProto::kSimple})
+    if (s == NcclProtoName(p)) return p;
+  return InvalidArgumentError("protocol \"" + std::string(name) + "\": allowed values are ll, ll128, simple");
 }
 
 StatusOr<NcclAlgo> ParseNcclAlgo(std::string_view name) {
@@ -37,33 +55,46 @@ StatusOr<NcclAlgo> ParseNcclAlgo(std::string_view name) {
   return InvalidArgumentError("algorithm \"" + std::string(name) + "\": allowed values are ring, tree");
 }
 
+StatusOr<NcclTransport> ParseNcclTransport(std::string_view name) {
+  const std::string s = Lower(name);
+  for (NcclTransport t : {NcclTransport::kP2pNvLink, NcclTransport::kP2pPcie, NcclTransport::kShm})
+    if (s == NcclTransportName(t)) return t;
+  return InvalidArgumentError("transport \"" + std::string(name) + "\": allowed values are p2p_nvlink, p2p_pcie, shm");
+}
+
 double NcclBaseLatencyUs(NcclAlgo algo, NcclProto proto) {
   // tuning.cc baseLat[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]: Tree {6.8, 14.0, 8.4},
   // Ring {6.6, 14.0, 8.4} (LL, LL128, Simple).
-  if (algo == NcclAlgo::kRing) return proto == NcclProto::kLl ? 6.6 : 8.4;
-  return proto == NcclProto::kLl ? 6.8 : 8.4;
+  static constexpr double kRing[3] = {6.6, 14.0, 8.4};
+  static constexpr double kTree[3] = {6.8, 14.0, 8.4};
+  return (algo == NcclAlgo::kRing ? kRing : kTree)[ProtoIndex(proto)];
 }
 
 double NcclHopLatencyUs(NcclHw hw, NcclAlgo algo, NcclProto proto) {
   // tuning.cc hwLat[NCCL_HW_NVLINK]: Tree {.6, 1.25, 4}, Ring {.6, 1.9, 3.4};
   //           hwLat[NCCL_HW_PCI]:    Tree {1.0, 1.9, 4}, Ring {1.0, 2.5, 5.7}.
-  const bool ll = proto == NcclProto::kLl;
-  if (hw == NcclHw::kNvLink) {
-    if (algo == NcclAlgo::kRing) return ll ? 0.6 : 3.4;
-    return ll ? 0.6 : 4.0;
-  }
-  if (algo == NcclAlgo::kRing) return ll ? 1.0 : 5.7;
-  return ll ? 1.0 : 4.0;
+  static constexpr double kNvRing[3] = {0.6, 1.9, 3.4};
+  static constexpr double kNvTree[3] = {0.6, 1.25, 4.0};
+  static constexpr double kPciRing[3] = {1.0, 2.5, 5.7};
+  static constexpr double kPciTree[3] = {1.0, 1.9, 4.0};
+  const bool ring = algo == NcclAlgo::kRing;
+  const double* row = hw == NcclHw::kNvLink ? (ring ? kNvRing : kNvTree) : (ring ? kPciRing : kPciTree);
+  return row[ProtoIndex(proto)];
+}
+
+NcclHw NcclHwOf(NcclTransport transport) {
+  return transport == NcclTransport::kP2pNvLink ? NcclHw::kNvLink : NcclHw::kPci;
 }
 
 ProtocolModel NcclProtocolModel(NcclProto proto, NcclAlgo algo, NcclHw hw) {
   ProtocolModel m;
   m.name = NcclProtoName(proto);
-  m.wire_efficiency = proto == NcclProto::kLl ? 0.5 : 1.0;
+  m.wire_efficiency = proto == NcclProto::kLl ? 0.5 : proto == NcclProto::kLl128 ? 120.0 / 128.0 : 1.0;
   m.hop_latency_ps = PicosFromMicrosRounded(NcclHopLatencyUs(hw, algo, proto));
   m.base_latency_ps = PicosFromMicrosRounded(NcclBaseLatencyUs(algo, proto));
-  m.slot_payload_bytes =
-      proto == NcclProto::kLl ? kNcclLlSlotPayloadBytes : kNcclSimpleSlotPayloadBytes;
+  m.slot_payload_bytes = proto == NcclProto::kLl      ? kNcclLlSlotPayloadBytes
+                         : proto == NcclProto::kLl128 ? kNcclLl128SlotPayloadBytes
+                                                      : kNcclSimpleSlotPayloadBytes;
   m.slots = kNcclSteps;
   return m;
 }
@@ -75,13 +106,26 @@ ProtocolModel IdealProtocol() {
   return m;
 }
 
-ProtocolModel ApplyProtocolOverrides(ProtocolModel model, NcclProto proto, const ProtocolOverrides& o) {
-  const bool ll = proto == NcclProto::kLl;
-  const std::optional<double>& base = ll ? o.base_latency_ll_us : o.base_latency_simple_us;
-  const std::optional<double>& hop = ll ? o.hop_latency_ll_us : o.hop_latency_simple_us;
-  if (base) model.base_latency_ps = PicosFromMicros(*base);
-  if (hop) model.hop_latency_ps = PicosFromMicros(*hop);
-  if (ll && o.ll_wire_efficiency) model.wire_efficiency = *o.ll_wire_efficiency;
+ProtocolModel ApplyProtocolOverrides(ProtocolModel model, NcclProto proto, NcclTransport transport,
+                                     const ProtocolOverrides& o) {
+  // Every transport: the older per-protocol fields (LL and Simple only).
+  if (proto != NcclProto::kLl128) {
+    const bool ll = proto == NcclProto::kLl;
+    const std::optional<double>& base = ll ? o.base_latency_ll_us : o.base_latency_simple_us;
+    const std::optional<double>& hop = ll ? o.hop_latency_ll_us : o.hop_latency_simple_us;
+    if (base) model.base_latency_ps = PicosFromMicros(*base);
+    if (hop) model.hop_latency_ps = PicosFromMicros(*hop);
+    if (ll && o.ll_wire_efficiency) model.wire_efficiency = *o.ll_wire_efficiency;
+  }
+  // This transport.
+  auto it = o.per_transport.find({transport, proto});
+  if (it != o.per_transport.end()) {
+    const ProtocolCost& c = it->second;
+    if (c.base_latency_us) model.base_latency_ps = PicosFromMicros(*c.base_latency_us);
+    if (c.hop_latency_us) model.hop_latency_ps = PicosFromMicros(*c.hop_latency_us);
+    if (c.channel_gbps) model.channel_payload_gbps = *c.channel_gbps;
+    if (c.wire_efficiency) model.wire_efficiency = *c.wire_efficiency;
+  }
   return model;
 }
 

@@ -1,50 +1,67 @@
-// NCCL protocols as the schedule builders use them, and NCCL's latency tables.
+// NCCL protocols as the schedule builders use them, NCCL's latency tables, and the transports whose
+// measured per-step costs replace them.
 //
-// A protocol turns into three things in a schedule:
+// A protocol turns into four things in a schedule:
 //   wire_efficiency     payload share of the bytes on the wire: the fabric moves bytes / efficiency.
-//                       LL sends 16-byte lines of 8 data + 8 flag bytes (0.5); Simple sends bulk
-//                       data plus a flag per step (1.0).
+//                       LL sends 16-byte lines of 8 data + 8 flag bytes (0.5); LL128 128-byte lines
+//                       of 120 data + 8 flag bytes (120/128); Simple bulk data plus a flag per step (1).
 //   hop_latency_ps      every transfer (one ring/tree step of one chunk) takes at least this long:
 //                       NCCL's per-hop latency hwLat[hw][algo][proto].
 //   base_latency_ps     once per collective (a kDelay per rank at the start): NCCL's baseLat.
+//   channel_payload_gbps  the most one channel moves per direction (0: no cap). A channel is one CUDA
+//                       block that copies (and reduces) every byte it sends or receives; its rate is
+//                       bounded by the block's own load/store throughput, and through host memory
+//                       (SHM) by its reads' round trips. Not in NCCL's tables: measured (calibration).
 // and two buffer parameters that set the chunking: each connection has `slots` (NCCL_STEPS = 8)
 // buffers of `slot_payload_bytes` payload, so a step's block is sent in chunks of at most one
 // slot, and at most `slots` chunks are in flight on a connection.
 //
-// Latencies are NCCL 2.30.7 src/graph/tuning.cc (baseLat, hwLat[NCCL_HW_PCI / NCCL_HW_NVLINK]),
-// unchanged for Ring PCI since 2.16 (reference.md section 2):
-//   base Ring/Tree (us): LL 6.6/6.8, Simple 8.4/8.4
-//   PCI hop Ring/Tree:   LL 1.0/1.0, Simple 5.7/4.0
-//   NVLink hop R/T:      LL 0.6/0.6, Simple 3.4/4.0
-// LL128 is not modelled: NCCL disables it on PCIe-only nodes.
+// Latencies are NCCL src/graph/tuning.cc (baseLat, hwLat[NCCL_HW_PCI / NCCL_HW_NVLINK]), the same
+// in 2.28.3 (the calibration box's NCCL) and 2.30.7 (reference.md section 2):
+//   base Ring/Tree (us): LL 6.6/6.8, LL128 14.0/14.0, Simple 8.4/8.4
+//   PCI hop Ring/Tree:   LL 1.0/1.0, LL128 2.5/1.9,   Simple 5.7/4.0
+//   NVLink hop R/T:      LL 0.6/0.6, LL128 1.9/1.25,  Simple 3.4/4.0
+// NCCL enables LL128 only where the ring's paths are NVLink (tuning.cc: typeIntra <= PATH_NVB).
+//
+// Transports (reference.md section 3): P2P over NVLink, P2P over PCIe (the sender's kernel writes
+// the peer's buffer) and SHM (through host memory). A step's cost depends on the transport and the
+// protocol, so measured costs (a calibration's `nccl.protocols`) are kept per (transport, protocol).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "sim/core/status.h"
 #include "sim/core/time.h"
 
 namespace specsim::coll {
 
-enum class NcclProto { kLl, kSimple };
+enum class NcclProto { kLl, kLl128, kSimple };
 enum class NcclAlgo { kRing, kTree };
 enum class NcclHw { kPci, kNvLink };  // NCCL_HW_PCI / NCCL_HW_NVLINK: the ring's link type
+enum class NcclTransport { kP2pNvLink, kP2pPcie, kShm };
 
-const char* NcclProtoName(NcclProto p);  // "ll", "simple"
+const char* NcclProtoName(NcclProto p);  // "ll", "ll128", "simple"
 const char* NcclAlgoName(NcclAlgo a);    // "ring", "tree"
+const char* NcclTransportName(NcclTransport t);  // "p2p_nvlink", "p2p_pcie", "shm"
 
-// "ll" | "simple" (case-insensitive); otherwise InvalidArgument listing the allowed values.
+// "ll" | "ll128" | "simple" (case-insensitive); otherwise InvalidArgument listing the allowed values.
 StatusOr<NcclProto> ParseNcclProto(std::string_view name);
 // "ring" | "tree" (case-insensitive); otherwise InvalidArgument listing the allowed values.
 StatusOr<NcclAlgo> ParseNcclAlgo(std::string_view name);
+// "p2p_nvlink" | "p2p_pcie" | "shm"; otherwise InvalidArgument listing the allowed values.
+StatusOr<NcclTransport> ParseNcclTransport(std::string_view name);
 
 // NCCL's baseLat[algo][proto], microseconds.
 double NcclBaseLatencyUs(NcclAlgo algo, NcclProto proto);
 // NCCL's hwLat[hw][algo][proto], microseconds per hop.
 double NcclHopLatencyUs(NcclHw hw, NcclAlgo algo, NcclProto proto);
+// The hardware row NCCL's table uses for a transport: NVLink for P2P over NVLink, else PCI.
+NcclHw NcclHwOf(NcclTransport transport);
 
 // NCCL buffer sizes (src/include/device.h, src/init.cc):
 //   NCCL_STEPS = 8 slots per connection.
@@ -53,41 +70,56 @@ double NcclHopLatencyUs(NcclHw hw, NcclAlgo algo, NcclProto proto);
 //   LL: DEFAULT_LL_BUFFSIZE = NCCL_LL_LINES_PER_THREAD (8) * NCCL_LL_MAX_NTHREADS (512) *
 //     NCCL_STEPS (8) * sizeof(ncclLLFifoLine) (16) = 512 KiB of wire -> 64 KiB per slot, half of
 //     it payload: 32 KiB per slot.
+//   LL128: DEFAULT_LL128_BUFFSIZE = NCCL_LL128_ELEMS_PER_THREAD (120) * NCCL_LL128_MAX_NTHREADS (640)
+//     * NCCL_STEPS * sizeof(uint64_t) = 4,915,200 bytes of wire -> 614,400 per slot, 120/128 of it
+//     payload: 576,000 per slot.
 inline constexpr int kNcclSteps = 8;
 inline constexpr int64_t kNcclSimpleBufferBytes = int64_t{1} << 22;
 inline constexpr int64_t kNcclLlBufferBytes = int64_t{8} * 512 * kNcclSteps * 16;
+inline constexpr int64_t kNcclLl128BufferBytes = int64_t{120} * 640 * kNcclSteps * 8;
 inline constexpr int64_t kNcclSimpleSlotPayloadBytes = kNcclSimpleBufferBytes / kNcclSteps;
 inline constexpr int64_t kNcclLlSlotPayloadBytes = kNcclLlBufferBytes / kNcclSteps / 2;
+inline constexpr int64_t kNcclLl128SlotPayloadBytes = kNcclLl128BufferBytes / kNcclSteps / 128 * 120;
 
 struct ProtocolModel {
-  std::string name;               // "ll", "simple", "ideal"
+  std::string name;               // "ll", "ll128", "simple", "ideal"
   double wire_efficiency = 1.0;   // payload / wire bytes, (0, 1]
   SimTime hop_latency_ps = 0;     // floor of every transfer (one step of one chunk)
   SimTime base_latency_ps = 0;    // once per collective, per rank
+  double channel_payload_gbps = 0;  // per channel and direction; 0 = no cap
   int64_t slot_payload_bytes = 0; // payload per connection slot: the largest chunk
   int slots = kNcclSteps;         // buffers per connection: chunks in flight
 };
 
-// NCCL's protocol `proto` for algorithm `algo` on links of type `hw`.
+// NCCL's protocol `proto` for algorithm `algo` on links of type `hw` (no channel cap).
 ProtocolModel NcclProtocolModel(NcclProto proto, NcclAlgo algo = NcclAlgo::kRing,
                                 NcclHw hw = NcclHw::kPci);
 // Efficiency 1, zero latencies, one chunk per step however large: the textbook alpha-beta ring.
 ProtocolModel IdealProtocol();
 
-// Measured replacements for NCCL's tuning-table values (a calibration's `nccl` block). Unset
-// fields keep NCCL's values. They apply to ring and tree alike: one measured per-step cost per
-// protocol, since the one-node tree is a chain of the same steps.
+// Measured replacements for NCCL's values on one (transport, protocol); unset fields keep them.
+struct ProtocolCost {
+  std::optional<double> base_latency_us, hop_latency_us, channel_gbps, wire_efficiency;
+  bool empty() const { return !base_latency_us && !hop_latency_us && !channel_gbps && !wire_efficiency; }
+};
+
+// A calibration's `nccl` block. `all_transports` holds the older per-protocol fields (LL and Simple,
+// every transport); `per_transport` entries take precedence over them.
 struct ProtocolOverrides {
   std::optional<double> base_latency_ll_us, base_latency_simple_us;
   std::optional<double> hop_latency_ll_us, hop_latency_simple_us;
   std::optional<double> ll_wire_efficiency;
+  std::map<std::pair<NcclTransport, NcclProto>, ProtocolCost> per_transport;
   bool empty() const {
-    return !base_latency_ll_us && !base_latency_simple_us && !hop_latency_ll_us && !hop_latency_simple_us &&
+    bool none = true;
+    for (const auto& [key, cost] : per_transport) none = none && cost.empty();
+    return none && !base_latency_ll_us && !base_latency_simple_us && !hop_latency_ll_us && !hop_latency_simple_us &&
            !ll_wire_efficiency;
   }
 };
 
-// `model` (NCCL's `proto`) with the overrides that concern that protocol applied.
-ProtocolModel ApplyProtocolOverrides(ProtocolModel model, NcclProto proto, const ProtocolOverrides& overrides);
+// `model` (NCCL's `proto` on `transport`) with the overrides that concern it applied.
+ProtocolModel ApplyProtocolOverrides(ProtocolModel model, NcclProto proto, NcclTransport transport,
+                                     const ProtocolOverrides& overrides);
 
 }  // namespace specsim::coll

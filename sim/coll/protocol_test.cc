@@ -31,12 +31,48 @@ TEST(ProtocolTest, TreeAndNvLinkValues) {
   EXPECT_DOUBLE_EQ(NcclHopLatencyUs(NcclHw::kPci, NcclAlgo::kTree, NcclProto::kLl), 1.0);
 }
 
+TEST(ProtocolTest, Ll128FollowsNcclBuffersAndTables) {
+  const ProtocolModel m = NcclProtocolModel(NcclProto::kLl128, NcclAlgo::kRing, NcclHw::kNvLink);
+  EXPECT_EQ(m.name, "ll128");
+  EXPECT_DOUBLE_EQ(m.wire_efficiency, 120.0 / 128.0);
+  EXPECT_EQ(m.hop_latency_ps, 1'900'000);
+  EXPECT_EQ(m.base_latency_ps, 14'000'000);
+  // 120 uint64 x 640 threads x 8 steps x 8 bytes = 4,915,200 wire bytes per connection; a slot is
+  // 1/8 of it, 120/128 of that payload.
+  EXPECT_EQ(m.slot_payload_bytes, 576'000);
+  EXPECT_EQ(NcclProtocolModel(NcclProto::kLl128, NcclAlgo::kTree, NcclHw::kPci).hop_latency_ps, 1'900'000);
+}
+
+// Measured costs are kept per transport: an SHM override must not touch P2P transfers, and the
+// per-transport entry wins over the older all-transport field.
+TEST(ProtocolTest, OverridesApplyPerTransport) {
+  ProtocolOverrides o;
+  o.base_latency_simple_us = 20.0;
+  ProtocolCost shm;
+  shm.base_latency_us = 11.0;
+  shm.channel_gbps = 7.2;
+  o.per_transport[{NcclTransport::kShm, NcclProto::kSimple}] = shm;
+  const ProtocolModel base = NcclProtocolModel(NcclProto::kSimple);
+  const ProtocolModel on_shm = ApplyProtocolOverrides(base, NcclProto::kSimple, NcclTransport::kShm, o);
+  EXPECT_EQ(on_shm.base_latency_ps, 11'000'000);
+  EXPECT_DOUBLE_EQ(on_shm.channel_payload_gbps, 7.2);
+  EXPECT_EQ(on_shm.hop_latency_ps, base.hop_latency_ps);
+  const ProtocolModel on_p2p = ApplyProtocolOverrides(base, NcclProto::kSimple, NcclTransport::kP2pPcie, o);
+  EXPECT_EQ(on_p2p.base_latency_ps, 20'000'000);
+  EXPECT_DOUBLE_EQ(on_p2p.channel_payload_gbps, 0.0);
+  EXPECT_FALSE(o.empty());
+  EXPECT_TRUE(ProtocolOverrides{}.empty());
+}
+
 TEST(ProtocolTest, Parse) {
   EXPECT_EQ(*ParseNcclProto("LL"), NcclProto::kLl);
   EXPECT_EQ(*ParseNcclProto("simple"), NcclProto::kSimple);
-  const auto bad = ParseNcclProto("ll128");
+  EXPECT_EQ(*ParseNcclProto("LL128"), NcclProto::kLl128);
+  const auto bad = ParseNcclProto("ll64");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("allowed values are ll, simple"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("allowed values are ll, ll128, simple"), std::string::npos);
+  EXPECT_EQ(*ParseNcclTransport("SHM"), NcclTransport::kShm);
+  EXPECT_NE(ParseNcclTransport("nvls").status().message().find("p2p_nvlink, p2p_pcie, shm"), std::string::npos);
   EXPECT_EQ(*ParseNcclAlgo("Tree"), NcclAlgo::kTree);
   EXPECT_NE(ParseNcclAlgo("nvls").status().message().find("ring, tree"), std::string::npos);
 }

@@ -58,8 +58,7 @@ Schedule BuildRing(Collective collective, int n, int64_t bytes, const RingOption
             t.segment_end = segment + 1;
             t.bytes = EvenShareBytes(bytes, s.num_segments, segment);
             t.mechanism = MechanismAt(options.mechanism, t.src_rank, t.dst_rank);
-            t.wire_efficiency = proto.wire_efficiency;
-            t.latency_floor_ps = proto.hop_latency_ps;
+            ApplyStepProtocol(StepProtocol(proto, options.steps, t.src_rank, t.dst_rank), &t);
             t.channel = c;
             const int ready = arrival[c][p][k];
             t.deps.push_back(ready >= 0 ? ready : start[order[p]]);

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/coll/builder_common.h"
 #include "sim/coll/protocol.h"
 #include "sim/coll/schedule.h"
 #include "sim/core/status.h"
@@ -35,6 +36,7 @@ struct RingOptions {
   int channels = 1;                        // parallel rings, each over 1/channels of the buffer
   ProtocolModel protocol = IdealProtocol();
   MechanismMatrix mechanism;               // [src][dst]; empty = kKernelWrite (NCCL P2P) everywhere
+  StepProtocols steps;                     // per-transport step costs; empty = `protocol` for every step
   int max_chunks_per_step = 16;            // cap on chunks per (channel, step), see pipeline.h
   bool connection_in_order = true;         // see pipeline.h
 };

@@ -5,7 +5,9 @@
 // schedule_check.h.
 //
 // Data model used by the checker. Each rank has two buffers, kIn and kOut, each cut into
-// `num_segments` equal segments. The content of a segment is the set of ranks whose contribution
+// `num_segments` equal segments, and two exchange buffers that custom allreduce kernels stage data
+// in (kStage: a copy of the input peers read; kStageOut: a reduced slice peers read), which start
+// empty. The content of a segment is the set of ranks whose contribution
 // it holds (a bit mask). The output buffer starts as a copy of the input (NCCL runs collectives
 // in place; the local copy of an out-of-place call is not modelled). An op's effect on
 // [segment_begin, segment_end):
@@ -18,7 +20,11 @@
 // stores once, as the one-shot custom allreduce does); they are still ordered against every other
 // access to that segment.
 // For a transfer the source is src_rank's buffer and the destination dst_rank's; for a kLocal op
-// both are on `dst_rank`.
+// both are on `dst_rank`. A transfer whose `host_end` is kSrc reads src_rank's buffer from host
+// memory (mapped into dst_rank's GPU: the flow runs host memory -> dst_rank's GPU); kDst writes
+// dst_rank's buffer in host memory (the flow runs src_rank's GPU -> host memory). Such a transfer
+// may have src_rank == dst_rank (a rank staging into, or reading back, its own host buffer). Host
+// buffers live in the memory of their rank's socket.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +38,8 @@ namespace specsim::coll {
 
 enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
 enum class OpKind { kTransfer, kLocal, kDelay };
-enum class Buffer { kIn, kOut };
+enum class Buffer { kIn, kOut, kStage, kStageOut };
+enum class HostEnd { kNone, kSrc, kDst };
 enum class DataEffect { kNone, kCopy, kReduce };
 
 const char* CollectiveName(Collective c);  // "allreduce", "allgather", "reducescatter", "alltoall"
@@ -70,6 +77,10 @@ struct ScheduleOp {
   double wire_efficiency = 1.0;
   // The op takes at least this long from its start (a protocol's per-step latency), ps.
   SimTime latency_floor_ps = 0;
+  // kTransfer: the most payload GB/s this transfer moves (one NCCL channel's throughput); 0 = no cap.
+  double rate_cap_gbps = 0;
+  // kTransfer: which end is a buffer in host memory instead of a GPU's (see above).
+  HostEnd host_end = HostEnd::kNone;
   // kDelay: fixed duration (kernel launch, collective setup), ps.
   SimTime duration_ps = 0;
   int channel = 0;

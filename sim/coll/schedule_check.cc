@@ -27,7 +27,16 @@ std::string SetToString(RankSet set) {
   return out.str();
 }
 
-const char* BufferName(Buffer b) { return b == Buffer::kIn ? "in" : "out"; }
+const char* BufferName(Buffer b) {
+  switch (b) {
+    case Buffer::kIn: return "in";
+    case Buffer::kOut: return "out";
+    case Buffer::kStage: return "stage";
+    case Buffer::kStageOut: return "stage-out";
+  }
+  return "?";
+}
+constexpr int kBuffers = 4;
 
 std::string OpLabel(const Schedule& s, int index) {
   const ScheduleOp& op = s.ops[index];
@@ -80,7 +89,8 @@ Status CheckStructure(const Schedule& s) {
     if (!rank_ok(op.dst_rank)) return Violation(s, i, "rank " + std::to_string(op.dst_rank) + " out of range");
     if (op.kind == OpKind::kTransfer) {
       if (!rank_ok(op.src_rank)) return Violation(s, i, "src rank " + std::to_string(op.src_rank) + " out of range");
-      if (op.src_rank == op.dst_rank) return Violation(s, i, "transfer from a rank to itself");
+      if (op.src_rank == op.dst_rank && op.host_end == HostEnd::kNone)
+        return Violation(s, i, "transfer from a rank to itself");
       if (!(op.wire_efficiency > 0 && op.wire_efficiency <= 1)) {
         return Violation(s, i, "wire_efficiency " + std::to_string(op.wire_efficiency) + " not in (0, 1]");
       }
@@ -109,9 +119,9 @@ Status CheckStructure(const Schedule& s) {
 struct Locations {
   int num_segments;
   int Of(int rank, Buffer b, int segment) const {
-    return (rank * 2 + (b == Buffer::kIn ? 0 : 1)) * num_segments + segment;
+    return (rank * kBuffers + static_cast<int>(b)) * num_segments + segment;
   }
-  int count(int num_ranks) const { return num_ranks * 2 * num_segments; }
+  int count(int num_ranks) const { return num_ranks * kBuffers * num_segments; }
 };
 
 std::string LocationName(int rank, Buffer b, int segment) {
@@ -260,8 +270,8 @@ Status CheckRaces(const Schedule& s, const Locations& loc) {
         if (first.op == second.op || !Conflicts(first.access, second.access)) continue;
         if (ancestors.IsAncestor(first.op, second.op)) continue;
         const int seg = l % loc.num_segments;
-        const int rank = l / loc.num_segments / 2;
-        const Buffer buf = (l / loc.num_segments) % 2 == 0 ? Buffer::kIn : Buffer::kOut;
+        const int rank = l / loc.num_segments / kBuffers;
+        const Buffer buf = static_cast<Buffer>((l / loc.num_segments) % kBuffers);
         return Violation(s, second.op,
                          "races with op " + std::to_string(first.op) + " on " +
                              LocationName(rank, buf, seg) + " (no dependency path orders them)");

@@ -13,7 +13,7 @@
 //        alltoall: num_segments = n * n * k; block (src, dst) is segments
 //          [(src * n + dst) * k, (src * n + dst + 1) * k): the data src sends to dst. It starts as
 //          {src} in src's input only; every other segment starts empty.
-//      out starts as a copy of in. Ops are evaluated in index order (a topological order of the
+//      out starts as a copy of in; the stage buffers start empty. Ops are evaluated in index order (a topological order of the
 //      DAG; with (c) passing, every topological order gives the same result). A kReduce whose
 //      source and destination sets overlap is an error: a contribution counted twice.
 //  (c) race freedom: two ops touching the same (rank, buffer, segment), at least one writing, must

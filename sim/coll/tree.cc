@@ -49,8 +49,7 @@ Schedule BuildTreeAllReduce(int n, int64_t bytes, const TreeOptions& options) {
     t.segment_end = segment + 1;
     t.bytes = EvenShareBytes(bytes, s.num_segments, segment);
     t.mechanism = MechanismAt(options.mechanism, t.src_rank, t.dst_rank);
-    t.wire_efficiency = proto.wire_efficiency;
-    t.latency_floor_ps = proto.hop_latency_ps;
+    ApplyStepProtocol(StepProtocol(proto, options.steps, t.src_rank, t.dst_rank), &t);
     t.channel = c;
     t.deps = std::move(ready);
     conn.AddDeps(t.deps);

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/coll/builder_common.h"
 #include "sim/coll/protocol.h"
 #include "sim/coll/schedule.h"
 #include "sim/core/status.h"
@@ -31,6 +32,7 @@ struct TreeOptions {
   int channels = 1;
   ProtocolModel protocol = IdealProtocol();
   MechanismMatrix mechanism;     // [src][dst]; empty = kKernelWrite everywhere
+  StepProtocols steps;           // per-transport step costs; empty = `protocol` for every step
   int max_chunks_per_step = 16;  // cap on chunks per channel
   bool connection_in_order = true;
 };

@@ -234,6 +234,10 @@ void CheckLinks(const Hardware& hw, const std::map<std::string, int>& node_index
       if (l.pcie_lanes() != 0)
         errors->Add(path + ".pcie_lanes", std::to_string(l.pcie_lanes()), rule);
     }
+    if (l.nvlinks() != 0 && (l.kind() != config::Link::NVLINK || l.nvlinks() < 0 || l.nvlinks() > 64)) {
+      errors->Add(path + ".nvlinks", std::to_string(l.nvlinks()),
+                  "only on NVLINK links, 1..64 (the NV# of nvidia-smi topo -m), or 0 for unknown");
+    }
   }
 }
 

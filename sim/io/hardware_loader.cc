@@ -106,6 +106,7 @@ net::Topology Convert(const Hardware& hw, const std::map<std::string, int>& mode
         .payload_efficiency = l.payload_efficiency(),
         .pcie_gen = l.pcie_gen(),
         .pcie_lanes = l.pcie_lanes(),
+        .nvlinks = l.nvlinks(),
     });
   }
   return t;

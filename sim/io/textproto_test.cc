@@ -37,7 +37,7 @@ TEST(TextProtoTest, UnknownFieldListsTheMessagesFields) {
   EXPECT_TRUE(Contains(m, "Did you mean \"bandwidth_gbps\"?"));
   EXPECT_TRUE(Contains(m,
                        "Fields of specsim.config.Link: a, b, kind, bandwidth_gbps, latency_ns, "
-                       "payload_efficiency, pcie_gen, pcie_lanes."));
+                       "payload_efficiency, pcie_gen, pcie_lanes, nvlinks."));
 }
 
 TEST(TextProtoTest, UnknownTopLevelField) {

@@ -86,6 +86,7 @@ int Fabric::PickEngine(const TransferSpec& spec) {
 void Fabric::Start(const TransferSpec& spec, DoneCallback done) {
   SPECSIM_CHECK_GE(spec.bytes, 0);
   SPECSIM_CHECK(spec.wire_efficiency > 0 && spec.wire_efficiency <= 1) << spec.wire_efficiency;
+  SPECSIM_CHECK(spec.payload_cap_gbps >= 0) << spec.payload_cap_gbps;
   ++flows_started_;
   if (spec.mechanism != Mechanism::kCopyEngine) {
     BeginFlow(spec, std::move(done), -1);
@@ -157,6 +158,8 @@ void Fabric::BeginFlow(TransferSpec spec, DoneCallback done, int engine) {
       f.cap_bytes_per_ps = spec.read_sms * outstanding / (2 * latency_ns * kPicosPerNano);
     }
   }
+  if (spec.payload_cap_gbps > 0)
+    f.cap_bytes_per_ps = std::min(f.cap_bytes_per_ps, BytesPerPicoFromGbps(spec.payload_cap_gbps / spec.wire_efficiency));
   f.latency_ps = PicosFromNanos(latency_ns);
   f.remaining_wire_bytes = static_cast<double>(spec.bytes) / spec.wire_efficiency;
   f.spec = std::move(spec);

@@ -9,6 +9,8 @@
 // left the source plus the path's one-way latency. Completion times round up to the next
 // picosecond, so time always advances.
 //
+// A transfer may carry its own payload rate cap (an NCCL channel's throughput); it then never
+// runs faster than that, whatever the links leave it.
 // Mechanisms (transfer.h): copy-engine transfers queue FIFO on the least-loaded copy engine of the
 // GPU that owns the copy (the source GPU, or the destination GPU for host-to-device) and pay its
 // setup time; kernel reads are capped at read_sms * outstanding_bytes_per_sm / round-trip latency
@@ -37,6 +39,7 @@ struct TransferSpec {
   Mechanism mechanism = Mechanism::kKernelWrite;
   double wire_efficiency = 1.0;   // payload share of wire bytes, (0, 1]
   double read_sms = 0;            // kKernelRead: SMs issuing reads
+  double payload_cap_gbps = 0;    // the most payload GB/s the issuer moves (0: no cap beyond links)
   std::string label;              // shown in traces
 };
 

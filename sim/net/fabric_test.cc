@@ -54,6 +54,22 @@ TEST(Fabric, PayloadEfficiencyAndProtocolEfficiencyScaleWireBytes) {
   EXPECT_EQ(RunAll(t, {s})[0], 500'000 + 80'000'000);
 }
 
+// An NCCL channel moves at most its own rate: a flow capped at 10 GB/s of payload on a 50 GB/s link
+// takes 1e6 / 0.01 B/ps; with LL's 0.5 wire efficiency the cap is on payload, so the wire carries
+// 20 GB/s and the time is the same. A second, uncapped flow takes what the capped one leaves.
+TEST(Fabric, PayloadCapBoundsOneFlowAndLeavesTheRest) {
+  TransferSpec capped = Spec(0, 1, 1'000'000);
+  capped.payload_cap_gbps = 10;
+  EXPECT_EQ(RunAll(Pair(), {capped})[0], 500'000 + 100'000'000);
+  capped.wire_efficiency = 0.5;
+  EXPECT_EQ(RunAll(Pair(), {capped})[0], 500'000 + 100'000'000);
+  capped.wire_efficiency = 1;
+  // Max-min: the capped flow gets 10 GB/s, the other 40 GB/s: 1e6 / 0.04 = 2.5e7 ps.
+  auto done = RunAll(Pair(), {capped, Spec(0, 1, 1'000'000)});
+  EXPECT_EQ(done[0], 500'000 + 100'000'000);
+  EXPECT_EQ(done[1], 500'000 + 25'000'000);
+}
+
 TEST(Fabric, TwoFlowsShareOneDirection) {
   // Each gets B/2: both end at 2S/B + latency.
   auto done = RunAll(Pair(), {Spec(0, 1, 1'000'000), Spec(0, 1, 1'000'000)});

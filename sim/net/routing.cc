@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <tuple>
 
 #include "sim/core/check.h"
 
@@ -39,10 +40,11 @@ Router::Router(const Topology& topology) : topology_(topology) {
   }
   routes_.assign(n, std::vector<Path>(n));
   reachable_.assign(n, std::vector<bool>(n, false));
-  for (int src = 0; src < n; ++src) {
-    // Breadth-first search: shortest in hops, first-listed link wins ties.
+  // Breadth-first search from src over the links `usable` admits: shortest in hops, first-listed
+  // link wins ties. Returns, per node, the hop that reached it (link -1: not reached).
+  auto search = [&](int src, auto usable) {
     std::vector<int> prev_node(n, -1);
-    std::vector<Hop> prev_hop(n);
+    std::vector<Hop> prev_hop(n, Hop{-1, 0});
     std::vector<bool> seen(n, false);
     std::deque<int> frontier{src};
     seen[src] = true;
@@ -51,21 +53,36 @@ Router::Router(const Topology& topology) : topology_(topology) {
       frontier.pop_front();
       if (u != src && !Forwards(topology.nodes[u].kind)) continue;
       for (const auto& [v, hop] : adj[u]) {
-        if (seen[v]) continue;
+        if (seen[v] || !usable(topology.links[hop.link])) continue;
         seen[v] = true;
         prev_node[v] = u;
         prev_hop[v] = hop;
         frontier.push_back(v);
       }
     }
+    return std::make_pair(prev_node, prev_hop);
+  };
+  auto any_link = [](const Link&) { return true; };
+  auto nvlink_only = [](const Link& l) { return l.kind == LinkKind::kNvLink; };
+  for (int src = 0; src < n; ++src) {
+    auto [prev_node, prev_hop] = search(src, any_link);
+    // GPU-to-GPU traffic over NVLink when the two GPUs are joined by NVLink / NVSwitch alone, as the
+    // CUDA driver and NCCL route it, even where a PCIe path of as few hops exists.
+    const bool src_gpu = topology.nodes[src].kind == NodeKind::kGpu;
+    std::vector<int> nv_prev_node;
+    std::vector<Hop> nv_prev_hop;
+    if (src_gpu) std::tie(nv_prev_node, nv_prev_hop) = search(src, nvlink_only);
     for (int dst = 0; dst < n; ++dst) {
-      if (!seen[dst]) continue;
+      const bool nv = src_gpu && dst != src && topology.nodes[dst].kind == NodeKind::kGpu && nv_prev_hop[dst].link >= 0;
+      const std::vector<int>& pn = nv ? nv_prev_node : prev_node;
+      const std::vector<Hop>& ph = nv ? nv_prev_hop : prev_hop;
+      if (dst != src && ph[dst].link < 0) continue;
       reachable_[src][dst] = true;
       Path& path = routes_[src][dst];
       path.src = src;
       path.dst = dst;
-      for (int v = dst; v != src; v = prev_node[v]) {
-        path.hops.push_back(prev_hop[v]);
+      for (int v = dst; v != src; v = pn[v]) {
+        path.hops.push_back(ph[v]);
         path.nodes.push_back(v);
       }
       path.nodes.push_back(src);

@@ -1,6 +1,9 @@
 // Routing: the path between two nodes is the shortest path in hops over the topology graph (ties
 // broken by link order, so routes are deterministic), as PCIe's tree routing and a socket link
-// give on real servers. A path is a list of directed link hops.
+// give on real servers, except that two GPUs joined by NVLink (directly or through NVSwitches)
+// always talk over NVLink, even where a PCIe path of as few hops exists (the CUDA driver's and
+// NCCL's choice; a 2-GPU NVLink box has both gpu0-cpu-gpu1 and gpu0-nvswitch-gpu1 at 2 hops). A
+// path is a list of directed link hops.
 //
 // Path classes follow NCCL (src/graph/topo.h): between two GPUs,
 //   kNvLink  only NVLink / NVSwitch hops

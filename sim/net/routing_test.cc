@@ -80,5 +80,31 @@ TEST(Routing, DirectionsFollowLinkOrientation) {
   EXPECT_EQ(down.hops[0].direction, 0);
 }
 
+// Issue 9: on the 2x H200 box (each GPU on its own root port and on an NVSwitch) a 64 MiB P2P copy
+// was predicted over PCIe (1,225 us) while it ran over NVLink (175 us): the PCIe path listed first
+// won the tie at 2 hops.
+TEST(Routing, GpuPairsJoinedByNvlinkUseIt) {
+  Topology t;
+  t.gpu_specs.push_back(testing::TestGpu());
+  int cpu = AddNode(t, "cpu0", NodeKind::kCpuRootComplex);
+  int mem = AddNode(t, "mem0", NodeKind::kHostMemory);
+  AddLink(t, cpu, mem, 400, 50, LinkKind::kMemory);
+  int g0 = AddNode(t, "gpu0", NodeKind::kGpu), g1 = AddNode(t, "gpu1", NodeKind::kGpu);
+  AddLink(t, g0, cpu, 63, 275);
+  AddLink(t, g1, cpu, 63, 275);
+  int nvs = AddNode(t, "nvswitch0", NodeKind::kNvSwitch);
+  AddLink(t, g0, nvs, 450, 275, LinkKind::kNvLink);
+  AddLink(t, g1, nvs, 450, 275, LinkKind::kNvLink);
+  Router r(t);
+  const Path& p = r.Route(g0, g1);
+  ASSERT_EQ(p.hops.size(), 2u);
+  for (const Hop& h : p.hops) EXPECT_EQ(t.links[h.link].kind, LinkKind::kNvLink);
+  EXPECT_EQ(r.GpuPathClass(0, 1), PathClass::kNvLink);
+  // Host traffic still takes the PCIe link: the NVSwitch does not reach host memory.
+  const Path& h = r.Route(g0, mem);
+  ASSERT_EQ(h.hops.size(), 2u);
+  EXPECT_EQ(t.links[h.hops[0].link].kind, LinkKind::kPcie);
+}
+
 }  // namespace
 }  // namespace specsim::net

@@ -52,6 +52,7 @@ struct Link {
   double payload_efficiency = 1;  // (0, 1]
   int pcie_gen = 0;
   int pcie_lanes = 0;
+  int nvlinks = 0;                // NVLINK links: bonded NVLink links (NV#), 0 = unknown
 
   double payload_gbps() const { return bandwidth_gbps * payload_efficiency; }
 };

@@ -85,9 +85,10 @@ StatusOr<std::vector<int>> ParseIntList(const std::string& text) {
 std::string Usage() {
   return R"(usage: specsim-validate [options]
 Measures the GPUs present (PCIe transfers, NCCL and custom collectives, GEMM/attention/RMSNorm
-kernels, a synthetic decode loop) and writes a measurement trace (proto/specsim/trace.proto).
+kernels, a synthetic decode loop, multi-rank host pacing) and writes a measurement trace
+(proto/specsim/trace.proto).
 
-  --suites LIST      pcie,collectives,kernels,decode (default: all)
+  --suites LIST      pcie,collectives,kernels,decode,pacing (default: all)
   --out FILE.pb      trace file (default specsim-trace.pb); FILE.json is written beside it
   --no-json          do not write FILE.json
   --quick            a ~30 s run: fewer sizes, shapes and iterations
@@ -106,7 +107,10 @@ kernels, a synthetic decode loop) and writes a measurement trace (proto/specsim/
   --context N        decode KV tokens per sequence (default 2048)
   --draft-steps S    speculative draft depth, verify N = S+1 tokens (default 3)
   --accept P         per-position draft acceptance probability (default 0.7)
-  --seed N           seed for data, weights and acceptance draws (default 1234)
+  --seed N           seed for data, weights, acceptance draws and host-cost draws (default 1234)
+  --nccl-log LIST    NCCL logs (comma-separated files) of an earlier run with NCCL_DEBUG=INFO
+                     NCCL_DEBUG_SUBSYS=TUNING NCCL_DEBUG_FILE=...: the algorithm, protocol and channels
+                     NCCL picked for each op and size are recorded on the NCCL collective items
   --help             this text
 NCCL variables (NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_P2P_LEVEL,
 NCCL_P2P_DISABLE, ...) are taken from the environment and recorded; NCCL_NVLS_ENABLE=0 is set when unset.
@@ -119,7 +123,7 @@ StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
   const std::vector<std::string> value_flags{"--suites", "--out", "--model", "--draft-model", "--tp", "--gpus",
                                              "--iters", "--warmup", "--seed", "--max-bytes",
                                              "--timeout", "--batch", "--context", "--draft-steps",
-                                             "--accept"};
+                                             "--accept", "--nccl-log"};
   auto contains = [](const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
   };
@@ -149,7 +153,7 @@ StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
       if (o.suites.empty()) return InvalidArgument("--suites: empty list");
       for (const auto& s : o.suites) {
         if (!contains(AllSuites(), s))
-          return InvalidArgument("--suites: unknown suite '" + s + "' (pcie, collectives, kernels, decode)");
+          return InvalidArgument("--suites: unknown suite '" + s + "' (pcie, collectives, kernels, decode, pacing)");
       }
     } else if (flag == "--out") {
       if (value.empty()) return InvalidArgument("--out: empty file name");
@@ -200,6 +204,9 @@ StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
       o.draft_steps = static_cast<int>(v);
     } else if (flag == "--accept") {
       ASSIGN_OR_RETURN(o.acceptance_p, ParseDouble(flag, value, 0.0, 1.0));
+    } else if (flag == "--nccl-log") {
+      o.nccl_logs = SplitCommaList(value);
+      if (o.nccl_logs.empty()) return InvalidArgument("--nccl-log: empty list");
     }
   }
   return o;

@@ -14,7 +14,7 @@
 namespace specsim::validate {
 
 inline const std::vector<std::string>& AllSuites() {
-  static const std::vector<std::string> k{"pcie", "collectives", "kernels", "decode"};
+  static const std::vector<std::string> k{"pcie", "collectives", "kernels", "decode", "pacing"};
   return k;
 }
 
@@ -36,6 +36,9 @@ struct Options {
   int64_t decode_context = 2048;                   // --context: KV tokens per sequence
   int draft_steps = 3;                             // --draft-steps (EAGLE topk=1: N = S + 1)
   double acceptance_p = 0.7;                       // --accept: per-position acceptance
+  // --nccl-log: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING logs of an earlier run with the same NCCL
+  // environment and sizes; their picks are written into the NCCL collective items (nccl_log.h).
+  std::vector<std::string> nccl_logs;
   bool no_json = false;                            // --no-json
   bool help = false;                               // --help
 };

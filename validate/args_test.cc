@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace specsim::validate {
 namespace {
 
@@ -48,6 +50,24 @@ TEST(ParseArgs, ErrorsNameTheFlag) {
   EXPECT_NE(bad({"--accept", "1.5"}).find("--accept"), std::string::npos);
   EXPECT_NE(bad({"--quick=1"}).find("takes no value"), std::string::npos);
   EXPECT_NE(bad({"--max-bytes", "12XB"}).find("unknown unit"), std::string::npos);
+}
+
+TEST(ParseArgs, PacingSuiteAndNcclLogs) {
+  auto o = ParseArgs({"--suites", "collectives,pacing", "--nccl-log", "out/a-nccl.123.log,out/a-nccl.124.log"});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->suites, (std::vector<std::string>{"collectives", "pacing"}));
+  EXPECT_EQ(o->nccl_logs, (std::vector<std::string>{"out/a-nccl.123.log", "out/a-nccl.124.log"}));
+  auto d = ParseArgs({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->nccl_logs.empty());
+  EXPECT_NE(std::find(d->suites.begin(), d->suites.end(), "pacing"), d->suites.end());
+  auto eq = ParseArgs({"--nccl-log=x.log"});
+  ASSERT_TRUE(eq.ok());
+  EXPECT_EQ(eq->nccl_logs, (std::vector<std::string>{"x.log"}));
+  EXPECT_FALSE(ParseArgs({"--nccl-log"}).ok());
+  EXPECT_NE(ParseArgs({"--nccl-log", ","}).status().message().find("--nccl-log"), std::string::npos);
+  EXPECT_NE(Usage().find("--nccl-log"), std::string::npos);
+  EXPECT_NE(Usage().find("pacing"), std::string::npos);
 }
 
 TEST(ParseSize, Units) {

@@ -31,16 +31,6 @@ struct RankRig {
   DeviceBuffer counter;  // unsigned long long mismatches + unsigned max-err bits
 };
 
-void FillNcclEnv(trace::CollectiveParams* p) {
-  p->set_nccl_algo(Context::Env("NCCL_ALGO"));
-  p->set_nccl_proto(Context::Env("NCCL_PROTO"));
-  p->set_nccl_min_nchannels(Context::Env("NCCL_MIN_NCHANNELS"));
-  p->set_nccl_max_nchannels(Context::Env("NCCL_MAX_NCHANNELS"));
-  p->set_nccl_p2p_level(Context::Env("NCCL_P2P_LEVEL"));
-  p->set_nccl_p2p_disable(Context::Env("NCCL_P2P_DISABLE"));
-  p->set_nccl_shm_disable(Context::Env("NCCL_SHM_DISABLE"));
-}
-
 // Geometry of one collective at nccl-tests "size" bytes: per-rank send/recv element counts.
 struct Geometry {
   int64_t send_count = 0, recv_count = 0, bytes = 0;

@@ -180,6 +180,20 @@ Status GraphExec::Launch(cudaStream_t s) const {
   CUDA_RETURN_IF_ERROR(cudaGraphLaunch(exec_, s));
   return Status::Ok();
 }
+Status GraphExec::BeginCapture(int device, cudaStream_t stream) {
+  CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+  CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  return Status::Ok();
+}
+StatusOr<GraphExec> GraphExec::EndCapture(int device, cudaStream_t stream) {
+  cudaGraph_t g = nullptr;
+  cudaError_t end = cudaStreamEndCapture(stream, &g);
+  if (end != cudaSuccess) {
+    if (g) cudaGraphDestroy(g);
+    return CudaError(end, "cudaStreamEndCapture", __FILE__, __LINE__);
+  }
+  return FromGraph(device, g);
+}
 StatusOr<GraphExec> GraphExec::FromGraph(int device, cudaGraph_t g) {
   GraphExec x;
   cudaError_t e = cudaGraphInstantiate(&x.exec_, g, 0);
@@ -267,6 +281,20 @@ Status WaitEvent(cudaEvent_t event, double timeout_s, const std::string& what) {
     if (waited > timeout_s)
       return DeadlineExceeded(what + " did not finish within " + std::to_string(timeout_s) + " s (hung?)");
     std::this_thread::sleep_for(std::chrono::microseconds(waited < 0.01 ? 5 : 200));
+  }
+}
+
+Status SpinWaitEvent(cudaEvent_t event, double timeout_s, const std::string& what) {
+  const auto start = std::chrono::steady_clock::now();
+  for (uint64_t polls = 0;; ++polls) {
+    cudaError_t e = cudaEventQuery(event);
+    if (e == cudaSuccess) return Status::Ok();
+    if (e != cudaErrorNotReady) CUDA_RETURN_IF_ERROR(e);
+    if (polls % 256 == 255) {
+      double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (waited > timeout_s)
+        return DeadlineExceeded(what + " did not finish within " + std::to_string(timeout_s) + " s (hung?)");
+    }
   }
 }
 

@@ -141,6 +141,11 @@ class GraphExec {
   // Captures everything `body` enqueues on `stream` (thread-local capture mode) into a graph.
   template <typename F>
   static StatusOr<GraphExec> Capture(int device, cudaStream_t stream, F&& body);
+  // The two halves of Capture, for captures that end elsewhere than they begin (piecewise graphs):
+  // BeginCapture starts a thread-local capture on `stream`; EndCapture ends it and instantiates
+  // what was captured. EndCapture always leaves the stream out of capture mode, also on error.
+  static Status BeginCapture(int device, cudaStream_t stream);
+  static StatusOr<GraphExec> EndCapture(int device, cudaStream_t stream);
 
  private:
   static StatusOr<GraphExec> FromGraph(int device, cudaGraph_t g);
@@ -193,21 +198,22 @@ class NcclComms {
 Status WaitEvent(cudaEvent_t event, double timeout_s, const std::string& what);
 // Records an event on `stream` and waits for it with a timeout.
 Status SyncStream(int device, cudaStream_t stream, double timeout_s, const std::string& what);
+// Waits for `event` by polling cudaEventQuery without sleeping (as cudaStreamSynchronize does under
+// cudaDeviceScheduleSpin), so that the host resumes within about a microsecond of the GPU; gives up
+// after timeout_s with kDeadlineExceeded. For host-paced loops, where WaitEvent's sleeps (tens of
+// microseconds with the kernel's timer slack) would add host jitter of their own.
+Status SpinWaitEvent(cudaEvent_t event, double timeout_s, const std::string& what);
 
 // ---- template implementation ----
 template <typename F>
 StatusOr<GraphExec> GraphExec::Capture(int device, cudaStream_t stream, F&& body) {
-  CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
-  CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  RETURN_IF_ERROR(BeginCapture(device, stream));
   Status st = body();
-  cudaGraph_t g = nullptr;
-  cudaError_t end = cudaStreamEndCapture(stream, &g);
   if (!st.ok()) {
-    if (g) cudaGraphDestroy(g);
+    (void)EndCapture(device, stream);  // leave capture mode; the partial graph is dropped
     return st.Annotate("during CUDA graph capture");
   }
-  if (end != cudaSuccess) return CudaError(end, "cudaStreamEndCapture", __FILE__, __LINE__);
-  return FromGraph(device, g);
+  return EndCapture(device, stream);
 }
 
 }  // namespace specsim::validate

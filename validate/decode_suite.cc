@@ -3,16 +3,29 @@
 // weights, cuBLAS GEMMs, the decode attention kernel over a KV cache, RMSNorm, SiLU, TP over the
 // GPUs used with NCCL allreduces (2 per layer + 1 after the vocab-parallel embedding) and a logits
 // all-gather. The layer count is reduced to fit memory when needed (recorded per item and in a
-// note). Two loops, each eager and CUDA-graph captured:
+// note). Two loops:
 //   plain:       one target forward over `batch` tokens, the host reads the next tokens, repeat;
 //   speculative: EAGLE-3 style cycle with draft depth S and N = S + 1 verified tokens per sequence:
 //                S - 1 draft-head forwards, one target verify forward over batch * N tokens, the
 //                host reads the tokens and draws acceptance (seeded, per-position probability p),
 //                then a draft-extend forward over batch * N tokens.
+// Each is launched three ways:
+//   eager:       every kernel from the host;
+//   graph:       whole forwards captured as CUDA graphs (plain: 1 graph per step; speculative: the
+//                draft forwards and the verify as one graph, the draft extend as another);
+//   piecewise:   every maximal run of kernels between two attention cores of one forward captured as
+//                its own graph, the attention cores launched eagerly in between (vLLM's piecewise
+//                CUDA graphs, SGLang with attention outside the graph): a forward of L layers is
+//                L + 1 graph replays and L eager attention cores. The attention core is the part of
+//                a layer's attention that such frameworks keep out of the graph: GQA the KV append
+//                and the attention kernel; MLA the latent-cache append, the W_kc absorption, the
+//                attention kernel and the W_vc lift (the q/kv projections, their norms and o_proj
+//                stay in the graphs).
 // Step and cycle times are host wall-clock (launch to tokens on the host); tokens/s counts
 // batch tokens per step, or batch * (1 + accepted) per cycle.
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <random>
 
@@ -156,6 +169,81 @@ StatusOr<Layer> MakeLayer(int device, const Dims& d, const LayerKind& kind, int6
   return l;
 }
 
+enum class Capture { kEager, kGraph, kPiecewise };
+
+const char* CaptureName(Capture c) {
+  switch (c) {
+    case Capture::kGraph: return "graph";
+    case Capture::kPiecewise: return "piecewise";
+    default: return "eager";
+  }
+}
+
+// The piecewise CUDA graphs of one forward: the kernels between attention cores captured as graphs,
+// the cores kept as closures (their arguments bound at capture time, as a graph's are) to launch
+// eagerly between the replays. Replay: graph 0, core 0, graph 1, core 1, ..., graph k.
+class PiecewiseGraphs {
+ public:
+  PiecewiseGraphs() = default;
+  // Captures what body(this) enqueues on `stream`; body hands every attention core to Split().
+  template <typename F>
+  static StatusOr<PiecewiseGraphs> Capture(int device, cudaStream_t stream, F&& body) {
+    PiecewiseGraphs p;
+    p.device_ = device;
+    p.stream_ = stream;
+    RETURN_IF_ERROR(GraphExec::BeginCapture(device, stream));
+    p.capturing_ = true;
+    Status st = body(&p);
+    if (!st.ok()) {
+      if (p.capturing_) (void)GraphExec::EndCapture(device, stream);  // leave capture mode
+      return st.Annotate("during piecewise CUDA graph capture");
+    }
+    p.capturing_ = false;
+    ASSIGN_OR_RETURN(GraphExec last, GraphExec::EndCapture(device, stream));
+    p.graphs_.push_back(std::move(last));
+    return p;
+  }
+  // At an attention core during the capture: ends the current segment (keeping its graph), keeps
+  // `core` to run after it, and begins the next segment. `core` is not run now.
+  Status Split(std::function<Status()> core) {
+    capturing_ = false;
+    ASSIGN_OR_RETURN(GraphExec g, GraphExec::EndCapture(device_, stream_));
+    graphs_.push_back(std::move(g));
+    cores_.push_back(std::move(core));
+    RETURN_IF_ERROR(GraphExec::BeginCapture(device_, stream_));
+    capturing_ = true;
+    return Status::Ok();
+  }
+  // REQUIRES: called on the capture's device, for its stream.
+  Status Replay(cudaStream_t s) const {
+    for (size_t i = 0; i < graphs_.size(); ++i) {
+      RETURN_IF_ERROR(graphs_[i].Launch(s));
+      if (i < cores_.size()) RETURN_IF_ERROR(cores_[i]().Annotate("eager attention between piecewise graphs"));
+    }
+    return Status::Ok();
+  }
+  int graphs() const { return static_cast<int>(graphs_.size()); }
+
+ private:
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  bool capturing_ = false;
+  std::vector<GraphExec> graphs_;
+  std::vector<std::function<Status()>> cores_;
+};
+
+// Runs an attention core now, or hands it to a piecewise capture.
+Status AttentionCore(PiecewiseGraphs* pw, std::function<Status()> core) {
+  return pw ? pw->Split(std::move(core)) : core();
+}
+
+// What a step replays, per rank. graph: whole[0] = the plain forward, or the draft forwards and the
+// verify; whole[1] = the draft extend. piecewise: one PiecewiseGraphs per forward kind.
+struct StepGraphs {
+  std::vector<GraphExec> whole;
+  PiecewiseGraphs plain, draft, verify, extend;
+};
+
 // Records phase boundaries on rank 0 (eager runs only) and sums the GPU time of each label into
 // `sink`. Fine marks (inside a forward) are kept only when `fine` is set; coarse marks always.
 struct PhaseRec {
@@ -196,16 +284,19 @@ class DecodeRunner {
   DecodeRunner(Context& ctx, const trace::ModelShape& shape, int tp) : ctx_(ctx), shape_(shape), tp_(tp) {}
 
   Status Build(int max_batch, int verify_n, int* layers_run);
-  Status RunConfig(int batch, bool graph, bool spec);
+  Status RunConfig(int batch, Capture capture, bool spec);
   int64_t pool() const { return ranks_.empty() ? 0 : ranks_[0]->pool; }
+  // After a hang: tears the communicators down so that no kernel stays blocked on a peer.
+  void AbortComms() { comms_.Abort(); }
 
  private:
-  Status Forward(RankModel& m, int seqs, int qps, bool draft, PhaseRec* ph);
-  Status GqaAttention(RankModel& m, Layer& L, int seqs, int qps, bool draft);
-  Status MlaAttention(RankModel& m, Layer& L, int seqs, int qps);
+  // pw: a piecewise capture in progress (the attention cores go to it), else nullptr.
+  Status Forward(RankModel& m, int seqs, int qps, bool draft, PhaseRec* ph, PiecewiseGraphs* pw = nullptr);
+  Status GqaAttention(RankModel& m, Layer& L, int seqs, int qps, bool draft, PiecewiseGraphs* pw);
+  Status MlaAttention(RankModel& m, Layer& L, int seqs, int qps, PiecewiseGraphs* pw);
   Status Moe(RankModel& m, Layer& L, int64_t T);
   Status AllReduce(RankModel& m, void* buf, int64_t count);
-  Status Step(RankModel& m, int batch, bool spec, bool graph, std::vector<GraphExec>& g, PhaseRec* ph,
+  Status Step(RankModel& m, int batch, bool spec, Capture capture, const StepGraphs& g, PhaseRec* ph,
               double* host_accept_us);
   int Splits(int64_t seqs, int64_t kv_heads, int64_t q_heads, int qps, int gt) const {
     const int64_t blocks = seqs * kv_heads * ((q_heads / kv_heads * qps + gt - 1) / gt);
@@ -428,77 +519,91 @@ Status DecodeRunner::AllReduce(RankModel& m, void* buf, int64_t count) {
   return Status::Ok();
 }
 
-Status DecodeRunner::GqaAttention(RankModel& m, Layer& L, int seqs, int qps, bool draft) {
+Status DecodeRunner::GqaAttention(RankModel& m, Layer& L, int seqs, int qps, bool draft, PiecewiseGraphs* pw) {
   const LayerKind& k = L.kind;
-  cudaStream_t s = m.stream.get();
   const int64_t T = int64_t(seqs) * qps;
   RETURN_IF_ERROR(GemmBf16(m.blas.get(), draft ? m.cat.data() : m.normed.data(), L.qkv, m.qkv_out.data(), T, k.qkv_n(),
                            k.qkv_k));
-  CUDA_RETURN_IF_ERROR(LaunchKvAppend(m.qkv_out.data(), L.k_cache.data(), L.v_cache.data(), seqs, qps,
-                                      static_cast<int>(k.q_heads), static_cast<int>(k.kv_heads), static_cast<int>(k.hd),
-                                      context_, pos_ % context_, s));
-  AttentionArgs aa;
-  aa.seqs = seqs;
-  aa.q_per_seq = qps;
-  aa.q_heads = static_cast<int>(k.q_heads);
-  aa.kv_heads = static_cast<int>(k.kv_heads);
-  aa.head_dim = static_cast<int>(k.hd);
-  aa.v_head_dim = static_cast<int>(k.hd);
-  aa.context = context_;
-  aa.q_row_stride = k.qkv_n();
-  aa.splits = Splits(seqs, k.kv_heads, k.q_heads, qps, 8);
-  aa.q = m.qkv_out.data();
-  aa.k = L.k_cache.data();
-  aa.v = L.v_cache.data();
-  aa.out = m.attn_out.data();
-  aa.workspace = m.ws.data();
-  CUDA_RETURN_IF_ERROR(LaunchDecodeAttention(aa, s));
+  // The attention core: KV append and the attention kernel.
+  RETURN_IF_ERROR(AttentionCore(pw, [this, &m, &L, seqs, qps, pos = pos_ % context_]() -> Status {
+    const LayerKind& k = L.kind;
+    cudaStream_t s = m.stream.get();
+    CUDA_RETURN_IF_ERROR(LaunchKvAppend(m.qkv_out.data(), L.k_cache.data(), L.v_cache.data(), seqs, qps,
+                                        static_cast<int>(k.q_heads), static_cast<int>(k.kv_heads),
+                                        static_cast<int>(k.hd), context_, pos, s));
+    AttentionArgs aa;
+    aa.seqs = seqs;
+    aa.q_per_seq = qps;
+    aa.q_heads = static_cast<int>(k.q_heads);
+    aa.kv_heads = static_cast<int>(k.kv_heads);
+    aa.head_dim = static_cast<int>(k.hd);
+    aa.v_head_dim = static_cast<int>(k.hd);
+    aa.context = context_;
+    aa.q_row_stride = k.qkv_n();
+    aa.splits = Splits(seqs, k.kv_heads, k.q_heads, qps, 8);
+    aa.q = m.qkv_out.data();
+    aa.k = L.k_cache.data();
+    aa.v = L.v_cache.data();
+    aa.out = m.attn_out.data();
+    aa.workspace = m.ws.data();
+    CUDA_RETURN_IF_ERROR(LaunchDecodeAttention(aa, s));
+    return Status::Ok();
+  }));
   return GemmBf16(m.blas.get(), m.attn_out.data(), L.o, m.x.data(), T, m.d.h, k.q_dim());
 }
 
 // Absorbed MLA decode as SGLang runs it (DeepseekV2AttentionMLA, forward_absorb): fused q_a|kv_a
-// projection, q_a / kv_a RMSNorms, the latent row (kv_lora normed + rope) appended to the cache,
-// q_b, q_nope absorbed into the latent space through W_kc per head (a batched GEMM), attention of
-// every head over the 576-wide latent cache (V = its first kv_lora values), the output lifted back
-// through W_vc per head, o_proj. RoPE is not applied (as in the GQA path).
-Status DecodeRunner::MlaAttention(RankModel& m, Layer& L, int seqs, int qps) {
+// projection, q_a / kv_a RMSNorms, q_b, then the attention core: the latent row (kv_lora normed +
+// rope) appended to the cache, q_nope absorbed into the latent space through W_kc per head (a
+// batched GEMM), attention of every head over the 576-wide latent cache (V = its first kv_lora
+// values), the output lifted back through W_vc per head; then o_proj. RoPE is not applied (as in the
+// GQA path).
+Status DecodeRunner::MlaAttention(RankModel& m, Layer& L, int seqs, int qps, PiecewiseGraphs* pw) {
   const Dims& d = m.d;
   cudaStream_t s = m.stream.get();
   cublasHandle_t h = m.blas.get();
   const int64_t T = int64_t(seqs) * qps;
-  const int64_t H = d.q_heads, qk = d.nope + d.rope, lat = d.latent();
+  const int64_t H = d.q_heads, qk = d.nope + d.rope;
   char* qa = m.qa_out.as<char>();
   RETURN_IF_ERROR(GemmBf16(h, m.normed.data(), L.qkv_a, qa, T, d.qa_n(), d.h));
   CUDA_RETURN_IF_ERROR(LaunchRmsNormRows(qa, d.qa_n(), L.q_a_norm, m.q_lat.data(), d.q_lora, T,
                                          static_cast<int>(d.q_lora), 1e-6f, s));
   void* kv = qa + d.q_lora * 2;
   CUDA_RETURN_IF_ERROR(LaunchRmsNormRows(kv, d.qa_n(), L.kv_a_norm, kv, d.qa_n(), T, static_cast<int>(d.kv_lora), 1e-6f, s));
-  CUDA_RETURN_IF_ERROR(LaunchRowsToCache(kv, d.qa_n(), static_cast<int>(lat), L.k_cache.data(), seqs, qps, context_,
-                                         pos_ % context_, s));
   RETURN_IF_ERROR(GemmBf16(h, m.q_lat.data(), L.q_b, m.qb_out.data(), T, H * qk, d.q_lora));
-  // q_full[t][head][0:kv_lora] = q_nope[t][head] * W_kc[head]^T ; q_full[t][head][kv_lora:] = q_rope.
-  RETURN_IF_ERROR(GemmBf16StridedBatched(h, m.qb_out.data(), H * qk, qk, L.w_kc, d.kv_lora * d.nope, m.q_full.data(),
-                                         H * lat, lat, T, d.kv_lora, d.nope, H));
-  CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(m.q_full.as<char>() + d.kv_lora * 2, lat * 2, m.qb_out.as<char>() + d.nope * 2,
-                                         qk * 2, d.rope * 2, T * H, cudaMemcpyDeviceToDevice, s));
-  AttentionArgs aa;
-  aa.seqs = seqs;
-  aa.q_per_seq = qps;
-  aa.q_heads = static_cast<int>(H);
-  aa.kv_heads = 1;
-  aa.head_dim = static_cast<int>(lat);
-  aa.v_head_dim = static_cast<int>(d.kv_lora);
-  aa.context = context_;
-  aa.splits = Splits(seqs, 1, H, qps, 2);
-  aa.q = m.q_full.data();
-  aa.k = L.k_cache.data();
-  aa.v = L.k_cache.data();
-  aa.out = m.attn_lat.data();
-  aa.workspace = m.ws.data();
-  CUDA_RETURN_IF_ERROR(LaunchDecodeAttention(aa, s));
-  // attn_out[t][head][0:vdim] = attn_lat[t][head] * W_vc[head]^T, then o_proj.
-  RETURN_IF_ERROR(GemmBf16StridedBatched(h, m.attn_lat.data(), H * d.kv_lora, d.kv_lora, L.w_vc, d.vdim * d.kv_lora,
-                                         m.attn_out.data(), H * d.vdim, d.vdim, T, d.vdim, d.kv_lora, H));
+  RETURN_IF_ERROR(AttentionCore(pw, [this, &m, &L, kv, seqs, qps, pos = pos_ % context_]() -> Status {
+    const Dims& d = m.d;
+    cudaStream_t s = m.stream.get();
+    cublasHandle_t h = m.blas.get();
+    const int64_t T = int64_t(seqs) * qps;
+    const int64_t H = d.q_heads, qk = d.nope + d.rope, lat = d.latent();
+    CUDA_RETURN_IF_ERROR(LaunchRowsToCache(kv, d.qa_n(), static_cast<int>(lat), L.k_cache.data(), seqs, qps, context_,
+                                           pos, s));
+    // q_full[t][head][0:kv_lora] = q_nope[t][head] * W_kc[head]^T ; q_full[t][head][kv_lora:] = q_rope.
+    RETURN_IF_ERROR(GemmBf16StridedBatched(h, m.qb_out.data(), H * qk, qk, L.w_kc, d.kv_lora * d.nope, m.q_full.data(),
+                                           H * lat, lat, T, d.kv_lora, d.nope, H));
+    CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(m.q_full.as<char>() + d.kv_lora * 2, lat * 2,
+                                           m.qb_out.as<char>() + d.nope * 2, qk * 2, d.rope * 2, T * H,
+                                           cudaMemcpyDeviceToDevice, s));
+    AttentionArgs aa;
+    aa.seqs = seqs;
+    aa.q_per_seq = qps;
+    aa.q_heads = static_cast<int>(H);
+    aa.kv_heads = 1;
+    aa.head_dim = static_cast<int>(lat);
+    aa.v_head_dim = static_cast<int>(d.kv_lora);
+    aa.context = context_;
+    aa.splits = Splits(seqs, 1, H, qps, 2);
+    aa.q = m.q_full.data();
+    aa.k = L.k_cache.data();
+    aa.v = L.k_cache.data();
+    aa.out = m.attn_lat.data();
+    aa.workspace = m.ws.data();
+    CUDA_RETURN_IF_ERROR(LaunchDecodeAttention(aa, s));
+    // attn_out[t][head][0:vdim] = attn_lat[t][head] * W_vc[head]^T.
+    return GemmBf16StridedBatched(h, m.attn_lat.data(), H * d.kv_lora, d.kv_lora, L.w_vc, d.vdim * d.kv_lora,
+                                  m.attn_out.data(), H * d.vdim, d.vdim, T, d.vdim, d.kv_lora, H);
+  }));
   return GemmBf16(h, m.attn_out.data(), L.o, m.x.data(), T, d.h, H * d.vdim);
 }
 
@@ -538,7 +643,7 @@ Status DecodeRunner::Moe(RankModel& m, Layer& L, int64_t T) {
   return Status::Ok();
 }
 
-Status DecodeRunner::Forward(RankModel& m, int seqs, int qps, bool draft, PhaseRec* ph) {
+Status DecodeRunner::Forward(RankModel& m, int seqs, int qps, bool draft, PhaseRec* ph, PiecewiseGraphs* pw) {
   const Dims& d = m.d;
   cudaStream_t s = m.stream.get();
   cublasHandle_t h = m.blas.get();
@@ -558,8 +663,8 @@ Status DecodeRunner::Forward(RankModel& m, int seqs, int qps, bool draft, PhaseR
   for (int l = 0; l < nlayers; ++l) {
     Layer& L = draft ? m.draft : m.layers[l];
     CUDA_RETURN_IF_ERROR(LaunchRmsNorm(m.x.data(), m.resid.data(), L.n1, m.normed.data(), T, static_cast<int>(d.h), 1e-5f, s));
-    if (L.kind.mla) RETURN_IF_ERROR(MlaAttention(m, L, seqs, qps));
-    else RETURN_IF_ERROR(GqaAttention(m, L, seqs, qps, draft));
+    if (L.kind.mla) RETURN_IF_ERROR(MlaAttention(m, L, seqs, qps, pw));
+    else RETURN_IF_ERROR(GqaAttention(m, L, seqs, qps, draft, pw));
     RETURN_IF_ERROR(ph->Fine("attention"));
     RETURN_IF_ERROR(AllReduce(m, m.x.data(), T * d.h));
     RETURN_IF_ERROR(ph->Fine("allreduce"));
@@ -596,7 +701,7 @@ Status DecodeRunner::Forward(RankModel& m, int seqs, int qps, bool draft, PhaseR
 }
 
 // One plain step or one speculative cycle on one rank, ending with the tokens on the host.
-Status DecodeRunner::Step(RankModel& m, int batch, bool spec, bool graph, std::vector<GraphExec>& g, PhaseRec* ph,
+Status DecodeRunner::Step(RankModel& m, int batch, bool spec, Capture capture, const StepGraphs& g, PhaseRec* ph,
                           double* host_accept_us) {
   cudaStream_t s = m.stream.get();
   const int S = ctx_.opt.draft_steps;
@@ -605,13 +710,17 @@ Status DecodeRunner::Step(RankModel& m, int batch, bool spec, bool graph, std::v
     return SyncStream(m.device, s, ctx_.opt.collective_timeout_s, "decode step");
   };
   if (!spec) {
-    if (graph) RETURN_IF_ERROR(g[0].Launch(s));
+    if (capture == Capture::kGraph) RETURN_IF_ERROR(g.whole[0].Launch(s));
+    else if (capture == Capture::kPiecewise) RETURN_IF_ERROR(g.plain.Replay(s));
     else RETURN_IF_ERROR(Forward(m, batch, 1, false, ph));
     return read_tokens(batch);
   }
   // Draft forwards and verify.
-  if (graph) {
-    RETURN_IF_ERROR(g[0].Launch(s));
+  if (capture == Capture::kGraph) {
+    RETURN_IF_ERROR(g.whole[0].Launch(s));
+  } else if (capture == Capture::kPiecewise) {
+    for (int i = 0; i < S - 1; ++i) RETURN_IF_ERROR(g.draft.Replay(s));
+    RETURN_IF_ERROR(g.verify.Replay(s));
   } else {
     for (int i = 0; i < S - 1; ++i) RETURN_IF_ERROR(Forward(m, batch, 1, true, ph));
     RETURN_IF_ERROR(ph->Mark("draft"));
@@ -630,41 +739,58 @@ Status DecodeRunner::Step(RankModel& m, int batch, bool spec, bool graph, std::v
   // The host gap is not GPU time: bank the GPU phases so far and restart the phase clock.
   RETURN_IF_ERROR(ph->Flush());
   RETURN_IF_ERROR(ph->Start());
-  if (graph) RETURN_IF_ERROR(g[1].Launch(s));
+  if (capture == Capture::kGraph) RETURN_IF_ERROR(g.whole[1].Launch(s));
+  else if (capture == Capture::kPiecewise) RETURN_IF_ERROR(g.extend.Replay(s));
   else RETURN_IF_ERROR(Forward(m, batch, verify_n_, true, ph));
   RETURN_IF_ERROR(ph->Mark("draft_extend"));
   return SyncStream(m.device, s, ctx_.opt.collective_timeout_s, "draft extend");
 }
 
-Status DecodeRunner::RunConfig(int batch, bool graph, bool spec) {
+Status DecodeRunner::RunConfig(int batch, Capture capture, bool spec) {
   const int n = tp_;
   const int S = ctx_.opt.draft_steps;
   TimingConfig cfg = ctx_.Timing(3, 30);
   std::vector<std::vector<double>> per_rank(n);
-  std::vector<std::vector<GraphExec>> graphs(n);
+  std::vector<StepGraphs> graphs(n);
   RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
     RankModel& m = *ranks_[r];
     CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
     PhaseRec none;
-    if (graph) {
-      auto& g = graphs[r];
+    StepGraphs& g = graphs[r];
+    if (capture == Capture::kGraph) {
       if (!spec) {
         ASSIGN_OR_RETURN(GraphExec e, GraphExec::Capture(m.device, m.stream.get(), [&] { return Forward(m, batch, 1, false, &none); }));
-        g.push_back(std::move(e));
+        g.whole.push_back(std::move(e));
       } else {
         ASSIGN_OR_RETURN(GraphExec e0, GraphExec::Capture(m.device, m.stream.get(), [&]() -> Status {
           for (int i = 0; i < S - 1; ++i) RETURN_IF_ERROR(Forward(m, batch, 1, true, &none));
           return Forward(m, batch, verify_n_, false, &none);
         }));
         ASSIGN_OR_RETURN(GraphExec e1, GraphExec::Capture(m.device, m.stream.get(), [&] { return Forward(m, batch, verify_n_, true, &none); }));
-        g.push_back(std::move(e0));
-        g.push_back(std::move(e1));
+        g.whole.push_back(std::move(e0));
+        g.whole.push_back(std::move(e1));
+      }
+    } else if (capture == Capture::kPiecewise) {
+      // One piecewise capture per forward kind; the S - 1 draft forwards replay the same one.
+      auto pieces = [&](int qps, bool draft) {
+        return PiecewiseGraphs::Capture(m.device, m.stream.get(), [&](PiecewiseGraphs* pw) {
+          return Forward(m, batch, qps, draft, &none, pw);
+        });
+      };
+      if (!spec) {
+        ASSIGN_OR_RETURN(g.plain, pieces(1, false));
+      } else {
+        if (S > 1) {
+          ASSIGN_OR_RETURN(g.draft, pieces(1, true));
+        }
+        ASSIGN_OR_RETURN(g.verify, pieces(verify_n_, false));
+        ASSIGN_OR_RETURN(g.extend, pieces(verify_n_, true));
       }
     }
-    for (int i = 0; i < cfg.warmup; ++i) RETURN_IF_ERROR(Step(m, batch, spec, graph, graphs[r], &none, nullptr));
+    for (int i = 0; i < cfg.warmup; ++i) RETURN_IF_ERROR(Step(m, batch, spec, capture, g, &none, nullptr));
     for (int i = 0; i < cfg.iters; ++i) {
       auto a = std::chrono::steady_clock::now();
-      RETURN_IF_ERROR(Step(m, batch, spec, graph, graphs[r], &none, nullptr));
+      RETURN_IF_ERROR(Step(m, batch, spec, capture, g, &none, nullptr));
       per_rank[r].push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a).count());
     }
     return Status::Ok();
@@ -672,16 +798,22 @@ Status DecodeRunner::RunConfig(int batch, bool graph, bool spec) {
   std::vector<double> us(cfg.iters, 0.0);
   for (int r = 0; r < n; ++r)
     for (int i = 0; i < cfg.iters; ++i) us[i] = std::max(us[i], per_rank[r][i]);
+  int graph_launches = 0;
+  if (capture == Capture::kGraph) graph_launches = spec ? 2 : 1;
+  if (capture == Capture::kPiecewise) {
+    const StepGraphs& g = graphs[0];
+    graph_launches = spec ? (S - 1) * g.draft.graphs() + g.verify.graphs() + g.extend.graphs() : g.plain.graphs();
+  }
 
   // Phase breakdown: a few eager steps with events on rank 0.
   std::map<std::string, double> phase_us;
-  const int phase_steps = graph ? 0 : 3;
+  const int phase_steps = capture == Capture::kEager ? 3 : 0;
   double accept_us = 0;
   if (phase_steps > 0) {
     RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
       RankModel& m = *ranks_[r];
       CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
-      std::vector<GraphExec> none_g;
+      const StepGraphs none_g;
       for (int i = 0; i < phase_steps; ++i) {
         PhaseRec ph;
         if (r == 0) {
@@ -690,7 +822,7 @@ Status DecodeRunner::RunConfig(int batch, bool graph, bool spec) {
           ph.fine = !spec;
         }
         RETURN_IF_ERROR(ph.Start());
-        RETURN_IF_ERROR(Step(m, batch, spec, false, none_g, &ph, r == 0 ? &accept_us : nullptr));
+        RETURN_IF_ERROR(Step(m, batch, spec, Capture::kEager, none_g, &ph, r == 0 ? &accept_us : nullptr));
         RETURN_IF_ERROR(ph.Flush());
       }
       return Status::Ok();
@@ -700,7 +832,7 @@ Status DecodeRunner::RunConfig(int batch, bool graph, bool spec) {
   // Acceptance draws (seeded): tokens per cycle = 1 + accepted prefix of S drafts, per sequence.
   double tokens_per_cycle = 1.0;
   if (spec) {
-    // Seeded per configuration so eager and graph runs of one batch see the same draws.
+    // Seeded per configuration so the eager, graph and piecewise runs of one batch see the same draws.
     rng_.seed(ctx_.opt.seed * 1000003 + static_cast<uint64_t>(batch));
     std::uniform_real_distribution<double> u(0.0, 1.0);
     int64_t total = 0, draws = 0;
@@ -717,7 +849,7 @@ Status DecodeRunner::RunConfig(int batch, bool graph, bool spec) {
 
   auto* it = ctx_.NewItem(trace::SUITE_DECODE, spec ? trace::KIND_SPEC_CYCLE : trace::KIND_DECODE_STEP,
                           "decode/" + shape_.name() + "/tp" + std::to_string(tp_) + (spec ? "/spec" : "/plain") +
-                              (graph ? "/graph" : "/eager") + "/b" + std::to_string(batch));
+                              "/" + CaptureName(capture) + "/b" + std::to_string(batch));
   auto* p = it->mutable_decode();
   p->set_model(shape_.name());
   p->set_tp(tp_);
@@ -726,7 +858,9 @@ Status DecodeRunner::RunConfig(int batch, bool graph, bool spec) {
   p->set_layers_run(static_cast<int>(ranks_[0]->layers.size()));
   p->set_batch(batch);
   p->set_context(context_);
-  p->set_cuda_graph(graph);
+  p->set_cuda_graph(capture == Capture::kGraph);
+  p->set_capture(CaptureName(capture));
+  p->set_graph_launches_per_step(graph_launches);
   p->set_speculative(spec);
   p->set_steps(cfg.iters);
   p->set_seed(ctx_.opt.seed);
@@ -805,10 +939,11 @@ Status RunDecodeSuite(Context& ctx) {
                  std::to_string(shape.draft_vocab()));
     for (int b : ctx.opt.decode_batches)
       for (bool spec : {false, true})
-        for (bool graph : {false, true}) {
-          Status rs = runner.RunConfig(b, graph, spec);
+        for (Capture capture : {Capture::kEager, Capture::kGraph, Capture::kPiecewise}) {
+          Status rs = runner.RunConfig(b, capture, spec);
           if (rs.code() == StatusCode::kDeadlineExceeded) {
-            ctx.Note(trace::Note::ERROR, kSuite, name + ": decode hung: " + rs.message());
+            ctx.Note(trace::Note::ERROR, kSuite, name + ": decode hung, communicators aborted: " + rs.message());
+            runner.AbortComms();
             return Status::Ok();
           }
           RETURN_IF_ERROR(rs.Annotate(name + " batch " + std::to_string(b)));

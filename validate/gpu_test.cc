@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -13,6 +14,7 @@
 #include "validate/environment.h"
 #include "validate/gemm.h"
 #include "validate/kernels.h"
+#include "validate/pacing.h"
 #include "validate/timing.h"
 
 namespace specsim::validate {
@@ -379,6 +381,78 @@ TEST(GpuTiming, EventsAndEnvironment) {
   EXPECT_EQ(env->gpus_size(), 1);
   EXPECT_GT(env->gpus(0).sm_count(), 0);
   EXPECT_FALSE(env->nccl_version().empty());
+}
+
+// The skew stamps: a graph [stamp 0, 50 us spin, stamp 1] replayed 6 times with room for 4 replays
+// fills slots 0..7 in order, each pair at least 50 us apart, and counts every replay.
+TEST(GpuPacing, StampKernelsInAGraphFillConsecutiveSlots) {
+  REQUIRE_GPU();
+  auto s = Stream::Create(0);
+  auto stamps = DeviceBuffer::Create(0, 8 * sizeof(uint64_t));
+  auto counter = DeviceBuffer::Create(0, sizeof(unsigned));
+  ASSERT_TRUE(s.ok() && stamps.ok() && counter.ok());
+  ASSERT_EQ(cudaMemset(stamps->data(), 0, 8 * sizeof(uint64_t)), cudaSuccess);
+  ASSERT_EQ(cudaMemset(counter->data(), 0, sizeof(unsigned)), cudaSuccess);
+  auto g = GraphExec::Capture(0, s->get(), [&]() -> Status {
+    CUDA_RETURN_IF_ERROR(LaunchStampKernel(stamps->as<uint64_t>(), counter->as<unsigned>(), 0, 4, s->get()));
+    CUDA_RETURN_IF_ERROR(LaunchSpinKernel(50000, s->get()));
+    CUDA_RETURN_IF_ERROR(LaunchStampKernel(stamps->as<uint64_t>(), counter->as<unsigned>(), 1, 4, s->get()));
+    return Status::Ok();
+  });
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  for (int i = 0; i < 6; ++i) ASSERT_OK(g->Launch(s->get()));
+  ASSERT_OK(SyncStream(0, s->get(), 30, "stamps"));
+  std::vector<uint64_t> t(8);
+  unsigned replays = 0;
+  ASSERT_EQ(cudaMemcpy(t.data(), stamps->data(), 8 * sizeof(uint64_t), cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(&replays, counter->data(), sizeof(unsigned), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(replays, 6u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_GT(t[2 * i], 0u);
+    EXPECT_GE(t[2 * i + 1], t[2 * i] + 50000) << "replay " << i;
+    if (i > 0) EXPECT_GE(t[2 * i], t[2 * i - 1]);
+  }
+}
+
+// Piecewise capture: two graphs captured with an eager op between them (as a piecewise decode step
+// replays them); the stream is usable after each EndCapture and the replay gives the eager result.
+TEST(GpuPacing, SegmentedCaptureReplaysInOrder) {
+  REQUIRE_GPU();
+  auto s = Stream::Create(0);
+  auto buf = DeviceBuffer::Create(0, 1024 * 2);
+  auto c = DeviceBuffer::Create(0, 8);
+  ASSERT_TRUE(s.ok() && buf.ok() && c.ok());
+  ASSERT_OK(GraphExec::BeginCapture(0, s->get()));
+  ASSERT_EQ(cudaMemsetAsync(buf->data(), 0xff, 1024 * 2, s->get()), cudaSuccess);
+  auto g0 = GraphExec::EndCapture(0, s->get());
+  ASSERT_TRUE(g0.ok()) << g0.status().ToString();
+  ASSERT_OK(GraphExec::BeginCapture(0, s->get()));
+  ASSERT_EQ(cudaMemsetAsync(c->data(), 0, 8, s->get()), cudaSuccess);
+  ASSERT_EQ(LaunchCheckCollective(buf->data(), 1024, 1, 1, 0, c->as<unsigned long long>(), s->get()), cudaSuccess);
+  auto g1 = GraphExec::EndCapture(0, s->get());
+  ASSERT_TRUE(g1.ok()) << g1.status().ToString();
+  // Replay: graph 0 (garbage), eager pattern fill, graph 1 (check): no mismatches.
+  ASSERT_OK(g0->Launch(s->get()));
+  ASSERT_EQ(LaunchFillPattern(buf->data(), 1024, 0, 0, s->get()), cudaSuccess);
+  ASSERT_OK(g1->Launch(s->get()));
+  ASSERT_OK(SyncStream(0, s->get(), 30, "segments"));
+  unsigned long long bad = 1;
+  ASSERT_EQ(cudaMemcpy(&bad, c->data(), 8, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(bad, 0u);
+}
+
+// Ranks meeting at a barrier: a failing rank releases the others at once and its error is reported.
+TEST(GpuPacing, ParallelForWithBarrierReportsTheCause) {
+  TimedBarrier b(3);
+  const auto a = std::chrono::steady_clock::now();
+  Status st = ParallelForWithBarrier(3, &b, [&](int r) -> Status {
+    if (r == 2) return Unavailable("rank 2 broke");
+    for (int i = 0; i < 5; ++i) RETURN_IF_ERROR(b.ArriveAndWait(30));
+    return Status::Ok();
+  });
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count(), 10.0);
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_NE(st.message().find("rank 2 broke"), std::string::npos);
 }
 
 TEST(GpuErrors, OutOfMemoryIsAStatus) {

@@ -35,6 +35,16 @@ cudaError_t LaunchCheckCollective(const void* out, int64_t count, int op, int nr
 cudaError_t LaunchMaxAbsDiff(const void* a, const void* b, int64_t count, unsigned int* max_err_bits,
                              cudaStream_t stream);
 
+// ---- pacing (pacing_kernels.cu) ----
+// One thread reads the GPU's %globaltimer (ns) into stamps[2 * c + which] where c = *counter, when
+// c < capacity; the `which == 1` stamp then sets *counter = c + 1. A CUDA graph holding
+// [stamp 0, op, stamp 1] (fixed kernel arguments) thereby writes replay i's start and end into
+// slots 2i and 2i+1: reset *counter to 0 before the replays to be kept. REQUIRES which in {0, 1}.
+cudaError_t LaunchStampKernel(uint64_t* stamps, unsigned int* counter, int which, int capacity, cudaStream_t stream);
+// One block of one thread that spins on %globaltimer until `ns` nanoseconds have passed since it
+// started (a slower rank's extra GPU time).
+cudaError_t LaunchSpinKernel(uint64_t ns, cudaStream_t stream);
+
 // ---- custom allreduce (allreduce_kernels.cu) ----
 constexpr int kMaxRanks = 8;
 constexpr int kMaxArBlocks = 64;

@@ -10,6 +10,7 @@
 #include "validate/cuda_util.h"
 #include "validate/environment.h"
 #include "validate/models.h"
+#include "validate/nccl_log.h"
 #include "validate/suite.h"
 #include "validate/summary.h"
 #include "validate/trace_io.h"
@@ -55,6 +56,16 @@ int main(int argc, char** argv) {
     return 0;
   }
   EnsureNcclSafetyEnv();
+  // --nccl-log: read now, so that a missing file stops the run before it measures anything; the picks
+  // are written into the trace at the end.
+  NcclPickTable nccl_picks;
+  for (const auto& f : opt.nccl_logs) {
+    Status st = nccl_picks.AddFile(f);
+    if (!st.ok()) {
+      std::fprintf(stderr, "specsim-validate: --nccl-log: %s\n", st.message().c_str());
+      return 2;
+    }
+  }
 
   trace::Trace t;
   t.set_schema_version(1);
@@ -139,6 +150,7 @@ int main(int argc, char** argv) {
     else if (suite == "collectives") st = RunCollectivesSuite(ctx);
     else if (suite == "kernels") st = RunKernelsSuite(ctx);
     else if (suite == "decode") st = RunDecodeSuite(ctx);
+    else if (suite == "pacing") st = RunPacingSuite(ctx);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
     if (!st.ok()) {
       ++failed;
@@ -153,6 +165,16 @@ int main(int argc, char** argv) {
                  t.items_size() - before, secs, st.ok() ? "" : " (stopped early)");
   }
   t.set_wall_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  if (!opt.nccl_logs.empty()) {
+    const NcclAnnotation a = AnnotateNcclPicks(nccl_picks, &t);
+    std::string msg = "NCCL picks from " + std::to_string(nccl_picks.lines()) + " tuning lines (" +
+                      std::to_string(nccl_picks.size()) + " distinct op/size) in " +
+                      std::to_string(opt.nccl_logs.size()) + " log file(s): " + std::to_string(a.annotated) +
+                      " NCCL collective items annotated, " + std::to_string(a.not_found) + " not found in the log";
+    for (size_t i = 0; i < a.missing.size(); ++i) msg += (i ? ", " : " (e.g. ") + a.missing[i];
+    if (!a.missing.empty()) msg += ")";
+    ctx.Note(a.not_found > 0 || a.annotated == 0 ? trace::Note::WARNING : trace::Note::INFO, "nccl-log", msg);
+  }
 
   Status w = WriteTrace(t, opt.out, !opt.no_json);
   std::fputs(SummaryTable(t).c_str(), stdout);

@@ -1,13 +1,16 @@
 // pcie: host<->device copies (pinned and pageable, each direction, both at once, k concurrent
 // streams), kernel zero-copy reads and writes of mapped host memory over 1..2*SM blocks, small
-// copies under a bulk transfer, and with 2+ GPUs the same per GPU pair (copy engine, kernel reads,
-// kernel writes) for a representative pair of every path class present.
+// copies under a bulk transfer; with 2+ GPUs host copies of several GPUs started together, and the
+// same per GPU pair (copy engine, kernel reads, kernel writes) for a representative pair of every
+// path class present, with size sweeps in both directions.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "validate/kernels.h"
+#include "validate/pacing.h"
 #include "validate/suite.h"
 #include "validate/sweep.h"
 
@@ -222,8 +225,13 @@ Status ZeroCopy(Context& ctx, GpuRig& r) {
   return Status::Ok();
 }
 
+// Small-copy sizes under load: from 4 B, which slips past a running bulk H2D copy, to 256 KiB, which
+// queues behind it (first 2-GPU run: 4 B H2D 14.9 us, 64 KiB H2D 4.8 ms): where the switch happens.
+constexpr int64_t kUnderLoadSizes[] = {4, 1 << 10, 4 << 10, 16 << 10, 32 << 10, 64 << 10, 256 << 10};
+
 // Small copies on stream 2 while a bulk copy runs on stream 1; the small copies that started before
-// the bulk copy ended are kept.
+// the bulk copy ended are kept. Per GPU: 2 load directions x 2 directions x 7 sizes x 3 repetitions
+// of the 256 MiB bulk copy (~5 ms each on Gen5 x16): about 0.5 s.
 Status LatencyUnderLoad(Context& ctx, GpuRig& r) {
   const std::string g = "gpu" + std::to_string(r.device);
   const int64_t bulk = std::min<int64_t>(ctx.opt.max_bytes, 256LL << 20);
@@ -242,7 +250,9 @@ Status LatencyUnderLoad(Context& ctx, GpuRig& r) {
   ASSIGN_OR_RETURN(Event bulk_end, Event::Create(r.device));
   for (trace::Direction load_dir : {trace::DIRECTION_H2D, trace::DIRECTION_D2H}) {
     for (trace::Direction dir : {trace::DIRECTION_H2D, trace::DIRECTION_D2H}) {
-      for (int64_t small : {int64_t{4}, int64_t{65536}}) {
+      for (int64_t small : kUnderLoadSizes) {
+        // The small copies live past the bulk copy's bytes (tiny --max-bytes: skip what does not fit).
+        if (bulk + 4096 + small > r.dev.bytes() || bulk + 4096 + small > r.pinned.bytes()) continue;
         const int reps = ctx.opt.quick ? 1 : 3;
         std::vector<double> us;
         int queued_behind = 0;
@@ -305,6 +315,126 @@ Status LatencyUnderLoad(Context& ctx, GpuRig& r) {
   return Status::Ok();
 }
 
+// KIND_HOST_COPIES_MULTI: pinned host copies on several GPUs and/or in both directions started
+// together. Each GPU involved has a host thread; per iteration the threads meet at a barrier, then
+// each records its copies (one stream each: stream 1 + its index on that GPU) between their own
+// event pairs and waits for them. Per iteration the item takes the longest copy; every copy's own
+// median is kept in TransferParams.copies.
+struct MultiCopy {
+  int rank = 0;
+  trace::Direction dir = trace::DIRECTION_H2D;
+};
+
+StatusOr<std::vector<std::vector<double>>> CopiesTogether(Context& ctx, std::vector<GpuRig>& rigs,
+                                                          const std::vector<MultiCopy>& copies, int64_t bytes,
+                                                          const TimingConfig& cfg) {
+  std::vector<int> ranks;
+  for (const auto& c : copies)
+    if (std::find(ranks.begin(), ranks.end(), c.rank) == ranks.end()) ranks.push_back(c.rank);
+  std::vector<std::vector<double>> us(copies.size(), std::vector<double>(cfg.iters, 0.0));
+  TimedBarrier barrier(static_cast<int>(ranks.size()));
+  RETURN_IF_ERROR(ParallelForWithBarrier(static_cast<int>(ranks.size()), &barrier, [&](int k) -> Status {
+    const int r = ranks[k];
+    GpuRig& g = rigs[r];
+    CUDA_RETURN_IF_ERROR(cudaSetDevice(g.device));
+    std::vector<size_t> mine;
+    for (size_t c = 0; c < copies.size(); ++c)
+      if (copies[c].rank == r) mine.push_back(c);
+    if (mine.size() + 1 > g.streams.size() || static_cast<int64_t>(mine.size()) * bytes > g.dev.bytes() ||
+        static_cast<int64_t>(mine.size()) * bytes > g.pinned.bytes())
+      return InvalidArgument("too many concurrent copies for the GPU's buffers");
+    std::vector<Event> start, end;
+    for (size_t q = 0; q < mine.size(); ++q) {
+      ASSIGN_OR_RETURN(Event a, Event::Create(g.device));
+      ASSIGN_OR_RETURN(Event b, Event::Create(g.device));
+      start.push_back(std::move(a));
+      end.push_back(std::move(b));
+    }
+    for (int it = 0; it < cfg.warmup + cfg.iters; ++it) {
+      RETURN_IF_ERROR(barrier.ArriveAndWait(cfg.timeout_s));
+      for (size_t q = 0; q < mine.size(); ++q) {
+        cudaStream_t cs = g.streams[1 + q].get();
+        char* dev = g.dev.as<char>() + q * bytes;
+        char* host = static_cast<char*>(g.pinned.data()) + q * bytes;
+        CUDA_RETURN_IF_ERROR(cudaEventRecord(start[q].get(), cs));
+        CUDA_RETURN_IF_ERROR(copies[mine[q]].dir == trace::DIRECTION_H2D
+                                 ? cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, cs)
+                                 : cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, cs));
+        CUDA_RETURN_IF_ERROR(cudaEventRecord(end[q].get(), cs));
+      }
+      for (size_t q = 0; q < mine.size(); ++q) {
+        RETURN_IF_ERROR(WaitEvent(end[q].get(), cfg.timeout_s, "simultaneous host copies"));
+        if (it < cfg.warmup) continue;
+        float ms = 0;
+        CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start[q].get(), end[q].get()));
+        us[mine[q]][it - cfg.warmup] = ms * 1000.0;
+      }
+    }
+    return Status::Ok();
+  }));
+  return us;
+}
+
+Status HostCopiesMulti(Context& ctx, std::vector<GpuRig>& rigs) {
+  if (ctx.n() < 2) {
+    ctx.Note(trace::Note::INFO, kSuite, "one GPU: simultaneous host copies of several GPUs not measured");
+    return Status::Ok();
+  }
+  struct Case {
+    std::string label;
+    trace::Direction dir;  // the item's direction: H2D, D2H, or BIDIR for a mix
+    std::vector<MultiCopy> copies;
+  };
+  std::vector<Case> cases(3);
+  cases[0] = {"h2d/all", trace::DIRECTION_H2D, {}};
+  cases[1] = {"d2h/all", trace::DIRECTION_D2H, {}};
+  cases[2] = {"bidir/all", trace::DIRECTION_BIDIR, {}};
+  for (int r = 0; r < ctx.n(); ++r) {
+    cases[0].copies.push_back({r, trace::DIRECTION_H2D});
+    cases[1].copies.push_back({r, trace::DIRECTION_D2H});
+    cases[2].copies.push_back({r, trace::DIRECTION_H2D});
+    cases[2].copies.push_back({r, trace::DIRECTION_D2H});
+  }
+  cases.push_back({"h2d" + std::to_string(ctx.devices[0]) + "-d2h" + std::to_string(ctx.devices[1]),
+                   trace::DIRECTION_BIDIR,
+                   {{0, trace::DIRECTION_H2D}, {1, trace::DIRECTION_D2H}}});
+  const int64_t big = std::min<int64_t>(ctx.opt.max_bytes, 64 << 20);
+  std::vector<int64_t> sizes{big};
+  if ((int64_t{1} << 20) < big) sizes.push_back(int64_t{1} << 20);
+  for (const Case& c : cases) {
+    for (int64_t bytes : sizes) {
+      const int64_t total = bytes * static_cast<int64_t>(c.copies.size());
+      TimingConfig cfg = ctx.Timing(3, IterationsFor(total, 2LL << 30, 10, 50));
+      ASSIGN_OR_RETURN(auto per_copy, CopiesTogether(ctx, rigs, c.copies, bytes, cfg));
+      std::vector<double> longest(cfg.iters, 0.0);
+      for (const auto& v : per_copy)
+        for (int i = 0; i < cfg.iters; ++i) longest[i] = std::max(longest[i], v[i]);
+      auto* it = ctx.NewItem(trace::SUITE_PCIE, trace::KIND_HOST_COPIES_MULTI,
+                             "pcie/multi/" + c.label + "/" + SizeLabel(bytes));
+      // gpu -1: several GPUs, see copies.
+      auto* tp = Transfer(it, bytes, c.dir, trace::HOST_PINNED, trace::MECHANISM_COPY_ENGINE, -1);
+      tp->set_streams(static_cast<int>(c.copies.size()));
+      tp->set_total_bytes(total);
+      for (size_t k = 0; k < c.copies.size(); ++k) {
+        auto* cc = tp->add_copies();
+        cc->set_gpu(ctx.devices[c.copies[k].rank]);
+        cc->set_direction(c.copies[k].dir);
+        cc->set_bytes(bytes);
+        cc->set_host_memory(trace::HOST_PINNED);
+        cc->set_median_us(Percentile(per_copy[k], 50));
+      }
+      FillStats(longest, cfg, "cuda_events", it);
+      it->set_gbps(GBps(static_cast<double>(total), it->stats().median_us()));
+    }
+  }
+  return Status::Ok();
+}
+
+// GPU-to-GPU transfers. Every ordered pair: one 64 MiB copy-engine transfer. One representative
+// pair (i, j) per path class: kernel reads and writes of 64 MiB over block counts, then in both
+// directions (i -> j and j -> i) size sweeps 4 B..64 MiB (x4 steps) of the copy engine and of kernel
+// reads and writes at 2 x SMs blocks. A point met twice (the sweeps end on the 64 MiB points above)
+// is measured once.
 Status PeerPairs(Context& ctx, std::vector<GpuRig>& rigs) {
   if (ctx.n() < 2) {
     ctx.Note(trace::Note::INFO, kSuite, "one GPU: GPU-to-GPU transfers not measured");
@@ -316,12 +446,19 @@ Status PeerPairs(Context& ctx, std::vector<GpuRig>& rigs) {
     for (int j = 0; j < ctx.n(); ++j)
       if (i != j && !rep.count(ctx.Path(i, j))) rep[ctx.Path(i, j)] = {i, j};
   const int64_t big = std::min<int64_t>(ctx.opt.max_bytes, 64 << 20);
+  std::set<std::string> measured;
+  // Kernel reads run on dst and load src's memory; kernel writes run on src and store into dst's.
   auto measure = [&](int i, int j, trace::Mechanism mech, int64_t bytes, int blocks) -> Status {
     GpuRig& src = rigs[i];
     GpuRig& dst = rigs[j];
     const bool kernel = mech != trace::MECHANISM_COPY_ENGINE;
     if (kernel && !ctx.CanAccessPeer(mech == trace::MECHANISM_KERNEL_READ ? j : i, mech == trace::MECHANISM_KERNEL_READ ? i : j))
       return Status::Ok();
+    const char* mname = mech == trace::MECHANISM_COPY_ENGINE ? "copy" : mech == trace::MECHANISM_KERNEL_READ ? "read" : "write";
+    const std::string name = std::string("pcie/p2p/") + mname + "/gpu" + std::to_string(src.device) + "-gpu" +
+                             std::to_string(dst.device) + (kernel ? "/b" + std::to_string(blocks) : "") + "/" +
+                             SizeLabel(bytes);
+    if (!measured.insert(name).second) return Status::Ok();
     GpuRig& runner = mech == trace::MECHANISM_KERNEL_READ ? dst : src;
     cudaStream_t s = runner.streams[0].get();
     TimingConfig cfg = ctx.Timing(3, IterationsFor(bytes, 1LL << 30, 5, 50));
@@ -338,11 +475,7 @@ Status PeerPairs(Context& ctx, std::vector<GpuRig>& rigs) {
     trace::Kind kind = mech == trace::MECHANISM_COPY_ENGINE ? trace::KIND_P2P_COPY
                        : mech == trace::MECHANISM_KERNEL_READ ? trace::KIND_P2P_KERNEL_READ
                                                                : trace::KIND_P2P_KERNEL_WRITE;
-    const char* mname = mech == trace::MECHANISM_COPY_ENGINE ? "copy" : mech == trace::MECHANISM_KERNEL_READ ? "read" : "write";
-    auto* it = ctx.NewItem(trace::SUITE_PCIE, kind,
-                           std::string("pcie/p2p/") + mname + "/gpu" + std::to_string(src.device) + "-gpu" +
-                               std::to_string(dst.device) + (kernel ? "/b" + std::to_string(blocks) : "") + "/" +
-                               SizeLabel(bytes));
+    auto* it = ctx.NewItem(trace::SUITE_PCIE, kind, name);
     auto* tp = Transfer(it, bytes, trace::DIRECTION_P2P, trace::HOST_NONE, mech, runner.device);
     tp->set_src_gpu(src.device);
     tp->set_dst_gpu(dst.device);
@@ -359,11 +492,18 @@ Status PeerPairs(Context& ctx, std::vector<GpuRig>& rigs) {
   for (int i = 0; i < ctx.n(); ++i)
     for (int j = 0; j < ctx.n(); ++j)
       if (i != j) RETURN_IF_ERROR(measure(i, j, trace::MECHANISM_COPY_ENGINE, big, 0));
+  const auto sizes = CopySizes(big, ctx.opt.quick);
   for (const auto& [pc, pair] : rep) {
     auto [i, j] = pair;
-    for (int64_t bytes : CopySizes(big, true)) RETURN_IF_ERROR(measure(i, j, trace::MECHANISM_COPY_ENGINE, bytes, 0));
     for (auto mech : {trace::MECHANISM_KERNEL_READ, trace::MECHANISM_KERNEL_WRITE}) {
       for (int blocks : BlockCounts(rigs[i].sm_count, true)) RETURN_IF_ERROR(measure(i, j, mech, big, blocks));
+    }
+    for (auto [a, b] : {std::pair<int, int>{i, j}, std::pair<int, int>{j, i}}) {
+      for (auto mech : {trace::MECHANISM_COPY_ENGINE, trace::MECHANISM_KERNEL_READ, trace::MECHANISM_KERNEL_WRITE}) {
+        const int runner_sms = rigs[mech == trace::MECHANISM_KERNEL_READ ? b : a].sm_count;
+        const int blocks = mech == trace::MECHANISM_COPY_ENGINE ? 0 : 2 * runner_sms;
+        for (int64_t bytes : sizes) RETURN_IF_ERROR(measure(a, b, mech, bytes, blocks));
+      }
     }
   }
   return Status::Ok();
@@ -385,6 +525,8 @@ Status RunPcieSuite(Context& ctx) {
     RETURN_IF_ERROR(ZeroCopy(ctx, r).Annotate("pcie zero-copy, GPU " + std::to_string(r.device)));
     RETURN_IF_ERROR(LatencyUnderLoad(ctx, r).Annotate("pcie latency under load, GPU " + std::to_string(r.device)));
   }
+  // Then the host links of several GPUs at once.
+  RETURN_IF_ERROR(HostCopiesMulti(ctx, rigs).Annotate("pcie simultaneous host copies"));
   if (ctx.n() >= 2) {
     for (int i = 0; i < ctx.n(); ++i) {
       CUDA_RETURN_IF_ERROR(cudaSetDevice(ctx.devices[i]));

@@ -49,6 +49,16 @@ std::string Context::Env(const char* name) {
   return v ? v : "";
 }
 
+void FillNcclEnv(trace::CollectiveParams* p) {
+  p->set_nccl_algo(Context::Env("NCCL_ALGO"));
+  p->set_nccl_proto(Context::Env("NCCL_PROTO"));
+  p->set_nccl_min_nchannels(Context::Env("NCCL_MIN_NCHANNELS"));
+  p->set_nccl_max_nchannels(Context::Env("NCCL_MAX_NCHANNELS"));
+  p->set_nccl_p2p_level(Context::Env("NCCL_P2P_LEVEL"));
+  p->set_nccl_p2p_disable(Context::Env("NCCL_P2P_DISABLE"));
+  p->set_nccl_shm_disable(Context::Env("NCCL_SHM_DISABLE"));
+}
+
 void FillStats(const std::vector<double>& us, const TimingConfig& cfg, const char* timer, trace::Item* item) {
   ToProto(Summarize(us), cfg.warmup, item->mutable_stats());
   item->mutable_stats()->set_timer(timer);

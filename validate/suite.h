@@ -36,10 +36,14 @@ struct Context {
 };
 
 void FillStats(const std::vector<double>& us, const TimingConfig& cfg, const char* timer, trace::Item* item);
+// Records the NCCL variables in force (NCCL_ALGO, NCCL_PROTO, channel limits, P2P and SHM switches)
+// on a collective's parameters.
+void FillNcclEnv(trace::CollectiveParams* p);
 
 Status RunPcieSuite(Context& ctx);
 Status RunCollectivesSuite(Context& ctx);
 Status RunKernelsSuite(Context& ctx);
 Status RunDecodeSuite(Context& ctx);
+Status RunPacingSuite(Context& ctx);
 
 }  // namespace specsim::validate

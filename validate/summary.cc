@@ -82,6 +82,15 @@ std::string SummaryTable(const trace::Trace& t) {
   for (const auto& it : t.items())
     if (it.kind() == trace::KIND_P2P_COPY && it.transfer().bytes() >= (64 << 20))
       pcie_row(it.name().substr(5), Fmt("%.1f GB/s", it.gbps()));
+  // Host copies of several GPUs at once: the total, and each copy's rate over its own median.
+  for (const auto& it : t.items()) {
+    if (it.kind() != trace::KIND_HOST_COPIES_MULTI || it.transfer().bytes() < (64 << 20)) continue;
+    std::string v = Fmt("%.1f GB/s total;", it.gbps());
+    for (const auto& c : it.transfer().copies())
+      v += " gpu" + std::to_string(c.gpu()) + (c.direction() == trace::DIRECTION_H2D ? " h2d " : " d2h ") +
+           Fmt("%.1f", c.median_us() > 0 ? c.bytes() / (c.median_us() * 1e3) : 0.0);
+    pcie_row(it.name().substr(5), v + " GB/s");
+  }
 
   // Collectives: a few sizes.
   bool coll_header = false;
@@ -138,6 +147,25 @@ std::string SummaryTable(const trace::Trace& t) {
     o << "  " << it.name().substr(7) << " (" << it.decode().layers_run() << "/" << it.decode().layers_model()
       << " layers): " << Fmt("%.0f us", it.stats().median_us()) << Fmt(", %.0f tok/s", it.tokens_per_s());
     if (it.kind() == trace::KIND_SPEC_CYCLE) o << Fmt(", %.2f tok/cycle", it.tokens_per_cycle());
+    o << "\n";
+  }
+  // Pacing: skew items (the longest rank's allreduce, each rank's mean wait) and the layer loops of
+  // GEMM + allreduce (the slowest rank per loop).
+  bool p_header = false;
+  for (const auto& it : t.items()) {
+    const bool skew = it.kind() == trace::KIND_COLLECTIVE_SKEW;
+    const bool loop = it.kind() == trace::KIND_LAYER_LOOP && it.layer_loop().gemm() && it.layer_loop().allreduce_bytes() > 0;
+    if (!skew && !loop) continue;
+    if (!p_header) {
+      o << "-- pacing (skew: longest rank's allreduce, mean wait per rank; layers: slowest rank per loop) --\n";
+      p_header = true;
+    }
+    o << "  " << it.name().substr(7) << ": " << Fmt("%.1f us", it.stats().median_us());
+    if (skew) {
+      o << ", wait";
+      for (const auto& rt : it.rank_timing()) o << Fmt(" %.1f", rt.wait_mean_us());
+      o << " us";
+    }
     o << "\n";
   }
   int errors = 0;

@@ -26,6 +26,23 @@ TEST(Summary, ListsKeyFigures) {
   d->set_kind(trace::KIND_DECODE_STEP);
   d->set_name("decode/llama-3.1-8b/tp1/plain/graph/b1");
   d->set_tokens_per_s(150);
+  auto* m = t.add_items();
+  m->set_kind(trace::KIND_HOST_COPIES_MULTI);
+  m->set_name("pcie/multi/h2d/all/64MiB");
+  m->mutable_transfer()->set_bytes(64 << 20);
+  m->mutable_transfer()->set_gpu(-1);
+  m->set_gbps(101.5);
+  auto* c = m->mutable_transfer()->add_copies();
+  c->set_gpu(1);
+  c->set_direction(trace::DIRECTION_H2D);
+  c->set_bytes(1000000);
+  c->set_median_us(20);
+  auto* k = t.add_items();
+  k->set_kind(trace::KIND_COLLECTIVE_SKEW);
+  k->set_name("pacing/skew/allreduce/n2/64KiB/exp10us/sync");
+  k->mutable_stats()->set_median_us(21.5);
+  k->add_rank_timing()->set_wait_mean_us(4.5);
+  k->add_rank_timing()->set_wait_mean_us(5.25);
   auto* n = t.add_notes();
   n->set_severity(trace::Note::ERROR);
   n->set_suite("collectives");
@@ -36,6 +53,8 @@ TEST(Summary, ListsKeyFigures) {
   EXPECT_NE(s.find("2.25 us median"), std::string::npos);
   EXPECT_NE(s.find("150 tok/s"), std::string::npos);
   EXPECT_NE(s.find("1 errors"), std::string::npos);
+  EXPECT_NE(s.find("multi/h2d/all/64MiB: 101.5 GB/s total; gpu1 h2d 50.0 GB/s"), std::string::npos);
+  EXPECT_NE(s.find("skew/allreduce/n2/64KiB/exp10us/sync: 21.5 us, wait 4.5 5.2 us"), std::string::npos) << s;
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #include "validate/timing.h"
 
 #include <algorithm>
+#include <mutex>
 #include <thread>
 
 #include "validate/cuda_util.h"
+#include "validate/pacing.h"
 
 namespace specsim::validate {
 
@@ -46,6 +48,22 @@ Status ParallelFor(int n, const std::function<Status(int)>& fn) {
   for (int r = 0; r < n; ++r)
     if (!results[r].ok()) return results[r].Annotate("rank " + std::to_string(r));
   return Status::Ok();
+}
+
+Status ParallelForWithBarrier(int n, TimedBarrier* barrier, const std::function<Status(int)>& fn) {
+  std::mutex mu;
+  Status first;
+  Status st = ParallelFor(n, [&](int r) -> Status {
+    Status s = fn(r);
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (first.ok()) first = s.Annotate("rank " + std::to_string(r));
+      barrier->Break();
+    }
+    return s;
+  });
+  if (st.ok()) return st;
+  return first.ok() ? st : first;
 }
 
 StatusOr<std::vector<double>> TimeOpOnAll(const std::vector<int>& devices, const std::vector<cudaStream_t>& streams,

@@ -29,6 +29,13 @@ StatusOr<std::vector<double>> TimeOp(int device, cudaStream_t stream, const Timi
 // first error by rank order, annotated with the rank.
 Status ParallelFor(int n, const std::function<Status(int)>& fn);
 
+class TimedBarrier;
+// ParallelFor for ranks that meet at `barrier` (validate/pacing.h): a rank that fails breaks the
+// barrier so that the others stop at once instead of waiting out their timeout, and the error
+// returned is the first one in time (the cause, annotated with its rank), not a later "barrier
+// broken".
+Status ParallelForWithBarrier(int n, TimedBarrier* barrier, const std::function<Status(int)>& fn);
+
 StatusOr<std::vector<double>> TimeOpOnAll(const std::vector<int>& devices, const std::vector<cudaStream_t>& streams,
                                           const TimingConfig& cfg, const std::function<Status(int)>& op,
                                           const std::string& what);

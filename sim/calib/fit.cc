@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <functional>
+#include <numeric>
 #include <optional>
 
 #include "sim/calib/least_squares.h"
 #include "sim/calib/predictors.h"
 #include "sim/calib/trace_io.h"
+#include "sim/coll/collective_planner.h"
 #include "sim/coll/protocol.h"
 #include "sim/compute/kernel_cost.h"
 #include "sim/net/routing.h"
@@ -20,9 +23,18 @@ double MeasuredNs(const trace::Item& item) { return item.stats().median_us() * 1
 struct Fitter {
   const trace::Trace& trace;
   std::vector<const trace::Item*> items;
-  const net::Topology& topology;
+  // The box as given, then (after the transfer fits) with the fitted fabric applied: what the
+  // simulation-backed fits run on (the fabric's kernel-read cap, copy engines, host-link rate).
+  net::Topology topology;
   FitOptions options;
   FitResult result;
+
+  // Applies the fabric fitted so far to `topology` (from the box as given).
+  Status ApplyFittedFabric(const net::Topology& given) {
+    topology = given;
+    const config::Calibration c = CalibrationFromFit(result, given, "");
+    return ApplyFabricCalibration(c.fabric(), &topology);
+  }
 
   void Record(const std::string& name, const std::string& unit, double value, const LinearSolution& s, int col) {
     if (!s.determined[col]) {
@@ -503,94 +515,320 @@ struct Fitter {
     return FitNcclSteps();
   }
 
-  // NCCL's per-protocol base latency and per-step latency from collectives of 2+ ranks. The
-  // simulated time is not linear in them (a step's latency is a floor that binds only on small
-  // chunks), so this is Gauss-Newton: linearise every item's prediction by finite differences
-  // (1 us) around the current values, solve the weighted least squares for the four unknowns,
-  // repeat. Base and step latency separate only when the items span several rank counts or chunk
-  // counts; otherwise the solver refuses (or keeps NCCL's values with fix_undetermined).
-  Status FitNcclSteps() {
-    std::vector<const trace::Item*> multi;
-    for (const trace::Item* it : items)
-      if (it->kind() == trace::KIND_COLLECTIVE && it->collective().nranks() > 1 &&
-          it->collective().implementation() == trace::IMPL_NCCL)
-        multi.push_back(it);
-    if (multi.empty()) {
-      result.not_fitted.push_back(
-          "nccl per-step latency (base, hop; LL and Simple): need NCCL collectives of 2 or more ranks (NCCL's tables kept)");
-      return OkStatus();
-    }
-    using coll::NcclAlgo;
-    using coll::NcclProto;
-    coll::ProtocolOverrides& o = result.params.nccl.protocol;
-    // Unknowns: base LL, hop LL, base Simple, hop Simple (us) and LL's wire efficiency; start from
-    // the current values.
-    std::vector<double> theta = {
-        o.base_latency_ll_us.value_or(coll::NcclBaseLatencyUs(NcclAlgo::kRing, NcclProto::kLl)),
-        o.hop_latency_ll_us.value_or(coll::NcclHopLatencyUs(coll::NcclHw::kPci, NcclAlgo::kRing, NcclProto::kLl)),
-        o.base_latency_simple_us.value_or(coll::NcclBaseLatencyUs(NcclAlgo::kRing, NcclProto::kSimple)),
-        o.hop_latency_simple_us.value_or(coll::NcclHopLatencyUs(coll::NcclHw::kPci, NcclAlgo::kRing, NcclProto::kSimple)),
-        o.ll_wire_efficiency.value_or(coll::NcclProtocolModel(NcclProto::kLl).wire_efficiency)};
-    constexpr int kUnknowns = 5;
-    // Finite-difference steps: 1 us for latencies, 0.01 for the efficiency.
-    const double step[kUnknowns] = {1.0, 1.0, 1.0, 1.0, 0.01};
-    auto with = [&](const std::vector<double>& t) {
+  // ---- Fits that go through the simulator (collectives) ----
+
+  // One unknown of a simulation-backed fit.
+  struct SimUnknown {
+    std::string name, unit;
+    double value = 0;   // start, then the fit
+    double step = 1;    // finite-difference step
+    double lo = 0, hi = 1e12;
+  };
+
+  // Damped Gauss-Newton: linearises every item's predicted median in the unknowns by finite
+  // differences around the current values, solves the weighted (1/measured) least squares, moves
+  // there (clamped to [lo, hi]) and repeats until the largest relative change is below 1e-3 (at most
+  // 12 rounds). An unknown that no item's prediction moves keeps its start and is listed in
+  // not_fitted; so does one the items cannot separate from the others. `apply` writes the unknowns
+  // into a parameter set.
+  Status FitBySimulation(const std::string& group, const std::vector<const trace::Item*>& fit_items,
+                         std::vector<SimUnknown>& unknowns,
+                         const std::function<void(const std::vector<double>&, CalibParams*)>& apply) {
+    const int k = static_cast<int>(unknowns.size());
+    std::vector<double> theta(k);
+    for (int j = 0; j < k; ++j) theta[j] = unknowns[j].value;
+    auto params_at = [&](const std::vector<double>& t) {
       CalibParams p = result.params;
-      p.nccl.protocol.base_latency_ll_us = t[0];
-      p.nccl.protocol.hop_latency_ll_us = t[1];
-      p.nccl.protocol.base_latency_simple_us = t[2];
-      p.nccl.protocol.hop_latency_simple_us = t[3];
-      p.nccl.protocol.ll_wire_efficiency = t[4];
+      apply(t, &p);
       return p;
     };
     LinearSolution s;
-    for (int iteration = 0; iteration < 4; ++iteration) {
+    LinearProblem last;
+    std::vector<bool> ever_determined(k, false), ever_had_items(k, false);
+    std::vector<int> points(k, 0);
+    for (int round = 0; round < 12; ++round) {
       LinearProblem p;
-      p.names = {"nccl.base_latency_ll_us", "nccl.hop_latency_ll_us", "nccl.base_latency_simple_us",
-                 "nccl.hop_latency_simple_us", "nccl.ll_wire_efficiency"};
+      for (const SimUnknown& u : unknowns) p.names.push_back(u.name);
       p.defaults = theta;
-      Predictor at(trace, topology, with(theta));
+      const Predictor at(trace, topology, params_at(theta));
       std::vector<Predictor> bumped;
-      for (int j = 0; j < kUnknowns; ++j) {
+      std::vector<double> h(k);
+      for (int j = 0; j < k; ++j) {
         std::vector<double> t = theta;
-        t[j] += j == 4 && t[j] + step[j] > 1 ? -step[j] : step[j];  // efficiency stays <= 1
-        bumped.emplace_back(trace, topology, with(t));
+        h[j] = t[j] + unknowns[j].step <= unknowns[j].hi ? unknowns[j].step : -unknowns[j].step;
+        t[j] += h[j];
+        bumped.emplace_back(trace, topology, params_at(t));
       }
-      for (const trace::Item* it : multi) {
+      for (const trace::Item* it : fit_items) {
         const Prediction base = at.Predict(*it);
         if (!base.simulated) continue;
-        std::vector<double> row(kUnknowns);
+        std::vector<double> row(k);
         double rhs = MeasuredNs(*it) * 1e-3 - base.predicted_us;
-        for (int j = 0; j < kUnknowns; ++j) {
-          const double h = j == 4 && theta[j] + step[j] > 1 ? -step[j] : step[j];
-          row[j] = (bumped[j].Predict(*it).predicted_us - base.predicted_us) / h;  // d(us)/d(unknown)
-          // A latency floor that does not bind gives exactly 0: the item says nothing about it.
-          if (std::abs(row[j]) < 1e-9) row[j] = 0;
+        for (int j = 0; j < k; ++j) {
+          const Prediction b = bumped[j].Predict(*it);
+          row[j] = b.simulated ? (b.predicted_us - base.predicted_us) / h[j] : 0;
+          // A floor or cap that does not bind gives (almost) exactly 0: the item says nothing of it.
+          if (std::abs(row[j] * h[j]) < 1e-6 * std::max(1e-3, base.predicted_us)) row[j] = 0;
           rhs += row[j] * theta[j];
         }
         p.AddRow(row, rhs, 1 / (MeasuredNs(*it) * 1e-3));
       }
-      if (p.rows.empty()) break;
-      ASSIGN_OR_RETURN(s, SolveLeastSquares(p, options.fix_undetermined, "NCCL per-step latency"));
+      if (p.rows.empty()) {
+        result.not_fitted.push_back(group + ": no item could be simulated (defaults kept)");
+        return OkStatus();
+      }
+      ASSIGN_OR_RETURN(s, SolveLeastSquares(p, /*fix_undetermined=*/true, group));
+      for (int j = 0; j < k; ++j) {
+        if (s.determined[j]) {
+          ever_determined[j] = true;
+          points[j] = std::max(points[j], s.points[j]);
+        }
+        ever_had_items[j] = ever_had_items[j] || s.has_items[j];
+      }
+      last = p;
       double change = 0;
-      for (int j = 0; j < kUnknowns; ++j) {
-        change = std::max(change, std::abs(s.x[j] - theta[j]));
-        theta[j] = j == 4 ? std::clamp(s.x[j], 0.05, 1.0) : std::max(0.0, s.x[j]);
+      for (int j = 0; j < k; ++j) {
+        if (!s.determined[j]) continue;
+        // Damping: move at most halfway to a bound, and at most 4x or 1/4 of a positive value.
+        double next = std::clamp(s.x[j], unknowns[j].lo, unknowns[j].hi);
+        if (theta[j] > 0) next = std::clamp(next, theta[j] / 4, theta[j] * 4);
+        change = std::max(change, std::abs(next - theta[j]) / std::max(std::abs(theta[j]), 1e-9));
+        theta[j] = next;
       }
       if (change < 1e-3) break;
     }
-    if (s.x.empty()) {
-      result.not_fitted.push_back("nccl per-step latency: no multi-rank NCCL item could be simulated (NCCL's tables kept)");
+    // An unknown the items never determined keeps its start; one they moved is reported with the
+    // residual of the last round's rows (the group's rms relative residual).
+    double group_residual = 0;
+    for (int j = 0; j < k; ++j) group_residual = std::max(group_residual, s.residual_rms[j]);
+    for (int j = 0; j < k; ++j) {
+      if (!ever_determined[j]) {
+        theta[j] = unknowns[j].value;
+        result.not_fitted.push_back(unknowns[j].name +
+                                    (ever_had_items[j] ? ": not separable by the items used" : ": no item depends on it") +
+                                    " (kept at " + std::to_string(theta[j]) + " " + unknowns[j].unit + ": the default, or an earlier pass's fit)");
+      } else {
+        result.fitted.push_back({unknowns[j].name, unknowns[j].unit, theta[j], group_residual, points[j]});
+      }
+      unknowns[j].value = theta[j];
+    }
+    apply(theta, &result.params);
+    return OkStatus();
+  }
+
+  // NCCL's per-step costs per (transport, protocol) from collectives of 2+ ranks: the base latency
+  // (once per collective), the per-step latency (a floor on every chunk's step) and the channel
+  // rate (the most one channel moves), each group fitted on its own items by FitBySimulation.
+  // Which transport and protocol an item ran on comes from the planner (the recorded NCCL pick and
+  // environment). With one rank count the base and per-step latencies separate only through the
+  // chunk counts of larger messages; when they do not, NCCL's per-step value is kept and named.
+  Status FitNcclSteps() {
+    using Key = std::tuple<coll::NcclTransport, coll::NcclProto, int>;
+    std::map<Key, std::vector<const trace::Item*>> groups;
+    int multi = 0;
+    for (const trace::Item* it : items) {
+      if (it->kind() != trace::KIND_COLLECTIVE || it->collective().nranks() < 2 ||
+          it->collective().implementation() != trace::IMPL_NCCL)
+        continue;
+      ++multi;
+      auto request = CollectiveRequestOf(it->collective(), result.params);
+      if (!request.ok()) continue;
+      net::Router router(topology);
+      auto plan = coll::PlanCollective(topology, router, *request);
+      if (!plan.ok()) continue;
+      auto proto = coll::ParseNcclProto(plan->protocol);
+      if (!proto.ok()) continue;
+      groups[{plan->worst_transport, *proto, static_cast<int>(request->collective)}].push_back(it);
+    }
+    if (multi == 0) {
+      result.not_fitted.push_back(
+          "nccl per-step costs (per transport and protocol): need NCCL collectives of 2 or more ranks (NCCL's tables kept)");
       return OkStatus();
     }
-    const char* names[] = {"nccl.base_latency_ll_us", "nccl.hop_latency_ll_us", "nccl.base_latency_simple_us",
-                           "nccl.hop_latency_simple_us", "nccl.ll_wire_efficiency"};
-    std::optional<double>* fields[] = {&o.base_latency_ll_us, &o.hop_latency_ll_us, &o.base_latency_simple_us,
-                                       &o.hop_latency_simple_us, &o.ll_wire_efficiency};
-    for (int j = 0; j < kUnknowns; ++j) {
-      if (s.determined[j]) *fields[j] = theta[j];
-      Record(names[j], j == 4 ? "" : "us", theta[j], s, j);
+    // Two passes: the groups, then NCCL's eager and in-graph per-call extras from what is left
+    // (one pair for every group), then the groups again with those extras.
+    for (int pass = 0; pass < 2; ++pass) {
+      for (auto& [key, group_items] : groups) RETURN_IF_ERROR(FitNcclGroup(key, group_items, pass == 1));
+      if (pass == 0) FitNcclCallExtras();
     }
+    return OkStatus();
+  }
+
+  // Eager and in-graph NCCL calls differ by what NCCL does per call on the host (eager) or per
+  // captured call (graph): the mean residual of each, over every multi-rank NCCL item.
+  void FitNcclCallExtras() {
+    const Predictor at(trace, topology, result.params);
+    double sum[2] = {0, 0};
+    int count[2] = {0, 0};
+    for (const trace::Item* it : items) {
+      if (it->kind() != trace::KIND_COLLECTIVE || it->collective().nranks() < 2 ||
+          it->collective().implementation() != trace::IMPL_NCCL)
+        continue;
+      const Prediction p = at.Predict(*it);
+      if (!p.simulated) continue;
+      const int g = it->collective().cuda_graph() ? 1 : 0;
+      sum[g] += MeasuredNs(*it) - p.predicted_us * 1e3;
+      ++count[g];
+    }
+    // The base latencies absorb what both have in common: only the difference is the graph's.
+    if (count[0] == 0 || count[1] == 0) {
+      result.not_fitted.push_back("nccl.graph_call_extra_ns: needs NCCL items both eager and in CUDA graphs (default kept)");
+      return;
+    }
+    const double diff = sum[1] / count[1] - sum[0] / count[0];
+    result.params.nccl.graph_call_extra_ns += diff;
+    result.fitted.push_back({"nccl.graph_call_extra_ns", "ns", result.params.nccl.graph_call_extra_ns, 0, count[0] + count[1]});
+  }
+
+  Status FitNcclGroup(const std::tuple<coll::NcclTransport, coll::NcclProto, int>& key,
+                      const std::vector<const trace::Item*>& group_items, bool report) {
+    {
+      const auto [transport, proto, op] = key;
+      const std::string base = std::string("nccl.") + coll::NcclTransportName(transport) + "." +
+                               coll::NcclProtoName(proto) + "." + coll::CollectiveName(static_cast<coll::Collective>(op));
+      const coll::ProtocolCost& cost = result.params.nccl.protocol.per_op[key];
+      const coll::ProtocolModel table = coll::ApplyProtocolOverrides(
+          coll::NcclProtocolModel(proto, coll::NcclAlgo::kRing, coll::NcclHwOf(transport)), proto, transport,
+          result.params.nccl.protocol, op);
+      // Channel rate start: slightly above the largest item's measured bus bandwidth per channel
+      // (so that it binds there and the fit can move it).
+      double channel_start = 0;
+      for (const trace::Item* it : group_items) {
+        int ch = it->collective().nccl_chosen_channels();
+        if (ch <= 0) {  // not recorded: the channels the planner gives the call
+          auto request = CollectiveRequestOf(it->collective(), result.params);
+          net::Router router(topology);
+          auto plan = request.ok() ? coll::PlanCollective(topology, router, *request) : StatusOr<coll::PlannedCollective>(request.status());
+          ch = plan.ok() ? plan->channels : 1;
+        }
+        channel_start = std::max(channel_start, 1.2 * it->busbw_gbps() / std::max(1, ch));
+      }
+      if (cost.channel_gbps) channel_start = *cost.channel_gbps;
+      std::vector<SimUnknown> u = {
+          {base + ".base_latency_us", "us", NanosFromPicos(table.base_latency_ps) * 1e-3, 0.5, 0, 200},
+          {base + ".hop_latency_us", "us", NanosFromPicos(table.hop_latency_ps) * 1e-3, 0.25, 0, 100},
+          {base + ".channel_gbps", "GB/s", std::max(channel_start, 0.1), 0.05 * std::max(channel_start, 0.1), 0.01, 1e4}};
+      const size_t fitted_before = result.fitted.size(), not_fitted_before = result.not_fitted.size();
+      RETURN_IF_ERROR(FitBySimulation(base, group_items, u, [key](const std::vector<double>& t, CalibParams* p) {
+        coll::ProtocolCost& c = p->nccl.protocol.per_op[key];
+        c.base_latency_us = t[0];
+        c.hop_latency_us = t[1];
+        c.channel_gbps = t[2];
+      }));
+      if (!report) {  // the first pass's report is superseded by the second's
+        result.fitted.resize(fitted_before);
+        result.not_fitted.resize(not_fitted_before);
+      }
+    }
+    return OkStatus();
+  }
+
+  // Our one-shot / two-shot kernels per transport (peer, host): the barrier flag's trip and one
+  // block's read rate.
+  Status FitCustomAllreduce() {
+    for (bool host : {false, true}) {
+      std::vector<const trace::Item*> group_items;
+      double start_rate = 0;
+      for (const trace::Item* it : items) {
+        if (it->kind() != trace::KIND_CUSTOM_ALLREDUCE || it->collective().nranks() < 2) continue;
+        if ((it->collective().transport() == trace::TRANSPORT_HOST_MAPPED) != host) continue;
+        group_items.push_back(it);
+        const int blocks = std::max(1, it->collective().blocks());
+        // Start below the largest item's bus bandwidth per block, so that the cap binds there and
+        // the fit can move it (a cap that binds nothing has no derivative).
+        start_rate = std::max(start_rate, 0.8 * it->busbw_gbps() / blocks);
+      }
+      const std::string base = std::string("custom_allreduce.") + (host ? "host" : "peer");
+      if (group_items.empty()) {
+        result.not_fitted.push_back(base + ": no custom allreduce items of 2+ ranks (defaults kept)");
+        continue;
+      }
+      CustomAllreduceParams& c = result.params.custom;
+      std::vector<SimUnknown> u = {
+          // Start above any path latency (the floor must bind to be moved): 20 us.
+          {base + ".flag_latency_us", "us", std::max(host ? c.host_flag_latency_us : c.peer_flag_latency_us, 20.0), 0.25, 0, 500},
+          {base + ".read_gbps_per_block", "GB/s", std::max(start_rate, 0.1), 0.05 * std::max(start_rate, 0.1), 0.01, 1e4}};
+      RETURN_IF_ERROR(FitBySimulation(base, group_items, u, [host](const std::vector<double>& t, CalibParams* p) {
+        (host ? p->custom.host_flag_latency_us : p->custom.peer_flag_latency_us) = t[0];
+        (host ? p->custom.host_read_gbps_per_block : p->custom.peer_read_gbps_per_block) = t[1];
+      }));
+    }
+    return OkStatus();
+  }
+
+  // Small copies under a bulk copy: which H2D sizes bypass the queue (the largest size measured
+  // not queued, below the smallest one queued), and per (small, bulk) direction pair the extra
+  // latency of copies that do not queue: the mean of measured - (L + B / rate) over them.
+  Status FitUnderLoad() {
+    FabricParams& f = result.params.fabric;
+    double largest_bypass = 0, smallest_queued = 0;
+    std::map<std::string, std::vector<double>> extra;
+    std::vector<const trace::Item*> loads;
+    for (const trace::Item* it : items)
+      if (it->kind() == trace::KIND_LATENCY_UNDER_LOAD) loads.push_back(it);
+    if (loads.empty()) {
+      result.not_fitted.push_back("fabric.h2d_bypass_max_bytes, fabric.under_load_extra_ns: no latency-under-load items (defaults kept)");
+      return OkStatus();
+    }
+    for (const trace::Item* it : loads) {
+      const trace::TransferParams& t = it->transfer();
+      const double bytes = static_cast<double>(t.bytes()), ns = MeasuredNs(*it);
+      const TransferClass& load = Host(t.load_direction(), t.host_memory());
+      const bool queued = t.direction() == t.load_direction() && ns > 0.5 * load.TimeNs(static_cast<double>(t.load_bytes()));
+      if (t.direction() == trace::DIRECTION_H2D && t.load_direction() == trace::DIRECTION_H2D) {
+        if (queued) smallest_queued = smallest_queued == 0 ? bytes : std::min(smallest_queued, bytes);
+        else largest_bypass = std::max(largest_bypass, bytes);
+      }
+      if (queued) continue;
+      const TransferClass& c = Host(t.direction(), t.host_memory());
+      const double rate = t.direction() == t.load_direction() ? 0.5 * c.bandwidth_gbps : f.duplex_factor * c.bandwidth_gbps;
+      extra[UnderLoadKey(t.direction(), t.load_direction())].push_back(ns - c.latency_ns - bytes / rate);
+    }
+    if (largest_bypass > 0 && (smallest_queued == 0 || largest_bypass < smallest_queued)) {
+      f.h2d_bypass_max_bytes = largest_bypass;
+      result.fitted.push_back({"fabric.h2d_bypass_max_bytes", "B", largest_bypass, 0,
+                               static_cast<int>(loads.size())});
+    } else {
+      result.not_fitted.push_back("fabric.h2d_bypass_max_bytes: no H2D copy bypassed a running H2D copy (every copy queues)");
+    }
+    for (auto& [key, values] : extra) {
+      const double mean = std::accumulate(values.begin(), values.end(), 0.0) / values.size();
+      f.under_load_extra_ns[key] = mean;
+      result.fitted.push_back({"fabric.under_load_extra_ns." + key, "ns", mean, 0, static_cast<int>(values.size())});
+    }
+    return OkStatus();
+  }
+
+  // The shared host limit of copies on several GPUs and directions at once: the median aggregate
+  // rate of the items whose copies together ran below 90% of what they would alone.
+  Status FitHostMemory() {
+    FabricParams& f = result.params.fabric;
+    const double saved = f.host_memory_gbps;
+    f.host_memory_gbps = 0;
+    const Predictor unlimited(trace, topology, result.params);
+    std::vector<double> binding;
+    int multi = 0;
+    for (const trace::Item* it : items) {
+      if (it->kind() != trace::KIND_HOST_COPIES_MULTI) continue;
+      ++multi;
+      const Prediction p = unlimited.Predict(*it);
+      if (!p.simulated || p.predicted_us * 1e3 > 0.9 * MeasuredNs(*it)) continue;
+      double total = 0;
+      for (const trace::ConcurrentCopy& c : it->transfer().copies()) total += static_cast<double>(c.bytes());
+      binding.push_back(total / MeasuredNs(*it));
+    }
+    f.host_memory_gbps = saved;
+    if (multi == 0) {
+      result.not_fitted.push_back("fabric.host_memory_gbps: no host copies on several GPUs at once (default kept)");
+      return OkStatus();
+    }
+    if (binding.empty()) {
+      result.not_fitted.push_back("fabric.host_memory_gbps: copies on several GPUs ran as fast as alone (no shared limit seen)");
+      return OkStatus();
+    }
+    std::sort(binding.begin(), binding.end());
+    f.host_memory_gbps = binding[binding.size() / 2];
+    result.fitted.push_back({"fabric.host_memory_gbps", "GB/s", f.host_memory_gbps, 0, static_cast<int>(binding.size())});
     return OkStatus();
   }
 };
@@ -600,6 +838,7 @@ struct Fitter {
 StatusOr<FitResult> Fit(const trace::Trace& trace, const std::vector<int>& indices, const net::Topology& topology,
                         const CalibParams& start, const FitOptions& options) {
   Fitter f{trace, {}, topology, options, {}};
+  f.result.topology = topology;
   f.result.params = start;
   if (indices.empty()) {
     for (const trace::Item& it : trace.items()) f.items.push_back(&it);
@@ -616,8 +855,13 @@ StatusOr<FitResult> Fit(const trace::Trace& trace, const std::vector<int>& indic
   RETURN_IF_ERROR(f.FitMultiStream(max_engines));
   RETURN_IF_ERROR(f.FitZeroCopy());
   RETURN_IF_ERROR(f.FitP2p());
+  RETURN_IF_ERROR(f.ApplyFittedFabric(topology));
   RETURN_IF_ERROR(f.FitCompute());
+  RETURN_IF_ERROR(f.FitUnderLoad());
+  RETURN_IF_ERROR(f.FitHostMemory());
   RETURN_IF_ERROR(f.FitNcclLocal());
+  RETURN_IF_ERROR(f.FitCustomAllreduce());
+  f.result.topology = f.topology;
   return std::move(f.result);
 }
 

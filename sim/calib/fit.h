@@ -49,6 +49,10 @@ struct FitResult {
   CalibParams params;
   std::vector<FittedParam> fitted;
   std::vector<std::string> not_fitted;  // "name: reason"
+  // The topology with the fitted fabric applied (ApplyFabricCalibration of the result's fabric
+  // part: copy engines, copy setup, outstanding read bytes, host-link rate): the one the
+  // simulation-backed fits (collectives) ran on, and the one to predict with.
+  net::Topology topology;
 };
 
 // Fits on the items of `trace` whose indices are in `items` (all items when empty), starting from

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "sim/core/check.h"
+#include "sim/coll/collective_planner.h"
 #include "sim/net/routing.h"
 
 namespace specsim::calib {
@@ -77,6 +78,42 @@ CalibParams DefaultParams(const net::Topology& t, int gpu) {
   return p;
 }
 
+StatusOr<coll::ProtocolOverrides> ProtocolOverridesFromProto(const config::NcclCalibration& n) {
+  coll::ProtocolOverrides o;
+  auto set = [](std::optional<double>& field, double value) {
+    if (value != 0) field = value;
+  };
+  set(o.base_latency_ll_us, n.base_latency_ll_us());
+  set(o.base_latency_simple_us, n.base_latency_simple_us());
+  set(o.hop_latency_ll_us, n.hop_latency_ll_us());
+  set(o.hop_latency_simple_us, n.hop_latency_simple_us());
+  set(o.ll_wire_efficiency, n.ll_wire_efficiency());
+  for (int i = 0; i < n.protocols_size(); ++i) {
+    const config::NcclProtocolCalibration& e = n.protocols(i);
+    const std::string where = "nccl.protocols[" + std::to_string(i) + "]";
+    auto t = coll::ParseNcclTransport(e.transport());
+    if (!t.ok()) return t.status().WithPrefix(where + ".transport");
+    auto p = coll::ParseNcclProto(e.protocol());
+    if (!p.ok()) return p.status().WithPrefix(where + ".protocol");
+    for (double v : {e.base_latency_us(), e.hop_latency_us(), e.channel_gbps(), e.wire_efficiency()})
+      if (!std::isfinite(v) || v < 0) return InvalidArgumentError(where + ": values must be finite and >= 0");
+    if (e.wire_efficiency() > 1) return InvalidArgumentError(where + ".wire_efficiency must be <= 1");
+    coll::ProtocolCost* target = &o.per_transport[{*t, *p}];
+    if (!e.op().empty()) {
+      auto op = coll::ParseCollective(e.op());
+      if (!op.ok() || *op == coll::Collective::kAllToAll)
+        return InvalidArgumentError(where + ".op \"" + e.op() + "\": allowed values are \"\" (every op), allreduce, allgather, reducescatter");
+      target = &o.per_op[{*t, *p, static_cast<int>(*op)}];
+    }
+    coll::ProtocolCost& cost = *target;
+    set(cost.base_latency_us, e.base_latency_us());
+    set(cost.hop_latency_us, e.hop_latency_us());
+    set(cost.channel_gbps, e.channel_gbps());
+    set(cost.wire_efficiency, e.wire_efficiency());
+  }
+  return o;
+}
+
 CalibParams ApplyCalibrationProto(CalibParams p, const config::Calibration& c) {
   p.compute = compute::ApplyCalibration(p.compute, c.compute());
   const config::FabricCalibration& fc = c.fabric();
@@ -101,14 +138,35 @@ CalibParams ApplyCalibrationProto(CalibParams p, const config::Calibration& c) {
   if (c.compute().l2_resident_bandwidth_gbps() != 0)
     p.bench.l2_resident_bandwidth_gbps = c.compute().l2_resident_bandwidth_gbps();
   if (c.nccl().local_call_overhead_ns() != 0) p.nccl.local_call_overhead_ns = c.nccl().local_call_overhead_ns();
-  auto set = [](std::optional<double>& field, double value) {
-    if (value != 0) field = value;
-  };
-  set(p.nccl.protocol.base_latency_ll_us, c.nccl().base_latency_ll_us());
-  set(p.nccl.protocol.base_latency_simple_us, c.nccl().base_latency_simple_us());
-  set(p.nccl.protocol.hop_latency_ll_us, c.nccl().hop_latency_ll_us());
-  set(p.nccl.protocol.hop_latency_simple_us, c.nccl().hop_latency_simple_us());
-  set(p.nccl.protocol.ll_wire_efficiency, c.nccl().ll_wire_efficiency());
+  if (c.nccl().eager_call_extra_ns() != 0) p.nccl.eager_call_extra_ns = c.nccl().eager_call_extra_ns();
+  if (c.nccl().graph_call_extra_ns() != 0) p.nccl.graph_call_extra_ns = c.nccl().graph_call_extra_ns();
+  if (auto o = ProtocolOverridesFromProto(c.nccl()); o.ok()) {
+    // Merge: entries of the calibration override the same entries of `p`.
+    coll::ProtocolOverrides& dst = p.nccl.protocol;
+    if (o->base_latency_ll_us) dst.base_latency_ll_us = o->base_latency_ll_us;
+    if (o->base_latency_simple_us) dst.base_latency_simple_us = o->base_latency_simple_us;
+    if (o->hop_latency_ll_us) dst.hop_latency_ll_us = o->hop_latency_ll_us;
+    if (o->hop_latency_simple_us) dst.hop_latency_simple_us = o->hop_latency_simple_us;
+    if (o->ll_wire_efficiency) dst.ll_wire_efficiency = o->ll_wire_efficiency;
+    auto merge = [](const coll::ProtocolCost& cost, coll::ProtocolCost& d) {
+      if (cost.base_latency_us) d.base_latency_us = cost.base_latency_us;
+      if (cost.hop_latency_us) d.hop_latency_us = cost.hop_latency_us;
+      if (cost.channel_gbps) d.channel_gbps = cost.channel_gbps;
+      if (cost.wire_efficiency) d.wire_efficiency = cost.wire_efficiency;
+    };
+    for (const auto& [key, cost] : o->per_transport) merge(cost, dst.per_transport[key]);
+    for (const auto& [key, cost] : o->per_op) merge(cost, dst.per_op[key]);
+  }
+  for (const config::CustomAllreduceCalibration& ca : c.custom_allreduce()) {
+    if (ca.transport() != "peer" && ca.transport() != "host") continue;  // the loader's check names it
+    const bool host = ca.transport() == "host";
+    if (ca.flag_latency_us() > 0) (host ? p.custom.host_flag_latency_us : p.custom.peer_flag_latency_us) = ca.flag_latency_us();
+    if (ca.read_gbps_per_block() > 0)
+      (host ? p.custom.host_read_gbps_per_block : p.custom.peer_read_gbps_per_block) = ca.read_gbps_per_block();
+  }
+  if (fc.h2d_bypass_max_bytes() > 0) f.h2d_bypass_max_bytes = fc.h2d_bypass_max_bytes();
+  for (const auto& [key, ns] : fc.under_load_extra_ns()) f.under_load_extra_ns[key] = ns;
+  if (fc.host_memory_gbps() > 0) f.host_memory_gbps = fc.host_memory_gbps();
   return p;
 }
 
@@ -159,6 +217,34 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
   if (o.hop_latency_ll_us) c.mutable_nccl()->set_hop_latency_ll_us(*o.hop_latency_ll_us);
   if (o.hop_latency_simple_us) c.mutable_nccl()->set_hop_latency_simple_us(*o.hop_latency_simple_us);
   if (o.ll_wire_efficiency) c.mutable_nccl()->set_ll_wire_efficiency(*o.ll_wire_efficiency);
+  auto write = [&c](coll::NcclTransport t, coll::NcclProto p, const char* op, const coll::ProtocolCost& cost) {
+    if (cost.empty()) return;
+    config::NcclProtocolCalibration* e = c.mutable_nccl()->add_protocols();
+    e->set_transport(coll::NcclTransportName(t));
+    e->set_protocol(coll::NcclProtoName(p));
+    e->set_op(op);
+    if (cost.base_latency_us) e->set_base_latency_us(*cost.base_latency_us);
+    if (cost.hop_latency_us) e->set_hop_latency_us(*cost.hop_latency_us);
+    if (cost.channel_gbps) e->set_channel_gbps(*cost.channel_gbps);
+    if (cost.wire_efficiency) e->set_wire_efficiency(*cost.wire_efficiency);
+  };
+  for (const auto& [key, cost] : o.per_transport) write(key.first, key.second, "", cost);
+  for (const auto& [key, cost] : o.per_op)
+    write(std::get<0>(key), std::get<1>(key), coll::CollectiveName(static_cast<coll::Collective>(std::get<2>(key))), cost);
+  if (p.nccl.eager_call_extra_ns != 0) c.mutable_nccl()->set_eager_call_extra_ns(p.nccl.eager_call_extra_ns);
+  if (p.nccl.graph_call_extra_ns != 0) c.mutable_nccl()->set_graph_call_extra_ns(p.nccl.graph_call_extra_ns);
+  for (bool host : {false, true}) {
+    const double us = host ? p.custom.host_flag_latency_us : p.custom.peer_flag_latency_us;
+    const double rate = host ? p.custom.host_read_gbps_per_block : p.custom.peer_read_gbps_per_block;
+    if (us <= 0 && rate <= 0) continue;
+    config::CustomAllreduceCalibration* ca = c.add_custom_allreduce();
+    ca->set_transport(host ? "host" : "peer");
+    ca->set_flag_latency_us(us);
+    ca->set_read_gbps_per_block(rate);
+  }
+  if (p.fabric.h2d_bypass_max_bytes > 0) fc->set_h2d_bypass_max_bytes(p.fabric.h2d_bypass_max_bytes);
+  for (const auto& [key, ns] : p.fabric.under_load_extra_ns) (*fc->mutable_under_load_extra_ns())[key] = ns;
+  if (p.fabric.host_memory_gbps > 0) fc->set_host_memory_gbps(p.fabric.host_memory_gbps);
   return c;
 }
 

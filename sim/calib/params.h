@@ -44,12 +44,36 @@ struct FabricParams {
   TransferClass zero_copy_read, zero_copy_write;
   double kernel_read_per_sm_gbps = 0;  // 0: no per-SM cap
   std::map<std::string, P2pParams> p2p;  // by path class name ("PIX", ...)
+  // Host-to-device copies of at most this many bytes do not queue behind a running H2D copy
+  // (carried in the command stream); 0: every copy queues.
+  double h2d_bypass_max_bytes = 0;
+  // A small copy issued while a bulk copy runs pays this much beyond its lone latency, per
+  // (small direction, bulk direction) when it does not queue behind it: "h2d/h2d" (bypassing),
+  // "d2h/h2d", "h2d/d2h". Missing: 0.
+  std::map<std::string, double> under_load_extra_ns;
+  // Host copies of all GPUs and both directions together, GB/s; 0: no shared limit.
+  double host_memory_gbps = 0;
 };
 
 struct NcclParams {
   double local_call_overhead_ns = 0;
-  // Per-protocol base and per-step latency replacing NCCL's tuning table (unset: the table).
+  // 2+ ranks: NCCL's cost per call beyond an empty kernel's launch, eager and in a graph (ns).
+  double eager_call_extra_ns = 0;
+  double graph_call_extra_ns = 0;
+  // Per transport and protocol: base and per-step latency, channel cap, wire efficiency replacing
+  // NCCL's tuning table and the fabric-only defaults (unset: those).
   coll::ProtocolOverrides protocol;
+};
+
+// Our one-shot / two-shot kernels (validate/allreduce_kernels.cu): the floor of a barrier flag's
+// trip per transport (write + fence + the peer's poll seeing it), us; 0 = the path latency only.
+// And the most one of its thread blocks reads, GB/s (its loads in flight / the round trip: the
+// kernel keeps one 16-byte load per peer in flight per thread); 0 = the fabric's own read cap.
+struct CustomAllreduceParams {
+  double peer_flag_latency_us = 0;
+  double host_flag_latency_us = 0;
+  double peer_read_gbps_per_block = 0;
+  double host_read_gbps_per_block = 0;
 };
 
 // Micro-benchmark effects that exist only because a trace item re-runs one kernel on the same
@@ -62,8 +86,13 @@ struct CalibParams {
   FabricParams fabric;
   compute::ComputeParams compute;
   NcclParams nccl;
+  CustomAllreduceParams custom;
   BenchParams bench;
 };
+
+// A calibration's `nccl` block as planner overrides: fields 2-6 for every transport, `protocols`
+// per (transport, protocol). InvalidArgument naming the entry for an unknown transport or protocol.
+StatusOr<coll::ProtocolOverrides> ProtocolOverridesFromProto(const config::NcclCalibration& nccl);
 
 // The simulator's defaults on `topology` for GPU `gpu`: compute::ComputeParams{}; host copies as a
 // lone copy-engine flow GPU <-> the host memory of its socket (path latency + copy_engine_setup_ns +

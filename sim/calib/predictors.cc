@@ -95,6 +95,108 @@ bool L2Resident(const trace::Item& item, const compute::Kernel& kernel, const ne
   return kernel.bytes <= gpu.l2_cache_mib * 1024 * 1024;
 }
 
+bool QueuesBehindBulk(const FabricParams& f, trace::Direction direction, double bytes) {
+  if (f.copy_engines_per_direction > 1) return false;
+  return !(direction == trace::DIRECTION_H2D && bytes <= f.h2d_bypass_max_bytes);
+}
+
+double UnderLoadExtraNs(const FabricParams& f, trace::Direction small, trace::Direction bulk) {
+  auto it = f.under_load_extra_ns.find(UnderLoadKey(small, bulk));
+  return it == f.under_load_extra_ns.end() ? 0.0 : it->second;
+}
+
+std::string UnderLoadKey(trace::Direction small, trace::Direction bulk) {
+  auto name = [](trace::Direction d) { return d == trace::DIRECTION_H2D ? "h2d" : "d2h"; };
+  return std::string(name(small)) + "/" + name(bulk);
+}
+
+double Predictor::HostCopiesTogetherNs(const trace::TransferParams& t) const {
+  const FabricParams& f = params_.fabric;
+  // Each copy at its class rate, times the duplex factor when its GPU moves both directions;
+  // together never above the shared host limit (scaled down alike).
+  std::map<int, int> directions_of_gpu;
+  for (const trace::ConcurrentCopy& c : t.copies()) directions_of_gpu[c.gpu()] |= c.direction() == trace::DIRECTION_H2D ? 1 : 2;
+  std::vector<double> rate;
+  double total = 0;
+  for (const trace::ConcurrentCopy& c : t.copies()) {
+    const TransferClass& cls = HostClass(c.direction(), c.host_memory() == trace::HOST_MEMORY_UNSPECIFIED ? trace::HOST_PINNED : c.host_memory());
+    rate.push_back(cls.bandwidth_gbps * (directions_of_gpu[c.gpu()] == 3 ? f.duplex_factor : 1.0));
+    total += rate.back();
+  }
+  const double scale = f.host_memory_gbps > 0 && total > f.host_memory_gbps ? f.host_memory_gbps / total : 1.0;
+  double longest = 0;
+  for (int i = 0; i < t.copies_size(); ++i) {
+    const trace::ConcurrentCopy& c = t.copies(i);
+    const TransferClass& cls = HostClass(c.direction(), trace::HOST_PINNED);
+    longest = std::max(longest, cls.latency_ns + static_cast<double>(c.bytes()) / (rate[i] * scale));
+  }
+  // Each copy is timed on its own stream by its own events: no cross-stream overhead.
+  return longest;
+}
+
+StatusOr<coll::CollectiveRequest> CollectiveRequestOf(const trace::CollectiveParams& c, const CalibParams& params) {
+  coll::CollectiveRequest request;
+  switch (c.op()) {
+    case trace::ALLREDUCE: request.collective = coll::Collective::kAllReduce; break;
+    case trace::ALLGATHER: request.collective = coll::Collective::kAllGather; break;
+    case trace::REDUCESCATTER: request.collective = coll::Collective::kReduceScatter; break;
+    default: return InvalidArgumentError("collective op " + trace::CollectiveOp_Name(c.op()) + " is not modelled");
+  }
+  request.gpus.assign(c.gpus().begin(), c.gpus().end());
+  request.bytes = c.bytes();
+  if (c.implementation() == trace::IMPL_NCCL) {
+    std::string algo = c.nccl_algo();
+    std::transform(algo.begin(), algo.end(), algo.begin(), ::tolower);
+    auto a = coll::ParseAlgorithm(algo.empty() ? "auto" : algo);
+    if (!a.ok() || *a == coll::Algorithm::kOneShot || *a == coll::Algorithm::kTwoShot)
+      return InvalidArgumentError("NCCL_ALGO=" + c.nccl_algo() + " is not modelled (ring, tree or unset)");
+    request.algorithm = *a;
+    if (!c.nccl_proto().empty()) {
+      auto p = coll::ParseNcclProto(c.nccl_proto());
+      if (!p.ok()) return InvalidArgumentError("NCCL_PROTO=" + c.nccl_proto() + " is not modelled (LL, Simple)");
+      request.protocol = *p;
+    }
+    if (!c.nccl_min_nchannels().empty()) request.min_channels = std::atoi(c.nccl_min_nchannels().c_str());
+    if (!c.nccl_max_nchannels().empty()) request.max_channels = std::atoi(c.nccl_max_nchannels().c_str());
+    if (!c.nccl_p2p_level().empty()) {
+      std::string level = c.nccl_p2p_level();
+      std::transform(level.begin(), level.end(), level.begin(), ::tolower);
+      auto l = coll::ParseP2pLevel(level);
+      if (!l.ok()) return InvalidArgumentError("NCCL_P2P_LEVEL=" + c.nccl_p2p_level() + " is not modelled");
+      request.p2p_level = *l;
+    }
+    request.p2p_disable = c.nccl_p2p_disable() == "1";
+    // What NCCL ran, when the trace recorded it (validate --nccl-log): the measured configuration,
+    // like the environment. The time is still the simulation's; NCCL's pick is checked separately.
+    if (!c.nccl_chosen_algo().empty()) {
+      std::string a = c.nccl_chosen_algo();
+      std::transform(a.begin(), a.end(), a.begin(), ::tolower);
+      auto chosen = coll::ParseAlgorithm(a);
+      if (!chosen.ok() || (*chosen != coll::Algorithm::kRing && *chosen != coll::Algorithm::kTree))
+        return InvalidArgumentError("NCCL ran algorithm " + c.nccl_chosen_algo() + ", which specsim does not model (ring, tree)");
+      request.algorithm = *chosen;
+    }
+    if (!c.nccl_chosen_proto().empty()) {
+      auto p = coll::ParseNcclProto(c.nccl_chosen_proto());
+      if (!p.ok()) return InvalidArgumentError("NCCL ran protocol " + c.nccl_chosen_proto() + ", which specsim does not model");
+      request.protocol = *p;
+    }
+    if (c.nccl_chosen_channels() > 0) request.channels = c.nccl_chosen_channels();
+  } else {
+    request.algorithm = c.implementation() == trace::IMPL_ONE_SHOT ? coll::Algorithm::kOneShot : coll::Algorithm::kTwoShot;
+    if (c.blocks() > 0) request.custom_blocks = c.blocks();
+    // validate's kernels stage the input into their exchange buffers (validate/allreduce_kernels.cu).
+    request.custom_stage_input = true;
+    request.custom_host_mapped = c.transport() == trace::TRANSPORT_HOST_MAPPED;
+    const bool host = request.custom_host_mapped;
+    request.custom_flag_latency_ps =
+        PicosFromMicros(host ? params.custom.host_flag_latency_us : params.custom.peer_flag_latency_us);
+    request.custom_read_gbps_per_block = host ? params.custom.host_read_gbps_per_block : params.custom.peer_read_gbps_per_block;
+  }
+  request.protocol_overrides = params.nccl.protocol;
+  return request;
+}
+
 Predictor::Predictor(const trace::Trace& trace, const net::Topology& topology, CalibParams params)
     : trace_(trace), topology_(topology), params_(std::move(params)) {}
 
@@ -123,6 +225,7 @@ Prediction Predictor::Predict(const trace::Item& item) const {
     case trace::KIND_P2P_COPY:
     case trace::KIND_P2P_KERNEL_READ:
     case trace::KIND_P2P_KERNEL_WRITE:
+    case trace::KIND_HOST_COPIES_MULTI:
       return PredictTransfer(item);
     case trace::KIND_GEMM:
     case trace::KIND_ATTENTION:
@@ -150,6 +253,10 @@ Prediction Predictor::PredictTransfer(const trace::Item& item) const {
   if (p2p) {
     if (t.src_gpu() < 0 || t.src_gpu() >= topology_.num_gpus()) return NotSimulated(GpuRangeReason(t.src_gpu(), topology_));
     if (t.dst_gpu() < 0 || t.dst_gpu() >= topology_.num_gpus()) return NotSimulated(GpuRangeReason(t.dst_gpu(), topology_));
+  } else if (item.kind() == trace::KIND_HOST_COPIES_MULTI) {
+    if (t.copies_size() == 0) return NotSimulated("host copies item without its copies");
+    for (const trace::ConcurrentCopy& c : t.copies())
+      if (c.gpu() < 0 || c.gpu() >= topology_.num_gpus()) return NotSimulated(GpuRangeReason(c.gpu(), topology_));
   } else if (t.gpu() < 0 || t.gpu() >= topology_.num_gpus()) {
     return NotSimulated(GpuRangeReason(t.gpu(), topology_));
   }
@@ -175,12 +282,15 @@ Prediction Predictor::PredictTransfer(const trace::Item& item) const {
       const TransferClass& c = HostClass(t.direction(), t.host_memory());
       const TransferClass& load = HostClass(t.load_direction(), t.host_memory());
       const double lb = static_cast<double>(t.load_bytes());
+      const double extra = UnderLoadExtraNs(f, t.direction(), t.load_direction());
       if (t.load_direction() == t.direction()) {
-        if (f.copy_engines_per_direction <= 1) return Us(load.TimeNs(lb) + c.TimeNs(bytes));
-        return Us(c.latency_ns + bytes / (0.5 * c.bandwidth_gbps));
+        if (QueuesBehindBulk(f, t.direction(), bytes)) return Us(load.TimeNs(lb) + c.TimeNs(bytes));
+        return Us(c.latency_ns + extra + bytes / (0.5 * c.bandwidth_gbps));
       }
-      return Us(c.latency_ns + bytes / (f.duplex_factor * c.bandwidth_gbps));
+      return Us(c.latency_ns + extra + bytes / (f.duplex_factor * c.bandwidth_gbps));
     }
+    case trace::KIND_HOST_COPIES_MULTI:
+      return Us(HostCopiesTogetherNs(t));
     case trace::KIND_ZERO_COPY_READ: {
       double rate = f.zero_copy_read.bandwidth_gbps;
       const int sms = topology_.gpu_spec(t.gpu()).sm_count;
@@ -277,51 +387,17 @@ Prediction Predictor::PredictCollective(const trace::Item& item) const {
     }
     return Us(NanosFromPicos(cost->SequenceTime({copy}, false)) + overhead);
   }
-  coll::CollectiveRequest request;
-  switch (c.op()) {
-    case trace::ALLREDUCE: request.collective = coll::Collective::kAllReduce; break;
-    case trace::ALLGATHER: request.collective = coll::Collective::kAllGather; break;
-    case trace::REDUCESCATTER: request.collective = coll::Collective::kReduceScatter; break;
-    default: return NotSimulated("collective op " + trace::CollectiveOp_Name(c.op()) + " is not modelled");
-  }
-  request.gpus.assign(c.gpus().begin(), c.gpus().end());
-  request.bytes = c.bytes();
-  if (c.implementation() == trace::IMPL_NCCL) {
-    std::string algo = c.nccl_algo();
-    std::transform(algo.begin(), algo.end(), algo.begin(), ::tolower);
-    auto a = coll::ParseAlgorithm(algo.empty() ? "auto" : algo);
-    if (!a.ok() || *a == coll::Algorithm::kOneShot || *a == coll::Algorithm::kTwoShot)
-      return NotSimulated("NCCL_ALGO=" + c.nccl_algo() + " is not modelled (ring, tree or unset)");
-    request.algorithm = *a;
-    if (!c.nccl_proto().empty()) {
-      auto p = coll::ParseNcclProto(c.nccl_proto());
-      if (!p.ok()) return NotSimulated("NCCL_PROTO=" + c.nccl_proto() + " is not modelled (LL, Simple)");
-      request.protocol = *p;
-    }
-    if (!c.nccl_min_nchannels().empty()) request.min_channels = std::atoi(c.nccl_min_nchannels().c_str());
-    if (!c.nccl_max_nchannels().empty()) request.max_channels = std::atoi(c.nccl_max_nchannels().c_str());
-    if (!c.nccl_p2p_level().empty()) {
-      std::string level = c.nccl_p2p_level();
-      std::transform(level.begin(), level.end(), level.begin(), ::tolower);
-      auto l = coll::ParseP2pLevel(level);
-      if (!l.ok()) return NotSimulated("NCCL_P2P_LEVEL=" + c.nccl_p2p_level() + " is not modelled");
-      request.p2p_level = *l;
-    }
-    request.p2p_disable = c.nccl_p2p_disable() == "1";
-  } else {
-    if (c.transport() == trace::TRANSPORT_HOST_MAPPED)
-      return NotSimulated("custom allreduce through mapped host memory is not modelled (peer memory only)");
-    request.algorithm = c.implementation() == trace::IMPL_ONE_SHOT ? coll::Algorithm::kOneShot : coll::Algorithm::kTwoShot;
-    if (c.blocks() > 0) request.custom_blocks = c.blocks();
-  }
-  request.protocol_overrides = params_.nccl.protocol;
+  auto request = CollectiveRequestOf(c, params_);
+  if (!request.ok()) return NotSimulated(request.status().message());
   net::Router router(topology_);
-  auto plan = coll::PlanCollective(topology_, router, request);
+  auto plan = coll::PlanCollective(topology_, router, *request);
   if (!plan.ok()) return NotSimulated(plan.status().message());
   const coll::CollectiveTiming timing = coll::TimeCollective(plan->schedule, topology_, plan->rank_gpus);
   double ns = NanosFromPicos(timing.duration_ps);
   const compute::ComputeParams& k = params_.compute;
   ns += c.cuda_graph() ? k.graph_launch_ns / ops + k.launch_overhead_graph_ns : k.launch_overhead_eager_ns;
+  if (c.implementation() == trace::IMPL_NCCL)
+    ns += c.cuda_graph() ? params_.nccl.graph_call_extra_ns : params_.nccl.eager_call_extra_ns;
   return Us(ns);
 }
 
@@ -374,6 +450,21 @@ Prediction Predictor::PredictDecode(const trace::Item& item) const {
   setup.context_length = static_cast<int>(d.context());
   setup.cuda_graphs = d.cuda_graph();
   setup.compute = params_.compute;
+  // The decode loop's collectives run under the trace's NCCL environment with the calibrated costs.
+  setup.allreduce.protocol_overrides = params_.nccl.protocol;
+  {
+    const auto& env = trace_.environment().nccl_env();
+    auto get = [&env](const char* name) {
+      auto it = env.find(name);
+      return it == env.end() ? std::string() : it->second;
+    };
+    setup.allreduce.p2p_disable = get("NCCL_P2P_DISABLE") == "1";
+    if (const std::string proto = get("NCCL_PROTO"); !proto.empty()) {
+      auto p = coll::ParseNcclProto(proto);
+      if (!p.ok()) return NotSimulated("NCCL_PROTO=" + proto + " in the trace environment is not modelled");
+      setup.allreduce.protocol = *p;
+    }
+  }
   // validate runs the routed experts as cuBLAS strided-batched GEMMs (one batch entry per distinct
   // expert, ceil(T*k/D) rows each; validate/README.md), not a fused-MoE grouped kernel: the same
   // cuBLAS kernels as its dense GEMMs, so the grouped-GEMM class takes the dense GEMM's (fitted)

@@ -6,9 +6,13 @@
 //   k concurrent copies   O_ms + ceil(k / c) * L + k * B / BW   (c copy engines per direction,
 //                         FIFO per engine as in sim/net/fabric.h; the copies share the link)
 //   latency under load    same direction and one engine: queued behind the bulk copy (the trace
-//                         then times bulk start to small end): L + LB/BW + L + B/BW; otherwise the
-//                         small copy alone at the duplex rate (other direction) or half the link
-//                         (same direction, several engines)
+//                         then times bulk start to small end): L + LB/BW + L + B/BW, except H2D
+//                         copies of at most h2d_bypass_max_bytes, which the driver carries in the
+//                         command stream; otherwise L + X + B / (half the link, same direction; or
+//                         the duplex rate, other direction), X the fitted extra of that pair
+//   host copies together  every copy at its class rate (x duplex factor when its GPU moves both
+//                         directions), all of them scaled down alike to the shared host limit;
+//                         the longest L + B / rate (each copy has its own events: no O_ms)
 //   zero-copy read        L + B / min(BW, min(blocks, SMs) * per-SM read rate)
 //   zero-copy write       L + B / BW
 //   P2P copy / kernel     the item's path class: fitted P2P parameters, else a lone flow on the
@@ -35,6 +39,7 @@
 #include <string>
 
 #include "sim/calib/params.h"
+#include "sim/coll/collective_planner.h"
 #include "sim/compute/kernel.h"
 #include "sim/net/topology.h"
 #include "specsim/trace.pb.h"
@@ -54,6 +59,18 @@ struct ItemKernel {
   std::string reason;
 };
 ItemKernel KernelOfItem(const trace::Item& item);
+
+// Small copies under load (predictors.cc): whether a copy of `bytes` in `direction` queues behind a
+// bulk copy of the same direction, and the fitted extra latency of (small, bulk) directions.
+bool QueuesBehindBulk(const FabricParams& f, trace::Direction direction, double bytes);
+std::string UnderLoadKey(trace::Direction small, trace::Direction bulk);  // "h2d/d2h", ...
+double UnderLoadExtraNs(const FabricParams& f, trace::Direction small, trace::Direction bulk);
+
+// The collective request a multi-rank NCCL or custom-allreduce item describes: op, GPUs, size, the
+// NCCL environment recorded on the item, what NCCL ran when recorded (nccl_chosen_*), validate's
+// staged custom kernels with the calibrated flag latency and read rate, and the calibrated NCCL
+// per-step costs. InvalidArgument for what the simulator does not model (naming it).
+StatusOr<coll::CollectiveRequest> CollectiveRequestOf(const trace::CollectiveParams& c, const CalibParams& params);
 
 // RMSNorm items re-run one kernel on the same buffers: when the bytes it moves fit in the GPU's L2
 // and bench.l2_resident_bandwidth_gbps is set, its memory term runs at that bandwidth (GEMM items
@@ -76,6 +93,7 @@ class Predictor {
   Prediction PredictCollective(const trace::Item& item) const;
   Prediction PredictDecode(const trace::Item& item) const;
   P2pParams P2pFor(const trace::TransferParams& t) const;
+  double HostCopiesTogetherNs(const trace::TransferParams& t) const;
 
   const trace::Trace& trace_;
   const net::Topology& topology_;

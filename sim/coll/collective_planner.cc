@@ -195,6 +195,7 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
     }
   }
   const NcclHw hw = worst == net::PathClass::kNvLink ? NcclHw::kNvLink : NcclHw::kPci;
+
   // Per transport present, the protocol's step cost (NCCL's table for that link type, then the
   // calibrated costs of that transport); filled once the protocol is known.
   auto fill_steps = [&](NcclProto proto, NcclAlgo algo) {
@@ -205,7 +206,7 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
         const NcclTransport tr = steps.transport[i][j];
         if (!steps.model.count(tr))
           steps.model[tr] = ApplyProtocolOverrides(NcclProtocolModel(proto, algo, NcclHwOf(tr)), proto, tr,
-                                                   request.protocol_overrides);
+                                                   request.protocol_overrides, static_cast<int>(request.collective));
       }
   };
   // The collective's own base latency: the ring's worst transport.
@@ -216,6 +217,7 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
         if (i != j && static_cast<int>(steps.transport[i][j]) > static_cast<int>(w)) w = steps.transport[i][j];
     return w;
   }();
+  plan.worst_transport = worst_transport;
 
   NcclTuningInput tuning_in;
   tuning_in.collective = request.collective;
@@ -251,7 +253,8 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
     plan.choice = (algo == Algorithm::kAuto ? "NCCL's pick: " : "NCCL's protocol pick: ") + tuned.reason;
     if (request.channels > 0) plan.choice += "; channels fixed at " + std::to_string(request.channels);
     const ProtocolModel protocol = ApplyProtocolOverrides(NcclProtocolModel(tuned.proto, tuned.algo, hw), tuned.proto,
-                                                          worst_transport, request.protocol_overrides);
+                                                          worst_transport, request.protocol_overrides,
+                                                          static_cast<int>(request.collective));
     fill_steps(tuned.proto, tuned.algo);
     if (tuned.algo == NcclAlgo::kTree) {
       TreeOptions options;
@@ -284,7 +287,8 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
     options.channels = request.channels > 0 ? request.channels : 1;
     const NcclProto a2a_proto = request.protocol.value_or(NcclProto::kSimple);
     options.protocol = ApplyProtocolOverrides(NcclProtocolModel(a2a_proto, NcclAlgo::kRing, hw), a2a_proto,
-                                              worst_transport, request.protocol_overrides);
+                                              worst_transport, request.protocol_overrides,
+                                              static_cast<int>(request.collective));
     options.mechanism = transport.mechanism;
     fill_steps(a2a_proto, NcclAlgo::kRing);
     options.steps = steps;
@@ -306,6 +310,7 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
   options.host_mapped = request.custom_host_mapped || request.p2p_disable;
   options.stage_input = request.custom_stage_input || options.host_mapped;
   options.flag_latency_ps = request.custom_flag_latency_ps;
+  options.read_gbps_per_block = request.custom_read_gbps_per_block;
   RETURN_IF_ERROR(ValidateCustomAllReduceOptions(n, request.bytes, options));
   if (options.host_mapped) {
     for (int g : plan.rank_gpus)

@@ -52,6 +52,7 @@ struct CollectiveRequest {
   bool custom_stage_input = false;
   bool custom_host_mapped = false;
   SimTime custom_flag_latency_ps = 0;
+  double custom_read_gbps_per_block = 0;    // 0: the fabric's own read cap only
   ProtocolOverrides protocol_overrides;     // calibrated NCCL per-step costs (protocol.h)
   int64_t bytes = 0;
 };
@@ -64,6 +65,9 @@ struct PlannedCollective {
   int channels = 0;
   std::string choice;     // why: NCCL's cost-model comparison, or "fixed by --algo/--proto"
   std::string transport;  // the P2P/SHM decision
+  // NCCL algorithms: the ring's worst transport (shm > p2p_pcie > p2p_nvlink), whose measured step
+  // costs apply to the collective's base latency.
+  NcclTransport worst_transport = NcclTransport::kP2pNvLink;
 };
 
 // InvalidArgument for a GPU index out of range, a repeated GPU, fewer than 2 GPUs, an algorithm

@@ -70,6 +70,18 @@ ScheduleOp Pull(int owner, int reader, Buffer src_buffer, Buffer dst_buffer, Dat
   return op;
 }
 
+// A pull's own rate cap: its share of the kernel's blocks times one block's read rate.
+int CapPulls(Schedule& s, double read_gbps_per_block) {
+  int capped = 0;
+  if (read_gbps_per_block <= 0) return 0;
+  for (ScheduleOp& op : s.ops)
+    if (op.kind == OpKind::kTransfer && op.mechanism == net::Mechanism::kKernelRead) {
+      op.rate_cap_gbps = op.read_sms * read_gbps_per_block;
+      ++capped;
+    }
+  return capped;
+}
+
 ScheduleOp Local(int rank, Buffer src, Buffer dst, DataEffect effect, int seg_begin, int seg_end, int64_t bytes,
                  std::vector<int32_t> deps) {
   ScheduleOp op;
@@ -129,6 +141,7 @@ Status ValidateCustomAllReduceOptions(int num_ranks, int64_t bytes,
   }
   if (options.launch_delay_ps < 0) return InvalidArgumentError("launch_delay_ps must be >= 0");
   if (options.flag_latency_ps < 0) return InvalidArgumentError("flag_latency_ps must be >= 0");
+  if (!(options.read_gbps_per_block >= 0)) return InvalidArgumentError("read_gbps_per_block must be >= 0");
   if (options.host_mapped && !options.stage_input)
     return InvalidArgumentError("host_mapped needs stage_input: without peer access the inputs are read from host copies");
   return OkStatus();
@@ -157,6 +170,7 @@ Schedule BuildOneShotAllReduce(int n, int64_t bytes, const CustomAllReduceOption
       pulls[r].push_back(s.Add(Pull(r, r, src, Buffer::kOut, DataEffect::kNone, 0, n, bytes, sms, true, {ready[r]})));
   }
   AddBarrier(s, pulls, options);  // end barrier
+  CapPulls(s, options.read_gbps_per_block);
   return s;
 }
 
@@ -222,6 +236,7 @@ Schedule BuildTwoShotAllReduce(int n, int64_t bytes, const CustomAllReduceOption
     }
   }
   AddBarrier(s, gather, options);  // end barrier
+  CapPulls(s, options.read_gbps_per_block);
   return s;
 }
 

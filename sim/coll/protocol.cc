@@ -107,7 +107,7 @@ ProtocolModel IdealProtocol() {
 }
 
 ProtocolModel ApplyProtocolOverrides(ProtocolModel model, NcclProto proto, NcclTransport transport,
-                                     const ProtocolOverrides& o) {
+                                     const ProtocolOverrides& o, int op) {
   // Every transport: the older per-protocol fields (LL and Simple only).
   if (proto != NcclProto::kLl128) {
     const bool ll = proto == NcclProto::kLl;
@@ -118,14 +118,15 @@ ProtocolModel ApplyProtocolOverrides(ProtocolModel model, NcclProto proto, NcclT
     if (ll && o.ll_wire_efficiency) model.wire_efficiency = *o.ll_wire_efficiency;
   }
   // This transport.
-  auto it = o.per_transport.find({transport, proto});
-  if (it != o.per_transport.end()) {
-    const ProtocolCost& c = it->second;
+  auto apply = [&model](const ProtocolCost& c) {
     if (c.base_latency_us) model.base_latency_ps = PicosFromMicros(*c.base_latency_us);
     if (c.hop_latency_us) model.hop_latency_ps = PicosFromMicros(*c.hop_latency_us);
     if (c.channel_gbps) model.channel_payload_gbps = *c.channel_gbps;
     if (c.wire_efficiency) model.wire_efficiency = *c.wire_efficiency;
-  }
+  };
+  if (auto it = o.per_transport.find({transport, proto}); it != o.per_transport.end()) apply(it->second);
+  if (op >= 0)
+    if (auto it = o.per_op.find({transport, proto, op}); it != o.per_op.end()) apply(it->second);
   return model;
 }
 

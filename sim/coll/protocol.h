@@ -33,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "sim/core/status.h"
@@ -110,16 +111,22 @@ struct ProtocolOverrides {
   std::optional<double> hop_latency_ll_us, hop_latency_simple_us;
   std::optional<double> ll_wire_efficiency;
   std::map<std::pair<NcclTransport, NcclProto>, ProtocolCost> per_transport;
+  // Per collective op (its kernel: reduce or copy), over the per-transport entries. The key's int
+  // is a Collective (schedule.h) value.
+  std::map<std::tuple<NcclTransport, NcclProto, int>, ProtocolCost> per_op;
   bool empty() const {
     bool none = true;
     for (const auto& [key, cost] : per_transport) none = none && cost.empty();
+    for (const auto& [key, cost] : per_op) none = none && cost.empty();
     return none && !base_latency_ll_us && !base_latency_simple_us && !hop_latency_ll_us && !hop_latency_simple_us &&
            !ll_wire_efficiency;
   }
 };
 
-// `model` (NCCL's `proto` on `transport`) with the overrides that concern it applied.
+// `model` (NCCL's `proto` on `transport`) with the overrides that concern it applied: the
+// all-transport fields, then the transport's entry, then the transport's entry for `op` (a
+// Collective value; -1: none).
 ProtocolModel ApplyProtocolOverrides(ProtocolModel model, NcclProto proto, NcclTransport transport,
-                                     const ProtocolOverrides& overrides);
+                                     const ProtocolOverrides& overrides, int op = -1);
 
 }  // namespace specsim::coll

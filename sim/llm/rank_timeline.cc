@@ -1,0 +1,262 @@
+#include "sim/llm/rank_timeline.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/check.h"
+
+namespace specsim::llm {
+namespace {
+
+bool FiniteNonNegative(double v) { return std::isfinite(v) && v >= 0; }
+
+}  // namespace
+
+Status ValidateJitter(const Jitter& j, const std::string& where) {
+  switch (j.kind) {
+    case Jitter::Kind::kNone:
+      return OkStatus();
+    case Jitter::Kind::kExponential:
+      if (!FiniteNonNegative(j.mean_us)) return InvalidArgumentError(where + ".mean_us must be finite and >= 0");
+      return OkStatus();
+    case Jitter::Kind::kLognormal:
+      if (!FiniteNonNegative(j.mean_us)) return InvalidArgumentError(where + ".mean_us must be finite and >= 0");
+      if (!FiniteNonNegative(j.sigma) || j.sigma > 5)
+        return InvalidArgumentError(where + ".sigma must be in [0, 5] (sigma of ln x)");
+      return OkStatus();
+    case Jitter::Kind::kEmpirical:
+      if (j.quantiles_us.size() < 2)
+        return InvalidArgumentError(where + ".quantiles_us needs at least 2 values (the minimum and the maximum)");
+      for (size_t i = 0; i < j.quantiles_us.size(); ++i) {
+        if (!FiniteNonNegative(j.quantiles_us[i]))
+          return InvalidArgumentError(where + ".quantiles_us[" + std::to_string(i) + "] must be finite and >= 0");
+        if (i > 0 && j.quantiles_us[i] < j.quantiles_us[i - 1])
+          return InvalidArgumentError(where + ".quantiles_us must not decrease (index " + std::to_string(i) + ")");
+      }
+      return OkStatus();
+  }
+  return InvalidArgumentError(where + ": unknown jitter kind");
+}
+
+Status ValidateProgram(const TimelineProgram& program, int num_ranks) {
+  bool launched = false;
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const TimelineStep& s = program.steps[i];
+    const std::string where = "step " + std::to_string(i) + (s.label.empty() ? "" : " (" + s.label + ")");
+    if (s.rank < -1 || s.rank >= num_ranks)
+      return InvalidArgumentError(where + ": rank " + std::to_string(s.rank) + " out of range");
+    if (s.phase < 0 || s.phase >= static_cast<int>(std::max<size_t>(1, program.phases.size())))
+      return InvalidArgumentError(where + ": phase " + std::to_string(s.phase) + " out of range");
+    if (s.device_ps < 0 || s.fixed_gpu_ps < 0 || s.transfer_ps < 0 || s.host_ps < 0)
+      return InvalidArgumentError(where + ": negative time");
+    if (s.kind == TimelineStep::Kind::kGraphLaunch) launched = true;
+    if ((s.kind == TimelineStep::Kind::kKernel || s.kind == TimelineStep::Kind::kCollective) && s.graph && !launched)
+      return InvalidArgumentError(where + ": a graph op before any graph launch");
+    if (s.kind == TimelineStep::Kind::kCollective && s.rank != -1 && num_ranks > 1)
+      return InvalidArgumentError(where + ": a collective must involve every rank");
+  }
+  return OkStatus();
+}
+
+RankTimelines::RankTimelines(int num_ranks, HostModel host, GpuVariation gpu, uint64_t seed)
+    : host_model_(std::move(host)), gpu_(std::move(gpu)) {
+  SPECSIM_CHECK_GE(num_ranks, 1);
+  SPECSIM_CHECK(ValidateJitter(host_model_.jitter, "jitter").ok());
+  SPECSIM_CHECK(gpu_.rank_factor.empty() || static_cast<int>(gpu_.rank_factor.size()) == num_ranks);
+  host_.assign(num_ranks, 0);
+  gpu_.rank_factor.resize(num_ranks, 1.0);
+  gpu_.rank_factor.shrink_to_fit();
+  gpu_.kernel_sigma = std::max(0.0, gpu_.kernel_sigma);
+  gpu_clock_init(num_ranks);
+  for (int r = 0; r < num_ranks; ++r) rng_.emplace_back(seed * 1000003ULL + static_cast<uint64_t>(r) * 7919ULL + 1);
+}
+
+void RankTimelines::gpu_clock_init(int num_ranks) {
+  gpu_.rank_factor.resize(num_ranks, 1.0);
+  gpu_clk_.assign(num_ranks, 0);
+  launched_.assign(num_ranks, 0);
+}
+
+SimTime RankTimelines::Draw(int rank) {
+  const Jitter& j = host_model_.jitter;
+  std::mt19937_64& g = rng_[rank];
+  double us = 0;
+  switch (j.kind) {
+    case Jitter::Kind::kNone:
+      return 0;
+    case Jitter::Kind::kExponential: {
+      if (j.mean_us <= 0) return 0;
+      std::exponential_distribution<double> e(1.0 / j.mean_us);
+      us = e(g);
+      break;
+    }
+    case Jitter::Kind::kLognormal: {
+      if (j.mean_us <= 0) return 0;
+      // mean = exp(mu + sigma^2 / 2)
+      const double mu = std::log(j.mean_us) - 0.5 * j.sigma * j.sigma;
+      std::lognormal_distribution<double> l(mu, j.sigma);
+      us = l(g);
+      break;
+    }
+    case Jitter::Kind::kEmpirical: {
+      std::uniform_real_distribution<double> u(0.0, 1.0);
+      const double x = u(g) * static_cast<double>(j.quantiles_us.size() - 1);
+      const size_t i = std::min(static_cast<size_t>(x), j.quantiles_us.size() - 2);
+      const double f = x - static_cast<double>(i);
+      us = j.quantiles_us[i] + f * (j.quantiles_us[i + 1] - j.quantiles_us[i]);
+      break;
+    }
+  }
+  return PicosFromMicros(us);
+}
+
+double RankTimelines::KernelFactor(int rank) {
+  double f = gpu_.rank_factor[rank];
+  if (gpu_.kernel_sigma > 0) {
+    std::lognormal_distribution<double> l(0.0, gpu_.kernel_sigma);
+    f *= l(rng_[rank]);
+  }
+  return f;
+}
+
+void RankTimelines::AlignClocks() {
+  SimTime t = 0;
+  for (int r = 0; r < num_ranks(); ++r) t = std::max({t, host_[r], gpu_clk_[r]});
+  for (int r = 0; r < num_ranks(); ++r) host_[r] = gpu_clk_[r] = launched_[r] = t;
+}
+
+RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAccount>* accounts,
+                             std::vector<RankSlice>* slices) {
+  const int n = num_ranks();
+  const HostModel& hm = host_model_;
+  RunResult out;
+  out.start_ps = host_;
+  out.wait_ps.assign(n, 0.0);
+  if (accounts != nullptr) accounts->resize(std::max<size_t>(1, program.phases.size()));
+  std::vector<SimTime> ready(n);
+  auto add_slice = [&](int r, bool host, const std::string& name, const char* cat, SimTime a, SimTime b) {
+    if (slices != nullptr && b > a) slices->push_back({r, host, name, cat, a, b});
+  };
+  auto issue_cost = [&](const TimelineStep& s) {
+    SimTime c = s.host_ps + hm.framework_op_ps;
+    switch (s.host_class) {
+      case HostOpClass::kKernel: c += hm.kernel_issue_ps; break;
+      case HostOpClass::kLibrary: c += hm.library_issue_ps; break;
+      case HostOpClass::kCollective: c += hm.collective_issue_ps; break;
+    }
+    return c;
+  };
+  // The op's ready time on rank r: after its host issue (eager) or its segment's launch (graph).
+  auto make_ready = [&](const TimelineStep& s, int r) {
+    if (s.graph) return std::max(gpu_clk_[r], launched_[r]) + hm.graph_gap_ps;
+    const SimTime h0 = host_[r];
+    host_[r] += issue_cost(s) + Draw(r);
+    add_slice(r, true, s.label.empty() ? "issue" : s.label, "launch", h0, host_[r]);
+    return std::max(gpu_clk_[r] + hm.eager_gap_ps, host_[r]);
+  };
+  for (const TimelineStep& s : program.steps) {
+    PhaseAccount* acc = accounts != nullptr ? &(*accounts)[s.phase] : nullptr;
+    const SimTime before0 = std::max(host_[0], gpu_clk_[0]);
+    switch (s.kind) {
+      case TimelineStep::Kind::kKernel: {
+        for (int r = 0; r < n; ++r) {
+          if (s.rank >= 0 && r != s.rank) continue;
+          const SimTime start = make_ready(s, r);
+          const SimTime d = static_cast<SimTime>(std::llround(static_cast<double>(s.device_ps) * KernelFactor(r)));
+          gpu_clk_[r] = start + d + s.fixed_gpu_ps;
+          add_slice(r, false, s.label.empty() ? "kernel" : s.label, "compute", start, gpu_clk_[r]);
+          if (r == 0 && acc != nullptr) acc->compute_ps += static_cast<double>(d + s.fixed_gpu_ps);
+        }
+        break;
+      }
+      case TimelineStep::Kind::kCollective: {
+        SimTime last = 0;
+        for (int r = 0; r < n; ++r) {
+          ready[r] = make_ready(s, r);
+          last = std::max(last, ready[r]);
+        }
+        const SimTime end = last + s.transfer_ps;
+        double wait_max = 0;
+        for (int r = 0; r < n; ++r) {
+          const double wait = static_cast<double>(last - ready[r]);
+          out.wait_ps[r] += wait;
+          wait_max = std::max(wait_max, wait);
+          add_slice(r, false, (s.label.empty() ? std::string("collective") : s.label) + " (wait)", "comm-wait", ready[r], last);
+          add_slice(r, false, s.label.empty() ? "collective" : s.label, "comm-transfer", last, end);
+          gpu_clk_[r] = end;
+        }
+        if (acc != nullptr) {
+          acc->transfer_ps += static_cast<double>(s.transfer_ps);
+          acc->wait_ps += static_cast<double>(last - ready[0]);
+          acc->wait_max_ps += wait_max;
+          ++acc->collectives;
+        }
+        break;
+      }
+      case TimelineStep::Kind::kGraphLaunch: {
+        for (int r = 0; r < n; ++r) {
+          if (s.rank >= 0 && r != s.rank) continue;
+          const SimTime h0 = host_[r];
+          host_[r] += hm.graph_launch_ps + s.host_ps + Draw(r);
+          launched_[r] = host_[r];
+          add_slice(r, true, s.label.empty() ? "graph launch" : s.label, "launch", h0, host_[r]);
+        }
+        break;
+      }
+      case TimelineStep::Kind::kHostSync: {
+        for (int r = 0; r < n; ++r) {
+          if (s.rank >= 0 && r != s.rank) continue;
+          const SimTime h0 = host_[r];
+          host_[r] = std::max(host_[r], gpu_clk_[r]) + hm.sync_wake_ps + s.host_ps;
+          add_slice(r, true, s.label.empty() ? "sync" : s.label, "sync", h0, host_[r]);
+        }
+        break;
+      }
+      case TimelineStep::Kind::kHostWork: {
+        for (int r = 0; r < n; ++r) {
+          if (s.rank >= 0 && r != s.rank) continue;
+          const SimTime h0 = host_[r];
+          host_[r] += s.host_ps + Draw(r);
+          add_slice(r, true, s.label.empty() ? "host work" : s.label, "host", h0, host_[r]);
+        }
+        break;
+      }
+    }
+    if (acc != nullptr) acc->span_ps += static_cast<double>(std::max(host_[0], gpu_clk_[0]) - before0);
+  }
+  out.end_ps.resize(n);
+  out.gpu_end_ps = gpu_clk_;
+  SimTime first = out.start_ps.empty() ? 0 : out.start_ps[0], last = 0;
+  for (int r = 0; r < n; ++r) {
+    out.end_ps[r] = std::max(host_[r], gpu_clk_[r]);
+    first = std::min(first, out.start_ps[r]);
+    last = std::max(last, out.end_ps[r]);
+  }
+  out.span_ps = last - first;
+  return out;
+}
+
+TimelineProgram MergeGraphKernels(const TimelineProgram& program, SimTime graph_gap_ps) {
+  // Consecutive graph kernels of every rank: the second starts at the first's end plus the gap
+  // whatever the first waited for, so one step of their summed device time (scaled alike by the
+  // rank's factor) plus the gaps between them (not scaled) gives the same clocks.
+  TimelineProgram out;
+  out.phases = program.phases;
+  out.steps.reserve(program.steps.size());
+  for (const TimelineStep& s : program.steps) {
+    const bool mergeable = s.kind == TimelineStep::Kind::kKernel && s.graph && s.rank == -1;
+    if (mergeable && !out.steps.empty()) {
+      TimelineStep& prev = out.steps.back();
+      if (prev.kind == TimelineStep::Kind::kKernel && prev.graph && prev.rank == -1 && prev.phase == s.phase) {
+        prev.device_ps += s.device_ps;
+        prev.fixed_gpu_ps += s.fixed_gpu_ps + graph_gap_ps;
+        if (!prev.label.empty()) prev.label = "graph kernels";
+        continue;
+      }
+    }
+    out.steps.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace specsim::llm

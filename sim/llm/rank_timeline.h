@@ -1,0 +1,167 @@
+// Every rank its own timeline: per tensor-parallel rank a host thread that issues the GPU work and
+// a GPU stream that runs it; collectives are rendezvous (rank-timelines design note,
+// reference.md section 10).
+//
+// A program is the ordered list of steps every rank runs (a decode step, a speculative cycle, a
+// micro-benchmark loop). Rank r keeps two clocks: H_r, when its host thread is free, and G_r, when
+// its GPU stream is free. Step by step:
+//   eager op (kernel, library call, collective): the host spends its issue cost c_r (the class's
+//       mean plus the framework's per-op cost plus a jitter draw, per rank and op): H_r += c_r; the
+//       GPU inserts its eager gap: ready_r = max(G_r + eager_gap, H_r).
+//   graph launch: the host spends the launch cost (plus jitter): H_r += g_r; the segment's ops
+//       may start from then on (L_r = H_r).
+//   graph op (captured in the last launched segment): ready_r = max(G_r, L_r) + graph_gap.
+//   kernel: G_r = ready_r + d * f_r, d the kernel's device time, f_r the rank's GPU factor (a
+//       per-rank constant and a per-kernel lognormal draw).
+//   collective: arrival_r = ready_r; the transfer starts when the last rank arrives, A = max_r
+//       arrival_r, and ends at A + T (T: the fabric simulation of the collective alone, see
+//       decode_simulator.h); G_r = A + T on every rank. What a profiler on rank r shows as the
+//       collective is A + T - arrival_r: its wait A - arrival_r, then the transfer T.
+//   host sync (token read-back, .item()): the host waits for its GPU, then wakes: H_r = max(H_r,
+//       G_r) + wake.
+//   host work (scheduling, draft tree building, acceptance): H_r += h (+ jitter).
+// A step may belong to one rank only (a slower rank's extra kernel). Ranks interact only at
+// collectives, so the order of events is known in advance: the engine evaluates these recurrences
+// step by step (O(steps x ranks), no event queue), which is what the event engine would produce
+// for the same dependency graph: the test RankTimeline.MatchesTheEventEngineWithoutJitter checks it
+// against sim/coll's executor on the same program. Runs of consecutive graph kernels are merged
+// into one step when no per-kernel GPU jitter is asked (exact: a graph kernel after another starts
+// at the other's end plus the gap, whatever the first waited for).
+//
+// Jitter (per eager op, graph launch and host work, per rank): none; exponential of mean m;
+// lognormal with mean m and sigma s of the underlying normal; or an empirical distribution given
+// by equally spaced quantiles (linear interpolation between them). Seeded: the same seed gives the
+// same draws, whatever the thread.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sim/core/status.h"
+#include "sim/core/time.h"
+
+namespace specsim::llm {
+
+// How a host-side cost varies around its mean.
+struct Jitter {
+  enum class Kind { kNone, kExponential, kLognormal, kEmpirical };
+  Kind kind = Kind::kNone;
+  double mean_us = 0;                  // kExponential, kLognormal: the jitter's own mean (added)
+  double sigma = 0;                    // kLognormal: sigma of ln(x)
+  std::vector<double> quantiles_us;    // kEmpirical: equally spaced quantiles q_0..q_k (k >= 1)
+};
+
+// InvalidArgument naming the field: negative or non-finite values, an empirical list of fewer
+// than 2 or decreasing quantiles.
+Status ValidateJitter(const Jitter& jitter, const std::string& where);
+
+// What the host spends per op and what the GPU inserts between ops (sim/compute's launch model,
+// calibrated by the layer loops of the pacing suite).
+struct HostModel {
+  SimTime kernel_issue_ps = 0;       // an eager raw kernel launch (cudaLaunchKernel)
+  SimTime library_issue_ps = 0;      // an eager library call (cuBLAS GEMM)
+  SimTime collective_issue_ps = 0;   // an eager collective call (ncclAllReduce, ...)
+  SimTime framework_op_ps = 0;       // the serving framework's own per-op cost in eager mode (Python)
+  SimTime graph_launch_ps = 0;       // one cudaGraphLaunch of a captured segment
+  SimTime sync_wake_ps = 0;          // a host sync: from the GPU finishing to the host running on
+  SimTime eager_gap_ps = 0;          // GPU gap before an eagerly launched op
+  SimTime graph_gap_ps = 0;          // GPU gap before an op inside a replayed graph
+  Jitter jitter;                     // on every host issue, graph launch and host work
+};
+
+// Per-rank GPU time variation: a constant factor per rank (empty: 1 everywhere) and a per-kernel
+// lognormal factor with median 1 and sigma kernel_sigma (0: none).
+struct GpuVariation {
+  std::vector<double> rank_factor;
+  double kernel_sigma = 0;
+};
+
+enum class HostOpClass { kKernel, kLibrary, kCollective };
+
+struct TimelineStep {
+  enum class Kind { kKernel, kCollective, kGraphLaunch, kHostSync, kHostWork };
+  Kind kind = Kind::kKernel;
+  bool graph = false;               // kKernel / kCollective: inside the last launched segment
+  HostOpClass host_class = HostOpClass::kKernel;  // eager ops: which issue cost
+  SimTime device_ps = 0;            // kKernel: device time (scaled by the rank's GPU factor)
+  SimTime fixed_gpu_ps = 0;         // kKernel: further GPU time not scaled (merged graph gaps)
+  SimTime transfer_ps = 0;          // kCollective: the transfer once every rank arrived
+  SimTime host_ps = 0;              // kHostWork: host time; eager ops: extra host time of this op
+  int rank = -1;                    // -1: every rank; else only this rank runs the step
+  int phase = 0;                    // index into TimelineProgram::phases
+  std::string label;                // for traces (may be empty)
+};
+
+struct TimelineProgram {
+  std::vector<std::string> phases;  // e.g. "draft", "verify", "draft_extend"
+  std::vector<TimelineStep> steps;
+};
+
+// InvalidArgument for a graph op with no graph launch before it, a step of a rank out of range, a
+// collective restricted to one rank, negative times or a phase index out of range.
+Status ValidateProgram(const TimelineProgram& program, int num_ranks);
+
+// Where the time of one run went, per phase (indices as in the program), summed over runs.
+struct PhaseAccount {
+  double compute_ps = 0;    // rank 0's kernel device time
+  double transfer_ps = 0;   // collectives: the transfers
+  double wait_ps = 0;       // collectives: rank 0's wait for the last rank
+  double wait_max_ps = 0;   // collectives: the longest wait of any rank, summed per collective
+  double span_ps = 0;       // the phase's share of the run on rank 0 (its steps' GPU and host advance)
+  int collectives = 0;
+};
+
+// One slice of a rank's host or GPU track, for Perfetto.
+struct RankSlice {
+  int rank = 0;
+  bool host = false;        // host thread track, else GPU stream track
+  std::string name;
+  std::string category;     // "compute", "comm-wait", "comm-transfer", "launch", "host", "sync"
+  SimTime start_ps = 0, end_ps = 0;
+};
+
+struct RunResult {
+  std::vector<SimTime> start_ps;    // per rank: H_r when the run began
+  std::vector<SimTime> end_ps;      // per rank: max(H_r, G_r) when the run ended
+  std::vector<SimTime> gpu_end_ps;  // per rank: G_r when the run ended
+  SimTime span_ps = 0;              // max_r end - min_r start
+  std::vector<double> wait_ps;      // per rank: total collective wait in this run
+};
+
+class RankTimelines {
+ public:
+  // REQUIRES: num_ranks >= 1, ValidateJitter(host.jitter) ok, rank_factor empty or num_ranks long.
+  RankTimelines(int num_ranks, HostModel host, GpuVariation gpu, uint64_t seed);
+
+  // Runs `program` from the ranks' current clocks (REQUIRES: ValidateProgram ok). `accounts`
+  // (sized to the program's phases, or null) accumulates where the time went; `slices` (or null)
+  // receives every rank's host and GPU slices.
+  RunResult Run(const TimelineProgram& program, std::vector<PhaseAccount>* accounts = nullptr,
+                std::vector<RankSlice>* slices = nullptr);
+
+  // Sets every rank's clocks to the latest of them (a barrier before a measured loop).
+  void AlignClocks();
+
+  int num_ranks() const { return static_cast<int>(host_.size()); }
+  SimTime host_clock(int rank) const { return host_[rank]; }
+  SimTime gpu_clock(int rank) const { return gpu_clk_[rank]; }
+
+ private:
+  void gpu_clock_init(int num_ranks);
+  SimTime Draw(int rank);           // one host-jitter draw for `rank`
+  double KernelFactor(int rank);    // rank factor x the per-kernel draw
+
+  HostModel host_model_;
+  GpuVariation gpu_;
+  std::vector<SimTime> host_, gpu_clk_, launched_;
+  std::vector<std::mt19937_64> rng_;  // one stream per rank
+};
+
+// Merges, in a copy of `program`, runs of consecutive graph kernels of every rank (and of one
+// phase) into one step: device time summed, the graph gaps between them as fixed_gpu_ps. Identical
+// results when GpuVariation::kernel_sigma is 0; far fewer steps.
+TimelineProgram MergeGraphKernels(const TimelineProgram& program, SimTime graph_gap_ps);
+
+}  // namespace specsim::llm

@@ -1,0 +1,210 @@
+#include "sim/llm/rank_timeline.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace specsim::llm {
+namespace {
+
+constexpr SimTime kUs = 1'000'000;  // ps
+
+TimelineStep Kernel(SimTime device, bool graph, int rank = -1) {
+  TimelineStep s;
+  s.kind = TimelineStep::Kind::kKernel;
+  s.device_ps = device;
+  s.graph = graph;
+  s.rank = rank;
+  return s;
+}
+
+TimelineStep Collective(SimTime transfer, bool graph) {
+  TimelineStep s;
+  s.kind = TimelineStep::Kind::kCollective;
+  s.transfer_ps = transfer;
+  s.graph = graph;
+  s.host_class = HostOpClass::kCollective;
+  return s;
+}
+
+TimelineStep Of(TimelineStep::Kind kind, SimTime host = 0, int rank = -1) {
+  TimelineStep s;
+  s.kind = kind;
+  s.host_ps = host;
+  s.rank = rank;
+  return s;
+}
+
+// Issue 10, test 5: one rank late by d: the other's collective lasts d longer, the step by d.
+// Two ranks, eager: kernel of 10 us, collective of T = 5 us; rank 1's host works d = 7 us first.
+// No issue costs or gaps: rank 0 arrives at 10, rank 1 at 7 + 10 = 17; transfer 17..22.
+TEST(RankTimeline, OneLateRankDelaysTheOtherByItsLateness) {
+  TimelineProgram p;
+  p.phases = {"step"};
+  p.steps = {Of(TimelineStep::Kind::kHostWork, 7 * kUs, 1), Kernel(10 * kUs, false), Collective(5 * kUs, false)};
+  ASSERT_TRUE(ValidateProgram(p, 2).ok());
+  RankTimelines t(2, HostModel{}, GpuVariation{}, 1);
+  std::vector<PhaseAccount> acc;
+  const RunResult r = t.Run(p, &acc);
+  EXPECT_EQ(r.gpu_end_ps[0], 22 * kUs);
+  EXPECT_EQ(r.gpu_end_ps[1], 22 * kUs);
+  EXPECT_DOUBLE_EQ(r.wait_ps[0], 7.0 * kUs);  // rank 0's collective: 7 us of wait + 5 of transfer
+  EXPECT_DOUBLE_EQ(r.wait_ps[1], 0.0);
+  EXPECT_EQ(r.span_ps, 22 * kUs);             // 15 us without the late rank: longer by d
+  EXPECT_DOUBLE_EQ(acc[0].wait_ps, 7.0 * kUs);
+  EXPECT_DOUBLE_EQ(acc[0].transfer_ps, 5.0 * kUs);
+  EXPECT_EQ(acc[0].collectives, 1);
+}
+
+// Eager launches: a kernel starts at the later of its host issue and the previous kernel's end
+// plus the eager gap. Host issue 3 us per kernel, kernels 1 us, gap 0.5 us: host-bound, the
+// third kernel starts at 9 us and ends at 10; with 5 us kernels the GPU binds: 3 + 5 + 0.5 + 5 +
+// 0.5 + 5 = 19 us.
+TEST(RankTimeline, EagerKernelsWaitForTheHostOrTheGpu) {
+  HostModel h;
+  h.kernel_issue_ps = 3 * kUs;
+  h.eager_gap_ps = kUs / 2;
+  for (auto [device, end] : {std::pair<SimTime, SimTime>{kUs, 10 * kUs}, {5 * kUs, 19 * kUs}}) {
+    TimelineProgram p;
+    p.steps = {Kernel(device, false), Kernel(device, false), Kernel(device, false)};
+    RankTimelines t(1, h, GpuVariation{}, 1);
+    EXPECT_EQ(t.Run(p).gpu_end_ps[0], end) << device;
+  }
+}
+
+// Graphs: the host launches once (2 us), kernels follow each other with the graph gap (0.25 us).
+TEST(RankTimeline, GraphSegmentStartsAfterItsLaunch) {
+  HostModel h;
+  h.graph_launch_ps = 2 * kUs;
+  h.graph_gap_ps = kUs / 4;
+  TimelineProgram p;
+  p.steps = {Of(TimelineStep::Kind::kGraphLaunch), Kernel(kUs, true), Kernel(kUs, true), Kernel(kUs, true)};
+  RankTimelines t(1, h, GpuVariation{}, 1);
+  // 2 + 0.25 + 1 + 0.25 + 1 + 0.25 + 1 = 5.75 us.
+  EXPECT_EQ(t.Run(p).gpu_end_ps[0], 5 * kUs + 3 * kUs / 4);
+}
+
+// A host sync makes the host wait for its GPU: the next step's issue starts after the GPU.
+TEST(RankTimeline, HostSyncWaitsForTheGpu) {
+  HostModel h;
+  h.kernel_issue_ps = kUs;
+  h.sync_wake_ps = 2 * kUs;
+  TimelineProgram p;
+  p.steps = {Kernel(10 * kUs, false), Of(TimelineStep::Kind::kHostSync), Kernel(kUs, false)};
+  RankTimelines t(1, h, GpuVariation{}, 1);
+  // Kernel 1: issued by 1, ends at 11; sync: host at 11 + 2 = 13; kernel 2 issued by 14, ends 15.
+  EXPECT_EQ(t.Run(p).gpu_end_ps[0], 15 * kUs);
+}
+
+// Issue 10, test 5: over 10,000 cycles, N ranks whose launch before a collective is delayed by
+// independent Exp(m) draws wait on average m (H_N - 1) for the last one (the expected maximum of
+// N exponentials is m H_N). Checked within 2% for N = 2, 4, 8.
+TEST(RankTimeline, MeanWaitOfExponentialJitterIsTheHarmonicClosedForm) {
+  for (int n : {2, 4, 8}) {
+    HostModel h;
+    h.jitter.kind = Jitter::Kind::kExponential;
+    h.jitter.mean_us = 10;
+    h.sync_wake_ps = kUs;
+    TimelineProgram p;
+    // Each cycle: the host waits for its GPU, launches one graph (one jitter draw), whose
+    // collective is the rendezvous.
+    p.steps = {Of(TimelineStep::Kind::kHostSync), Of(TimelineStep::Kind::kGraphLaunch), Collective(5 * kUs, true)};
+    RankTimelines t(n, h, GpuVariation{}, 42);
+    double wait = 0;
+    const int cycles = 10000;
+    for (int c = 0; c < cycles; ++c) {
+      const RunResult r = t.Run(p);
+      for (int rank = 0; rank < n; ++rank) wait += r.wait_ps[rank];
+    }
+    double harmonic = 0;
+    for (int i = 1; i <= n; ++i) harmonic += 1.0 / i;
+    const double expected_us = 10 * (harmonic - 1);  // 0.5m, 1.083m, 1.718m
+    const double mean_us = wait / (cycles * n) / kUs;
+    EXPECT_NEAR(mean_us, expected_us, 0.02 * expected_us) << "N = " << n;
+  }
+}
+
+TEST(RankTimeline, DeterministicUnderASeed) {
+  HostModel h;
+  h.jitter.kind = Jitter::Kind::kLognormal;
+  h.jitter.mean_us = 3;
+  h.jitter.sigma = 1;
+  h.kernel_issue_ps = kUs;
+  GpuVariation g;
+  g.kernel_sigma = 0.1;
+  TimelineProgram p;
+  p.steps = {Kernel(5 * kUs, false), Collective(2 * kUs, false), Of(TimelineStep::Kind::kHostSync)};
+  auto run = [&](uint64_t seed) {
+    RankTimelines t(4, h, g, seed);
+    std::vector<SimTime> ends;
+    for (int i = 0; i < 100; ++i) ends.push_back(t.Run(p).span_ps);
+    return ends;
+  };
+  EXPECT_EQ(run(7), run(7));
+  EXPECT_NE(run(7), run(8));
+}
+
+// Merging consecutive graph kernels changes no clock: random programs with rank factors, host
+// jitter and per-rank kernels, run merged and unmerged from the same seed.
+TEST(RankTimeline, MergedGraphKernelsGiveTheSameClocks) {
+  std::mt19937_64 g(3);
+  std::uniform_int_distribution<int> kind(0, 9), dur(1, 30);
+  HostModel h;
+  h.kernel_issue_ps = 3 * kUs;
+  h.library_issue_ps = 7 * kUs;
+  h.collective_issue_ps = 9 * kUs;
+  h.graph_launch_ps = 4 * kUs;
+  h.eager_gap_ps = kUs;
+  h.graph_gap_ps = kUs / 2;
+  h.jitter.kind = Jitter::Kind::kExponential;
+  h.jitter.mean_us = 2;
+  GpuVariation var;
+  var.rank_factor = {1.0, 1.1, 0.95};
+  for (int trial = 0; trial < 20; ++trial) {
+    TimelineProgram p;
+    bool launched = false;
+    for (int i = 0; i < 200; ++i) {
+      const int k = kind(g);
+      if (k == 0 || !launched) {
+        p.steps.push_back(Of(TimelineStep::Kind::kGraphLaunch));
+        launched = true;
+      } else if (k <= 5) {
+        p.steps.push_back(Kernel(dur(g) * kUs, true));
+      } else if (k == 6) {
+        p.steps.push_back(Kernel(dur(g) * kUs, false));
+      } else if (k == 7) {
+        p.steps.push_back(Collective(dur(g) * kUs, k % 2 == 0));
+      } else if (k == 8) {
+        p.steps.push_back(Kernel(dur(g) * kUs, true, 1));
+      } else {
+        p.steps.push_back(Of(TimelineStep::Kind::kHostSync));
+      }
+    }
+    const TimelineProgram merged = MergeGraphKernels(p, h.graph_gap_ps);
+    EXPECT_LT(merged.steps.size(), p.steps.size());
+    RankTimelines a(3, h, var, 11), b(3, h, var, 11);
+    for (int i = 0; i < 3; ++i) {
+      const RunResult ra = a.Run(p), rb = b.Run(merged);
+      EXPECT_EQ(ra.gpu_end_ps, rb.gpu_end_ps) << trial;
+      EXPECT_EQ(ra.end_ps, rb.end_ps) << trial;
+      EXPECT_EQ(ra.wait_ps, rb.wait_ps) << trial;
+    }
+  }
+}
+
+TEST(RankTimeline, ValidationNamesTheProblem) {
+  TimelineProgram p;
+  p.steps = {Kernel(kUs, true)};
+  EXPECT_NE(ValidateProgram(p, 2).message().find("before any graph launch"), std::string::npos);
+  p.steps = {Kernel(kUs, false, 5)};
+  EXPECT_NE(ValidateProgram(p, 2).message().find("out of range"), std::string::npos);
+  Jitter j;
+  j.kind = Jitter::Kind::kEmpirical;
+  j.quantiles_us = {3, 2};
+  EXPECT_NE(ValidateJitter(j, "host.jitter").message().find("must not decrease"), std::string::npos);
+  j.quantiles_us = {1};
+  EXPECT_FALSE(ValidateJitter(j, "host.jitter").ok());
+}
+
+}  // namespace
+}  // namespace specsim::llm

@@ -137,11 +137,14 @@ StatusOr<SimTime> DecodeSimulator::CollectiveTime(CommKind kind, int64_t bytes) 
   return timing.duration_ps;
 }
 
-StatusOr<PassTiming> DecodeSimulator::SimulatePass(PassKind kind, int tokens_per_sequence,
-                                                   std::vector<TimelineSlice>* slices) {
+StatusOr<PassTiming> DecodeSimulator::SimulatePassOnEventEngine(PassKind kind, int tokens_per_sequence) {
+  const CaptureMode mode = CaptureOf(kind);
+  if (mode == CaptureMode::kPiecewise)
+    return InvalidArgumentError("the event-engine reference implements full graphs and eager launches only");
+  std::vector<TimelineSlice>* slices = nullptr;
   ASSIGN_OR_RETURN(ForwardPass pass, BuildPass(kind, tokens_per_sequence));
   const int n = setup_.parallel.tp;
-  const bool graphs = setup_.cuda_graphs;
+  const bool graphs = mode == CaptureMode::kFull;
   PassTiming timing;
   // The pass as a schedule: per rank a GPU chain (kernels, collectives) and, when eager, a CPU
   // chain that issues each kernel; a collective is a barrier over every rank's previous GPU op.
@@ -217,9 +220,193 @@ StatusOr<PassTiming> DecodeSimulator::SimulatePass(PassKind kind, int tokens_per
   return timing;
 }
 
+CaptureMode DecodeSimulator::CaptureOf(PassKind kind) const {
+  if (!setup_.framework) return setup_.cuda_graphs ? CaptureMode::kFull : CaptureMode::kEager;
+  const PhaseCapture& c = setup_.framework->capture;
+  switch (kind) {
+    case PassKind::kTargetDecode: return c.decode;
+    case PassKind::kVerify: return c.verify;
+    case PassKind::kDraftExtend: return c.draft_extend;
+    case PassKind::kDraftStep: return c.draft;
+  }
+  return CaptureMode::kFull;
+}
+
+HostModel DecodeSimulator::HostModelOf() const {
+  const DecodeSetup::DriverHost& d = setup_.driver;
+  auto or_default = [](const std::optional<double>& us, SimTime fallback) {
+    return us ? PicosFromMicros(*us) : fallback;
+  };
+  HostModel h;
+  const SimTime launch = cost_->LaunchOverhead(false);
+  h.kernel_issue_ps = or_default(d.kernel_issue_us, launch);
+  h.library_issue_ps = or_default(d.library_issue_us, launch);
+  h.collective_issue_ps = or_default(d.collective_issue_us, launch);
+  h.graph_launch_ps = or_default(d.graph_launch_us, cost_->GraphLaunchOverhead());
+  h.sync_wake_ps = or_default(d.sync_wake_us, 0);
+  h.eager_gap_ps = cost_->EagerDeviceGap();
+  h.graph_gap_ps = cost_->LaunchOverhead(true);
+  h.jitter = d.jitter;
+  if (setup_.framework) {
+    h.framework_op_ps = PicosFromMicros(setup_.framework->eager_op_host_us);
+    if (setup_.framework->jitter.kind != Jitter::Kind::kNone) h.jitter = setup_.framework->jitter;
+  }
+  return h;
+}
+
+bool DecodeSimulator::Deterministic() const {
+  if (HostModelOf().jitter.kind != Jitter::Kind::kNone) return false;
+  if (setup_.gpu_variation.kernel_sigma > 0) return false;
+  for (double f : setup_.gpu_variation.rank_factor)
+    if (f != 1.0) return false;
+  return true;
+}
+
+Status DecodeSimulator::AppendPass(PassKind kind, int tokens_per_sequence, int phase, TimelineProgram* program) {
+  ASSIGN_OR_RETURN(ForwardPass pass, BuildPass(kind, tokens_per_sequence));
+  const CaptureMode mode = CaptureOf(kind);
+  const int n = setup_.parallel.tp;
+  const double replay_us = setup_.framework ? setup_.framework->graph_replay_host_us : 0.0;
+  bool segment_open = false;
+  auto open_segment = [&] {
+    if (segment_open) return;
+    TimelineStep g;
+    g.kind = TimelineStep::Kind::kGraphLaunch;
+    g.host_ps = PicosFromMicros(replay_us);
+    g.phase = phase;
+    g.label = std::string(PassKindName(kind)) + " graph launch";
+    program->steps.push_back(std::move(g));
+    segment_open = true;
+  };
+  for (const PassStep& step : pass.steps) {
+    TimelineStep t;
+    t.phase = phase;
+    if (step.kind == PassStep::kKernel) {
+      const bool attention = step.kernel.kernel_class == compute::KernelClass::kAttention;
+      t.kind = TimelineStep::Kind::kKernel;
+      t.graph = mode == CaptureMode::kFull || (mode == CaptureMode::kPiecewise && !attention);
+      if (t.graph) open_segment();
+      else segment_open = false;  // an eager op ends the captured segment (piecewise)
+      t.host_class = step.kernel.kernel_class == compute::KernelClass::kGemm ||
+                             step.kernel.kernel_class == compute::KernelClass::kGroupedGemm
+                         ? HostOpClass::kLibrary
+                         : HostOpClass::kKernel;
+      t.device_ps = cost_->KernelTime(step.kernel);
+      t.label = step.kernel.name;
+    } else {
+      if (n == 1) continue;  // no communication on one GPU
+      ASSIGN_OR_RETURN(SimTime transfer, CollectiveTime(step.comm.kind, step.comm.bytes));
+      t.kind = TimelineStep::Kind::kCollective;
+      t.graph = mode != CaptureMode::kEager;
+      if (t.graph) open_segment();
+      t.host_class = HostOpClass::kCollective;
+      t.transfer_ps = transfer;
+      t.label = step.comm.name;
+    }
+    program->steps.push_back(std::move(t));
+  }
+  return OkStatus();
+}
+
+void DecodeSimulator::AppendHostSide(double host_us, int phase, TimelineProgram* program) const {
+  if (!setup_.framework || setup_.framework->sync_each_step) {
+    TimelineStep sync;
+    sync.kind = TimelineStep::Kind::kHostSync;
+    sync.phase = phase;
+    sync.label = "read tokens back (host sync)";
+    program->steps.push_back(std::move(sync));
+  }
+  if (host_us > 0) {
+    TimelineStep work;
+    work.kind = TimelineStep::Kind::kHostWork;
+    work.host_ps = PicosFromMicros(host_us);
+    work.phase = phase;
+    work.label = "host work (scheduling, acceptance)";
+    program->steps.push_back(std::move(work));
+  }
+}
+
+namespace {
+constexpr int kPhaseDraft = 0, kPhaseVerify = 1, kPhaseExtend = 2, kPhaseHost = 3;
+const std::vector<std::string>& CyclePhases() {
+  static const std::vector<std::string> p = {"draft", "verify", "draft_extend", "host"};
+  return p;
+}
+constexpr int kPhaseDecode = 0, kPhaseStepHost = 1;
+}  // namespace
+
+StatusOr<const TimelineProgram*> DecodeSimulator::StepProgram() {
+  if (step_program_) return &*step_program_;
+  TimelineProgram p;
+  p.phases = {"decode", "host"};
+  RETURN_IF_ERROR(AppendPass(PassKind::kTargetDecode, 1, kPhaseDecode, &p));
+  AppendHostSide(setup_.framework ? setup_.framework->decode_step_host_us : 0.0, kPhaseStepHost, &p);
+  step_program_ = MergeGraphKernels(p, HostModelOf().graph_gap_ps);
+  return &*step_program_;
+}
+
+StatusOr<const TimelineProgram*> DecodeSimulator::CycleProgram(int accepted) {
+  auto it = cycle_programs_.find(accepted);
+  if (it != cycle_programs_.end()) return &it->second;
+  const SpeculationSettings& spec = setup_.speculation;
+  TimelineProgram p;
+  p.phases = CyclePhases();
+  RETURN_IF_ERROR(AppendPass(PassKind::kVerify, spec.num_draft_tokens, kPhaseVerify, &p));
+  AppendHostSide(setup_.framework ? setup_.framework->spec_cycle_host_us : 0.0, kPhaseHost, &p);
+  RETURN_IF_ERROR(AppendPass(PassKind::kDraftExtend, accepted + 1, kPhaseExtend, &p));
+  for (int i = 0; i < spec.num_steps - 1; ++i) RETURN_IF_ERROR(AppendPass(PassKind::kDraftStep, spec.topk, kPhaseDraft, &p));
+  auto [pos, inserted] = cycle_programs_.emplace(accepted, MergeGraphKernels(p, HostModelOf().graph_gap_ps));
+  return &pos->second;
+}
+
+StatusOr<PassTiming> DecodeSimulator::SimulatePass(PassKind kind, int tokens_per_sequence,
+                                                   std::vector<TimelineSlice>* slices) {
+  // One pass followed by the loop's sync, from idle aligned ranks; averaged over runs when the
+  // hosts or GPUs vary.
+  TimelineProgram p;
+  p.phases = {PassKindName(kind), "host"};
+  RETURN_IF_ERROR(AppendPass(kind, tokens_per_sequence, 0, &p));
+  AppendHostSide(0.0, 1, &p);
+  int kernels = 0, collectives = 0;
+  for (const TimelineStep& s : p.steps) {
+    kernels += s.kind == TimelineStep::Kind::kKernel;
+    collectives += s.kind == TimelineStep::Kind::kCollective;
+  }
+  const int runs = Deterministic() ? 1 : 32;
+  const TimelineProgram merged = MergeGraphKernels(p, HostModelOf().graph_gap_ps);
+  RankTimelines tl(setup_.parallel.tp, HostModelOf(), setup_.gpu_variation, setup_.pacing_seed);
+  std::vector<PhaseAccount> acc;
+  double total = 0;
+  std::vector<RankSlice> rank_slices;
+  for (int i = 0; i < runs; ++i) {
+    tl.AlignClocks();
+    const bool trace = slices != nullptr && i == 0;
+    const RunResult r = tl.Run(trace ? p : merged, &acc, trace ? &rank_slices : nullptr);
+    total += static_cast<double>(r.span_ps);
+  }
+  PassTiming t;
+  t.total_ps = static_cast<SimTime>(std::llround(total / runs));
+  t.compute_ps = static_cast<SimTime>(std::llround(acc[0].compute_ps / runs));
+  t.wait_ps = static_cast<SimTime>(std::llround(acc[0].wait_ps / runs));
+  t.comm_ps = static_cast<SimTime>(std::llround((acc[0].transfer_ps + acc[0].wait_ps) / runs));
+  t.launch_ps = std::max<SimTime>(0, t.total_ps - t.compute_ps - t.comm_ps);
+  t.kernels = kernels;
+  t.collectives = collectives;
+  if (slices != nullptr) {
+    for (const RankSlice& rs : rank_slices) {
+      if (rs.rank != 0 || rs.host) continue;
+      const std::string cat = rs.category == "compute" ? "compute" : rs.category.rfind("comm", 0) == 0 ? "comm" : "launch";
+      slices->push_back({rs.name, cat, rs.start_ps, rs.end_ps});
+    }
+  }
+  return t;
+}
+
 StatusOr<PassTiming> DecodeSimulator::Pass(PassKind kind, int tokens_per_sequence) {
-  // Verify of N tokens and a plain decode step are the same target pass.
-  const int kind_key = kind == PassKind::kVerify ? static_cast<int>(PassKind::kTargetDecode) : static_cast<int>(kind);
+  // Verify of N tokens and a plain decode step are the same target pass, unless their capture
+  // modes differ.
+  const bool same = kind == PassKind::kVerify && CaptureOf(PassKind::kVerify) == CaptureOf(PassKind::kTargetDecode);
+  const int kind_key = same ? static_cast<int>(PassKind::kTargetDecode) : static_cast<int>(kind);
   const auto key = std::make_pair(kind_key, tokens_per_sequence);
   auto it = passes_.find(key);
   if (it != passes_.end()) return it->second;
@@ -234,42 +421,105 @@ StatusOr<std::vector<TimelineSlice>> DecodeSimulator::PassTimeline(PassKind kind
   return slices;
 }
 
+StatusOr<std::vector<RankSlice>> DecodeSimulator::LoopTimeline(int steps, bool speculative, int accepted) {
+  if (steps < 1) return InvalidArgumentError("timeline: steps must be >= 1");
+  TimelineProgram p;
+  if (speculative) {
+    const SpeculationSettings& spec = setup_.speculation;
+    if (spec.method == SpeculationMethod::kNone) return InvalidArgumentError("timeline: no speculation configured");
+    if (accepted < 0 || accepted > std::min(spec.num_steps, spec.num_draft_tokens - 1))
+      return InvalidArgumentError("timeline: accepted = " + std::to_string(accepted) + " out of range");
+    p.phases = CyclePhases();
+    RETURN_IF_ERROR(AppendPass(PassKind::kVerify, spec.num_draft_tokens, kPhaseVerify, &p));
+    AppendHostSide(setup_.framework ? setup_.framework->spec_cycle_host_us : 0.0, kPhaseHost, &p);
+    RETURN_IF_ERROR(AppendPass(PassKind::kDraftExtend, accepted + 1, kPhaseExtend, &p));
+    for (int i = 0; i < spec.num_steps - 1; ++i) RETURN_IF_ERROR(AppendPass(PassKind::kDraftStep, spec.topk, kPhaseDraft, &p));
+  } else {
+    p.phases = {"decode", "host"};
+    RETURN_IF_ERROR(AppendPass(PassKind::kTargetDecode, 1, kPhaseDecode, &p));
+    AppendHostSide(setup_.framework ? setup_.framework->decode_step_host_us : 0.0, kPhaseStepHost, &p);
+  }
+  RankTimelines tl(setup_.parallel.tp, HostModelOf(), setup_.gpu_variation, setup_.pacing_seed);
+  tl.Run(p);  // warm-up: the loop's steady state
+  std::vector<RankSlice> slices;
+  for (int i = 0; i < steps; ++i) tl.Run(p, nullptr, &slices);
+  return slices;
+}
+
 StatusOr<DecodeResult> DecodeSimulator::Run() {
   DecodeResult result;
-  ASSIGN_OR_RETURN(result.baseline_step, Pass(PassKind::kTargetDecode, 1));
+  const bool fixed = Deterministic();
+  const SpeculationSettings& spec = setup_.speculation;
+  const int iterations = fixed ? 1 : std::max(1, spec.cycles);
+  auto max_end = [](const RunResult& r) { return *std::max_element(r.end_ps.begin(), r.end_ps.end()); };
+  {
+    // Plain decode steps: one warm-up (the loop's steady state), then the mean over steps.
+    ASSIGN_OR_RETURN(const TimelineProgram* step, StepProgram());
+    RankTimelines tl(setup_.parallel.tp, HostModelOf(), setup_.gpu_variation, setup_.pacing_seed);
+    SimTime prev = max_end(tl.Run(*step));
+    std::vector<PhaseAccount> acc;
+    double total = 0;
+    for (int i = 0; i < iterations; ++i) {
+      const SimTime end = max_end(tl.Run(*step, &acc));
+      total += static_cast<double>(end - prev);
+      prev = end;
+    }
+    PassTiming& b = result.baseline_step;
+    b.total_ps = static_cast<SimTime>(std::llround(total / iterations));
+    b.compute_ps = static_cast<SimTime>(std::llround(acc[kPhaseDecode].compute_ps / iterations));
+    b.wait_ps = static_cast<SimTime>(std::llround(acc[kPhaseDecode].wait_ps / iterations));
+    b.comm_ps = static_cast<SimTime>(std::llround((acc[kPhaseDecode].transfer_ps + acc[kPhaseDecode].wait_ps) / iterations));
+    b.launch_ps = std::max<SimTime>(0, b.total_ps - b.compute_ps - b.comm_ps);
+    for (const TimelineStep& s : step->steps) b.collectives += s.kind == TimelineStep::Kind::kCollective;
+    ASSIGN_OR_RETURN(PassTiming single, Pass(PassKind::kTargetDecode, 1));
+    b.kernels = single.kernels;
+  }
   result.baseline_step_ms = MillisFromPicos(result.baseline_step.total_ps);
   result.baseline_tokens_per_s = setup_.batch / SecondsFromPicos(result.baseline_step.total_ps);
-  const SpeculationSettings& spec = setup_.speculation;
   if (spec.method != SpeculationMethod::kNone) {
     result.speculative = true;
     ASSIGN_OR_RETURN(result.verify, Pass(PassKind::kVerify, spec.num_draft_tokens));
     ASSIGN_OR_RETURN(result.draft_step, Pass(PassKind::kDraftStep, spec.topk));
     std::mt19937_64 rng(spec.seed);
+    RankTimelines tl(setup_.parallel.tp, HostModelOf(), setup_.gpu_variation, setup_.pacing_seed + 1);
+    {
+      ASSIGN_OR_RETURN(const TimelineProgram* warm, CycleProgram(spec.acceptance->max_accepted()));
+      tl.Run(*warm);
+    }
+    SimTime prev = 0;
+    for (int r = 0; r < tl.num_ranks(); ++r) prev = std::max({prev, tl.host_clock(r), tl.gpu_clock(r)});
+    std::vector<PhaseAccount> acc;
     double total_ps = 0, tokens = 0;
-    CycleBreakdown sum;
     for (int c = 0; c < spec.cycles; ++c) {
       const int accepted = spec.acceptance->Sample(rng);
-      ASSIGN_OR_RETURN(PassTiming extend, Pass(PassKind::kDraftExtend, accepted + 1));
-      const int steps = spec.num_steps - 1;
-      const PassTiming& v = result.verify;
-      const PassTiming& d = result.draft_step;
-      total_ps += static_cast<double>(v.total_ps + extend.total_ps + steps * d.total_ps);
+      ASSIGN_OR_RETURN(const TimelineProgram* cycle, CycleProgram(accepted));
+      const SimTime end = max_end(tl.Run(*cycle, &acc));
+      total_ps += static_cast<double>(end - prev);
+      prev = end;
       tokens += accepted + 1;
-      sum.verify_compute_ms += MillisFromPicos(v.compute_ps);
-      sum.verify_comm_ms += MillisFromPicos(v.comm_ps);
-      sum.draft_compute_ms += MillisFromPicos(extend.compute_ps + steps * d.compute_ps);
-      sum.draft_comm_ms += MillisFromPicos(extend.comm_ps + steps * d.comm_ps);
-      sum.launch_sync_ms += MillisFromPicos(v.launch_ps + extend.launch_ps + steps * d.launch_ps);
     }
     const double cycles = spec.cycles;
+    acc.resize(CyclePhases().size());
+    auto ms = [cycles](double ps) { return ps / cycles * 1e-9; };
     result.cycles = spec.cycles;
     result.tau = tokens / cycles;
     result.tau_expected = spec.acceptance->tau();
     result.cycle_ms = total_ps / cycles * 1e-9;
     result.speculative_tokens_per_s = setup_.batch * result.tau / (result.cycle_ms * 1e-3);
     result.speedup = result.speculative_tokens_per_s / result.baseline_tokens_per_s;
-    result.breakdown = {sum.draft_compute_ms / cycles, sum.draft_comm_ms / cycles, sum.verify_compute_ms / cycles,
-                        sum.verify_comm_ms / cycles, sum.launch_sync_ms / cycles};
+    CycleBreakdown& b = result.breakdown;
+    const PhaseAccount& d = acc[kPhaseDraft];
+    const PhaseAccount& v = acc[kPhaseVerify];
+    const PhaseAccount& e = acc[kPhaseExtend];
+    b.draft_compute_ms = ms(d.compute_ps + e.compute_ps);
+    b.draft_comm_ms = ms(d.transfer_ps + d.wait_ps + e.transfer_ps + e.wait_ps);
+    b.draft_wait_ms = ms(d.wait_ps + e.wait_ps);
+    b.verify_compute_ms = ms(v.compute_ps);
+    b.verify_comm_ms = ms(v.transfer_ps + v.wait_ps);
+    b.verify_wait_ms = ms(v.wait_ps);
+    b.launch_sync_ms = std::max(0.0, result.cycle_ms - b.draft_compute_ms - b.draft_comm_ms - b.verify_compute_ms - b.verify_comm_ms);
+    b.wait_max_ms = ms(d.wait_max_ps + v.wait_max_ps + e.wait_max_ps);
+    b.host_bound_share = result.cycle_ms > 0 ? b.launch_sync_ms / result.cycle_ms : 0;
   }
   result.collectives = collective_infos_;
   return result;

@@ -1,18 +1,25 @@
-// The decode loop, plain and speculative, on the event engine.
+// The decode loop, plain and speculative, with every tensor-parallel rank its own timeline.
 //
-// A forward pass (forward_pass.h) is a list of kernels and communication points. It runs as a
-// schedule (sim/coll/schedule.h) on the event engine: on every TP rank a chain of kernels (device
-// time from the roofline model in sim/compute), and at every communication point a barrier
-// followed by the collective. Launch overhead: with CUDA graphs, one graph launch per pass and a
-// fixed gap before every kernel; eager, a CPU thread per rank issues kernels one after another
-// (launch_overhead_eager each) and a kernel starts at the later of its issue and the previous
-// kernel's end, so small kernels become CPU-bound while long ones hide the CPU. Each
-// distinct collective (kind, bytes) is planned as NCCL (or the chosen custom allreduce) would run
-// it and executed once on the fabric (sim/coll/executor.h) of an otherwise idle box; later
-// occurrences reuse that duration. This is exact for TP decode, where nothing else uses the links
-// while a collective runs (the simulation is deterministic), and it is what makes 1,000 cycles
-// take milliseconds. Compute/communication overlap is not modelled (SGLang's decode does not
-// overlap them).
+// A forward pass (forward_pass.h) is a list of kernels and communication points. Every TP rank
+// runs it on its own host thread and GPU stream (rank_timeline.h): kernels take their roofline
+// device time (sim/compute); a collective starts its transfer when the last rank's collective
+// kernel starts, so the early ranks wait (skew) and then share the transfer. How each phase is
+// launched comes from the framework profile (framework_profile.h): a full CUDA graph (one launch
+// per pass, a gap before every kernel), piecewise graphs (attention launched eagerly between
+// captured segments) or eager (the host issues every op: a raw kernel, a library call or a
+// collective call, each at its calibrated host cost, plus the framework's own per-op cost); a
+// kernel starts at the later of its issue and the previous op's end, so small kernels become
+// host-bound. Between passes the loop does its host work and, when the framework reads tokens
+// back, waits for its GPU (a host sync). Host costs vary per rank and op (seeded jitter); GPU
+// time may vary per rank. Each distinct collective (kind, bytes) is planned as NCCL (or the chosen
+// custom allreduce) would run it and executed once on the fabric (sim/coll/executor.h) of an
+// otherwise idle box; later occurrences reuse that duration (exact for TP decode, where nothing
+// else uses the links meanwhile). Compute/communication overlap is not modelled (SGLang's decode
+// does not overlap them).
+//
+// With no jitter, no GPU variation and full graphs, the ranks are identical and the result equals
+// the symmetric event-engine schedule of the pass (SimulatePassOnEventEngine, kept as the
+// reference implementation: a test checks the two agree exactly).
 //
 // A speculative cycle (SGLang's EAGLE loop, reference.md section 6), per cycle:
 //   verify:        one target pass over batch x num_draft_tokens tokens
@@ -35,6 +42,8 @@
 #include "sim/core/status.h"
 #include "sim/llm/acceptance.h"
 #include "sim/llm/forward_pass.h"
+#include "sim/llm/framework_profile.h"
+#include "sim/llm/rank_timeline.h"
 #include "sim/llm/model.h"
 #include "sim/net/routing.h"
 #include "sim/net/topology.h"
@@ -65,7 +74,19 @@ struct DecodeSetup {
   compute::DType activation_dtype = compute::DType::kBf16;
   compute::DType kv_dtype = compute::DType::kBf16;
   std::optional<compute::DType> expert_weight_dtype;  // unset: weight_dtype
-  bool cuda_graphs = true;
+  bool cuda_graphs = true;             // without a framework: every phase full graphs, else eager
+  // How the ranks' hosts pace their GPUs. framework unset: capture from cuda_graphs, no framework
+  // costs, no jitter.
+  std::optional<FrameworkProfile> framework;
+  // The driver-side host costs (calibrated; unset fields default to the compute model's launch
+  // overheads: HostModelOf below): raw-kernel, library and collective issue, sync wake, and the
+  // natural per-op jitter used when the framework has none.
+  struct DriverHost {
+    std::optional<double> kernel_issue_us, library_issue_us, collective_issue_us, graph_launch_us, sync_wake_us;
+    Jitter jitter;
+  } driver;
+  GpuVariation gpu_variation;
+  uint64_t pacing_seed = 1;
   // The allreduce choice: algorithm, protocol, channels, P2P level. collective, bytes and gpus are
   // filled in per communication point.
   coll::CollectiveRequest allreduce;
@@ -79,8 +100,9 @@ const char* PassKindName(PassKind kind);
 struct PassTiming {
   SimTime total_ps = 0;
   SimTime compute_ps = 0;   // kernel device time
-  SimTime comm_ps = 0;      // collectives
-  SimTime launch_ps = 0;    // time not spent in kernels or collectives: launch gaps, CPU-bound issue
+  SimTime comm_ps = 0;      // collectives as a profiler on rank 0 shows them: wait + transfer
+  SimTime wait_ps = 0;      // of which rank 0 waited for the last rank
+  SimTime launch_ps = 0;    // time not spent in kernels or collectives: launch gaps, host-bound issue, syncs
   int kernels = 0;
   int collectives = 0;
 };
@@ -93,12 +115,17 @@ struct TimelineSlice {
   SimTime end_ps = 0;
 };
 
+// Mean per cycle. comm = wait + transfer (what a profiler on rank 0 shows as the collectives).
 struct CycleBreakdown {
   double draft_compute_ms = 0;
   double draft_comm_ms = 0;
+  double draft_wait_ms = 0;        // rank 0's wait for the last rank at draft collectives
   double verify_compute_ms = 0;
   double verify_comm_ms = 0;
-  double launch_sync_ms = 0;
+  double verify_wait_ms = 0;
+  double launch_sync_ms = 0;       // launch gaps, host-bound issue, host work and syncs
+  double wait_max_ms = 0;          // per collective the longest wait of any rank, summed
+  double host_bound_share = 0;     // launch_sync / cycle
 };
 
 // One distinct collective of the run, as planned and simulated.
@@ -144,6 +171,15 @@ class DecodeSimulator {
   StatusOr<DecodeResult> Run();
   // The slices of one pass on rank 0, for a Perfetto timeline.
   StatusOr<std::vector<TimelineSlice>> PassTimeline(PassKind kind, int tokens_per_sequence);
+  // Every rank's host and GPU slices over `steps` decode steps (or speculative cycles with
+  // `accepted` draft tokens accepted each), after one warm-up, for a Perfetto timeline.
+  StatusOr<std::vector<RankSlice>> LoopTimeline(int steps, bool speculative, int accepted);
+  // The reference implementation of one pass with identical ranks, no jitter: the pass as a
+  // schedule of delays on the event engine (sim/coll/executor.h). Full graphs or eager only.
+  StatusOr<PassTiming> SimulatePassOnEventEngine(PassKind kind, int tokens_per_sequence);
+  // The host model the rank timelines use (driver costs, calibrated or from the compute model,
+  // plus the framework's per-op costs).
+  HostModel HostModelOf() const;
 
   const DecodeSetup& setup() const { return setup_; }
 
@@ -152,6 +188,14 @@ class DecodeSimulator {
   StatusOr<ForwardPass> BuildPass(PassKind kind, int tokens_per_sequence) const;
   StatusOr<SimTime> CollectiveTime(CommKind kind, int64_t bytes);
   StatusOr<PassTiming> SimulatePass(PassKind kind, int tokens_per_sequence, std::vector<TimelineSlice>* slices);
+  CaptureMode CaptureOf(PassKind kind) const;
+  // Appends one pass's steps (launched as its phase's capture mode) to `program`.
+  Status AppendPass(PassKind kind, int tokens_per_sequence, int phase, TimelineProgram* program);
+  // The loop's host side after a pass: a sync (when the framework reads back) and its host work.
+  void AppendHostSide(double host_us, int phase, TimelineProgram* program) const;
+  StatusOr<const TimelineProgram*> StepProgram();
+  StatusOr<const TimelineProgram*> CycleProgram(int accepted);
+  bool Deterministic() const;
 
   DecodeSetup setup_;
   std::unique_ptr<net::Router> router_;
@@ -159,6 +203,8 @@ class DecodeSimulator {
   std::map<std::pair<int, int64_t>, SimTime> collective_ps_;
   std::map<std::pair<int, int>, PassTiming> passes_;
   std::vector<CollectiveInfo> collective_infos_;
+  std::optional<TimelineProgram> step_program_;
+  std::map<int, TimelineProgram> cycle_programs_;  // by accepted count
 };
 
 }  // namespace specsim::llm

@@ -132,6 +132,65 @@ TEST(DecodeSimulator, PerfectAcceptanceAndZeroAcceptanceBracketTheSpeedup) {
   EXPECT_LT(none->speedup, 1.0);  // a cycle that yields one token costs more than a decode step
 }
 
+// Issue 10, test 5: with zero jitter the rank timelines equal the symmetric event-engine schedule
+// (the single-rank engine), exactly, for full graphs and eager launches, every pass kind.
+TEST(DecodeSimulator, RankTimelinesEqualTheEventEngineWithoutJitter) {
+  net::Topology t = Box();
+  for (int tp : {1, 2, 4}) {
+    for (bool graphs : {true, false}) {
+      DecodeSetup s = WithEagle(Llama8B(&t, tp), {0.8, 0.6, 0.5});
+      s.cuda_graphs = graphs;
+      auto sim = DecodeSimulator::Create(s);
+      ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+      for (auto [kind, tokens] : {std::pair{PassKind::kTargetDecode, 1}, {PassKind::kVerify, 4},
+                                  {PassKind::kDraftExtend, 2}, {PassKind::kDraftStep, 1}}) {
+        auto timeline = (*sim)->Pass(kind, tokens);
+        auto reference = (*sim)->SimulatePassOnEventEngine(kind, tokens);
+        ASSERT_TRUE(timeline.ok() && reference.ok());
+        EXPECT_EQ(timeline->total_ps, reference->total_ps) << "tp " << tp << " graphs " << graphs << " " << PassKindName(kind);
+        EXPECT_EQ(timeline->compute_ps, reference->compute_ps);
+        EXPECT_EQ(timeline->comm_ps, reference->comm_ps);
+      }
+    }
+  }
+}
+
+// Capture modes per phase: piecewise graphs launch attention eagerly between captured segments, so
+// a decode step costs more than a full graph and less than all-eager; a framework's eager per-op
+// host cost and per-step host work add to the step; one rank with a slower GPU makes every other
+// rank wait at every collective.
+TEST(DecodeSimulator, CaptureModesFrameworkCostsAndASlowRank) {
+  net::Topology t = Box();
+  auto step_ms = [&](CaptureMode mode, double eager_op_us, double step_host_us, std::vector<double> factors) {
+    DecodeSetup s = Llama8B(&t, 4);
+    FrameworkProfile f;
+    f.capture.decode = mode;
+    f.eager_op_host_us = eager_op_us;
+    f.decode_step_host_us = step_host_us;
+    s.framework = f;
+    s.gpu_variation.rank_factor = std::move(factors);
+    auto r = (*DecodeSimulator::Create(s))->Run();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r->baseline_step_ms;
+  };
+  const double full = step_ms(CaptureMode::kFull, 0, 0, {});
+  const double piecewise = step_ms(CaptureMode::kPiecewise, 0, 0, {});
+  const double eager = step_ms(CaptureMode::kEager, 0, 0, {});
+  EXPECT_LT(full, piecewise);
+  EXPECT_LT(piecewise, eager);
+  // 20 us of Python per eager op: far more than the kernels at batch 1.
+  EXPECT_GT(step_ms(CaptureMode::kEager, 20, 0, {}), eager + 1.0);
+  // Host work per step adds itself when the host waits for the GPU at every step.
+  EXPECT_NEAR(step_ms(CaptureMode::kFull, 0, 500, {}), full + 0.5, 1e-6);
+  // Rank 3 10% slower on every kernel: the step follows the slowest rank.
+  DecodeSetup slow = Llama8B(&t, 4);
+  slow.gpu_variation.rank_factor = {1, 1, 1, 1.1};
+  auto r = (*DecodeSimulator::Create(slow))->Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_GT(r->baseline_step_ms, full);
+  EXPECT_GT(r->baseline_step.wait_ps, 0);
+}
+
 TEST(DecodeSimulator, InconsistentSetupsAreErrors) {
   net::Topology t = Box();
   DecodeSetup s = WithEagle(Llama8B(&t, 4), {0.5});

@@ -165,7 +165,7 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
           const SimTime d = static_cast<SimTime>(std::llround(static_cast<double>(s.device_ps) * KernelFactor(r)));
           gpu_clk_[r] = start + d + s.fixed_gpu_ps;
           add_slice(r, false, s.label.empty() ? "kernel" : s.label, "compute", start, gpu_clk_[r]);
-          if (r == 0 && acc != nullptr) acc->compute_ps += static_cast<double>(d + s.fixed_gpu_ps);
+          if (r == 0 && acc != nullptr) acc->compute_ps += static_cast<double>(d);  // merged gaps are launch time
         }
         break;
       }

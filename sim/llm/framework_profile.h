@@ -1,0 +1,49 @@
+// How a serving framework drives the GPUs of one tensor-parallel group: which phases of the decode
+// loop run as CUDA graphs, what its host does per op and per step, and how that host time varies.
+// Plain data; loaded from configs/frameworks/*.textproto by sim/io (framework_loader.h), named by a
+// scenario, fed to the decode loop's rank timelines (decode_simulator.h, rank_timeline.h).
+//
+// Capture modes (per phase of the loop):
+//   kFull       the whole forward pass is one captured CUDA graph (one launch per pass);
+//   kPiecewise  every run of kernels between attention kernels is a captured graph, attention is
+//               launched eagerly between them (vLLM's piecewise CUDA graphs; SGLang's piecewise
+//               mode): a pass of L layers is L + 1 graph launches and L eager attention launches;
+//   kEager      every kernel and collective is launched from the host.
+// Host costs: the driver's launch of a raw kernel, a library call (cuBLAS) and a collective call
+// (NCCL) are the calibration's (HostModel in rank_timeline.h); the framework adds its own cost per
+// eager op (Python dispatch), per graph replay, and per step / cycle (scheduling, sampling
+// bookkeeping, the speculative loop's acceptance processing and draft tree building).
+#pragma once
+
+#include <string>
+
+#include "sim/llm/rank_timeline.h"
+
+namespace specsim::llm {
+
+enum class CaptureMode { kFull, kPiecewise, kEager };
+
+const char* CaptureModeName(CaptureMode mode);  // "full", "piecewise", "eager"
+
+struct PhaseCapture {
+  CaptureMode decode = CaptureMode::kFull;        // plain decode step (the baseline)
+  CaptureMode draft = CaptureMode::kFull;         // EAGLE-3 / MTP draft steps
+  CaptureMode verify = CaptureMode::kFull;        // target verify of N tokens per sequence
+  CaptureMode draft_extend = CaptureMode::kFull;  // the draft's pass over the accepted tokens
+};
+
+struct FrameworkProfile {
+  std::string name;                 // e.g. "sglang", "vllm", "cpp-graph"
+  std::string source;               // where its values come from (file and version), for reports
+  PhaseCapture capture;
+  double eager_op_host_us = 0;      // the framework's own host time per eagerly launched op
+  double graph_replay_host_us = 0;  // its own host time around each graph replay
+  double decode_step_host_us = 0;   // host work per plain decode step (scheduling, bookkeeping)
+  double spec_cycle_host_us = 0;    // host work per speculative cycle (acceptance, draft tree)
+  // The loop waits for the GPU once per step / cycle (token read-back, acceptance: .tolist(),
+  // .item()). false: the host runs ahead (overlapped scheduling).
+  bool sync_each_step = true;
+  Jitter jitter;                    // on every host op of the framework (added to the driver's)
+};
+
+}  // namespace specsim::llm

@@ -756,6 +756,38 @@ struct Fitter {
     return OkStatus();
   }
 
+  // The ranks' host threads (HostParams) from the host-paced loops: the pacing suite's layer loops
+  // (eager: per-op issue costs of library calls and collective calls; graph: the graph launch)
+  // and collective skew loops (the natural jitter, the sync wake), by FitBySimulation over those
+  // items (the loops are seeded identically for every prediction, so the fit sees smooth changes).
+  // The raw kernel launch stays the compute fit's eager launch (launch items).
+  Status FitHostPacing() {
+    std::vector<const trace::Item*> loops;
+    for (const trace::Item* it : items)
+      if (it->kind() == trace::KIND_LAYER_LOOP || it->kind() == trace::KIND_COLLECTIVE_SKEW) loops.push_back(it);
+    if (loops.empty()) {
+      result.not_fitted.push_back("host.library_issue_us, host.collective_issue_us, host.graph_launch_us, host.jitter_mean_us, "
+                                  "host.sync_wake_us: no host-paced loops (pacing suite) in the trace (defaults kept: the "
+                                  "compute model's launch overheads, no jitter)");
+      return OkStatus();
+    }
+    HostParams& h = result.params.host;
+    const double launch_us = result.params.compute.launch_overhead_eager_ns * 1e-3;
+    std::vector<SimUnknown> u = {
+        {"host.library_issue_us", "us", h.library_issue_us.value_or(2 * launch_us), 0.25, 0, 500},
+        {"host.collective_issue_us", "us", h.collective_issue_us.value_or(2 * launch_us), 0.25, 0, 500},
+        {"host.graph_launch_us", "us", h.graph_launch_us.value_or(result.params.compute.graph_launch_ns * 1e-3), 0.25, 0, 500},
+        {"host.jitter_mean_us", "us", std::max(h.jitter_mean_us, 0.5), 0.1, 0, 100},
+        {"host.sync_wake_us", "us", h.sync_wake_us.value_or(1.0), 0.25, 0, 500}};
+    return FitBySimulation("host pacing", loops, u, [](const std::vector<double>& t, CalibParams* p) {
+      p->host.library_issue_us = t[0];
+      p->host.collective_issue_us = t[1];
+      p->host.graph_launch_us = t[2];
+      p->host.jitter_mean_us = t[3];
+      p->host.sync_wake_us = t[4];
+    });
+  }
+
   // Small copies under a bulk copy: which H2D sizes bypass the queue (the largest size measured
   // not queued, below the smallest one queued), and per (small, bulk) direction pair the extra
   // latency of copies that do not queue: the mean of measured - (L + B / rate) over them.
@@ -861,6 +893,7 @@ StatusOr<FitResult> Fit(const trace::Trace& trace, const std::vector<int>& indic
   RETURN_IF_ERROR(f.FitHostMemory());
   RETURN_IF_ERROR(f.FitNcclLocal());
   RETURN_IF_ERROR(f.FitCustomAllreduce());
+  RETURN_IF_ERROR(f.FitHostPacing());
   f.result.topology = f.topology;
   return std::move(f.result);
 }

@@ -165,6 +165,18 @@ CalibParams ApplyCalibrationProto(CalibParams p, const config::Calibration& c) {
       (host ? p.custom.host_read_gbps_per_block : p.custom.peer_read_gbps_per_block) = ca.read_gbps_per_block();
   }
   if (fc.h2d_bypass_max_bytes() > 0) f.h2d_bypass_max_bytes = fc.h2d_bypass_max_bytes();
+  {
+    const config::HostPacingCalibration& h = c.host();
+    auto opt = [](std::optional<double>& field, double v) {
+      if (v > 0) field = v;
+    };
+    opt(p.host.kernel_issue_us, h.kernel_issue_us());
+    opt(p.host.library_issue_us, h.library_issue_us());
+    opt(p.host.collective_issue_us, h.collective_issue_us());
+    opt(p.host.graph_launch_us, h.graph_launch_us());
+    opt(p.host.sync_wake_us, h.sync_wake_us());
+    if (h.jitter_mean_us() > 0) p.host.jitter_mean_us = h.jitter_mean_us();
+  }
   for (const auto& [key, ns] : fc.under_load_extra_ns()) f.under_load_extra_ns[key] = ns;
   if (fc.host_memory_gbps() > 0) f.host_memory_gbps = fc.host_memory_gbps();
   return p;
@@ -232,6 +244,15 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
   for (const auto& [key, cost] : o.per_op)
     write(std::get<0>(key), std::get<1>(key), coll::CollectiveName(static_cast<coll::Collective>(std::get<2>(key))), cost);
   if (p.nccl.eager_call_extra_ns != 0) c.mutable_nccl()->set_eager_call_extra_ns(p.nccl.eager_call_extra_ns);
+  {
+    config::HostPacingCalibration* h = c.mutable_host();
+    if (p.host.kernel_issue_us) h->set_kernel_issue_us(*p.host.kernel_issue_us);
+    if (p.host.library_issue_us) h->set_library_issue_us(*p.host.library_issue_us);
+    if (p.host.collective_issue_us) h->set_collective_issue_us(*p.host.collective_issue_us);
+    if (p.host.graph_launch_us) h->set_graph_launch_us(*p.host.graph_launch_us);
+    if (p.host.sync_wake_us) h->set_sync_wake_us(*p.host.sync_wake_us);
+    if (p.host.jitter_mean_us > 0) h->set_jitter_mean_us(p.host.jitter_mean_us);
+  }
   if (p.nccl.graph_call_extra_ns != 0) c.mutable_nccl()->set_graph_call_extra_ns(p.nccl.graph_call_extra_ns);
   for (bool host : {false, true}) {
     const double us = host ? p.custom.host_flag_latency_us : p.custom.peer_flag_latency_us;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "sim/coll/protocol.h"
@@ -82,11 +83,21 @@ struct BenchParams {
   double l2_resident_bandwidth_gbps = 0;  // 0: no L2 residency (every byte from device memory)
 };
 
+// The ranks' host threads (sim/llm/rank_timeline.h HostModel): per-op issue costs by class, graph
+// launch, sync wake and natural jitter, us. Unset: the compute model's launch overheads (kernel,
+// library and collective issue: launch_overhead_eager_ns; graph launch: graph_launch_ns), no wake
+// cost, no jitter.
+struct HostParams {
+  std::optional<double> kernel_issue_us, library_issue_us, collective_issue_us, graph_launch_us, sync_wake_us;
+  double jitter_mean_us = 0;
+};
+
 struct CalibParams {
   FabricParams fabric;
   compute::ComputeParams compute;
   NcclParams nccl;
   CustomAllreduceParams custom;
+  HostParams host;
   BenchParams bench;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/calib/loop_predictors.h"
 #include "sim/calib/trace_io.h"
 #include "sim/coll/collective_planner.h"
 #include "sim/coll/executor.h"
@@ -238,6 +239,10 @@ Prediction Predictor::Predict(const trace::Item& item) const {
     case trace::KIND_DECODE_STEP:
     case trace::KIND_SPEC_CYCLE:
       return PredictDecode(item);
+    case trace::KIND_LAYER_LOOP:
+      return PredictLayerLoop(item, topology_, params_);
+    case trace::KIND_COLLECTIVE_SKEW:
+      return PredictSkewLoop(item, topology_, params_);
     default:
       return NotSimulated("item kind " + trace::Kind_Name(item.kind()) + " is not known to this specsim");
   }
@@ -401,20 +406,21 @@ Prediction Predictor::PredictCollective(const trace::Item& item) const {
   return Us(ns);
 }
 
-Prediction Predictor::PredictDecode(const trace::Item& item) const {
-  if (!item.has_decode()) return NotSimulated("decode item without decode parameters");
+StatusOr<llm::DecodeSetup> DecodeSetupOfItem(const trace::Trace& trace_, const trace::Item& item,
+                                             const net::Topology& topology_, const CalibParams& params_) {
+  if (!item.has_decode()) return InvalidArgumentError("decode item without decode parameters");
   const trace::DecodeParams& d = item.decode();
   const trace::ModelShape* shape = nullptr;
   for (const trace::ModelShape& m : trace_.models())
     if (m.name() == d.model()) shape = &m;
-  if (!shape) return NotSimulated("model '" + d.model() + "' has no shape in the trace's models list");
+  if (!shape) return InvalidArgumentError("model '" + d.model() + "' has no shape in the trace's models list");
   for (int g : d.gpus())
-    if (g < 0 || g >= topology_.num_gpus()) return NotSimulated(GpuRangeReason(g, topology_));
+    if (g < 0 || g >= topology_.num_gpus()) return InvalidArgumentError(GpuRangeReason(g, topology_));
   llm::ModelSpec target;
   if (shape->has_config()) {
     // The models/*.textproto the run used, as recorded in the trace.
     auto m = io::ModelFromProto(shape->config(), shape->file().empty() ? shape->name() : shape->file());
-    if (!m.ok()) return NotSimulated("model '" + d.model() + "': " + m.status().message());
+    if (!m.ok()) return InvalidArgumentError("model '" + d.model() + "': " + m.status().message());
     target = *m;
   } else {
     target.name = shape->name();
@@ -461,7 +467,7 @@ Prediction Predictor::PredictDecode(const trace::Item& item) const {
     setup.allreduce.p2p_disable = get("NCCL_P2P_DISABLE") == "1";
     if (const std::string proto = get("NCCL_PROTO"); !proto.empty()) {
       auto p = coll::ParseNcclProto(proto);
-      if (!p.ok()) return NotSimulated("NCCL_PROTO=" + proto + " in the trace environment is not modelled");
+      if (!p.ok()) return InvalidArgumentError("NCCL_PROTO=" + proto + " in the trace environment is not modelled");
       setup.allreduce.protocol = *p;
     }
   }
@@ -474,11 +480,11 @@ Prediction Predictor::PredictDecode(const trace::Item& item) const {
   const int n = d.verify_tokens();
   const int s = d.draft_steps();
   if (d.speculative()) {
-    if (s < 1 || n < 1) return NotSimulated("speculative item without draft_steps / verify_tokens");
+    if (s < 1 || n < 1) return InvalidArgumentError("speculative item without draft_steps / verify_tokens");
     llm::ModelSpec draft;
     if (shape->has_draft_config()) {
       auto m = io::ModelFromProto(shape->draft_config(), shape->draft_file());
-      if (!m.ok()) return NotSimulated("draft of '" + d.model() + "': " + m.status().message());
+      if (!m.ok()) return InvalidArgumentError("draft of '" + d.model() + "': " + m.status().message());
       draft = *m;
     } else {
       // validate's "approximation": an EAGLE-3-shaped head from the recorded draft shapes.
@@ -502,28 +508,36 @@ Prediction Predictor::PredictDecode(const trace::Item& item) const {
     sp.topk = 1;
     sp.num_draft_tokens = n;
     auto acc = llm::AcceptanceModel::FromPerPosition(std::vector<double>(s, d.acceptance_p()));
-    if (!acc.ok()) return NotSimulated(acc.status().message());
+    if (!acc.ok()) return InvalidArgumentError(acc.status().message());
     sp.acceptance = *acc;
     sp.seed = d.seed();
     sp.cycles = 1;
   }
-  auto sim = llm::DecodeSimulator::Create(setup);
-  if (!sim.ok()) return NotSimulated(sim.status().message());
-  const TransferClass& readback = params_.fabric.d2h_pinned;
-  if (!d.speculative()) {
-    auto pass = (*sim)->Pass(llm::PassKind::kTargetDecode, 1);
-    if (!pass.ok()) return NotSimulated(pass.status().message());
-    return Us(NanosFromPicos(pass->total_ps) + readback.TimeNs(4.0 * d.batch()));
+  // The ranks' hosts: the calibrated driver costs (rank_timeline.h), no framework of its own:
+  // validate is a C++ loop.
+  setup.driver.kernel_issue_us = params_.host.kernel_issue_us;
+  setup.driver.library_issue_us = params_.host.library_issue_us;
+  setup.driver.collective_issue_us = params_.host.collective_issue_us;
+  setup.driver.graph_launch_us = params_.host.graph_launch_us;
+  setup.driver.sync_wake_us = params_.host.sync_wake_us;
+  if (params_.host.jitter_mean_us > 0) {
+    setup.driver.jitter.kind = llm::Jitter::Kind::kExponential;
+    setup.driver.jitter.mean_us = params_.host.jitter_mean_us;
   }
-  auto draft = (*sim)->Pass(llm::PassKind::kDraftStep, 1);
-  if (!draft.ok()) return NotSimulated(draft.status().message());
-  auto verify = (*sim)->Pass(llm::PassKind::kVerify, n);
-  if (!verify.ok()) return NotSimulated(verify.status().message());
-  auto extend = (*sim)->Pass(llm::PassKind::kDraftExtend, n);
-  if (!extend.ok()) return NotSimulated(extend.status().message());
-  const double ns = (s - 1) * NanosFromPicos(draft->total_ps) + NanosFromPicos(verify->total_ps) +
-                    readback.TimeNs(4.0 * d.batch() * n) + NanosFromPicos(extend->total_ps);
-  return Us(ns);
+  llm::FrameworkProfile validate_loop;
+  validate_loop.name = "specsim-validate";
+  const std::string capture = d.capture().empty() ? (d.cuda_graph() ? "graph" : "eager") : d.capture();
+  llm::CaptureMode mode = llm::CaptureMode::kEager;
+  if (capture == "graph") mode = llm::CaptureMode::kFull;
+  else if (capture == "piecewise") mode = llm::CaptureMode::kPiecewise;
+  else if (capture != "eager") return InvalidArgumentError("decode capture '" + capture + "' is not known (graph, piecewise, eager)");
+  validate_loop.capture = {mode, mode, mode, mode};
+  setup.framework = validate_loop;
+  return setup;
+}
+
+Prediction Predictor::PredictDecode(const trace::Item& item) const {
+  return PredictDecodeLoop(trace_, item, topology_, params_);
 }
 
 }  // namespace specsim::calib

@@ -26,10 +26,9 @@
 //                         per-call overhead when eager; graph: per replay / ops
 //   NCCL / custom, >= 2   the collective planner and executor (sim/coll) on the topology, plus one
 //                         eager launch (or the graph replay cost / ops_per_graph)
-//   decode step           DecodeSimulator::Pass(target decode) + reading the tokens back (one
-//                         small pinned D2H copy); routed experts at the dense GEMM's efficiencies
-//                         (validate runs them as cuBLAS strided-batched GEMMs)
-//   speculative cycle     (S-1) draft steps + verify(N) + read-back + draft extend(N)
+//   decode step,          validate's loop on rank timelines (loop_predictors.h): passes launched as
+//   speculative cycle     the item's capture mode, token read-back, host syncs
+//   layer loop, skew loop the pacing suite's loops on rank timelines (loop_predictors.h)
 // Items the simulator cannot represent yet are returned with simulated = false and a reason; they
 // are never dropped silently and never given a made-up number.
 #pragma once
@@ -40,6 +39,7 @@
 
 #include "sim/calib/params.h"
 #include "sim/coll/collective_planner.h"
+#include "sim/llm/decode_simulator.h"
 #include "sim/compute/kernel.h"
 #include "sim/net/topology.h"
 #include "specsim/trace.pb.h"
@@ -71,6 +71,14 @@ double UnderLoadExtraNs(const FabricParams& f, trace::Direction small, trace::Di
 // staged custom kernels with the calibrated flag latency and read rate, and the calibrated NCCL
 // per-step costs. InvalidArgument for what the simulator does not model (naming it).
 StatusOr<coll::CollectiveRequest> CollectiveRequestOf(const trace::CollectiveParams& c, const CalibParams& params);
+
+// The decode setup a decode-suite item describes: the model (the trace's recorded models/ file),
+// TP, GPUs, batch, context, speculation (validate's EAGLE-3 head or its approximation), the trace's
+// NCCL environment and calibrated NCCL costs, the compute parameters (routed experts at the dense
+// GEMM's efficiencies: validate runs them as cuBLAS GEMMs), the calibrated host costs, and a
+// framework of no costs of its own whose capture mode is the item's.
+StatusOr<llm::DecodeSetup> DecodeSetupOfItem(const trace::Trace& trace, const trace::Item& item,
+                                             const net::Topology& topology, const CalibParams& params);
 
 // RMSNorm items re-run one kernel on the same buffers: when the bytes it moves fit in the GPU's L2
 // and bench.l2_resident_bandwidth_gbps is set, its memory term runs at that bandwidth (GEMM items

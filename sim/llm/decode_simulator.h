@@ -180,6 +180,11 @@ class DecodeSimulator {
   // The host model the rank timelines use (driver costs, calibrated or from the compute model,
   // plus the framework's per-op costs).
   HostModel HostModelOf() const;
+  // Appends one pass, launched as its phase's capture mode, to `program` (for loops composed
+  // elsewhere, e.g. specsim-validate's decode loop in sim/calib).
+  Status AppendPassTo(PassKind kind, int tokens_per_sequence, int phase, TimelineProgram* program) {
+    return AppendPass(kind, tokens_per_sequence, phase, program);
+  }
 
   const DecodeSetup& setup() const { return setup_; }
 

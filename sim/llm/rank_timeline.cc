@@ -47,7 +47,7 @@ Status ValidateProgram(const TimelineProgram& program, int num_ranks) {
       return InvalidArgumentError(where + ": rank " + std::to_string(s.rank) + " out of range");
     if (s.phase < 0 || s.phase >= static_cast<int>(std::max<size_t>(1, program.phases.size())))
       return InvalidArgumentError(where + ": phase " + std::to_string(s.phase) + " out of range");
-    if (s.device_ps < 0 || s.fixed_gpu_ps < 0 || s.transfer_ps < 0 || s.host_ps < 0)
+    if (s.device_ps < 0 || s.fixed_gpu_ps < 0 || s.transfer_ps < 0 || s.host_ps < 0 || !(s.host_exp_mean_us >= 0))
       return InvalidArgumentError(where + ": negative time");
     if (s.kind == TimelineStep::Kind::kGraphLaunch) launched = true;
     if ((s.kind == TimelineStep::Kind::kKernel || s.kind == TimelineStep::Kind::kCollective) && s.graph && !launched)
@@ -217,6 +217,10 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
           if (s.rank >= 0 && r != s.rank) continue;
           const SimTime h0 = host_[r];
           host_[r] += s.host_ps + Draw(r);
+          if (s.host_exp_mean_us > 0) {
+            std::exponential_distribution<double> e(1.0 / s.host_exp_mean_us);
+            host_[r] += PicosFromMicros(e(rng_[r]));
+          }
           add_slice(r, true, s.label.empty() ? "host work" : s.label, "host", h0, host_[r]);
         }
         break;

@@ -89,6 +89,7 @@ struct TimelineStep {
   SimTime fixed_gpu_ps = 0;         // kKernel: further GPU time not scaled (merged graph gaps)
   SimTime transfer_ps = 0;          // kCollective: the transfer once every rank arrived
   SimTime host_ps = 0;              // kHostWork: host time; eager ops: extra host time of this op
+  double host_exp_mean_us = 0;      // kHostWork: plus an Exp(mean) draw of its own (an injected cost)
   int rank = -1;                    // -1: every rank; else only this rank runs the step
   int phase = 0;                    // index into TimelineProgram::phases
   std::string label;                // for traces (may be empty)

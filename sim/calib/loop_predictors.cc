@@ -1,0 +1,302 @@
+#include "sim/calib/loop_predictors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "sim/coll/executor.h"
+#include "sim/compute/kernel.h"
+#include "sim/llm/decode_simulator.h"
+#include "sim/net/routing.h"
+
+namespace specsim::calib {
+namespace {
+
+using llm::HostOpClass;
+using llm::RankTimelines;
+using llm::TimelineProgram;
+using llm::TimelineStep;
+
+constexpr uint64_t kLoopSeed = 20261130;  // the same draws for every prediction (smooth fits)
+constexpr int kMinIterations = 50;
+
+Prediction Failed(std::string reason) {
+  Prediction p;
+  p.reason = std::move(reason);
+  return p;
+}
+
+Prediction Micros(double us) {
+  Prediction p;
+  p.simulated = true;
+  p.predicted_us = us;
+  return p;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int IterationsOf(const trace::Item& item) { return std::max(kMinIterations, item.stats().iterations()); }
+
+// The collective's transfer alone (its kernel's launch is the timeline's), ps.
+StatusOr<SimTime> TransferPs(const trace::CollectiveParams& c, const net::Topology& topology, const CalibParams& params) {
+  ASSIGN_OR_RETURN(coll::CollectiveRequest request, CollectiveRequestOf(c, params));
+  net::Router router(topology);
+  ASSIGN_OR_RETURN(coll::PlannedCollective plan, coll::PlanCollective(topology, router, request));
+  return coll::TimeCollective(plan.schedule, topology, plan.rank_gpus).duration_ps;
+}
+
+// The injected host cost of a loop before an op: a host work step (nothing for NONE).
+void AppendInjectedCost(const trace::HostCost& cost, int rank, double extra_us, TimelineProgram* p) {
+  double fixed_us = extra_us, exp_us = 0;
+  if (cost.distribution() == trace::HostCost::FIXED) fixed_us += cost.mean_us();
+  if (cost.distribution() == trace::HostCost::EXPONENTIAL) exp_us = cost.mean_us();
+  if (fixed_us <= 0 && exp_us <= 0) return;
+  TimelineStep w;
+  w.kind = TimelineStep::Kind::kHostWork;
+  w.host_ps = PicosFromMicros(fixed_us);
+  w.host_exp_mean_us = exp_us;
+  w.rank = rank;
+  p->steps.push_back(w);
+}
+
+Status CheckHostCost(const trace::HostCost& c) {
+  switch (c.distribution()) {
+    case trace::HostCost::DISTRIBUTION_UNSPECIFIED:
+    case trace::HostCost::NONE:
+    case trace::HostCost::FIXED:
+    case trace::HostCost::EXPONENTIAL:
+      break;
+    default:
+      return InvalidArgumentError("host cost distribution " + trace::HostCost::Distribution_Name(c.distribution()) +
+                                  " is not modelled");
+  }
+  if (!(c.mean_us() >= 0) || !std::isfinite(c.mean_us())) return InvalidArgumentError("host cost mean_us must be >= 0");
+  return OkStatus();
+}
+
+}  // namespace
+
+llm::HostModel HostModelFrom(const HostParams& host, const compute::KernelCostModel& cost) {
+  auto or_default = [](const std::optional<double>& us, SimTime fallback) { return us ? PicosFromMicros(*us) : fallback; };
+  llm::HostModel h;
+  const SimTime launch = cost.LaunchOverhead(false);
+  h.kernel_issue_ps = or_default(host.kernel_issue_us, launch);
+  h.library_issue_ps = or_default(host.library_issue_us, launch);
+  h.collective_issue_ps = or_default(host.collective_issue_us, launch);
+  h.graph_launch_ps = or_default(host.graph_launch_us, cost.GraphLaunchOverhead());
+  h.sync_wake_ps = or_default(host.sync_wake_us, 0);
+  h.eager_gap_ps = cost.EagerDeviceGap();
+  h.graph_gap_ps = cost.LaunchOverhead(true);
+  if (host.jitter_mean_us > 0) {
+    h.jitter.kind = llm::Jitter::Kind::kExponential;
+    h.jitter.mean_us = host.jitter_mean_us;
+  }
+  return h;
+}
+
+Prediction PredictLayerLoop(const trace::Item& item, const net::Topology& topology, const CalibParams& params) {
+  if (!item.has_layer_loop()) return Failed("layer loop item without its parameters");
+  const trace::LayerLoopParams& l = item.layer_loop();
+  const bool ar = l.allreduce_bytes() > 0;
+  const int n = ar ? l.collective().nranks() : std::max(1, item.rank_timing_size());
+  if (n < 1 || l.layers() < 1) return Failed("layer loop without ranks or layers");
+  if (ar)
+    for (int g : l.collective().gpus())
+      if (g < 0 || g >= topology.num_gpus()) return Failed("GPU " + std::to_string(g) + " is not in the hardware config");
+  if (Status s = CheckHostCost(l.host_cost()); !s.ok()) return Failed(s.message());
+  const bool graph = l.capture() == "graph";
+  if (!graph && l.capture() != "eager") return Failed("layer loop capture '" + l.capture() + "' is not known (graph, eager)");
+  const int gpu0 = ar && l.collective().gpus_size() > 0 ? l.collective().gpus(0) : 0;
+  auto cost = compute::KernelCostModel::Create(topology.gpu_spec(gpu0), params.compute);
+  if (!cost.ok()) return Failed(cost.status().message());
+  SimTime gemm_ps = 0;
+  if (l.gemm()) {
+    compute::Kernel k;
+    k.name = "gemm";
+    k.kernel_class = compute::KernelClass::kGemm;
+    const double m = l.gemm_m(), nn = l.gemm_n(), kk = l.gemm_k();
+    k.flops = 2 * m * nn * kk;
+    k.bytes = 2 * (nn * kk + m * kk + m * nn);
+    k.m = m;
+    k.n = nn;
+    k.k = kk;
+    k.weight_bytes = 2 * nn * kk;
+    gemm_ps = cost->KernelTime(k);
+  }
+  SimTime transfer_ps = 0;
+  if (ar) {
+    auto t = TransferPs(l.collective(), topology, params);
+    if (!t.ok()) return Failed(t.status().message());
+    transfer_ps = *t;
+  }
+  const int slow = l.slow_rank();
+  if (slow >= n) return Failed("slow rank " + std::to_string(slow) + " of " + std::to_string(n) + " ranks");
+  TimelineProgram p;
+  p.phases = {"loop"};
+  if (graph) {
+    TimelineStep g;
+    g.kind = TimelineStep::Kind::kGraphLaunch;
+    p.steps.push_back(g);
+  }
+  for (int layer = 0; layer < l.layers(); ++layer) {
+    if (l.gemm()) {
+      if (!graph)
+        for (int r = 0; r < n; ++r) AppendInjectedCost(l.host_cost(), n > 1 ? r : -1, 0, &p);
+      TimelineStep k;
+      k.kind = TimelineStep::Kind::kKernel;
+      k.graph = graph;
+      k.host_class = HostOpClass::kLibrary;
+      k.device_ps = gemm_ps;
+      p.steps.push_back(k);
+    }
+    if (slow >= 0) {
+      if (!graph) AppendInjectedCost(l.host_cost(), slow, 0, &p);
+      TimelineStep spin;
+      spin.kind = TimelineStep::Kind::kKernel;
+      spin.graph = graph;
+      spin.host_class = HostOpClass::kKernel;
+      spin.device_ps = PicosFromMicros(l.slow_rank_extra_us());
+      spin.rank = slow;
+      p.steps.push_back(spin);
+    }
+    if (ar) {
+      if (!graph)
+        for (int r = 0; r < n; ++r) AppendInjectedCost(l.host_cost(), n > 1 ? r : -1, 0, &p);
+      TimelineStep c;
+      c.kind = TimelineStep::Kind::kCollective;
+      c.graph = graph;
+      c.host_class = HostOpClass::kCollective;
+      c.transfer_ps = transfer_ps;
+      p.steps.push_back(c);
+    }
+  }
+  TimelineStep sync;
+  sync.kind = TimelineStep::Kind::kHostSync;
+  p.steps.push_back(sync);
+  if (Status s = llm::ValidateProgram(p, n); !s.ok()) return Failed(s.message());
+  RankTimelines tl(n, HostModelFrom(params.host, *cost), llm::GpuVariation{}, kLoopSeed);
+  tl.Run(p);  // warm-up
+  std::vector<double> per_iteration;
+  const int iterations = IterationsOf(item);
+  for (int i = 0; i < iterations; ++i) {
+    const llm::RunResult r = tl.Run(p);
+    double slowest = 0;
+    for (int rank = 0; rank < n; ++rank)
+      slowest = std::max(slowest, static_cast<double>(r.gpu_end_ps[rank] - r.start_ps[rank]));
+    per_iteration.push_back(slowest * 1e-6);
+  }
+  return Micros(Median(per_iteration));
+}
+
+Prediction PredictSkewLoop(const trace::Item& item, const net::Topology& topology, const CalibParams& params) {
+  if (!item.has_skew()) return Failed("skew item without its parameters");
+  const trace::SkewParams& k = item.skew();
+  const trace::CollectiveParams& c = k.collective();
+  const int n = c.nranks();
+  if (n < 2) return Failed("a skew loop needs 2 or more ranks");
+  for (int g : c.gpus())
+    if (g < 0 || g >= topology.num_gpus()) return Failed("GPU " + std::to_string(g) + " is not in the hardware config");
+  if (Status s = CheckHostCost(k.host_cost()); !s.ok()) return Failed(s.message());
+  if (k.slow_rank() >= n) return Failed("slow rank out of range");
+  auto cost = compute::KernelCostModel::Create(topology.gpu_spec(c.gpus_size() > 0 ? c.gpus(0) : 0), params.compute);
+  if (!cost.ok()) return Failed(cost.status().message());
+  auto transfer = TransferPs(c, topology, params);
+  if (!transfer.ok()) return Failed(transfer.status().message());
+  const llm::HostModel host = HostModelFrom(params.host, *cost);
+  TimelineProgram p;
+  p.phases = {"iteration"};
+  for (int r = 0; r < n; ++r) AppendInjectedCost(k.host_cost(), r, r == k.slow_rank() ? k.slow_rank_extra_us() : 0, &p);
+  TimelineStep launch;
+  launch.kind = TimelineStep::Kind::kGraphLaunch;
+  p.steps.push_back(launch);
+  TimelineStep coll;
+  coll.kind = TimelineStep::Kind::kCollective;
+  coll.graph = true;
+  coll.transfer_ps = *transfer;
+  p.steps.push_back(coll);
+  if (k.sync_each_iteration()) {
+    TimelineStep sync;
+    sync.kind = TimelineStep::Kind::kHostSync;
+    p.steps.push_back(sync);
+  }
+  if (Status s = llm::ValidateProgram(p, n); !s.ok()) return Failed(s.message());
+  // Stamp to stamp: the first stamp kernel (a kernel floor), a graph gap, the collective (wait +
+  // transfer), a graph gap to the second stamp.
+  const double stamps_ps = static_cast<double>(2 * host.graph_gap_ps) + params.compute.kernel_floor_ns * 1e3;
+  RankTimelines tl(n, host, llm::GpuVariation{}, kLoopSeed);
+  tl.Run(p);
+  std::vector<double> per_iteration;
+  const int iterations = IterationsOf(item);
+  for (int i = 0; i < iterations; ++i) {
+    const llm::RunResult r = tl.Run(p);
+    const double wait = *std::max_element(r.wait_ps.begin(), r.wait_ps.end());
+    per_iteration.push_back((wait + static_cast<double>(*transfer) + stamps_ps) * 1e-6);
+  }
+  return Micros(Median(per_iteration));
+}
+
+Prediction PredictDecodeLoop(const trace::Trace& trace, const trace::Item& item, const net::Topology& topology,
+                             const CalibParams& params) {
+  if (!item.has_decode()) return Failed("decode item without decode parameters");
+  auto setup = DecodeSetupOfItem(trace, item, topology, params);
+  if (!setup.ok()) return Failed(setup.status().message());
+  const trace::DecodeParams& d = item.decode();
+  const int n = std::max(1, d.tp());
+  auto sim = llm::DecodeSimulator::Create(*setup);
+  if (!sim.ok()) return Failed(sim.status().message());
+  const TransferClass& readback = params.fabric.d2h_pinned;
+  // validate's loop (decode_suite.cc Step): the token read-back is a D2H copy issued by the host,
+  // then the host waits.
+  auto append_readback = [&](double tokens, int phase, TimelineProgram* p) {
+    TimelineStep copy;
+    copy.kind = TimelineStep::Kind::kKernel;
+    copy.host_class = HostOpClass::kKernel;
+    copy.device_ps = PicosFromNanos(readback.TimeNs(4.0 * tokens));
+    copy.phase = phase;
+    copy.label = "read tokens back";
+    p->steps.push_back(copy);
+    TimelineStep sync;
+    sync.kind = TimelineStep::Kind::kHostSync;
+    sync.phase = phase;
+    p->steps.push_back(sync);
+  };
+  TimelineProgram p;
+  p.phases = {"forward", "host"};
+  Status built = OkStatus();
+  if (!d.speculative()) {
+    built = (*sim)->AppendPassTo(llm::PassKind::kTargetDecode, 1, 0, &p);
+    append_readback(d.batch(), 1, &p);
+  } else {
+    const int s = d.draft_steps(), v = d.verify_tokens();
+    for (int i = 0; i < s - 1 && built.ok(); ++i) built = (*sim)->AppendPassTo(llm::PassKind::kDraftStep, 1, 0, &p);
+    if (built.ok()) built = (*sim)->AppendPassTo(llm::PassKind::kVerify, v, 0, &p);
+    append_readback(static_cast<double>(d.batch()) * v, 1, &p);
+    if (built.ok()) built = (*sim)->AppendPassTo(llm::PassKind::kDraftExtend, v, 0, &p);
+    TimelineStep sync;
+    sync.kind = TimelineStep::Kind::kHostSync;
+    sync.phase = 1;
+    p.steps.push_back(sync);
+  }
+  if (!built.ok()) return Failed(built.message());
+  const llm::HostModel host = (*sim)->HostModelOf();
+  const TimelineProgram merged = llm::MergeGraphKernels(p, host.graph_gap_ps);
+  RankTimelines tl(n, host, llm::GpuVariation{}, kLoopSeed);
+  tl.Run(merged);
+  const bool fixed = host.jitter.kind == llm::Jitter::Kind::kNone;
+  const int iterations = fixed ? 1 : IterationsOf(item);
+  std::vector<double> per_iteration;
+  for (int i = 0; i < iterations; ++i) {
+    const llm::RunResult r = tl.Run(merged);
+    double slowest = 0;
+    for (int rank = 0; rank < n; ++rank) slowest = std::max(slowest, static_cast<double>(r.end_ps[rank] - r.start_ps[rank]));
+    per_iteration.push_back(slowest * 1e-6);
+  }
+  return Micros(Median(per_iteration));
+}
+
+}  // namespace specsim::calib

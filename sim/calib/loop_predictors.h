@@ -1,0 +1,44 @@
+// Host-paced multi-rank loops of a trace (specsim-validate's pacing and decode suites) re-simulated
+// on rank timelines (sim/llm/rank_timeline.h) with the calibrated host model.
+//
+//   layer loop   per iteration: graph: one launch, then per layer the GEMM (+ the slow rank's spin
+//                kernel) and the allreduce, captured; eager: every op issued by its rank's host
+//                after the injected cost (FIXED: a host work of that length; EXPONENTIAL: an
+//                Exp(mean) draw per op and rank); then the host waits for its GPU. Item: per
+//                iteration the slowest rank's span from its start (its host's start) to its last
+//                op, median over the iterations.
+//   skew loop    per iteration: the injected host cost (plus the slow rank's extra), one graph
+//                launch of [stamp, collective, stamp] and, when the loop syncs, the host waits.
+//                Item: per iteration the longest rank's stamp-to-stamp time: its wait for the last
+//                rank, the transfer, the two graph gaps and the stamp kernel; median.
+//   decode step / speculative cycle (specsim-validate's loop, validate/decode_suite.cc): plain:
+//                forward, token read-back (a D2H copy), sync; speculative: S-1 draft forwards and
+//                the verify, read-back, sync, draft extend over N tokens per sequence, sync.
+//                Launched as the item's capture mode (graph: whole forwards; piecewise: attention
+//                eager between captured segments; eager). Item: per iteration the slowest rank's
+//                host wall clock from step start to the end of its sync; median.
+// Kernels take the compute model's time; collectives the planner's and fabric's (the item's NCCL
+// environment and recorded picks, the calibrated NCCL costs). Iterations: max(50, the item's),
+// seeded identically for every prediction so that fits see smooth changes (common random
+// numbers). With no jitter and no injected cost every iteration is the same.
+#pragma once
+
+#include "sim/calib/params.h"
+#include "sim/calib/predictors.h"
+#include "sim/compute/kernel_cost.h"
+#include "sim/llm/rank_timeline.h"
+#include "sim/net/topology.h"
+#include "specsim/trace.pb.h"
+
+namespace specsim::calib {
+
+// The host model of the calibration on a GPU's cost model: per-op issue by class, graph launch,
+// sync wake (HostParams, else the compute model's launch overheads), GPU gaps, natural jitter.
+llm::HostModel HostModelFrom(const HostParams& host, const compute::KernelCostModel& cost);
+
+Prediction PredictLayerLoop(const trace::Item& item, const net::Topology& topology, const CalibParams& params);
+Prediction PredictSkewLoop(const trace::Item& item, const net::Topology& topology, const CalibParams& params);
+Prediction PredictDecodeLoop(const trace::Trace& trace, const trace::Item& item, const net::Topology& topology,
+                             const CalibParams& params);
+
+}  // namespace specsim::calib

@@ -467,37 +467,77 @@ TEST(PredictorTest, ListsWhatItCannotSimulateWithAReason) {
   EXPECT_FALSE(p.Predict(*far).simulated);
 }
 
-// The CI bound (issue 5, item 5): compare --holdout 0.3 --seed 1 on every committed trace, per
-// suite median absolute error on the held-out items below the bound measured for it.
-// Measured on traces/h200-1x-2026-11-29.pb with
-//   specsim compare traces/h200-1x-2026-11-29.pb --holdout 0.3 --seed 1
-// (see README "Calibration" for the table). The bounds sit just above the measured medians; when
-// the model improves, lower them.
-TEST(CiBoundsTest, HeldOutMedianErrorsOfEveryCommittedTrace) {
-  // Just above what `specsim compare traces/h200-1x-2026-11-29.pb --holdout 0.3 --seed 1` gives
-  // (held-out median): pcie 4.3%, kernels 5.5%, decode 3.0%, collectives 29.2%.
-  const std::map<std::string, double> bound = {
-      {"pcie", 0.05}, {"kernels", 0.06}, {"decode", 0.04}, {"collectives", 0.31}};
+// The CI bound (issue 5, item 5): on every committed trace (traces/*.pb), compare --holdout 0.3 over
+// split seeds 1..10 (CompareHoldoutSeeds), per suite: the median over the seeds of the held-out
+// median absolute error below the suite's bound, and the median over the seeds of the held-out
+// p90 below its p90 bound. One seed is one draw of which items are held out (on the 1x H200 trace
+// the decode suite's held-out median is 3.0% with seed 1 and 3.0-11.9% over seeds 1..10), so the
+// bounds hold the median over seeds, not one split.
+//
+// kDefaultBounds applies to every trace; a trace's entry in CiBounds() (by file stem) replaces the
+// bounds of the suites it lists, just above what
+//   specsim compare traces/<stem>.pb --holdout 0.3       (median-of-medians, median-of-p90s)
+// gives; when the model improves, lower them, and delete an entry its trace no longer needs.
+struct SuiteBounds {
+  double median;  // on the median over seeds of the held-out median |error|
+  double p90;     // on the median over seeds of the held-out p90 |error|
+};
+using TraceBounds = std::map<std::string, SuiteBounds>;  // by suite
+
+const TraceBounds kDefaultBounds = {{"pcie", {0.05, 0.25}},    {"collectives", {0.10, 0.25}},
+                                    {"kernels", {0.06, 0.25}}, {"decode", {0.10, 0.25}},
+                                    {"pacing", {0.10, 0.25}}};
+
+const std::map<std::string, TraceBounds>& CiBounds() {
+  static const std::map<std::string, TraceBounds> table = {
+      // Measured (median over seeds 1..10 [min..max over the seeds]; median of the p90s):
+      //   pcie 5.2% [2.8..6.8] p90 22.4%; collectives 8.8% [4.7..29.2] p90 27.0%;
+      //   kernels 5.1% [3.7..5.8] p90 16.1%; decode 10.3% [3.0..11.9] p90 16.5%.
+      // Kernels and collectives keep their former (seed 1) bounds, 6% and 31%; pcie's 5% and
+      // decode's 4% were set on seed 1's lucky draws (4.3%, 3.0%) and sit just above the medians
+      // over seeds instead. Collectives' p90 (one-rank NCCL copies, large residuals) is above 25%.
+      {"h200-1x-2026-11-29",
+       {{"pcie", {0.06, 0.25}}, {"collectives", {0.31, 0.30}}, {"kernels", {0.06, 0.25}}, {"decode", {0.11, 0.25}}}},
+      // The 2x H200 traces (one box; default NCCL, NCCL_PROTO=LL / Simple, NCCL_P2P_DISABLE=1 "shm"
+      // and its LL / Simple variants). PROVISIONAL, measured while the 2-GPU fit (fit.cc,
+      // predictors.cc) was being reworked: only the suites that miss kDefaultBounds are listed.
+      {"h200-2x-default-2026-11-30",
+       {{"kernels", {0.09, 0.35}}, {"pacing", {0.11, 0.34}}}},                // 8.3%, 34.2%; 9.6%, 33.0%
+      {"h200-2x-ll-2026-11-30", {{"collectives", {0.12, 0.62}}}},              // 10.6%, p90 61.0%
+      {"h200-2x-simple-2026-11-30", {{"collectives", {0.10, 0.44}}}},          // 7.1%, p90 42.8%
+      {"h200-2x-shm-2026-11-30",                                               // 5.5%, 44.5%; 38.3%, 45.3%;
+       {{"collectives", {0.10, 0.46}}, {"decode", {0.40, 0.47}}, {"pacing", {0.12, 0.34}}}},  // 10.6%, 32.2%
+      {"h200-2x-shm-ll-2026-11-30", {{"collectives", {0.15, 2.45}}}},          // 14.0%, p90 242.5%
+      {"h200-2x-shm-simple-2026-11-30", {{"collectives", {0.10, 0.27}}}},      // 4.2%, p90 25.6%
+  };
+  return table;
+}
+
+TEST(CiBoundsTest, CompareHoldoutSeedsOfEveryCommittedTrace) {
   int traces = 0;
   for (const auto& entry : std::filesystem::directory_iterator(std::string(SPECSIM_SOURCE_DIR) + "/traces")) {
     if (entry.path().extension() != ".pb") continue;
     ++traces;
     SCOPED_TRACE(entry.path().string());
+    TraceBounds bounds = kDefaultBounds;
+    if (auto known = CiBounds().find(entry.path().stem().string()); known != CiBounds().end())
+      for (const auto& [suite, b] : known->second) bounds[suite] = b;
     auto t = LoadTrace(entry.path().string());
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     auto hw = HardwareFromTrace(*t, "ci");
     ASSERT_TRUE(hw.ok()) << hw.status().ToString();
     auto topo = io::TopologyFromHardware(*hw, "ci");
     ASSERT_TRUE(topo.ok()) << topo.status().ToString();
-    CompareOptions o;
-    o.holdout = 0.3;
-    o.seed = 1;
-    auto r = Compare(*t, *topo, DefaultParams(*topo, 0), o);
+    auto r = CompareHoldoutSeeds(*t, *topo, DefaultParams(*topo, 0), 0.3, 10);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-    for (const SuiteStats& s : r->suites) {
-      auto b = bound.find(s.suite);
-      ASSERT_NE(b, bound.end()) << s.suite;
-      EXPECT_LT(s.median_abs_error, b->second) << s.suite << " (n = " << s.n << ")";
+    EXPECT_FALSE(r->suites.empty());
+    for (const SuiteSeedSummary& s : r->suites) {
+      auto b = bounds.find(s.suite);
+      ASSERT_NE(b, bounds.end()) << s.suite << ": no bound for this suite (add it to kDefaultBounds)";
+      EXPECT_LT(s.median_abs_error_median, b->second.median)
+          << s.suite << " held-out median, median over " << s.seeds << " seeds (n = " << s.n_min << ", min "
+          << s.median_abs_error_min << ", max " << s.median_abs_error_max << ")";
+      EXPECT_LT(s.p90_abs_error_median, b->second.p90) << s.suite << " held-out p90, median over the seeds";
     }
   }
   EXPECT_GE(traces, 1);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "sim/calib/predictors.h"
@@ -16,6 +17,17 @@ uint64_t SplitMix64(uint64_t& state) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
+}
+
+// The distinct names of `suites`: pcie, collectives, kernels, decode, pacing first (those present),
+// then any other in order of appearance.
+std::vector<std::string> SuiteOrder(const std::vector<std::string>& suites) {
+  std::vector<std::string> order;
+  for (const char* known : {"pcie", "collectives", "kernels", "decode", "pacing"})
+    if (std::find(suites.begin(), suites.end(), known) != suites.end()) order.push_back(known);
+  for (const std::string& s : suites)
+    if (std::find(order.begin(), order.end(), s) == order.end()) order.push_back(s);
+  return order;
 }
 
 }  // namespace
@@ -50,8 +62,10 @@ double Percentile(std::vector<double> v, double q) {
 }
 
 std::vector<SuiteStats> SuiteStatistics(const std::vector<ItemResult>& items) {
+  std::vector<std::string> names;
+  for (const ItemResult& r : items) names.push_back(r.suite);
   std::vector<SuiteStats> out;
-  for (const char* suite : {"pcie", "collectives", "kernels", "decode"}) {
+  for (const std::string& suite : SuiteOrder(names)) {
     std::vector<double> errs;
     for (const ItemResult& r : items)
       if (r.simulated && r.suite == suite) errs.push_back(std::abs(r.error));
@@ -86,7 +100,8 @@ StatusOr<ComparisonResult> Compare(const trace::Trace& trace, const net::Topolog
   } else {
     for (int i = 0; i < trace.items_size(); ++i) evaluate.push_back(i);
   }
-  Predictor predictor(trace, topology, result.fit.params);
+  // After a fit, predict on the topology the fit ran on (its fabric part applied, fit.h).
+  Predictor predictor(trace, result.fitted ? result.fit.topology : topology, result.fit.params);
   for (int i : evaluate) {
     const trace::Item& item = trace.items(i);
     ItemResult r;
@@ -109,6 +124,48 @@ StatusOr<ComparisonResult> Compare(const trace::Trace& trace, const net::Topolog
   }
   result.suites = SuiteStatistics(result.items);
   return result;
+}
+
+StatusOr<HoldoutSummary> CompareHoldoutSeeds(const trace::Trace& trace, const net::Topology& topology,
+                                             const CalibParams& params, double fraction, int seeds) {
+  if (!(fraction > 0 && fraction < 1))
+    return InvalidArgumentError("hold-out fraction " + std::to_string(fraction) + ": must be in (0, 1)");
+  if (seeds < 1) return InvalidArgumentError("seeds = " + std::to_string(seeds) + ": must be >= 1");
+  HoldoutSummary summary;
+  summary.fraction = fraction;
+  summary.seeds = seeds;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    CompareOptions o;
+    o.holdout = fraction;
+    o.seed = static_cast<uint64_t>(seed);
+    auto r = Compare(trace, topology, params, o);
+    if (!r.ok()) return r.status().WithPrefix("seed " + std::to_string(seed));
+    summary.per_seed.push_back(std::move(*r));
+  }
+  std::vector<std::string> names;
+  for (const ComparisonResult& r : summary.per_seed)
+    for (const SuiteStats& s : r.suites) names.push_back(s.suite);
+  for (const std::string& suite : SuiteOrder(names)) {
+    SuiteSeedSummary ss;
+    ss.suite = suite;
+    ss.n_min = std::numeric_limits<int>::max();
+    for (const ComparisonResult& r : summary.per_seed)
+      for (const SuiteStats& s : r.suites) {
+        if (s.suite != suite) continue;
+        ss.median_abs_error_per_seed.push_back(s.median_abs_error);
+        ss.p90_abs_error_per_seed.push_back(s.p90_abs_error);
+        ss.n_min = std::min(ss.n_min, s.n);
+        ss.n_max = std::max(ss.n_max, s.n);
+      }
+    ss.seeds = static_cast<int>(ss.median_abs_error_per_seed.size());
+    const std::vector<double>& m = ss.median_abs_error_per_seed;
+    ss.median_abs_error_median = Percentile(m, 0.5);
+    ss.median_abs_error_min = *std::min_element(m.begin(), m.end());
+    ss.median_abs_error_max = *std::max_element(m.begin(), m.end());
+    ss.p90_abs_error_median = Percentile(ss.p90_abs_error_per_seed, 0.5);
+    summary.suites.push_back(std::move(ss));
+  }
+  return summary;
 }
 
 }  // namespace specsim::calib

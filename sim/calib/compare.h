@@ -7,6 +7,12 @@
 // Fisher-Yates shuffle seeded by `seed` (identical on every platform), the first round(f * n) are
 // held out; parameters are fitted on the rest (fit.h, undetermined groups keep their defaults) and
 // errors are reported on the held-out items only.
+//
+// One split is one draw: which items land on which side moves a suite's held-out median by a few
+// points. CompareHoldoutSeeds repeats the split and fit for seeds 1..N and summarises, per suite,
+// the median over the seeds of the held-out median |error| (with its min and max over the seeds)
+// and the median over the seeds of the held-out p90 |error|; medians over an even number of seeds
+// interpolate (Percentile, q = 0.5).
 #pragma once
 
 #include <cstdint>
@@ -45,7 +51,8 @@ struct SuiteStats {
 
 struct ComparisonResult {
   std::vector<ItemResult> items;        // the evaluated items (held-out ones with a hold-out)
-  std::vector<SuiteStats> suites;       // over simulated items, in suite order pcie, collectives, kernels, decode
+  // Over simulated items, in suite order pcie, collectives, kernels, decode, pacing (then any other).
+  std::vector<SuiteStats> suites;
   FitResult fit;                        // what the predictions used (start params when no fit)
   bool fitted = false;
   double holdout = 0;
@@ -64,5 +71,27 @@ struct CompareOptions {
 // split starting from `params` and predicts the held-out items.
 StatusOr<ComparisonResult> Compare(const trace::Trace& trace, const net::Topology& topology, const CalibParams& params,
                                    const CompareOptions& options);
+
+// One suite over the seeds of CompareHoldoutSeeds.
+struct SuiteSeedSummary {
+  std::string suite;
+  int seeds = 0;               // seeds with at least one simulated held-out item of the suite
+  int n_min = 0, n_max = 0;    // simulated held-out items per seed (equal unless some can't be simulated)
+  double median_abs_error_median = 0, median_abs_error_min = 0, median_abs_error_max = 0;
+  double p90_abs_error_median = 0;
+  std::vector<double> median_abs_error_per_seed, p90_abs_error_per_seed;  // in seed order
+};
+
+struct HoldoutSummary {
+  double fraction = 0;
+  int seeds = 0;                          // seeds 1..seeds were used
+  std::vector<SuiteSeedSummary> suites;   // in the suite order of ComparisonResult::suites
+  std::vector<ComparisonResult> per_seed; // per_seed[s - 1]: the comparison of seed s
+};
+
+// Compare with holdout `fraction` for each seed 1..`seeds`, summarised per suite as described at
+// the top. InvalidArgument unless 0 < fraction < 1 and seeds >= 1; a failed fit names its seed.
+StatusOr<HoldoutSummary> CompareHoldoutSeeds(const trace::Trace& trace, const net::Topology& topology,
+                                             const CalibParams& params, double fraction, int seeds);
 
 }  // namespace specsim::calib

@@ -270,6 +270,11 @@ StatusOr<NcclTuningResult> TuneNccl(const NcclTuningInput& in, int64_t bytes) {
     }
   }
   if (best == nullptr) {
+    const bool only_ll128 = std::all_of(in.protos.begin(), in.protos.end(), [](NcclProto p) { return p == NcclProto::kLl128; });
+    if (only_ll128 && !ll128_possible)
+      return InvalidArgumentError(std::string("protocol LL128: NCCL enables it only when every ring path is NVLink "
+                                              "(tuning.cc: typeIntra <= PATH_NVB); this ring's worst path is ") +
+                                  net::PathClassName(in.worst_path) + ": use ll or simple");
     return InvalidArgumentError(std::string("no allowed NCCL algorithm/protocol for ") +
                                 CollectiveName(in.collective) + " (tree is allreduce only)");
   }

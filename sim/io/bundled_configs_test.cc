@@ -49,6 +49,7 @@ constexpr Expected kBundled[] = {
     {"configs/hardware/rtxpro6000-4x-pcie-switch.textproto", 4,
      "RTX PRO 6000 Blackwell Server Edition", net::CpuVendor::kAmd, 1},
     {"configs/hardware/h200-1x.textproto", 1, "H200", net::CpuVendor::kUnknown, 1},
+    {"configs/hardware/h200-2x-nvlink.textproto", 2, "H200", net::CpuVendor::kIntel, 1},
     {"configs/hardware/h200-8x-nvlink.textproto", 8, "H200", net::CpuVendor::kIntel, 2},
 };
 

@@ -20,6 +20,7 @@
 #include "sim/io/embedded_files.h"
 #include "sim/io/enum_names.h"
 #include "sim/io/file_io.h"
+#include "sim/io/framework_loader.h"
 #include "sim/io/hardware_checks.h"
 #include "sim/io/textproto.h"
 
@@ -216,6 +217,12 @@ void CheckScenario(const Scenario& sc, ValidationErrors* e) {
     e->Add("communication.channels", std::to_string(c.channels()), "must be >= 0 (0 = NCCL's choice)");
   }
   CheckOneOf(e, "communication.p2p_level", c.p2p_level(), {"", "pix", "pxb", "phb", "sys"});
+
+  if (sc.has_framework_overrides()) {
+    for (const std::string& problem : FrameworkOverrideProblems(sc.framework_overrides(), "framework_overrides.")) {
+      e->AddPlain(problem);
+    }
+  }
 }
 
 // --- path resolution ---
@@ -469,15 +476,63 @@ Status ResolveScenarioPaths(config::Scenario* scenario, const std::string& scena
     resolve("speculation.draft_model", scenario->mutable_speculation()->mutable_draft_model());
   }
   resolve("calibration", scenario->mutable_calibration());
+  resolve("framework", scenario->mutable_framework());
   if (!errors.empty()) return errors.ToStatus();
   return OkStatus();
 }
 
 StatusOr<config::Scenario> LoadScenarioFile(const std::string& path) {
+  ASSIGN_OR_RETURN(LoadedScenarioFile loaded, LoadScenarioWithFramework(path));
+  return std::move(loaded.scenario);
+}
+
+StatusOr<LoadedScenarioFile> LoadScenarioWithFramework(const std::string& path) {
   ASSIGN_OR_RETURN(ConfigText file, ReadConfigFile(path));
-  ASSIGN_OR_RETURN(config::Scenario scenario, ParseScenario(file.text, file.display_name));
-  RETURN_IF_ERROR(ResolveScenarioPaths(&scenario, path, file.embedded));
-  return scenario;
+  LoadedScenarioFile loaded;
+  ASSIGN_OR_RETURN(loaded.scenario, ParseScenario(file.text, file.display_name));
+  RETURN_IF_ERROR(ResolveScenarioPaths(&loaded.scenario, path, file.embedded));
+  ASSIGN_OR_RETURN(loaded.framework, ScenarioFramework(loaded.scenario, file.display_name));
+  return loaded;
+}
+
+StatusOr<llm::FrameworkProfile> ScenarioFramework(const config::Scenario& scenario,
+                                                  std::string_view filename) {
+  const std::string path = scenario.framework().empty() ? kDefaultFrameworkPath : scenario.framework();
+  std::string display;
+  StatusOr<config::FrameworkProfile> profile = LoadFrameworkProtoFile(path, &display);
+  if (!profile.ok()) {
+    return profile.status().WithPrefix(fmt::format("{}: framework = {}{}", filename, Quoted(path),
+                                                   scenario.framework().empty() ? " (the default)" : ""));
+  }
+  std::vector<std::string> changes;
+  if (!scenario.serving().cuda_graphs()) {
+    config::PhaseCapture* c = profile->mutable_capture();
+    if (c->decode() != config::EAGER || c->draft() != config::EAGER || c->verify() != config::EAGER ||
+        c->draft_extend() != config::EAGER) {
+      c->set_decode(config::EAGER);
+      c->set_draft(config::EAGER);
+      c->set_verify(config::EAGER);
+      c->set_draft_extend(config::EAGER);
+      changes.push_back("capture eager everywhere (serving.cuda_graphs false)");
+    }
+  }
+  if (scenario.has_framework_overrides()) {
+    const std::vector<std::string> problems =
+        FrameworkOverrideProblems(scenario.framework_overrides(), "framework_overrides.");
+    if (!problems.empty()) {
+      ValidationErrors errors(filename);
+      for (const std::string& p : problems) errors.AddPlain(p);
+      return errors.ToStatus();
+    }
+    const std::string fields = OverriddenFrameworkFields(scenario.framework_overrides());
+    MergeFrameworkOverrides(scenario.framework_overrides(), &*profile);
+    if (!fields.empty()) changes.push_back("framework_overrides: " + fields);
+  }
+  if (changes.empty()) return FrameworkFromProto(*profile, display);
+  std::string what;
+  for (const std::string& c : changes) what += "; " + c;
+  profile->set_source(profile->source() + what);
+  return FrameworkFromProto(*profile, fmt::format("{}: framework_overrides on {}", filename, display));
 }
 
 Status ApplyOverride(config::Scenario* scenario, std::string_view assignment) {

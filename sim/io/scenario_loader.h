@@ -18,10 +18,23 @@
 //     (num_steps + 1 finite values >= 0, sum > 0; index i = cycles that accepted i drafts);
 //     cycles >= 0;
 //   communication.allreduce_algorithm in {"", auto, ring, tree, oneshot, twoshot}; protocol in
-//     {"", ll, simple}; channels >= 0; p2p_level in {"", pix, pxb, phb, sys}.
+//     {"", ll, simple}; channels >= 0; p2p_level in {"", pix, pxb, phb, sys};
+//   framework_overrides: only the fields set, with the ranges of a profile (framework_loader.h:
+//     costs finite and >= 0, valid capture modes and jitter distribution, jitter values finite
+//     and >= 0, sigma <= 5). The profile itself is checked by ScenarioFramework.
 //
-// Path resolution (LoadScenarioFile; the fields hardware, model, speculation.draft_model and
-// calibration): an absolute path is kept. A relative path P is looked up
+// The framework profile (ScenarioFramework): the file `framework` names (empty:
+// kDefaultFrameworkPath, "configs/frameworks/sglang.textproto"), loaded with
+// LoadFrameworkProtoFile; then, when serving.cuda_graphs is false, every capture mode EAGER
+// (whichever profile: cuda_graphs false means no CUDA graphs, so `--set serving.cuda_graphs=false`
+// keeps working on scenarios that name a profile); then framework_overrides merged
+// (MergeFrameworkOverrides: set scalars, capture modes other than CAPTURE_MODE_UNSPECIFIED, jitter
+// field by field); then the whole profile checked. When the rule or overrides changed anything,
+// the profile's `source` says what ("...; capture eager everywhere (serving.cuda_graphs false);
+// framework_overrides: eager_op_host_us") and its name is kept.
+//
+// Path resolution (LoadScenarioFile; the fields hardware, model, speculation.draft_model,
+// calibration and framework): an absolute path is kept. A relative path P is looked up
 //   1. relative to the scenario file's directory: DIR/P, when that file exists on disk;
 //   2. as a repository-relative path: when the scenario sits in a directory ending in
 //      "configs/scenarios", ROOT/P with ROOT the directory above configs/, when it exists;
@@ -37,6 +50,7 @@
 #include <string_view>
 
 #include "sim/core/status.h"
+#include "sim/llm/framework_profile.h"
 #include "specsim/scenario.pb.h"
 
 namespace specsim::io {
@@ -55,9 +69,26 @@ Status ResolveScenarioPaths(config::Scenario* scenario, const std::string& scena
                             bool embedded);
 
 // ReadConfigFile (disk, else the embedded copy of a bundled path such as
-// "configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto"), ParseScenario, then
-// ResolveScenarioPaths.
+// "configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto"), ParseScenario,
+// ResolveScenarioPaths, then ScenarioFramework (so a scenario whose profile does not load or
+// check fails here; the profile itself is dropped: see LoadScenarioWithFramework).
 StatusOr<config::Scenario> LoadScenarioFile(const std::string& path);
+
+// The framework profile `scenario` runs under (rules above), its paths already resolved.
+// `filename` prefixes every error; errors in the profile file name that file (and its line:col).
+// Call it again after --set overrides (they may change framework, framework_overrides or
+// serving.cuda_graphs).
+StatusOr<llm::FrameworkProfile> ScenarioFramework(const config::Scenario& scenario,
+                                                  std::string_view filename);
+
+// A scenario file loaded with its framework profile.
+struct LoadedScenarioFile {
+  config::Scenario scenario;        // paths resolved (LoadScenarioFile)
+  llm::FrameworkProfile framework;  // ScenarioFramework(scenario)
+};
+
+// LoadScenarioFile, keeping the profile.
+StatusOr<LoadedScenarioFile> LoadScenarioWithFramework(const std::string& path);
 
 // Applies one `--set` assignment "field.path=value" to `scenario` through protobuf reflection:
 // the path walks nested messages by field name (e.g. speculation.num_steps); scalars parse from

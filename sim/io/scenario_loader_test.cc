@@ -1,6 +1,7 @@
 // Scenarios: every bundled one loads and names files that load; validation errors name the file,
 // the field and what is allowed; paths resolve next to the scenario, then in the repository,
-// then from the embedded copies; --set overrides through reflection.
+// then from the embedded copies; --set overrides through reflection; the framework profile a
+// scenario names (default SGLang), its overrides and the serving.cuda_graphs rule.
 #include "sim/io/scenario_loader.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "sim/io/framework_loader.h"
 #include "sim/io/hardware_loader.h"
 #include "sim/io/model_loader.h"
 #include "sim/io/test_matchers.h"
@@ -64,6 +66,13 @@ TEST_P(BundledScenarioTest, LoadsAndEveryFileItNamesLoads) {
   }
   // The per-head attention and KV heads split evenly over the TP degree.
   EXPECT_EQ(model->num_attention_heads % sc->parallelism().tensor_parallel(), 0);
+  // Every bundled scenario names its framework: SGLang (reference.md section 1), graphs on.
+  EXPECT_EQ(sc->framework(), SourcePath("configs/frameworks/sglang.textproto"));
+  StatusOr<LoadedScenarioFile> loaded = LoadScenarioWithFramework(SourcePath(GetParam()));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->framework.name, "sglang");
+  EXPECT_EQ(loaded->framework.capture.verify, llm::CaptureMode::kFull);
+  EXPECT_EQ(loaded->scenario.framework(), sc->framework());
 }
 
 TEST_P(BundledScenarioTest, LoadsFromTheEmbeddedCopyAnywhere) {
@@ -77,6 +86,7 @@ TEST_P(BundledScenarioTest, LoadsFromTheEmbeddedCopyAnywhere) {
   ASSERT_TRUE(sc.ok()) << sc.status().ToString();
   EXPECT_EQ(sc->hardware().rfind("configs/hardware/", 0), 0u) << sc->hardware();  // kept (rule 3)
   EXPECT_EQ(sc->model().rfind("models/", 0), 0u) << sc->model();
+  EXPECT_EQ(sc->framework(), "configs/frameworks/sglang.textproto");  // kept (rule 3)
 }
 
 TEST_P(BundledScenarioTest, HasProtoHeader) {
@@ -332,6 +342,129 @@ TEST(ApplyOverrideTest, OtherErrors) {
   EXPECT_TRUE(Contains(ApplyOverride(&sc, "speculation.acceptance_probabilities=0.5,x").message(),
                        "speculation.acceptance_probabilities[1]: \"x\" is not a valid double"));
   EXPECT_EQ(sc.speculation().acceptance_probabilities_size(), 0);  // unchanged on error
+}
+
+// --- framework profiles ---
+
+config::Scenario Parsed(const std::string& text) {
+  StatusOr<config::Scenario> sc = ParseScenario(text, "s.textproto");
+  EXPECT_TRUE(sc.ok()) << sc.status().ToString();
+  return sc.ok() ? *sc : config::Scenario();
+}
+
+bool AllCapture(const llm::FrameworkProfile& f, llm::CaptureMode m) {
+  return f.capture.decode == m && f.capture.draft == m && f.capture.verify == m && f.capture.draft_extend == m;
+}
+
+TEST(ScenarioFrameworkTest, NoFrameworkMeansSglangAndCudaGraphsFalseMeansEager) {
+  // kGood names no framework and leaves serving.cuda_graphs false.
+  StatusOr<llm::FrameworkProfile> f = ScenarioFramework(Parsed(kGood), "s.textproto");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->name, "sglang");
+  EXPECT_TRUE(AllCapture(*f, llm::CaptureMode::kEager));
+  EXPECT_TRUE(Contains(f->source, "; capture eager everywhere (serving.cuda_graphs false)"));
+  // Graphs on: the profile's own capture modes, its source unchanged.
+  StatusOr<llm::FrameworkProfile> graphs =
+      ScenarioFramework(Parsed(Edit("kv_cache_dtype: FP8", "kv_cache_dtype: FP8 cuda_graphs: true")), "s.textproto");
+  ASSERT_TRUE(graphs.ok()) << graphs.status().ToString();
+  StatusOr<llm::FrameworkProfile> sglang = LoadFrameworkFile(kDefaultFrameworkPath);
+  ASSERT_TRUE(sglang.ok()) << sglang.status().ToString();
+  EXPECT_EQ(graphs->capture.decode, sglang->capture.decode);
+  EXPECT_EQ(graphs->capture.verify, sglang->capture.verify);
+  EXPECT_EQ(graphs->eager_op_host_us, sglang->eager_op_host_us);
+  EXPECT_EQ(graphs->source, sglang->source);
+}
+
+// `--set serving.cuda_graphs=false` keeps meaning "no CUDA graphs" on a scenario that names a
+// profile (the advisor's "graphs off" candidates).
+TEST(ScenarioFrameworkTest, CudaGraphsFalseMakesANamedProfileEagerToo) {
+  config::Scenario sc = Parsed(Edit("kv_cache_dtype: FP8", "kv_cache_dtype: FP8 cuda_graphs: true"));
+  ASSERT_TRUE(ApplyOverride(&sc, "framework=configs/frameworks/cpp-graph.textproto").ok());
+  StatusOr<llm::FrameworkProfile> on = ScenarioFramework(sc, "s.textproto");
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(AllCapture(*on, llm::CaptureMode::kFull));
+  ASSERT_TRUE(ApplyOverride(&sc, "serving.cuda_graphs=false").ok());
+  StatusOr<llm::FrameworkProfile> off = ScenarioFramework(sc, "s.textproto");
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_EQ(off->name, "cpp-graph");
+  EXPECT_TRUE(AllCapture(*off, llm::CaptureMode::kEager));
+  // framework_overrides.capture applies after the rule.
+  ASSERT_TRUE(ApplyOverride(&sc, "framework_overrides.capture.verify=full").ok());
+  StatusOr<llm::FrameworkProfile> mixed = ScenarioFramework(sc, "s.textproto");
+  ASSERT_TRUE(mixed.ok()) << mixed.status().ToString();
+  EXPECT_EQ(mixed->capture.verify, llm::CaptureMode::kFull);
+  EXPECT_EQ(mixed->capture.draft, llm::CaptureMode::kEager);
+}
+
+TEST(ScenarioFrameworkTest, OverridesFromTheFileAndFromSet) {
+  config::Scenario sc = Parsed(Edit("kv_cache_dtype: FP8",
+                                    "kv_cache_dtype: FP8 cuda_graphs: true } framework: "
+                                    "\"configs/frameworks/vllm.textproto\" framework_overrides { "
+                                    "eager_op_host_us: 0 capture { verify: FULL }"));
+  StatusOr<llm::FrameworkProfile> f = ScenarioFramework(sc, "s.textproto");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  StatusOr<llm::FrameworkProfile> vllm = LoadFrameworkFile("configs/frameworks/vllm.textproto");
+  ASSERT_TRUE(vllm.ok()) << vllm.status().ToString();
+  EXPECT_EQ(f->name, "vllm");
+  EXPECT_EQ(f->eager_op_host_us, 0);                                    // overridden to zero
+  EXPECT_EQ(f->capture.verify, llm::CaptureMode::kFull);                // overridden
+  EXPECT_EQ(f->capture.draft, vllm->capture.draft);                     // kept
+  EXPECT_EQ(f->decode_step_host_us, vllm->decode_step_host_us);         // kept
+  EXPECT_TRUE(Contains(f->source, "; framework_overrides: capture.verify, eager_op_host_us"));
+
+  ASSERT_TRUE(ApplyOverride(&sc, "framework_overrides.sync_each_step=false").ok());
+  ASSERT_TRUE(ApplyOverride(&sc, "framework_overrides.jitter.distribution=exponential").ok());
+  ASSERT_TRUE(ApplyOverride(&sc, "framework_overrides.jitter.mean_us=4").ok());
+  ASSERT_TRUE(ValidateScenario(sc, "s.textproto").ok());
+  f = ScenarioFramework(sc, "s.textproto");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_FALSE(f->sync_each_step);
+  EXPECT_EQ(f->jitter.kind, llm::Jitter::Kind::kExponential);
+  EXPECT_EQ(f->jitter.mean_us, 4);
+}
+
+TEST(ScenarioFrameworkTest, BadOverridesNameTheScenarioAndTheField) {
+  EXPECT_TRUE(Contains(ErrorOf(Edit("communication {", "framework_overrides { spec_cycle_host_us: -5 } communication {")),
+                       "s.textproto: framework_overrides.spec_cycle_host_us = -5: must be finite and >= 0"));
+  config::Scenario sc = Parsed(kGood);
+  ASSERT_TRUE(ApplyOverride(&sc, "framework_overrides.jitter.sigma=6").ok());
+  EXPECT_TRUE(Contains(ValidateScenario(sc, "s.textproto").message(),
+                       "s.textproto: framework_overrides.jitter.sigma = 6: must be in [0, 5]"));
+  StatusOr<llm::FrameworkProfile> f = ScenarioFramework(sc, "s.textproto");
+  ASSERT_FALSE(f.ok());
+  EXPECT_TRUE(Contains(f.status().message(), "s.textproto: framework_overrides.jitter.sigma = 6"));
+  // Fine alone, wrong with the profile: an empirical jitter with no quantiles.
+  sc = Parsed(kGood);
+  ASSERT_TRUE(ApplyOverride(&sc, "framework_overrides.jitter.distribution=EMPIRICAL").ok());
+  ASSERT_TRUE(ValidateScenario(sc, "s.textproto").ok());
+  f = ScenarioFramework(sc, "s.textproto");
+  ASSERT_FALSE(f.ok());
+  EXPECT_TRUE(Contains(f.status().message(), "s.textproto: framework_overrides on configs/frameworks/sglang.textproto"));
+  EXPECT_TRUE(Contains(f.status().message(), "jitter.quantiles_us = []: jitter.quantiles_us needs at least 2 values"));
+}
+
+TEST(ScenarioFrameworkTest, BadProfileFileNamesTheScenarioTheProfileAndTheField) {
+  const fs::path dir = fs::temp_directory_path() / ("specsim_framework_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream profile(dir / "slow.textproto");
+    profile << "name: \"slow\"\ncapture { decode: FULL draft: FULL verify: FULL draft_extend: FULL }\n"
+               "eager_op_host_us: -1\ngraph_replay_host_us: 0\ndecode_step_host_us: 0\n"
+               "spec_cycle_host_us: 0\nsync_each_step: true\nsync_each_cycle: true\n";
+    std::ofstream scenario(dir / "s.textproto");
+    scenario << kGood << "framework: \"slow.textproto\"\n";
+    std::ofstream missing(dir / "missing.textproto");
+    missing << kGood << "framework: \"configs/frameworks/none.textproto\"\n";
+  }
+  StatusOr<config::Scenario> sc = LoadScenarioFile((dir / "s.textproto").string());
+  StatusOr<config::Scenario> missing = LoadScenarioFile((dir / "missing.textproto").string());
+  fs::remove_all(dir);
+  ASSERT_FALSE(sc.ok());
+  EXPECT_TRUE(Contains(sc.status().message(), "s.textproto: framework = \"" + (dir / "slow.textproto").string() + "\": "));
+  EXPECT_TRUE(Contains(sc.status().message(), "slow.textproto:3:1: eager_op_host_us = -1: must be finite and >= 0"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(Contains(missing.status().message(),
+                       "missing.textproto: framework = \"configs/frameworks/none.textproto\": no such file"));
 }
 
 }  // namespace

@@ -308,8 +308,8 @@ Status DecodeSimulator::AppendPass(PassKind kind, int tokens_per_sequence, int p
   return OkStatus();
 }
 
-void DecodeSimulator::AppendHostSide(double host_us, int phase, TimelineProgram* program) const {
-  if (!setup_.framework || setup_.framework->sync_each_step) {
+void DecodeSimulator::AppendHostSide(double host_us, bool sync, int phase, TimelineProgram* program) const {
+  if (sync) {
     TimelineStep sync;
     sync.kind = TimelineStep::Kind::kHostSync;
     sync.phase = phase;
@@ -340,7 +340,8 @@ StatusOr<const TimelineProgram*> DecodeSimulator::StepProgram() {
   TimelineProgram p;
   p.phases = {"decode", "host"};
   RETURN_IF_ERROR(AppendPass(PassKind::kTargetDecode, 1, kPhaseDecode, &p));
-  AppendHostSide(setup_.framework ? setup_.framework->decode_step_host_us : 0.0, kPhaseStepHost, &p);
+  AppendHostSide(setup_.framework ? setup_.framework->decode_step_host_us : 0.0,
+                 !setup_.framework || setup_.framework->sync_each_step, kPhaseStepHost, &p);
   step_program_ = MergeGraphKernels(p, HostModelOf().graph_gap_ps);
   return &*step_program_;
 }
@@ -352,7 +353,8 @@ StatusOr<const TimelineProgram*> DecodeSimulator::CycleProgram(int accepted) {
   TimelineProgram p;
   p.phases = CyclePhases();
   RETURN_IF_ERROR(AppendPass(PassKind::kVerify, spec.num_draft_tokens, kPhaseVerify, &p));
-  AppendHostSide(setup_.framework ? setup_.framework->spec_cycle_host_us : 0.0, kPhaseHost, &p);
+  AppendHostSide(setup_.framework ? setup_.framework->spec_cycle_host_us : 0.0,
+                 !setup_.framework || setup_.framework->sync_each_cycle, kPhaseHost, &p);
   RETURN_IF_ERROR(AppendPass(PassKind::kDraftExtend, accepted + 1, kPhaseExtend, &p));
   for (int i = 0; i < spec.num_steps - 1; ++i) RETURN_IF_ERROR(AppendPass(PassKind::kDraftStep, spec.topk, kPhaseDraft, &p));
   auto [pos, inserted] = cycle_programs_.emplace(accepted, MergeGraphKernels(p, HostModelOf().graph_gap_ps));
@@ -366,7 +368,7 @@ StatusOr<PassTiming> DecodeSimulator::SimulatePass(PassKind kind, int tokens_per
   TimelineProgram p;
   p.phases = {PassKindName(kind), "host"};
   RETURN_IF_ERROR(AppendPass(kind, tokens_per_sequence, 0, &p));
-  AppendHostSide(0.0, 1, &p);
+  AppendHostSide(0.0, true, 1, &p);
   int kernels = 0, collectives = 0;
   for (const TimelineStep& s : p.steps) {
     kernels += s.kind == TimelineStep::Kind::kKernel;
@@ -431,13 +433,15 @@ StatusOr<std::vector<RankSlice>> DecodeSimulator::LoopTimeline(int steps, bool s
       return InvalidArgumentError("timeline: accepted = " + std::to_string(accepted) + " out of range");
     p.phases = CyclePhases();
     RETURN_IF_ERROR(AppendPass(PassKind::kVerify, spec.num_draft_tokens, kPhaseVerify, &p));
-    AppendHostSide(setup_.framework ? setup_.framework->spec_cycle_host_us : 0.0, kPhaseHost, &p);
+    AppendHostSide(setup_.framework ? setup_.framework->spec_cycle_host_us : 0.0,
+                 !setup_.framework || setup_.framework->sync_each_cycle, kPhaseHost, &p);
     RETURN_IF_ERROR(AppendPass(PassKind::kDraftExtend, accepted + 1, kPhaseExtend, &p));
     for (int i = 0; i < spec.num_steps - 1; ++i) RETURN_IF_ERROR(AppendPass(PassKind::kDraftStep, spec.topk, kPhaseDraft, &p));
   } else {
     p.phases = {"decode", "host"};
     RETURN_IF_ERROR(AppendPass(PassKind::kTargetDecode, 1, kPhaseDecode, &p));
-    AppendHostSide(setup_.framework ? setup_.framework->decode_step_host_us : 0.0, kPhaseStepHost, &p);
+    AppendHostSide(setup_.framework ? setup_.framework->decode_step_host_us : 0.0,
+                 !setup_.framework || setup_.framework->sync_each_step, kPhaseStepHost, &p);
   }
   RankTimelines tl(setup_.parallel.tp, HostModelOf(), setup_.gpu_variation, setup_.pacing_seed);
   tl.Run(p);  // warm-up: the loop's steady state

@@ -196,8 +196,8 @@ class DecodeSimulator {
   CaptureMode CaptureOf(PassKind kind) const;
   // Appends one pass's steps (launched as its phase's capture mode) to `program`.
   Status AppendPass(PassKind kind, int tokens_per_sequence, int phase, TimelineProgram* program);
-  // The loop's host side after a pass: a sync (when the framework reads back) and its host work.
-  void AppendHostSide(double host_us, int phase, TimelineProgram* program) const;
+  // The loop's host side after a pass: a sync (when the framework reads back: `sync`) and its host work.
+  void AppendHostSide(double host_us, bool sync, int phase, TimelineProgram* program) const;
   StatusOr<const TimelineProgram*> StepProgram();
   StatusOr<const TimelineProgram*> CycleProgram(int accepted);
   bool Deterministic() const;

@@ -40,10 +40,14 @@ struct FrameworkProfile {
   double graph_replay_host_us = 0;  // its own host time around each graph replay
   double decode_step_host_us = 0;   // host work per plain decode step (scheduling, bookkeeping)
   double spec_cycle_host_us = 0;    // host work per speculative cycle (acceptance, draft tree)
-  // The loop waits for the GPU once per step / cycle (token read-back, acceptance: .tolist(),
-  // .item()). false: the host runs ahead (overlapped scheduling).
+  // The plain decode loop waits for the GPU once per step (token read-back: .tolist(), .item());
+  // false: the host runs ahead (overlapped scheduling, SGLang's default for plain decode).
   bool sync_each_step = true;
-  Jitter jitter;                    // on every host op of the framework (added to the driver's)
+  // The speculative loop waits for the GPU once per cycle (acceptance read-back).
+  bool sync_each_cycle = true;
+  // Every host op's jitter. When set (not kNone) it replaces the driver's natural jitter (the
+  // calibration's), which applies otherwise.
+  Jitter jitter;
 };
 
 }  // namespace specsim::llm

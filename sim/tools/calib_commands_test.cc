@@ -1,12 +1,16 @@
 // specsim calibrate / compare / hardware-from-trace / collective --calibration through their
-// testable runners, on the committed trace.
+// testable runners, on the committed trace (and small synthetic ones).
+#include <fmt/format.h>
+#include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "sim/calib/trace_io.h"
 #include "sim/io/hardware_loader.h"
 #include "sim/tools/calib_setup.h"
 #include "sim/tools/calibrate_command.h"
@@ -28,7 +32,7 @@ TEST(CalibrateCommandTest, WritesACalibrationThatCompareAndCollectiveAccept) {
   const std::string calib = TempPath("calib.textproto");
   std::ostringstream out, err;
   CalibrateFlags f;
-  f.trace = kTrace;
+  f.traces = {kTrace};
   f.output = calib;
   ASSERT_EQ(RunCalibrate(f, out, err), 0) << err.str();
   EXPECT_NE(out.str().find("fabric.h2d_pinned.bandwidth_gbps"), std::string::npos);
@@ -37,6 +41,16 @@ TEST(CalibrateCommandTest, WritesACalibrationThatCompareAndCollectiveAccept) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_GT(c->fabric().h2d_pinned().bandwidth_gbps(), 40);
   EXPECT_GT(c->fitted_size(), 10);
+  // Provenance: the box of the trace (traces/README.md: 1x NVIDIA H200, NCCL 2.28.3, driver 580.159.04).
+  EXPECT_EQ(c->source(), kTrace);
+  ASSERT_TRUE(c->has_provenance());
+  EXPECT_EQ(c->provenance().gpu_name(), "NVIDIA H200");
+  EXPECT_EQ(c->provenance().gpu_count(), 1);
+  EXPECT_EQ(c->provenance().nccl_version(), "2.28.3");
+  EXPECT_EQ(c->provenance().driver_version(), "580.159.04");
+  EXPECT_FALSE(c->provenance().hostname().empty());
+  ASSERT_EQ(c->provenance().traces_size(), 1);
+  EXPECT_EQ(c->provenance().traces(0), kTrace);
 
   std::ostringstream cout_, cerr_;
   CompareFlags cf;
@@ -44,6 +58,7 @@ TEST(CalibrateCommandTest, WritesACalibrationThatCompareAndCollectiveAccept) {
   cf.calibration = calib;
   cf.json = true;
   ASSERT_EQ(RunCompare(cf, cout_, cerr_), 0) << cerr_.str();
+  EXPECT_EQ(cerr_.str().find("warning"), std::string::npos) << cerr_.str();  // fitted on this very box
   auto j = nlohmann::json::parse(cout_.str());
   ASSERT_TRUE(j.contains("suites"));
   ASSERT_TRUE(j.contains("items"));
@@ -64,16 +79,17 @@ TEST(CalibrateCommandTest, WritesACalibrationThatCompareAndCollectiveAccept) {
   EXPECT_EQ(RunCollective(k, kout, kerr), 0) << kerr.str();
 }
 
-TEST(CompareCommandTest, HoldoutSvgAndMaxError) {
+TEST(CompareCommandTest, OneSeedHoldoutSvgAndMaxError) {
   const std::string svg = TempPath("compare.svg");
   std::ostringstream out, err;
   CompareFlags f;
   f.trace = kTrace;
   f.holdout = 0.3;
   f.seed = 1;
+  f.seed_given = true;
   f.svg = svg;
   ASSERT_EQ(RunCompare(f, out, err), 0) << err.str();
-  EXPECT_NE(out.str().find("held-out 30%"), std::string::npos);
+  EXPECT_NE(out.str().find("held-out 30% (seed 1)"), std::string::npos);
   std::ifstream in(svg);
   std::string text((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(text.find("</svg>"), std::string::npos);
@@ -89,7 +105,136 @@ TEST(CompareCommandTest, HoldoutSvgAndMaxError) {
   EXPECT_NE(e3.str().find("--max-error"), std::string::npos);
 }
 
-TEST(CalibrateCommandTest, RefusesAnUndeterminedParameter) {
+nlohmann::json CompareJson(CompareFlags f) {
+  f.json = true;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCompare(f, out, err), 0) << err.str();
+  return nlohmann::json::parse(out.str());
+}
+
+// --holdout alone: the median over seeds 1..10 with the spread; items of seed 1 only.
+TEST(CompareCommandTest, HoldoutSummarisesSeedsOneToTen) {
+  CompareFlags f;
+  f.trace = kTrace;
+  f.holdout = 0.3;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCompare(f, out, err), 0) << err.str();
+  const std::string text = out.str();
+  EXPECT_NE(text.find("median-of-medians"), std::string::npos) << text;
+  EXPECT_NE(text.find("median-of-p90s"), std::string::npos) << text;
+  EXPECT_NE(text.find("held-out items of seed 1 only"), std::string::npos) << text;
+  EXPECT_NE(text.find("fitted on 70% of " + kTrace + "'s items, errors on the held-out 30%, seeds 1..10"),
+            std::string::npos)
+      << text;
+
+  const nlohmann::json j = CompareJson(f);
+  EXPECT_EQ(j["seeds"], 10);
+  EXPECT_EQ(j["items_seed"], 1);
+  ASSERT_EQ(j["suites"].size(), 4u);
+  double largest = 0;
+  for (const auto& s : j["suites"]) {
+    SCOPED_TRACE(s["suite"].get<std::string>());
+    EXPECT_EQ(s["seeds"], 10);
+    EXPECT_GT(s["n"].get<int>(), 0);
+    std::vector<double> m = s["median_abs_error_per_seed"];
+    ASSERT_EQ(m.size(), 10u);
+    std::sort(m.begin(), m.end());
+    EXPECT_DOUBLE_EQ(s["median_abs_error_median"].get<double>(), (m[4] + m[5]) / 2);
+    EXPECT_DOUBLE_EQ(s["median_abs_error_min"].get<double>(), m[0]);
+    EXPECT_DOUBLE_EQ(s["median_abs_error_max"].get<double>(), m[9]);
+    EXPECT_TRUE(s.contains("p90_abs_error_median"));
+    largest = std::max(largest, s["median_abs_error_median"].get<double>());
+  }
+  // The item rows are exactly seed 1's held-out items, once each (not every seed's).
+  CompareFlags one = f;
+  one.seed = 1;
+  one.seed_given = true;
+  const nlohmann::json j1 = CompareJson(one);
+  EXPECT_EQ(j["items"], j1["items"]);
+  EXPECT_EQ(j["not_simulated"], j1["not_simulated"]);
+  // Seed 1 alone is another figure than the median over the seeds.
+  bool differs = false;
+  for (size_t i = 0; i < j1["suites"].size(); ++i)
+    differs |= j1["suites"][i]["median_abs_error"] != j["suites"][i]["median_abs_error_median"];
+  EXPECT_TRUE(differs);
+
+  // --max-error applies to the median over the seeds: just above the largest median passes (even
+  // where one seed's median is above it), just below fails.
+  f.max_error = largest * 1.001;
+  std::ostringstream o2, e2;
+  EXPECT_EQ(RunCompare(f, o2, e2), 0) << e2.str();
+  f.max_error = largest * 0.999;
+  std::ostringstream o3, e3;
+  EXPECT_EQ(RunCompare(f, o3, e3), 1);
+  EXPECT_NE(e3.str().find("median over the seeds"), std::string::npos) << e3.str();
+
+  // --seeds N uses seeds 1..N.
+  f.max_error = 0;
+  f.seeds = 3;
+  const nlohmann::json j3 = CompareJson(f);
+  EXPECT_EQ(j3["seeds"], 3);
+  for (size_t i = 0; i < j3["suites"].size(); ++i) {
+    std::vector<double> three = j3["suites"][i]["median_abs_error_per_seed"];
+    std::vector<double> ten = j["suites"][i]["median_abs_error_per_seed"];
+    ASSERT_EQ(three.size(), 3u);
+    EXPECT_EQ(three, std::vector<double>(ten.begin(), ten.begin() + 3));
+  }
+}
+
+TEST(CompareCommandTest, WarnsWhenTheCalibrationIsFromAnotherBoxOrHasNoProvenance) {
+  const std::string calib = TempPath("prov_calib.textproto");
+  {
+    std::ostringstream out, err;
+    CalibrateFlags c;
+    c.traces = {kTrace};
+    c.output = calib;
+    ASSERT_EQ(RunCalibrate(c, out, err), 0) << err.str();
+  }
+  auto c = LoadCalibrationFile(calib);
+  ASSERT_TRUE(c.ok());
+  auto write = [](const std::string& path, const config::Calibration& cal) {
+    std::string text;
+    google::protobuf::TextFormat::PrintToString(cal, &text);
+    std::ofstream(path) << text;
+  };
+  config::Calibration two = *c;
+  two.mutable_provenance()->set_gpu_count(2);
+  const std::string two_path = TempPath("prov_two.textproto");
+  write(two_path, two);
+  config::Calibration old = *c;
+  old.clear_provenance();
+  const std::string old_path = TempPath("prov_old.textproto");
+  write(old_path, old);
+
+  CompareFlags f;
+  f.trace = kTrace;
+  f.calibration = two_path;
+  std::ostringstream o1, e1;
+  EXPECT_EQ(RunCompare(f, o1, e1), 0) << e1.str();
+  EXPECT_NE(e1.str().find("warning: calibration " + two_path + " was fitted on 2x NVIDIA H200 (" + kTrace +
+                          "); this trace is from 1x NVIDIA H200: GPU count: 2 in the calibration, 1 in the trace"),
+            std::string::npos)
+      << e1.str();
+  EXPECT_EQ(o1.str().find("warning"), std::string::npos);  // on stderr only
+
+  f.calibration = old_path;
+  std::ostringstream o2, e2;
+  EXPECT_EQ(RunCompare(f, o2, e2), 0) << e2.str();
+  EXPECT_NE(e2.str().find("warning: calibration " + old_path + " records no provenance"), std::string::npos)
+      << e2.str();
+
+  // A warning never changes the exit code: --max-error still decides it.
+  f.holdout = 0.3;
+  f.seeds = 2;
+  f.max_error = 1e-6;
+  std::ostringstream o3, e3;
+  EXPECT_EQ(RunCompare(f, o3, e3), 1);
+  EXPECT_NE(e3.str().find("records no provenance"), std::string::npos);
+}
+
+// A trace whose D2H copies all have one size cannot separate that class's latency from its
+// bandwidth: calibrate used to refuse the whole trace; now the class keeps its defaults, listed.
+TEST(CalibrateCommandTest, KeepsTheDefaultsOfAnUndeterminedGroup) {
   trace::Trace t;
   t.set_schema_version(1);
   trace::Gpu* g = t.mutable_environment()->add_gpus();
@@ -112,11 +257,101 @@ TEST(CalibrateCommandTest, RefusesAnUndeterminedParameter) {
     std::ofstream f(path, std::ios::binary);
     t.SerializeToOstream(&f);
   }
+  auto in = LoadCalibInputs(path, "", "");
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  const calib::TransferClass kept = in->params.fabric.d2h_pinned;
+
+  const std::string calib = TempPath("one_size.textproto");
   std::ostringstream out, err;
   CalibrateFlags f;
-  f.trace = path;
-  EXPECT_EQ(RunCalibrate(f, out, err), 2);
-  EXPECT_NE(err.str().find("cannot determine fabric.d2h_pinned.latency_ns"), std::string::npos) << err.str();
+  f.traces = {path};
+  f.output = calib;
+  ASSERT_EQ(RunCalibrate(f, out, err), 0) << err.str();
+  const std::string text = out.str();
+  const size_t heading = text.find("not fitted: these parameters keep their defaults");
+  ASSERT_NE(heading, std::string::npos) << text;
+  EXPECT_NE(text.find("fabric.d2h_pinned.latency_ns: not separable by the items used", heading), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(fmt::format("fabric.d2h_pinned.latency_ns = {:.6g}", kept.latency_ns), heading),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(fmt::format("fabric.d2h_pinned.bandwidth_gbps = {:.6g}", kept.bandwidth_gbps), heading),
+            std::string::npos)
+      << text;
+  // The written calibration carries the defaults for the class, and does not list it as fitted.
+  auto c = LoadCalibrationFile(calib);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_DOUBLE_EQ(c->fabric().d2h_pinned().latency_ns(), kept.latency_ns);
+  for (const auto& v : c->fitted()) EXPECT_NE(v.name().rfind("fabric.d2h_pinned", 0), 0u) << v.name();
+}
+
+TEST(CalibrateCommandTest, KeptDefaultsResolveNamesToTheirValues) {
+  calib::FitResult fit;
+  fit.params.fabric.duplex_factor = 0.85;
+  fit.params.fabric.multi_stream_overhead_ns = 0;
+  fit.params.fabric.copy_engines_per_direction = 2;
+  fit.not_fitted = {"fabric.duplex_factor, fabric.multi_stream_overhead_ns: no bidirectional copies (default kept)",
+                    "fabric.copy_engines_per_direction: no concurrent-copy items (default kept)",
+                    "fabric.p2p (per path class): no GPU-to-GPU items",
+                    "fabric.copy_engines_per_direction: no concurrent-copy items (default kept)"};
+  const std::vector<KeptDefault> k = KeptDefaults(fit);
+  ASSERT_EQ(k.size(), 3u);  // the repeated entry once
+  EXPECT_EQ(k[0].names, "fabric.duplex_factor, fabric.multi_stream_overhead_ns");
+  EXPECT_EQ(k[0].reason, "no bidirectional copies (default kept)");
+  EXPECT_EQ(k[0].values,
+            (std::vector<std::string>{"fabric.duplex_factor = 0.85",
+                                      "fabric.multi_stream_overhead_ns = 0 (written as unset: readers use the built-in "
+                                      "default)"}));
+  EXPECT_EQ(k[1].values, std::vector<std::string>{"fabric.copy_engines_per_direction = 2"});
+  EXPECT_TRUE(k[2].values.empty());
+}
+
+// Several traces of one box fitted together; traces of different boxes refused, naming both.
+TEST(CalibrateCommandTest, SeveralTracesOfOneBox) {
+  auto t = calib::LoadTrace(kTrace);
+  ASSERT_TRUE(t.ok());
+  const std::string a = TempPath("box-a.pb"), b = TempPath("box-b.pb"), other = TempPath("box-2gpu.pb");
+  {
+    std::ofstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+    t->SerializeToOstream(&fa);
+    t->SerializeToOstream(&fb);
+  }
+  const std::string calib = TempPath("two_traces.textproto");
+  std::ostringstream out, err;
+  CalibrateFlags f;
+  f.traces = {a, b};
+  f.output = calib;
+  ASSERT_EQ(RunCalibrate(f, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find(fmt::format("Calibration of {}, {} ({} items)", a, b, 2 * t->items_size())),
+            std::string::npos)
+      << out.str();
+  auto c = LoadCalibrationFile(calib);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->source(), a + "," + b);
+  ASSERT_EQ(c->provenance().traces_size(), 2);
+  EXPECT_EQ(c->provenance().traces(1), b);
+  EXPECT_EQ(c->provenance().gpu_count(), 1);
+  // The same measurements twice fit the same values as once.
+  std::ostringstream o1, e1;
+  CalibrateFlags single;
+  single.traces = {kTrace};
+  single.output = TempPath("one_trace.textproto");
+  ASSERT_EQ(RunCalibrate(single, o1, e1), 0) << e1.str();
+  auto c1 = LoadCalibrationFile(single.output);
+  ASSERT_TRUE(c1.ok());
+  EXPECT_NEAR(c->fabric().h2d_pinned().bandwidth_gbps(), c1->fabric().h2d_pinned().bandwidth_gbps(), 1e-6);
+
+  trace::Trace two = *t;
+  *two.mutable_environment()->add_gpus() = two.environment().gpus(0);
+  {
+    std::ofstream fo(other, std::ios::binary);
+    two.SerializeToOstream(&fo);
+  }
+  f.traces = {a, other};
+  std::ostringstream o2, e2;
+  EXPECT_EQ(RunCalibrate(f, o2, e2), 2);
+  EXPECT_NE(e2.str().find(other + " and " + a + " are not from the same box"), std::string::npos) << e2.str();
+  EXPECT_NE(e2.str().find("2 GPUs in " + other + ", 1 in " + a), std::string::npos) << e2.str();
 }
 
 TEST(HardwareFromTraceCommandTest, WritesAConfigTheLoaderAccepts) {
@@ -140,6 +375,12 @@ TEST(CompareCommandTest, BadInputIsExitTwo) {
   f.trace = kTrace;
   f.holdout = 1.5;
   EXPECT_EQ(RunCompare(f, out, err), 2);
+  f.holdout = 0.3;
+  f.seeds = 0;
+  EXPECT_EQ(RunCompare(f, out, err), 2);
+  EXPECT_NE(err.str().find("--seeds 0"), std::string::npos) << err.str();
+  CalibrateFlags c;
+  EXPECT_EQ(RunCalibrate(c, out, err), 2);  // no trace
 }
 
 }  // namespace

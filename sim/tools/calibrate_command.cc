@@ -7,26 +7,44 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/calib/fit.h"
+#include "sim/calib/trace_io.h"
 #include "sim/tools/calib_setup.h"
 
 namespace specsim::tools {
 
 int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& err) {
-  auto in = LoadCalibInputs(flags.trace, flags.hardware, "");
+  if (flags.traces.empty()) {
+    err << "specsim calibrate: no trace given\n";
+    return 2;
+  }
+  std::string traces;  // "a.pb, b.pb" for messages; "a.pb,b.pb" is Calibration.source
+  std::string source;
+  for (const std::string& t : flags.traces) {
+    traces += (traces.empty() ? "" : ", ") + t;
+    source += (source.empty() ? "" : ",") + t;
+  }
+  auto in = LoadCalibInputs(flags.traces, flags.hardware, "");
   if (!in.ok()) {
     err << "specsim calibrate: " << in.status().message() << "\n";
     return 2;
   }
-  auto fit = calib::Fit(in->trace, {}, *in->topology, in->params);
+  // Never refuse a whole trace for one group its items cannot identify: that group keeps its
+  // defaults and is listed below.
+  calib::FitOptions options;
+  options.fix_undetermined = true;
+  auto fit = calib::Fit(in->trace, {}, *in->topology, in->params, options);
   if (!fit.ok()) {
-    err << "specsim calibrate: " << flags.trace << ": " << fit.status().message() << "\n";
+    err << "specsim calibrate: " << traces << ": " << fit.status().message() << "\n";
     return 2;
   }
-  const config::Calibration c = calib::CalibrationFromFit(*fit, *in->topology, flags.trace);
+  config::Calibration c = calib::CalibrationFromFit(*fit, *in->topology, source);
+  *c.mutable_provenance() = calib::ProvenanceFromTrace(in->trace, flags.traces);
   std::string text;
   google::protobuf::TextFormat::PrintToString(c, &text);
+  std::string command = "specsim calibrate";
+  for (const std::string& t : flags.traces) command += " " + t;
   text = "# proto-file: proto/specsim/calibration.proto\n# proto-message: specsim.config.Calibration\n"
-         "# Written by `specsim calibrate " + flags.trace + "`; hardware " + in->hardware_source + ".\n" + text;
+         "# Written by `" + command + "`; hardware " + in->hardware_source + ".\n" + text;
   if (!flags.output.empty()) {
     std::ofstream f(flags.output);
     f << text;
@@ -35,23 +53,33 @@ int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& e
       return 2;
     }
   }
+  const std::vector<KeptDefault> kept = KeptDefaults(*fit);
   if (flags.json) {
     nlohmann::json j;
     j["fitted"] = nlohmann::json::array();
     for (const calib::FittedParam& p : fit->fitted)
       j["fitted"].push_back({{"name", p.name}, {"value", p.value}, {"unit", p.unit}, {"residual", p.residual}, {"points", p.points}});
     j["not_fitted"] = fit->not_fitted;
+    j["kept_defaults"] = nlohmann::json::array();
+    for (const KeptDefault& k : kept)
+      j["kept_defaults"].push_back({{"names", k.names}, {"reason", k.reason}, {"values", k.values}});
     out << j.dump(2) << "\n";
     return 0;
   }
-  out << fmt::format("Calibration of {} ({} items), hardware {}\n\n", flags.trace, in->trace.items_size(), in->hardware_source);
+  const config::CalibrationProvenance& p = c.provenance();
+  out << fmt::format("Calibration of {} ({} items), {}x {}, hardware {}\n\n", traces, in->trace.items_size(),
+                     p.gpu_count(), p.gpu_name(), in->hardware_source);
   out << fmt::format("{:<48} {:>14} {:<5} {:>9} {:>6}\n", "parameter", "value", "unit", "residual", "points");
-  for (const calib::FittedParam& p : fit->fitted)
-    out << fmt::format("{:<48} {:>14.6g} {:<5} {:>8.2f}% {:>6}\n", p.name, p.value, p.unit, 100 * p.residual, p.points);
+  for (const calib::FittedParam& fp : fit->fitted)
+    out << fmt::format("{:<48} {:>14.6g} {:<5} {:>8.2f}% {:>6}\n", fp.name, fp.value, fp.unit, 100 * fp.residual,
+                       fp.points);
   out << "\n(residual: rms relative error of the items behind the value, after the fit)\n";
-  if (!fit->not_fitted.empty()) {
-    out << "\nnot fitted:\n";
-    for (const std::string& s : fit->not_fitted) out << "  " << s << "\n";
+  if (!kept.empty()) {
+    out << "\nnot fitted: these parameters keep their defaults (kept values below each):\n";
+    for (const KeptDefault& k : kept) {
+      out << "  " << k.names << (k.reason.empty() ? "" : ": " + k.reason) << "\n";
+      for (const std::string& v : k.values) out << "      " << v << "\n";
+    }
   }
   if (flags.output.empty()) out << "\n" << text;
   else out << "\nwrote " << flags.output << "\n";
@@ -60,8 +88,9 @@ int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& e
 
 void AddCalibrateCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<CalibrateFlags>();
-  CLI::App* cmd = app.add_subcommand("calibrate", "fit the simulator's parameters to a measurement trace");
-  cmd->add_option("trace", flags->trace, "trace written by specsim-validate (.pb)")->required();
+  CLI::App* cmd = app.add_subcommand("calibrate", "fit the simulator's parameters to measurement traces of one box");
+  cmd->add_option("traces", flags->traces, "traces written by specsim-validate (.pb), all of one box: fitted together")
+      ->required();
   cmd->add_option("-o,--output", flags->output, "calibration textproto to write");
   cmd->add_option("--hardware", flags->hardware, "hardware textproto; default: built from the trace");
   cmd->add_flag("--json", flags->json, "print the fitted values as JSON");

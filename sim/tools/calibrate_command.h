@@ -1,19 +1,24 @@
-// `specsim calibrate TRACE.pb -o calib.textproto`: fits the simulator's parameters to a
-// measurement trace (sim/calib/fit.h) and writes them as a Calibration textproto; prints every
-// fitted value with its residual and the number of items behind it, and what was not fitted.
-// Refuses (exit 2, the parameter named) a trace whose items cannot determine a parameter.
+// `specsim calibrate TRACE.pb [TRACE.pb...] -o calib.textproto`: fits the simulator's parameters to
+// measurement traces (sim/calib/fit.h) and writes them as a Calibration textproto, with the
+// provenance of the box they came from (GPU name and count, hostname, NCCL and driver versions, the
+// trace paths); prints every fitted value with its residual and the number of items behind it,
+// then the parameters the items could not determine, which keep their defaults (listed with the
+// kept values). Several traces must come from one box (same GPU count and names; calib::MergeTraces)
+// and are fitted together, their item names prefixed with each file's stem. Exit 2 for unreadable
+// traces, traces of different boxes, or an unphysical fit.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace specsim::tools {
 
 struct CalibrateFlags {
-  std::string trace;
+  std::vector<std::string> traces;
   std::string output;      // -o; empty: print the textproto on `out`
-  std::string hardware;    // empty: built from the trace
+  std::string hardware;    // empty: built from the (first) trace
   bool json = false;
 };
 

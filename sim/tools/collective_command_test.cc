@@ -74,8 +74,12 @@ TEST(CollectiveCommand, BadFlagsNameTheFlagAndTheAllowedValues) {
   EXPECT_NE(o.err.find("--algo"), std::string::npos);
   EXPECT_NE(o.err.find("oneshot"), std::string::npos);
   f = DualSocketAll();
-  f.proto = "ll128";
+  f.proto = "ll64";
   EXPECT_NE(RunCmd(f).err.find("--proto"), std::string::npos);
+  // LL128 is a protocol NCCL has, but only over NVLink: the error says so on a PCIe box.
+  f = DualSocketAll();
+  f.proto = "ll128";
+  EXPECT_NE(RunCmd(f).err.find("only when every ring path is NVLink"), std::string::npos);
   f = DualSocketAll();
   f.sizes = "1K:2X";
   EXPECT_NE(RunCmd(f).err.find("--sizes"), std::string::npos);

@@ -7,9 +7,47 @@
 
 #include "sim/calib/compare.h"
 #include "sim/calib/svg.h"
+#include "sim/calib/trace_io.h"
 #include "sim/tools/calib_setup.h"
 
 namespace specsim::tools {
+namespace {
+
+nlohmann::json ItemsJson(const std::vector<calib::ItemResult>& items, nlohmann::json j) {
+  j["items"] = nlohmann::json::array();
+  j["not_simulated"] = nlohmann::json::array();
+  for (const calib::ItemResult& r : items) {
+    if (r.simulated)
+      j["items"].push_back({{"suite", r.suite}, {"name", r.name}, {"predicted", r.predicted_us}, {"measured", r.measured_us}});
+    else
+      j["not_simulated"].push_back({{"suite", r.suite}, {"name", r.name}, {"reason", r.reason}});
+  }
+  return j;
+}
+
+void PrintItems(const std::vector<calib::ItemResult>& items, const std::string& heading, std::ostream& out) {
+  out << heading;
+  out << fmt::format("{:<64} {:>12} {:>12} {:>8}\n", "item", "predicted_us", "measured_us", "error");
+  for (const calib::ItemResult& r : items)
+    if (r.simulated)
+      out << fmt::format("{:<64} {:>12.4g} {:>12.4g} {:>+7.1f}%\n", r.name, r.predicted_us, r.measured_us, 100 * r.error);
+  int missing = 0;
+  for (const calib::ItemResult& r : items) missing += !r.simulated;
+  if (missing > 0) {
+    out << fmt::format("\nnot simulated ({} items):\n", missing);
+    for (const calib::ItemResult& r : items)
+      if (!r.simulated) out << "  " << r.name << ": " << r.reason << "\n";
+  }
+}
+
+Status WriteSvg(const std::string& path, const std::vector<calib::ItemResult>& items, const std::string& title) {
+  std::ofstream f(path);
+  f << calib::ScatterSvg(items, title);
+  if (!f) return InvalidArgumentError("cannot write " + path);
+  return OkStatus();
+}
+
+}  // namespace
 
 int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) {
   if (!(flags.holdout >= 0 && flags.holdout < 1)) {
@@ -20,80 +58,135 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
     err << "specsim compare: --max-error must be >= 0\n";
     return 2;
   }
+  if (flags.seeds < 1) {
+    err << "specsim compare: --seeds " << flags.seeds << ": must be >= 1\n";
+    return 2;
+  }
   auto in = LoadCalibInputs(flags.trace, flags.hardware, flags.calibration);
   if (!in.ok()) {
     err << "specsim compare: " << in.status().message() << "\n";
     return 2;
   }
-  calib::CompareOptions options;
-  options.holdout = flags.holdout;
-  options.seed = flags.seed;
-  auto result = calib::Compare(in->trace, *in->topology, in->params, options);
-  if (!result.ok()) {
-    err << "specsim compare: " << flags.trace << ": " << result.status().message() << "\n";
-    return 2;
+  if (in->calibration.has_value()) {
+    const std::string warning = calib::CalibrationWarning(*in->calibration, flags.calibration, in->trace);
+    if (!warning.empty()) err << warning << "\n";
   }
-  if (!flags.svg.empty()) {
-    std::ofstream f(flags.svg);
-    std::string title = "specsim compare: " + flags.trace;
-    if (flags.holdout > 0) title += fmt::format(" (held-out {:.0f}%, seed {})", 100 * flags.holdout, flags.seed);
-    f << calib::ScatterSvg(result->items, title);
-    if (!f) {
-      err << "specsim compare: cannot write " << flags.svg << "\n";
+  const bool several_seeds = flags.holdout > 0 && !flags.seed_given;
+  const std::string start = flags.calibration.empty() ? "" : ", starting from calibration " + flags.calibration;
+  std::vector<std::string> over;  // suites above --max-error
+
+  if (several_seeds) {
+    auto summary = calib::CompareHoldoutSeeds(in->trace, *in->topology, in->params, flags.holdout, flags.seeds);
+    if (!summary.ok()) {
+      err << "specsim compare: " << flags.trace << ": " << summary.status().message() << "\n";
       return 2;
     }
-  }
-  int exit_code = 0;
-  std::vector<std::string> over;
-  if (flags.max_error > 0)
-    for (const calib::SuiteStats& s : result->suites)
-      if (s.median_abs_error > flags.max_error) over.push_back(s.suite);
-  if (!over.empty()) exit_code = 1;
-
-  if (flags.json) {
-    nlohmann::json j;
-    j["suites"] = nlohmann::json::array();
-    for (const calib::SuiteStats& s : result->suites)
-      j["suites"].push_back({{"suite", s.suite}, {"n", s.n}, {"median_abs_error", s.median_abs_error},
-                             {"p90_abs_error", s.p90_abs_error}, {"max_abs_error", s.max_abs_error}});
-    j["items"] = nlohmann::json::array();
-    j["not_simulated"] = nlohmann::json::array();
-    for (const calib::ItemResult& r : result->items) {
-      if (r.simulated)
-        j["items"].push_back({{"suite", r.suite}, {"name", r.name}, {"predicted", r.predicted_us}, {"measured", r.measured_us}});
-      else
-        j["not_simulated"].push_back({{"suite", r.suite}, {"name", r.name}, {"reason", r.reason}});
+    const std::string seeds = flags.seeds == 1 ? "seed 1" : fmt::format("seeds 1..{}", flags.seeds);
+    const std::string data = fmt::format("fitted on {:.0f}% of {}'s items, errors on the held-out {:.0f}%, {}",
+                                         100 * (1 - flags.holdout), flags.trace, 100 * flags.holdout, seeds);
+    const calib::ComparisonResult& first = summary->per_seed[0];
+    if (!flags.svg.empty()) {
+      Status s = WriteSvg(flags.svg, first.items,
+                          fmt::format("specsim compare: {} (held-out {:.0f}%, seed 1 of {})", flags.trace,
+                                      100 * flags.holdout, seeds));
+      if (!s.ok()) {
+        err << "specsim compare: " << s.message() << "\n";
+        return 2;
+      }
     }
-    out << j.dump(1) << "\n";
+    if (flags.max_error > 0)
+      for (const calib::SuiteSeedSummary& s : summary->suites)
+        if (s.median_abs_error_median > flags.max_error) over.push_back(s.suite);
+    if (flags.json) {
+      nlohmann::json j;
+      j["holdout"] = flags.holdout;
+      j["seeds"] = flags.seeds;
+      j["suites"] = nlohmann::json::array();
+      for (const calib::SuiteSeedSummary& s : summary->suites)
+        j["suites"].push_back({{"suite", s.suite},
+                               {"n", s.n_min},
+                               {"n_max", s.n_max},
+                               {"seeds", s.seeds},
+                               {"median_abs_error_median", s.median_abs_error_median},
+                               {"median_abs_error_min", s.median_abs_error_min},
+                               {"median_abs_error_max", s.median_abs_error_max},
+                               {"p90_abs_error_median", s.p90_abs_error_median},
+                               {"median_abs_error_per_seed", s.median_abs_error_per_seed},
+                               {"p90_abs_error_per_seed", s.p90_abs_error_per_seed}});
+      j["items_seed"] = 1;
+      out << ItemsJson(first.items, j).dump(1) << "\n";
+    } else {
+      out << fmt::format("specsim compare {}: hardware {}, {}{}\n", flags.trace, in->hardware_source, data, start);
+      const std::string heading =
+          flags.seeds == 1 ? std::string("\nheld-out items (seed 1):\n")
+                           : fmt::format("\nheld-out items of seed 1 only (the summary below is over {}):\n", seeds);
+      PrintItems(first.items, heading, out);
+      out << fmt::format("\n{:<12} {:>9} {:>18} {:>17} {:>15}\n", "suite", "n", "median-of-medians", "[min..max]",
+                         "median-of-p90s");
+      for (const calib::SuiteSeedSummary& s : summary->suites) {
+        const std::string n = s.n_min == s.n_max ? std::to_string(s.n_min) : fmt::format("{}-{}", s.n_min, s.n_max);
+        const std::string range =
+            fmt::format("[{:.1f}%..{:.1f}%]", 100 * s.median_abs_error_min, 100 * s.median_abs_error_max);
+        out << fmt::format("{:<12} {:>9} {:>17.1f}% {:>17} {:>14.1f}%{}\n", s.suite, n, 100 * s.median_abs_error_median,
+                           range, 100 * s.p90_abs_error_median,
+                           s.seeds == flags.seeds ? std::string() : fmt::format("  (over {} seeds)", s.seeds));
+      }
+      out << fmt::format("(n: items held out per seed; absolute relative error of the median time per item: per seed "
+                         "the median and p90 over the held-out items, then the median, min and max over the seeds)\n");
+      out << data << "\n";
+    }
   } else {
-    out << fmt::format("specsim compare {}: hardware {}, {}\n", flags.trace, in->hardware_source,
-                       flags.holdout > 0 ? fmt::format("fitted on {:.0f}% of the items, errors on the held-out {:.0f}% (seed {})",
-                                                       100 * (1 - flags.holdout), 100 * flags.holdout, flags.seed)
-                       : flags.calibration.empty() ? std::string("default parameters")
-                                                   : "calibration " + flags.calibration);
-    out << fmt::format("\n{:<64} {:>12} {:>12} {:>8}\n", "item", "predicted_us", "measured_us", "error");
-    for (const calib::ItemResult& r : result->items)
-      if (r.simulated)
-        out << fmt::format("{:<64} {:>12.4g} {:>12.4g} {:>+7.1f}%\n", r.name, r.predicted_us, r.measured_us, 100 * r.error);
-    int missing = 0;
-    for (const calib::ItemResult& r : result->items) missing += !r.simulated;
-    if (missing > 0) {
-      out << fmt::format("\nnot simulated ({} items):\n", missing);
-      for (const calib::ItemResult& r : result->items)
-        if (!r.simulated) out << "  " << r.name << ": " << r.reason << "\n";
+    calib::CompareOptions options;
+    options.holdout = flags.holdout;
+    options.seed = flags.seed;
+    auto result = calib::Compare(in->trace, *in->topology, in->params, options);
+    if (!result.ok()) {
+      err << "specsim compare: " << flags.trace << ": " << result.status().message() << "\n";
+      return 2;
     }
-    out << fmt::format("\n{:<12} {:>5} {:>10} {:>10} {:>10}\n", "suite", "n", "median", "p90", "max");
-    for (const calib::SuiteStats& s : result->suites)
-      out << fmt::format("{:<12} {:>5} {:>9.1f}% {:>9.1f}% {:>9.1f}%\n", s.suite, s.n, 100 * s.median_abs_error,
-                         100 * s.p90_abs_error, 100 * s.max_abs_error);
-    out << "(absolute relative error of the median time per item)\n";
+    if (!flags.svg.empty()) {
+      std::string title = "specsim compare: " + flags.trace;
+      if (flags.holdout > 0) title += fmt::format(" (held-out {:.0f}%, seed {})", 100 * flags.holdout, flags.seed);
+      Status s = WriteSvg(flags.svg, result->items, title);
+      if (!s.ok()) {
+        err << "specsim compare: " << s.message() << "\n";
+        return 2;
+      }
+    }
+    if (flags.max_error > 0)
+      for (const calib::SuiteStats& s : result->suites)
+        if (s.median_abs_error > flags.max_error) over.push_back(s.suite);
+
+    if (flags.json) {
+      nlohmann::json j;
+      j["suites"] = nlohmann::json::array();
+      for (const calib::SuiteStats& s : result->suites)
+        j["suites"].push_back({{"suite", s.suite}, {"n", s.n}, {"median_abs_error", s.median_abs_error},
+                               {"p90_abs_error", s.p90_abs_error}, {"max_abs_error", s.max_abs_error}});
+      out << ItemsJson(result->items, j).dump(1) << "\n";
+    } else {
+      out << fmt::format("specsim compare {}: hardware {}, {}\n", flags.trace, in->hardware_source,
+                         flags.holdout > 0
+                             ? fmt::format("fitted on {:.0f}% of the items, errors on the held-out {:.0f}% (seed {}){}",
+                                           100 * (1 - flags.holdout), 100 * flags.holdout, flags.seed, start)
+                         : flags.calibration.empty() ? std::string("default parameters")
+                                                     : "calibration " + flags.calibration);
+      PrintItems(result->items, "\n", out);
+      out << fmt::format("\n{:<12} {:>5} {:>10} {:>10} {:>10}\n", "suite", "n", "median", "p90", "max");
+      for (const calib::SuiteStats& s : result->suites)
+        out << fmt::format("{:<12} {:>5} {:>9.1f}% {:>9.1f}% {:>9.1f}%\n", s.suite, s.n, 100 * s.median_abs_error,
+                           100 * s.p90_abs_error, 100 * s.max_abs_error);
+      out << "(absolute relative error of the median time per item)\n";
+    }
   }
   if (!over.empty()) {
     std::string names;
     for (const std::string& s : over) names += (names.empty() ? "" : ", ") + s;
-    err << fmt::format("specsim compare: median error above --max-error {:.1f}% in: {}\n", 100 * flags.max_error, names);
+    err << fmt::format("specsim compare: median error{} above --max-error {:.1f}% in: {}\n",
+                       several_seeds ? " (median over the seeds)" : "", 100 * flags.max_error, names);
+    return 1;
   }
-  return exit_code;
+  return 0;
 }
 
 void AddCompareCommand(CLI::App& app, int* exit_code) {
@@ -102,12 +195,20 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("trace", flags->trace, "trace written by specsim-validate (.pb)")->required();
   cmd->add_option("--calibration", flags->calibration, "calibration textproto (specsim calibrate)");
   cmd->add_option("--hardware", flags->hardware, "hardware textproto; default: built from the trace");
-  cmd->add_option("--holdout", flags->holdout, "fit on the rest, report errors on this fraction of the items");
-  cmd->add_option("--seed", flags->seed, "hold-out split seed")->capture_default_str();
+  cmd->add_option("--holdout", flags->holdout,
+                  "fit on the rest, report errors on this fraction of the items (median over seeds 1..--seeds)");
+  CLI::Option* seed = cmd->add_option("--seed", flags->seed, "one hold-out split of this seed instead of seeds 1..N");
+  CLI::Option* seeds = cmd->add_option("--seeds", flags->seeds, "hold-out summary over split seeds 1..N")
+                           ->capture_default_str();
+  seed->excludes(seeds);
   cmd->add_option("--svg", flags->svg, "write predicted against measured (log-log) to this SVG file");
-  cmd->add_option("--max-error", flags->max_error, "exit 1 when a suite's median absolute error exceeds this fraction");
+  cmd->add_option("--max-error", flags->max_error,
+                  "exit 1 when a suite's median absolute error (median over the seeds) exceeds this fraction");
   cmd->add_flag("--json", flags->json, "print JSON");
-  cmd->callback([flags, exit_code] { *exit_code = RunCompare(*flags, std::cout, std::cerr); });
+  cmd->callback([flags, seed, exit_code] {
+    flags->seed_given = seed->count() > 0;
+    *exit_code = RunCompare(*flags, std::cout, std::cerr);
+  });
 }
 
 }  // namespace specsim::tools

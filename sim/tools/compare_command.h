@@ -1,11 +1,25 @@
 // `specsim compare TRACE.pb [--calibration calib.textproto]`: re-simulates every measured item on
 // the trace's hardware and prints predicted, measured and signed error per item, then per suite
-// the median, p90 and max absolute error (sim/calib/compare.h). `--holdout F --seed S` fits on the
-// other items and reports the held-out ones only; `--svg FILE` plots predicted against measured;
-// `--max-error X` exits 1 when a suite's median absolute error exceeds X; `--json` prints
+// the median, p90 and max absolute error (sim/calib/compare.h).
+//
+// `--holdout F` fits on the other items and reports held-out errors. By default it repeats the
+// split for seeds 1..N (`--seeds N`, default 10; calib::CompareHoldoutSeeds) and reports per suite
+// the median over the seeds of the held-out median |error|, its min and max over the seeds, and
+// the median over the seeds of the held-out p90; item rows are seed 1's. `--seed S` (given
+// explicitly) reports the one split of seed S instead, as a plain comparison.
+// `--svg FILE` plots predicted against measured (seed 1's held-out items with several seeds);
+// `--max-error X` exits 1 when a suite's median absolute error (with several seeds: the median
+// over the seeds) exceeds X. `--calibration C` warns on stderr when C was fitted on another GPU or
+// GPU count than the trace's, or records no provenance (the exit code does not change).
+// `--json` prints, for one comparison,
 // {"suites":[{"suite","n","median_abs_error","p90_abs_error","max_abs_error"}],
 //  "items":[{"suite","name","predicted","measured"}], "not_simulated":[{"suite","name","reason"}]}
-// (errors as fractions, times in us).
+// and with several seeds
+// {"holdout","seeds","suites":[{"suite","n","n_max","seeds","median_abs_error_median",
+//  "median_abs_error_min","median_abs_error_max","p90_abs_error_median","median_abs_error_per_seed",
+//  "p90_abs_error_per_seed"}], "items_seed":1, "items":[...], "not_simulated":[...]}
+// (errors as fractions, times in us; n = simulated held-out items per seed, n_max its largest
+// value when not every seed has the same).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -21,6 +35,8 @@ struct CompareFlags {
   std::string hardware;
   double holdout = 0;
   uint64_t seed = 1;
+  bool seed_given = false;  // --seed S given: one split (seed S), not seeds 1..`seeds`
+  int seeds = 10;           // --seeds N: the hold-out summary uses seeds 1..N
   std::string svg;
   double max_error = 0;   // 0: no check
   bool json = false;

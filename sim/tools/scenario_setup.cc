@@ -66,6 +66,8 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
   for (const std::string& o : overrides) RETURN_IF_ERROR(io::ApplyOverride(&s, o).WithPrefix("--set " + o));
   RETURN_IF_ERROR(io::ValidateScenario(s, loaded.path));
   const std::string where = loaded.path + ": ";
+  // How the framework drives the GPUs (configs/frameworks/, the scenario's overrides applied).
+  ASSIGN_OR_RETURN(llm::FrameworkProfile framework, io::ScenarioFramework(s, loaded.path));
 
   ASSIGN_OR_RETURN(net::Topology topology, io::LoadHardwareFile(s.hardware()));
   loaded.topology = std::make_unique<net::Topology>(std::move(topology));
@@ -90,6 +92,8 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
     setup.expert_weight_dtype = e;
   }
   setup.cuda_graphs = sv.cuda_graphs();
+  setup.framework = framework;
+  setup.pacing_seed = s.speculation().seed() + 1;
   auto choice = AllreduceChoice(s.communication());
   if (!choice.ok()) return choice.status().WithPrefix(loaded.path);
   setup.allreduce = *choice;
@@ -105,6 +109,17 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
     // scenario's hardware: a calibration belongs to the box its trace was measured on.
     RETURN_IF_ERROR(calib::ApplyFabricCalibration(c.fabric(), loaded.topology.get()).WithPrefix(text.display_name));
     setup.allreduce.protocol_overrides = ProtocolOverridesFromCalibration(c.nccl());
+    // The ranks' host costs (issue per op class, graph launch, sync wake, natural jitter).
+    const calib::CalibParams p = calib::ApplyCalibrationProto(calib::CalibParams{}, c);
+    setup.driver.kernel_issue_us = p.host.kernel_issue_us;
+    setup.driver.library_issue_us = p.host.library_issue_us;
+    setup.driver.collective_issue_us = p.host.collective_issue_us;
+    setup.driver.graph_launch_us = p.host.graph_launch_us;
+    setup.driver.sync_wake_us = p.host.sync_wake_us;
+    if (p.host.jitter_mean_us > 0) {
+      setup.driver.jitter.kind = llm::Jitter::Kind::kExponential;
+      setup.driver.jitter.mean_us = p.host.jitter_mean_us;
+    }
   }
 
   const config::Speculation& sp = s.speculation();

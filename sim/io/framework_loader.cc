@@ -1,0 +1,307 @@
+#include "sim/io/framework_loader.h"
+
+#include <fmt/format.h>
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/text_format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/io/enum_names.h"
+#include "sim/io/file_io.h"
+#include "sim/io/textproto.h"
+
+namespace specsim::io {
+namespace {
+
+namespace pb = google::protobuf;
+using config::FrameworkProfile;
+using config::Jitter;
+using config::PhaseCapture;
+
+constexpr const char* kCostFields[] = {"eager_op_host_us", "graph_replay_host_us",
+                                       "decode_step_host_us", "spec_cycle_host_us"};
+constexpr const char* kPhases[] = {"decode", "draft", "verify", "draft_extend"};
+
+std::string Number(double v) { return fmt::format("{}", v); }
+
+// One problem: the field path (dots, "[i]" for repeated elements), its value, the rule.
+struct Problem {
+  std::string path;
+  std::string value;
+  std::string rule;
+};
+
+// The 1-based "LINE:COL" of the field at `path` in the parsed text, or of the innermost message on
+// the way that appears there; "" when unknown.
+std::string LocationOf(const pb::TextFormat::ParseInfoTree* tree, const std::string& path) {
+  if (tree == nullptr) return "";
+  const pb::Descriptor* d = FrameworkProfile::descriptor();
+  std::string found;
+  size_t start = 0;
+  while (d != nullptr && tree != nullptr) {
+    const size_t dot = path.find('.', start);
+    std::string name = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    int index = -1;
+    if (const size_t bracket = name.find('['); bracket != std::string::npos) {
+      index = std::atoi(name.c_str() + bracket + 1);
+      name.resize(bracket);
+    }
+    const pb::FieldDescriptor* f = d->FindFieldByName(name);
+    if (f == nullptr) break;
+    if (f->is_repeated() && index < 0) index = 0;  // the list as a whole: its first element
+    const pb::TextFormat::ParseLocation loc = tree->GetLocation(f, index);
+    if (loc.line < 0) break;
+    found = fmt::format("{}:{}", loc.line + 1, loc.column + 1);
+    if (dot == std::string::npos || f->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE) break;
+    tree = tree->GetTreeForNested(f, index);
+    d = f->message_type();
+    start = dot + 1;
+  }
+  return found;
+}
+
+// Field rules shared by whole profiles (`partial` false: every field required) and overrides
+// (`partial` true: only the fields set are checked).
+void CheckProfile(const FrameworkProfile& p, bool partial, std::vector<Problem>* out) {
+  const pb::Reflection* r = p.GetReflection();
+  const pb::Descriptor* d = p.GetDescriptor();
+  if (!partial && p.name().empty()) {
+    out->push_back({"name", p.has_name() ? "\"\"" : "(unset)",
+                    "required: the profile's short name, e.g. \"sglang\""});
+  }
+  const pb::EnumDescriptor* modes = config::CaptureMode_descriptor();
+  const pb::Descriptor* cd = PhaseCapture::descriptor();
+  for (const char* phase : kPhases) {
+    const pb::FieldDescriptor* f = cd->FindFieldByName(phase);
+    const int mode = p.capture().GetReflection()->GetEnumValue(p.capture(), f);
+    const bool unset = mode == config::CAPTURE_MODE_UNSPECIFIED;
+    if ((unset && !partial) || (!unset && !config::CaptureMode_IsValid(mode))) {
+      out->push_back({std::string("capture.") + phase, EnumValueName(modes, mode),
+                      (partial ? "must be one of " : "must be set, one of ") + AllowedEnumValues(modes)});
+    }
+  }
+  for (const char* name : kCostFields) {
+    const pb::FieldDescriptor* f = d->FindFieldByName(name);
+    if (!r->HasField(p, f)) {
+      if (!partial) {
+        out->push_back({name, "(unset)",
+                        "required: microseconds, finite and >= 0 (write 0 for none; source it in a "
+                        "comment or mark it [PLACEHOLDER])"});
+      }
+      continue;
+    }
+    const double v = r->GetDouble(p, f);
+    if (!std::isfinite(v) || v < 0) out->push_back({name, Number(v), "must be finite and >= 0 (microseconds)"});
+  }
+  if (!partial && !p.has_sync_each_step()) {
+    out->push_back({"sync_each_step", "(unset)",
+                    "required: true (the decode loop waits for the GPU every step) or false (the "
+                    "host runs ahead)"});
+  }
+  if (!partial && !p.has_sync_each_cycle()) {
+    out->push_back({"sync_each_cycle", "(unset)",
+                    "required: true (the speculative loop waits for the GPU every cycle) or false (the "
+                    "host runs ahead)"});
+  }
+  if (!p.has_jitter()) return;
+  const Jitter& j = p.jitter();
+  const pb::EnumDescriptor* dists = Jitter::Distribution_descriptor();
+  const int dist = j.distribution();
+  const bool dist_unset = dist == Jitter::DISTRIBUTION_UNSPECIFIED;
+  if ((dist_unset && !partial) || (!dist_unset && !Jitter::Distribution_IsValid(dist))) {
+    out->push_back({"jitter.distribution", EnumValueName(dists, dist),
+                    (partial ? "must be one of " : "must be set when a jitter block is present, one of ") +
+                        AllowedEnumValues(dists)});
+  }
+  if (j.has_mean_us() && !(std::isfinite(j.mean_us()) && j.mean_us() >= 0)) {
+    out->push_back({"jitter.mean_us", Number(j.mean_us()), "must be finite and >= 0 (microseconds)"});
+  }
+  if (j.has_sigma() && !(std::isfinite(j.sigma()) && j.sigma() >= 0 && j.sigma() <= 5)) {
+    out->push_back({"jitter.sigma", Number(j.sigma()), "must be in [0, 5] (sigma of ln x)"});
+  }
+  for (int i = 0; i < j.quantiles_us_size(); ++i) {
+    const double q = j.quantiles_us(i);
+    if (!(std::isfinite(q) && q >= 0)) {
+      out->push_back({fmt::format("jitter.quantiles_us[{}]", i), Number(q), "must be finite and >= 0"});
+    }
+  }
+}
+
+llm::CaptureMode ToCaptureMode(config::CaptureMode m) {
+  switch (m) {
+    case config::PIECEWISE: return llm::CaptureMode::kPiecewise;
+    case config::EAGER: return llm::CaptureMode::kEager;
+    default: return llm::CaptureMode::kFull;  // FULL (others rejected by CheckProfile)
+  }
+}
+
+llm::Jitter ToJitter(const Jitter& j) {
+  llm::Jitter out;
+  switch (j.distribution()) {
+    case Jitter::EXPONENTIAL: out.kind = llm::Jitter::Kind::kExponential; break;
+    case Jitter::LOGNORMAL: out.kind = llm::Jitter::Kind::kLognormal; break;
+    case Jitter::EMPIRICAL: out.kind = llm::Jitter::Kind::kEmpirical; break;
+    default: out.kind = llm::Jitter::Kind::kNone; break;
+  }
+  out.mean_us = j.mean_us();
+  out.sigma = j.sigma();
+  out.quantiles_us.assign(j.quantiles_us().begin(), j.quantiles_us().end());
+  return out;
+}
+
+// The jitter block as one value for messages: {distribution: X mean_us: m ...}.
+std::string JitterText(const Jitter& j) {
+  std::string out = "{distribution: " + EnumValueName(Jitter::Distribution_descriptor(), j.distribution());
+  if (j.has_mean_us()) out += " mean_us: " + Number(j.mean_us());
+  if (j.has_sigma()) out += " sigma: " + Number(j.sigma());
+  if (j.quantiles_us_size() > 0) {
+    out += " quantiles_us: [";
+    for (int i = 0; i < j.quantiles_us_size(); ++i) out += (i ? ", " : "") + Number(j.quantiles_us(i));
+    out += "]";
+  }
+  return out + "}";
+}
+
+std::string QuantilesText(const Jitter& j) {
+  std::string out = "[";
+  for (int i = 0; i < j.quantiles_us_size(); ++i) out += (i ? ", " : "") + Number(j.quantiles_us(i));
+  return out + "]";
+}
+
+// Checks and converts; errors "DISPLAY[:LINE:COL]: PATH = VALUE: RULE", all together.
+StatusOr<llm::FrameworkProfile> Convert(const FrameworkProfile& p, std::string_view display,
+                                        const pb::TextFormat::ParseInfoTree* tree) {
+  std::vector<Problem> problems;
+  CheckProfile(p, /*partial=*/false, &problems);
+  llm::FrameworkProfile out;
+  if (p.has_jitter()) out.jitter = ToJitter(p.jitter());
+  const bool jitter_fields_ok = std::none_of(problems.begin(), problems.end(), [](const Problem& q) {
+    return q.path.rfind("jitter", 0) == 0;
+  });
+  if (p.has_jitter() && jitter_fields_ok) {
+    // What the field checks above do not cover: the empirical list's length and order.
+    const Status s = llm::ValidateJitter(out.jitter, "jitter");
+    if (!s.ok()) {
+      const bool list = s.message().find("quantiles_us") != std::string::npos;
+      problems.push_back({list ? "jitter.quantiles_us" : "jitter", list ? QuantilesText(p.jitter()) : JitterText(p.jitter()),
+                          s.message()});
+    }
+  }
+  if (!problems.empty()) {
+    std::string message;
+    for (const Problem& q : problems) {
+      const std::string at = LocationOf(tree, q.path);
+      message += fmt::format("{}{}{}: {} = {}: {}", message.empty() ? "" : "\n", display,
+                             at.empty() ? "" : ":" + at, q.path, q.value, q.rule);
+    }
+    return InvalidArgumentError(message);
+  }
+  out.name = p.name();
+  out.source = p.source();
+  out.capture.decode = ToCaptureMode(p.capture().decode());
+  out.capture.draft = ToCaptureMode(p.capture().draft());
+  out.capture.verify = ToCaptureMode(p.capture().verify());
+  out.capture.draft_extend = ToCaptureMode(p.capture().draft_extend());
+  out.eager_op_host_us = p.eager_op_host_us();
+  out.graph_replay_host_us = p.graph_replay_host_us();
+  out.decode_step_host_us = p.decode_step_host_us();
+  out.spec_cycle_host_us = p.spec_cycle_host_us();
+  out.sync_each_step = p.sync_each_step();
+  out.sync_each_cycle = p.sync_each_cycle();
+  return out;
+}
+
+// Parses `text`, checks and converts it (field errors located in `text`); `*proto` receives the
+// parsed message.
+StatusOr<llm::FrameworkProfile> ParseAndConvert(std::string_view text, std::string_view filename,
+                                                FrameworkProfile* proto) {
+  ASSIGN_OR_RETURN(*proto, ParseTextProto<FrameworkProfile>(text, filename));
+  // Parsed once more (it parses: the first pass succeeded) to learn where each field is.
+  pb::TextFormat::ParseInfoTree tree;
+  pb::TextFormat::Parser parser;
+  parser.WriteLocationsTo(&tree);
+  FrameworkProfile again;
+  pb::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
+  const bool located = parser.Parse(&input, &again);
+  return Convert(*proto, filename, located ? &tree : nullptr);
+}
+
+}  // namespace
+
+StatusOr<llm::FrameworkProfile> FrameworkFromProto(const FrameworkProfile& profile,
+                                                   const std::string& display_name) {
+  return Convert(profile, display_name, nullptr);
+}
+
+StatusOr<FrameworkProfile> ParseFrameworkProto(std::string_view text, std::string_view filename) {
+  FrameworkProfile proto;
+  RETURN_IF_ERROR(ParseAndConvert(text, filename, &proto).status());
+  return proto;
+}
+
+StatusOr<llm::FrameworkProfile> ParseFramework(std::string_view text, std::string_view filename) {
+  FrameworkProfile proto;
+  return ParseAndConvert(text, filename, &proto);
+}
+
+StatusOr<FrameworkProfile> LoadFrameworkProtoFile(const std::string& path, std::string* display_name) {
+  ASSIGN_OR_RETURN(ConfigText file, ReadConfigFile(path));
+  if (display_name != nullptr) *display_name = file.display_name;
+  return ParseFrameworkProto(file.text, file.display_name);
+}
+
+StatusOr<llm::FrameworkProfile> LoadFrameworkFile(const std::string& path) {
+  ASSIGN_OR_RETURN(ConfigText file, ReadConfigFile(path));
+  return ParseFramework(file.text, file.display_name);
+}
+
+std::vector<std::string> FrameworkOverrideProblems(const FrameworkProfile& overrides,
+                                                   const std::string& prefix) {
+  std::vector<Problem> problems;
+  CheckProfile(overrides, /*partial=*/true, &problems);
+  std::vector<std::string> out;
+  for (const Problem& p : problems) out.push_back(fmt::format("{}{} = {}: {}", prefix, p.path, p.value, p.rule));
+  return out;
+}
+
+void MergeFrameworkOverrides(const FrameworkProfile& overrides, FrameworkProfile* profile) {
+  SPECSIM_CHECK(profile != nullptr);
+  // Protobuf's merge is the rule for everything but a repeated field, which it appends to.
+  if (overrides.jitter().quantiles_us_size() > 0) profile->mutable_jitter()->clear_quantiles_us();
+  profile->MergeFrom(overrides);
+}
+
+std::string OverriddenFrameworkFields(const FrameworkProfile& overrides) {
+  std::string out;
+  auto add = [&](const std::string& name) { out += (out.empty() ? "" : ", ") + name; };
+  const pb::Reflection* r = overrides.GetReflection();
+  const pb::Descriptor* d = overrides.GetDescriptor();
+  for (const char* name : {"name", "source"}) {
+    if (r->HasField(overrides, d->FindFieldByName(name))) add(name);
+  }
+  const pb::Descriptor* cd = PhaseCapture::descriptor();
+  for (const char* phase : kPhases) {
+    if (overrides.capture().GetReflection()->GetEnumValue(overrides.capture(), cd->FindFieldByName(phase)) != 0) {
+      add(std::string("capture.") + phase);
+    }
+  }
+  for (const char* name : kCostFields) {
+    if (r->HasField(overrides, d->FindFieldByName(name))) add(name);
+  }
+  if (overrides.has_sync_each_step()) add("sync_each_step");
+  if (overrides.has_sync_each_cycle()) add("sync_each_cycle");
+  const Jitter& j = overrides.jitter();
+  if (j.distribution() != Jitter::DISTRIBUTION_UNSPECIFIED) add("jitter.distribution");
+  if (j.has_mean_us()) add("jitter.mean_us");
+  if (j.has_sigma()) add("jitter.sigma");
+  if (j.quantiles_us_size() > 0) add("jitter.quantiles_us");
+  return out;
+}
+
+}  // namespace specsim::io

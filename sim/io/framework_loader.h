@@ -1,0 +1,71 @@
+// Loading a serving framework's profile (proto/specsim/framework.proto, text format) into the
+// simulator's plain llm::FrameworkProfile (sim/llm/framework_profile.h), with every input error
+// reported as a Status. Bundled profiles live in configs/frameworks/ and are embedded in the
+// binary, so "configs/frameworks/sglang.textproto" loads from any directory (file_io.h).
+//
+// Checks of a profile (each error one line "FILE[:LINE:COL]: FIELD = VALUE: RULE", all problems
+// together; LINE:COL, 1-based, of the field's name when the profile was parsed from text, or of
+// the enclosing block's name for a field left unset inside it):
+//   name: set and non-empty; source: may be unset (= "");
+//   capture.decode, capture.draft, capture.verify, capture.draft_extend: set, one of FULL,
+//     PIECEWISE, EAGER (CAPTURE_MODE_UNSPECIFIED or an unknown number is an error);
+//   eager_op_host_us, graph_replay_host_us, decode_step_host_us, spec_cycle_host_us: set (an
+//     explicit 0 is fine), finite and >= 0 (microseconds);
+//   sync_each_step: set (true or false);
+//   jitter: absent = no jitter (NONE); present: distribution set (NONE, EXPONENTIAL, LOGNORMAL,
+//     EMPIRICAL), mean_us and sigma unset = 0, then llm::ValidateJitter's rules (mean_us finite
+//     and >= 0, sigma in [0, 5], EMPIRICAL: >= 2 quantiles_us, each finite and >= 0,
+//     non-decreasing).
+// Overrides (a scenario's framework_overrides, scenario.proto) are partial profiles:
+// FrameworkOverrideProblems checks only the fields they set, with the same ranges;
+// MergeFrameworkOverrides applies them; the merged profile is then checked as a whole.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/status.h"
+#include "sim/llm/framework_profile.h"
+#include "specsim/framework.pb.h"
+
+namespace specsim::io {
+
+// The profile a scenario runs under when it names none (scenario.proto: `framework`).
+inline constexpr const char* kDefaultFrameworkPath = "configs/frameworks/sglang.textproto";
+
+// Checks `profile` (rules above) and converts it. `display_name` prefixes every error line.
+StatusOr<llm::FrameworkProfile> FrameworkFromProto(const config::FrameworkProfile& profile,
+                                                   const std::string& display_name);
+
+// Parses text-format FrameworkProfile (errors as in textproto.h) and checks it; field errors carry
+// the field's line:col in `text`. The checked proto, for callers that merge overrides into it.
+StatusOr<config::FrameworkProfile> ParseFrameworkProto(std::string_view text, std::string_view filename);
+
+// ParseFrameworkProto, then the conversion.
+StatusOr<llm::FrameworkProfile> ParseFramework(std::string_view text, std::string_view filename);
+
+// A profile file read with ReadConfigFile (file_io.h): the file on disk, else the embedded copy of
+// a bundled path such as "configs/frameworks/vllm.textproto" (errors then name "<path> (embedded
+// copy)"). NotFound when neither exists. `display_name` (may be null) receives the name used in
+// messages.
+StatusOr<config::FrameworkProfile> LoadFrameworkProtoFile(const std::string& path,
+                                                          std::string* display_name = nullptr);
+StatusOr<llm::FrameworkProfile> LoadFrameworkFile(const std::string& path);
+
+// The problems of a partial profile, one "PREFIXFIELD = VALUE: RULE" string each (no file name):
+// set costs finite and >= 0, capture modes and the jitter distribution valid enum numbers (0 =
+// not overridden), set jitter values finite and >= 0, sigma <= 5. Empty when fine.
+std::vector<std::string> FrameworkOverrideProblems(const config::FrameworkProfile& overrides,
+                                                   const std::string& prefix);
+
+// Applies `overrides` to `*profile`: optional scalars when set, capture modes other than
+// CAPTURE_MODE_UNSPECIFIED, the jitter field by field (distribution when set, mean_us and sigma
+// when set, quantiles_us when non-empty, replacing the whole list). REQUIRES: profile != nullptr.
+void MergeFrameworkOverrides(const config::FrameworkProfile& overrides,
+                             config::FrameworkProfile* profile);
+
+// The names of the fields `overrides` sets, e.g. "eager_op_host_us, capture.verify" ("" if none).
+std::string OverriddenFrameworkFields(const config::FrameworkProfile& overrides);
+
+}  // namespace specsim::io

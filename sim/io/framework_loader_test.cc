@@ -1,0 +1,315 @@
+// Framework profiles: every bundled one loads, from disk and from the embedded copy, and its
+// values are the file's; every bad input names the file, the line:col, the field, the value and
+// what is allowed; overrides merge field by field.
+#include "sim/io/framework_loader.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "sim/io/test_matchers.h"
+#include "sim/io/textproto.h"
+
+namespace specsim::io {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Contains;
+
+std::string SourcePath(const std::string& relative) {
+  return std::string(SPECSIM_SOURCE_DIR) + "/" + relative;
+}
+
+std::string ReadDisk(const std::string& relative) {
+  std::ifstream in(SourcePath(relative));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+constexpr const char* kProfiles[] = {
+    "configs/frameworks/sglang.textproto",
+    "configs/frameworks/vllm.textproto",
+    "configs/frameworks/cpp-graph.textproto",
+};
+
+llm::CaptureMode Mode(config::CaptureMode m) {
+  return m == config::FULL ? llm::CaptureMode::kFull
+         : m == config::PIECEWISE ? llm::CaptureMode::kPiecewise
+                                  : llm::CaptureMode::kEager;
+}
+
+class BundledFrameworkTest : public ::testing::TestWithParam<const char*> {};
+
+// The loaded struct holds exactly what the file says (read independently as a raw proto).
+TEST_P(BundledFrameworkTest, LoadsWithTheFilesValues) {
+  StatusOr<llm::FrameworkProfile> f = LoadFrameworkFile(SourcePath(GetParam()));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  StatusOr<config::FrameworkProfile> raw =
+      ParseTextProto<config::FrameworkProfile>(ReadDisk(GetParam()), GetParam());
+  ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+  EXPECT_EQ(f->name, raw->name());
+  EXPECT_EQ(f->source, raw->source());
+  EXPECT_FALSE(f->source.empty());
+  EXPECT_EQ(f->capture.decode, Mode(raw->capture().decode()));
+  EXPECT_EQ(f->capture.draft, Mode(raw->capture().draft()));
+  EXPECT_EQ(f->capture.verify, Mode(raw->capture().verify()));
+  EXPECT_EQ(f->capture.draft_extend, Mode(raw->capture().draft_extend()));
+  EXPECT_EQ(f->eager_op_host_us, raw->eager_op_host_us());
+  EXPECT_EQ(f->graph_replay_host_us, raw->graph_replay_host_us());
+  EXPECT_EQ(f->decode_step_host_us, raw->decode_step_host_us());
+  EXPECT_EQ(f->spec_cycle_host_us, raw->spec_cycle_host_us());
+  EXPECT_EQ(f->sync_each_step, raw->sync_each_step());
+  EXPECT_EQ(f->sync_each_cycle, raw->sync_each_cycle());
+  EXPECT_EQ(f->jitter.mean_us, raw->jitter().mean_us());
+  EXPECT_EQ(f->jitter.sigma, raw->jitter().sigma());
+  EXPECT_EQ(f->jitter.quantiles_us.size(), static_cast<size_t>(raw->jitter().quantiles_us_size()));
+  // Every field is written out in the file (nothing left to a default).
+  EXPECT_TRUE(raw->has_eager_op_host_us() && raw->has_graph_replay_host_us() &&
+              raw->has_decode_step_host_us() && raw->has_spec_cycle_host_us() &&
+              raw->has_sync_each_step() && raw->has_sync_each_cycle() && raw->has_jitter());
+  // The file's stem is the profile's name.
+  EXPECT_EQ(fs::path(GetParam()).stem().string(), f->name);
+}
+
+TEST_P(BundledFrameworkTest, LoadsFromTheEmbeddedCopyAnywhere) {
+  const fs::path previous = fs::current_path();
+  const fs::path dir = fs::temp_directory_path() / ("specsim_framework_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::current_path(dir);
+  StatusOr<llm::FrameworkProfile> f = LoadFrameworkFile(GetParam());
+  fs::current_path(previous);
+  fs::remove_all(dir);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(fs::path(GetParam()).stem().string(), f->name);
+}
+
+// Every number is sourced or marked: a file with a non-zero cost says [PLACEHOLDER] or cites.
+TEST_P(BundledFrameworkTest, HasProtoHeaderAndMarksItsNumbers) {
+  const std::string text = ReadDisk(GetParam());
+  EXPECT_TRUE(Contains(text, "# proto-file: proto/specsim/framework.proto\n"));
+  EXPECT_TRUE(Contains(text, "# proto-message: specsim.config.FrameworkProfile\n"));
+  StatusOr<llm::FrameworkProfile> f = LoadFrameworkFile(SourcePath(GetParam()));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  if (f->eager_op_host_us + f->graph_replay_host_us + f->decode_step_host_us + f->spec_cycle_host_us > 0) {
+    EXPECT_TRUE(Contains(text, "[PLACEHOLDER]"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBundled, BundledFrameworkTest, ::testing::ValuesIn(kProfiles));
+
+TEST(BundledFrameworksTest, TableCoversTheDirectory) {
+  for (const auto& entry : fs::directory_iterator(SourcePath("configs/frameworks"))) {
+    if (entry.path().extension() != ".textproto") continue;
+    const std::string relative = "configs/frameworks/" + entry.path().filename().string();
+    EXPECT_TRUE(std::any_of(std::begin(kProfiles), std::end(kProfiles),
+                            [&](const char* s) { return relative == s; }))
+        << relative << " is not in kProfiles";
+  }
+}
+
+TEST(BundledFrameworksTest, TheDefaultIsSglang) {
+  StatusOr<llm::FrameworkProfile> f = LoadFrameworkFile(kDefaultFrameworkPath);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->name, "sglang");
+}
+
+// The defining values of the C++ floor: no framework at all.
+TEST(BundledFrameworksTest, CppGraphHasNoFrameworkCosts) {
+  StatusOr<llm::FrameworkProfile> f = LoadFrameworkFile("configs/frameworks/cpp-graph.textproto");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->capture.decode, llm::CaptureMode::kFull);
+  EXPECT_EQ(f->capture.draft, llm::CaptureMode::kFull);
+  EXPECT_EQ(f->capture.verify, llm::CaptureMode::kFull);
+  EXPECT_EQ(f->capture.draft_extend, llm::CaptureMode::kFull);
+  EXPECT_EQ(f->eager_op_host_us, 0);
+  EXPECT_EQ(f->graph_replay_host_us, 0);
+  EXPECT_EQ(f->decode_step_host_us, 0);
+  EXPECT_EQ(f->spec_cycle_host_us, 0);
+  EXPECT_EQ(f->jitter.kind, llm::Jitter::Kind::kNone);
+}
+
+// A complete profile; tests edit one line of it. Line numbers matter: errors carry the line:col of
+// the field's name (of the enclosing block's name for a field left unset inside it).
+constexpr const char* kGood = R"txt(name: "test"
+source: "a test"
+capture { decode: FULL draft: FULL verify: PIECEWISE draft_extend: EAGER }
+eager_op_host_us: 10
+graph_replay_host_us: 2
+decode_step_host_us: 50
+spec_cycle_host_us: 80
+sync_each_step: true
+sync_each_cycle: true
+jitter { distribution: LOGNORMAL mean_us: 3 sigma: 0.5 }
+)txt";
+
+std::string Edit(const std::string& from, const std::string& to) { return testing::ReplaceFirst(kGood, from, to); }
+
+std::string ErrorOf(const std::string& text) {
+  StatusOr<llm::FrameworkProfile> f = ParseFramework(text, "f.textproto");
+  EXPECT_FALSE(f.ok());
+  if (f.ok()) return "";
+  EXPECT_EQ(f.status().code(), StatusCode::kInvalidArgument);
+  return f.status().message();
+}
+
+TEST(FrameworkParseTest, GoodProfileConverts) {
+  StatusOr<llm::FrameworkProfile> f = ParseFramework(kGood, "f.textproto");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->name, "test");
+  EXPECT_EQ(f->source, "a test");
+  EXPECT_EQ(f->capture.decode, llm::CaptureMode::kFull);
+  EXPECT_EQ(f->capture.verify, llm::CaptureMode::kPiecewise);
+  EXPECT_EQ(f->capture.draft_extend, llm::CaptureMode::kEager);
+  EXPECT_EQ(f->eager_op_host_us, 10);
+  EXPECT_EQ(f->graph_replay_host_us, 2);
+  EXPECT_EQ(f->decode_step_host_us, 50);
+  EXPECT_EQ(f->spec_cycle_host_us, 80);
+  EXPECT_TRUE(f->sync_each_step);
+  EXPECT_EQ(f->jitter.kind, llm::Jitter::Kind::kLognormal);
+  EXPECT_EQ(f->jitter.mean_us, 3);
+  EXPECT_EQ(f->jitter.sigma, 0.5);
+  // No jitter block: none.
+  StatusOr<llm::FrameworkProfile> plain =
+      ParseFramework(Edit("jitter { distribution: LOGNORMAL mean_us: 3 sigma: 0.5 }", ""), "f.textproto");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->jitter.kind, llm::Jitter::Kind::kNone);
+  // sync_each_step false is a value, not "unset".
+  StatusOr<llm::FrameworkProfile> ahead = ParseFramework(Edit("sync_each_step: true", "sync_each_step: false"), "f.textproto");
+  ASSERT_TRUE(ahead.ok()) << ahead.status().ToString();
+  EXPECT_FALSE(ahead->sync_each_step);
+}
+
+TEST(FrameworkParseTest, NegativeOrNonFiniteCostNamesFileLineFieldAndValue) {
+  EXPECT_TRUE(Contains(ErrorOf(Edit("eager_op_host_us: 10", "eager_op_host_us: -1")),
+                       "f.textproto:4:1: eager_op_host_us = -1: must be finite and >= 0 (microseconds)"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("graph_replay_host_us: 2", "graph_replay_host_us: nan")),
+                       "f.textproto:5:1: graph_replay_host_us = nan: must be finite and >= 0"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("spec_cycle_host_us: 80", "spec_cycle_host_us: inf")),
+                       "f.textproto:7:1: spec_cycle_host_us = inf: must be finite and >= 0"));
+}
+
+TEST(FrameworkParseTest, UnsetFieldsAreErrors) {
+  EXPECT_TRUE(Contains(ErrorOf(Edit("decode_step_host_us: 50", "")),
+                       "f.textproto: decode_step_host_us = (unset): required: microseconds, finite and >= 0 "
+                       "(write 0 for none"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("sync_each_step: true", "")),
+                       "f.textproto: sync_each_step = (unset): required: true"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("name: \"test\"", "")), "f.textproto: name = (unset): required"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("name: \"test\"", "name: \"\"")), "f.textproto:1:1: name = \"\": required"));
+}
+
+TEST(FrameworkParseTest, UnspecifiedCaptureModeNamesTheAllowedValues) {
+  // Unset: located at the capture block.
+  EXPECT_TRUE(Contains(ErrorOf(Edit(" verify: PIECEWISE", "")),
+                       "f.textproto:3:1: capture.verify = CAPTURE_MODE_UNSPECIFIED: must be set, one of "
+                       "FULL, PIECEWISE, EAGER"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("draft: FULL", "draft: CAPTURE_MODE_UNSPECIFIED")),
+                       "capture.draft = CAPTURE_MODE_UNSPECIFIED: must be set, one of FULL, PIECEWISE, EAGER"));
+  // No capture block at all: all four, in one message.
+  const std::string e =
+      ErrorOf(Edit("capture { decode: FULL draft: FULL verify: PIECEWISE draft_extend: EAGER }", ""));
+  for (const char* phase : {"decode", "draft", "verify", "draft_extend"}) {
+    EXPECT_TRUE(Contains(e, std::string("f.textproto: capture.") + phase + " = CAPTURE_MODE_UNSPECIFIED"));
+  }
+  // A typo is a parse error with the enum's values as a hint (textproto.h).
+  EXPECT_TRUE(Contains(ErrorOf(Edit("decode: FULL", "decode: GRAPH")), "f.textproto:3:19:"));
+  // An out-of-range number from code (not text).
+  config::FrameworkProfile p;
+  ASSERT_TRUE(ParseTextProtoInto(kGood, "f.textproto", &p).ok());
+  p.mutable_capture()->set_decode(static_cast<config::CaptureMode>(7));
+  StatusOr<llm::FrameworkProfile> f = FrameworkFromProto(p, "mem");
+  ASSERT_FALSE(f.ok());
+  EXPECT_TRUE(Contains(f.status().message(), "mem: capture.decode = 7: must be set, one of FULL, PIECEWISE, EAGER"));
+}
+
+TEST(FrameworkParseTest, BadJitterNamesTheField) {
+  const std::string lognormal = "jitter { distribution: LOGNORMAL mean_us: 3 sigma: 0.5 }";
+  EXPECT_TRUE(Contains(ErrorOf(Edit(lognormal, "jitter { distribution: LOGNORMAL mean_us: 3 sigma: 7 }")),
+                       "f.textproto:10:45: jitter.sigma = 7: must be in [0, 5] (sigma of ln x)"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit(lognormal, "jitter { distribution: EXPONENTIAL mean_us: -2 }")),
+                       "f.textproto:10:36: jitter.mean_us = -2: must be finite and >= 0"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit(lognormal, "jitter { mean_us: 2 }")),
+                       "jitter.distribution = DISTRIBUTION_UNSPECIFIED: must be set when a jitter block is "
+                       "present, one of NONE, EXPONENTIAL, LOGNORMAL, EMPIRICAL"));
+  // The empirical list's shape: llm::ValidateJitter's rules.
+  EXPECT_TRUE(Contains(ErrorOf(Edit(lognormal, "jitter { distribution: EMPIRICAL quantiles_us: [3] }")),
+                       "f.textproto:10:34: jitter.quantiles_us = [3]: jitter.quantiles_us needs at least 2 values"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit(lognormal, "jitter { distribution: EMPIRICAL quantiles_us: [1, 4, 2] }")),
+                       "jitter.quantiles_us = [1, 4, 2]: jitter.quantiles_us must not decrease (index 2)"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit(lognormal, "jitter { distribution: EMPIRICAL quantiles_us: [1, -4] }")),
+                       "jitter.quantiles_us[1] = -4: must be finite and >= 0"));
+  StatusOr<llm::FrameworkProfile> empirical =
+      ParseFramework(Edit(lognormal, "jitter { distribution: EMPIRICAL quantiles_us: [0, 1, 5] }"), "f.textproto");
+  ASSERT_TRUE(empirical.ok()) << empirical.status().ToString();
+  EXPECT_EQ(empirical->jitter.kind, llm::Jitter::Kind::kEmpirical);
+  EXPECT_EQ(empirical->jitter.quantiles_us, (std::vector<double>{0, 1, 5}));
+}
+
+TEST(FrameworkParseTest, EveryProblemReportedTogether) {
+  std::string text = Edit("eager_op_host_us: 10", "eager_op_host_us: -1");
+  text = testing::ReplaceFirst(text, "sigma: 0.5", "sigma: 9");
+  const std::string e = ErrorOf(text);
+  EXPECT_TRUE(Contains(e, "eager_op_host_us = -1"));
+  EXPECT_TRUE(Contains(e, "\nf.textproto:10:45: jitter.sigma = 9"));
+}
+
+TEST(FrameworkParseTest, UnknownFieldGetsTextprotoHint) {
+  EXPECT_TRUE(Contains(ErrorOf(Edit("eager_op_host_us: 10", "eager_op_hostus: 10")), "Did you mean \"eager_op_host_us\"?"));
+}
+
+TEST(FrameworkFileTest, MissingFileIsNotFoundNamingThePath) {
+  StatusOr<llm::FrameworkProfile> f = LoadFrameworkFile("configs/frameworks/none.textproto");
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(Contains(f.status().message(), "configs/frameworks/none.textproto"));
+}
+
+TEST(FrameworkOverridesTest, ProblemsNameOnlyTheFieldsSet) {
+  config::FrameworkProfile o;
+  EXPECT_TRUE(FrameworkOverrideProblems(o, "framework_overrides.").empty());  // nothing set: fine
+  o.set_decode_step_host_us(-3);
+  o.mutable_jitter()->set_sigma(std::numeric_limits<double>::infinity());
+  o.mutable_capture()->set_verify(static_cast<config::CaptureMode>(9));
+  const std::vector<std::string> p = FrameworkOverrideProblems(o, "framework_overrides.");
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0], "framework_overrides.capture.verify = 9: must be one of FULL, PIECEWISE, EAGER");
+  EXPECT_EQ(p[1], "framework_overrides.decode_step_host_us = -3: must be finite and >= 0 (microseconds)");
+  EXPECT_EQ(p[2], "framework_overrides.jitter.sigma = inf: must be in [0, 5] (sigma of ln x)");
+}
+
+TEST(FrameworkOverridesTest, MergeReplacesOnlyTheFieldsSet) {
+  StatusOr<config::FrameworkProfile> base = ParseFrameworkProto(
+      Edit("jitter { distribution: LOGNORMAL mean_us: 3 sigma: 0.5 }",
+           "jitter { distribution: EMPIRICAL quantiles_us: [1, 2, 3] }"),
+      "f.textproto");
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  config::FrameworkProfile o;
+  o.set_eager_op_host_us(0);  // a zero is a value
+  o.set_sync_each_step(false);
+  o.mutable_capture()->set_decode(config::EAGER);
+  o.mutable_jitter()->add_quantiles_us(5);
+  o.mutable_jitter()->add_quantiles_us(6);
+  EXPECT_EQ(OverriddenFrameworkFields(o), "capture.decode, eager_op_host_us, sync_each_step, jitter.quantiles_us");
+  config::FrameworkProfile merged = *base;
+  MergeFrameworkOverrides(o, &merged);
+  StatusOr<llm::FrameworkProfile> f = FrameworkFromProto(merged, "merged");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->eager_op_host_us, 0);
+  EXPECT_EQ(f->graph_replay_host_us, 2);  // kept
+  EXPECT_FALSE(f->sync_each_step);
+  EXPECT_EQ(f->capture.decode, llm::CaptureMode::kEager);
+  EXPECT_EQ(f->capture.verify, llm::CaptureMode::kPiecewise);  // kept
+  EXPECT_EQ(f->jitter.kind, llm::Jitter::Kind::kEmpirical);     // kept
+  EXPECT_EQ(f->jitter.quantiles_us, (std::vector<double>{5, 6}));  // replaced, not appended
+  EXPECT_EQ(OverriddenFrameworkFields(config::FrameworkProfile()), "");
+}
+
+}  // namespace
+}  // namespace specsim::io

@@ -383,6 +383,35 @@ TEST(GpuTiming, EventsAndEnvironment) {
   EXPECT_FALSE(env->nccl_version().empty());
 }
 
+// Gated timing measures GPU time, not the host's launch rate: an op that busy-waits 60 us on the host
+// and then launches a 10 us spin kernel times at >= 60 us ungated (each start event is recorded as
+// soon as the host gets to it, the kernel 60 us later) and at ~10 us gated (every iteration is
+// already queued when the gate opens). The 30 us bound leaves room for launch gaps on a busy GPU.
+TEST(GpuTiming, GatedTimingIsGpuTimeNotHostRate) {
+  REQUIRE_GPU();
+  auto s = Stream::Create(0);
+  ASSERT_TRUE(s.ok());
+  auto op = [&]() -> Status {
+    SpinForUs(60.0);
+    CUDA_RETURN_IF_ERROR(LaunchSpinKernel(10000, s->get()));
+    return Status::Ok();
+  };
+  TimingConfig plain{1, 10, 30};
+  auto t0 = TimeOp(0, s->get(), plain, op, "host-bound op");
+  ASSERT_TRUE(t0.ok()) << t0.status().ToString();
+  std::vector<double> ungated = *t0;
+  std::sort(ungated.begin(), ungated.end());
+  EXPECT_GE(ungated[5], 55.0);
+  TimingConfig gated = plain;
+  gated.gate_us = GateUsFor(gated.iters);
+  auto t1 = TimeOp(0, s->get(), gated, op, "host-bound op, gated");
+  ASSERT_TRUE(t1.ok()) << t1.status().ToString();
+  std::vector<double> g = *t1;
+  std::sort(g.begin(), g.end());
+  EXPECT_GE(g[5], 9.5);
+  EXPECT_LT(g[5], 30.0);
+}
+
 // The skew stamps: a graph [stamp 0, 50 us spin, stamp 1] replayed 6 times with room for 4 replays
 // fills slots 0..7 in order, each pair at least 50 us apart, and counts every replay.
 TEST(GpuPacing, StampKernelsInAGraphFillConsecutiveSlots) {

@@ -4,6 +4,18 @@
 // on `stream`; the per-iteration time is the event difference in microseconds. The host waits with a
 // timeout (a hung op is reported as kDeadlineExceeded, not waited on forever). TimeOpOnAll does the
 // same on every rank, one thread per GPU, and takes per iteration the slowest rank's time.
+//
+// Gated timing (TimingConfig::gate_us > 0) measures the op's GPU time rather than the host's launch
+// rate: after the warm-up, a spin kernel of gate_us holds the stream while the host enqueues every
+// timed iteration, so that each iteration starts when the previous one ends on the GPU. For
+// collectives this keeps the ranks' host threads out of the time: without it, an op whose GPU time is
+// shorter than its host launch makes each rank's events wait for the other rank's host thread, and
+// the measured time depends on the two threads' phase (bimodal medians, e.g. 13 vs 68 us for one
+// 256 KiB allreduce). Host pacing is measured on purpose by the pacing suite. If the gate ran out
+// before the host had enqueued everything, the run is repeated in batches of 16 and then of 4
+// iterations, each batch behind a gate of its own (the first iteration of a batch then includes the
+// ranks' skew at the gate's end; the median is that of the others); then TimeOp reports an error, and TimeOpOnAll with a non-null `gate_held` times the op ungated and
+// sets *gate_held = false (NCCL's eager enqueue, for one, can wait for the GPU, so that no gate holds).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -20,7 +32,14 @@ struct TimingConfig {
   int warmup = 5;
   int iters = 20;
   double timeout_s = 60.0;
+  // > 0: gated timing (see above), the spin before the timed iterations in microseconds (scaled
+// down with the batch when the iterations go in batches).
+  double gate_us = 0.0;
 };
+
+// A gate long enough for the host to enqueue `iters` iterations of at most a few launches each
+// (host launch costs are 2..20 us per call on the machines we measured).
+double GateUsFor(int iters);
 
 StatusOr<std::vector<double>> TimeOp(int device, cudaStream_t stream, const TimingConfig& cfg,
                                      const std::function<Status()>& op, const std::string& what);
@@ -38,6 +57,6 @@ Status ParallelForWithBarrier(int n, TimedBarrier* barrier, const std::function<
 
 StatusOr<std::vector<double>> TimeOpOnAll(const std::vector<int>& devices, const std::vector<cudaStream_t>& streams,
                                           const TimingConfig& cfg, const std::function<Status(int)>& op,
-                                          const std::string& what);
+                                          const std::string& what, bool* gate_held = nullptr);
 
 }  // namespace specsim::validate

@@ -499,16 +499,13 @@ const std::map<std::string, TraceBounds>& CiBounds() {
       {"h200-1x-2026-11-29",
        {{"pcie", {0.06, 0.25}}, {"collectives", {0.31, 0.30}}, {"kernels", {0.06, 0.25}}, {"decode", {0.11, 0.25}}}},
       // The 2x H200 traces (one box; default NCCL, NCCL_PROTO=LL / Simple, NCCL_P2P_DISABLE=1 "shm"
-      // and its LL / Simple variants). PROVISIONAL, measured while the 2-GPU fit (fit.cc,
-      // predictors.cc) was being reworked: only the suites that miss kDefaultBounds are listed.
-      {"h200-2x-default-2026-11-30",
-       {{"kernels", {0.09, 0.35}}, {"pacing", {0.11, 0.34}}}},                // 8.3%, 34.2%; 9.6%, 33.0%
-      {"h200-2x-ll-2026-11-30", {{"collectives", {0.12, 0.62}}}},              // 10.6%, p90 61.0%
-      {"h200-2x-simple-2026-11-30", {{"collectives", {0.10, 0.44}}}},          // 7.1%, p90 42.8%
-      {"h200-2x-shm-2026-11-30",                                               // 5.5%, 44.5%; 38.3%, 45.3%;
-       {{"collectives", {0.10, 0.46}}, {"decode", {0.40, 0.47}}, {"pacing", {0.12, 0.34}}}},  // 10.6%, 32.2%
-      {"h200-2x-shm-ll-2026-11-30", {{"collectives", {0.15, 2.45}}}},          // 14.0%, p90 242.5%
-      {"h200-2x-shm-simple-2026-11-30", {{"collectives", {0.10, 0.27}}}},      // 4.2%, p90 25.6%
+      // and its LL / Simple variants) meet kDefaultBounds (issue 9's targets) but for the SHM trace's
+      // decode median. Measured: default pcie 1.6% p90 10.0%, collectives 3.5% / 11.4%, kernels
+      // 4.4% / 14.5%, decode 8.5% / 20.4%, pacing 5.1% / 13.1%; shm collectives 2.6% / 7.9%,
+      // kernels 5.2% / 24.3%, decode 10.1% [4.2..22.9] / 19.8%, pacing 3.9% / 9.8%; ll 3.9% / 12.0%;
+      // simple 4.1% / 10.2%; shm-ll 3.9% / 9.4%; shm-simple 2.5% / 8.1%. The decode miss is batch 1
+      // predicted ~17% fast (m = 1 GEMMs, attention and norm kernels: the verify-kernels issue).
+      {"h200-2x-shm-2026-11-30", {{"decode", {0.11, 0.25}}}},
   };
   return table;
 }

@@ -70,13 +70,16 @@ ScheduleOp Pull(int owner, int reader, Buffer src_buffer, Buffer dst_buffer, Dat
   return op;
 }
 
-// A pull's own rate cap: its share of the kernel's blocks times one block's read rate.
+// A pull's own rate cap: its share of the kernel's blocks times one block's read rate. The rate is
+// fitted on this kernel (calibrate), so it replaces the fabric's generic outstanding-request cap
+// (a default from the GPU's spec that a trace without kernel-read items cannot correct).
 int CapPulls(Schedule& s, double read_gbps_per_block) {
   int capped = 0;
   if (read_gbps_per_block <= 0) return 0;
   for (ScheduleOp& op : s.ops)
     if (op.kind == OpKind::kTransfer && op.mechanism == net::Mechanism::kKernelRead) {
       op.rate_cap_gbps = op.read_sms * read_gbps_per_block;
+      op.rate_cap_is_measured_read_rate = true;
       ++capped;
     }
   return capped;

@@ -47,7 +47,8 @@ struct CustomAllReduceOptions {
   bool stage_input = false;          // see the layouts above
   bool host_mapped = false;          // exchange buffers and flags in mapped host memory; needs stage_input
   SimTime flag_latency_ps = 0;       // floor of every barrier flag's trip
-  double read_gbps_per_block = 0;    // the most one block reads (payload); a pull's cap is read_sms x this; 0 = none
+  double read_gbps_per_block = 0;    // the most one block reads (payload); a pull's cap is read_sms x this,
+                                     // replacing the fabric's outstanding-request cap; 0 = none (the fabric's)
 };
 
 // InvalidArgument for num_ranks < 1, bytes < 0, blocks < 1, flag bytes < 0, negative times, or

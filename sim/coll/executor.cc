@@ -69,7 +69,7 @@ void ScheduleExecutor::StartOp(Run* run, int index) {
       spec.bytes = op.bytes;
       spec.mechanism = op.mechanism;
       spec.wire_efficiency = op.wire_efficiency;
-      spec.read_sms = op.read_sms;
+      spec.read_sms = op.rate_cap_is_measured_read_rate && op.rate_cap_gbps > 0 ? 0 : op.read_sms;
       spec.payload_cap_gbps = op.rate_cap_gbps;
       spec.label = run->schedule->algorithm + " ch" + std::to_string(op.channel) + " r" +
                    std::to_string(op.src_rank) + "->r" + std::to_string(op.dst_rank);

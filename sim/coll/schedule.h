@@ -78,7 +78,11 @@ struct ScheduleOp {
   // The op takes at least this long from its start (a protocol's per-step latency), ps.
   SimTime latency_floor_ps = 0;
   // kTransfer: the most payload GB/s this transfer moves (one NCCL channel's throughput); 0 = no cap.
+  // With rate_cap_is_measured_read_rate (a kKernelRead whose cap is a rate fitted on this very
+  // kernel: our custom allreduce's read_gbps_per_block), the cap replaces the fabric's a-priori
+  // outstanding-request (Little's law) cap instead of adding to it.
   double rate_cap_gbps = 0;
+  bool rate_cap_is_measured_read_rate = false;
   // kTransfer: which end is a buffer in host memory instead of a GPU's (see above).
   HostEnd host_end = HostEnd::kNone;
   // kDelay: fixed duration (kernel launch, collective setup), ps.

@@ -10,7 +10,7 @@
 #   --warmup or --nccl-log: the script sets those.
 # Environments (MATRIX_ENVS, default all, in this order):
 #   default     (no extra variables)                  pcie,collectives,kernels,decode,pacing
-#   shm         NCCL_P2P_DISABLE=1                    collectives,pacing,decode
+#   shm         NCCL_P2P_DISABLE=1                    collectives,pacing,decode,kernels
 #   ll          NCCL_PROTO=LL                         collectives
 #   simple      NCCL_PROTO=Simple                     collectives
 #   shm-ll      NCCL_P2P_DISABLE=1 NCCL_PROTO=LL      collectives
@@ -53,7 +53,7 @@ env_vars() {
 env_suites() {
   case $1 in
     default) echo "pcie,collectives,kernels,decode,pacing" ;;
-    shm) echo "collectives,pacing,decode" ;;
+    shm) echo "collectives,pacing,decode,kernels" ;;
     *) echo "collectives" ;;
   esac
 }

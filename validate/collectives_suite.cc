@@ -123,6 +123,7 @@ Status NcclSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms) {
         // 2.28: no gate up to 83 ms held for 50 eager 1 KiB allreduces), so eager is NCCL's own rate.
         if (graph) cfg.gate_us = GateUsFor(cfg.iters);
         bool gated = false;
+        int gate_batch = 0;
         std::vector<GraphExec> execs(n);
         if (graph) {
           RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
@@ -132,7 +133,7 @@ Status NcclSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms) {
         }
         auto t = TimeOpOnAll(ctx.devices, streams, cfg, [&](int r) -> Status {
           return graph ? execs[r].Launch(rigs[r].stream.get()) : run(r);
-        }, std::string("NCCL ") + OpName(op) + " " + SizeLabel(g.bytes), &gated);
+        }, std::string("NCCL ") + OpName(op) + " " + SizeLabel(g.bytes), &gated, &gate_batch);
         if (!t.ok()) return t.status();
         auto* it = ctx.NewItem(trace::SUITE_COLLECTIVES, trace::KIND_COLLECTIVE,
                                std::string("collectives/nccl/") + OpName(op) + (graph ? "/graph/" : "/eager/") + "n" +
@@ -150,6 +151,7 @@ Status NcclSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms) {
         p->set_ops_per_graph(graph ? 1 : 0);
         FillNcclEnv(p);
         FillStats(*t, cfg, gated ? "cuda_events_gated" : "cuda_events", it);
+        it->mutable_stats()->set_gate_batch(gate_batch);
         if (cfg.gate_us > 0 && !gated)
           ctx.Note(trace::Note::WARNING, kSuite, it->name() + ": no gate held; timed ungated (host launch rate included)");
         const double us = it->stats().median_us();
@@ -287,6 +289,7 @@ Status CustomSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms, C
         TimingConfig cfg = ctx.Timing(5, IterationsFor(g.bytes, 1LL << 30, 10, 50));
         cfg.gate_us = GateUsFor(cfg.iters);  // GPU time, not the host threads' phase
         bool gated = false;
+        int gate_batch = 0;
         std::vector<GraphExec> execs(n);
         if (graph) {
           RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
@@ -296,7 +299,7 @@ Status CustomSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms, C
         }
         auto t = TimeOpOnAll(ctx.devices, streams, cfg, [&](int r) -> Status {
           return graph ? execs[r].Launch(rigs[r].stream.get()) : run(r);
-        }, std::string(iname) + " allreduce " + SizeLabel(g.bytes), &gated);
+        }, std::string(iname) + " allreduce " + SizeLabel(g.bytes), &gated, &gate_batch);
         if (!t.ok()) return t.status();
         RETURN_IF_ERROR(check_errors());
         auto* it = ctx.NewItem(trace::SUITE_COLLECTIVES, trace::KIND_CUSTOM_ALLREDUCE,
@@ -316,6 +319,7 @@ Status CustomSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms, C
         p->set_blocks(cr.base[0].blocks);
         p->set_threads_per_block(cr.base[0].threads);
         FillStats(*t, cfg, gated ? "cuda_events_gated" : "cuda_events", it);
+        it->mutable_stats()->set_gate_batch(gate_batch);
         if (cfg.gate_us > 0 && !gated)
           ctx.Note(trace::Note::WARNING, kSuite, it->name() + ": no gate held; timed ungated (host launch rate included)");
         const double us = it->stats().median_us();

@@ -99,7 +99,7 @@ Status ParallelForWithBarrier(int n, TimedBarrier* barrier, const std::function<
 
 StatusOr<std::vector<double>> TimeOpOnAll(const std::vector<int>& devices, const std::vector<cudaStream_t>& streams,
                                           const TimingConfig& cfg, const std::function<Status(int)>& op,
-                                          const std::string& what, bool* gate_held) {
+                                          const std::string& what, bool* gate_held, int* gate_batch) {
   const int n = static_cast<int>(devices.size());
   // Attempts: every iteration behind one gate; then batches of 16 and of 4 behind gates of their own
   // (the host may block in a launch once enough of them are queued: NCCL's kernels do on the 2x H200,
@@ -131,6 +131,7 @@ StatusOr<std::vector<double>> TimeOpOnAll(const std::vector<int>& devices, const
       *gate_held = false;
       continue;
     }
+    if (gate_batch != nullptr) *gate_batch = gate ? batch : 0;
     std::vector<double> out(cfg.iters, 0.0);
     for (int r = 0; r < n; ++r)
       for (int i = 0; i < cfg.iters; ++i) out[i] = std::max(out[i], per[r][i]);

@@ -57,6 +57,7 @@ Status ParallelForWithBarrier(int n, TimedBarrier* barrier, const std::function<
 
 StatusOr<std::vector<double>> TimeOpOnAll(const std::vector<int>& devices, const std::vector<cudaStream_t>& streams,
                                           const TimingConfig& cfg, const std::function<Status(int)>& op,
-                                          const std::string& what, bool* gate_held = nullptr);
+                                          const std::string& what, bool* gate_held = nullptr,
+                                          int* gate_batch = nullptr);
 
 }  // namespace specsim::validate

@@ -31,6 +31,7 @@ std::string SourcePath(const std::string& relative) {
 constexpr const char* kScenarios[] = {
     "configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto",
     "configs/scenarios/kimi-k2-mtp-rtxpro6000-8x.textproto",
+    "configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto",
     "configs/scenarios/llama-3.1-8b-eagle3-rtxpro6000-4x.textproto",
 };
 

@@ -3,6 +3,7 @@
 #include "sim/tools/calib_setup.h"
 
 #include "sim/calib/params.h"
+#include "sim/calib/trace_io.h"
 #include "sim/coll/nccl_transport.h"
 #include "sim/io/hardware_loader.h"
 #include "sim/io/model_loader.h"
@@ -103,6 +104,11 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
   if (!calib.empty()) {
     ASSIGN_OR_RETURN(io::ConfigText text, io::ReadConfigFile(calib));
     ASSIGN_OR_RETURN(config::Calibration c, io::ParseTextProto<config::Calibration>(text.text, text.display_name));
+    if (loaded.topology->num_gpus() > 0) {
+      const std::string warning = calib::CalibrationWarning(c, text.display_name, loaded.topology->gpu_spec(0).name,
+                                                            loaded.topology->num_gpus());
+      if (!warning.empty()) loaded.warnings.push_back(warning);
+    }
     setup.compute = compute::ApplyCalibration(setup.compute, c.compute());
     RETURN_IF_ERROR(compute::ValidateComputeParams(setup.compute).WithPrefix(text.display_name));
     // The fabric part (copy engines, copy setup, outstanding read bytes, host-link rate) changes the

@@ -22,6 +22,10 @@ struct LoadedScenario {
   config::Scenario scenario;               // after --set overrides
   std::unique_ptr<net::Topology> topology; // stable address for setup.topology
   llm::DecodeSetup setup;
+  // One line each, no "\n": a calibration fitted on another GPU model or GPU count than this
+  // scenario's box, or one without provenance (calib::CalibrationWarning). Commands print them on
+  // stderr; they never stop a run.
+  std::vector<std::string> warnings;
 };
 
 // Loads `path` (empty: the embedded default scenario), applies `overrides` ("field.path=value",

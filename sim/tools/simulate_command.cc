@@ -103,6 +103,7 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
   if (!loaded_or.ok()) return fail(loaded_or.status());
   LoadedScenario& loaded = *loaded_or;
   const config::Scenario& sc = loaded.scenario;
+  for (const std::string& w : loaded.warnings) err << w << "\n";
 
   auto plan = PlanScenarioMemory(loaded);
   if (!plan.ok()) return fail(plan.status().WithPrefix(loaded.path));

@@ -159,6 +159,27 @@ TEST(SimulateCommand, CalibrationFileChangesThePrediction) {
   EXPECT_NE(bad.err.find("kernel_floor_ns"), std::string::npos) << bad.err;
 }
 
+// The 2x H200 calibration on the default scenario's 8x RTX PRO 6000 box: simulate runs (a warning
+// never stops it) and says on stderr which box the calibration belongs to; on the 2x H200 scenario
+// it says nothing.
+TEST(SimulateCommand, WarnsWhenTheCalibrationIsFromAnotherBox) {
+  SimulateFlags f;
+  f.json = true;
+  f.calibration = std::string(SPECSIM_SOURCE_DIR) + "/configs/calibration/h200-2x.textproto";
+  Output o = Simulate(f);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.err.find("warning: calibration " + f.calibration + " was fitted on 2x NVIDIA H200"), std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("GPU count: 2 in the calibration, 8 in the hardware config"), std::string::npos) << o.err;
+  EXPECT_EQ(o.out.find("warning"), std::string::npos);
+  SimulateFlags h;
+  h.json = true;
+  h.scenario = std::string(SPECSIM_SOURCE_DIR) + "/configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto";
+  Output oh = Simulate(h);
+  ASSERT_EQ(oh.code, 0) << oh.err;
+  EXPECT_EQ(oh.err.find("warning"), std::string::npos) << oh.err;
+}
+
 TEST(SimulateCommand, TraceOfOneCycle) {
   SimulateFlags f;
   f.trace = ::testing::TempDir() + "/cycle.json";

@@ -48,41 +48,88 @@ std::string DTypeLabel(config::DType d) { return config::DType_Name(d); }
 nlohmann::json BreakdownJson(const llm::CycleBreakdown& b) {
   return {{"draft_compute", b.draft_compute_ms},
           {"draft_comm", b.draft_comm_ms},
+          {"draft_wait", b.draft_wait_ms},
           {"verify_compute", b.verify_compute_ms},
           {"verify_comm", b.verify_comm_ms},
-          {"launch_sync", b.launch_sync_ms}};
+          {"verify_wait", b.verify_wait_ms},
+          {"launch_sync", b.launch_sync_ms},
+          {"wait_max", b.wait_max_ms},
+          {"host_bound_share", b.host_bound_share}};
 }
 
+nlohmann::json PassJson(const llm::PassTiming& p) {
+  return {{"total_ms", MillisFromPicos(p.total_ps)}, {"compute_ms", MillisFromPicos(p.compute_ps)},
+          {"comm_ms", MillisFromPicos(p.comm_ps)},   {"wait_ms", MillisFromPicos(p.wait_ps)},
+          {"launch_ms", MillisFromPicos(p.launch_ps)}, {"kernels", p.kernels},
+          {"collectives", p.collectives}};
+}
+
+std::string JitterLabel(const llm::Jitter& j) {
+  switch (j.kind) {
+    case llm::Jitter::Kind::kNone: return "none";
+    case llm::Jitter::Kind::kExponential: return fmt::format("exponential, mean {:.2g} us", j.mean_us);
+    case llm::Jitter::Kind::kLognormal: return fmt::format("lognormal, mean {:.2g} us, sigma {:.2g}", j.mean_us, j.sigma);
+    case llm::Jitter::Kind::kEmpirical: return fmt::format("empirical, {} quantiles", j.quantiles_us.size());
+  }
+  return "?";
+}
+
+// How the ranks' hosts drive the GPUs in this run: the assumptions behind every figure.
+struct PacingAssumptions {
+  std::string framework = "none (every phase from serving.cuda_graphs)";
+  std::string source;
+  std::string decode = "full", draft = "full", verify = "full", draft_extend = "full";
+  bool sync_each_step = false, sync_each_cycle = false;
+  std::string jitter = "none";
+};
+
+PacingAssumptions PacingOf(const llm::DecodeSetup& st) {
+  PacingAssumptions a;
+  if (st.framework) {
+    const llm::FrameworkProfile& f = *st.framework;
+    a.framework = f.name;
+    a.source = f.source;
+    a.decode = llm::CaptureModeName(f.capture.decode);
+    a.draft = llm::CaptureModeName(f.capture.draft);
+    a.verify = llm::CaptureModeName(f.capture.verify);
+    a.draft_extend = llm::CaptureModeName(f.capture.draft_extend);
+    a.sync_each_step = f.sync_each_step;
+    a.sync_each_cycle = f.sync_each_cycle;
+    a.jitter = JitterLabel(f.jitter.kind != llm::Jitter::Kind::kNone ? f.jitter : st.driver.jitter);
+  } else {
+    const std::string mode = st.cuda_graphs ? "full" : "eager";
+    a.decode = a.draft = a.verify = a.draft_extend = mode;
+    a.jitter = JitterLabel(st.driver.jitter);
+  }
+  return a;
+}
+
+// One cycle (or plain step), after a warm-up, as every rank's host thread and GPU stream: pid r + 1
+// is rank r, tid 1 its host thread (launches, syncs, host work), tid 2 its GPU stream (kernels,
+// collective wait, collective transfer). Each track's slices are sequential (Perfetto-valid: no two
+// slices of one track partly overlap; a test checks it).
 Status WriteCycleTrace(llm::DecodeSimulator& sim, const llm::DecodeResult& result, const std::string& path) {
   const llm::DecodeSetup& setup = sim.setup();
-  nlohmann::json events = nlohmann::json::array();
-  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", 1}, {"args", {{"name", "rank 0: one cycle"}}}});
-  SimTime offset = 0;
-  auto add_pass = [&](llm::PassKind kind, int tokens, const std::string& title) -> Status {
-    ASSIGN_OR_RETURN(std::vector<llm::TimelineSlice> slices, sim.PassTimeline(kind, tokens));
-    SimTime end = offset;
-    for (const llm::TimelineSlice& s : slices) {
-      const int tid = s.category == "cpu" ? 2 : 1;
-      events.push_back({{"ph", "X"}, {"name", s.name}, {"cat", s.category}, {"pid", 1}, {"tid", tid},
-                        {"ts", MicrosFromPicos(offset + s.start_ps)}, {"dur", MicrosFromPicos(s.end_ps - s.start_ps)}});
-      end = std::max(end, offset + s.end_ps);
-    }
-    events.push_back({{"ph", "X"}, {"name", title}, {"cat", "pass"}, {"pid", 1}, {"tid", 0},
-                      {"ts", MicrosFromPicos(offset)}, {"dur", MicrosFromPicos(end - offset)}});
-    offset = end;
-    return OkStatus();
-  };
-  events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", 0}, {"args", {{"name", "passes"}}}});
-  events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "GPU stream"}}}});
-  events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", 2}, {"args", {{"name", "CPU issue (eager)"}}}});
-  if (!result.speculative) {
-    RETURN_IF_ERROR(add_pass(llm::PassKind::kTargetDecode, 1, "decode step"));
-  } else {
+  int accepted = 0;
+  if (result.speculative) {
     const auto& spec = setup.speculation;
-    const int accepted = std::max(0, static_cast<int>(std::lround(result.tau - 1)));
-    RETURN_IF_ERROR(add_pass(llm::PassKind::kVerify, spec.num_draft_tokens, "verify"));
-    RETURN_IF_ERROR(add_pass(llm::PassKind::kDraftExtend, accepted + 1, "draft extend"));
-    for (int i = 1; i < spec.num_steps; ++i) RETURN_IF_ERROR(add_pass(llm::PassKind::kDraftStep, spec.topk, "draft step"));
+    accepted = std::clamp(static_cast<int>(std::lround(result.tau - 1)), 0,
+                          std::min(spec.num_steps, spec.num_draft_tokens - 1));
+  }
+  ASSIGN_OR_RETURN(std::vector<llm::RankSlice> slices, sim.LoopTimeline(1, result.speculative, accepted));
+  SimTime origin = slices.empty() ? 0 : slices.front().start_ps;
+  for (const llm::RankSlice& s : slices) origin = std::min(origin, s.start_ps);
+  nlohmann::json events = nlohmann::json::array();
+  for (int r = 0; r < setup.parallel.tp; ++r) {
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", r + 1},
+                      {"args", {{"name", fmt::format("rank {} (GPU {})", r, r < static_cast<int>(setup.gpus.size()) ? setup.gpus[r] : r)}}}});
+    events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", r + 1}, {"args", {{"sort_index", r}}}});
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", r + 1}, {"tid", 1}, {"args", {{"name", "host thread"}}}});
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", r + 1}, {"tid", 2}, {"args", {{"name", "GPU stream"}}}});
+  }
+  for (const llm::RankSlice& s : slices) {
+    events.push_back({{"ph", "X"}, {"name", s.name}, {"cat", s.category}, {"pid", s.rank + 1}, {"tid", s.host ? 1 : 2},
+                      {"ts", MicrosFromPicos(s.start_ps - origin)}, {"dur", MicrosFromPicos(s.end_ps - s.start_ps)}});
   }
   std::ofstream out(path);
   if (!out) return InvalidArgumentError("--trace: cannot write '" + path + "'");
@@ -158,6 +205,20 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     } else {
       j["speculative"] = nullptr;
     }
+    const PacingAssumptions pa = PacingOf(loaded.setup);
+    j["pacing"] = {{"framework", pa.framework},
+                   {"framework_source", pa.source},
+                   {"capture", {{"decode", pa.decode}, {"draft", pa.draft}, {"verify", pa.verify},
+                                {"draft_extend", pa.draft_extend}}},
+                   {"sync_each_step", pa.sync_each_step},
+                   {"sync_each_cycle", pa.sync_each_cycle},
+                   {"host_jitter", pa.jitter},
+                   {"ranks", loaded.setup.parallel.tp}};
+    j["baseline"]["pass"] = PassJson(r.baseline_step);
+    if (r.speculative) {
+      j["speculative"]["verify_pass"] = PassJson(r.verify);
+      j["speculative"]["draft_step_pass"] = PassJson(r.draft_step);
+    }
     j["algorithms"] = nlohmann::json::array();
     for (const AlgoRow& a : algo_rows)
       j["algorithms"].push_back({{"name", a.name}, {"baseline_tokens_per_s", a.baseline},
@@ -178,6 +239,19 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
   out << fmt::format("#   allreduce: {}; memory: {:.1f} of {:.1f} GiB per GPU\n",
                      sc.communication().allreduce_algorithm().empty() ? "auto" : sc.communication().allreduce_algorithm(),
                      plan->total_bytes / (1 << 30), plan->capacity_bytes / (1 << 30));
+  {
+    // The pacing assumptions: every figure below depends on them (README: framework profiles).
+    const PacingAssumptions pa = PacingOf(st);
+    out << fmt::format("#   assumed host pacing: framework {}{}; {} rank timelines\n", pa.framework,
+                       pa.source.empty() ? "" : " (" + pa.source + ")", st.parallel.tp);
+    out << fmt::format("#     capture: decode {}, draft {}, verify {}, draft extend {}; host sync {}; host jitter {}\n",
+                       pa.decode, pa.draft, pa.verify, pa.draft_extend,
+                       pa.sync_each_step && pa.sync_each_cycle ? "every step and cycle"
+                       : pa.sync_each_step                    ? "every plain step"
+                       : pa.sync_each_cycle                   ? "every speculative cycle"
+                                                              : "never (host runs ahead)",
+                       pa.jitter);
+  }
   out << "#\n";
   out << fmt::format("  {:<26} {:>12} {:>10} {:>6} {:>8}\n", "", "step (ms)", "tokens/s", "tau", "speedup");
   out << fmt::format("  {:<26} {:>12.3f} {:>10.1f} {:>6.2f} {:>8}\n", "baseline (no speculation)", r.baseline_step_ms,
@@ -195,10 +269,20 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
                        "verify comm", "launch/sync");
     out << fmt::format("  {:>14.3f} {:>12.3f} {:>15.3f} {:>12.3f} {:>12.3f}\n", b.draft_compute_ms, b.draft_comm_ms,
                        b.verify_compute_ms, b.verify_comm_ms, b.launch_sync_ms);
-    out << fmt::format("#   verify pass: {} kernels, {} collectives ({:.3f} ms); baseline step: {:.3f} ms compute, "
-                       "{:.3f} ms comm\n",
+    out << fmt::format("#   of the comm, waiting for the last rank: draft {:.3f}, verify {:.3f} ms (rank 0; the longest "
+                       "wait of any rank, summed over collectives: {:.3f} ms); host-bound share of the cycle {:.0f}%\n",
+                       b.draft_wait_ms, b.verify_wait_ms, b.wait_max_ms, 100 * b.host_bound_share);
+    out << fmt::format("#   verify pass: {} kernels, {} collectives ({:.3f} ms, of which {:.3f} wait); baseline step: "
+                       "{:.3f} ms compute, {:.3f} ms comm (of which {:.3f} wait)\n",
                        r.verify.kernels, r.verify.collectives, MillisFromPicos(r.verify.comm_ps),
-                       MillisFromPicos(r.baseline_step.compute_ps), MillisFromPicos(r.baseline_step.comm_ps));
+                       MillisFromPicos(r.verify.wait_ps), MillisFromPicos(r.baseline_step.compute_ps),
+                       MillisFromPicos(r.baseline_step.comm_ps), MillisFromPicos(r.baseline_step.wait_ps));
+  }
+  if (!r.speculative) {
+    out << fmt::format("#   baseline step: {:.3f} ms compute, {:.3f} ms comm (of which {:.3f} waiting for the last "
+                       "rank), {:.3f} ms launch/sync\n",
+                       MillisFromPicos(r.baseline_step.compute_ps), MillisFromPicos(r.baseline_step.comm_ps),
+                       MillisFromPicos(r.baseline_step.wait_ps), MillisFromPicos(r.baseline_step.launch_ps));
   }
   out << "#\n# collectives (each simulated on the fabric once, reused per occurrence):\n";
   for (const llm::CollectiveInfo& c : r.collectives) out << "#   " << c.description << "\n";
@@ -212,7 +296,9 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
                          a.verify_comm_ms);
     }
   }
-  if (!flags.trace.empty()) out << "# trace: " << flags.trace << " (one cycle, rank 0; open in ui.perfetto.dev)\n";
+  if (!flags.trace.empty())
+    out << "# trace: " << flags.trace << " (one " << (r.speculative ? "cycle" : "step")
+        << ", every rank's host thread and GPU stream; open in ui.perfetto.dev)\n";
   return 0;
 }
 
@@ -232,7 +318,9 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", flags->json, "print JSON");
   cmd->add_flag("--compare-algos", flags->compare_algos, "add a row per allreduce choice");
   cmd->add_flag("--memory", flags->memory, "print the per-GPU memory plan and exit (exit code 3 if it does not fit)");
-  cmd->add_option("--trace", flags->trace, "write a Perfetto timeline of one cycle");
+  cmd->add_option("--trace", flags->trace,
+                  "write a Perfetto timeline of one cycle (one step without speculation): every rank's host "
+                  "thread and GPU stream");
   cmd->callback([flags, exit_code] { *exit_code = RunSimulate(*flags, std::cout, std::cerr); });
 }
 

@@ -71,7 +71,56 @@ TXT
 run simulate $scenario --compare-algos --set hardware=$switch
 cat <<'TXT'
 
-## 3. How the verify pass grows with the number of draft tokens
+## 3. Capture mode and host pacing
+
+Everything above assumes the scenario's framework profile (`configs/frameworks/sglang.textproto`,
+stated in each `simulate` header): every phase one full CUDA graph, no host jitter. Each rank's
+host thread is simulated (`sim/llm/rank_timeline.h`); a collective starts when the last rank's GPU
+reaches it. Here the verify pass runs as a full graph, piecewise (attention launched eagerly
+between graphed segments) or eagerly, with exponential host jitter of mean 0..50 us added to
+every host op of every rank (the baseline decode step stays a full graph):
+
+TXT
+"$SPECSIM" sweep $scenario --vary framework_overrides.capture.verify=FULL,PIECEWISE,EAGER \
+  --set framework_overrides.jitter.distribution=EXPONENTIAL --vary framework_overrides.jitter.mean_us=0,10,20,50 \
+  --no-progress --out "$out/case-study/capture.csv" 2>/dev/null
+echo '```'
+echo "\$ specsim sweep $scenario --vary framework_overrides.capture.verify=FULL,PIECEWISE,EAGER --set framework_overrides.jitter.distribution=EXPONENTIAL --vary framework_overrides.jitter.mean_us=0,10,20,50"
+cat "$out/case-study/capture.csv"
+echo '```'
+echo
+# The conclusion, computed from the table above (columns: verify capture, jitter mean, ...,
+# speedup in column 8, verify comm in column 12).
+awk -F, 'NR > 1 {
+  mode = $1; j = $2 + 0; sp = $8 + 0;
+  if (!(mode in first)) { first[mode] = sp; order[++n] = mode }
+  last[mode] = sp; lastj[mode] = j;
+  if (sp < 1 && !(mode in loses)) loses[mode] = j;
+  if (j == 0) comm0[mode] = $12; else comm[mode] = $12
+}
+END {
+  for (i = 1; i <= n; ++i) {
+    m = order[i];
+    line = sprintf("- verify %s: EAGLE-3 %.2fx without jitter, %.2fx at %g us", m, first[m], last[m], lastj[m]);
+    if (m in loses) line = line sprintf("; it loses (speedup < 1) from a jitter mean of %g us", loses[m]);
+    else line = line "; it pays at every jitter mean swept";
+    line = line sprintf(" (verify comm per cycle %.1f -> %.1f ms).", comm0[m], comm[m]);
+    print line
+  }
+}' "$out/case-study/capture.csv"
+cat <<'TXT'
+
+In a full graph (and piecewise, where the collectives sit inside the graphed segments) a rank's
+host runs ahead of its GPU, so host jitter never reaches the collectives. Eagerly launched, every
+op's host time is on the critical path: a collective waits for the slowest of the 8 ranks' hosts,
+the wait grows with the expected maximum of 8 delays (m (H_8 - 1) = 1.72 m for one exponential
+delay of mean m per rank), and the verify pass's 124 allreduces turn it into milliseconds. This is
+the mechanism that can make EAGLE-3 lose on a PCIe box while nccl-tests shows fast allreduces: the
+verify pass's collectives are dominated by waiting, not by transfer. The host costs of the
+profiles are `[PLACEHOLDER]`s: the pacing suite of `specsim-validate` measures them (2x H200:
+traces/README.md, per-op host cost and jitter fitted by `specsim calibrate`).
+
+## 4. How the verify pass grows with the number of draft tokens
 
 A tree (topk 4, 3 steps) lets num_draft_tokens grow while the acceptance stays that of the scenario
 (so tau does not change): the verify pass carries N tokens per sequence, its allreduces N x 14 KB,
@@ -89,7 +138,7 @@ cat <<'TXT'
 
 ![tokens/s against num_draft_tokens](case-study/verify-growth.svg)
 
-## 4. Batch size
+## 5. Batch size
 
 TXT
 "$SPECSIM" sweep $scenario --vary serving.batch_size=1,2,4,8,16 --vary communication.allreduce_algorithm=auto,twoshot \
@@ -102,7 +151,7 @@ cat <<'TXT'
 
 ![tokens/s against batch size](case-study/batch.svg)
 
-## 5. What specsim advises
+## 6. What specsim advises
 
 TXT
 run advise --scenario $scenario --no-progress
@@ -113,7 +162,7 @@ TXT
 run advise --scenario $scenario --hardware $switch --no-progress
 cat <<'TXT'
 
-## 6. What this does and does not explain
+## 7. What this does and does not explain
 
 - With its documented defaults specsim predicts that EAGLE-3 *pays* on both boxes (section 2): the
   verify pass over 4 tokens costs about what a decode step costs, because both are dominated by
@@ -121,7 +170,9 @@ cat <<'TXT'
   defaults do not contain; the candidates specsim can express, each a config or calibration
   value, not a code change: CPU root-complex P2P collapse under many concurrent flows
   (`p2p_forward_collapse_per_flow`), host-memory (SHM) bandwidth well below the DDR figure, a
-  higher per-step protocol cost than NCCL's tuning table, CPU-side overhead between passes.
+  higher per-step protocol cost than NCCL's tuning table, CPU-side overhead between passes, and
+  (section 3) a verify pass launched eagerly with per-op host jitter, whose collectives then
+  wait for the slowest rank.
   They are all `[PLACEHOLDER]` today: measuring them on such a box (`specsim-validate`) and
   calibrating (`specsim calibrate`) is what turns this document from a model into a prediction.
 - Tree results are upper bounds (acceptance credited as if each of the topk candidates were an
@@ -132,7 +183,7 @@ TXT
 if [ $check -eq 1 ]; then
   status=0
   for f in case-study-rtxpro6000-eagle3.md case-study/verify-growth.svg case-study/verify-growth.csv \
-           case-study/batch.svg case-study/batch.csv; do
+           case-study/batch.svg case-study/batch.csv case-study/capture.csv; do
     if ! diff -q "docs/$f" "$out/$f" >/dev/null 2>&1; then
       echo "case-study: docs/$f is out of date: run scripts/case-study.sh and commit the result" >&2
       diff -u "docs/$f" "$out/$f" | head -20 >&2 || true

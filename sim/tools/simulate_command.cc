@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -41,6 +42,30 @@ std::vector<AlgoVariant> CompareVariants() {
           v("NCCL auto, P2P disabled", "auto", "", 0, "", true),
           v("one-shot custom allreduce", "oneshot", "", 0, "", false),
           v("two-shot custom allreduce", "twoshot", "", 0, "", false)};
+}
+
+// The capture-mode and host-sync choices --compare-algos also tries, applied to the scenario's
+// framework profile (each row changes what its name says and nothing else).
+struct PacingVariant {
+  std::string name;
+  std::function<void(llm::FrameworkProfile*)> apply;
+};
+
+std::vector<PacingVariant> PacingVariants() {
+  using llm::CaptureMode;
+  auto all = [](CaptureMode m) {
+    return [m](llm::FrameworkProfile* f) { f->capture = {m, m, m, m}; };
+  };
+  return {{"as the profile says", [](llm::FrameworkProfile*) {}},
+          {"every phase full graph", all(CaptureMode::kFull)},
+          {"verify piecewise", [](llm::FrameworkProfile* f) { f->capture.verify = CaptureMode::kPiecewise; }},
+          {"verify eager", [](llm::FrameworkProfile* f) { f->capture.verify = CaptureMode::kEager; }},
+          {"every phase piecewise", all(CaptureMode::kPiecewise)},
+          {"every phase eager", all(CaptureMode::kEager)},
+          {"no host sync (host runs ahead)",
+           [](llm::FrameworkProfile* f) { f->sync_each_step = f->sync_each_cycle = false; }},
+          {"host sync every step and cycle",
+           [](llm::FrameworkProfile* f) { f->sync_each_step = f->sync_each_cycle = true; }}};
 }
 
 std::string DTypeLabel(config::DType d) { return config::DType_Name(d); }
@@ -189,6 +214,31 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
                            MillisFromPicos(vr->verify.comm_ps), MillisFromPicos(vr->baseline_step.comm_ps)});
     }
   }
+  struct PacingRow {
+    std::string name;
+    double baseline = 0, speculative = 0, verify_comm_ms = 0, verify_wait_ms = 0, host_bound_share = 0;
+  };
+  std::vector<PacingRow> pacing_rows;
+  if (flags.compare_algos) {
+    for (const PacingVariant& v : PacingVariants()) {
+      llm::DecodeSetup setup = loaded.setup;
+      if (!setup.framework) {  // no profile: the capture that serving.cuda_graphs gives, no framework costs
+        llm::FrameworkProfile f;
+        f.name = "none";
+        const llm::CaptureMode m = setup.cuda_graphs ? llm::CaptureMode::kFull : llm::CaptureMode::kEager;
+        f.capture = {m, m, m, m};
+        setup.framework = f;
+      }
+      v.apply(&*setup.framework);
+      auto sim = llm::DecodeSimulator::Create(setup);
+      if (!sim.ok()) return fail(sim.status().WithPrefix(v.name));
+      auto vr = (*sim)->Run();
+      if (!vr.ok()) return fail(vr.status().WithPrefix(v.name));
+      pacing_rows.push_back({v.name, vr->baseline_tokens_per_s, vr->speculative ? vr->speculative_tokens_per_s : 0,
+                             vr->speculative ? vr->breakdown.verify_comm_ms : 0,
+                             vr->speculative ? vr->breakdown.verify_wait_ms : 0, vr->breakdown.host_bound_share});
+    }
+  }
   if (!flags.trace.empty()) {
     Status s = WriteCycleTrace(**sim_or, r, flags.trace);
     if (!s.ok()) return fail(s);
@@ -223,6 +273,11 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     for (const AlgoRow& a : algo_rows)
       j["algorithms"].push_back({{"name", a.name}, {"baseline_tokens_per_s", a.baseline},
                                  {"speculative_tokens_per_s", a.speculative}});
+    j["pacing_variants"] = nlohmann::json::array();
+    for (const PacingRow& a : pacing_rows)
+      j["pacing_variants"].push_back({{"name", a.name}, {"baseline_tokens_per_s", a.baseline},
+                                      {"speculative_tokens_per_s", a.speculative},
+                                      {"verify_comm_ms", a.verify_comm_ms}, {"verify_wait_ms", a.verify_wait_ms}});
     j["collectives"] = nlohmann::json::array();
     for (const llm::CollectiveInfo& c : r.collectives) j["collectives"].push_back(c.description);
     out << j.dump(1) << "\n";
@@ -296,6 +351,16 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
                          a.verify_comm_ms);
     }
   }
+  if (!pacing_rows.empty()) {
+    out << "#\n# --compare-algos: the same scenario per capture mode and host sync (the scenario's allreduce)\n";
+    out << fmt::format("  {:<32} {:>16} {:>18} {:>9} {:>18} {:>16}\n", "pacing", "baseline tok/s", "speculative tok/s",
+                       "speedup", "verify comm (ms)", "of which wait");
+    for (const PacingRow& a : pacing_rows) {
+      out << fmt::format("  {:<32} {:>16.1f} {:>18.1f} {:>8.2f}x {:>18.3f} {:>16.3f}\n", a.name, a.baseline,
+                         a.speculative, a.speculative > 0 ? a.speculative / a.baseline : 0.0, a.verify_comm_ms,
+                         a.verify_wait_ms);
+    }
+  }
   if (!flags.trace.empty())
     out << "# trace: " << flags.trace << " (one " << (r.speculative ? "cycle" : "step")
         << ", every rank's host thread and GPU stream; open in ui.perfetto.dev)\n";
@@ -316,7 +381,9 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
                   "deepseek_v3, kimi_k2, gpt_oss)");
   cmd->add_option("--calibration", flags->calibration, "calibration textproto (overrides the scenario's)");
   cmd->add_flag("--json", flags->json, "print JSON");
-  cmd->add_flag("--compare-algos", flags->compare_algos, "add a row per allreduce choice");
+  cmd->add_flag("--compare-algos", flags->compare_algos,
+                "add a row per allreduce choice, and a row per capture mode (full, piecewise, eager per phase) and "
+                "host-sync choice");
   cmd->add_flag("--memory", flags->memory, "print the per-GPU memory plan and exit (exit code 3 if it does not fit)");
   cmd->add_option("--trace", flags->trace,
                   "write a Perfetto timeline of one cycle (one step without speculation): every rank's host "

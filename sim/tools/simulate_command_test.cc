@@ -65,6 +65,33 @@ TEST(SimulateCommand, CompareAlgosChangesBothBaselineAndSpeculative) {
   EXPECT_GE(speculatives.size(), 3u);
 }
 
+// The pacing rows of --compare-algos, with 20 us exponential host jitter per op: the full-graph
+// rows keep the collectives' wait near zero (the host runs ahead of the GPU), the eager verify row
+// makes the verify collectives wait for the slowest of 8 hosts (several ms per cycle) and loses
+// tokens/s; every row names what it changed.
+TEST(SimulateCommand, CompareAlgosTriesCaptureModesAndHostSyncs) {
+  SimulateFlags f;
+  f.json = true;
+  f.compare_algos = true;
+  f.set = {"framework_overrides.jitter.distribution=EXPONENTIAL", "framework_overrides.jitter.mean_us=20"};
+  Output o = Simulate(f);
+  ASSERT_EQ(o.code, 0) << o.err;
+  std::map<std::string, nlohmann::json> rows;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  for (const auto& r : j["pacing_variants"]) rows[r["name"].get<std::string>()] = r;
+  for (const char* name : {"as the profile says", "every phase full graph", "verify piecewise", "verify eager",
+                           "every phase piecewise", "every phase eager", "no host sync (host runs ahead)",
+                           "host sync every step and cycle"})
+    ASSERT_TRUE(rows.count(name)) << name;
+  const auto& full = rows["every phase full graph"];
+  const auto& eager = rows["verify eager"];
+  EXPECT_LT(full["verify_wait_ms"].get<double>(), 0.1);
+  EXPECT_GT(eager["verify_wait_ms"].get<double>(), 5.0);
+  EXPECT_LT(eager["speculative_tokens_per_s"].get<double>(), 0.7 * full["speculative_tokens_per_s"].get<double>());
+  // Verify's capture does not touch the baseline (a plain decode step).
+  EXPECT_DOUBLE_EQ(eager["baseline_tokens_per_s"].get<double>(), full["baseline_tokens_per_s"].get<double>());
+}
+
 TEST(SimulateCommand, EveryBundledScenarioSimulates) {
   int scenarios = 0;
   for (std::string_view name : io::EmbeddedFileNames()) {

@@ -116,7 +116,7 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
   const Evaluated* baseline = nullptr;
   for (const Evaluated& e : result->ranked)
     if (e.candidate.spec.method == config::Speculation::NONE && e.candidate.comm.name == "NCCL auto" &&
-        e.candidate.cuda_graphs && e.candidate.expert_parallel == 1) baseline = &e;
+        e.candidate.pacing.name == space.pacing.front().name && e.candidate.expert_parallel == 1) baseline = &e;
 
   if (flags.json) {
     nlohmann::json j;
@@ -175,7 +175,7 @@ void AddAdviseCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<AdviseFlags>();
   CLI::App* cmd = app.add_subcommand(
       "advise",
-      "Search speculation settings, allreduce choice, CUDA graphs and TP/EP for the fastest configuration of a model "
+      "Search speculation settings, allreduce choice, CUDA graphs / capture mode / host syncs and TP/EP for the fastest configuration of a model "
       "on a box; print the top configurations, why each family of alternatives loses, and SGLang flags for the winner.");
   cmd->add_option("--scenario", flags->scenario, "base scenario (the other flags override it)");
   cmd->add_option("--hardware", flags->hardware, "hardware textproto");

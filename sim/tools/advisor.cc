@@ -32,8 +32,17 @@ std::string SpecChoice::Family() const {
 }
 
 std::string Candidate::Label() const {
-  return fmt::format("{}{}, {}, graphs {}{}", spec.Label(), optimistic() ? " (upper bound)" : "", comm.name, cuda_graphs ? "on" : "off",
+  return fmt::format("{}{}, {}, {}{}{}", spec.Label(), tree() ? " (upper bound)" : "", comm.name, pacing.name,
+                     pacing.what_if ? " (what-if)" : "",
                      expert_parallel > 1 ? fmt::format(", EP{}", expert_parallel) : "");
+}
+
+std::vector<PacingChoice> DefaultPacingChoices() {
+  return {{"graphs on", "graphs as the profile says", true, {}},
+          {"graphs off", "CUDA graphs off", false, {}},
+          {"graphs on, verify piecewise", "verify piecewise", true, {"framework_overrides.capture.verify=PIECEWISE"}},
+          {"graphs on, host runs ahead (no syncs)", "host runs ahead (no per-step / per-cycle sync)", true,
+           {"framework_overrides.sync_each_step=false", "framework_overrides.sync_each_cycle=false"}, true}};
 }
 
 SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpec& target) {
@@ -62,7 +71,7 @@ SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpe
                  c("NCCL ring LL, P2P level SYS", "NCCL P2P level SYS", "ring", "ll", 0, "sys"),
                  c("one-shot custom allreduce", "one-shot custom allreduce", "oneshot", "", 0, ""),
                  c("two-shot custom allreduce", "two-shot custom allreduce", "twoshot", "", 0, "")};
-  space.cuda_graphs = {true, false};
+  space.pacing = DefaultPacingChoices();
   space.expert_parallel = {1};
   if (target.is_moe() && base.parallelism().tensor_parallel() > 1)
     space.expert_parallel.push_back(base.parallelism().tensor_parallel());
@@ -94,7 +103,8 @@ std::vector<std::string> CandidateOverrides(const Candidate& c, const std::vecto
   o.push_back("communication.protocol=" + c.comm.protocol);
   o.push_back(fmt::format("communication.channels={}", c.comm.channels));
   o.push_back("communication.p2p_level=" + c.comm.p2p_level);
-  o.push_back(std::string("serving.cuda_graphs=") + (c.cuda_graphs ? "true" : "false"));
+  o.push_back(std::string("serving.cuda_graphs=") + (c.pacing.cuda_graphs ? "true" : "false"));
+  for (const std::string& x : c.pacing.overrides) o.push_back(x);
   o.push_back(fmt::format("parallelism.expert_parallel={}", c.expert_parallel > 1 ? tp : 0));
   return o;
 }
@@ -196,7 +206,7 @@ std::string Bottleneck(const Evaluated& family_best, const Evaluated& winner) {
   }
   if (worst == "target compute" && !family_best.result.speculative && winner.result.speculative)
     text += fmt::format(": one token per target pass, where the winner verifies {:.2f} per pass", winner.result.tau);
-  if (worst == "launch/sync" && !family_best.candidate.cuda_graphs) text += ": eager launches cost more than CUDA-graph replay";
+  if (worst == "launch/sync" && !family_best.candidate.cuda_graphs()) text += ": eager launches cost more than CUDA-graph replay";
   return text;
 }
 
@@ -204,19 +214,19 @@ std::string Bottleneck(const Evaluated& family_best, const Evaluated& winner) {
 
 StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& space, const AdviseOptions& options,
                               std::ostream& progress) {
-  if (space.specs.empty() || space.comms.empty() || space.cuda_graphs.empty() || space.expert_parallel.empty())
+  if (space.specs.empty() || space.comms.empty() || space.pacing.empty() || space.expert_parallel.empty())
     return InvalidArgumentError("advise: empty search space");
   AdviseResult result;
   result.space_size = space.size();
   std::vector<Evaluated> all;
   int counter = 0;
   const int hint = static_cast<int>(options.exhaustive ? space.size() : space.comms.size() * 2 + space.specs.size() * 3 + 2);
-  auto cross = [&](const std::vector<SpecChoice>& specs, const std::vector<CommChoice>& comms, const std::vector<bool>& graphs,
-                   const std::vector<int>& eps) {
+  auto cross = [&](const std::vector<SpecChoice>& specs, const std::vector<CommChoice>& comms,
+                   const std::vector<PacingChoice>& pacing, const std::vector<int>& eps) {
     std::vector<Candidate> v;
     for (const auto& s : specs)
       for (const auto& c : comms)
-        for (bool g : graphs)
+        for (const auto& g : pacing)
           for (int ep : eps) v.push_back({s, c, g, ep});
     return v;
   };
@@ -228,10 +238,10 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& s
         best = &e;
     return best;
   };
-  const bool graphs0 = space.cuda_graphs.front();
+  const PacingChoice& pacing0 = space.pacing.front();
   const int ep0 = space.expert_parallel.front();
   if (options.exhaustive) {
-    EvaluateAll(base, &all, cross(space.specs, space.comms, space.cuda_graphs, space.expert_parallel), options, progress,
+    EvaluateAll(base, &all, cross(space.specs, space.comms, space.pacing, space.expert_parallel), options, progress,
                 &counter, hint);
   } else {
     // Stage 1: every allreduce choice, with no speculation and one reference speculation setting.
@@ -241,7 +251,7 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& s
         if (reference.size() == 1) reference.push_back(s); else reference[1] = s;
       }
     }
-    EvaluateAll(base, &all, cross(reference, space.comms, {graphs0}, {ep0}), options, progress, &counter, hint);
+    EvaluateAll(base, &all, cross(reference, space.comms, {pacing0}, {ep0}), options, progress, &counter, hint);
     std::map<std::string, double> comm_score;
     for (const Evaluated& e : all)
       if (e.status == "ok") comm_score[e.candidate.comm.name] = std::max(comm_score[e.candidate.comm.name], e.tokens_per_s);
@@ -256,14 +266,14 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& s
     for (const SpecChoice& s : space.specs)
       if (std::none_of(reference.begin(), reference.end(), [&](const SpecChoice& r) { return r.Label() == s.Label(); }))
         rest.push_back(s);
-    EvaluateAll(base, &all, cross(rest, keep, {graphs0}, {ep0}), options, progress, &counter, hint);
-    // Stage 3: the best so far with CUDA graphs and expert parallelism flipped.
+    EvaluateAll(base, &all, cross(rest, keep, {pacing0}, {ep0}), options, progress, &counter, hint);
+    // Stage 3: the best so far with every other pacing choice and expert parallelism flipped.
     const Evaluated* best = best_of(all);
     if (best != nullptr) {
       std::vector<Candidate> flips;
-      for (bool g : space.cuda_graphs)
+      for (const PacingChoice& g : space.pacing)
         for (int ep : space.expert_parallel)
-          if (g != best->candidate.cuda_graphs || ep != best->candidate.expert_parallel)
+          if (g.name != best->candidate.pacing.name || ep != best->candidate.expert_parallel)
             flips.push_back({best->candidate.spec, best->candidate.comm, g, ep});
       EvaluateAll(base, &all, flips, options, progress, &counter, hint);
     }
@@ -285,7 +295,7 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& s
   const Evaluated& winner = result.ranked.front();
   if (winner.candidate.optimistic()) return FailedPreconditionError("advise: only tree configurations fit; their acceptance is unknown");
 
-  // Families: speculation families, allreduce families, CUDA graphs off, expert parallelism.
+  // Families: speculation families, allreduce families, pacing choices, expert parallelism.
   std::vector<std::pair<std::string, std::function<bool(const Candidate&)>>> families;
   std::set<std::string> seen;
   for (const SpecChoice& s : space.specs)
@@ -294,7 +304,10 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& s
   for (const CommChoice& c : space.comms)
     if (seen.insert(c.family).second)
       families.push_back({c.family, [f = c.family](const Candidate& x) { return x.comm.family == f; }});
-  if (space.cuda_graphs.size() > 1) families.push_back({"CUDA graphs off", [](const Candidate& c) { return !c.cuda_graphs; }});
+  if (space.pacing.size() > 1)
+    for (const PacingChoice& g : space.pacing)
+      if (seen.insert(g.family).second)
+        families.push_back({g.family, [f = g.family](const Candidate& c) { return c.pacing.family == f; }});
   if (space.expert_parallel.size() > 1)
     families.push_back({"expert parallelism (TP+EP)", [](const Candidate& c) { return c.expert_parallel > 1; }});
   for (const auto& [name, member] : families) {
@@ -317,6 +330,11 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& s
       v.tokens_per_s = best->tokens_per_s;
       if (member(winner.candidate)) {
         v.bottleneck = "";  // the winner's own family
+      } else if (best->candidate.pacing.what_if && best->tokens_per_s > winner.tokens_per_s) {
+        v.bottleneck = fmt::format(
+            "what-if only: {:.1f} tok/s if the host never waited for the GPU (acceptance kept on the GPU, "
+            "scheduling overlapped); not chosen: check that your framework can run so",
+            best->tokens_per_s);
       } else if (best->candidate.optimistic() && best->tokens_per_s > winner.tokens_per_s) {
         v.bottleneck = fmt::format(
             "upper bound only: {:.1f} tok/s if each of the {} candidates per depth were an independent chance "
@@ -341,7 +359,10 @@ std::string SglangCommand(const config::Scenario& base, const Candidate& c) {
     cmd += fmt::format(" --speculative-num-steps {} --speculative-eagle-topk {} --speculative-num-draft-tokens {}",
                        c.spec.num_steps, c.spec.topk, c.spec.num_draft_tokens);
   if (c.expert_parallel > 1) cmd += fmt::format(" --ep-size {}", c.expert_parallel);
-  if (!c.cuda_graphs) cmd += " --disable-cuda-graph";
+  if (!c.pacing.cuda_graphs) cmd += " --disable-cuda-graph";
+  std::string notes;
+  for (const std::string& o : c.pacing.overrides)
+    notes += "\n# and the framework behaviour " + o + " (no SGLang flag is named for it here: not verified against SGLang)";
   std::string env;
   if (c.comm.algorithm == "oneshot" || c.comm.algorithm == "twoshot") {
     env = "# SGLang's custom allreduce (it picks one-shot or two-shot by message size; keep it enabled)";
@@ -360,7 +381,7 @@ std::string SglangCommand(const config::Scenario& base, const Candidate& c) {
       env += " NCCL_P2P_LEVEL=" + level;
     }
   }
-  return env.empty() ? cmd : (env[0] == '#' ? cmd + "\n" + env : env.substr(1) + " " + cmd);
+  return (env.empty() ? cmd : (env[0] == '#' ? cmd + "\n" + env : env.substr(1) + " " + cmd)) + notes;
 }
 
 }  // namespace specsim::tools

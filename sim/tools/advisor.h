@@ -4,13 +4,15 @@
 // The space (DefaultSearchSpace): speculation off / EAGLE-3 (chains, num_steps 1..5, and trees
 // topk 2, 4 with num_draft_tokens 4, 8, 16) / MTP (num_steps 1..3) as the model and a draft allow;
 // allreduce NCCL auto, ring LL, ring Simple, tree, ring with 1/2/4 channels, auto with P2P level
-// SYS, one-shot and two-shot custom allreduce; CUDA graphs on/off; TP or TP+EP for MoE models.
+// SYS, one-shot and two-shot custom allreduce; how the host paces the GPUs (the framework profile's
+// capture modes, CUDA graphs off, verify piecewise, the host running ahead without per-step or
+// per-cycle syncs); TP or TP+EP for MoE models.
 //
 // Pruned search (the default): the allreduce choice changes only communication time, whose
 // ranking between choices is the same for every speculation setting in practice, so
 //   stage 1  every allreduce choice x {no speculation, one reference speculation setting};
 //   stage 2  every speculation setting x the 3 best allreduce choices of stage 1 (NCCL auto kept);
-//   stage 3  the best so far with CUDA graphs flipped and with expert parallelism flipped.
+//   stage 3  the best so far with every other pacing choice and with expert parallelism flipped.
 // `exhaustive` evaluates the whole cross product instead (tests compare the two).
 //
 // Tree acceptance: per-position acceptance p_d is given for the draft's top-1 token; a tree with
@@ -42,13 +44,29 @@ struct CommChoice {
   int channels = 0;
 };
 
+// How the ranks' hosts drive the GPUs: CUDA graphs on or off, plus scenario overrides of the
+// framework profile (capture mode per phase, host syncs).
+struct PacingChoice {
+  std::string name;                    // "profile's capture", "CUDA graphs off", ...
+  std::string family;                  // what a rejected family is called
+  bool cuda_graphs = true;
+  std::vector<std::string> overrides;  // "framework_overrides.capture.verify=PIECEWISE", ...
+  // A behaviour the user may not be able to get from their framework (the host never waiting for
+  // the GPU): listed as a what-if, never chosen as the winner.
+  bool what_if = false;
+};
+
 struct SearchSpace {
   std::vector<SpecChoice> specs;
   std::vector<CommChoice> comms;
-  std::vector<bool> cuda_graphs;
+  std::vector<PacingChoice> pacing;  // the first is the base's own
   std::vector<int> expert_parallel;  // 1 = off, tp = on
-  size_t size() const { return specs.size() * comms.size() * cuda_graphs.size() * expert_parallel.size(); }
+  size_t size() const { return specs.size() * comms.size() * pacing.size() * expert_parallel.size(); }
 };
+
+// Graphs on as the profile says, graphs off, verify piecewise, and the what-if of a host running
+// ahead (no syncs).
+std::vector<PacingChoice> DefaultPacingChoices();
 
 struct AdviseOptions {
   std::vector<double> acceptance;  // per position; extended with its last value to any num_steps
@@ -60,11 +78,14 @@ struct AdviseOptions {
 struct Candidate {
   SpecChoice spec;
   CommChoice comm;
-  bool cuda_graphs = true;
+  PacingChoice pacing;
   int expert_parallel = 1;
+  bool cuda_graphs() const { return pacing.cuda_graphs; }
   std::string Label() const;
   // Trees: acceptance is the optimistic 1-(1-p)^topk credit, so the result is an upper bound.
-  bool optimistic() const { return spec.method != config::Speculation::NONE && spec.topk > 1; }
+  bool tree() const { return spec.method != config::Speculation::NONE && spec.topk > 1; }
+  // Listed but never the winner: a tree (upper bound) or a what-if pacing.
+  bool optimistic() const { return tree() || pacing.what_if; }
 };
 
 struct Evaluated {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <sstream>
 
 #include "sim/io/scenario_loader.h"
@@ -26,7 +28,7 @@ SearchSpace SmallSpace(const config::Scenario& base) {
     if (c.topk == 1 && c.num_steps <= 3) s.specs.push_back(c);
   for (const CommChoice& c : full.comms)
     if (c.channels == 0 && c.p2p_level.empty()) s.comms.push_back(c);
-  s.cuda_graphs = {true, false};
+  s.pacing = {DefaultPacingChoices()[0], DefaultPacingChoices()[1]};
   s.expert_parallel = {1};
   return s;
 }
@@ -59,24 +61,52 @@ TEST(Advisor, EveryFamilyNamesItsBottleneck) {
   int winners = 0;
   for (const FamilyVerdict& f : r->families) {
     if (f.bottleneck.empty()) {
-      ++winners;  // the winner's own families: its speculation family and its allreduce family
+      ++winners;  // the winner's own families: its speculation, allreduce and pacing families
       continue;
     }
     EXPECT_NE(f.bottleneck.find("slower than the winner; most of it"), std::string::npos) << f.family << ": " << f.bottleneck;
   }
-  EXPECT_EQ(winners, 2);
+  EXPECT_EQ(winners, 3);
   // The CUDA-graphs-off family loses on launch cost.
   for (const FamilyVerdict& f : r->families)
     if (f.family == "CUDA graphs off") EXPECT_NE(f.bottleneck.find("launch/sync"), std::string::npos) << f.bottleneck;
 }
 
+// Every pacing choice is tried on the best configuration (stage 3); the host running ahead is a
+// what-if (the framework may not allow it): listed, never the winner, and its verdict says so when
+// it is faster. Verify piecewise changes the scenario through the framework override.
+TEST(Advisor, PacingChoicesAreTriedAndTheWhatIfNeverWins) {
+  config::Scenario base = Base();
+  SearchSpace space = SmallSpace(base);
+  space.pacing = DefaultPacingChoices();
+  ASSERT_EQ(space.pacing.size(), 4u);
+  AdviseOptions options;
+  options.acceptance = {0.85, 0.75, 0.65};
+  std::ostringstream progress;
+  auto r = Advise(base, space, options, progress);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->ranked.front().candidate.pacing.what_if);
+  std::set<std::string> tried;
+  for (const Evaluated& e : r->ranked) tried.insert(e.candidate.pacing.name);
+  EXPECT_EQ(tried.size(), 4u);
+  for (const FamilyVerdict& f : r->families) {
+    if (f.family != DefaultPacingChoices()[3].family) continue;
+    EXPECT_FALSE(f.bottleneck.empty());
+    if (f.tokens_per_s > r->ranked.front().tokens_per_s)
+      EXPECT_NE(f.bottleneck.find("what-if only"), std::string::npos) << f.bottleneck;
+  }
+  Candidate piecewise{{config::Speculation::EAGLE3, 3, 1, 4}, space.comms.front(), DefaultPacingChoices()[2], 1};
+  auto o = CandidateOverrides(piecewise, {0.5}, 8);
+  EXPECT_NE(std::find(o.begin(), o.end(), "framework_overrides.capture.verify=PIECEWISE"), o.end());
+}
+
 TEST(Advisor, TreeAcceptanceIsAnUpperBoundAndNeverTheWinner) {
-  Candidate tree{{config::Speculation::EAGLE3, 3, 2, 8}, {"NCCL auto", "NCCL auto", "auto", "", "", 0}, true, 1};
+  Candidate tree{{config::Speculation::EAGLE3, 3, 2, 8}, {"NCCL auto", "NCCL auto", "auto", "", "", 0}, DefaultPacingChoices()[0], 1};
   EXPECT_TRUE(tree.optimistic());
   auto o = CandidateOverrides(tree, {0.5}, 8);
   // 1 - (1 - 0.5)^2 = 0.75 at every depth (num_draft_tokens - 1 = 7 >= num_steps).
   EXPECT_NE(std::find(o.begin(), o.end(), "speculation.acceptance_probabilities=0.750000,0.750000,0.750000"), o.end());
-  Candidate short_tree{{config::Speculation::EAGLE3, 4, 4, 4}, tree.comm, true, 1};
+  Candidate short_tree{{config::Speculation::EAGLE3, 4, 4, 4}, tree.comm, DefaultPacingChoices()[0], 1};
   auto s = CandidateOverrides(short_tree, {0.5}, 8);
   // Only num_draft_tokens - 1 = 3 positions can be accepted: the 4th gets 0.
   EXPECT_NE(std::find(s.begin(), s.end(), "speculation.acceptance_probabilities=0.937500,0.937500,0.937500,0.000000"), s.end());
@@ -84,7 +114,7 @@ TEST(Advisor, TreeAcceptanceIsAnUpperBoundAndNeverTheWinner) {
 
 TEST(Advisor, SglangCommandReproducesTheChoice) {
   config::Scenario base = Base();
-  Candidate c{{config::Speculation::EAGLE3, 3, 1, 4}, {"NCCL ring LL, 2 channels", "x", "ring", "ll", "sys", 2}, false, 8};
+  Candidate c{{config::Speculation::EAGLE3, 3, 1, 4}, {"NCCL ring LL, 2 channels", "x", "ring", "ll", "sys", 2}, DefaultPacingChoices()[1], 8};
   std::string cmd = SglangCommand(base, c);
   for (const char* part : {"--tp 8", "--speculative-algorithm EAGLE3", "--speculative-num-steps 3", "--speculative-eagle-topk 1",
                            "--speculative-num-draft-tokens 4", "--ep-size 8", "--disable-cuda-graph", "NCCL_ALGO=Ring",

@@ -7,6 +7,7 @@
 
 #include "sim/coll/executor.h"
 #include "sim/core/check.h"
+#include "sim/llm/speculative_cycle.h"
 
 namespace specsim::llm {
 
@@ -46,10 +47,10 @@ StatusOr<std::unique_ptr<DecodeSimulator>> DecodeSimulator::Create(DecodeSetup s
     if (spec.topk < 1) return InvalidArgumentError("speculation.topk must be >= 1");
     if (spec.num_draft_tokens < 2) return InvalidArgumentError("speculation.num_draft_tokens must be >= 2");
     if (!spec.acceptance) return InvalidArgumentError("speculation: no acceptance model");
-    if (spec.acceptance->max_accepted() > std::min(spec.num_steps, spec.num_draft_tokens - 1))
+    if (spec.acceptance->max_accepted() > MaxAcceptedPerCycle(spec.num_steps, spec.num_draft_tokens))
       return InvalidArgumentError("speculation: the acceptance model allows " + std::to_string(spec.acceptance->max_accepted()) +
                                   " accepted tokens, more than min(num_steps, num_draft_tokens - 1) = " +
-                                  std::to_string(std::min(spec.num_steps, spec.num_draft_tokens - 1)));
+                                  std::to_string(MaxAcceptedPerCycle(spec.num_steps, spec.num_draft_tokens)));
     if (spec.cycles < 1) return InvalidArgumentError("speculation.cycles must be >= 1");
     if (spec.method == SpeculationMethod::kEagle3 && !setup.draft)
       return InvalidArgumentError("speculation.method EAGLE3 needs speculation.draft_model");
@@ -355,7 +356,7 @@ StatusOr<const TimelineProgram*> DecodeSimulator::CycleProgram(int accepted) {
   RETURN_IF_ERROR(AppendPass(PassKind::kVerify, spec.num_draft_tokens, kPhaseVerify, &p));
   AppendHostSide(setup_.framework ? setup_.framework->spec_cycle_host_us : 0.0,
                  !setup_.framework || setup_.framework->sync_each_cycle, kPhaseHost, &p);
-  RETURN_IF_ERROR(AppendPass(PassKind::kDraftExtend, accepted + 1, kPhaseExtend, &p));
+  RETURN_IF_ERROR(AppendPass(PassKind::kDraftExtend, TokensPerCycle(accepted), kPhaseExtend, &p));
   for (int i = 0; i < spec.num_steps - 1; ++i) RETURN_IF_ERROR(AppendPass(PassKind::kDraftStep, spec.topk, kPhaseDraft, &p));
   auto [pos, inserted] = cycle_programs_.emplace(accepted, MergeGraphKernels(p, HostModelOf().graph_gap_ps));
   return &pos->second;
@@ -429,13 +430,13 @@ StatusOr<std::vector<RankSlice>> DecodeSimulator::LoopTimeline(int steps, bool s
   if (speculative) {
     const SpeculationSettings& spec = setup_.speculation;
     if (spec.method == SpeculationMethod::kNone) return InvalidArgumentError("timeline: no speculation configured");
-    if (accepted < 0 || accepted > std::min(spec.num_steps, spec.num_draft_tokens - 1))
+    if (accepted < 0 || accepted > MaxAcceptedPerCycle(spec.num_steps, spec.num_draft_tokens))
       return InvalidArgumentError("timeline: accepted = " + std::to_string(accepted) + " out of range");
     p.phases = CyclePhases();
     RETURN_IF_ERROR(AppendPass(PassKind::kVerify, spec.num_draft_tokens, kPhaseVerify, &p));
     AppendHostSide(setup_.framework ? setup_.framework->spec_cycle_host_us : 0.0,
                  !setup_.framework || setup_.framework->sync_each_cycle, kPhaseHost, &p);
-    RETURN_IF_ERROR(AppendPass(PassKind::kDraftExtend, accepted + 1, kPhaseExtend, &p));
+    RETURN_IF_ERROR(AppendPass(PassKind::kDraftExtend, TokensPerCycle(accepted), kPhaseExtend, &p));
     for (int i = 0; i < spec.num_steps - 1; ++i) RETURN_IF_ERROR(AppendPass(PassKind::kDraftStep, spec.topk, kPhaseDraft, &p));
   } else {
     p.phases = {"decode", "host"};
@@ -500,7 +501,7 @@ StatusOr<DecodeResult> DecodeSimulator::Run() {
       const SimTime end = max_end(tl.Run(*cycle, &acc));
       total_ps += static_cast<double>(end - prev);
       prev = end;
-      tokens += accepted + 1;
+      tokens += TokensPerCycle(accepted);
     }
     const double cycles = spec.cycles;
     acc.resize(CyclePhases().size());
@@ -509,7 +510,7 @@ StatusOr<DecodeResult> DecodeSimulator::Run() {
     result.tau = tokens / cycles;
     result.tau_expected = spec.acceptance->tau();
     result.cycle_ms = total_ps / cycles * 1e-9;
-    result.speculative_tokens_per_s = setup_.batch * result.tau / (result.cycle_ms * 1e-3);
+    result.speculative_tokens_per_s = SpeculativeTokensPerSecond(setup_.batch, result.tau, result.cycle_ms);
     result.speedup = result.speculative_tokens_per_s / result.baseline_tokens_per_s;
     CycleBreakdown& b = result.breakdown;
     const PhaseAccount& d = acc[kPhaseDraft];

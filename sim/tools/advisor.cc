@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "sim/llm/speculative_cycle.h"
 #include "sim/tools/scenario_setup.h"
 
 namespace specsim::tools {
@@ -89,10 +90,10 @@ std::vector<std::string> CandidateOverrides(const Candidate& c, const std::vecto
     // A pass verifies num_draft_tokens tokens including the root: at most num_draft_tokens - 1 of
     // them can be accepted, and at most num_steps.
     // Positions beyond that get probability 0.
-    const int positions = std::min(c.spec.num_steps, c.spec.num_draft_tokens - 1);
+    const int positions = llm::MaxAcceptedPerCycle(c.spec.num_steps, c.spec.num_draft_tokens);
     for (int d = 0; d < c.spec.num_steps; ++d) {
       double p = acceptance.empty() || d >= positions ? 0 : acceptance[std::min<size_t>(d, acceptance.size() - 1)];
-      if (c.spec.topk > 1) p = 1 - std::pow(1 - p, c.spec.topk);  // optimistic tree credit (advisor.h)
+      if (c.spec.topk > 1) p = llm::TreeCreditedAcceptance(p, c.spec.topk);  // an upper bound (advisor.h)
       probs += fmt::format("{}{:.6f}", probs.empty() ? "" : ",", p);
     }
     o.push_back("speculation.acceptance_probabilities=" + probs);

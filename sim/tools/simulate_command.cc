@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "sim/llm/speculative_cycle.h"
 #include "sim/tools/scenario_setup.h"
 
 namespace specsim::tools {
@@ -139,7 +140,7 @@ Status WriteCycleTrace(llm::DecodeSimulator& sim, const llm::DecodeResult& resul
   if (result.speculative) {
     const auto& spec = setup.speculation;
     accepted = std::clamp(static_cast<int>(std::lround(result.tau - 1)), 0,
-                          std::min(spec.num_steps, spec.num_draft_tokens - 1));
+                          llm::MaxAcceptedPerCycle(spec.num_steps, spec.num_draft_tokens));
   }
   ASSIGN_OR_RETURN(std::vector<llm::RankSlice> slices, sim.LoopTimeline(1, result.speculative, accepted));
   SimTime origin = slices.empty() ? 0 : slices.front().start_ps;

@@ -1,0 +1,29 @@
+// The arithmetic of one speculative cycle, in one place (reference.md section 6; SGLang's EAGLE
+// loop): the draft proposes num_steps tokens per sequence (topk candidates per step), the target
+// verifies num_draft_tokens tokens per sequence in one pass, the first of which is the root (the
+// last accepted token), so at most num_draft_tokens - 1 drafted tokens can be checked, and at
+// most num_steps were drafted along one path. Every accepted run ends with one token the target
+// produces itself (the bonus token).
+//
+// Used by the decode loop (decode_simulator.cc), the advisor's candidates (sim/tools/advisor.cc)
+// and simulate's cycle trace; the acceptance model (acceptance.h) draws the accepted count.
+#pragma once
+
+namespace specsim::llm {
+
+// The most draft tokens one cycle can accept: min(num_steps, num_draft_tokens - 1).
+int MaxAcceptedPerCycle(int num_steps, int num_draft_tokens);
+
+// Tokens a cycle yields per sequence: the accepted draft tokens plus the bonus token.
+inline int TokensPerCycle(int accepted) { return accepted + 1; }
+
+// Acceptance credited to a tree with `topk` candidates per depth when only the top-1 token's
+// acceptance p is known: 1 - (1 - p)^topk, as if the candidates were independent chances. An upper
+// bound (candidates are correlated): results using it are upper bounds.
+double TreeCreditedAcceptance(double p, int topk);
+
+// Generated tokens per second of `batch` sequences at `tokens_per_cycle` (tau) tokens per sequence
+// every `cycle_ms`: batch x tau / cycle time.
+double SpeculativeTokensPerSecond(int batch, double tokens_per_cycle, double cycle_ms);
+
+}  // namespace specsim::llm

@@ -45,6 +45,12 @@ std::vector<AlgoVariant> CompareVariants() {
           v("two-shot custom allreduce", "twoshot", "", 0, "", false)};
 }
 
+// One row of a --compare-algos table: tokens/s and two columns of the table's own (ms).
+struct VariantRow {
+  std::string name;
+  double baseline = 0, speculative = 0, a = 0, b = 0;
+};
+
 // The capture-mode and host-sync choices --compare-algos also tries, applied to the scenario's
 // framework profile (each row changes what its name says and nothing else).
 struct PacingVariant {
@@ -195,11 +201,7 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
   if (!result_or.ok()) return fail(result_or.status().WithPrefix(loaded.path));
   const llm::DecodeResult& r = *result_or;
 
-  struct AlgoRow {
-    std::string name;
-    double baseline = 0, speculative = 0, verify_comm_ms = 0, step_comm_ms = 0;
-  };
-  std::vector<AlgoRow> algo_rows;
+  std::vector<VariantRow> algo_rows;  // a: step comm, b: verify comm (ms)
   if (flags.compare_algos) {
     for (const AlgoVariant& v : CompareVariants()) {
       llm::DecodeSetup setup = loaded.setup;
@@ -212,14 +214,10 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
       auto vr = (*sim)->Run();
       if (!vr.ok()) return fail(vr.status().WithPrefix(v.name));
       algo_rows.push_back({v.name, vr->baseline_tokens_per_s, vr->speculative ? vr->speculative_tokens_per_s : 0,
-                           MillisFromPicos(vr->verify.comm_ps), MillisFromPicos(vr->baseline_step.comm_ps)});
+                           MillisFromPicos(vr->baseline_step.comm_ps), MillisFromPicos(vr->verify.comm_ps)});
     }
   }
-  struct PacingRow {
-    std::string name;
-    double baseline = 0, speculative = 0, verify_comm_ms = 0, verify_wait_ms = 0, host_bound_share = 0;
-  };
-  std::vector<PacingRow> pacing_rows;
+  std::vector<VariantRow> pacing_rows;  // a: verify comm, b: of which wait (ms)
   if (flags.compare_algos) {
     for (const PacingVariant& v : PacingVariants()) {
       llm::DecodeSetup setup = loaded.setup;
@@ -237,7 +235,7 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
       if (!vr.ok()) return fail(vr.status().WithPrefix(v.name));
       pacing_rows.push_back({v.name, vr->baseline_tokens_per_s, vr->speculative ? vr->speculative_tokens_per_s : 0,
                              vr->speculative ? vr->breakdown.verify_comm_ms : 0,
-                             vr->speculative ? vr->breakdown.verify_wait_ms : 0, vr->breakdown.host_bound_share});
+                             vr->speculative ? vr->breakdown.verify_wait_ms : 0});
     }
   }
   if (!flags.trace.empty()) {
@@ -271,14 +269,14 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
       j["speculative"]["draft_step_pass"] = PassJson(r.draft_step);
     }
     j["algorithms"] = nlohmann::json::array();
-    for (const AlgoRow& a : algo_rows)
+    for (const VariantRow& a : algo_rows)
       j["algorithms"].push_back({{"name", a.name}, {"baseline_tokens_per_s", a.baseline},
                                  {"speculative_tokens_per_s", a.speculative}});
     j["pacing_variants"] = nlohmann::json::array();
-    for (const PacingRow& a : pacing_rows)
+    for (const VariantRow& a : pacing_rows)
       j["pacing_variants"].push_back({{"name", a.name}, {"baseline_tokens_per_s", a.baseline},
-                                      {"speculative_tokens_per_s", a.speculative},
-                                      {"verify_comm_ms", a.verify_comm_ms}, {"verify_wait_ms", a.verify_wait_ms}});
+                                      {"speculative_tokens_per_s", a.speculative}, {"verify_comm_ms", a.a},
+                                      {"verify_wait_ms", a.b}});
     j["collectives"] = nlohmann::json::array();
     for (const llm::CollectiveInfo& c : r.collectives) j["collectives"].push_back(c.description);
     out << j.dump(1) << "\n";
@@ -342,26 +340,21 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
   }
   out << "#\n# collectives (each simulated on the fabric once, reused per occurrence):\n";
   for (const llm::CollectiveInfo& c : r.collectives) out << "#   " << c.description << "\n";
-  if (!algo_rows.empty()) {
-    out << "#\n# --compare-algos: the same scenario per allreduce choice\n";
-    out << fmt::format("  {:<28} {:>16} {:>18} {:>9} {:>16} {:>16}\n", "allreduce", "baseline tok/s", "speculative tok/s",
-                       "speedup", "step comm (ms)", "verify comm (ms)");
-    for (const AlgoRow& a : algo_rows) {
-      out << fmt::format("  {:<28} {:>16.1f} {:>18.1f} {:>8.2f}x {:>16.3f} {:>16.3f}\n", a.name, a.baseline,
-                         a.speculative, a.speculative > 0 ? a.speculative / a.baseline : 0.0, a.step_comm_ms,
-                         a.verify_comm_ms);
-    }
-  }
-  if (!pacing_rows.empty()) {
-    out << "#\n# --compare-algos: the same scenario per capture mode and host sync (the scenario's allreduce)\n";
-    out << fmt::format("  {:<32} {:>16} {:>18} {:>9} {:>18} {:>16}\n", "pacing", "baseline tok/s", "speculative tok/s",
-                       "speedup", "verify comm (ms)", "of which wait");
-    for (const PacingRow& a : pacing_rows) {
+  // The --compare-algos tables: one row per variant, baseline and speculative tokens/s, the
+  // speedup and two variant-specific columns.
+  auto print_variants = [&out](const std::string& title, const std::string& what, const std::string& col_a,
+                               const std::string& col_b, const std::vector<VariantRow>& rows) {
+    if (rows.empty()) return;
+    out << "#\n# --compare-algos: the same scenario per " << title << "\n";
+    out << fmt::format("  {:<32} {:>16} {:>18} {:>9} {:>18} {:>16}\n", what, "baseline tok/s", "speculative tok/s",
+                       "speedup", col_a, col_b);
+    for (const VariantRow& a : rows)
       out << fmt::format("  {:<32} {:>16.1f} {:>18.1f} {:>8.2f}x {:>18.3f} {:>16.3f}\n", a.name, a.baseline,
-                         a.speculative, a.speculative > 0 ? a.speculative / a.baseline : 0.0, a.verify_comm_ms,
-                         a.verify_wait_ms);
-    }
-  }
+                         a.speculative, a.speculative > 0 ? a.speculative / a.baseline : 0.0, a.a, a.b);
+  };
+  print_variants("allreduce choice", "allreduce", "step comm (ms)", "verify comm (ms)", algo_rows);
+  print_variants("capture mode and host sync (the scenario's allreduce)", "pacing", "verify comm (ms)", "of which wait",
+                 pacing_rows);
   if (!flags.trace.empty())
     out << "# trace: " << flags.trace << " (one " << (r.speculative ? "cycle" : "step")
         << ", every rank's host thread and GPU stream; open in ui.perfetto.dev)\n";

@@ -243,5 +243,31 @@ TEST(CollectivePlannerTest, TwoGpuH200ChannelsAndTransportsFollowNccl) {
   EXPECT_FALSE(PlanCollective(t, router, r).ok());
 }
 
+// Our custom allreduce's fitted per-block read rate replaces the fabric's a-priori read cap (Little's
+// law: SMs x outstanding bytes / round trip) instead of adding to it. With 4 KiB outstanding per SM
+// over the 2 x 275 ns NVLink path the fabric caps 36 blocks at 36 x 4096 B / 1100 ns = 134 GB/s, so
+// a one-shot 64 MiB allreduce (each rank pulls its peer's 64 MiB) takes about 64 MiB / 134 GB/s =
+// 500 us; a fitted 10 GB/s per block (360 GB/s, under NVLink's 450) takes about 64 MiB / 360 GB/s =
+// 186 us; 2 GB/s per block (72 GB/s) about 932 us.
+TEST(CollectivePlannerTest, FittedCustomReadRateReplacesTheFabricsReadCap) {
+  net::Topology t = H200Pair();
+  t.gpu_specs[0].kernel_read_outstanding_bytes_per_sm = 4096;
+  net::Router router(t);
+  CollectiveRequest r;
+  r.algorithm = Algorithm::kOneShot;
+  r.bytes = 64 << 20;
+  r.custom_blocks = 36;
+  auto time_us = [&](double per_block) {
+    r.custom_read_gbps_per_block = per_block;
+    auto plan = PlanCollective(t, router, r);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    return NanosFromPicos(TimeCollective(plan->schedule, t, plan->rank_gpus).duration_ps) * 1e-3;
+  };
+  const double bytes = 64.0 * (1 << 20);
+  EXPECT_NEAR(time_us(0), bytes / (36 * 4096 / 1100.0) * 1e-3, 0.1 * 500);
+  EXPECT_NEAR(time_us(10), bytes / 360.0 * 1e-3, 0.1 * 186);
+  EXPECT_NEAR(time_us(2), bytes / 72.0 * 1e-3, 0.1 * 932);
+}
+
 }  // namespace
 }  // namespace specsim::coll

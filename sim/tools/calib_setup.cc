@@ -20,19 +20,6 @@ StatusOr<config::Calibration> LoadCalibrationFile(const std::string& path) {
   return io::ParseTextProto<config::Calibration>(text.text, text.display_name);
 }
 
-coll::ProtocolOverrides ProtocolOverridesFromCalibration(const config::NcclCalibration& n) {
-  coll::ProtocolOverrides o;
-  auto set = [](std::optional<double>& field, double value) {
-    if (value != 0) field = value;
-  };
-  set(o.base_latency_ll_us, n.base_latency_ll_us());
-  set(o.base_latency_simple_us, n.base_latency_simple_us());
-  set(o.hop_latency_ll_us, n.hop_latency_ll_us());
-  set(o.hop_latency_simple_us, n.hop_latency_simple_us());
-  set(o.ll_wire_efficiency, n.ll_wire_efficiency());
-  return o;
-}
-
 Status ApplyCalibrationFile(const std::string& path, net::Topology* topology) {
   ASSIGN_OR_RETURN(config::Calibration c, LoadCalibrationFile(path));
   return calib::ApplyFabricCalibration(c.fabric(), topology).WithPrefix(path);

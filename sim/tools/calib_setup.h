@@ -47,8 +47,6 @@ std::vector<KeptDefault> KeptDefaults(const calib::FitResult& fit);
 // Reads a Calibration textproto (bundled paths work as in io::ReadConfigFile).
 StatusOr<config::Calibration> LoadCalibrationFile(const std::string& path);
 
-// The calibration's NCCL per-step values as planner overrides (set fields only).
-coll::ProtocolOverrides ProtocolOverridesFromCalibration(const config::NcclCalibration& nccl);
 
 // Loads a calibration and applies its fabric part to `topology` (calib::ApplyFabricCalibration:
 // copy engines, copy setup, outstanding read bytes, host-link rate). The NCCL per-step fields are

@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "sim/calib/params.h"
 #include "sim/coll/collective_planner.h"
 #include "sim/coll/executor.h"
 #include "sim/coll/nccl_transport.h"
@@ -104,7 +105,9 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
   if (!flags.calibration.empty()) {
     auto calibration = LoadCalibrationFile(flags.calibration);
     if (!calibration.ok()) return Fail(calibration.status());
-    base.protocol_overrides = ProtocolOverridesFromCalibration(calibration->nccl());
+    auto overrides = calib::ProtocolOverridesFromProto(calibration->nccl());
+    if (!overrides.ok()) return Fail(overrides.status().WithPrefix(flags.calibration + ": nccl"));
+    base.protocol_overrides = *overrides;
   }
   auto collective = coll::ParseCollective(flags.op);
   if (!collective.ok()) return Fail(collective.status().WithPrefix("--op"));

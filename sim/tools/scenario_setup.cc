@@ -114,7 +114,12 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
     // The fabric part (copy engines, copy setup, outstanding read bytes, host-link rate) changes the
     // scenario's hardware: a calibration belongs to the box its trace was measured on.
     RETURN_IF_ERROR(calib::ApplyFabricCalibration(c.fabric(), loaded.topology.get()).WithPrefix(text.display_name));
-    setup.allreduce.protocol_overrides = ProtocolOverridesFromCalibration(c.nccl());
+    // NCCL's per-step costs, per protocol and per (transport, protocol[, op]) with their channel
+    // rates: what the 2-GPU fits write. (The custom-allreduce values are fitted on specsim-validate's
+    // own kernels, not on a serving framework's: they stay with compare.)
+    auto overrides = calib::ProtocolOverridesFromProto(c.nccl());
+    if (!overrides.ok()) return overrides.status().WithPrefix(text.display_name + ": nccl");
+    setup.allreduce.protocol_overrides = *overrides;
     // The ranks' host costs (issue per op class, graph launch, sync wake, natural jitter).
     const calib::CalibParams p = calib::ApplyCalibrationProto(calib::CalibParams{}, c);
     setup.driver.kernel_issue_us = p.host.kernel_issue_us;

@@ -2,14 +2,16 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
+#include "sim/coll/protocol.h"
 #include "sim/io/embedded_files.h"
+#include "sim/tools/scenario_setup.h"
 
 namespace specsim::tools {
 namespace {
@@ -213,6 +215,24 @@ TEST(SimulateCommand, WarnsWhenTheCalibrationIsFromAnotherBox) {
 // rank's GPU runs the ~1100 kernels of the verify pass and its collectives (transfer slices); each
 // track's slices are sequential, so that Perfetto nests nothing wrongly: sorted by start, a slice
 // starts no earlier than the previous one ends.
+// A scenario's calibration reaches its NCCL collectives whole: the per-(transport, protocol, op)
+// step costs and channel rates the 2-GPU fits write, not only the older per-protocol fields
+// (simulate used to drop them). configs/calibration/h200-2x.textproto has NVLink (P2P) LL allreduce
+// costs fitted from the default and LL traces.
+TEST(SimulateCommand, ScenarioCalibrationCarriesPerTransportNcclCosts) {
+  auto loaded = LoadScenario(std::string(SPECSIM_SOURCE_DIR) + "/configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto",
+                             {}, "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const coll::ProtocolOverrides& o = loaded->setup.allreduce.protocol_overrides;
+  auto it = o.per_op.find({coll::NcclTransport::kP2pNvLink, coll::NcclProto::kLl, static_cast<int>(coll::Collective::kAllReduce)});
+  ASSERT_NE(it, o.per_op.end());
+  EXPECT_TRUE(it->second.base_latency_us.has_value());
+  EXPECT_TRUE(it->second.channel_gbps.has_value());
+  // And the SHM path's own (fitted on the NCCL_P2P_DISABLE=1 traces).
+  EXPECT_EQ(o.per_op.count({coll::NcclTransport::kShm, coll::NcclProto::kSimple,
+                            static_cast<int>(coll::Collective::kAllReduce)}), 1u);
+}
+
 TEST(SimulateCommand, TraceOfOneCycle) {
   SimulateFlags f;
   f.trace = ::testing::TempDir() + "/cycle.json";

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "sim/core/check.h"
-#include "sim/tools/scenario_setup.h"
+#include "sim/scenario/scenario.h"
 #include "sim/tools/sweep_command.h"
 
 namespace specsim {
@@ -14,12 +14,10 @@ namespace {
 // Load the scenario once; each iteration builds a fresh simulator (no memoized passes) and runs
 // the baseline step plus 1,000 sampled speculative cycles.
 void BM_DefaultScenario1000Cycles(benchmark::State& state) {
-  auto loaded = tools::LoadScenario("", {"speculation.cycles=1000"}, "");
+  auto loaded = scenario::LoadScenario("", {"speculation.cycles=1000"}, "");
   SPECSIM_CHECK(loaded.ok()) << loaded.status().ToString();
   for (auto _ : state) {
-    auto sim = llm::DecodeSimulator::Create(loaded->setup);
-    SPECSIM_CHECK(sim.ok());
-    auto r = (*sim)->Run();
+    auto r = scenario::EvaluateSetup(loaded->setup);
     SPECSIM_CHECK(r.ok());
     benchmark::DoNotOptimize(r->speculative_tokens_per_s);
   }
@@ -31,7 +29,7 @@ BENCHMARK(BM_DefaultScenario1000Cycles)->Unit(benchmark::kMillisecond);
 // framework is the scenario's, with an exponential per-op jitter of 2 us and the verify pass
 // piecewise (its attention launched eagerly, so the jitter reaches the collectives).
 void BM_DefaultScenario1000CyclesRankTimelines(benchmark::State& state) {
-  auto loaded = tools::LoadScenario("", {"speculation.cycles=1000"}, "");
+  auto loaded = scenario::LoadScenario("", {"speculation.cycles=1000"}, "");
   SPECSIM_CHECK(loaded.ok()) << loaded.status().ToString();
   llm::DecodeSetup setup = loaded->setup;
   llm::FrameworkProfile f = setup.framework.value_or(llm::FrameworkProfile{});
@@ -41,9 +39,7 @@ void BM_DefaultScenario1000CyclesRankTimelines(benchmark::State& state) {
   setup.framework = f;
   SPECSIM_CHECK_EQ(setup.parallel.tp, 8);
   for (auto _ : state) {
-    auto sim = llm::DecodeSimulator::Create(setup);
-    SPECSIM_CHECK(sim.ok());
-    auto r = (*sim)->Run();
+    auto r = scenario::EvaluateSetup(setup);
     SPECSIM_CHECK(r.ok());
     benchmark::DoNotOptimize(r->speculative_tokens_per_s);
   }

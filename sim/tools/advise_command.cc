@@ -12,7 +12,7 @@
 #include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/tools/advisor.h"
-#include "sim/tools/scenario_setup.h"
+#include "sim/scenario/scenario.h"
 
 namespace specsim::tools {
 
@@ -84,7 +84,7 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
     base.mutable_parallelism()->set_tensor_parallel(box->num_gpus());
   }
   const int tp = base.parallelism().tensor_parallel();
-  auto hardware = BuildScenario(base, "advise", {"speculation.method=NONE"}, "");
+  auto hardware = scenario::BuildScenario(base, "advise", {"speculation.method=NONE"}, "");
   if (!hardware.ok()) return fail(hardware.status());
   const llm::ModelSpec& target = hardware->setup.target;
 

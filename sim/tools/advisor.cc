@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "sim/llm/speculative_cycle.h"
-#include "sim/tools/scenario_setup.h"
+#include "sim/scenario/scenario.h"
 
 namespace specsim::tools {
 
@@ -115,30 +115,22 @@ namespace {
 Evaluated Evaluate(const config::Scenario& base, const Candidate& c, const AdviseOptions& options) {
   Evaluated e;
   e.candidate = c;
-  auto loaded = BuildScenario(base, "advise", CandidateOverrides(c, options.acceptance, base.parallelism().tensor_parallel()), "");
+  auto loaded = scenario::BuildScenario(base, "advise", CandidateOverrides(c, options.acceptance, base.parallelism().tensor_parallel()), "");
   if (!loaded.ok()) {
     e.status = "error: " + loaded.status().message();
     return e;
   }
-  auto plan = PlanScenarioMemory(*loaded);
-  if (!plan.ok()) {
-    e.status = "error: " + plan.status().message();
+  auto ev = scenario::Evaluate(*loaded);
+  if (!ev.ok()) {
+    e.status = "error: " + ev.status().message();
     return e;
   }
-  if (!plan->fits) {
-    e.status = fmt::format("does not fit ({:.1f} of {:.1f} GiB)", plan->total_bytes / (1 << 30), plan->capacity_bytes / (1 << 30));
+  if (!ev->result) {
+    e.status = fmt::format("does not fit ({:.1f} of {:.1f} GiB)", ev->memory.total_bytes / (1 << 30),
+                           ev->memory.capacity_bytes / (1 << 30));
     return e;
   }
-  auto sim = llm::DecodeSimulator::Create(loaded->setup);
-  if (!sim.ok()) {
-    e.status = "error: " + sim.status().message();
-    return e;
-  }
-  auto r = (*sim)->Run();
-  if (!r.ok()) {
-    e.status = "error: " + r.status().message();
-    return e;
-  }
+  const llm::DecodeResult* r = &*ev->result;
   e.result = *r;
   e.tokens_per_s = r->speculative ? r->speculative_tokens_per_s : r->baseline_tokens_per_s;
   e.ms_per_token = r->speculative ? r->cycle_ms / r->tau : r->baseline_step_ms;

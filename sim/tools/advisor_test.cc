@@ -8,7 +8,7 @@
 
 #include "sim/io/scenario_loader.h"
 #include "sim/tools/advise_command.h"
-#include "sim/tools/scenario_setup.h"
+#include "sim/scenario/scenario.h"
 
 namespace specsim::tools {
 namespace {
@@ -21,7 +21,7 @@ config::Scenario Base() {
 
 // A small space: 4 chain settings x 5 allreduce choices x graphs on/off.
 SearchSpace SmallSpace(const config::Scenario& base) {
-  auto loaded = BuildScenario(base, "base", {}, "");
+  auto loaded = scenario::BuildScenario(base, "base", {}, "");
   SearchSpace full = DefaultSearchSpace(base, loaded->setup.target);
   SearchSpace s;
   for (const SpecChoice& c : full.specs)

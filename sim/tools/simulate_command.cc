@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/llm/speculative_cycle.h"
-#include "sim/tools/scenario_setup.h"
+#include "sim/scenario/scenario.h"
 
 namespace specsim::tools {
 
@@ -178,40 +178,36 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
   };
   std::vector<std::string> overrides = flags.set;
   if (!flags.model.empty()) overrides.insert(overrides.begin(), "model=" + flags.model);
-  auto loaded_or = LoadScenario(flags.scenario, overrides, flags.calibration);
+  auto loaded_or = scenario::LoadScenario(flags.scenario, overrides, flags.calibration);
   if (!loaded_or.ok()) return fail(loaded_or.status());
-  LoadedScenario& loaded = *loaded_or;
+  scenario::LoadedScenario& loaded = *loaded_or;
   const config::Scenario& sc = loaded.scenario;
   for (const std::string& w : loaded.warnings) err << w << "\n";
 
-  auto plan = PlanScenarioMemory(loaded);
-  if (!plan.ok()) return fail(plan.status().WithPrefix(loaded.path));
   if (flags.memory) {
+    auto plan = scenario::PlanScenarioMemory(loaded);
+    if (!plan.ok()) return fail(plan.status().WithPrefix(loaded.path));
     out << llm::FormatMemoryPlan(*plan);
     return plan->fits ? 0 : 3;
   }
-  if (!plan->fits) {
+  auto evaluation = scenario::Evaluate(loaded);
+  if (!evaluation.ok()) return fail(evaluation.status());
+  const llm::MemoryPlan* plan = &evaluation->memory;
+  if (!evaluation->result) {
     err << "specsim simulate: " << loaded.path << ": does not fit in GPU memory:\n" << llm::FormatMemoryPlan(*plan);
     return 3;
   }
-
-  auto sim_or = llm::DecodeSimulator::Create(loaded.setup);
-  if (!sim_or.ok()) return fail(sim_or.status().WithPrefix(loaded.path));
-  auto result_or = (*sim_or)->Run();
-  if (!result_or.ok()) return fail(result_or.status().WithPrefix(loaded.path));
-  const llm::DecodeResult& r = *result_or;
+  const llm::DecodeResult& r = *evaluation->result;
 
   std::vector<VariantRow> algo_rows;  // a: step comm, b: verify comm (ms)
   if (flags.compare_algos) {
     for (const AlgoVariant& v : CompareVariants()) {
       llm::DecodeSetup setup = loaded.setup;
-      auto choice = AllreduceChoice(v.communication);
+      auto choice = scenario::AllreduceChoice(v.communication);
       if (!choice.ok()) return fail(choice.status());
       choice->protocol_overrides = setup.allreduce.protocol_overrides;  // calibrated NCCL costs stay
       setup.allreduce = *choice;
-      auto sim = llm::DecodeSimulator::Create(setup);
-      if (!sim.ok()) return fail(sim.status());
-      auto vr = (*sim)->Run();
+      auto vr = scenario::EvaluateSetup(setup);
       if (!vr.ok()) return fail(vr.status().WithPrefix(v.name));
       algo_rows.push_back({v.name, vr->baseline_tokens_per_s, vr->speculative ? vr->speculative_tokens_per_s : 0,
                            MillisFromPicos(vr->baseline_step.comm_ps), MillisFromPicos(vr->verify.comm_ps)});
@@ -229,9 +225,7 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
         setup.framework = f;
       }
       v.apply(&*setup.framework);
-      auto sim = llm::DecodeSimulator::Create(setup);
-      if (!sim.ok()) return fail(sim.status().WithPrefix(v.name));
-      auto vr = (*sim)->Run();
+      auto vr = scenario::EvaluateSetup(setup);
       if (!vr.ok()) return fail(vr.status().WithPrefix(v.name));
       pacing_rows.push_back({v.name, vr->baseline_tokens_per_s, vr->speculative ? vr->speculative_tokens_per_s : 0,
                              vr->speculative ? vr->breakdown.verify_comm_ms : 0,
@@ -239,7 +233,9 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     }
   }
   if (!flags.trace.empty()) {
-    Status s = WriteCycleTrace(**sim_or, r, flags.trace);
+    auto sim = llm::DecodeSimulator::Create(loaded.setup);
+    if (!sim.ok()) return fail(sim.status().WithPrefix(loaded.path));
+    Status s = WriteCycleTrace(**sim, r, flags.trace);
     if (!s.ok()) return fail(s);
   }
 
@@ -367,7 +363,7 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
       "simulate",
       "Predict baseline and speculative tokens/s of a scenario (hardware + model + serving + speculation + "
       "allreduce choice), tau, speedup and where the cycle's time goes. Without SCENARIO: the embedded default " +
-          std::string(kDefaultScenario) + ".");
+          std::string(scenario::kDefaultScenario) + ".");
   cmd->add_option("scenario", flags->scenario, "scenario textproto (configs/scenarios/...)");
   cmd->add_option("--set", flags->set, "override a scenario field: --set serving.batch_size=8 (repeatable)");
   cmd->add_option("--model", flags->model,

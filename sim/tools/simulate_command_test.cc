@@ -11,7 +11,7 @@
 
 #include "sim/coll/protocol.h"
 #include "sim/io/embedded_files.h"
-#include "sim/tools/scenario_setup.h"
+#include "sim/scenario/scenario.h"
 
 namespace specsim::tools {
 namespace {
@@ -220,7 +220,7 @@ TEST(SimulateCommand, WarnsWhenTheCalibrationIsFromAnotherBox) {
 // (simulate used to drop them). configs/calibration/h200-2x.textproto has NVLink (P2P) LL allreduce
 // costs fitted from the default and LL traces.
 TEST(SimulateCommand, ScenarioCalibrationCarriesPerTransportNcclCosts) {
-  auto loaded = LoadScenario(std::string(SPECSIM_SOURCE_DIR) + "/configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto",
+  auto loaded = scenario::LoadScenario(std::string(SPECSIM_SOURCE_DIR) + "/configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto",
                              {}, "");
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   const coll::ProtocolOverrides& o = loaded->setup.allreduce.protocol_overrides;

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "sim/tools/scenario_setup.h"
+#include "sim/scenario/scenario.h"
 #include "sim/tools/svg_plot.h"
 
 namespace specsim::tools {
@@ -62,31 +62,22 @@ PointResult SimulatePoint(const SweepFlags& flags, const std::vector<VaryAxis>& 
   PointResult pr;
   std::vector<std::string> overrides = flags.set;
   for (size_t i = 0; i < axes.size(); ++i) overrides.push_back(axes[i].field + "=" + point[i]);
-  auto loaded = LoadScenario(flags.scenario, overrides, flags.calibration);
+  auto loaded = scenario::LoadScenario(flags.scenario, overrides, flags.calibration);
   if (!loaded.ok()) {
     pr.status = "error: " + loaded.status().message();
     return pr;
   }
-  auto plan = PlanScenarioMemory(*loaded);
-  if (!plan.ok()) {
-    pr.status = "error: " + plan.status().message();
+  auto e = scenario::Evaluate(*loaded);
+  if (!e.ok()) {
+    pr.status = "error: " + e.status().message();
     return pr;
   }
-  if (!plan->fits) {
-    pr.status = fmt::format("does-not-fit ({:.1f} of {:.1f} GiB)", plan->total_bytes / (1 << 30), plan->capacity_bytes / (1 << 30));
+  if (!e->result) {
+    pr.status = fmt::format("does-not-fit ({:.1f} of {:.1f} GiB)", e->memory.total_bytes / (1 << 30),
+                            e->memory.capacity_bytes / (1 << 30));
     return pr;
   }
-  auto sim = llm::DecodeSimulator::Create(loaded->setup);
-  if (!sim.ok()) {
-    pr.status = "error: " + sim.status().message();
-    return pr;
-  }
-  auto r = (*sim)->Run();
-  if (!r.ok()) {
-    pr.status = "error: " + r.status().message();
-    return pr;
-  }
-  pr.result = *r;
+  pr.result = *e->result;
   return pr;
 }
 
@@ -116,7 +107,7 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
     for (const std::string& v : axis.values) {
       std::vector<std::string> overrides = flags.set;
       overrides.push_back(axis.field + "=" + v);
-      auto loaded = LoadScenario(flags.scenario, overrides, flags.calibration);
+      auto loaded = scenario::LoadScenario(flags.scenario, overrides, flags.calibration);
       if (!loaded.ok()) return fail(loaded.status());
     }
   }

@@ -1,6 +1,4 @@
-#include "sim/tools/scenario_setup.h"
-
-#include "sim/tools/calib_setup.h"
+#include "sim/scenario/scenario.h"
 
 #include "sim/calib/params.h"
 #include "sim/calib/trace_io.h"
@@ -12,7 +10,7 @@
 #include "sim/io/file_io.h"
 #include "specsim/calibration.pb.h"
 
-namespace specsim::tools {
+namespace specsim::scenario {
 
 namespace {
 
@@ -183,4 +181,19 @@ StatusOr<llm::MemoryPlan> PlanScenarioMemory(const LoadedScenario& loaded) {
   return llm::PlanMemory(setup.target, setup.draft, setup.parallel, shape, setup.topology->gpu_spec(first_gpu), comm);
 }
 
-}  // namespace specsim::tools
+StatusOr<Evaluation> Evaluate(const LoadedScenario& loaded) {
+  Evaluation e;
+  ASSIGN_OR_RETURN(e.memory, PlanScenarioMemory(loaded));
+  if (!e.memory.fits) return e;
+  auto result = EvaluateSetup(loaded.setup);
+  if (!result.ok()) return result.status().WithPrefix(loaded.path);
+  e.result = *result;
+  return e;
+}
+
+StatusOr<llm::DecodeResult> EvaluateSetup(const llm::DecodeSetup& setup) {
+  ASSIGN_OR_RETURN(std::unique_ptr<llm::DecodeSimulator> sim, llm::DecodeSimulator::Create(setup));
+  return sim->Run();
+}
+
+}  // namespace specsim::scenario

@@ -1,9 +1,11 @@
-// From a scenario file (proto/specsim/scenario.proto) to everything the decode simulator needs:
-// the hardware, the models, the decode setup and the memory plan. Errors name the scenario file
-// and the field.
+// The evaluation of a scenario, in one place: from a scenario file (proto/specsim/scenario.proto)
+// and an optional calibration to everything the decode simulator needs (the hardware, the models,
+// the framework's pacing, the decode setup), the memory plan, and the result. simulate, sweep,
+// advise and the benchmark call it; errors name the scenario file and the field.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,7 +15,7 @@
 #include "sim/net/topology.h"
 #include "specsim/scenario.pb.h"
 
-namespace specsim::tools {
+namespace specsim::scenario {
 
 inline constexpr const char* kDefaultScenario = "configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto";
 
@@ -44,4 +46,15 @@ StatusOr<coll::CollectiveRequest> AllreduceChoice(const config::Communication& c
 // The per-GPU memory plan of a loaded scenario.
 StatusOr<llm::MemoryPlan> PlanScenarioMemory(const LoadedScenario& loaded);
 
-}  // namespace specsim::tools
+// A scenario evaluated: its memory plan and, when it fits, the decode loop's result.
+struct Evaluation {
+  llm::MemoryPlan memory;
+  std::optional<llm::DecodeResult> result;  // empty when the scenario does not fit in GPU memory
+};
+StatusOr<Evaluation> Evaluate(const LoadedScenario& loaded);
+
+// The decode loop of a setup (a loaded scenario's, or one derived from it: another allreduce,
+// another pacing), without the memory check.
+StatusOr<llm::DecodeResult> EvaluateSetup(const llm::DecodeSetup& setup);
+
+}  // namespace specsim::scenario

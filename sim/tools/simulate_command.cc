@@ -111,7 +111,7 @@ struct PacingAssumptions {
   std::string framework = "none (every phase from serving.cuda_graphs)";
   std::string source;
   std::string decode = "full", draft = "full", verify = "full", draft_extend = "full";
-  bool sync_each_step = false, sync_each_cycle = false;
+  bool sync_each_step = true, sync_each_cycle = true;
   std::string jitter = "none";
 };
 
@@ -131,6 +131,7 @@ PacingAssumptions PacingOf(const llm::DecodeSetup& st) {
   } else {
     const std::string mode = st.cuda_graphs ? "full" : "eager";
     a.decode = a.draft = a.verify = a.draft_extend = mode;
+    a.sync_each_step = a.sync_each_cycle = true;  // the decode loop's default without a profile
     a.jitter = JitterLabel(st.driver.jitter);
   }
   return a;

@@ -78,6 +78,20 @@ CalibParams DefaultParams(const net::Topology& t, int gpu) {
   return p;
 }
 
+llm::DecodeSetup::DriverHost DriverHostOf(const HostParams& host) {
+  llm::DecodeSetup::DriverHost d;
+  d.kernel_issue_us = host.kernel_issue_us;
+  d.library_issue_us = host.library_issue_us;
+  d.collective_issue_us = host.collective_issue_us;
+  d.graph_launch_us = host.graph_launch_us;
+  d.sync_wake_us = host.sync_wake_us;
+  if (host.jitter_mean_us > 0) {
+    d.jitter.kind = llm::Jitter::Kind::kExponential;
+    d.jitter.mean_us = host.jitter_mean_us;
+  }
+  return d;
+}
+
 StatusOr<coll::ProtocolOverrides> ProtocolOverridesFromProto(const config::NcclCalibration& n) {
   coll::ProtocolOverrides o;
   auto set = [](std::optional<double>& field, double value) {

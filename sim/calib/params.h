@@ -21,6 +21,7 @@
 #include "sim/coll/protocol.h"
 #include "sim/compute/kernel_cost.h"
 #include "sim/core/status.h"
+#include "sim/llm/decode_simulator.h"
 #include "sim/net/topology.h"
 #include "specsim/calibration.pb.h"
 
@@ -91,6 +92,11 @@ struct HostParams {
   std::optional<double> kernel_issue_us, library_issue_us, collective_issue_us, graph_launch_us, sync_wake_us;
   double jitter_mean_us = 0;
 };
+
+// The decode loop's driver-side host costs (llm::DecodeSetup::DriverHost) from calibrated ones:
+// unset costs stay unset (the compute model's launch overheads), a jitter mean > 0 becomes an
+// exponential natural jitter.
+llm::DecodeSetup::DriverHost DriverHostOf(const HostParams& host);
 
 struct CalibParams {
   FabricParams fabric;

@@ -515,15 +515,7 @@ StatusOr<llm::DecodeSetup> DecodeSetupOfItem(const trace::Trace& trace_, const t
   }
   // The ranks' hosts: the calibrated driver costs (rank_timeline.h), no framework of its own:
   // validate is a C++ loop.
-  setup.driver.kernel_issue_us = params_.host.kernel_issue_us;
-  setup.driver.library_issue_us = params_.host.library_issue_us;
-  setup.driver.collective_issue_us = params_.host.collective_issue_us;
-  setup.driver.graph_launch_us = params_.host.graph_launch_us;
-  setup.driver.sync_wake_us = params_.host.sync_wake_us;
-  if (params_.host.jitter_mean_us > 0) {
-    setup.driver.jitter.kind = llm::Jitter::Kind::kExponential;
-    setup.driver.jitter.mean_us = params_.host.jitter_mean_us;
-  }
+  setup.driver = DriverHostOf(params_.host);
   llm::FrameworkProfile validate_loop;
   validate_loop.name = "specsim-validate";
   const std::string capture = d.capture().empty() ? (d.cuda_graph() ? "graph" : "eager") : d.capture();

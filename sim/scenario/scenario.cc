@@ -119,16 +119,7 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
     if (!overrides.ok()) return overrides.status().WithPrefix(text.display_name + ": nccl");
     setup.allreduce.protocol_overrides = *overrides;
     // The ranks' host costs (issue per op class, graph launch, sync wake, natural jitter).
-    const calib::CalibParams p = calib::ApplyCalibrationProto(calib::CalibParams{}, c);
-    setup.driver.kernel_issue_us = p.host.kernel_issue_us;
-    setup.driver.library_issue_us = p.host.library_issue_us;
-    setup.driver.collective_issue_us = p.host.collective_issue_us;
-    setup.driver.graph_launch_us = p.host.graph_launch_us;
-    setup.driver.sync_wake_us = p.host.sync_wake_us;
-    if (p.host.jitter_mean_us > 0) {
-      setup.driver.jitter.kind = llm::Jitter::Kind::kExponential;
-      setup.driver.jitter.mean_us = p.host.jitter_mean_us;
-    }
+    setup.driver = calib::DriverHostOf(calib::ApplyCalibrationProto(calib::CalibParams{}, c).host);
   }
 
   const config::Speculation& sp = s.speculation();

@@ -8,16 +8,11 @@
 // gives up (the result is then wrong and the host reports a hang) instead of spinning forever.
 #include <cuda_bf16.h>
 
+#include "validate/global_timer.cuh"
 #include "validate/kernels.h"
 
 namespace specsim::validate {
 namespace {
-
-__device__ __forceinline__ uint64_t GlobalTimerNs() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __device__ __forceinline__ void Barrier(const CustomAllreduceArgs& a, uint32_t epoch) {
   __threadfence_system();

@@ -1,14 +1,9 @@
 // Pacing kernels: %globaltimer stamps around a captured collective, and a timed spin.
+#include "validate/global_timer.cuh"
 #include "validate/kernels.h"
 
 namespace specsim::validate {
 namespace {
-
-__device__ __forceinline__ uint64_t GlobalTimerNs() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __global__ void StampKernel(uint64_t* stamps, unsigned int* counter, int which, int capacity) {
   const unsigned int c = *counter;

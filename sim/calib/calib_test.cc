@@ -14,6 +14,7 @@
 #include "sim/calib/least_squares.h"
 #include "sim/calib/params.h"
 #include "sim/calib/predictors.h"
+#include "sim/calib/test_traces.h"
 #include "sim/calib/svg.h"
 #include "sim/calib/trace_io.h"
 #include "sim/io/hardware_loader.h"
@@ -22,37 +23,9 @@
 namespace specsim::calib {
 namespace {
 
-net::Topology H200() {
-  auto t = io::LoadHardwareFile("configs/hardware/h200-1x.textproto");
-  EXPECT_TRUE(t.ok()) << t.status().ToString();
-  return *t;
-}
-
-trace::Item* AddCopy(trace::Trace* t, trace::Kind kind, trace::Direction dir, int64_t bytes, int streams = 1) {
-  trace::Item* it = t->add_items();
-  it->set_suite(trace::SUITE_PCIE);
-  it->set_kind(kind);
-  it->set_name("copy/" + std::to_string(t->items_size()));
-  trace::TransferParams* p = it->mutable_transfer();
-  p->set_bytes(bytes);
-  p->set_direction(dir);
-  p->set_host_memory(trace::HOST_PINNED);
-  p->set_streams(streams);
-  return it;
-}
-
-trace::Item* AddGemm(trace::Trace* t, int64_t m, int64_t n, int64_t k) {
-  trace::Item* it = t->add_items();
-  it->set_suite(trace::SUITE_KERNELS);
-  it->set_kind(trace::KIND_GEMM);
-  it->set_name("gemm/" + std::to_string(t->items_size()));
-  trace::GemmParams* g = it->mutable_gemm();
-  g->set_m(m);
-  g->set_n(n);
-  g->set_k(k);
-  g->set_dtype(trace::DTYPE_BF16);
-  return it;
-}
+using testing::AddCopy;
+using testing::AddGemm;
+using testing::H200;
 
 trace::Item* AddLaunch(trace::Trace* t, int kernels, bool graph) {
   trace::Item* it = t->add_items();

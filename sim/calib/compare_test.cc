@@ -9,43 +9,16 @@
 #include "sim/calib/compare.h"
 #include "sim/calib/params.h"
 #include "sim/calib/predictors.h"
+#include "sim/calib/test_traces.h"
 #include "sim/calib/trace_io.h"
 #include "sim/io/hardware_loader.h"
 
 namespace specsim::calib {
 namespace {
 
-net::Topology H200() {
-  auto t = io::LoadHardwareFile("configs/hardware/h200-1x.textproto");
-  EXPECT_TRUE(t.ok()) << t.status().ToString();
-  return *t;
-}
-
-trace::Item* AddCopy(trace::Trace* t, trace::Direction dir, int64_t bytes) {
-  trace::Item* it = t->add_items();
-  it->set_suite(trace::SUITE_PCIE);
-  it->set_kind(dir == trace::DIRECTION_H2D ? trace::KIND_H2D_COPY : trace::KIND_D2H_COPY);
-  it->set_name("copy/" + std::to_string(t->items_size()));
-  trace::TransferParams* p = it->mutable_transfer();
-  p->set_bytes(bytes);
-  p->set_direction(dir);
-  p->set_host_memory(trace::HOST_PINNED);
-  p->set_streams(1);
-  return it;
-}
-
-trace::Item* AddGemm(trace::Trace* t, int64_t m, int64_t n, int64_t k) {
-  trace::Item* it = t->add_items();
-  it->set_suite(trace::SUITE_KERNELS);
-  it->set_kind(trace::KIND_GEMM);
-  it->set_name("gemm/" + std::to_string(t->items_size()));
-  trace::GemmParams* g = it->mutable_gemm();
-  g->set_m(m);
-  g->set_n(n);
-  g->set_k(k);
-  g->set_dtype(trace::DTYPE_BF16);
-  return it;
-}
+using testing::AddCopy;
+using testing::AddGemm;
+using testing::H200;
 
 // Copies of many sizes in both directions and GEMMs of several shapes, "measured" as the
 // predictor's time under shifted parameters times a deterministic +-(0..12)% wobble, so that

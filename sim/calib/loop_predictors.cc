@@ -21,18 +21,8 @@ using llm::TimelineStep;
 constexpr uint64_t kLoopSeed = 20261130;  // the same draws for every prediction (smooth fits)
 constexpr int kMinIterations = 50;
 
-Prediction Failed(std::string reason) {
-  Prediction p;
-  p.reason = std::move(reason);
-  return p;
-}
-
-Prediction Micros(double us) {
-  Prediction p;
-  p.simulated = true;
-  p.predicted_us = us;
-  return p;
-}
+Prediction Failed(std::string reason) { return Prediction::NotSimulated(std::move(reason)); }
+Prediction Micros(double us) { return Prediction::Of(us); }
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -16,18 +16,8 @@
 namespace specsim::calib {
 namespace {
 
-Prediction NotSimulated(std::string reason) {
-  Prediction p;
-  p.reason = std::move(reason);
-  return p;
-}
-
-Prediction Us(double ns) {
-  Prediction p;
-  p.simulated = true;
-  p.predicted_us = ns * 1e-3;
-  return p;
-}
+Prediction NotSimulated(std::string reason) { return Prediction::NotSimulated(std::move(reason)); }
+Prediction Us(double ns) { return Prediction::Of(ns * 1e-3); }
 
 bool IsHostToDevice(trace::Direction d) { return d == trace::DIRECTION_H2D; }
 

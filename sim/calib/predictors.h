@@ -36,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "sim/calib/params.h"
 #include "sim/coll/collective_planner.h"
@@ -50,6 +51,9 @@ struct Prediction {
   bool simulated = false;
   double predicted_us = 0;
   std::string reason;  // when !simulated
+
+  static Prediction Of(double us) { return {true, us, ""}; }
+  static Prediction NotSimulated(std::string why) { return {false, 0, std::move(why)}; }
 };
 
 // The kernel a GEMM, attention or RMSNorm item runs, or the reason it is not simulated.

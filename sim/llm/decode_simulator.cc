@@ -336,20 +336,16 @@ const std::vector<std::string>& CyclePhases() {
 constexpr int kPhaseDecode = 0, kPhaseStepHost = 1;
 }  // namespace
 
-StatusOr<const TimelineProgram*> DecodeSimulator::StepProgram() {
-  if (step_program_) return &*step_program_;
+StatusOr<TimelineProgram> DecodeSimulator::BuildStepProgram() {
   TimelineProgram p;
   p.phases = {"decode", "host"};
   RETURN_IF_ERROR(AppendPass(PassKind::kTargetDecode, 1, kPhaseDecode, &p));
   AppendHostSide(setup_.framework ? setup_.framework->decode_step_host_us : 0.0,
                  !setup_.framework || setup_.framework->sync_each_step, kPhaseStepHost, &p);
-  step_program_ = MergeGraphKernels(p, HostModelOf().graph_gap_ps);
-  return &*step_program_;
+  return p;
 }
 
-StatusOr<const TimelineProgram*> DecodeSimulator::CycleProgram(int accepted) {
-  auto it = cycle_programs_.find(accepted);
-  if (it != cycle_programs_.end()) return &it->second;
+StatusOr<TimelineProgram> DecodeSimulator::BuildCycleProgram(int accepted) {
   const SpeculationSettings& spec = setup_.speculation;
   TimelineProgram p;
   p.phases = CyclePhases();
@@ -358,7 +354,28 @@ StatusOr<const TimelineProgram*> DecodeSimulator::CycleProgram(int accepted) {
                  !setup_.framework || setup_.framework->sync_each_cycle, kPhaseHost, &p);
   RETURN_IF_ERROR(AppendPass(PassKind::kDraftExtend, TokensPerCycle(accepted), kPhaseExtend, &p));
   for (int i = 0; i < spec.num_steps - 1; ++i) RETURN_IF_ERROR(AppendPass(PassKind::kDraftStep, spec.topk, kPhaseDraft, &p));
-  auto [pos, inserted] = cycle_programs_.emplace(accepted, MergeGraphKernels(p, HostModelOf().graph_gap_ps));
+  return p;
+}
+
+TimelineProgram DecodeSimulator::MergedForRuns(TimelineProgram p) const {
+  // Merging a graph segment's kernels gives the same clocks only when each kernel's time is not
+  // drawn on its own (rank_timeline.h).
+  if (setup_.gpu_variation.kernel_sigma > 0) return p;
+  return MergeGraphKernels(p, HostModelOf().graph_gap_ps);
+}
+
+StatusOr<const TimelineProgram*> DecodeSimulator::StepProgram() {
+  if (step_program_) return &*step_program_;
+  ASSIGN_OR_RETURN(TimelineProgram p, BuildStepProgram());
+  step_program_ = MergedForRuns(std::move(p));
+  return &*step_program_;
+}
+
+StatusOr<const TimelineProgram*> DecodeSimulator::CycleProgram(int accepted) {
+  auto it = cycle_programs_.find(accepted);
+  if (it != cycle_programs_.end()) return &it->second;
+  ASSIGN_OR_RETURN(TimelineProgram p, BuildCycleProgram(accepted));
+  auto [pos, inserted] = cycle_programs_.emplace(accepted, MergedForRuns(std::move(p)));
   return &pos->second;
 }
 
@@ -376,7 +393,7 @@ StatusOr<PassTiming> DecodeSimulator::SimulatePass(PassKind kind, int tokens_per
     collectives += s.kind == TimelineStep::Kind::kCollective;
   }
   const int runs = Deterministic() ? 1 : 32;
-  const TimelineProgram merged = MergeGraphKernels(p, HostModelOf().graph_gap_ps);
+  const TimelineProgram merged = MergedForRuns(p);
   RankTimelines tl(setup_.parallel.tp, HostModelOf(), setup_.gpu_variation, setup_.pacing_seed);
   std::vector<PhaseAccount> acc;
   double total = 0;
@@ -426,23 +443,16 @@ StatusOr<std::vector<TimelineSlice>> DecodeSimulator::PassTimeline(PassKind kind
 
 StatusOr<std::vector<RankSlice>> DecodeSimulator::LoopTimeline(int steps, bool speculative, int accepted) {
   if (steps < 1) return InvalidArgumentError("timeline: steps must be >= 1");
+  // Unmerged: the trace shows every kernel of a graph segment.
   TimelineProgram p;
   if (speculative) {
     const SpeculationSettings& spec = setup_.speculation;
     if (spec.method == SpeculationMethod::kNone) return InvalidArgumentError("timeline: no speculation configured");
     if (accepted < 0 || accepted > MaxAcceptedPerCycle(spec.num_steps, spec.num_draft_tokens))
       return InvalidArgumentError("timeline: accepted = " + std::to_string(accepted) + " out of range");
-    p.phases = CyclePhases();
-    RETURN_IF_ERROR(AppendPass(PassKind::kVerify, spec.num_draft_tokens, kPhaseVerify, &p));
-    AppendHostSide(setup_.framework ? setup_.framework->spec_cycle_host_us : 0.0,
-                 !setup_.framework || setup_.framework->sync_each_cycle, kPhaseHost, &p);
-    RETURN_IF_ERROR(AppendPass(PassKind::kDraftExtend, TokensPerCycle(accepted), kPhaseExtend, &p));
-    for (int i = 0; i < spec.num_steps - 1; ++i) RETURN_IF_ERROR(AppendPass(PassKind::kDraftStep, spec.topk, kPhaseDraft, &p));
+    ASSIGN_OR_RETURN(p, BuildCycleProgram(accepted));
   } else {
-    p.phases = {"decode", "host"};
-    RETURN_IF_ERROR(AppendPass(PassKind::kTargetDecode, 1, kPhaseDecode, &p));
-    AppendHostSide(setup_.framework ? setup_.framework->decode_step_host_us : 0.0,
-                 !setup_.framework || setup_.framework->sync_each_step, kPhaseStepHost, &p);
+    ASSIGN_OR_RETURN(p, BuildStepProgram());
   }
   RankTimelines tl(setup_.parallel.tp, HostModelOf(), setup_.gpu_variation, setup_.pacing_seed);
   tl.Run(p);  // warm-up: the loop's steady state

@@ -198,6 +198,14 @@ class DecodeSimulator {
   Status AppendPass(PassKind kind, int tokens_per_sequence, int phase, TimelineProgram* program);
   // The loop's host side after a pass: a sync (when the framework reads back: `sync`) and its host work.
   void AppendHostSide(double host_us, bool sync, int phase, TimelineProgram* program) const;
+  // One plain decode step / one speculative cycle with `accepted` draft tokens accepted, as the
+  // rank timelines run it: the passes in their capture modes and the loop's host side.
+  StatusOr<TimelineProgram> BuildStepProgram();
+  StatusOr<TimelineProgram> BuildCycleProgram(int accepted);
+  // `p` with each graph segment's kernels merged (MergeGraphKernels) where that keeps the clocks
+  // (no per-kernel GPU variation).
+  TimelineProgram MergedForRuns(TimelineProgram p) const;
+  // The built programs, merged where possible, memoized.
   StatusOr<const TimelineProgram*> StepProgram();
   StatusOr<const TimelineProgram*> CycleProgram(int accepted);
   bool Deterministic() const;

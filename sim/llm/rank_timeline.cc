@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "sim/core/check.h"
 
@@ -154,13 +155,14 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
     add_slice(r, true, s.label.empty() ? "issue" : s.label, "launch", h0, host_[r]);
     return std::max(gpu_clk_[r] + hm.eager_gap_ps, host_[r]);
   };
+  // The ranks a step runs on, [first, last): every rank, or its one rank.
+  auto rank_range = [n](const TimelineStep& s) { return s.rank >= 0 ? std::pair{s.rank, s.rank + 1} : std::pair{0, n}; };
   for (const TimelineStep& s : program.steps) {
     PhaseAccount* acc = accounts != nullptr ? &(*accounts)[s.phase] : nullptr;
     const SimTime before0 = std::max(host_[0], gpu_clk_[0]);
     switch (s.kind) {
       case TimelineStep::Kind::kKernel: {
-        for (int r = 0; r < n; ++r) {
-          if (s.rank >= 0 && r != s.rank) continue;
+        for (auto [r, end] = rank_range(s); r < end; ++r) {
           const SimTime start = make_ready(s, r);
           const SimTime d = static_cast<SimTime>(std::llround(static_cast<double>(s.device_ps) * KernelFactor(r)));
           gpu_clk_[r] = start + d + s.fixed_gpu_ps;
@@ -194,8 +196,7 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
         break;
       }
       case TimelineStep::Kind::kGraphLaunch: {
-        for (int r = 0; r < n; ++r) {
-          if (s.rank >= 0 && r != s.rank) continue;
+        for (auto [r, end] = rank_range(s); r < end; ++r) {
           const SimTime h0 = host_[r];
           host_[r] += hm.graph_launch_ps + s.host_ps + Draw(r);
           launched_[r] = host_[r];
@@ -204,8 +205,7 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
         break;
       }
       case TimelineStep::Kind::kHostSync: {
-        for (int r = 0; r < n; ++r) {
-          if (s.rank >= 0 && r != s.rank) continue;
+        for (auto [r, end] = rank_range(s); r < end; ++r) {
           const SimTime h0 = host_[r];
           host_[r] = std::max(host_[r], gpu_clk_[r]) + hm.sync_wake_ps + s.host_ps;
           add_slice(r, true, s.label.empty() ? "sync" : s.label, "sync", h0, host_[r]);
@@ -213,8 +213,7 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
         break;
       }
       case TimelineStep::Kind::kHostWork: {
-        for (int r = 0; r < n; ++r) {
-          if (s.rank >= 0 && r != s.rank) continue;
+        for (auto [r, end] = rank_range(s); r < end; ++r) {
           const SimTime h0 = host_[r];
           host_[r] += s.host_ps + Draw(r);
           if (s.host_exp_mean_us > 0) {

@@ -544,7 +544,6 @@ struct Fitter {
       return p;
     };
     LinearSolution s;
-    LinearProblem last;
     std::vector<bool> ever_determined(k, false), ever_had_items(k, false);
     std::vector<int> points(k, 0);
     for (int round = 0; round < 12; ++round) {
@@ -586,11 +585,10 @@ struct Fitter {
         }
         ever_had_items[j] = ever_had_items[j] || s.has_items[j];
       }
-      last = p;
       double change = 0;
       for (int j = 0; j < k; ++j) {
         if (!s.determined[j]) continue;
-        // Damping: move at most halfway to a bound, and at most 4x or 1/4 of a positive value.
+        // Damping: stay within [lo, hi], and move a positive value by at most 4x or 1/4 per round.
         double next = std::clamp(s.x[j], unknowns[j].lo, unknowns[j].hi);
         if (theta[j] > 0) next = std::clamp(next, theta[j] / 4, theta[j] * 4);
         change = std::max(change, std::abs(next - theta[j]) / std::max(std::abs(theta[j]), 1e-9));

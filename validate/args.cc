@@ -107,6 +107,9 @@ kernels, a synthetic decode loop, multi-rank host pacing) and writes a measureme
   --context N        decode KV tokens per sequence (default 2048)
   --draft-steps S    speculative draft depth, verify N = S+1 tokens (default 3)
   --accept P         per-position draft acceptance probability (default 0.7)
+  --verify-widths L  query tokens per sequence of the verify-width sweeps: attention in kernels, one
+                     target forward in decode (default 1,2,4,8,16,32,64,128; each in [1, 256])
+  --verify-batch L   batch sizes of the verify-width sweeps (default 1,8)
   --seed N           seed for data, weights, acceptance draws and host-cost draws (default 1234)
   --nccl-log LIST    NCCL logs (comma-separated files) of an earlier run with NCCL_DEBUG=INFO
                      NCCL_DEBUG_SUBSYS=TUNING NCCL_DEBUG_FILE=...: the algorithm, protocol and channels
@@ -123,7 +126,7 @@ StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
   const std::vector<std::string> value_flags{"--suites", "--out", "--model", "--draft-model", "--tp", "--gpus",
                                              "--iters", "--warmup", "--seed", "--max-bytes",
                                              "--timeout", "--batch", "--context", "--draft-steps",
-                                             "--accept", "--nccl-log"};
+                                             "--accept", "--nccl-log", "--verify-widths", "--verify-batch"};
   auto contains = [](const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
   };
@@ -197,6 +200,13 @@ StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
       if (!l.ok()) return l.status().Annotate("--batch");
       for (int b : *l) if (b < 1 || b > 1024) return InvalidArgument("--batch: each in [1, 1024]");
       o.decode_batches = *l;
+    } else if (flag == "--verify-widths" || flag == "--verify-batch") {
+      auto l = ParseIntList(value);
+      if (!l.ok()) return l.status().Annotate(flag);
+      const int hi = flag == "--verify-widths" ? 256 : 1024;
+      for (int v : *l)
+        if (v < 1 || v > hi) return InvalidArgument(flag + ": each in [1, " + std::to_string(hi) + "], got " + std::to_string(v));
+      (flag == "--verify-widths" ? o.verify_widths : o.verify_batches) = *l;
     } else if (flag == "--context") {
       ASSIGN_OR_RETURN(o.decode_context, ParseInt64(flag, value, 1, 1 << 20));
     } else if (flag == "--draft-steps") {

@@ -35,6 +35,10 @@ struct Options {
   std::vector<int> decode_batches{1, 8, 32};       // --batch
   int64_t decode_context = 2048;                   // --context: KV tokens per sequence
   int draft_steps = 3;                             // --draft-steps (EAGLE topk=1: N = S + 1)
+  // Verify-width sweeps (kernels: attention; decode: one target forward over batch x q tokens):
+  // query tokens per sequence and the batches they run at.
+  std::vector<int> verify_widths{1, 2, 4, 8, 16, 32, 64, 128};  // --verify-widths
+  std::vector<int> verify_batches{1, 8};           // --verify-batch
   double acceptance_p = 0.7;                       // --accept: per-position acceptance
   // --nccl-log: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING logs of an earlier run with the same NCCL
   // environment and sizes; their picks are written into the NCCL collective items (nccl_log.h).

@@ -1,4 +1,6 @@
-// Decode attention over a KV cache, flash-decoding style.
+// Reference decode attention over a KV cache on CUDA cores, flash-decoding style (implementation
+// "simt_reference": every head size, MLA's latent cache included; far from the bandwidth of the
+// tensor-core kernel in flash_attention_kernels.cu, kept as a second implementation and for MLA).
 //
 // Grid: (seqs * kv_heads * head_groups, splits). A block of 4 warps takes GT (query token, q head)
 // pairs of one sequence that share one KV head, and one contiguous chunk of the context; each warp walks every 4th token of the chunk,
@@ -42,11 +44,13 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionKernel(AttentionArgs a, 
   const int64_t vstride = a.v == a.k ? a.head_dim : a.v_head_dim;
   const int64_t qstride = a.q_row_stride ? a.q_row_stride : int64_t(a.q_heads) * a.head_dim;
   int vrow[GT], vhead[GT];
+  int64_t limit[GT];  // causal: query token j of the sequence sees positions <= context - q + j
 #pragma unroll
   for (int g = 0; g < GT; ++g) {
     const int vh = min(v0 + g, V - 1);
     vrow[g] = seq * a.q_per_seq + vh / G;
     vhead[g] = kvh * G + vh % G;
+    limit[g] = a.context - a.q_per_seq + vh / G;
   }
 
   float q[GT][EPL];
@@ -78,6 +82,7 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionKernel(AttentionArgs a, 
       for (int e = 0; e < EPL; ++e) vx[e] = 0;
 #pragma unroll
     for (int g = 0; g < GT; ++g) {
+      if (t > limit[g]) continue;  // uniform across the warp
       float s = 0;
 #pragma unroll
       for (int e = 0; e < EPL; ++e) s += q[g][e] * kx[e];
@@ -159,7 +164,6 @@ template <int EPL, int GT>
 cudaError_t Launch(const AttentionArgs& a, cudaStream_t stream) {
   const int G = a.q_heads / a.kv_heads;
   const int groups = (G * a.q_per_seq + GT - 1) / GT;
-  const int rows = a.seqs * a.q_per_seq;
   dim3 grid(a.seqs * a.kv_heads * groups, a.splits);
   size_t smem = sizeof(float) * kWarps * GT * (2 + 32 * EPL);
   if (smem > 48 * 1024) {
@@ -171,17 +175,21 @@ cudaError_t Launch(const AttentionArgs& a, cudaStream_t stream) {
   AttentionKernel<EPL, GT><<<grid, kWarps * 32, smem, stream>>>(a, groups, scale);
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess || a.splits == 1) return e;
-  CombineKernel<<<rows * a.q_heads, 128, 0, stream>>>(a);
-  return cudaGetLastError();
+  return LaunchAttentionCombine(a, stream);
 }
 
 }  // namespace
+
+cudaError_t LaunchAttentionCombine(const AttentionArgs& a, cudaStream_t stream) {
+  CombineKernel<<<a.seqs * a.q_per_seq * a.q_heads, 128, 0, stream>>>(a);
+  return cudaGetLastError();
+}
 
 int64_t AttentionWorkspaceBytes(int rows, int q_heads, int v_head_dim, int splits) {
   return static_cast<int64_t>(rows) * q_heads * splits * (2 + v_head_dim) * sizeof(float);
 }
 
-cudaError_t LaunchDecodeAttention(const AttentionArgs& a, cudaStream_t stream) {
+cudaError_t LaunchReferenceAttention(const AttentionArgs& a, cudaStream_t stream) {
   if (a.kv_heads < 1 || a.q_heads % a.kv_heads != 0 || a.splits < 1 || a.context < 1 ||
       a.v_head_dim > a.head_dim)
     return cudaErrorInvalidValue;

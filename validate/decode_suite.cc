@@ -283,8 +283,12 @@ class DecodeRunner {
  public:
   DecodeRunner(Context& ctx, const trace::ModelShape& shape, int tp) : ctx_(ctx), shape_(shape), tp_(tp) {}
 
-  Status Build(int max_batch, int verify_n, int* layers_run);
-  Status RunConfig(int batch, Capture capture, bool spec);
+  // max_batch: the most sequences (KV caches); max_tokens: the most tokens one forward runs.
+  Status Build(int max_batch, int max_tokens, int verify_n, int* layers_run);
+  // One item: plain steps (spec false; qps > 1: a verify-width sweep point, one target forward over
+  // batch x qps tokens with the tokens read back, as a verify pass without the draft) or speculative
+  // cycles.
+  Status RunConfig(int batch, Capture capture, bool spec, int qps = 1);
   int64_t pool() const { return ranks_.empty() ? 0 : ranks_[0]->pool; }
   // After a hang: tears the communicators down so that no kernel stays blocked on a peer.
   void AbortComms() { comms_.Abort(); }
@@ -297,11 +301,14 @@ class DecodeRunner {
   Status Moe(RankModel& m, Layer& L, int64_t T);
   Status AllReduce(RankModel& m, void* buf, int64_t count);
   Status Step(RankModel& m, int batch, bool spec, Capture capture, const StepGraphs& g, PhaseRec* ph,
-              double* host_accept_us);
-  int Splits(int64_t seqs, int64_t kv_heads, int64_t q_heads, int qps, int gt) const {
-    const int64_t blocks = seqs * kv_heads * ((q_heads / kv_heads * qps + gt - 1) / gt);
-    return static_cast<int>(std::clamp<int64_t>((2 * sm_count_ + blocks - 1) / blocks, 1,
-                                                std::min<int64_t>(kMaxSplits, std::max<int64_t>(1, context_ / 256))));
+              double* host_accept_us, int qps = 1);
+  // The attention kernel as the kernels suite runs it (ProductionAttentionImpl, AttentionSplits),
+  // with at most kMaxSplits splits (the workspace's size).
+  Status Attend(AttentionArgs& aa, cudaStream_t s) const {
+    const AttentionImpl impl = ProductionAttentionImpl(aa.head_dim, aa.v_head_dim, aa.k == aa.v);
+    aa.splits = std::min(kMaxSplits, AttentionSplits(impl, aa, sm_count_));
+    CUDA_RETURN_IF_ERROR(LaunchAttention(impl, aa, s));
+    return Status::Ok();
   }
 
   Context& ctx_;
@@ -318,7 +325,7 @@ class DecodeRunner {
   std::mt19937_64 rng_;
 };
 
-Status DecodeRunner::Build(int max_batch, int verify_n, int* layers_run) {
+Status DecodeRunner::Build(int max_batch, int max_tokens, int verify_n, int* layers_run) {
   const int n = tp_;
   const auto& c = shape_;
   auto split = [&](int64_t v, const char* what) -> StatusOr<int64_t> {
@@ -367,7 +374,7 @@ Status DecodeRunner::Build(int max_batch, int verify_n, int* layers_run) {
   context_ = ctx_.opt.decode_context;
   verify_n_ = verify_n;
   sm_count_ = ctx_.props[0].multiProcessorCount;
-  max_tokens_ = max_batch * verify_n;
+  max_tokens_ = max_tokens;
   rng_.seed(ctx_.opt.seed * 1000003 + 17);
   const int64_t T = max_tokens_;
   const int64_t max_slots = T * d_.topk + d_.experts;
@@ -540,14 +547,12 @@ Status DecodeRunner::GqaAttention(RankModel& m, Layer& L, int seqs, int qps, boo
     aa.v_head_dim = static_cast<int>(k.hd);
     aa.context = context_;
     aa.q_row_stride = k.qkv_n();
-    aa.splits = Splits(seqs, k.kv_heads, k.q_heads, qps, 8);
     aa.q = m.qkv_out.data();
     aa.k = L.k_cache.data();
     aa.v = L.v_cache.data();
     aa.out = m.attn_out.data();
     aa.workspace = m.ws.data();
-    CUDA_RETURN_IF_ERROR(LaunchDecodeAttention(aa, s));
-    return Status::Ok();
+    return Attend(aa, s);
   }));
   return GemmBf16(m.blas.get(), m.attn_out.data(), L.o, m.x.data(), T, m.d.h, k.q_dim());
 }
@@ -593,13 +598,12 @@ Status DecodeRunner::MlaAttention(RankModel& m, Layer& L, int seqs, int qps, Pie
     aa.head_dim = static_cast<int>(lat);
     aa.v_head_dim = static_cast<int>(d.kv_lora);
     aa.context = context_;
-    aa.splits = Splits(seqs, 1, H, qps, 2);
     aa.q = m.q_full.data();
     aa.k = L.k_cache.data();
     aa.v = L.k_cache.data();
     aa.out = m.attn_lat.data();
     aa.workspace = m.ws.data();
-    CUDA_RETURN_IF_ERROR(LaunchDecodeAttention(aa, s));
+    RETURN_IF_ERROR(Attend(aa, s));
     // attn_out[t][head][0:vdim] = attn_lat[t][head] * W_vc[head]^T.
     return GemmBf16StridedBatched(h, m.attn_lat.data(), H * d.kv_lora, d.kv_lora, L.w_vc, d.vdim * d.kv_lora,
                                   m.attn_out.data(), H * d.vdim, d.vdim, T, d.vdim, d.kv_lora, H);
@@ -702,7 +706,7 @@ Status DecodeRunner::Forward(RankModel& m, int seqs, int qps, bool draft, PhaseR
 
 // One plain step or one speculative cycle on one rank, ending with the tokens on the host.
 Status DecodeRunner::Step(RankModel& m, int batch, bool spec, Capture capture, const StepGraphs& g, PhaseRec* ph,
-                          double* host_accept_us) {
+                          double* host_accept_us, int qps) {
   cudaStream_t s = m.stream.get();
   const int S = ctx_.opt.draft_steps;
   auto read_tokens = [&](int64_t count) -> Status {
@@ -712,8 +716,8 @@ Status DecodeRunner::Step(RankModel& m, int batch, bool spec, Capture capture, c
   if (!spec) {
     if (capture == Capture::kGraph) RETURN_IF_ERROR(g.whole[0].Launch(s));
     else if (capture == Capture::kPiecewise) RETURN_IF_ERROR(g.plain.Replay(s));
-    else RETURN_IF_ERROR(Forward(m, batch, 1, false, ph));
-    return read_tokens(batch);
+    else RETURN_IF_ERROR(Forward(m, batch, qps, false, ph));
+    return read_tokens(int64_t(batch) * qps);
   }
   // Draft forwards and verify.
   if (capture == Capture::kGraph) {
@@ -746,7 +750,7 @@ Status DecodeRunner::Step(RankModel& m, int batch, bool spec, Capture capture, c
   return SyncStream(m.device, s, ctx_.opt.collective_timeout_s, "draft extend");
 }
 
-Status DecodeRunner::RunConfig(int batch, Capture capture, bool spec) {
+Status DecodeRunner::RunConfig(int batch, Capture capture, bool spec, int qps) {
   const int n = tp_;
   const int S = ctx_.opt.draft_steps;
   TimingConfig cfg = ctx_.Timing(3, 30);
@@ -759,7 +763,7 @@ Status DecodeRunner::RunConfig(int batch, Capture capture, bool spec) {
     StepGraphs& g = graphs[r];
     if (capture == Capture::kGraph) {
       if (!spec) {
-        ASSIGN_OR_RETURN(GraphExec e, GraphExec::Capture(m.device, m.stream.get(), [&] { return Forward(m, batch, 1, false, &none); }));
+        ASSIGN_OR_RETURN(GraphExec e, GraphExec::Capture(m.device, m.stream.get(), [&] { return Forward(m, batch, qps, false, &none); }));
         g.whole.push_back(std::move(e));
       } else {
         ASSIGN_OR_RETURN(GraphExec e0, GraphExec::Capture(m.device, m.stream.get(), [&]() -> Status {
@@ -778,7 +782,7 @@ Status DecodeRunner::RunConfig(int batch, Capture capture, bool spec) {
         });
       };
       if (!spec) {
-        ASSIGN_OR_RETURN(g.plain, pieces(1, false));
+        ASSIGN_OR_RETURN(g.plain, pieces(qps, false));
       } else {
         if (S > 1) {
           ASSIGN_OR_RETURN(g.draft, pieces(1, true));
@@ -787,10 +791,10 @@ Status DecodeRunner::RunConfig(int batch, Capture capture, bool spec) {
         ASSIGN_OR_RETURN(g.extend, pieces(verify_n_, true));
       }
     }
-    for (int i = 0; i < cfg.warmup; ++i) RETURN_IF_ERROR(Step(m, batch, spec, capture, g, &none, nullptr));
+    for (int i = 0; i < cfg.warmup; ++i) RETURN_IF_ERROR(Step(m, batch, spec, capture, g, &none, nullptr, qps));
     for (int i = 0; i < cfg.iters; ++i) {
       auto a = std::chrono::steady_clock::now();
-      RETURN_IF_ERROR(Step(m, batch, spec, capture, g, &none, nullptr));
+      RETURN_IF_ERROR(Step(m, batch, spec, capture, g, &none, nullptr, qps));
       per_rank[r].push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a).count());
     }
     return Status::Ok();
@@ -822,7 +826,7 @@ Status DecodeRunner::RunConfig(int batch, Capture capture, bool spec) {
           ph.fine = !spec;
         }
         RETURN_IF_ERROR(ph.Start());
-        RETURN_IF_ERROR(Step(m, batch, spec, Capture::kEager, none_g, &ph, r == 0 ? &accept_us : nullptr));
+        RETURN_IF_ERROR(Step(m, batch, spec, Capture::kEager, none_g, &ph, r == 0 ? &accept_us : nullptr, qps));
         RETURN_IF_ERROR(ph.Flush());
       }
       return Status::Ok();
@@ -848,8 +852,9 @@ Status DecodeRunner::RunConfig(int batch, Capture capture, bool spec) {
   }
 
   auto* it = ctx_.NewItem(trace::SUITE_DECODE, spec ? trace::KIND_SPEC_CYCLE : trace::KIND_DECODE_STEP,
-                          "decode/" + shape_.name() + "/tp" + std::to_string(tp_) + (spec ? "/spec" : "/plain") +
-                              "/" + CaptureName(capture) + "/b" + std::to_string(batch));
+                          "decode/" + shape_.name() + "/tp" + std::to_string(tp_) +
+                              (spec ? "/spec" : qps > 1 ? "/verify" : "/plain") + "/" + CaptureName(capture) + "/b" +
+                              std::to_string(batch) + (qps > 1 ? "/q" + std::to_string(qps) : ""));
   auto* p = it->mutable_decode();
   p->set_model(shape_.name());
   p->set_tp(tp_);
@@ -873,12 +878,20 @@ Status DecodeRunner::RunConfig(int batch, Capture capture, bool spec) {
     p->set_draft_file(shape_.draft_file());
   }
   p->set_attention(shape_.mla() ? "mla_absorbed" : "gqa");
+  p->set_query_tokens(spec ? verify_n_ : qps);
+  {
+    const bool shared = shape_.mla();
+    const int hd = shared ? static_cast<int>(d_.latent()) : static_cast<int>(d_.hd);
+    const int vd = shared ? static_cast<int>(d_.kv_lora) : hd;
+    p->set_attention_implementation(AttentionImplName(ProductionAttentionImpl(hd, vd, shared)));
+  }
+  p->set_gemm_library("cublasGemmEx");
   int dense_run = 0, moe_run = 0;
   for (const auto& l : ranks_[0]->layers) (l.kind.moe ? moe_run : dense_run)++;
   p->set_dense_layers_run(dense_run);
   p->set_moe_layers_run(moe_run);
   if (shape_.num_experts() > 0) {
-    const int64_t t = int64_t(batch) * (spec ? verify_n_ : 1);
+    const int64_t t = int64_t(batch) * (spec ? verify_n_ : qps);
     const int ed = ExpectedDistinctExperts(shape_.num_experts(), shape_.experts_per_token(), t);
     p->set_routed_experts_per_layer(ed);
     p->set_rows_per_expert(static_cast<int>((t * shape_.experts_per_token() + ed - 1) / ed));
@@ -908,13 +921,18 @@ Status RunDecodeSuite(Context& ctx) {
   if (tp > ctx.n())
     return InvalidArgument("--tp " + std::to_string(tp) + " needs " + std::to_string(tp) + " GPUs, " +
                            std::to_string(ctx.n()) + " used");
-  const int max_batch = *std::max_element(ctx.opt.decode_batches.begin(), ctx.opt.decode_batches.end());
   const int verify_n = ctx.opt.draft_steps + 1;
+  int max_batch = *std::max_element(ctx.opt.decode_batches.begin(), ctx.opt.decode_batches.end());
+  int max_tokens = max_batch * verify_n;
+  for (int b : ctx.opt.verify_batches) {
+    max_batch = std::max(max_batch, b);
+    for (int q : ctx.opt.verify_widths) max_tokens = std::max(max_tokens, b * q);
+  }
   for (const trace::ModelShape& shape : ctx.trace->models()) {
     const std::string& name = shape.name();
     DecodeRunner runner(ctx, shape, tp);
     int layers_run = 0;
-    Status st = runner.Build(max_batch, verify_n, &layers_run);
+    Status st = runner.Build(max_batch, max_tokens, verify_n, &layers_run);
     if (!st.ok()) {
       if (st.code() == StatusCode::kOutOfMemory || st.code() == StatusCode::kInvalidArgument) {
         ctx.Note(trace::Note::WARNING, kSuite, name + " skipped: " + st.message());
@@ -948,6 +966,23 @@ Status RunDecodeSuite(Context& ctx) {
           }
           RETURN_IF_ERROR(rs.Annotate(name + " batch " + std::to_string(b)));
         }
+    // The verify-width sweep: one target forward over b x q tokens, graph and eager (q = 1 is the
+    // plain step above when b is one of --batch).
+    for (int b : ctx.opt.verify_batches)
+      for (int q : ctx.opt.verify_widths) {
+        const bool measured = q == 1 && std::find(ctx.opt.decode_batches.begin(), ctx.opt.decode_batches.end(), b) !=
+                                            ctx.opt.decode_batches.end();
+        if (measured) continue;
+        for (Capture capture : {Capture::kEager, Capture::kGraph}) {
+          Status rs = runner.RunConfig(b, capture, false, q);
+          if (rs.code() == StatusCode::kDeadlineExceeded) {
+            ctx.Note(trace::Note::ERROR, kSuite, name + ": decode hung, communicators aborted: " + rs.message());
+            runner.AbortComms();
+            return Status::Ok();
+          }
+          RETURN_IF_ERROR(rs.Annotate(name + " verify sweep batch " + std::to_string(b) + " q " + std::to_string(q)));
+        }
+      }
   }
   return Status::Ok();
 }

@@ -74,7 +74,10 @@ std::vector<uint16_t> Download(const DeviceBuffer& b, size_t n) {
   return v;
 }
 
-void CheckAttention(int seqs, int qps, int q_heads, int kv_heads, int hd, int vd, bool shared, int64_t ctx, int splits) {
+// Against a double-precision CPU reference, causal among the qps query tokens of a sequence (token j
+// sees cache positions t <= ctx - qps + j).
+void CheckAttention(AttentionImpl impl, int seqs, int qps, int q_heads, int kv_heads, int hd, int vd, bool shared,
+                    int64_t ctx, int splits) {
   const int rows = seqs * qps;
   auto q = RandomBf(size_t(rows) * q_heads * hd, 1, 1.0f);
   auto k = RandomBf(size_t(seqs) * kv_heads * ctx * hd, 2, 1.0f);
@@ -97,18 +100,19 @@ void CheckAttention(int seqs, int qps, int q_heads, int kv_heads, int hd, int vd
   a.v_head_dim = vd;
   a.context = ctx;
   a.splits = splits;
-  ASSERT_EQ(LaunchDecodeAttention(a, 0), cudaSuccess);
+  ASSERT_EQ(LaunchAttention(impl, a, 0), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   auto got = Download(*out, size_t(rows) * q_heads * vd);
   const int64_t vstride = shared ? hd : vd;
   double max_err = 0;
   for (int r = 0; r < rows; ++r) {
     const int s = r / qps;
+    const int64_t visible = ctx - qps + r % qps + 1;
     for (int h = 0; h < q_heads; ++h) {
       const int kvh = h / (q_heads / kv_heads);
-      std::vector<double> sc(ctx);
+      std::vector<double> sc(visible);
       double mx = -1e300;
-      for (int64_t t = 0; t < ctx; ++t) {
+      for (int64_t t = 0; t < visible; ++t) {
         double dot = 0;
         for (int d = 0; d < hd; ++d)
           dot += Bf(q[(size_t(r) * q_heads + h) * hd + d]) * Bf(k[((size_t(s) * kv_heads + kvh) * ctx + t) * hd + d]);
@@ -119,22 +123,47 @@ void CheckAttention(int seqs, int qps, int q_heads, int kv_heads, int hd, int vd
       for (auto& x : sc) sum += (x = std::exp(x - mx));
       for (int d = 0; d < vd; ++d) {
         double acc = 0;
-        for (int64_t t = 0; t < ctx; ++t) acc += sc[t] * Bf(v[((size_t(s) * kv_heads + kvh) * ctx + t) * vstride + d]);
+        for (int64_t t = 0; t < visible; ++t) acc += sc[t] * Bf(v[((size_t(s) * kv_heads + kvh) * ctx + t) * vstride + d]);
         double ref = acc / sum;
         max_err = std::max(max_err, std::abs(ref - Bf(got[(size_t(r) * q_heads + h) * vd + d])));
       }
     }
   }
-  EXPECT_LT(max_err, 0.02) << "seqs " << seqs << " hd " << hd << " splits " << splits;
+  EXPECT_LT(max_err, 0.02) << AttentionImplName(impl) << " seqs " << seqs << " q " << qps << " hd " << hd << " ctx "
+                           << ctx << " splits " << splits;
 }
 
-TEST(GpuKernels, AttentionMatchesCpuReference) {
+TEST(GpuKernels, ReferenceAttentionMatchesCpuReference) {
   REQUIRE_GPU();
-  CheckAttention(2, 1, 8, 2, 128, 128, false, 300, 1);
-  CheckAttention(2, 2, 8, 2, 128, 128, false, 300, 3);
-  CheckAttention(1, 1, 32, 8, 128, 128, false, 1000, 4);
-  CheckAttention(1, 4, 32, 8, 128, 128, false, 500, 2);  // verify: 4 query tokens, 2 head groups
-  CheckAttention(1, 2, 4, 1, 576, 512, true, 200, 2);  // MLA latent cache
+  const AttentionImpl r = AttentionImpl::kSimtReference;
+  CheckAttention(r, 2, 1, 8, 2, 128, 128, false, 300, 1);
+  CheckAttention(r, 2, 2, 8, 2, 128, 128, false, 300, 3);
+  CheckAttention(r, 1, 1, 32, 8, 128, 128, false, 1000, 4);
+  CheckAttention(r, 1, 4, 32, 8, 128, 128, false, 500, 2);  // verify: 4 query tokens, 2 head groups
+  CheckAttention(r, 1, 2, 4, 1, 576, 512, true, 200, 2);    // MLA latent cache
+}
+
+TEST(GpuKernels, FlashMmaAttentionMatchesCpuReference) {
+  REQUIRE_GPU();
+  const AttentionImpl f = AttentionImpl::kFlashMma;
+  CheckAttention(f, 2, 1, 8, 2, 128, 128, false, 300, 1);     // 4 rows: one 16-row tile, 4 warps split tokens
+  CheckAttention(f, 2, 2, 8, 2, 128, 128, false, 300, 3);     // 8 rows, 3 splits
+  CheckAttention(f, 1, 1, 32, 8, 128, 128, false, 1000, 4);
+  CheckAttention(f, 1, 8, 32, 8, 128, 128, false, 500, 2);    // 32 rows: 2 tiles per block
+  CheckAttention(f, 2, 16, 32, 8, 128, 128, false, 700, 1);   // 64 rows: 4 tiles per block
+  CheckAttention(f, 1, 20, 8, 2, 128, 128, false, 333, 8);    // 80 rows: 2 row blocks, empty splits
+  CheckAttention(f, 3, 5, 16, 16, 128, 128, false, 129, 2);   // MHA (G = 1), context just past 2 tiles
+  CheckAttention(f, 1, 64, 8, 2, 128, 128, false, 64, 1);     // q = context: the first token sees itself only
+}
+
+TEST(GpuKernels, FlashMmaRejectsWhatItCannotRun) {
+  REQUIRE_GPU();
+  AttentionArgs a;
+  a.head_dim = 576;
+  a.v_head_dim = 512;
+  EXPECT_EQ(LaunchFlashMmaAttention(a, 0), cudaErrorInvalidValue);  // MLA goes to simt_reference
+  EXPECT_EQ(ProductionAttentionImpl(576, 512, true), AttentionImpl::kSimtReference);
+  EXPECT_EQ(ProductionAttentionImpl(128, 128, false), AttentionImpl::kFlashMma);
 }
 
 TEST(GpuKernels, RmsNormMatchesCpuReference) {

@@ -71,12 +71,14 @@ cudaError_t LaunchOneShotAllreduce(const CustomAllreduceArgs& args, cudaStream_t
 // rank's reduced slice, barrier.
 cudaError_t LaunchTwoShotAllreduce(const CustomAllreduceArgs& args, cudaStream_t stream);
 
-// ---- attention (attention_kernels.cu) ----
-// Decode attention over a KV cache, bf16 in and out, fp32 softmax (flash-decoding split-K).
+// ---- attention (attention_kernels.cu, flash_attention_kernels.cu) ----
+// Attention over a KV cache, bf16 in and out, fp32 softmax (flash-decoding split-K), for q_per_seq
+// query tokens per sequence (1: decode; N: verify, causal among the N: token j of a sequence sees
+// cache positions t <= context - q_per_seq + j).
 // q: [rows][q_heads][head_dim] with rows = seqs * q_per_seq (row r belongs to sequence r / q_per_seq);
 // k: [seqs][kv_heads][context][head_dim]; v: likewise with v_head_dim, or v == k when kv_shared
 // (MLA latent cache: V is the first v_head_dim values of each cached row). out: [rows][q_heads][v_head_dim].
-// workspace: at least AttentionWorkspaceBytes(...) bytes. head_dim must be 128 or 576.
+// workspace: at least AttentionWorkspaceBytes(...) bytes when splits > 1.
 struct AttentionArgs {
   const void* q = nullptr;
   const void* k = nullptr;
@@ -89,7 +91,34 @@ struct AttentionArgs {
   int64_t q_row_stride = 0;  // elements between q rows; 0 = q_heads * head_dim (e.g. a fused qkv output row)
 };
 int64_t AttentionWorkspaceBytes(int rows, int q_heads, int v_head_dim, int splits);
-cudaError_t LaunchDecodeAttention(const AttentionArgs& a, cudaStream_t stream);
+
+// The attention implementations; each trace item records the one it ran (AttentionParams.implementation).
+enum class AttentionImpl {
+  // Tensor-core flash attention (flash_attention_kernels.cu): GQA rows packed into 16-row mma tiles,
+  // cp.async double-buffered 64-token K/V tiles. head_dim = v_head_dim = 128, separate K and V.
+  kFlashMma,
+  // CUDA-core reference (attention_kernels.cu): a warp per cached token, any head size the launcher
+  // takes (128, 576), MLA's shared latent cache included.
+  kSimtReference,
+};
+// "flash_mma", "simt_reference": the names the trace records.
+const char* AttentionImplName(AttentionImpl impl);
+// What validate's decode loop and kernels suite run: flash_mma where it applies (GQA, head_dim 128),
+// else simt_reference (MLA).
+AttentionImpl ProductionAttentionImpl(int head_dim, int v_head_dim, bool kv_shared);
+// Split-KV partitions the launch policy picks: enough blocks for two per SM, each split at least
+// `min_split_tokens` of context (flash_mma: 128, two K/V tiles; simt_reference: 256).
+int AttentionSplits(AttentionImpl impl, const AttentionArgs& a, int sm_count);
+// Blocks of the main kernel before splitting (sequences x KV heads x row groups).
+int AttentionBlocks(AttentionImpl impl, const AttentionArgs& a);
+cudaError_t LaunchAttention(AttentionImpl impl, const AttentionArgs& a, cudaStream_t stream);
+// The implementations' own launchers (LaunchAttention dispatches) and the split merge they share.
+cudaError_t LaunchFlashMmaAttention(const AttentionArgs& a, cudaStream_t stream);
+cudaError_t LaunchReferenceAttention(const AttentionArgs& a, cudaStream_t stream);
+cudaError_t LaunchAttentionCombine(const AttentionArgs& a, cudaStream_t stream);
+// flash_mma: 16-row tiles per block (1, 2 or 4) and blocks before splitting.
+int FlashMmaRowTilesPerBlock(int q_heads, int kv_heads, int q_per_seq);
+int FlashMmaBlocks(const AttentionArgs& a);
 
 // ---- layer pieces (layer_kernels.cu) ----
 // If residual != nullptr: residual += x (in place), then out = rmsnorm(residual) * weight;

@@ -1,8 +1,10 @@
-// kernels: cuBLAS GEMMs at a model's shapes and TP degree for 1..256 tokens (weights rotated over
-// more than three L2 caches so every call streams its weights from memory), the decode attention
-// kernel over a KV cache, RMSNorm, and launch overhead eager against CUDA-graph replay. Runs on the
-// first GPU (the GPUs of one box are alike; the trace records which).
+// kernels: cuBLAS GEMMs (cublasGemmEx and cuBLASLt) at a model's shapes and TP degree for 1..256
+// tokens (weights rotated over more than three L2 caches so every call streams its weights from
+// memory), attention over a KV cache (decode grid and verify-width sweep, per implementation),
+// RMSNorm, and launch overhead eager against CUDA-graph replay. Runs on the first GPU (the GPUs of
+// one box are alike; the trace records which).
 #include <algorithm>
+#include <string>
 
 #include "validate/gemm.h"
 #include "validate/kernels.h"
@@ -40,46 +42,91 @@ Status Gemms(Context& ctx, Rig& r, const trace::ModelShape& m, int tp) {
     ASSIGN_OR_RETURN(DeviceBuffer in, DeviceBuffer::Create(r.device, max_m * g.k * 2));
     ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::Create(r.device, max_m * g.n * 2));
     CUDA_RETURN_IF_ERROR(LaunchFillRandom(in.data(), max_m * g.k, ctx.opt.seed + 99, 1.0f, s));
-    for (int64_t mt : tokens) {
-      TimingConfig cfg = ctx.Timing(3, 20);
-      int iter = 0;
-      auto t = TimeOp(r.device, s, cfg, [&]() -> Status {
-        return GemmBf16(r.blas.get(), in.data(), w[iter++ % copies].data(), out.data(), mt, g.n, g.k);
-      }, "gemm " + g.op);
-      if (!t.ok()) return t.status();
-      auto* it = ctx.NewItem(trace::SUITE_KERNELS, trace::KIND_GEMM,
-                             "kernels/gemm/" + m.name() + "/tp" + std::to_string(tp) + "/" + g.op + "/m" +
-                                 std::to_string(mt));
-      auto* p = it->mutable_gemm();
-      p->set_m(mt);
-      p->set_n(g.n);
-      p->set_k(g.k);
-      p->set_dtype(trace::DTYPE_BF16);
-      p->set_model(m.name());
-      p->set_tp(tp);
-      p->set_op(g.op);
-      p->set_weight_copies(copies);
-      p->set_weight_bytes(wbytes);
-      p->set_gpu(r.device);
-      p->set_library("cublasGemmEx");
-      FillStats(*t, cfg, "cuda_events", it);
-      const double us = it->stats().median_us();
-      it->set_tflops(TFlops(2.0 * mt * g.n * g.k, us));
-      it->set_gbps(GBps(static_cast<double>(wbytes) + 2.0 * mt * (g.n + g.k), us));
+    // cublasGemmEx (item names without a library segment, as in earlier traces) and cuBLASLt with
+    // its heuristic's first algorithm ("/cublasLt/" in the name).
+    for (const char* library : {"cublasGemmEx", "cublasLt"}) {
+      const bool lt = std::string(library) == "cublasLt";
+      for (int64_t mt : tokens) {
+        LtGemmPlan plan;
+        if (lt) {
+          ASSIGN_OR_RETURN(plan, LtGemmPlan::Create(r.device, mt, g.n, g.k));
+        }
+        TimingConfig cfg = ctx.Timing(3, 20);
+        int iter = 0;
+        auto t = TimeOp(r.device, s, cfg, [&]() -> Status {
+          const void* wp = w[iter++ % copies].data();
+          return lt ? plan.Run(in.data(), wp, out.data(), s) : GemmBf16(r.blas.get(), in.data(), wp, out.data(), mt, g.n, g.k);
+        }, std::string("gemm ") + library + " " + g.op);
+        if (!t.ok()) return t.status();
+        auto* it = ctx.NewItem(trace::SUITE_KERNELS, trace::KIND_GEMM,
+                               "kernels/gemm/" + m.name() + "/tp" + std::to_string(tp) + "/" + g.op +
+                                   (lt ? "/cublasLt" : "") + "/m" + std::to_string(mt));
+        auto* p = it->mutable_gemm();
+        p->set_m(mt);
+        p->set_n(g.n);
+        p->set_k(g.k);
+        p->set_dtype(trace::DTYPE_BF16);
+        p->set_model(m.name());
+        p->set_tp(tp);
+        p->set_op(g.op);
+        p->set_weight_copies(copies);
+        p->set_weight_bytes(wbytes);
+        p->set_gpu(r.device);
+        p->set_library(library);
+        FillStats(*t, cfg, "cuda_events", it);
+        const double us = it->stats().median_us();
+        it->set_tflops(TFlops(2.0 * mt * g.n * g.k, us));
+        it->set_gbps(GBps(static_cast<double>(wbytes) + 2.0 * mt * (g.n + g.k), us));
+      }
     }
   }
   return Status::Ok();
 }
 
+// One attention point: (implementation, batch, query tokens per sequence, context).
+struct AttentionPoint {
+  AttentionImpl impl;
+  int batch;
+  int qps;
+  int64_t context;
+};
+
+// The points measured: the decode grid (q = 1 over batches and contexts) and the verify-width sweep
+// (--verify-widths at --verify-batch, context 4096) for the production implementation; for a GQA
+// model also simt_reference on the decode grid and at widths <= 16 (a second implementation the
+// simulator must keep apart; wider it re-reads the cache once per 8 rows and gains nothing).
+std::vector<AttentionPoint> AttentionPoints(const Context& ctx, const AttentionShape& a) {
+  const AttentionImpl prod = ProductionAttentionImpl(a.head_dim, a.v_head_dim, a.kv_shared);
+  std::vector<int> batches = ctx.opt.quick ? std::vector<int>{1, 32} : std::vector<int>{1, 8, 32};
+  std::vector<int64_t> contexts = ctx.opt.quick ? std::vector<int64_t>{4096} : std::vector<int64_t>{1024, 4096, 16384};
+  std::vector<AttentionImpl> impls{prod};
+  if (prod != AttentionImpl::kSimtReference) impls.push_back(AttentionImpl::kSimtReference);
+  std::vector<AttentionPoint> out;
+  for (AttentionImpl impl : impls) {
+    for (int b : batches)
+      for (int64_t c : contexts) out.push_back({impl, b, 1, c});
+    for (int b : ctx.opt.verify_batches)
+      for (int q : ctx.opt.verify_widths) {
+        if (q == 1 && std::find(batches.begin(), batches.end(), b) != batches.end() &&
+            std::find(contexts.begin(), contexts.end(), 4096) != contexts.end())
+          continue;  // on the decode grid already
+        if (impl == AttentionImpl::kSimtReference && impl != prod && q > 16) continue;
+        out.push_back({impl, b, q, 4096});
+      }
+  }
+  return out;
+}
+
 Status Attention(Context& ctx, Rig& r, const trace::ModelShape& m, int tp) {
   ASSIGN_OR_RETURN(AttentionShape a, AttentionFor(m, tp));
   cudaStream_t s = r.stream.get();
-  std::vector<int> batches = ctx.opt.quick ? std::vector<int>{1, 32} : std::vector<int>{1, 8, 32};
-  std::vector<int64_t> contexts = ctx.opt.quick ? std::vector<int64_t>{4096} : std::vector<int64_t>{1024, 4096, 16384};
-  const int verify_n = ctx.opt.draft_steps + 1;
-  const int max_b = *std::max_element(batches.begin(), batches.end());
-  const int64_t max_ctx = *std::max_element(contexts.begin(), contexts.end());
-  const int64_t kv_elems = static_cast<int64_t>(max_b) * a.kv_heads * max_ctx * a.head_dim;
+  const std::vector<AttentionPoint> points = AttentionPoints(ctx, a);
+  int64_t max_kv_tokens = 0, max_rows = 0;  // per KV head: sequences x context
+  for (const AttentionPoint& pt : points) {
+    max_kv_tokens = std::max(max_kv_tokens, pt.batch * pt.context);
+    max_rows = std::max<int64_t>(max_rows, int64_t(pt.batch) * pt.qps);
+  }
+  const int64_t kv_elems = max_kv_tokens * a.kv_heads * a.head_dim;
   ASSIGN_OR_RETURN(DeviceBuffer k, DeviceBuffer::Create(r.device, kv_elems * 2));
   DeviceBuffer v;
   if (!a.kv_shared) {
@@ -87,65 +134,61 @@ Status Attention(Context& ctx, Rig& r, const trace::ModelShape& m, int tp) {
     CUDA_RETURN_IF_ERROR(LaunchFillRandom(v.data(), kv_elems, ctx.opt.seed + 2, 1.0f, s));
   }
   CUDA_RETURN_IF_ERROR(LaunchFillRandom(k.data(), kv_elems, ctx.opt.seed + 1, 1.0f, s));
-  const int max_rows = max_b * verify_n;
-  ASSIGN_OR_RETURN(DeviceBuffer q, DeviceBuffer::Create(r.device, int64_t(max_rows) * a.q_heads * a.head_dim * 2));
-  CUDA_RETURN_IF_ERROR(LaunchFillRandom(q.data(), int64_t(max_rows) * a.q_heads * a.head_dim, ctx.opt.seed + 3, 1.0f, s));
-  ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::Create(r.device, int64_t(max_rows) * a.q_heads * a.v_head_dim * 2));
-  for (int qps : {1, verify_n}) {
-    for (int b : batches) {
-      for (int64_t ctxlen : contexts) {
-        if (qps > 1 && ctxlen != 4096) continue;  // verify attention at one context length
-        AttentionArgs args;
-        args.seqs = b;
-        args.q_per_seq = qps;
-        args.q_heads = a.q_heads;
-        args.kv_heads = a.kv_heads;
-        args.head_dim = a.head_dim;
-        args.v_head_dim = a.v_head_dim;
-        args.context = ctxlen;
-        const int gt = a.head_dim == 128 ? 8 : 2;  // virtual heads per block (attention_kernels.cu)
-        const int groups = (a.q_heads / a.kv_heads * qps + gt - 1) / gt;
-        const int64_t blocks = int64_t(b) * a.kv_heads * groups;
-        args.splits = static_cast<int>(std::clamp<int64_t>((2 * r.sm_count + blocks - 1) / blocks, 1,
-                                                           std::max<int64_t>(1, ctxlen / 256)));
-        // The buffer holds max_b * max_ctx tokens; this point uses its start as a [b][kv][ctxlen] cache.
-        ASSIGN_OR_RETURN(DeviceBuffer ws, DeviceBuffer::Create(r.device, AttentionWorkspaceBytes(b * qps, a.q_heads,
-                                                                                                 a.v_head_dim, args.splits)));
-        args.q = q.data();
-        args.k = k.data();
-        args.v = a.kv_shared ? k.data() : v.data();
-        args.out = out.data();
-        args.workspace = ws.data();
-        TimingConfig cfg = ctx.Timing(3, 20);
-        auto t = TimeOp(r.device, s, cfg, [&]() -> Status {
-          CUDA_RETURN_IF_ERROR(LaunchDecodeAttention(args, s));
-          return Status::Ok();
-        }, "attention");
-        if (!t.ok()) return t.status();
-        auto* it = ctx.NewItem(trace::SUITE_KERNELS, trace::KIND_ATTENTION,
-                               "kernels/attention/" + m.name() + "/tp" + std::to_string(tp) + "/b" + std::to_string(b) +
-                                   "/q" + std::to_string(qps) + "/ctx" + std::to_string(ctxlen));
-        auto* p = it->mutable_attention();
-        p->set_batch(b);
-        p->set_query_tokens(qps);
-        p->set_context(ctxlen);
-        p->set_q_heads(a.q_heads);
-        p->set_kv_heads(a.kv_heads);
-        p->set_head_dim(a.head_dim);
-        p->set_v_head_dim(a.v_head_dim);
-        p->set_kv_shared(a.kv_shared);
-        p->set_dtype(trace::DTYPE_BF16);
-        const int64_t kv_bytes = int64_t(b) * a.kv_heads * ctxlen * (a.kv_shared ? a.head_dim : a.head_dim + a.v_head_dim) * 2;
-        p->set_kv_bytes(kv_bytes);
-        p->set_splits(args.splits);
-        p->set_model(m.name());
-        p->set_tp(tp);
-        p->set_gpu(r.device);
-        FillStats(*t, cfg, "cuda_events", it);
-        it->set_gbps(GBps(kv_bytes, it->stats().median_us()));
-        it->set_tflops(TFlops(2.0 * b * qps * a.q_heads * ctxlen * (a.head_dim + a.v_head_dim), it->stats().median_us()));
-      }
-    }
+  ASSIGN_OR_RETURN(DeviceBuffer q, DeviceBuffer::Create(r.device, max_rows * a.q_heads * a.head_dim * 2));
+  CUDA_RETURN_IF_ERROR(LaunchFillRandom(q.data(), max_rows * a.q_heads * a.head_dim, ctx.opt.seed + 3, 1.0f, s));
+  ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::Create(r.device, max_rows * a.q_heads * a.v_head_dim * 2));
+  for (const AttentionPoint& pt : points) {
+    const int b = pt.batch, qps = pt.qps;
+    const int64_t ctxlen = pt.context;
+    AttentionArgs args;
+    args.seqs = b;
+    args.q_per_seq = qps;
+    args.q_heads = a.q_heads;
+    args.kv_heads = a.kv_heads;
+    args.head_dim = a.head_dim;
+    args.v_head_dim = a.v_head_dim;
+    args.context = ctxlen;
+    args.splits = AttentionSplits(pt.impl, args, r.sm_count);
+    // The buffer holds max_kv_tokens per KV head; this point uses its start as a [b][kv][ctxlen] cache.
+    ASSIGN_OR_RETURN(DeviceBuffer ws, DeviceBuffer::Create(r.device, AttentionWorkspaceBytes(b * qps, a.q_heads,
+                                                                                             a.v_head_dim, args.splits)));
+    args.q = q.data();
+    args.k = k.data();
+    args.v = a.kv_shared ? k.data() : v.data();
+    args.out = out.data();
+    args.workspace = ws.data();
+    TimingConfig cfg = ctx.Timing(3, 20);
+    auto t = TimeOp(r.device, s, cfg, [&]() -> Status {
+      CUDA_RETURN_IF_ERROR(LaunchAttention(pt.impl, args, s));
+      return Status::Ok();
+    }, "attention");
+    if (!t.ok()) return t.status();
+    const bool prod = pt.impl == ProductionAttentionImpl(a.head_dim, a.v_head_dim, a.kv_shared);
+    // Production items keep the names of earlier traces; the second implementation is named.
+    auto* it = ctx.NewItem(trace::SUITE_KERNELS, trace::KIND_ATTENTION,
+                           "kernels/attention/" + m.name() + "/tp" + std::to_string(tp) +
+                               (prod ? "" : std::string("/") + AttentionImplName(pt.impl)) + "/b" + std::to_string(b) +
+                               "/q" + std::to_string(qps) + "/ctx" + std::to_string(ctxlen));
+    auto* p = it->mutable_attention();
+    p->set_batch(b);
+    p->set_query_tokens(qps);
+    p->set_context(ctxlen);
+    p->set_q_heads(a.q_heads);
+    p->set_kv_heads(a.kv_heads);
+    p->set_head_dim(a.head_dim);
+    p->set_v_head_dim(a.v_head_dim);
+    p->set_kv_shared(a.kv_shared);
+    p->set_dtype(trace::DTYPE_BF16);
+    const int64_t kv_bytes = int64_t(b) * a.kv_heads * ctxlen * (a.kv_shared ? a.head_dim : a.head_dim + a.v_head_dim) * 2;
+    p->set_kv_bytes(kv_bytes);
+    p->set_splits(args.splits);
+    p->set_model(m.name());
+    p->set_tp(tp);
+    p->set_gpu(r.device);
+    p->set_implementation(AttentionImplName(pt.impl));
+    FillStats(*t, cfg, "cuda_events", it);
+    it->set_gbps(GBps(kv_bytes, it->stats().median_us()));
+    it->set_tflops(TFlops(2.0 * b * qps * a.q_heads * ctxlen * (a.head_dim + a.v_head_dim), it->stats().median_us()));
   }
   return Status::Ok();
 }

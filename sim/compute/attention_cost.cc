@@ -1,0 +1,121 @@
+#include "sim/compute/attention_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/check.h"
+
+namespace specsim::compute {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+Status ValidateAttentionImplementation(const AttentionImplementation& impl) {
+  const std::string pre = "attention implementation '" + impl.name + "': ";
+  for (auto [field, v] : {std::pair<const char*, int>{"row_tile", impl.row_tile},
+                          {"max_rows_per_block", impl.max_rows_per_block},
+                          {"kv_tile_tokens", impl.kv_tile_tokens},
+                          {"blocks_per_sm", impl.blocks_per_sm},
+                          {"split_blocks_per_sm", impl.split_blocks_per_sm},
+                          {"min_split_tokens", impl.min_split_tokens}}) {
+    if (v < 1) return InvalidArgumentError(pre + field + " = " + std::to_string(v) + ": must be >= 1");
+  }
+  if (impl.max_rows_per_block < impl.row_tile)
+    return InvalidArgumentError(pre + "max_rows_per_block = " + std::to_string(impl.max_rows_per_block) +
+                                ": must be >= row_tile (" + std::to_string(impl.row_tile) + ")");
+  if (impl.max_splits < 0) return InvalidArgumentError(pre + "max_splits must be >= 0 (0: no limit)");
+  if (!(impl.memory_efficiency > 0 && impl.memory_efficiency <= 1))
+    return InvalidArgumentError(pre + "memory_efficiency = " + std::to_string(impl.memory_efficiency) +
+                                ": must be in (0, 1]");
+  for (auto [field, v] : {std::pair<const char*, double>{"ramp_ns", impl.ramp_ns},
+                          {"tile_ns", impl.tile_ns},
+                          {"row_ns", impl.row_ns},
+                          {"combine_ns", impl.combine_ns}}) {
+    if (!(v >= 0) || !std::isfinite(v))
+      return InvalidArgumentError(pre + field + " = " + std::to_string(v) + ": must be >= 0");
+  }
+  return OkStatus();
+}
+
+AttentionGeometry GeometryOf(const AttentionImplementation& impl, const AttentionCall& call, int sm_count) {
+  SPECSIM_CHECK(call.seqs >= 1 && call.query_tokens >= 1 && call.q_heads >= 1 && call.kv_heads >= 1 &&
+                call.context >= 1 && sm_count >= 1 && call.splits >= 0)
+      << impl.name;
+  AttentionGeometry g;
+  const int64_t group = std::max<int64_t>(1, call.q_heads / call.kv_heads);
+  const int64_t rows = group * call.query_tokens;
+  g.rows_padded = CeilDiv(rows, impl.row_tile) * impl.row_tile;
+  g.rows_per_block = impl.row_tile;
+  while (g.rows_per_block < g.rows_padded && g.rows_per_block * 2 <= impl.max_rows_per_block) g.rows_per_block *= 2;
+  g.rows_per_block = std::min<int64_t>(g.rows_per_block, impl.max_rows_per_block);
+  g.row_blocks = CeilDiv(g.rows_padded, g.rows_per_block);
+  const int64_t pre_split = call.seqs * call.kv_heads * g.row_blocks;
+  if (call.splits > 0) {
+    g.splits = call.splits;
+  } else {
+    const int64_t want = CeilDiv(int64_t(impl.split_blocks_per_sm) * sm_count, pre_split);
+    int64_t hi = std::max<int64_t>(1, call.context / impl.min_split_tokens);
+    if (impl.max_splits > 0) hi = std::min<int64_t>(hi, impl.max_splits);
+    g.splits = std::clamp<int64_t>(want, 1, hi);
+  }
+  g.blocks = pre_split * g.splits;
+  g.waves = CeilDiv(g.blocks, int64_t(impl.blocks_per_sm) * sm_count);
+  const int64_t per_split = CeilDiv(CeilDiv(call.context, g.splits), impl.kv_tile_tokens) * impl.kv_tile_tokens;
+  g.kv_tiles = CeilDiv(std::min(per_split, call.context), impl.kv_tile_tokens);
+  return g;
+}
+
+double AttentionTerms::total_ns() const { return ramp_ns + std::max(memory_ns, tiles_ns) + combine_ns; }
+
+AttentionTerms AttentionTime(const AttentionImplementation& impl, const AttentionCall& call, int sm_count,
+                             double memory_bandwidth_gbps) {
+  SPECSIM_CHECK(memory_bandwidth_gbps > 0) << impl.name;
+  const AttentionGeometry g = GeometryOf(impl, call, sm_count);
+  AttentionTerms t;
+  t.ramp_ns = impl.ramp_ns;
+  t.memory_ns = call.kv_bytes / (memory_bandwidth_gbps * impl.memory_efficiency);  // GB/s = bytes per ns
+  t.tiles_ns = double(g.waves) * double(g.kv_tiles) * (impl.tile_ns + impl.row_ns * double(g.rows_per_block));
+  if (g.splits > 1)
+    t.combine_ns = impl.combine_ns * double(call.seqs) * double(call.query_tokens) * double(call.q_heads) * double(g.splits);
+  return t;
+}
+
+const AttentionImplementation* AttentionRegimes::For(int64_t query_tokens) const {
+  const auto& v = query_tokens <= 1 ? decode : verify;
+  return v.empty() ? nullptr : &v.front();
+}
+
+StatusOr<AttentionImplementation> ValidateKernelGeometry(const std::string& name) {
+  AttentionImplementation impl;
+  impl.name = name;
+  if (name == "flash_mma") {
+    // validate/flash_attention_kernels.cu: 16-row mma tiles, 1/2/4 tiles per block of 4 warps,
+    // 64-token K/V tiles; 227 registers x 128 threads -> 2 blocks per SM (ptxas, sm_90);
+    // validate/attention.cc: splits for 2 blocks per SM, >= 128 tokens each.
+    impl.row_tile = 16;
+    impl.max_rows_per_block = 64;
+    impl.kv_tile_tokens = 64;
+    impl.blocks_per_sm = 2;
+    impl.split_blocks_per_sm = 2;
+    impl.min_split_tokens = 128;
+    return impl;
+  }
+  if (name == "simt_reference") {
+    // validate/attention_kernels.cu: 8 (query token, head) rows per block (head_dim 128), 4 warps
+    // each on every 4th token (a "tile" of 4 tokens per step); 105 registers x 128 threads -> 4
+    // blocks per SM (ptxas, sm_90); splits for 2 blocks per SM, >= 256 tokens each.
+    impl.row_tile = 8;
+    impl.max_rows_per_block = 8;
+    impl.kv_tile_tokens = 4;
+    impl.blocks_per_sm = 4;
+    impl.split_blocks_per_sm = 2;
+    impl.min_split_tokens = 256;
+    return impl;
+  }
+  return NotFoundError("attention implementation '" + name +
+                       "': specsim-validate's kernels are flash_mma and simt_reference");
+}
+
+}  // namespace specsim::compute

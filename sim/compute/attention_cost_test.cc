@@ -1,0 +1,115 @@
+#include "sim/compute/attention_cost.h"
+
+#include <gtest/gtest.h>
+
+namespace specsim::compute {
+namespace {
+
+AttentionCall Llama8bTp1(int64_t seqs, int64_t q, int64_t context) {
+  AttentionCall c;
+  c.seqs = seqs;
+  c.query_tokens = q;
+  c.q_heads = 32;
+  c.kv_heads = 8;
+  c.context = context;
+  c.kv_bytes = double(seqs) * 8 * context * 256 * 2;
+  return c;
+}
+
+TEST(AttentionGeometry, FlashMmaRowTilesMatchTheKernel) {
+  // validate/flash_attention_kernels.cu: FlashMmaRowTilesPerBlock = 1, 2, 4 tiles of 16 for 1, 2,
+  // >= 3 tiles of G q rows (G = 4 here).
+  const auto impl = ValidateKernelGeometry("flash_mma").value();
+  struct Case { int64_t q, padded, per_block, row_blocks; };
+  for (Case c : {Case{1, 16, 16, 1}, Case{4, 16, 16, 1}, Case{8, 32, 32, 1}, Case{12, 48, 64, 1},
+                 Case{16, 64, 64, 1}, Case{32, 128, 64, 2}, Case{128, 512, 64, 8}}) {
+    const AttentionGeometry g = GeometryOf(impl, Llama8bTp1(1, c.q, 4096), 132);
+    EXPECT_EQ(g.rows_padded, c.padded) << c.q;
+    EXPECT_EQ(g.rows_per_block, c.per_block) << c.q;
+    EXPECT_EQ(g.row_blocks, c.row_blocks) << c.q;
+  }
+}
+
+TEST(AttentionGeometry, SplitPolicyMatchesValidate) {
+  // Splits recorded by specsim-validate (traces/h200-1x-2026-11-30, 132 SMs, flash_mma):
+  // b1 q1 ctx4096: ceil(264 / 8) = 33 capped at 4096 / 128 = 32; b8 q1: ceil(264 / 64) = 5;
+  // b1 q32: 2 row blocks -> ceil(264 / 16) = 17; b8 q128: 8 row blocks -> 1; b1 q1 ctx1024: 8.
+  const auto impl = ValidateKernelGeometry("flash_mma").value();
+  EXPECT_EQ(GeometryOf(impl, Llama8bTp1(1, 1, 4096), 132).splits, 32);
+  EXPECT_EQ(GeometryOf(impl, Llama8bTp1(8, 1, 4096), 132).splits, 5);
+  EXPECT_EQ(GeometryOf(impl, Llama8bTp1(1, 32, 4096), 132).splits, 17);
+  EXPECT_EQ(GeometryOf(impl, Llama8bTp1(8, 128, 4096), 132).splits, 1);
+  EXPECT_EQ(GeometryOf(impl, Llama8bTp1(1, 1, 1024), 132).splits, 8);
+  // A recorded split count wins over the policy.
+  AttentionCall c = Llama8bTp1(8, 1, 4096);
+  c.splits = 3;
+  EXPECT_EQ(GeometryOf(impl, c, 132).splits, 3);
+}
+
+TEST(AttentionGeometry, WavesAndTiles) {
+  // b8 q1 ctx4096: 64 blocks x 5 splits = 320 blocks over 2 x 132 slots = 2 waves; a split is
+  // ceil(4096 / 5) = 820 -> 832 tokens = 13 tiles of 64.
+  const auto impl = ValidateKernelGeometry("flash_mma").value();
+  const AttentionGeometry g = GeometryOf(impl, Llama8bTp1(8, 1, 4096), 132);
+  EXPECT_EQ(g.blocks, 320);
+  EXPECT_EQ(g.waves, 2);
+  EXPECT_EQ(g.kv_tiles, 13);
+}
+
+TEST(AttentionTime, HandSolved) {
+  AttentionImplementation impl = ValidateKernelGeometry("flash_mma").value();
+  impl.ramp_ns = 10000;
+  impl.memory_efficiency = 0.8;
+  impl.tile_ns = 500;
+  impl.row_ns = 30;
+  impl.combine_ns = 2;
+  // b8 q16 ctx4096 on 132 SMs at 4800 GB/s: 64 rows in one block, 5 splits, 320 blocks, 2 waves,
+  // 13 tiles. memory = 8*8*4096*512 B / (4800 * 0.8) = 34953 ns; tiles = 2 * 13 * (500 + 30*64)
+  // = 62920 ns (binds); combine = 2 * 8*16 rows * 32 heads * 5 splits = 40960 ns.
+  const AttentionTerms t = AttentionTime(impl, Llama8bTp1(8, 16, 4096), 132, 4800);
+  EXPECT_NEAR(t.memory_ns, 134217728.0 / 3840, 1e-6);
+  EXPECT_DOUBLE_EQ(t.tiles_ns, 62920);
+  EXPECT_DOUBLE_EQ(t.combine_ns, 40960);
+  EXPECT_DOUBLE_EQ(t.total_ns(), 10000 + 62920 + 40960);
+}
+
+TEST(AttentionTime, PaddedRowsCostTheSameAndTheStepComesWithANewTile) {
+  // At G = 4, q = 1..4 fill one 16-row tile: with the same splits they cost the same; q = 8 takes
+  // a 32-row block and costs more once the tile path binds.
+  AttentionImplementation impl = ValidateKernelGeometry("flash_mma").value();
+  impl.memory_efficiency = 1;
+  impl.combine_ns = 0;
+  AttentionCall c = Llama8bTp1(8, 1, 4096);
+  c.splits = 5;
+  const double t1 = AttentionTime(impl, c, 132, 4800).total_ns();
+  c.query_tokens = 4;
+  EXPECT_DOUBLE_EQ(AttentionTime(impl, c, 132, 4800).total_ns(), t1);
+  c.query_tokens = 8;
+  impl.row_ns = 200;  // tile path binds
+  const AttentionTerms t8 = AttentionTime(impl, c, 132, 4800);
+  EXPECT_GT(t8.tiles_ns, t8.memory_ns);
+  EXPECT_GT(t8.total_ns(), t1);
+}
+
+TEST(AttentionRegimes, DecodeAndVerifyPickTheirOwnImplementation) {
+  AttentionRegimes r;
+  EXPECT_EQ(r.For(1), nullptr);
+  r.decode.push_back(ValidateKernelGeometry("simt_reference").value());
+  r.verify.push_back(ValidateKernelGeometry("flash_mma").value());
+  EXPECT_EQ(r.For(1)->name, "simt_reference");
+  EXPECT_EQ(r.For(2)->name, "flash_mma");
+}
+
+TEST(AttentionImplementationCheck, MessagesNameTheField) {
+  AttentionImplementation impl = ValidateKernelGeometry("flash_mma").value();
+  EXPECT_TRUE(ValidateAttentionImplementation(impl).ok());
+  impl.row_tile = 0;
+  EXPECT_NE(ValidateAttentionImplementation(impl).message().find("row_tile"), std::string::npos);
+  impl = ValidateKernelGeometry("flash_mma").value();
+  impl.memory_efficiency = 1.5;
+  EXPECT_NE(ValidateAttentionImplementation(impl).message().find("memory_efficiency"), std::string::npos);
+  EXPECT_EQ(ValidateKernelGeometry("flashinfer").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace specsim::compute

@@ -243,6 +243,85 @@ struct Fitter {
     return OkStatus();
   }
 
+  // Attention items, per implementation (compute/attention_cost.h): the geometry of the kernel
+  // (ValidateKernelGeometry) and its costs fitted by linear least squares in rounds; each round
+  // settles every item on the side of the max() that binds (cache stream or tile path):
+  //   t = ramp + [memory] KV_bytes / bw * (1 / e_m) + [tiles] waves kv_tiles (tile_ns + row_ns rows_per_block)
+  //       + [splits > 1] seqs q q_heads splits * combine_ns
+  // Implementations without a known geometry are not fitted (noted); nor is MLA (not simulated).
+  Status FitAttention() {
+    std::map<std::string, std::vector<const trace::Item*>> by_impl;
+    for (const trace::Item* it : items) {
+      if (it->kind() != trace::KIND_ATTENTION) continue;
+      const ItemKernel ik = KernelOfItem(*it);
+      if (ik.ok && ik.kernel.has_attention_call) by_impl[AttentionImplementationOf(it->attention())].push_back(it);
+    }
+    const net::GpuSpec& gpu = topology.gpu_spec(0);
+    compute::ComputeParams& cp = result.params.compute;
+    for (const auto& [name, its] : by_impl) {
+      auto geometry = compute::ValidateKernelGeometry(name);
+      if (!geometry.ok()) {
+        result.not_fitted.push_back("compute.attention." + name + ": " + geometry.status().message());
+        continue;
+      }
+      if (gpu.sm_count < 1) {
+        result.not_fitted.push_back("compute.attention." + name + ": the GPU's sm_count is unknown");
+        continue;
+      }
+      compute::AttentionImplementation impl = *geometry;
+      if (const compute::AttentionImplementation* old = cp.FindAttentionImplementation(name)) impl = *old;
+      const std::string pre = "compute.attention." + name;
+      enum { kRampA, kInvMemA, kTileA, kRowA, kCombineA, kColsA };
+      LinearSolution s;
+      std::vector<int> last;
+      for (int round = 0; round < 30; ++round) {
+        LinearProblem p;
+        p.names = {pre + ".ramp_ns", pre + ".inverse_memory_efficiency", pre + ".tile_ns", pre + ".row_ns",
+                   pre + ".combine_ns"};
+        p.defaults = {impl.ramp_ns, 1 / impl.memory_efficiency, impl.tile_ns, impl.row_ns, impl.combine_ns};
+        std::vector<int> side;
+        for (const trace::Item* it : its) {
+          const compute::Kernel k = KernelOfItem(*it).kernel;
+          const compute::AttentionGeometry g = compute::GeometryOf(impl, k.attention, gpu.sm_count);
+          const compute::AttentionTerms t = compute::AttentionTime(impl, k.attention, gpu.sm_count, gpu.memory_bandwidth_gbps);
+          std::vector<double> row(kColsA, 0.0);
+          row[kRampA] = 1;
+          const bool memory = t.memory_ns >= t.tiles_ns;
+          side.push_back(memory ? 1 : 0);
+          if (memory) {
+            row[kInvMemA] = k.attention.kv_bytes / gpu.memory_bandwidth_gbps;
+          } else {
+            row[kTileA] = double(g.waves) * double(g.kv_tiles);
+            row[kRowA] = double(g.waves) * double(g.kv_tiles) * double(g.rows_per_block);
+          }
+          if (g.splits > 1)
+            row[kCombineA] = double(k.attention.seqs) * double(k.attention.query_tokens) * double(k.attention.q_heads) *
+                             double(g.splits);
+          const double ns = MeasuredNs(*it);
+          p.AddRow(row, ns, 1 / ns);
+        }
+        ASSIGN_OR_RETURN(s, SolveLeastSquares(p, /*fix_undetermined=*/true, pre));
+        impl.ramp_ns = std::max(0.0, s.x[kRampA]);
+        impl.memory_efficiency = std::clamp(1 / std::max(s.x[kInvMemA], 1e-9), 1e-3, 1.0);
+        impl.tile_ns = std::max(0.0, s.x[kTileA]);
+        impl.row_ns = std::max(0.0, s.x[kRowA]);
+        impl.combine_ns = std::max(0.0, s.x[kCombineA]);
+        if (side == last) break;
+        last = side;
+      }
+      Record(pre + ".ramp_ns", "ns", impl.ramp_ns, s, kRampA);
+      Record(pre + ".memory_efficiency", "", impl.memory_efficiency, s, kInvMemA);
+      Record(pre + ".tile_ns", "ns", impl.tile_ns, s, kTileA);
+      Record(pre + ".row_ns", "ns", impl.row_ns, s, kRowA);
+      Record(pre + ".combine_ns", "ns", impl.combine_ns, s, kCombineA);
+      bool replaced = false;
+      for (compute::AttentionImplementation& a : cp.attention_implementations)
+        if (a.name == name) a = impl, replaced = true;
+      if (!replaced) cp.attention_implementations.push_back(impl);
+    }
+    return OkStatus();
+  }
+
   enum Col { kIssue, kFloor, kGraphLaunch, kGraphGap, kRamp, kInvMem, kInvSkinny, kInvAtt, kInvGemmC, kInvL2, kRampGemm, kRampAtt, kInvAttC, kInvCol, kCols };
 
   Status FitCompute() {
@@ -251,7 +330,7 @@ struct Fitter {
     for (const trace::Item* it : items) {
       const trace::Kind k = it->kind();
       if (k == trace::KIND_LAUNCH_OVERHEAD) ks.push_back(it);
-      else if ((k == trace::KIND_GEMM || k == trace::KIND_ATTENTION || k == trace::KIND_RMSNORM) && KernelOfItem(*it).ok)
+      else if ((k == trace::KIND_GEMM || k == trace::KIND_RMSNORM) && KernelOfItem(*it).ok)
         ks.push_back(it);
     }
     if (ks.empty()) {
@@ -912,6 +991,7 @@ StatusOr<FitResult> Fit(const trace::Trace& trace, const std::vector<int>& indic
   RETURN_IF_ERROR(f.FitP2p());
   RETURN_IF_ERROR(f.ApplyFittedFabric(topology));
   RETURN_IF_ERROR(f.FitCompute());
+  RETURN_IF_ERROR(f.FitAttention());
   RETURN_IF_ERROR(f.FitUnderLoad());
   RETURN_IF_ERROR(f.FitHostMemory());
   RETURN_IF_ERROR(f.FitNcclLocal());

@@ -259,8 +259,10 @@ Prediction PredictDecodeLoop(const trace::Trace& trace, const trace::Item& item,
   p.phases = {"forward", "host"};
   Status built = OkStatus();
   if (!d.speculative()) {
-    built = (*sim)->AppendPassTo(llm::PassKind::kTargetDecode, 1, 0, &p);
-    append_readback(d.batch(), 1, &p);
+    // Plain step, or a verify-width sweep point: one target forward over batch x q tokens.
+    const int q = std::max(1, d.query_tokens());
+    built = (*sim)->AppendPassTo(llm::PassKind::kTargetDecode, q, 0, &p);
+    append_readback(static_cast<double>(d.batch()) * q, 1, &p);
   } else {
     const int s = d.draft_steps(), v = d.verify_tokens();
     for (int i = 0; i < s - 1 && built.ok(); ++i) built = (*sim)->AppendPassTo(llm::PassKind::kDraftStep, 1, 0, &p);

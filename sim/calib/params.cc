@@ -216,6 +216,22 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
   cc->set_attention_memory_ramp_ns(k.RampNs(compute::KernelClass::kAttention));
   cc->set_attention_compute_efficiency(k.attention_compute_efficiency);
   cc->set_gemm_column_rate_gbps(k.gemm_column_rate_gbps);
+  for (const compute::AttentionImplementation& a : k.attention_implementations) {
+    config::AttentionImplementationCalibration* ac = cc->add_attention_implementations();
+    ac->set_name(a.name);
+    ac->set_row_tile(a.row_tile);
+    ac->set_max_rows_per_block(a.max_rows_per_block);
+    ac->set_kv_tile_tokens(a.kv_tile_tokens);
+    ac->set_blocks_per_sm(a.blocks_per_sm);
+    ac->set_split_blocks_per_sm(a.split_blocks_per_sm);
+    ac->set_min_split_tokens(a.min_split_tokens);
+    ac->set_max_splits(a.max_splits);
+    ac->set_ramp_ns(a.ramp_ns);
+    ac->set_memory_efficiency(a.memory_efficiency);
+    ac->set_tile_ns(a.tile_ns);
+    ac->set_row_ns(a.row_ns);
+    ac->set_combine_ns(a.combine_ns);
+  }
   config::FabricCalibration* fc = c.mutable_fabric();
   const FabricParams& f = p.fabric;
   ToProto(f.h2d_pinned, fc->mutable_h2d_pinned());

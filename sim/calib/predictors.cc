@@ -28,6 +28,10 @@ std::string GpuRangeReason(int gpu, const net::Topology& t) {
 
 }  // namespace
 
+std::string AttentionImplementationOf(const trace::AttentionParams& a) {
+  return a.implementation().empty() ? "simt_reference" : a.implementation();
+}
+
 ItemKernel KernelOfItem(const trace::Item& item) {
   ItemKernel r;
   compute::Kernel& k = r.kernel;
@@ -62,6 +66,15 @@ ItemKernel KernelOfItem(const trace::Item& item) {
       k.kernel_class = compute::KernelClass::kAttention;
       k.bytes = static_cast<double>(a.kv_bytes()) + tokens * a.q_heads() * (a.head_dim() + a.v_head_dim()) * 2.0;
       k.flops = 2 * tokens * a.q_heads() * len * (a.head_dim() + a.v_head_dim());
+      k.has_attention_call = a.batch() >= 1 && a.query_tokens() >= 1 && a.q_heads() >= 1 && a.kv_heads() >= 1 &&
+                             a.context() >= 1;
+      k.attention.seqs = a.batch();
+      k.attention.query_tokens = a.query_tokens();
+      k.attention.q_heads = a.q_heads();
+      k.attention.kv_heads = a.kv_heads();
+      k.attention.context = a.context();
+      k.attention.kv_bytes = static_cast<double>(a.kv_bytes());
+      k.attention.splits = std::max(0, a.splits());
       r.ok = true;
       return r;
     }
@@ -331,6 +344,16 @@ Prediction Predictor::PredictKernel(const trace::Item& item) const {
   }
   ItemKernel k = KernelOfItem(item);
   if (!k.ok) return NotSimulated(k.reason);
+  if (item.kind() == trace::KIND_ATTENTION && k.kernel.has_attention_call) {
+    // The item's own implementation, with its fitted costs when the calibration has them.
+    if (const compute::AttentionImplementation* impl =
+            params_.compute.FindAttentionImplementation(AttentionImplementationOf(item.attention()))) {
+      if (topology_.gpu_spec(gpu).sm_count > 0)
+        return Us(compute::AttentionTime(*impl, k.kernel.attention, topology_.gpu_spec(gpu).sm_count,
+                                         topology_.gpu_spec(gpu).memory_bandwidth_gbps)
+                      .total_ns());
+    }
+  }
   if (L2Resident(item, k.kernel, topology_.gpu_spec(gpu), params_.bench)) {
     // Same law as KernelTime, with the memory term at the L2-resident bandwidth.
     const compute::ComputeParams& cp = params_.compute;
@@ -467,6 +490,17 @@ StatusOr<llm::DecodeSetup> DecodeSetupOfItem(const trace::Trace& trace_, const t
   // efficiencies here. Serving engines' fused MoE kernels keep their own defaults in simulate.
   setup.compute.grouped_gemm_compute_efficiency = setup.compute.gemm_compute_efficiency;
   setup.compute.grouped_gemm_memory_efficiency = setup.compute.skinny_gemm_memory_efficiency;
+  // The loop's attention kernel (simt_reference before the item recorded it), with its fitted costs
+  // when the calibration has them; else the roofline attention terms.
+  {
+    const std::string impl = d.attention_implementation().empty() ? "simt_reference" : d.attention_implementation();
+    if (const compute::AttentionImplementation* a = params_.compute.FindAttentionImplementation(impl)) {
+      compute::AttentionImplementation loop = *a;
+      loop.max_splits = 32;  // validate/decode_suite.cc kMaxSplits: the loop's workspace
+      setup.compute.attention_regimes.decode = {loop};
+      setup.compute.attention_regimes.verify = {loop};
+    }
+  }
   const int n = d.verify_tokens();
   const int s = d.draft_steps();
   if (d.speculative()) {

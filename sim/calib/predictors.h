@@ -56,6 +56,10 @@ struct Prediction {
   static Prediction NotSimulated(std::string why) { return {false, 0, std::move(why)}; }
 };
 
+// The implementation an attention item ran: AttentionParams.implementation, or "simt_reference"
+// for traces before it was recorded (validate's only kernel then).
+std::string AttentionImplementationOf(const trace::AttentionParams& a);
+
 // The kernel a GEMM, attention or RMSNorm item runs, or the reason it is not simulated.
 struct ItemKernel {
   bool ok = false;

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "sim/compute/attention_cost.h"
+
 namespace specsim::compute {
 
 enum class DType { kBf16, kFp8, kFp4, kInt4 };
@@ -34,6 +36,10 @@ struct Kernel {
   // GEMM weight bytes (n * k * bytes per weight) within `bytes`; 0 = unknown (then all of `bytes`).
   // The GEMM column limit (kernel_cost.h) streams only the weights at its per-column rate.
   double weight_bytes = 0;
+  // Attention kernels: the call's shape, when known, for an implementation's cost model
+  // (attention_cost.h; ComputeParams::attention_regimes).
+  bool has_attention_call = false;
+  AttentionCall attention;
 };
 
 }  // namespace specsim::compute

@@ -49,6 +49,26 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
   set(p.attention_memory_ramp_ns, c.attention_memory_ramp_ns());
   set(p.attention_compute_efficiency, c.attention_compute_efficiency());
   set(p.gemm_column_rate_gbps, c.gemm_column_rate_gbps());
+  for (const config::AttentionImplementationCalibration& ac : c.attention_implementations()) {
+    AttentionImplementation a;
+    a.name = ac.name();
+    a.row_tile = ac.row_tile();
+    a.max_rows_per_block = ac.max_rows_per_block();
+    a.kv_tile_tokens = ac.kv_tile_tokens();
+    a.blocks_per_sm = ac.blocks_per_sm();
+    a.split_blocks_per_sm = ac.split_blocks_per_sm();
+    a.min_split_tokens = ac.min_split_tokens();
+    a.max_splits = ac.max_splits();
+    a.ramp_ns = ac.ramp_ns();
+    a.memory_efficiency = ac.memory_efficiency();
+    a.tile_ns = ac.tile_ns();
+    a.row_ns = ac.row_ns();
+    a.combine_ns = ac.combine_ns();
+    bool replaced = false;
+    for (AttentionImplementation& old : p.attention_implementations)
+      if (old.name == a.name) old = a, replaced = true;
+    if (!replaced) p.attention_implementations.push_back(a);
+  }
   return p;
 }
 
@@ -71,6 +91,11 @@ Status ValidateComputeParams(const ComputeParams& p) {
   RETURN_IF_ERROR(CheckNonNegative(pre, "graph_launch_ns", p.graph_launch_ns));
   RETURN_IF_ERROR(CheckNonNegative(pre, "eager_device_gap_ns", p.eager_device_gap_ns));
   RETURN_IF_ERROR(CheckNonNegative(pre, "gemm_column_rate_gbps", p.gemm_column_rate_gbps));
+  for (const AttentionImplementation& a : p.attention_implementations) RETURN_IF_ERROR(ValidateAttentionImplementation(a));
+  for (const auto* v : {&p.attention_regimes.decode, &p.attention_regimes.verify}) {
+    if (v->size() > 1) return InvalidArgumentError("ComputeParams.attention_regimes: at most one implementation per regime");
+    for (const AttentionImplementation& a : *v) RETURN_IF_ERROR(ValidateAttentionImplementation(a));
+  }
   return OkStatus();
 }
 
@@ -87,6 +112,12 @@ Status ValidateGpuForCompute(const net::GpuSpec& gpu) {
   RETURN_IF_ERROR(CheckNonNegative(pre.c_str(), "fp8_dense_tflops", gpu.fp8_dense_tflops));
   RETURN_IF_ERROR(CheckNonNegative(pre.c_str(), "fp4_dense_tflops", gpu.fp4_dense_tflops));
   return OkStatus();
+}
+
+const AttentionImplementation* ComputeParams::FindAttentionImplementation(const std::string& name) const {
+  for (const AttentionImplementation& a : attention_implementations)
+    if (a.name == name) return &a;
+  return nullptr;
 }
 
 double ComputeParams::RampNs(KernelClass c) const {
@@ -169,6 +200,12 @@ double KernelCostModel::MemoryEfficiency(const Kernel& k) const {
 SimTime KernelCostModel::KernelTime(const Kernel& k) const {
   SPECSIM_CHECK(k.flops >= 0 && k.bytes >= 0) << k.name;
   double ns = params_.kernel_floor_ns;
+  if (k.kernel_class == KernelClass::kAttention && k.has_attention_call && gpu_.sm_count > 0) {
+    if (const AttentionImplementation* impl = params_.attention_regimes.For(k.attention.query_tokens)) {
+      return PicosFromNanos(
+          std::max(ns, AttentionTime(*impl, k.attention, gpu_.sm_count, gpu_.memory_bandwidth_gbps).total_ns()));
+    }
+  }
   if (IsTensorClass(k.kernel_class) && k.flops > 0) {
     // TFLOP/s = 1e3 flops per ns.
     double compute_ns = k.flops / (PeakTflops(k.math_dtype) * 1e3 * ComputeEfficiency(k));

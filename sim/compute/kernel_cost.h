@@ -48,6 +48,7 @@
 // stream, no contention with concurrently running communication kernels.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "sim/compute/kernel.h"
@@ -117,6 +118,14 @@ struct ComputeParams {
   // One cudaGraphLaunch: CPU submit (~2.5 us) plus the latency until the first kernel starts.
   // Estimate: 5 us.
   double graph_launch_ns = 5000;
+  // Attention implementations with fitted costs (attention_cost.h), by name: the calibration's
+  // library. Kernels use them only through attention_regimes, which a scenario or a trace item
+  // selects explicitly: a cost measured on one kernel is never applied to another silently.
+  std::vector<AttentionImplementation> attention_implementations;
+  const AttentionImplementation* FindAttentionImplementation(const std::string& name) const;
+  // What attention kernels with a known call shape cost: the implementation of their regime (q = 1
+  // decode, q > 1 verify); none: the roofline attention terms above.
+  AttentionRegimes attention_regimes;
 };
 
 // Non-zero fields of `calibration` override the matching defaults (the proto's field comments name

@@ -180,7 +180,9 @@ class PassBuilder {
   }
 
   // Attention over the KV cache: `kv_token_bytes` per cached token per layer on this GPU.
-  void Attention(int layer, double kv_token_bytes, double q_out_bytes, double flops_per_pos) {
+  // q_heads / kv_heads per GPU: the call's shape for an implementation's cost model.
+  void Attention(int layer, double kv_token_bytes, double q_out_bytes, double flops_per_pos, double q_heads,
+                 double kv_heads) {
     double ctx = s_.context_length;
     if (IsSlidingLayer(m_, layer)) ctx = std::min<double>(ctx, m_.sliding_window);
     const double L = ctx + s_.tokens_per_sequence;
@@ -188,6 +190,13 @@ class PassBuilder {
     Kernel& k = AddKernel(Name(layer, "attention"), layer, KernelClass::kAttention,
                           T_ * flops_per_pos * L, kv_read + q_out_bytes);
     k.math_dtype = DType::kBf16;
+    k.has_attention_call = s_.batch >= 1 && q_heads >= 1 && kv_heads >= 1;
+    k.attention.seqs = s_.batch;
+    k.attention.query_tokens = s_.tokens_per_sequence;
+    k.attention.q_heads = static_cast<int64_t>(q_heads);
+    k.attention.kv_heads = static_cast<int64_t>(kv_heads);
+    k.attention.context = static_cast<int64_t>(std::llround(L));
+    k.attention.kv_bytes = kv_read;
     out_.kv_bytes_read_per_gpu += kv_read;
   }
 
@@ -198,7 +207,7 @@ class PassBuilder {
     Gemm(Name(layer, "qkv_proj"), layer, T_, (hl + 2 * kvl) * d, qkv_input, wb_, math_);
     Elementwise(Name(layer, "rope_kv_store"), layer,
                 2 * T_ * (hl + kvl) * d * kBf16 + T_ * 2 * kvl * d * kvb_, 6 * T_ * (hl + kvl) * d);
-    Attention(layer, 2 * kvl * d * kvb_, 2 * T_ * hl * d * kBf16, 4 * hl * d);
+    Attention(layer, 2 * kvl * d * kvb_, 2 * T_ * hl * d * kBf16, 4 * hl * d, hl, kvl);
     Gemm(Name(layer, "o_proj"), layer, T_, h_, hl * d, wb_, math_);
   }
 
@@ -214,7 +223,7 @@ class PassBuilder {
     Gemm(Name(layer, "q_absorb"), layer, T_, hl * rkv, dn, wb_, math_);
     Elementwise(Name(layer, "rope_kv_store"), layer,
                 2 * T_ * hl * dr * kBf16 + T_ * (rkv + dr) * (kBf16 + kvb_), 6 * T_ * hl * dr);
-    Attention(layer, (rkv + dr) * kvb_, T_ * hl * (2 * rkv + dr) * kBf16, 2 * hl * (2 * rkv + dr));
+    Attention(layer, (rkv + dr) * kvb_, T_ * hl * (2 * rkv + dr) * kBf16, 2 * hl * (2 * rkv + dr), hl, 1);
     // Absorbed W_UV: per head [T, rkv] x [rkv, dv].
     Gemm(Name(layer, "v_absorb"), layer, T_, hl * dv, rkv, wb_, math_);
     Gemm(Name(layer, "o_proj"), layer, T_, h_, hl * dv, wb_, math_);

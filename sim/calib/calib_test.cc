@@ -469,8 +469,17 @@ const std::map<std::string, TraceBounds>& CiBounds() {
       // Kernels and collectives keep their former (seed 1) bounds, 6% and 31%; pcie's 5% and
       // decode's 4% were set on seed 1's lucky draws (4.3%, 3.0%) and sit just above the medians
       // over seeds instead. Collectives' p90 (one-rank NCCL copies, large residuals) is above 25%.
+      // With attention fitted per implementation (2026-11-30: this trace's simt_reference kernel on
+      // its own launch-geometry model instead of the shared roofline) decode moved to 11.4%
+      // [7.9..16.0] p90 22.7% and kernels to 5.2% [3.9..6.2] p90 18.3%.
       {"h200-1x-2026-11-29",
-       {{"pcie", {0.06, 0.25}}, {"collectives", {0.31, 0.30}}, {"kernels", {0.06, 0.25}}, {"decode", {0.11, 0.25}}}},
+       {{"pcie", {0.06, 0.25}}, {"collectives", {0.31, 0.30}}, {"kernels", {0.06, 0.25}}, {"decode", {0.12, 0.25}}}},
+      // The verify-width trace (issue 11: flash_mma and simt_reference attention, cuBLASLt GEMMs,
+      // decode verify-width sweeps): kernels 4.9% [2.8..6.1] p90 19.3%, decode 6.4% [5.3..8.3] p90
+      // 10.7% (issue 11's 7% target pinned); collectives 16.5% [9.1..32.8] p90 33.5% are one-rank
+      // NCCL calls, as in the 11-29 trace.
+      {"h200-1x-2026-11-30",
+       {{"collectives", {0.18, 0.36}}, {"kernels", {0.06, 0.25}}, {"decode", {0.07, 0.15}}}},
       // The 2x H200 traces (one box; default NCCL, NCCL_PROTO=LL / Simple, NCCL_P2P_DISABLE=1 "shm"
       // and its LL / Simple variants) meet kDefaultBounds (issue 9's targets) but for the SHM trace's
       // decode median. Measured: default pcie 1.6% p90 10.0%, collectives 3.5% / 11.4%, kernels

@@ -169,3 +169,122 @@ StatusOr<HoldoutSummary> CompareHoldoutSeeds(const trace::Trace& trace, const ne
 }
 
 }  // namespace specsim::calib
+
+namespace specsim::calib {
+namespace {
+
+// Query tokens per sequence of an attention or decode item; 0 for other items.
+int QueryTokensOf(const trace::Item& item) {
+  if (item.has_attention()) return std::max(1, item.attention().query_tokens());
+  if (item.has_decode()) {
+    const trace::DecodeParams& d = item.decode();
+    if (d.query_tokens() > 0) return d.query_tokens();
+    return d.speculative() ? std::max(1, d.verify_tokens()) : 1;
+  }
+  return 0;
+}
+
+std::string QueryRegime(int q) { return q <= 1 ? "q=1" : q <= 16 ? "q=2..16" : "q>16"; }
+
+SuiteStats StatsOf(const std::string& name, std::vector<double> errs) {
+  SuiteStats s;
+  s.suite = name;
+  s.n = static_cast<int>(errs.size());
+  s.median_abs_error = Percentile(errs, 0.5);
+  s.p90_abs_error = Percentile(errs, 0.9);
+  s.max_abs_error = *std::max_element(errs.begin(), errs.end());
+  return s;
+}
+
+}  // namespace
+
+std::vector<ItemResult> PooledHeldOut(const HoldoutSummary& summary) {
+  std::map<int, std::vector<double>> predicted;
+  std::map<int, ItemResult> first;
+  for (const ComparisonResult& c : summary.per_seed)
+    for (const ItemResult& r : c.items) {
+      if (!r.simulated) continue;
+      predicted[r.index].push_back(r.predicted_us);
+      first.emplace(r.index, r);
+    }
+  std::vector<ItemResult> out;
+  for (auto& [index, r] : first) {
+    r.predicted_us = Percentile(predicted[index], 0.5);
+    r.error = r.measured_us > 0 ? (r.predicted_us - r.measured_us) / r.measured_us : 0;
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<SuiteStats> RegimeStatistics(const trace::Trace& trace, const std::vector<ItemResult>& items,
+                                         const compute::ComputeParams& compute, const net::Topology& topology) {
+  std::map<std::string, std::vector<double>> errs;
+  std::vector<std::string> order;
+  auto add = [&](const std::string& name, double e) {
+    if (!errs.count(name)) order.push_back(name);
+    errs[name].push_back(std::abs(e));
+  };
+  for (const ItemResult& r : items) {
+    if (!r.simulated || r.index < 0 || r.index >= trace.items_size()) continue;
+    const trace::Item& item = trace.items(r.index);
+    const bool attention = item.kind() == trace::KIND_ATTENTION;
+    const bool decode = item.kind() == trace::KIND_DECODE_STEP || item.kind() == trace::KIND_SPEC_CYCLE;
+    if (!attention && !decode) continue;
+    add(std::string(attention ? "attention " : "decode ") + QueryRegime(QueryTokensOf(item)), r.error);
+    if (!attention || topology.num_gpus() < 1 || topology.gpu_spec(0).sm_count < 1) continue;
+    const ItemKernel k = KernelOfItem(item);
+    const compute::AttentionImplementation* impl =
+        compute.FindAttentionImplementation(AttentionImplementationOf(item.attention()));
+    if (!k.ok || !k.kernel.has_attention_call || !impl) continue;
+    const compute::AttentionTerms t = compute::AttentionTime(*impl, k.kernel.attention, topology.gpu_spec(0).sm_count,
+                                                             topology.gpu_spec(0).memory_bandwidth_gbps);
+    add(t.memory_ns >= t.tiles_ns ? "attention bandwidth-bound" : "attention tile-bound", r.error);
+  }
+  std::sort(order.begin(), order.end());
+  std::vector<SuiteStats> out;
+  for (const std::string& name : order) out.push_back(StatsOf(name, errs[name]));
+  return out;
+}
+
+std::vector<ShapeGroup> VerifyWidthShapes(const trace::Trace& trace, const std::vector<ItemResult>& items) {
+  // Group key: everything but q. Attention: model, tp, implementation, batch, context; decode
+  // (plain steps and verify-width points only): model, tp, capture, batch.
+  std::map<std::string, std::map<int, const ItemResult*>> groups;
+  for (const ItemResult& r : items) {
+    if (!r.simulated || r.index < 0 || r.index >= trace.items_size()) continue;
+    const trace::Item& item = trace.items(r.index);
+    std::string key;
+    if (item.has_attention()) {
+      const trace::AttentionParams& a = item.attention();
+      key = "kernels/attention/" + a.model() + "/tp" + std::to_string(a.tp()) + "/" + AttentionImplementationOf(a) +
+            "/b" + std::to_string(a.batch()) + "/ctx" + std::to_string(a.context());
+    } else if (item.has_decode() && !item.decode().speculative()) {
+      const trace::DecodeParams& d = item.decode();
+      const std::string capture = d.capture().empty() ? (d.cuda_graph() ? "graph" : "eager") : d.capture();
+      key = "decode/" + d.model() + "/tp" + std::to_string(d.tp()) + "/" + capture + "/b" + std::to_string(d.batch());
+    } else {
+      continue;
+    }
+    groups[key][QueryTokensOf(item)] = &r;
+  }
+  std::vector<ShapeGroup> out;
+  for (const auto& [key, by_q] : groups) {
+    if (by_q.size() < 2 || !by_q.count(1)) continue;
+    const ItemResult& base = *by_q.at(1);
+    if (base.measured_us <= 0 || base.predicted_us <= 0) continue;
+    ShapeGroup g;
+    g.name = key;
+    for (const auto& [q, r] : by_q) {
+      ShapePoint p;
+      p.q = q;
+      p.measured_ratio = r->measured_us / base.measured_us;
+      p.predicted_ratio = r->predicted_us / base.predicted_us;
+      p.error = p.predicted_ratio / p.measured_ratio - 1;
+      g.points.push_back(p);
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace specsim::calib

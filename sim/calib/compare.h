@@ -21,6 +21,7 @@
 
 #include "sim/calib/fit.h"
 #include "sim/calib/params.h"
+#include "sim/compute/kernel_cost.h"
 #include "sim/core/status.h"
 #include "sim/net/topology.h"
 #include "specsim/trace.pb.h"
@@ -93,5 +94,32 @@ struct HoldoutSummary {
 // the top. InvalidArgument unless 0 < fraction < 1 and seeds >= 1; a failed fit names its seed.
 StatusOr<HoldoutSummary> CompareHoldoutSeeds(const trace::Trace& trace, const net::Topology& topology,
                                              const CalibParams& params, double fraction, int seeds);
+
+// Every item held out in at least one seed, its predicted time the median over those seeds (error
+// recomputed from it): the held-out view of a whole trace, for the per-regime and shape tables.
+std::vector<ItemResult> PooledHeldOut(const HoldoutSummary& summary);
+
+// Errors by regime of the verify pass, over simulated attention items (kernels suite) and decode
+// steps / verify-width points (decode suite): "<suite> q=1", "<suite> q=2..16", "<suite> q>16" by
+// query tokens per sequence (speculative cycles: their verify's N), and for attention items with
+// fitted costs in `compute` also "kernels bandwidth-bound" / "kernels tile-bound" (the side of
+// attention_cost.h's max() that binds under those costs on `topology`'s GPU 0).
+std::vector<SuiteStats> RegimeStatistics(const trace::Trace& trace, const std::vector<ItemResult>& items,
+                                         const compute::ComputeParams& compute, const net::Topology& topology);
+
+// The verify-width shape: items that differ only in query tokens per sequence (attention: model,
+// tp, implementation, batch, context; decode: model, tp, capture, batch of the plain steps and
+// verify-width points), each point's time over the group's q = 1 time, measured and predicted.
+struct ShapePoint {
+  int q = 1;
+  double measured_ratio = 0, predicted_ratio = 0;
+  double error = 0;  // predicted_ratio / measured_ratio - 1
+};
+struct ShapeGroup {
+  std::string name;  // e.g. "kernels/attention/llama-3.1-8b/tp1/flash_mma/b8/ctx4096"
+  std::vector<ShapePoint> points;  // ascending q, q = 1 first (ratio 1)
+};
+// Groups with a simulated q = 1 item and at least one simulated q > 1 item.
+std::vector<ShapeGroup> VerifyWidthShapes(const trace::Trace& trace, const std::vector<ItemResult>& items);
 
 }  // namespace specsim::calib

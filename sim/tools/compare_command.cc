@@ -25,6 +25,45 @@ nlohmann::json ItemsJson(const std::vector<calib::ItemResult>& items, nlohmann::
   return j;
 }
 
+// Per-regime errors and verify-width shapes (compare.h RegimeStatistics, VerifyWidthShapes).
+void PrintRegimesAndShapes(const std::vector<calib::SuiteStats>& regimes, const std::vector<calib::ShapeGroup>& shapes,
+                           const std::string& what, std::ostream& out) {
+  if (!regimes.empty()) {
+    out << fmt::format("\nby regime ({}):\n{:<28} {:>5} {:>9} {:>9} {:>9}\n", what, "regime", "n", "median", "p90", "max");
+    for (const calib::SuiteStats& s : regimes)
+      out << fmt::format("{:<28} {:>5} {:>8.1f}% {:>8.1f}% {:>8.1f}%\n", s.suite, s.n, 100 * s.median_abs_error,
+                         100 * s.p90_abs_error, 100 * s.max_abs_error);
+  }
+  if (!shapes.empty()) {
+    out << fmt::format("\nverify-width shape ({}): time(q) / time(1), measured -> predicted (error)\n", what);
+    for (const calib::ShapeGroup& g : shapes) {
+      std::string line;
+      for (const calib::ShapePoint& p : g.points) {
+        if (p.q == 1) continue;
+        line += fmt::format("  q{} {:.2f}->{:.2f} ({:+.0f}%)", p.q, p.measured_ratio, p.predicted_ratio, 100 * p.error);
+      }
+      out << g.name << ":" << line << "\n";
+    }
+  }
+}
+
+nlohmann::json RegimesJson(const std::vector<calib::SuiteStats>& regimes, const std::vector<calib::ShapeGroup>& shapes) {
+  nlohmann::json j;
+  j["regimes"] = nlohmann::json::array();
+  for (const calib::SuiteStats& s : regimes)
+    j["regimes"].push_back({{"regime", s.suite}, {"n", s.n}, {"median_abs_error", s.median_abs_error},
+                            {"p90_abs_error", s.p90_abs_error}, {"max_abs_error", s.max_abs_error}});
+  j["shapes"] = nlohmann::json::array();
+  for (const calib::ShapeGroup& g : shapes) {
+    nlohmann::json pts = nlohmann::json::array();
+    for (const calib::ShapePoint& p : g.points)
+      pts.push_back({{"q", p.q}, {"measured_ratio", p.measured_ratio}, {"predicted_ratio", p.predicted_ratio},
+                     {"error", p.error}});
+    j["shapes"].push_back({{"group", g.name}, {"points", pts}});
+  }
+  return j;
+}
+
 void PrintItems(const std::vector<calib::ItemResult>& items, const std::string& heading, std::ostream& out) {
   out << heading;
   out << fmt::format("{:<64} {:>12} {:>12} {:>8}\n", "item", "predicted_us", "measured_us", "error");
@@ -114,6 +153,14 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
                                {"median_abs_error_per_seed", s.median_abs_error_per_seed},
                                {"p90_abs_error_per_seed", s.p90_abs_error_per_seed}});
       j["items_seed"] = 1;
+      {
+        const std::vector<calib::ItemResult> pooled = calib::PooledHeldOut(*summary);
+        const nlohmann::json r = RegimesJson(
+            calib::RegimeStatistics(in->trace, pooled, first.fit.params.compute, *in->topology),
+            calib::VerifyWidthShapes(in->trace, pooled));
+        j["regimes_held_out"] = r["regimes"];
+        j["shapes_held_out"] = r["shapes"];
+      }
       out << ItemsJson(first.items, j).dump(1) << "\n";
     } else {
       out << fmt::format("specsim compare {}: hardware {}, {}{}\n", flags.trace, in->hardware_source, data, start);
@@ -134,6 +181,10 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
       out << fmt::format("(n: items held out per seed; absolute relative error of the median time per item: per seed "
                          "the median and p90 over the held-out items, then the median, min and max over the seeds)\n");
       out << data << "\n";
+      const std::vector<calib::ItemResult> pooled = calib::PooledHeldOut(*summary);
+      PrintRegimesAndShapes(calib::RegimeStatistics(in->trace, pooled, first.fit.params.compute, *in->topology),
+                            calib::VerifyWidthShapes(in->trace, pooled),
+                            "each item's held-out predictions, median over the seeds that held it out", out);
     }
   } else {
     calib::CompareOptions options;
@@ -163,6 +214,11 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
       for (const calib::SuiteStats& s : result->suites)
         j["suites"].push_back({{"suite", s.suite}, {"n", s.n}, {"median_abs_error", s.median_abs_error},
                                {"p90_abs_error", s.p90_abs_error}, {"max_abs_error", s.max_abs_error}});
+      const nlohmann::json r =
+          RegimesJson(calib::RegimeStatistics(in->trace, result->items, result->fit.params.compute, *in->topology),
+                      calib::VerifyWidthShapes(in->trace, result->items));
+      j["regimes"] = r["regimes"];
+      j["shapes"] = r["shapes"];
       out << ItemsJson(result->items, j).dump(1) << "\n";
     } else {
       out << fmt::format("specsim compare {}: hardware {}, {}\n", flags.trace, in->hardware_source,
@@ -177,6 +233,8 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
         out << fmt::format("{:<12} {:>5} {:>9.1f}% {:>9.1f}% {:>9.1f}%\n", s.suite, s.n, 100 * s.median_abs_error,
                            100 * s.p90_abs_error, 100 * s.max_abs_error);
       out << "(absolute relative error of the median time per item)\n";
+      PrintRegimesAndShapes(calib::RegimeStatistics(in->trace, result->items, result->fit.params.compute, *in->topology),
+                            calib::VerifyWidthShapes(in->trace, result->items), "the items above", out);
     }
   }
   if (!over.empty()) {

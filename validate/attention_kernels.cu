@@ -174,7 +174,7 @@ cudaError_t Launch(const AttentionArgs& a, cudaStream_t stream) {
   float scale = 1.0f / sqrtf(static_cast<float>(a.head_dim));
   AttentionKernel<EPL, GT><<<grid, kWarps * 32, smem, stream>>>(a, groups, scale);
   cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess || a.splits == 1) return e;
+  if (e != cudaSuccess || a.splits == 1 || !a.combine) return e;
   return LaunchAttentionCombine(a, stream);
 }
 

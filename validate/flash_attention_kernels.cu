@@ -318,7 +318,7 @@ cudaError_t LaunchFlashMmaAttention(const AttentionArgs& a, cudaStream_t stream)
   cudaError_t e = rtb == 1 ? LaunchRtb<1>(a, row_blocks, stream)
                   : rtb == 2 ? LaunchRtb<2>(a, row_blocks, stream)
                              : LaunchRtb<4>(a, row_blocks, stream);
-  if (e != cudaSuccess || a.splits == 1) return e;
+  if (e != cudaSuccess || a.splits == 1 || !a.combine) return e;
   return LaunchAttentionCombine(a, stream);
 }
 

@@ -89,6 +89,9 @@ struct AttentionArgs {
   int64_t context = 1;
   int splits = 1;
   int64_t q_row_stride = 0;  // elements between q rows; 0 = q_heads * head_dim (e.g. a fused qkv output row)
+  // false: with splits > 1 only the main kernel runs (its partials stay in the workspace), to time
+  // it apart from the split merge (kernels suite).
+  bool combine = true;
 };
 int64_t AttentionWorkspaceBytes(int rows, int q_heads, int v_head_dim, int splits);
 

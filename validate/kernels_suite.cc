@@ -92,7 +92,8 @@ struct AttentionPoint {
 };
 
 // The points measured: the decode grid (q = 1 over batches and contexts) and the verify-width sweep
-// (--verify-widths at --verify-batch, context 4096) for the production implementation; for a GQA
+// (--verify-widths at --verify-batch, context 4096; q = 4, 16, 64 also at the grid's other contexts)
+// for the production implementation; for a GQA
 // model also simt_reference on the decode grid and at widths <= 16 (a second implementation the
 // simulator must keep apart; wider it re-reads the cache once per 8 rows and gains nothing).
 std::vector<AttentionPoint> AttentionPoints(const Context& ctx, const AttentionShape& a) {
@@ -113,6 +114,12 @@ std::vector<AttentionPoint> AttentionPoints(const Context& ctx, const AttentionS
         if (impl == AttentionImpl::kSimtReference && impl != prod && q > 16) continue;
         out.push_back({impl, b, q, 4096});
       }
+    // The production kernel's verify widths at the decode grid's other contexts (a few q).
+    if (impl == prod && !ctx.opt.quick)
+      for (int b : ctx.opt.verify_batches)
+        for (int q : {4, 16, 64})
+          for (int64_t c : contexts)
+            if (c != 4096 && q <= c) out.push_back({impl, b, q, c});
   }
   return out;
 }
@@ -163,6 +170,19 @@ Status Attention(Context& ctx, Rig& r, const trace::ModelShape& m, int tp) {
       return Status::Ok();
     }, "attention");
     if (!t.ok()) return t.status();
+    double main_us = 0;
+    if (args.splits > 1) {
+      // The main kernel alone: what the split merge adds is the difference.
+      AttentionArgs main_only = args;
+      main_only.combine = false;
+      TimingConfig mc = ctx.Timing(3, 20);
+      auto tm = TimeOp(r.device, s, mc, [&]() -> Status {
+        CUDA_RETURN_IF_ERROR(LaunchAttention(pt.impl, main_only, s));
+        return Status::Ok();
+      }, "attention main kernel");
+      if (!tm.ok()) return tm.status();
+      main_us = Percentile(*tm, 50);
+    }
     const bool prod = pt.impl == ProductionAttentionImpl(a.head_dim, a.v_head_dim, a.kv_shared);
     // Production items keep the names of earlier traces; the second implementation is named.
     auto* it = ctx.NewItem(trace::SUITE_KERNELS, trace::KIND_ATTENTION,
@@ -186,6 +206,7 @@ Status Attention(Context& ctx, Rig& r, const trace::ModelShape& m, int tp) {
     p->set_tp(tp);
     p->set_gpu(r.device);
     p->set_implementation(AttentionImplName(pt.impl));
+    p->set_main_kernel_median_us(main_us);
     FillStats(*t, cfg, "cuda_events", it);
     it->set_gbps(GBps(kv_bytes, it->stats().median_us()));
     it->set_tflops(TFlops(2.0 * b * qps * a.q_heads * ctxlen * (a.head_dim + a.v_head_dim), it->stats().median_us()));

@@ -7,8 +7,11 @@
 #include <functional>
 #include <numeric>
 #include <optional>
+#include <tuple>
+#include <limits>
 
 #include "sim/calib/least_squares.h"
+#include "sim/calib/nelder_mead.h"
 #include "sim/calib/predictors.h"
 #include "sim/calib/trace_io.h"
 #include "sim/coll/collective_planner.h"
@@ -244,10 +247,13 @@ struct Fitter {
   }
 
   // Attention items, per implementation (compute/attention_cost.h): the geometry of the kernel
-  // (ValidateKernelGeometry) and its costs fitted by linear least squares in rounds; each round
-  // settles every item on the side of the max() that binds (cache stream or tile path):
-  //   t = ramp + [memory] KV_bytes / bw * (1 / e_m) + [tiles] waves kv_tiles (tile_ns + row_ns rows_per_block)
-  //       + [splits > 1] seqs q q_heads splits * combine_ns
+  // (ValidateKernelGeometry) and its costs, fitted by Nelder-Mead on the squared log errors (the
+  // model is a max() of terms, which a linearisation cannot follow across its kinks):
+  //   main  = ramp + max(KV_bytes / (bw e_m), waves (kv_tiles (tile_ns + row_ns rows_per_block)
+  //                                                   + block_row_ns valid_rows))
+  //   merge = [splits > 1] combine_ns + combine_waves (combine_block_ns + combine_split_ns splits)
+  // Items that timed their main kernel alone (AttentionParams.main_kernel_median_us) fit the main
+  // kernel's costs and then the merge pass's on the difference; without any, all costs on the totals.
   // Implementations without a known geometry are not fitted (noted); nor is MLA (not simulated).
   Status FitAttention() {
     std::map<std::string, std::vector<const trace::Item*>> by_impl;
@@ -271,49 +277,103 @@ struct Fitter {
       compute::AttentionImplementation impl = *geometry;
       if (const compute::AttentionImplementation* old = cp.FindAttentionImplementation(name)) impl = *old;
       const std::string pre = "compute.attention." + name;
-      enum { kRampA, kInvMemA, kTileA, kRowA, kCombineA, kColsA };
-      LinearSolution s;
-      std::vector<int> last;
-      for (int round = 0; round < 30; ++round) {
-        LinearProblem p;
-        p.names = {pre + ".ramp_ns", pre + ".inverse_memory_efficiency", pre + ".tile_ns", pre + ".row_ns",
-                   pre + ".combine_ns"};
-        p.defaults = {impl.ramp_ns, 1 / impl.memory_efficiency, impl.tile_ns, impl.row_ns, impl.combine_ns};
-        std::vector<int> side;
-        for (const trace::Item* it : its) {
-          const compute::Kernel k = KernelOfItem(*it).kernel;
-          const compute::AttentionGeometry g = compute::GeometryOf(impl, k.attention, gpu.sm_count);
-          const compute::AttentionTerms t = compute::AttentionTime(impl, k.attention, gpu.sm_count, gpu.memory_bandwidth_gbps);
-          std::vector<double> row(kColsA, 0.0);
-          row[kRampA] = 1;
-          const bool memory = t.memory_ns >= t.tiles_ns;
-          side.push_back(memory ? 1 : 0);
-          if (memory) {
-            row[kInvMemA] = k.attention.kv_bytes / gpu.memory_bandwidth_gbps;
-          } else {
-            row[kTileA] = double(g.waves) * double(g.kv_tiles);
-            row[kRowA] = double(g.waves) * double(g.kv_tiles) * double(g.rows_per_block);
-          }
-          if (g.splits > 1)
-            row[kCombineA] = double(k.attention.seqs) * double(k.attention.query_tokens) * double(k.attention.q_heads) *
-                             double(g.splits);
-          const double ns = MeasuredNs(*it);
-          p.AddRow(row, ns, 1 / ns);
+      // Rows: (item, measured ns, part): the main kernel alone, the merge pass alone (total - main)
+      // or the whole call.
+      enum Part { kMain, kMerge, kWhole };
+      struct Row {
+        compute::AttentionCall call;
+        double ns;
+        Part part;
+      };
+      std::vector<Row> rows;
+      for (const trace::Item* it : its) {
+        const compute::Kernel k = KernelOfItem(*it).kernel;
+        const double ns = MeasuredNs(*it);
+        const double main_ns = it->attention().main_kernel_median_us() * 1e3;
+        if (main_ns > 0 && main_ns < ns) {
+          rows.push_back({k.attention, main_ns, kMain});
+          rows.push_back({k.attention, ns - main_ns, kMerge});
+        } else {
+          rows.push_back({k.attention, ns, kWhole});
         }
-        ASSIGN_OR_RETURN(s, SolveLeastSquares(p, /*fix_undetermined=*/true, pre));
-        impl.ramp_ns = std::max(0.0, s.x[kRampA]);
-        impl.memory_efficiency = std::clamp(1 / std::max(s.x[kInvMemA], 1e-9), 1e-3, 1.0);
-        impl.tile_ns = std::max(0.0, s.x[kTileA]);
-        impl.row_ns = std::max(0.0, s.x[kRowA]);
-        impl.combine_ns = std::max(0.0, s.x[kCombineA]);
-        if (side == last) break;
-        last = side;
       }
-      Record(pre + ".ramp_ns", "ns", impl.ramp_ns, s, kRampA);
-      Record(pre + ".memory_efficiency", "", impl.memory_efficiency, s, kInvMemA);
-      Record(pre + ".tile_ns", "ns", impl.tile_ns, s, kTileA);
-      Record(pre + ".row_ns", "ns", impl.row_ns, s, kRowA);
-      Record(pre + ".combine_ns", "ns", impl.combine_ns, s, kCombineA);
+      // Unknowns in log space (costs > 0) and logit space (efficiency in (0, 1)).
+      enum { kRampA, kMemA, kTileA, kRowA, kBlockRowA, kCombineA, kCombineBlockA, kCombineSplitA, kColsA };
+      auto to_impl = [&impl](const std::vector<double>& x) {
+        compute::AttentionImplementation a = impl;
+        a.ramp_ns = std::exp(x[kRampA]);
+        a.memory_efficiency = 1 / (1 + std::exp(-x[kMemA]));
+        a.tile_ns = std::exp(x[kTileA]);
+        a.row_ns = std::exp(x[kRowA]);
+        a.block_row_ns = std::exp(x[kBlockRowA]);
+        a.combine_ns = std::exp(x[kCombineA]);
+        a.combine_block_ns = std::exp(x[kCombineBlockA]);
+        a.combine_split_ns = std::exp(x[kCombineSplitA]);
+        return a;
+      };
+      auto log_error = [&](const compute::AttentionImplementation& a, const Row& r) {
+        const compute::AttentionTerms t = compute::AttentionTime(a, r.call, gpu.sm_count, gpu.memory_bandwidth_gbps);
+        const double predicted = r.part == kMain ? t.main_ns() : r.part == kMerge ? t.combine_ns : t.total_ns();
+        return std::log(std::max(predicted, 1.0) / std::max(r.ns, 1.0));
+      };
+      // Sum of squared log errors over the rows of `parts`.
+      auto objective = [&](const std::vector<Part>& parts) {
+        return [&, parts](const std::vector<double>& x) {
+          const compute::AttentionImplementation a = to_impl(x);
+          double sum = 0;
+          for (const Row& r : rows)
+            if (std::find(parts.begin(), parts.end(), r.part) != parts.end()) sum += std::pow(log_error(a, r), 2);
+          return sum;
+        };
+      };
+      std::vector<double> x0 = {std::log(std::max(impl.ramp_ns, 1.0)),
+                                std::log(impl.memory_efficiency / (1 - std::min(impl.memory_efficiency, 0.999))),
+                                std::log(std::max(impl.tile_ns, 1e-3)),
+                                std::log(std::max(impl.row_ns, 1e-3)),
+                                std::log(std::max(impl.block_row_ns, 1e-3)),
+                                std::log(std::max(impl.combine_ns, 1.0)),
+                                std::log(std::max(impl.combine_block_ns, 1.0)),
+                                std::log(std::max(impl.combine_split_ns, 1e-3))};
+      // Restarts from the start and from it scaled down and up (the max() has flat regions).
+      auto minimize = [&](const std::function<double(const std::vector<double>&)>& f, std::vector<double> x) {
+        NelderMeadResult best;
+        best.value = std::numeric_limits<double>::infinity();
+        for (double shift : {0.0, -1.0, 1.0}) {
+          std::vector<double> start = x;
+          for (int j : {kRampA, kTileA, kRowA, kBlockRowA}) start[j] += shift;
+          NelderMeadResult r = MinimizeNelderMead(f, start, std::vector<double>(x.size(), 0.5), 1e-12, 6000);
+          r = MinimizeNelderMead(f, r.x, std::vector<double>(x.size(), 0.1), 1e-12, 6000);  // restart in place
+          if (r.value < best.value) best = r;
+        }
+        return best.x;
+      };
+      const bool parts_apart = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.part == kMain; });
+      std::vector<double> x = x0;
+      if (parts_apart) {
+        // Main-kernel costs on main and one-split rows, then the merge pass on the differences
+        // (items that timed no main kernel with splits > 1 are left to the whole-call check).
+        std::vector<double> fitted = minimize(objective({kMain, kWhole}), x0);
+        for (int j : {kRampA, kMemA, kTileA, kRowA, kBlockRowA}) x[j] = fitted[j];
+        fitted = minimize(objective({kMerge}), x);
+        for (int j : {kCombineA, kCombineBlockA, kCombineSplitA}) x[j] = fitted[j];
+      } else {
+        x = minimize(objective({kWhole}), x0);
+      }
+      impl = to_impl(x);
+      double sum = 0;
+      for (const Row& r : rows) sum += std::pow(log_error(impl, r), 2);
+      const double residual = rows.empty() ? 0 : std::sqrt(sum / double(rows.size()));
+      const int points = static_cast<int>(its.size());
+      for (auto [field, unit, value] : std::vector<std::tuple<const char*, const char*, double>>{
+               {"ramp_ns", "ns", impl.ramp_ns},
+               {"memory_efficiency", "", impl.memory_efficiency},
+               {"tile_ns", "ns", impl.tile_ns},
+               {"row_ns", "ns", impl.row_ns},
+               {"block_row_ns", "ns", impl.block_row_ns},
+               {"combine_ns", "ns", impl.combine_ns},
+               {"combine_block_ns", "ns", impl.combine_block_ns},
+               {"combine_split_ns", "ns", impl.combine_split_ns}})
+        result.fitted.push_back({pre + "." + field, unit, value, residual, points});
       bool replaced = false;
       for (compute::AttentionImplementation& a : cp.attention_implementations)
         if (a.name == name) a = impl, replaced = true;

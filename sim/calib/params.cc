@@ -231,6 +231,15 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
     ac->set_tile_ns(a.tile_ns);
     ac->set_row_ns(a.row_ns);
     ac->set_combine_ns(a.combine_ns);
+    for (auto [rows, blocks] : a.blocks_per_sm_by_rows) {
+      auto* rr = ac->add_blocks_per_sm_by_rows();
+      rr->set_rows_per_block(rows);
+      rr->set_blocks_per_sm(blocks);
+    }
+    ac->set_combine_blocks_per_sm(a.combine_blocks_per_sm);
+    ac->set_block_row_ns(a.block_row_ns);
+    ac->set_combine_block_ns(a.combine_block_ns);
+    ac->set_combine_split_ns(a.combine_split_ns);
   }
   config::FabricCalibration* fc = c.mutable_fabric();
   const FabricParams& f = p.fabric;

@@ -19,24 +19,38 @@ Status ValidateAttentionImplementation(const AttentionImplementation& impl) {
                           {"kv_tile_tokens", impl.kv_tile_tokens},
                           {"blocks_per_sm", impl.blocks_per_sm},
                           {"split_blocks_per_sm", impl.split_blocks_per_sm},
-                          {"min_split_tokens", impl.min_split_tokens}}) {
+                          {"min_split_tokens", impl.min_split_tokens},
+                          {"combine_blocks_per_sm", impl.combine_blocks_per_sm}}) {
     if (v < 1) return InvalidArgumentError(pre + field + " = " + std::to_string(v) + ": must be >= 1");
   }
   if (impl.max_rows_per_block < impl.row_tile)
     return InvalidArgumentError(pre + "max_rows_per_block = " + std::to_string(impl.max_rows_per_block) +
                                 ": must be >= row_tile (" + std::to_string(impl.row_tile) + ")");
   if (impl.max_splits < 0) return InvalidArgumentError(pre + "max_splits must be >= 0 (0: no limit)");
+  for (auto [rows, blocks] : impl.blocks_per_sm_by_rows)
+    if (rows < 1 || blocks < 1)
+      return InvalidArgumentError(pre + "blocks_per_sm_by_rows (" + std::to_string(rows) + ", " +
+                                  std::to_string(blocks) + "): both must be >= 1");
   if (!(impl.memory_efficiency > 0 && impl.memory_efficiency <= 1))
     return InvalidArgumentError(pre + "memory_efficiency = " + std::to_string(impl.memory_efficiency) +
                                 ": must be in (0, 1]");
   for (auto [field, v] : {std::pair<const char*, double>{"ramp_ns", impl.ramp_ns},
                           {"tile_ns", impl.tile_ns},
                           {"row_ns", impl.row_ns},
-                          {"combine_ns", impl.combine_ns}}) {
+                          {"block_row_ns", impl.block_row_ns},
+                          {"combine_ns", impl.combine_ns},
+                          {"combine_block_ns", impl.combine_block_ns},
+                          {"combine_split_ns", impl.combine_split_ns}}) {
     if (!(v >= 0) || !std::isfinite(v))
       return InvalidArgumentError(pre + field + " = " + std::to_string(v) + ": must be >= 0");
   }
   return OkStatus();
+}
+
+int AttentionImplementation::ResidentBlocks(int64_t rows_per_block) const {
+  for (auto [rows, blocks] : blocks_per_sm_by_rows)
+    if (rows == rows_per_block) return blocks;
+  return blocks_per_sm;
 }
 
 AttentionGeometry GeometryOf(const AttentionImplementation& impl, const AttentionCall& call, int sm_count) {
@@ -61,13 +75,18 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
     g.splits = std::clamp<int64_t>(want, 1, hi);
   }
   g.blocks = pre_split * g.splits;
-  g.waves = CeilDiv(g.blocks, int64_t(impl.blocks_per_sm) * sm_count);
+  g.valid_rows = std::min(g.rows_per_block, rows);
+  g.resident = impl.ResidentBlocks(g.rows_per_block);
+  g.waves = g.blocks <= g.resident * sm_count ? 1.0 : double(CeilDiv(g.blocks, sm_count)) / double(g.resident);
+  if (g.splits > 1)
+    g.combine_waves = CeilDiv(call.seqs * call.query_tokens * call.q_heads, int64_t(impl.combine_blocks_per_sm) * sm_count);
   const int64_t per_split = CeilDiv(CeilDiv(call.context, g.splits), impl.kv_tile_tokens) * impl.kv_tile_tokens;
   g.kv_tiles = CeilDiv(std::min(per_split, call.context), impl.kv_tile_tokens);
   return g;
 }
 
-double AttentionTerms::total_ns() const { return ramp_ns + std::max(memory_ns, tiles_ns) + combine_ns; }
+double AttentionTerms::main_ns() const { return ramp_ns + std::max(memory_ns, tiles_ns); }
+double AttentionTerms::total_ns() const { return main_ns() + combine_ns; }
 
 AttentionTerms AttentionTime(const AttentionImplementation& impl, const AttentionCall& call, int sm_count,
                              double memory_bandwidth_gbps) {
@@ -76,9 +95,10 @@ AttentionTerms AttentionTime(const AttentionImplementation& impl, const Attentio
   AttentionTerms t;
   t.ramp_ns = impl.ramp_ns;
   t.memory_ns = call.kv_bytes / (memory_bandwidth_gbps * impl.memory_efficiency);  // GB/s = bytes per ns
-  t.tiles_ns = double(g.waves) * double(g.kv_tiles) * (impl.tile_ns + impl.row_ns * double(g.rows_per_block));
+  t.tiles_ns = g.waves * (double(g.kv_tiles) * (impl.tile_ns + impl.row_ns * double(g.rows_per_block)) +
+                          impl.block_row_ns * double(g.valid_rows));
   if (g.splits > 1)
-    t.combine_ns = impl.combine_ns * double(call.seqs) * double(call.query_tokens) * double(call.q_heads) * double(g.splits);
+    t.combine_ns = impl.combine_ns + double(g.combine_waves) * (impl.combine_block_ns + impl.combine_split_ns * double(g.splits));
   return t;
 }
 
@@ -92,12 +112,15 @@ StatusOr<AttentionImplementation> ValidateKernelGeometry(const std::string& name
   impl.name = name;
   if (name == "flash_mma") {
     // validate/flash_attention_kernels.cu: 16-row mma tiles, 1/2/4 tiles per block of 4 warps,
-    // 64-token K/V tiles; 227 registers x 128 threads -> 2 blocks per SM (ptxas, sm_90);
-    // validate/attention.cc: splits for 2 blocks per SM, >= 128 tokens each.
+    // 64-token K/V tiles in 64 KiB of shared memory; registers per thread (ptxas, sm_90) 167 / 214
+    // / 227 for 1 / 2 / 4 tiles -> 3 / 2 / 2 resident blocks of 128 threads (65536 registers);
+    // validate/attention.cc: splits for 2 blocks per SM, >= 128 tokens each. The merge pass
+    // (attention_kernels.cu CombineKernel): 128-thread blocks, 16 per SM.
     impl.row_tile = 16;
     impl.max_rows_per_block = 64;
     impl.kv_tile_tokens = 64;
     impl.blocks_per_sm = 2;
+    impl.blocks_per_sm_by_rows = {{16, 3}};
     impl.split_blocks_per_sm = 2;
     impl.min_split_tokens = 128;
     return impl;
@@ -112,6 +135,7 @@ StatusOr<AttentionImplementation> ValidateKernelGeometry(const std::string& name
     impl.blocks_per_sm = 4;
     impl.split_blocks_per_sm = 2;
     impl.min_split_tokens = 256;
+    impl.row_ns = 100;  // CUDA cores: the rows' dot products dominate a tile
     return impl;
   }
   return NotFoundError("attention implementation '" + name +

@@ -5,7 +5,8 @@
 // tokens of a sequence into G * q "rows" that share one K/V stream, pads them to its row tile (16
 // for mma.sync tensor cores), gives each block up to `max_rows_per_block` of them and one split of
 // the context, and walks that split in tiles of `kv_tile_tokens` tokens; with more than one split
-// a second kernel merges the partials. Geometry (AttentionGeometry):
+// a second kernel merges the partials, one block per (query row, head). Geometry
+// (AttentionGeometry):
 //
 //   rows_padded     = ceil(G q / row_tile) * row_tile
 //   rows_per_block  = min(max_rows_per_block, smallest row_tile * 2^i >= rows_padded)
@@ -13,30 +14,37 @@
 //   splits          = the item's, else clamp(ceil(split_blocks_per_sm * SMs / (seqs kv_heads row_blocks)),
 //                     1, context / min_split_tokens)
 //   blocks          = seqs * kv_heads * row_blocks * splits
-//   waves           = ceil(blocks / (blocks_per_sm * SMs))
+//   resident        = blocks_per_sm (or its entry in blocks_per_sm_by_rows for rows_per_block)
+//   waves           = 1 when blocks <= resident * SMs, else ceil(blocks / SMs) / resident
+//                     (the busiest SM's blocks, `resident` of them at a time; fractional)
 //   kv_tiles        = ceil(ceil(context / splits) rounded up to kv_tile_tokens / kv_tile_tokens)
+//   valid_rows      = min(rows_per_block, G q)         (rows of a block that hold a query)
+//   combine_waves   = ceil(seqs q q_heads / (combine_blocks_per_sm * SMs))
 //
-// Time (AttentionTimeNs):
+// Time (AttentionTime):
 //
-//   t = ramp + max( KV_bytes / (bw * e_m),  waves * kv_tiles * (tile_ns + row_ns * rows_per_block) )
-//            + [splits > 1] combine_ns * seqs * q * q_heads * splits
+//   main    = ramp + max( KV_bytes / (bw * e_m),
+//                         waves * (kv_tiles * (tile_ns + row_ns * rows_per_block) + block_row_ns * valid_rows) )
+//   combine = [splits > 1] combine_ns + combine_waves * (combine_block_ns + combine_split_ns * splits)
+//   t       = main + combine
 //
-// The first term streams the cache (bandwidth-bound: long contexts, few rows); the second is the
-// critical path of the busiest SM: every block walks its tiles one after another, each tile costing
+// The first term of the max streams the cache (bandwidth-bound: long contexts, few rows); the
+// second is the busiest SM's path: every block walks its tiles one after another, each tile costing
 // a fixed part (load latency, barriers, softmax) and a part per row of the block (the tensor-core
-// work of S = Q K^T and O = P V for the block's rows, padding included: q = 2..4 at G = 4 costs what
-// q = 1 does, then the cost grows in steps of a row tile); the combine pass reads and merges every
-// split's partial of every (query row, head). The q = 1 -> q > 1 step of production stacks (a
-// decode kernel for q = 1, a prefill kernel for verify) is two implementations, one per regime
+// work of S = Q K^T and O = P V, padding included), and pays once per query row it holds (loading
+// its queries, merging its warps' partials, writing its output). The merge pass runs its own waves
+// of blocks, each walking the splits. The q = 1 -> q > 1 step of production stacks (a decode kernel
+// for q = 1, a prefill kernel for verify) is two implementations, one per regime
 // (AttentionRegimes), each with its own geometry and fitted costs.
 //
-// Simplified: waves are whole (a partial last wave costs a full one), every block of a wave takes
-// as long as the busiest, the row blocks of a (sequence, KV head) re-read the cache from L2 (DRAM
-// bytes are the cache once), and the combine pass does not overlap the main kernel.
+// Simplified: blocks of a wave take as long as the busiest; the row blocks of a (sequence, KV
+// head) re-read the cache from L2 (DRAM bytes are the cache once); the merge pass does not overlap
+// the main kernel; memory stream and tile path do not add (max).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/status.h"
@@ -50,15 +58,23 @@ struct AttentionImplementation {
   int max_rows_per_block = 64;
   int kv_tile_tokens = 64;
   int blocks_per_sm = 2;          // resident blocks per SM (registers / shared memory)
+  // Where the resident count differs by rows per block (one kernel instantiation each):
+  // (rows_per_block, blocks_per_sm) pairs overriding blocks_per_sm.
+  std::vector<std::pair<int, int>> blocks_per_sm_by_rows;
   int split_blocks_per_sm = 2;    // split-KV target: blocks before splitting x splits ~ this x SMs
   int min_split_tokens = 128;     // no split shorter than this
   int max_splits = 0;             // 0: no limit
+  int combine_blocks_per_sm = 16; // the merge pass: one block per (query row, head)
   // Costs (ns), fitted by `specsim calibrate` per implementation.
-  double ramp_ns = 10000;
+  double ramp_ns = 5000;
   double memory_efficiency = 0.8;  // of the GPU's memory bandwidth, streaming the cache
-  double tile_ns = 500;
-  double row_ns = 30;
-  double combine_ns = 1.5;
+  double tile_ns = 2000;
+  double row_ns = 10;
+  double block_row_ns = 300;
+  double combine_ns = 2000;
+  double combine_block_ns = 2000;
+  double combine_split_ns = 150;
+  int ResidentBlocks(int64_t rows_per_block) const;
 };
 
 // Geometry fields >= 1 (max_splits >= 0), efficiency in (0, 1], costs >= 0; messages name the field.
@@ -78,11 +94,14 @@ struct AttentionCall {
 struct AttentionGeometry {
   int64_t rows_padded = 0;     // per (sequence, KV head)
   int64_t rows_per_block = 0;
+  int64_t valid_rows = 0;      // per block
   int64_t row_blocks = 0;
   int64_t splits = 0;
   int64_t blocks = 0;
-  int64_t waves = 0;
+  int64_t resident = 0;        // blocks per SM
+  double waves = 0;
   int64_t kv_tiles = 0;        // per block
+  int64_t combine_waves = 0;   // 0 without a merge pass (one split)
 };
 
 // REQUIRES: ValidateAttentionImplementation(impl) OK, call fields >= 1, sm_count >= 1 (CHECKed).
@@ -92,9 +111,10 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
 struct AttentionTerms {
   double ramp_ns = 0;
   double memory_ns = 0;     // KV_bytes / (bw * e_m)
-  double tiles_ns = 0;      // the busiest SM's tile path
-  double combine_ns = 0;
-  double total_ns() const;
+  double tiles_ns = 0;      // the busiest SM's path
+  double combine_ns = 0;    // the merge pass
+  double main_ns() const;   // ramp + max(memory, tiles)
+  double total_ns() const;  // main + combine
 };
 AttentionTerms AttentionTime(const AttentionImplementation& impl, const AttentionCall& call, int sm_count,
                              double memory_bandwidth_gbps);

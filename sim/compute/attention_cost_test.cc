@@ -47,13 +47,24 @@ TEST(AttentionGeometry, SplitPolicyMatchesValidate) {
 }
 
 TEST(AttentionGeometry, WavesAndTiles) {
-  // b8 q1 ctx4096: 64 blocks x 5 splits = 320 blocks over 2 x 132 slots = 2 waves; a split is
-  // ceil(4096 / 5) = 820 -> 832 tokens = 13 tiles of 64.
+  // b8 q1 ctx4096: 64 blocks x 5 splits = 320 blocks; one 16-row tile per block -> 3 resident per
+  // SM (167 registers), 396 slots: one wave. A split is ceil(4096 / 5) = 820 -> 832 tokens = 13
+  // tiles of 64. q8: 32-row blocks, 2 resident: 320 > 264 -> ceil(320 / 132) / 2 = 1.5 waves.
   const auto impl = ValidateKernelGeometry("flash_mma").value();
-  const AttentionGeometry g = GeometryOf(impl, Llama8bTp1(8, 1, 4096), 132);
+  AttentionGeometry g = GeometryOf(impl, Llama8bTp1(8, 1, 4096), 132);
   EXPECT_EQ(g.blocks, 320);
-  EXPECT_EQ(g.waves, 2);
+  EXPECT_EQ(g.resident, 3);
+  EXPECT_DOUBLE_EQ(g.waves, 1.0);
   EXPECT_EQ(g.kv_tiles, 13);
+  EXPECT_EQ(g.valid_rows, 4);
+  // Merge pass: 8 x 32 (row, head) blocks over 16 x 132 slots: one wave.
+  EXPECT_EQ(g.combine_waves, 1);
+  g = GeometryOf(impl, Llama8bTp1(8, 8, 4096), 132);
+  EXPECT_EQ(g.resident, 2);
+  EXPECT_DOUBLE_EQ(g.waves, 1.5);
+  EXPECT_EQ(g.valid_rows, 32);
+  // b8 q128: 8 x 128 x 32 = 32768 (row, head) pairs but one split: no merge pass.
+  EXPECT_EQ(GeometryOf(impl, Llama8bTp1(8, 128, 4096), 132).combine_waves, 0);
 }
 
 TEST(AttentionTime, HandSolved) {
@@ -62,23 +73,29 @@ TEST(AttentionTime, HandSolved) {
   impl.memory_efficiency = 0.8;
   impl.tile_ns = 500;
   impl.row_ns = 30;
-  impl.combine_ns = 2;
-  // b8 q16 ctx4096 on 132 SMs at 4800 GB/s: 64 rows in one block, 5 splits, 320 blocks, 2 waves,
-  // 13 tiles. memory = 8*8*4096*512 B / (4800 * 0.8) = 34953 ns; tiles = 2 * 13 * (500 + 30*64)
-  // = 62920 ns (binds); combine = 2 * 8*16 rows * 32 heads * 5 splits = 40960 ns.
+  impl.block_row_ns = 100;
+  impl.combine_ns = 1000;
+  impl.combine_block_ns = 2000;
+  impl.combine_split_ns = 200;
+  // b8 q16 ctx4096 on 132 SMs at 4800 GB/s: 64 rows in one block (2 resident), 5 splits, 320
+  // blocks -> ceil(320/132)/2 = 1.5 waves, 13 tiles. memory = 8*8*4096*512 B / (4800 * 0.8) =
+  // 34953 ns; tiles = 1.5 * (13 * (500 + 30*64) + 100*64) = 56790 ns (binds); merge: 8*16*32 =
+  // 4096 pairs over 2112 slots = 2 waves: 1000 + 2 * (2000 + 200*5) = 7000 ns.
   const AttentionTerms t = AttentionTime(impl, Llama8bTp1(8, 16, 4096), 132, 4800);
   EXPECT_NEAR(t.memory_ns, 134217728.0 / 3840, 1e-6);
-  EXPECT_DOUBLE_EQ(t.tiles_ns, 62920);
-  EXPECT_DOUBLE_EQ(t.combine_ns, 40960);
-  EXPECT_DOUBLE_EQ(t.total_ns(), 10000 + 62920 + 40960);
+  EXPECT_DOUBLE_EQ(t.tiles_ns, 56790);
+  EXPECT_DOUBLE_EQ(t.combine_ns, 7000);
+  EXPECT_DOUBLE_EQ(t.main_ns(), 10000 + 56790);
+  EXPECT_DOUBLE_EQ(t.total_ns(), 10000 + 56790 + 7000);
 }
 
 TEST(AttentionTime, PaddedRowsCostTheSameAndTheStepComesWithANewTile) {
-  // At G = 4, q = 1..4 fill one 16-row tile: with the same splits they cost the same; q = 8 takes
-  // a 32-row block and costs more once the tile path binds.
+  // At G = 4, q = 1..4 fill one 16-row tile: without per-query costs and with the same splits they
+  // cost the same; q = 8 takes a 32-row block and costs more once the tile path binds.
   AttentionImplementation impl = ValidateKernelGeometry("flash_mma").value();
   impl.memory_efficiency = 1;
-  impl.combine_ns = 0;
+  impl.block_row_ns = 0;
+  impl.combine_block_ns = impl.combine_split_ns = 0;
   AttentionCall c = Llama8bTp1(8, 1, 4096);
   c.splits = 5;
   const double t1 = AttentionTime(impl, c, 132, 4800).total_ns();
@@ -86,6 +103,7 @@ TEST(AttentionTime, PaddedRowsCostTheSameAndTheStepComesWithANewTile) {
   EXPECT_DOUBLE_EQ(AttentionTime(impl, c, 132, 4800).total_ns(), t1);
   c.query_tokens = 8;
   impl.row_ns = 200;  // tile path binds
+  impl.combine_block_ns = impl.combine_split_ns = 0;
   const AttentionTerms t8 = AttentionTime(impl, c, 132, 4800);
   EXPECT_GT(t8.tiles_ns, t8.memory_ns);
   EXPECT_GT(t8.total_ns(), t1);

@@ -64,6 +64,11 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
     a.tile_ns = ac.tile_ns();
     a.row_ns = ac.row_ns();
     a.combine_ns = ac.combine_ns();
+    for (const auto& rr : ac.blocks_per_sm_by_rows()) a.blocks_per_sm_by_rows.push_back({rr.rows_per_block(), rr.blocks_per_sm()});
+    a.combine_blocks_per_sm = ac.combine_blocks_per_sm();
+    a.block_row_ns = ac.block_row_ns();
+    a.combine_block_ns = ac.combine_block_ns();
+    a.combine_split_ns = ac.combine_split_ns();
     bool replaced = false;
     for (AttentionImplementation& old : p.attention_implementations)
       if (old.name == a.name) old = a, replaced = true;

@@ -249,8 +249,8 @@ struct Fitter {
   // Attention items, per implementation (compute/attention_cost.h): the geometry of the kernel
   // (ValidateKernelGeometry) and its costs, fitted by Nelder-Mead on the squared log errors (the
   // model is a max() of terms, which a linearisation cannot follow across its kinks):
-  //   main  = ramp + max(KV_bytes / (bw e_m), waves (kv_tiles (tile_ns + row_ns rows_per_block)
-  //                                                   + block_row_ns valid_rows))
+  //   main  = ramp + waves (block_ns + block_row_ns valid_rows)
+  //                + max(KV_bytes / (bw e_m), waves kv_tiles (tile_ns + row_ns rows_per_block))
   //   merge = [splits > 1] combine_ns + combine_waves (combine_block_ns + combine_split_ns splits)
   // Items that timed their main kernel alone (AttentionParams.main_kernel_median_us) fit the main
   // kernel's costs and then the merge pass's on the difference; without any, all costs on the totals.
@@ -298,13 +298,14 @@ struct Fitter {
         }
       }
       // Unknowns in log space (costs > 0) and logit space (efficiency in (0, 1)).
-      enum { kRampA, kMemA, kTileA, kRowA, kBlockRowA, kCombineA, kCombineBlockA, kCombineSplitA, kColsA };
+      enum { kRampA, kMemA, kTileA, kRowA, kBlockA, kBlockRowA, kCombineA, kCombineBlockA, kCombineSplitA, kColsA };
       auto to_impl = [&impl](const std::vector<double>& x) {
         compute::AttentionImplementation a = impl;
         a.ramp_ns = std::exp(x[kRampA]);
         a.memory_efficiency = 1 / (1 + std::exp(-x[kMemA]));
         a.tile_ns = std::exp(x[kTileA]);
         a.row_ns = std::exp(x[kRowA]);
+        a.block_ns = std::exp(x[kBlockA]);
         a.block_row_ns = std::exp(x[kBlockRowA]);
         a.combine_ns = std::exp(x[kCombineA]);
         a.combine_block_ns = std::exp(x[kCombineBlockA]);
@@ -330,6 +331,7 @@ struct Fitter {
                                 std::log(impl.memory_efficiency / (1 - std::min(impl.memory_efficiency, 0.999))),
                                 std::log(std::max(impl.tile_ns, 1e-3)),
                                 std::log(std::max(impl.row_ns, 1e-3)),
+                                std::log(std::max(impl.block_ns, 1e-3)),
                                 std::log(std::max(impl.block_row_ns, 1e-3)),
                                 std::log(std::max(impl.combine_ns, 1.0)),
                                 std::log(std::max(impl.combine_block_ns, 1.0)),
@@ -340,7 +342,7 @@ struct Fitter {
         best.value = std::numeric_limits<double>::infinity();
         for (double shift : {0.0, -1.0, 1.0}) {
           std::vector<double> start = x;
-          for (int j : {kRampA, kTileA, kRowA, kBlockRowA}) start[j] += shift;
+          for (int j : {kRampA, kTileA, kRowA, kBlockA, kBlockRowA}) start[j] += shift;
           NelderMeadResult r = MinimizeNelderMead(f, start, std::vector<double>(x.size(), 0.5), 1e-12, 6000);
           r = MinimizeNelderMead(f, r.x, std::vector<double>(x.size(), 0.1), 1e-12, 6000);  // restart in place
           if (r.value < best.value) best = r;
@@ -353,7 +355,7 @@ struct Fitter {
         // Main-kernel costs on main and one-split rows, then the merge pass on the differences
         // (items that timed no main kernel with splits > 1 are left to the whole-call check).
         std::vector<double> fitted = minimize(objective({kMain, kWhole}), x0);
-        for (int j : {kRampA, kMemA, kTileA, kRowA, kBlockRowA}) x[j] = fitted[j];
+        for (int j : {kRampA, kMemA, kTileA, kRowA, kBlockA, kBlockRowA}) x[j] = fitted[j];
         fitted = minimize(objective({kMerge}), x);
         for (int j : {kCombineA, kCombineBlockA, kCombineSplitA}) x[j] = fitted[j];
       } else {
@@ -369,6 +371,7 @@ struct Fitter {
                {"memory_efficiency", "", impl.memory_efficiency},
                {"tile_ns", "ns", impl.tile_ns},
                {"row_ns", "ns", impl.row_ns},
+               {"block_ns", "ns", impl.block_ns},
                {"block_row_ns", "ns", impl.block_row_ns},
                {"combine_ns", "ns", impl.combine_ns},
                {"combine_block_ns", "ns", impl.combine_block_ns},
@@ -466,8 +469,9 @@ struct Fitter {
           continue;
         }
         const compute::Kernel kernel = KernelOfItem(*it).kernel;
-        row[kIssue] = 1;
-        double rhs = ns;
+        // GPU-bound items measure device + the eager gap (predictors.h TimedKernelNs); host-bound
+        // ones say nothing of the device time and are left to the launch items.
+        double rhs = ns - NanosFromPicos(cost.EagerDeviceGap());
         const bool tensor = kernel.kernel_class == compute::KernelClass::kGemm ||
                             kernel.kernel_class == compute::KernelClass::kAttention;
         double compute_ns = 0;
@@ -486,6 +490,12 @@ struct Fitter {
         int c = kernel.bytes > 0 ? 1 : 0;  // 0 floor, 1 memory, 2 compute
         double best = c == 1 ? memory_ns : safe.kernel_floor_ns;
         if (compute_ns > best) { c = 2; best = compute_ns; }
+        // Items the law calls host-bound and that measure within 1.3x the host's per-call period
+        // (issue + floor) say nothing of the device time: near the period a call measures part
+        // host, part device.
+        if (TimedKernelHostBound(cost, std::max(best, safe.kernel_floor_ns)) &&
+            ns < 1.3 * (safe.launch_overhead_eager_ns + safe.kernel_floor_ns))
+          continue;
         if (c == 0) {
           row[kFloor] = 1;
         } else if (c == 1) {

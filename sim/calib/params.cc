@@ -200,20 +200,23 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
   config::Calibration c;
   config::ComputeCalibration* cc = c.mutable_compute();
   const compute::ComputeParams& k = p.compute;
+  // A fitted time of exactly 0 (a gap or ramp the items show none of) cannot be written as 0, which
+  // a reader takes for "unset, use the default": 0.001 ns stands for it.
+  auto time_ns = [](double v) { return v == 0 ? 1e-3 : v; };
   cc->set_gemm_compute_efficiency(k.gemm_compute_efficiency);
   cc->set_memory_efficiency(k.memory_efficiency);
   cc->set_skinny_gemm_memory_efficiency(k.skinny_gemm_memory_efficiency);
   cc->set_attention_memory_efficiency(k.attention_memory_efficiency);
-  cc->set_kernel_floor_ns(k.kernel_floor_ns);
+  cc->set_kernel_floor_ns(time_ns(k.kernel_floor_ns));
   cc->set_launch_overhead_eager_ns(k.launch_overhead_eager_ns);
-  cc->set_launch_overhead_graph_ns(k.launch_overhead_graph_ns);
+  cc->set_launch_overhead_graph_ns(time_ns(k.launch_overhead_graph_ns));
   cc->set_graph_launch_ns(k.graph_launch_ns);
-  cc->set_memory_ramp_ns(k.memory_ramp_ns);
+  cc->set_memory_ramp_ns(time_ns(k.memory_ramp_ns));
   cc->set_gemm_m_half(k.gemm_m_half);
-  cc->set_eager_device_gap_ns(k.eager_device_gap_ns);
+  cc->set_eager_device_gap_ns(time_ns(k.eager_device_gap_ns));
   cc->set_l2_resident_bandwidth_gbps(p.bench.l2_resident_bandwidth_gbps);
-  cc->set_gemm_memory_ramp_ns(k.RampNs(compute::KernelClass::kGemm));
-  cc->set_attention_memory_ramp_ns(k.RampNs(compute::KernelClass::kAttention));
+  cc->set_gemm_memory_ramp_ns(time_ns(k.RampNs(compute::KernelClass::kGemm)));
+  cc->set_attention_memory_ramp_ns(time_ns(k.RampNs(compute::KernelClass::kAttention)));
   cc->set_attention_compute_efficiency(k.attention_compute_efficiency);
   cc->set_gemm_column_rate_gbps(k.gemm_column_rate_gbps);
   for (const compute::AttentionImplementation& a : k.attention_implementations) {
@@ -237,6 +240,7 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
       rr->set_blocks_per_sm(blocks);
     }
     ac->set_combine_blocks_per_sm(a.combine_blocks_per_sm);
+    ac->set_block_ns(a.block_ns);
     ac->set_block_row_ns(a.block_row_ns);
     ac->set_combine_block_ns(a.combine_block_ns);
     ac->set_combine_split_ns(a.combine_split_ns);

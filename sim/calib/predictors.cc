@@ -28,6 +28,16 @@ std::string GpuRangeReason(int gpu, const net::Topology& t) {
 
 }  // namespace
 
+double TimedKernelNs(const compute::KernelCostModel& cost, double device_ns) {
+  const compute::ComputeParams& p = cost.params();
+  return std::max(p.launch_overhead_eager_ns + p.kernel_floor_ns, device_ns + NanosFromPicos(cost.EagerDeviceGap()));
+}
+
+bool TimedKernelHostBound(const compute::KernelCostModel& cost, double device_ns) {
+  const compute::ComputeParams& p = cost.params();
+  return device_ns + NanosFromPicos(cost.EagerDeviceGap()) < p.launch_overhead_eager_ns + p.kernel_floor_ns;
+}
+
 std::string AttentionImplementationOf(const trace::AttentionParams& a) {
   return a.implementation().empty() ? "simt_reference" : a.implementation();
 }
@@ -361,9 +371,9 @@ Prediction Predictor::PredictKernel(const trace::Item& item) const {
     const double e_c = cost->ComputeEfficiency(k.kernel);
     if (k.kernel.flops > 0 && e_c > 0)
       device = std::max(device, k.kernel.flops / (cost->PeakTflops(k.kernel.math_dtype) * 1e3 * e_c));
-    return Us(cp.launch_overhead_eager_ns + device);
+    return Us(TimedKernelNs(*cost, device));
   }
-  return Us(NanosFromPicos(cost->SequenceTime({k.kernel}, /*cuda_graph=*/false)));
+  return Us(TimedKernelNs(*cost, NanosFromPicos(cost->KernelTime(k.kernel))));
 }
 
 Prediction Predictor::PredictCollective(const trace::Item& item) const {

@@ -56,6 +56,20 @@ struct Prediction {
   static Prediction NotSimulated(std::string why) { return {false, 0, std::move(why)}; }
 };
 
+// A single-kernel item as specsim-validate times it: cuda events around each of back-to-back eager
+// calls (validate/timing.cc). The host issues one call per period; the GPU runs the kernel for
+// device_ns. GPU-bound (device + the eager inter-kernel gap above the host's period) the GPU runs
+// the calls back to back and each measures device + gap; host-bound each waits for its launch and
+// measures about the host's period per call: issue + floor (the launch items' per-call cost: one
+// launch and the event pair). So
+//   t = max(launch_overhead_eager + kernel_floor, device + eager_device_gap).
+// (Before 2026-11-30 the predictor added the issue to every kernel's device time, which taught the
+// fit device times ~issue too short for every kernel longer than its launch: decode loops, which
+// run those kernels back to back in graphs, came out fast.)
+double TimedKernelNs(const compute::KernelCostModel& cost, double device_ns);
+// True when the law above is host-bound for `device_ns` (the item says nothing of the device time).
+bool TimedKernelHostBound(const compute::KernelCostModel& cost, double device_ns);
+
 // The implementation an attention item ran: AttentionParams.implementation, or "simt_reference"
 // for traces before it was recorded (validate's only kernel then).
 std::string AttentionImplementationOf(const trace::AttentionParams& a);

@@ -37,6 +37,7 @@ Status ValidateAttentionImplementation(const AttentionImplementation& impl) {
   for (auto [field, v] : {std::pair<const char*, double>{"ramp_ns", impl.ramp_ns},
                           {"tile_ns", impl.tile_ns},
                           {"row_ns", impl.row_ns},
+                          {"block_ns", impl.block_ns},
                           {"block_row_ns", impl.block_row_ns},
                           {"combine_ns", impl.combine_ns},
                           {"combine_block_ns", impl.combine_block_ns},
@@ -85,7 +86,7 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
   return g;
 }
 
-double AttentionTerms::main_ns() const { return ramp_ns + std::max(memory_ns, tiles_ns); }
+double AttentionTerms::main_ns() const { return ramp_ns + blocks_ns + std::max(memory_ns, tiles_ns); }
 double AttentionTerms::total_ns() const { return main_ns() + combine_ns; }
 
 AttentionTerms AttentionTime(const AttentionImplementation& impl, const AttentionCall& call, int sm_count,
@@ -95,8 +96,8 @@ AttentionTerms AttentionTime(const AttentionImplementation& impl, const Attentio
   AttentionTerms t;
   t.ramp_ns = impl.ramp_ns;
   t.memory_ns = call.kv_bytes / (memory_bandwidth_gbps * impl.memory_efficiency);  // GB/s = bytes per ns
-  t.tiles_ns = g.waves * (double(g.kv_tiles) * (impl.tile_ns + impl.row_ns * double(g.rows_per_block)) +
-                          impl.block_row_ns * double(g.valid_rows));
+  t.blocks_ns = g.waves * (impl.block_ns + impl.block_row_ns * double(g.valid_rows));
+  t.tiles_ns = g.waves * double(g.kv_tiles) * (impl.tile_ns + impl.row_ns * double(g.rows_per_block));
   if (g.splits > 1)
     t.combine_ns = impl.combine_ns + double(g.combine_waves) * (impl.combine_block_ns + impl.combine_split_ns * double(g.splits));
   return t;

@@ -23,16 +23,17 @@
 //
 // Time (AttentionTime):
 //
-//   main    = ramp + max( KV_bytes / (bw * e_m),
-//                         waves * (kv_tiles * (tile_ns + row_ns * rows_per_block) + block_row_ns * valid_rows) )
+//   main    = ramp + waves * (block_ns + block_row_ns * valid_rows)
+//                  + max( KV_bytes / (bw * e_m),  waves * kv_tiles * (tile_ns + row_ns * rows_per_block) )
 //   combine = [splits > 1] combine_ns + combine_waves * (combine_block_ns + combine_split_ns * splits)
 //   t       = main + combine
 //
-// The first term of the max streams the cache (bandwidth-bound: long contexts, few rows); the
-// second is the busiest SM's path: every block walks its tiles one after another, each tile costing
-// a fixed part (load latency, barriers, softmax) and a part per row of the block (the tensor-core
-// work of S = Q K^T and O = P V, padding included), and pays once per query row it holds (loading
-// its queries, merging its warps' partials, writing its output). The merge pass runs its own waves
+// Every block pays, outside the streaming, a fixed part (its first tile's load latency, the final
+// barrier) and a part per query row it holds (loading its queries, merging its warps' partials,
+// writing its output). The first term of the max streams the cache (bandwidth-bound: long contexts,
+// few rows); the second is the busiest SM's tile path: every block walks its tiles one after
+// another, each tile costing a fixed part (barriers, softmax) and a part per row of the block (the
+// tensor-core work of S = Q K^T and O = P V, padding included). The merge pass runs its own waves
 // of blocks, each walking the splits. The q = 1 -> q > 1 step of production stacks (a decode kernel
 // for q = 1, a prefill kernel for verify) is two implementations, one per regime
 // (AttentionRegimes), each with its own geometry and fitted costs.
@@ -70,6 +71,7 @@ struct AttentionImplementation {
   double memory_efficiency = 0.8;  // of the GPU's memory bandwidth, streaming the cache
   double tile_ns = 2000;
   double row_ns = 10;
+  double block_ns = 1000;
   double block_row_ns = 300;
   double combine_ns = 2000;
   double combine_block_ns = 2000;
@@ -110,10 +112,11 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
 // The terms of the time above, in ns.
 struct AttentionTerms {
   double ramp_ns = 0;
+  double blocks_ns = 0;     // the busiest SM's blocks' fixed and per-row parts
   double memory_ns = 0;     // KV_bytes / (bw * e_m)
   double tiles_ns = 0;      // the busiest SM's path
   double combine_ns = 0;    // the merge pass
-  double main_ns() const;   // ramp + max(memory, tiles)
+  double main_ns() const;   // ramp + blocks + max(memory, tiles)
   double total_ns() const;  // main + combine
 };
 AttentionTerms AttentionTime(const AttentionImplementation& impl, const AttentionCall& call, int sm_count,

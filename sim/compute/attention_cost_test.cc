@@ -73,20 +73,23 @@ TEST(AttentionTime, HandSolved) {
   impl.memory_efficiency = 0.8;
   impl.tile_ns = 500;
   impl.row_ns = 30;
+  impl.block_ns = 400;
   impl.block_row_ns = 100;
   impl.combine_ns = 1000;
   impl.combine_block_ns = 2000;
   impl.combine_split_ns = 200;
   // b8 q16 ctx4096 on 132 SMs at 4800 GB/s: 64 rows in one block (2 resident), 5 splits, 320
-  // blocks -> ceil(320/132)/2 = 1.5 waves, 13 tiles. memory = 8*8*4096*512 B / (4800 * 0.8) =
-  // 34953 ns; tiles = 1.5 * (13 * (500 + 30*64) + 100*64) = 56790 ns (binds); merge: 8*16*32 =
-  // 4096 pairs over 2112 slots = 2 waves: 1000 + 2 * (2000 + 200*5) = 7000 ns.
+  // blocks -> ceil(320/132)/2 = 1.5 waves, 13 tiles. blocks = 1.5 * (400 + 100*64) = 10200 ns;
+  // memory = 8*8*4096*512 B / (4800 * 0.8) = 34953 ns; tiles = 1.5 * 13 * (500 + 30*64) = 47190
+  // ns (binds); merge: 8*16*32 = 4096 pairs over 2112 slots = 2 waves: 1000 + 2 * (2000 + 200*5)
+  // = 7000 ns.
   const AttentionTerms t = AttentionTime(impl, Llama8bTp1(8, 16, 4096), 132, 4800);
   EXPECT_NEAR(t.memory_ns, 134217728.0 / 3840, 1e-6);
-  EXPECT_DOUBLE_EQ(t.tiles_ns, 56790);
+  EXPECT_DOUBLE_EQ(t.blocks_ns, 10200);
+  EXPECT_DOUBLE_EQ(t.tiles_ns, 47190);
   EXPECT_DOUBLE_EQ(t.combine_ns, 7000);
-  EXPECT_DOUBLE_EQ(t.main_ns(), 10000 + 56790);
-  EXPECT_DOUBLE_EQ(t.total_ns(), 10000 + 56790 + 7000);
+  EXPECT_DOUBLE_EQ(t.main_ns(), 10000 + 10200 + 47190);
+  EXPECT_DOUBLE_EQ(t.total_ns(), 10000 + 10200 + 47190 + 7000);
 }
 
 TEST(AttentionTime, PaddedRowsCostTheSameAndTheStepComesWithANewTile) {
@@ -94,7 +97,7 @@ TEST(AttentionTime, PaddedRowsCostTheSameAndTheStepComesWithANewTile) {
   // cost the same; q = 8 takes a 32-row block and costs more once the tile path binds.
   AttentionImplementation impl = ValidateKernelGeometry("flash_mma").value();
   impl.memory_efficiency = 1;
-  impl.block_row_ns = 0;
+  impl.block_row_ns = 0;  // no per-query cost: the padded tile alone
   impl.combine_block_ns = impl.combine_split_ns = 0;
   AttentionCall c = Llama8bTp1(8, 1, 4096);
   c.splits = 5;

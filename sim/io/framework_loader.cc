@@ -214,6 +214,8 @@ StatusOr<llm::FrameworkProfile> Convert(const FrameworkProfile& p, std::string_v
   out.spec_cycle_host_us = p.spec_cycle_host_us();
   out.sync_each_step = p.sync_each_step();
   out.sync_each_cycle = p.sync_each_cycle();
+  out.attention_decode = p.attention().decode();
+  out.attention_verify = p.attention().verify();
   return out;
 }
 
@@ -296,6 +298,8 @@ std::string OverriddenFrameworkFields(const FrameworkProfile& overrides) {
   }
   if (overrides.has_sync_each_step()) add("sync_each_step");
   if (overrides.has_sync_each_cycle()) add("sync_each_cycle");
+  if (overrides.attention().has_decode()) add("attention.decode");
+  if (overrides.attention().has_verify()) add("attention.verify");
   const Jitter& j = overrides.jitter();
   if (j.distribution() != Jitter::DISTRIBUTION_UNSPECIFIED) add("jitter.distribution");
   if (j.has_mean_us()) add("jitter.mean_us");

@@ -48,6 +48,9 @@ struct FrameworkProfile {
   // Every host op's jitter. When set (not kNone) it replaces the driver's natural jitter (the
   // calibration's), which applies otherwise.
   Jitter jitter;
+  // The attention kernels it runs for decode (q = 1) and verify (q > 1), as calibrations name
+  // attention implementations; empty: not stated.
+  std::string attention_decode, attention_verify;
 };
 
 }  // namespace specsim::llm

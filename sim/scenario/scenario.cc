@@ -27,6 +27,53 @@ StatusOr<compute::DType> ToDType(config::DType d, const std::string& field) {
 
 }  // namespace
 
+Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::FrameworkProfile& framework,
+                            const std::string& calibration, compute::ComputeParams* compute,
+                            std::vector<std::string>* warnings) {
+  const std::vector<compute::AttentionImplementation>& have = compute->attention_implementations;
+  std::string names;
+  for (const compute::AttentionImplementation& a : have) names += (names.empty() ? "" : ", ") + a.name;
+  auto pick = [&](const std::string& name, const std::string& field) -> StatusOr<compute::AttentionImplementation> {
+    if (calibration.empty())
+      return InvalidArgumentError(field + " = \"" + name + "\": attention costs come from a calibration, and none is given "
+                                  "(scenario `calibration` or --calibration)");
+    if (const compute::AttentionImplementation* a = compute->FindAttentionImplementation(name)) return *a;
+    return InvalidArgumentError(field + " = \"" + name + "\": calibration " + calibration +
+                                " has no such attention implementation (it has: " + (names.empty() ? "none" : names) + ")");
+  };
+  compute->attention_regimes = {};
+  if (!choice.decode().empty() || !choice.verify().empty()) {
+    // Explicit: the scenario applies a kernel's fitted costs to its attention.
+    const std::string decode = choice.decode().empty() ? choice.verify() : choice.decode();
+    const std::string verify = choice.verify().empty() ? decode : choice.verify();
+    ASSIGN_OR_RETURN(compute::AttentionImplementation d, pick(decode, "attention_costs.decode"));
+    ASSIGN_OR_RETURN(compute::AttentionImplementation v, pick(verify, "attention_costs.verify"));
+    compute->attention_regimes.decode = {d};
+    compute->attention_regimes.verify = {v};
+    return OkStatus();
+  }
+  // Implicit only for the kernels the framework profile says it runs.
+  const compute::AttentionImplementation* d = framework.attention_decode.empty()
+                                                  ? nullptr
+                                                  : compute->FindAttentionImplementation(framework.attention_decode);
+  const compute::AttentionImplementation* v = framework.attention_verify.empty()
+                                                  ? nullptr
+                                                  : compute->FindAttentionImplementation(framework.attention_verify);
+  if (d) compute->attention_regimes.decode = {*d};
+  if (v) compute->attention_regimes.verify = {*v};
+  if (!have.empty() && (!d || !v)) {
+    warnings->push_back("calibration " + calibration + ": attention costs fitted for " + names +
+                        " are not applied to " + (framework.name.empty() ? "the framework" : framework.name) +
+                        "'s attention (" +
+                        (framework.attention_decode.empty() && framework.attention_verify.empty()
+                             ? std::string("kernels not stated")
+                             : "decode " + framework.attention_decode + ", verify " + framework.attention_verify) +
+                        "); it keeps the roofline attention terms. Apply one explicitly with "
+                        "--set attention_costs.decode=NAME (and attention_costs.verify=NAME).");
+  }
+  return OkStatus();
+}
+
 StatusOr<coll::CollectiveRequest> AllreduceChoice(const config::Communication& c) {
   coll::CollectiveRequest request;
   const std::string algo = c.allreduce_algorithm().empty() ? "auto" : c.allreduce_algorithm();
@@ -121,6 +168,8 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
     // The ranks' host costs (issue per op class, graph launch, sync wake, natural jitter).
     setup.driver = calib::DriverHostOf(calib::ApplyCalibrationProto(calib::CalibParams{}, c).host);
   }
+  RETURN_IF_ERROR(ChooseAttentionCosts(s.attention_costs(), framework, calib, &setup.compute, &loaded.warnings)
+                      .WithPrefix(loaded.path));
 
   const config::Speculation& sp = s.speculation();
   llm::SpeculationSettings& spec = setup.speculation;

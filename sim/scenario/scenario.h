@@ -57,4 +57,14 @@ StatusOr<Evaluation> Evaluate(const LoadedScenario& loaded);
 // another pacing), without the memory check.
 StatusOr<llm::DecodeResult> EvaluateSetup(const llm::DecodeSetup& setup);
 
+// Which fitted attention costs of `compute.attention_implementations` (from `calibration`, a path
+// for messages; empty: none given) the scenario's attention takes (compute->attention_regimes):
+// the scenario's explicit `attention_costs` (error naming the field and the implementations the
+// calibration has when one is missing, or when no calibration is given), else those the framework
+// profile names as its kernels, else none (roofline attention), with a warning when the calibration
+// had attention costs that were not applied.
+Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::FrameworkProfile& framework,
+                            const std::string& calibration, compute::ComputeParams* compute,
+                            std::vector<std::string>* warnings);
+
 }  // namespace specsim::scenario

@@ -70,6 +70,22 @@ TEST(ParseArgs, PacingSuiteAndNcclLogs) {
   EXPECT_NE(Usage().find("pacing"), std::string::npos);
 }
 
+TEST(ParseArgs, VerifyWidthSweeps) {
+  auto d = ParseArgs({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->verify_widths, (std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128}));
+  EXPECT_EQ(d->verify_batches, (std::vector<int>{1, 8}));
+  auto o = ParseArgs({"--verify-widths", "1,3,256", "--verify-batch=2"});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->verify_widths, (std::vector<int>{1, 3, 256}));
+  EXPECT_EQ(o->verify_batches, (std::vector<int>{2}));
+  const std::string wide = ParseArgs({"--verify-widths", "512"}).status().message();
+  EXPECT_NE(wide.find("--verify-widths"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("[1, 256]"), std::string::npos) << wide;
+  EXPECT_NE(ParseArgs({"--verify-batch", "0"}).status().message().find("--verify-batch"), std::string::npos);
+  EXPECT_NE(Usage().find("--verify-widths"), std::string::npos);
+}
+
 TEST(ParseSize, Units) {
   EXPECT_EQ(*ParseSize("4"), 4);
   EXPECT_EQ(*ParseSize("4B"), 4);

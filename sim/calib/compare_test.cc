@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "sim/calib/compare.h"
@@ -253,6 +254,100 @@ TEST(CalibProvenanceTest, MismatchesAgainstAHardwareConfigsGpuModel) {
   EXPECT_NE(w.find("GPU count: 2 in the calibration, 4 in the hardware config"), std::string::npos) << w;
   EXPECT_NE(CalibrationWarning(config::Calibration(), "c.textproto", "H200", 2).find("records no provenance"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace specsim::calib
+
+namespace specsim::calib {
+namespace {
+
+trace::Item* AddAttention(trace::Trace* t, int batch, int q, int64_t context, double us) {
+  trace::Item* it = t->add_items();
+  it->set_suite(trace::SUITE_KERNELS);
+  it->set_kind(trace::KIND_ATTENTION);
+  it->set_name("kernels/attention/m/tp1/b" + std::to_string(batch) + "/q" + std::to_string(q) + "/ctx" +
+               std::to_string(context));
+  trace::AttentionParams* a = it->mutable_attention();
+  a->set_batch(batch);
+  a->set_query_tokens(q);
+  a->set_context(context);
+  a->set_q_heads(32);
+  a->set_kv_heads(8);
+  a->set_head_dim(128);
+  a->set_v_head_dim(128);
+  a->set_kv_bytes(int64_t(batch) * 8 * context * 512);
+  a->set_model("m");
+  a->set_tp(1);
+  a->set_implementation("flash_mma");
+  it->mutable_stats()->set_median_us(us);
+  return it;
+}
+
+ItemResult Result(int index, double measured, double predicted) {
+  ItemResult r;
+  r.index = index;
+  r.suite = "kernels";
+  r.simulated = true;
+  r.measured_us = measured;
+  r.predicted_us = predicted;
+  r.error = (predicted - measured) / measured;
+  return r;
+}
+
+TEST(VerifyWidthShapes, RatiosAreToTheGroupsQ1AndGroupsDifferOnlyInQ) {
+  trace::Trace t;
+  AddAttention(&t, 8, 1, 4096, 40);   // 0
+  AddAttention(&t, 8, 4, 4096, 50);   // 1
+  AddAttention(&t, 8, 16, 4096, 100); // 2
+  AddAttention(&t, 1, 4, 4096, 30);   // 3: another group without its q = 1: no shape
+  std::vector<ItemResult> items = {Result(0, 40, 44), Result(1, 50, 55), Result(2, 100, 88), Result(3, 30, 30)};
+  const std::vector<ShapeGroup> shapes = VerifyWidthShapes(t, items);
+  ASSERT_EQ(shapes.size(), 1u);
+  EXPECT_EQ(shapes[0].name, "kernels/attention/m/tp1/flash_mma/b8/ctx4096");
+  ASSERT_EQ(shapes[0].points.size(), 3u);
+  // q16: measured 100 / 40 = 2.5, predicted 88 / 44 = 2.0: -20%.
+  EXPECT_EQ(shapes[0].points[2].q, 16);
+  EXPECT_DOUBLE_EQ(shapes[0].points[2].measured_ratio, 2.5);
+  EXPECT_DOUBLE_EQ(shapes[0].points[2].predicted_ratio, 2.0);
+  EXPECT_NEAR(shapes[0].points[2].error, -0.2, 1e-12);
+  // q4: 1.25 both ways: a level error alone (+10% everywhere) is no shape error.
+  EXPECT_NEAR(shapes[0].points[1].error, 0.0, 1e-12);
+}
+
+TEST(RegimeStatistics, SplitsByQueryTokensAndBindingSide) {
+  trace::Trace t;
+  AddAttention(&t, 8, 1, 16384, 140);  // bandwidth-bound under the costs below
+  AddAttention(&t, 8, 16, 4096, 110);
+  AddAttention(&t, 8, 64, 4096, 240);
+  std::vector<ItemResult> items = {Result(0, 140, 147), Result(1, 110, 99), Result(2, 240, 240)};
+  compute::ComputeParams cp;
+  compute::AttentionImplementation impl = compute::ValidateKernelGeometry("flash_mma").value();
+  impl.tile_ns = 100;  // tile path cheap: the q = 1, 16K-context call streams the cache
+  impl.row_ns = 1;
+  cp.attention_implementations.push_back(impl);
+  const std::vector<SuiteStats> r = RegimeStatistics(t, items, cp, testing::H200());
+  std::map<std::string, SuiteStats> by;
+  for (const SuiteStats& s : r) by[s.suite] = s;
+  ASSERT_TRUE(by.count("attention q=1") && by.count("attention q=2..16") && by.count("attention q>16"));
+  EXPECT_NEAR(by["attention q=1"].median_abs_error, 0.05, 1e-12);
+  EXPECT_NEAR(by["attention q=2..16"].median_abs_error, 0.10, 1e-12);
+  EXPECT_EQ(by["attention q>16"].n, 1);
+  ASSERT_TRUE(by.count("attention bandwidth-bound"));
+  EXPECT_GE(by["attention bandwidth-bound"].n, 1);
+}
+
+TEST(PooledHeldOut, MedianOfTheSeedsThatHeldAnItemOut) {
+  HoldoutSummary s;
+  s.per_seed.resize(3);
+  s.per_seed[0].items = {Result(0, 10, 11)};
+  s.per_seed[1].items = {Result(0, 10, 13), Result(1, 20, 20)};
+  s.per_seed[2].items = {Result(0, 10, 12)};
+  const std::vector<ItemResult> pooled = PooledHeldOut(s);
+  ASSERT_EQ(pooled.size(), 2u);
+  EXPECT_DOUBLE_EQ(pooled[0].predicted_us, 12);  // median of 11, 13, 12
+  EXPECT_NEAR(pooled[0].error, 0.2, 1e-12);
+  EXPECT_DOUBLE_EQ(pooled[1].predicted_us, 20);
 }
 
 }  // namespace

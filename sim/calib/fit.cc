@@ -362,6 +362,10 @@ struct Fitter {
         x = minimize(objective({kWhole}), x0);
       }
       impl = to_impl(x);
+      // A cost the items drove towards zero (exp of a large negative) is written as 0.
+      for (double* v : {&impl.ramp_ns, &impl.tile_ns, &impl.row_ns, &impl.block_ns, &impl.block_row_ns, &impl.combine_ns,
+                        &impl.combine_block_ns, &impl.combine_split_ns})
+        if (*v < 1e-6) *v = 0;
       double sum = 0;
       for (const Row& r : rows) sum += std::pow(log_error(impl, r), 2);
       const double residual = rows.empty() ? 0 : std::sqrt(sum / double(rows.size()));

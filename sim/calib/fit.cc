@@ -249,8 +249,9 @@ struct Fitter {
   // Attention items, per implementation (compute/attention_cost.h): the geometry of the kernel
   // (ValidateKernelGeometry) and its costs, fitted by Nelder-Mead on the squared log errors (the
   // model is a max() of terms, which a linearisation cannot follow across its kinks):
-  //   main  = ramp + waves (block_ns + block_row_ns valid_rows)
-  //                + max(KV_bytes / (bw e_m), waves kv_tiles (tile_ns + row_ns rows_per_block))
+  //   main  = ramp + max(rounds (block_ns + block_row_latency_ns valid_rows), sm_blocks block_row_ns valid_rows)
+  //                + max(KV_bytes / (bw e_m), sm_blocks kv_tiles (tile_ns + row_ns rows_per_block),
+  //                      rounds kv_tiles (tile_latency_ns + row_latency_ns rows_per_block))
   //   merge = [splits > 1] combine_ns + combine_waves (combine_block_ns + combine_split_ns splits)
   // Items that timed their main kernel alone (AttentionParams.main_kernel_median_us) fit the main
   // kernel's costs and then the merge pass's on the difference; without any, all costs on the totals.
@@ -298,15 +299,19 @@ struct Fitter {
         }
       }
       // Unknowns in log space (costs > 0) and logit space (efficiency in (0, 1)).
-      enum { kRampA, kMemA, kTileA, kRowA, kBlockA, kBlockRowA, kCombineA, kCombineBlockA, kCombineSplitA, kColsA };
+      enum { kRampA, kMemA, kTileA, kRowA, kTileLatA, kRowLatA, kBlockA, kBlockRowA, kBlockRowLatA, kCombineA,
+             kCombineBlockA, kCombineSplitA, kColsA };
       auto to_impl = [&impl](const std::vector<double>& x) {
         compute::AttentionImplementation a = impl;
         a.ramp_ns = std::exp(x[kRampA]);
         a.memory_efficiency = 1 / (1 + std::exp(-x[kMemA]));
         a.tile_ns = std::exp(x[kTileA]);
         a.row_ns = std::exp(x[kRowA]);
+        a.tile_latency_ns = std::exp(x[kTileLatA]);
+        a.row_latency_ns = std::exp(x[kRowLatA]);
         a.block_ns = std::exp(x[kBlockA]);
         a.block_row_ns = std::exp(x[kBlockRowA]);
+        a.block_row_latency_ns = std::exp(x[kBlockRowLatA]);
         a.combine_ns = std::exp(x[kCombineA]);
         a.combine_block_ns = std::exp(x[kCombineBlockA]);
         a.combine_split_ns = std::exp(x[kCombineSplitA]);
@@ -331,20 +336,24 @@ struct Fitter {
                                 std::log(impl.memory_efficiency / (1 - std::min(impl.memory_efficiency, 0.999))),
                                 std::log(std::max(impl.tile_ns, 1e-3)),
                                 std::log(std::max(impl.row_ns, 1e-3)),
+                                std::log(std::max(impl.tile_latency_ns, 1e-3)),
+                                std::log(std::max(impl.row_latency_ns, 1e-3)),
                                 std::log(std::max(impl.block_ns, 1e-3)),
                                 std::log(std::max(impl.block_row_ns, 1e-3)),
+                                std::log(std::max(impl.block_row_latency_ns, 1e-3)),
                                 std::log(std::max(impl.combine_ns, 1.0)),
                                 std::log(std::max(impl.combine_block_ns, 1.0)),
                                 std::log(std::max(impl.combine_split_ns, 1e-3))};
       // Restarts from the start and from it scaled down and up (the max() has flat regions).
+      constexpr int kEvaluations = 20000;
       auto minimize = [&](const std::function<double(const std::vector<double>&)>& f, std::vector<double> x) {
         NelderMeadResult best;
         best.value = std::numeric_limits<double>::infinity();
         for (double shift : {0.0, -1.0, 1.0}) {
           std::vector<double> start = x;
-          for (int j : {kRampA, kTileA, kRowA, kBlockA, kBlockRowA}) start[j] += shift;
-          NelderMeadResult r = MinimizeNelderMead(f, start, std::vector<double>(x.size(), 0.5), 1e-12, 6000);
-          r = MinimizeNelderMead(f, r.x, std::vector<double>(x.size(), 0.1), 1e-12, 6000);  // restart in place
+          for (int j : {kRampA, kTileA, kRowA, kTileLatA, kRowLatA, kBlockA, kBlockRowA, kBlockRowLatA}) start[j] += shift;
+          NelderMeadResult r = MinimizeNelderMead(f, start, std::vector<double>(x.size(), 0.5), 1e-12, kEvaluations);
+          r = MinimizeNelderMead(f, r.x, std::vector<double>(x.size(), 0.1), 1e-12, kEvaluations);  // restart in place
           if (r.value < best.value) best = r;
         }
         return best.x;
@@ -355,7 +364,8 @@ struct Fitter {
         // Main-kernel costs on main and one-split rows, then the merge pass on the differences
         // (items that timed no main kernel with splits > 1 are left to the whole-call check).
         std::vector<double> fitted = minimize(objective({kMain, kWhole}), x0);
-        for (int j : {kRampA, kMemA, kTileA, kRowA, kBlockA, kBlockRowA}) x[j] = fitted[j];
+        for (int j : {kRampA, kMemA, kTileA, kRowA, kTileLatA, kRowLatA, kBlockA, kBlockRowA, kBlockRowLatA})
+          x[j] = fitted[j];
         fitted = minimize(objective({kMerge}), x);
         for (int j : {kCombineA, kCombineBlockA, kCombineSplitA}) x[j] = fitted[j];
       } else {
@@ -363,7 +373,8 @@ struct Fitter {
       }
       impl = to_impl(x);
       // A cost the items drove towards zero (exp of a large negative) is written as 0.
-      for (double* v : {&impl.ramp_ns, &impl.tile_ns, &impl.row_ns, &impl.block_ns, &impl.block_row_ns, &impl.combine_ns,
+      for (double* v : {&impl.ramp_ns, &impl.tile_ns, &impl.row_ns, &impl.tile_latency_ns, &impl.row_latency_ns,
+                        &impl.block_ns, &impl.block_row_ns, &impl.block_row_latency_ns, &impl.combine_ns,
                         &impl.combine_block_ns, &impl.combine_split_ns})
         if (*v < 1e-6) *v = 0;
       double sum = 0;
@@ -375,8 +386,11 @@ struct Fitter {
                {"memory_efficiency", "", impl.memory_efficiency},
                {"tile_ns", "ns", impl.tile_ns},
                {"row_ns", "ns", impl.row_ns},
+               {"tile_latency_ns", "ns", impl.tile_latency_ns},
+               {"row_latency_ns", "ns", impl.row_latency_ns},
                {"block_ns", "ns", impl.block_ns},
                {"block_row_ns", "ns", impl.block_row_ns},
+               {"block_row_latency_ns", "ns", impl.block_row_latency_ns},
                {"combine_ns", "ns", impl.combine_ns},
                {"combine_block_ns", "ns", impl.combine_block_ns},
                {"combine_split_ns", "ns", impl.combine_split_ns}})

@@ -241,6 +241,9 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
     }
     ac->set_combine_blocks_per_sm(a.combine_blocks_per_sm);
     ac->set_block_ns(a.block_ns);
+    ac->set_tile_latency_ns(a.tile_latency_ns);
+    ac->set_row_latency_ns(a.row_latency_ns);
+    ac->set_block_row_latency_ns(a.block_row_latency_ns);
     ac->set_block_row_ns(a.block_row_ns);
     ac->set_combine_block_ns(a.combine_block_ns);
     ac->set_combine_split_ns(a.combine_split_ns);

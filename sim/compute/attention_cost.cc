@@ -37,8 +37,11 @@ Status ValidateAttentionImplementation(const AttentionImplementation& impl) {
   for (auto [field, v] : {std::pair<const char*, double>{"ramp_ns", impl.ramp_ns},
                           {"tile_ns", impl.tile_ns},
                           {"row_ns", impl.row_ns},
+                          {"tile_latency_ns", impl.tile_latency_ns},
+                          {"row_latency_ns", impl.row_latency_ns},
                           {"block_ns", impl.block_ns},
                           {"block_row_ns", impl.block_row_ns},
+                          {"block_row_latency_ns", impl.block_row_latency_ns},
                           {"combine_ns", impl.combine_ns},
                           {"combine_block_ns", impl.combine_block_ns},
                           {"combine_split_ns", impl.combine_split_ns}}) {
@@ -78,7 +81,8 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
   g.blocks = pre_split * g.splits;
   g.valid_rows = std::min(g.rows_per_block, rows);
   g.resident = impl.ResidentBlocks(g.rows_per_block);
-  g.waves = g.blocks <= g.resident * sm_count ? 1.0 : double(CeilDiv(g.blocks, sm_count)) / double(g.resident);
+  g.sm_blocks = CeilDiv(g.blocks, sm_count);
+  g.rounds = CeilDiv(g.sm_blocks, g.resident);
   if (g.splits > 1)
     g.combine_waves = CeilDiv(call.seqs * call.query_tokens * call.q_heads, int64_t(impl.combine_blocks_per_sm) * sm_count);
   const int64_t per_split = CeilDiv(CeilDiv(call.context, g.splits), impl.kv_tile_tokens) * impl.kv_tile_tokens;
@@ -96,8 +100,11 @@ AttentionTerms AttentionTime(const AttentionImplementation& impl, const Attentio
   AttentionTerms t;
   t.ramp_ns = impl.ramp_ns;
   t.memory_ns = call.kv_bytes / (memory_bandwidth_gbps * impl.memory_efficiency);  // GB/s = bytes per ns
-  t.blocks_ns = g.waves * (impl.block_ns + impl.block_row_ns * double(g.valid_rows));
-  t.tiles_ns = g.waves * double(g.kv_tiles) * (impl.tile_ns + impl.row_ns * double(g.rows_per_block));
+  const double rows = double(g.rows_per_block), tiles = double(g.kv_tiles);
+  t.blocks_ns = std::max(double(g.rounds) * (impl.block_ns + impl.block_row_latency_ns * double(g.valid_rows)),
+                         double(g.sm_blocks) * impl.block_row_ns * double(g.valid_rows));
+  t.tiles_ns = std::max(double(g.sm_blocks) * tiles * (impl.tile_ns + impl.row_ns * rows),
+                        double(g.rounds) * tiles * (impl.tile_latency_ns + impl.row_latency_ns * rows));
   if (g.splits > 1)
     t.combine_ns = impl.combine_ns + double(g.combine_waves) * (impl.combine_block_ns + impl.combine_split_ns * double(g.splits));
   return t;

@@ -15,25 +15,30 @@
 //                     1, context / min_split_tokens)
 //   blocks          = seqs * kv_heads * row_blocks * splits
 //   resident        = blocks_per_sm (or its entry in blocks_per_sm_by_rows for rows_per_block)
-//   waves           = 1 when blocks <= resident * SMs, else ceil(blocks / SMs) / resident
-//                     (the busiest SM's blocks, `resident` of them at a time; fractional)
+//   sm_blocks       = ceil(blocks / SMs)               (the busiest SM's blocks)
+//   rounds          = ceil(sm_blocks / resident)        (of them, `resident` at a time)
 //   kv_tiles        = ceil(ceil(context / splits) rounded up to kv_tile_tokens / kv_tile_tokens)
 //   valid_rows      = min(rows_per_block, G q)         (rows of a block that hold a query)
 //   combine_waves   = ceil(seqs q q_heads / (combine_blocks_per_sm * SMs))
 //
 // Time (AttentionTime):
 //
-//   main    = ramp + waves * (block_ns + block_row_ns * valid_rows)
-//                  + max( KV_bytes / (bw * e_m),  waves * kv_tiles * (tile_ns + row_ns * rows_per_block) )
+//   blocks  = max( rounds * (block_ns + block_row_latency_ns * valid_rows),
+//                  sm_blocks * block_row_ns * valid_rows )
+//   tiles   = max( sm_blocks * kv_tiles * (tile_ns + row_ns * rows_per_block),
+//                  rounds * kv_tiles * (tile_latency_ns + row_latency_ns * rows_per_block) )
+//   main    = ramp + blocks + max( KV_bytes / (bw * e_m),  tiles )
 //   combine = [splits > 1] combine_ns + combine_waves * (combine_block_ns + combine_split_ns * splits)
 //   t       = main + combine
 //
-// Every block pays, outside the streaming, a fixed part (its first tile's load latency, the final
-// barrier) and a part per query row it holds (loading its queries, merging its warps' partials,
-// writing its output). The first term of the max streams the cache (bandwidth-bound: long contexts,
-// few rows); the second is the busiest SM's tile path: every block walks its tiles one after
-// another, each tile costing a fixed part (barriers, softmax) and a part per row of the block (the
-// tensor-core work of S = Q K^T and O = P V, padding included). The merge pass runs its own waves
+// The busiest SM decides. Its blocks pay, outside the cache stream, per round of resident blocks
+// the latency of one block's prologue and epilogue (first tile's load, final barrier, and per query
+// row: loading its queries, merging the warps' partials, writing the output) or, when it is more,
+// the per-query-row work of all its blocks. The
+// max streams the cache (bandwidth-bound: long contexts, few rows) or walks the tiles: either the
+// SM's throughput over all its blocks' tiles (a fixed part and a part per row of the block, padding
+// included: the tensor-core work of S = Q K^T and O = P V) or, when the resident blocks cannot
+// fill the SM, the latency of one block's tile chain per round. The merge pass runs its own waves
 // of blocks, each walking the splits. The q = 1 -> q > 1 step of production stacks (a decode kernel
 // for q = 1, a prefill kernel for verify) is two implementations, one per regime
 // (AttentionRegimes), each with its own geometry and fitted costs.
@@ -69,10 +74,13 @@ struct AttentionImplementation {
   // Costs (ns), fitted by `specsim calibrate` per implementation.
   double ramp_ns = 5000;
   double memory_efficiency = 0.8;  // of the GPU's memory bandwidth, streaming the cache
-  double tile_ns = 2000;
+  double tile_ns = 500;             // per tile of every block on the SM (throughput)
   double row_ns = 10;
+  double tile_latency_ns = 2000;    // per tile of one block per round (latency)
+  double row_latency_ns = 5;
   double block_ns = 1000;
-  double block_row_ns = 300;
+  double block_row_ns = 300;        // per query row of every block on the SM (throughput)
+  double block_row_latency_ns = 100;  // per query row of one block per round (latency)
   double combine_ns = 2000;
   double combine_block_ns = 2000;
   double combine_split_ns = 150;
@@ -101,7 +109,8 @@ struct AttentionGeometry {
   int64_t splits = 0;
   int64_t blocks = 0;
   int64_t resident = 0;        // blocks per SM
-  double waves = 0;
+  int64_t sm_blocks = 0;       // on the busiest SM
+  int64_t rounds = 0;          // of resident blocks on it
   int64_t kv_tiles = 0;        // per block
   int64_t combine_waves = 0;   // 0 without a merge pass (one split)
 };

@@ -46,22 +46,23 @@ TEST(AttentionGeometry, SplitPolicyMatchesValidate) {
   EXPECT_EQ(GeometryOf(impl, c, 132).splits, 3);
 }
 
-TEST(AttentionGeometry, WavesAndTiles) {
-  // b8 q1 ctx4096: 64 blocks x 5 splits = 320 blocks; one 16-row tile per block -> 3 resident per
-  // SM (167 registers), 396 slots: one wave. A split is ceil(4096 / 5) = 820 -> 832 tokens = 13
-  // tiles of 64. q8: 32-row blocks, 2 resident: 320 > 264 -> ceil(320 / 132) / 2 = 1.5 waves.
+TEST(AttentionGeometry, RoundsAndTiles) {
+  // b8 q1 ctx4096: 64 blocks x 5 splits = 320 blocks, ceil(320 / 132) = 3 on the busiest SM; one
+  // 16-row tile per block -> 3 resident (167 registers): one round. A split is ceil(4096 / 5) =
+  // 820 -> 832 tokens = 13 tiles of 64. q8: 32-row blocks, 2 resident: 2 rounds.
   const auto impl = ValidateKernelGeometry("flash_mma").value();
   AttentionGeometry g = GeometryOf(impl, Llama8bTp1(8, 1, 4096), 132);
   EXPECT_EQ(g.blocks, 320);
   EXPECT_EQ(g.resident, 3);
-  EXPECT_DOUBLE_EQ(g.waves, 1.0);
+  EXPECT_EQ(g.sm_blocks, 3);
+  EXPECT_EQ(g.rounds, 1);
   EXPECT_EQ(g.kv_tiles, 13);
   EXPECT_EQ(g.valid_rows, 4);
   // Merge pass: 8 x 32 (row, head) blocks over 16 x 132 slots: one wave.
   EXPECT_EQ(g.combine_waves, 1);
   g = GeometryOf(impl, Llama8bTp1(8, 8, 4096), 132);
   EXPECT_EQ(g.resident, 2);
-  EXPECT_DOUBLE_EQ(g.waves, 1.5);
+  EXPECT_EQ(g.rounds, 2);
   EXPECT_EQ(g.valid_rows, 32);
   // b8 q128: 8 x 128 x 32 = 32768 (row, head) pairs but one split: no merge pass.
   EXPECT_EQ(GeometryOf(impl, Llama8bTp1(8, 128, 4096), 132).combine_waves, 0);
@@ -73,23 +74,33 @@ TEST(AttentionTime, HandSolved) {
   impl.memory_efficiency = 0.8;
   impl.tile_ns = 500;
   impl.row_ns = 30;
+  impl.tile_latency_ns = 2000;
+  impl.row_latency_ns = 10;
   impl.block_ns = 400;
   impl.block_row_ns = 100;
+  impl.block_row_latency_ns = 50;
   impl.combine_ns = 1000;
   impl.combine_block_ns = 2000;
   impl.combine_split_ns = 200;
   // b8 q16 ctx4096 on 132 SMs at 4800 GB/s: 64 rows in one block (2 resident), 5 splits, 320
-  // blocks -> ceil(320/132)/2 = 1.5 waves, 13 tiles. blocks = 1.5 * (400 + 100*64) = 10200 ns;
-  // memory = 8*8*4096*512 B / (4800 * 0.8) = 34953 ns; tiles = 1.5 * 13 * (500 + 30*64) = 47190
-  // ns (binds); merge: 8*16*32 = 4096 pairs over 2112 slots = 2 waves: 1000 + 2 * (2000 + 200*5)
-  // = 7000 ns.
+  // blocks -> 3 on the busiest SM, 2 rounds, 13 tiles.
+  //   blocks = max(2 * (400 + 50*64), 3 * 100 * 64) = max(7200, 19200) = 19200 ns
+  //   memory = 8*8*4096*512 B / (4800 * 0.8) = 34953 ns
+  //   tiles  = max(3 * 13 * (500 + 30*64), 2 * 13 * (2000 + 10*64)) = max(94380, 68640) = 94380 ns
+  //   merge  = 8*16*32 = 4096 pairs over 2112 slots = 2 waves: 1000 + 2 * (2000 + 200*5) = 7000 ns
   const AttentionTerms t = AttentionTime(impl, Llama8bTp1(8, 16, 4096), 132, 4800);
   EXPECT_NEAR(t.memory_ns, 134217728.0 / 3840, 1e-6);
-  EXPECT_DOUBLE_EQ(t.blocks_ns, 10200);
-  EXPECT_DOUBLE_EQ(t.tiles_ns, 47190);
+  EXPECT_DOUBLE_EQ(t.blocks_ns, 19200);
+  EXPECT_DOUBLE_EQ(t.tiles_ns, 94380);
   EXPECT_DOUBLE_EQ(t.combine_ns, 7000);
-  EXPECT_DOUBLE_EQ(t.main_ns(), 10000 + 10200 + 47190);
-  EXPECT_DOUBLE_EQ(t.total_ns(), 10000 + 10200 + 47190 + 7000);
+  EXPECT_DOUBLE_EQ(t.main_ns(), 10000 + 19200 + 94380);
+  EXPECT_DOUBLE_EQ(t.total_ns(), 10000 + 19200 + 94380 + 7000);
+  // b1 q16: 8 KV heads x 32 splits = 256 blocks, 2 on the busiest SM, 1 round, 2 tiles each:
+  // throughput 2 * 2 * (500 + 30*64) = 9680 ns; latency 1 * 2 * (2000 + 10*64) = 5280 ns. With a
+  // slower tile chain (10 us) the latency path binds: 1 * 2 * (10000 + 640) = 21280 ns.
+  EXPECT_DOUBLE_EQ(AttentionTime(impl, Llama8bTp1(1, 16, 4096), 132, 4800).tiles_ns, 9680);
+  impl.tile_latency_ns = 10000;
+  EXPECT_DOUBLE_EQ(AttentionTime(impl, Llama8bTp1(1, 16, 4096), 132, 4800).tiles_ns, 21280);
 }
 
 TEST(AttentionTime, PaddedRowsCostTheSameAndTheStepComesWithANewTile) {
@@ -97,7 +108,8 @@ TEST(AttentionTime, PaddedRowsCostTheSameAndTheStepComesWithANewTile) {
   // cost the same; q = 8 takes a 32-row block and costs more once the tile path binds.
   AttentionImplementation impl = ValidateKernelGeometry("flash_mma").value();
   impl.memory_efficiency = 1;
-  impl.block_row_ns = 0;  // no per-query cost: the padded tile alone
+  impl.block_row_ns = impl.block_row_latency_ns = 0;  // no per-query cost: the padded tile alone
+  impl.tile_latency_ns = impl.row_latency_ns = 0;
   impl.combine_block_ns = impl.combine_split_ns = 0;
   AttentionCall c = Llama8bTp1(8, 1, 4096);
   c.splits = 5;

@@ -67,6 +67,9 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
     for (const auto& rr : ac.blocks_per_sm_by_rows()) a.blocks_per_sm_by_rows.push_back({rr.rows_per_block(), rr.blocks_per_sm()});
     a.combine_blocks_per_sm = ac.combine_blocks_per_sm();
     a.block_ns = ac.block_ns();
+    a.tile_latency_ns = ac.tile_latency_ns();
+    a.row_latency_ns = ac.row_latency_ns();
+    a.block_row_latency_ns = ac.block_row_latency_ns();
     a.block_row_ns = ac.block_row_ns();
     a.combine_block_ns = ac.combine_block_ns();
     a.combine_split_ns = ac.combine_split_ns();

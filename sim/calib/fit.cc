@@ -361,8 +361,9 @@ struct Fitter {
       const bool parts_apart = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.part == kMain; });
       std::vector<double> x = x0;
       if (parts_apart) {
-        // Main-kernel costs on main and one-split rows, then the merge pass on the differences
-        // (items that timed no main kernel with splits > 1 are left to the whole-call check).
+        // Main-kernel costs on the main rows and the whole-call rows (one split: no merge pass; an
+        // item with splits that timed no main kernel also lands here, its merge at the start
+        // values), then the merge pass's costs on the differences.
         std::vector<double> fitted = minimize(objective({kMain, kWhole}), x0);
         for (int j : {kRampA, kMemA, kTileA, kRowA, kTileLatA, kRowLatA, kBlockA, kBlockRowA, kBlockRowLatA})
           x[j] = fitted[j];

@@ -406,6 +406,44 @@ struct Fitter {
 
   enum Col { kIssue, kFloor, kGraphLaunch, kGraphGap, kRamp, kInvMem, kInvSkinny, kInvAtt, kInvGemmC, kInvL2, kRampGemm, kRampAtt, kInvAttC, kInvCol, kCols };
 
+  // gemm_overlap (kernel_cost.h): the value of 0, 0.1, ..., 0.5 whose compute fit leaves the
+  // smallest sum of squared log errors over the GEMM items, among those whose GEMM efficiencies stay
+  // below the datasheet peaks; the compute fit is then redone with it.
+  Status FitComputeWithGemmOverlap() {
+    std::vector<const trace::Item*> gemms;
+    for (const trace::Item* it : items)
+      if (it->kind() == trace::KIND_GEMM && KernelOfItem(*it).ok) gemms.push_back(it);
+    if (gemms.empty()) return FitCompute();
+    const FitResult saved = result;
+    double best_overlap = saved.params.compute.gemm_overlap, best = std::numeric_limits<double>::infinity();
+    for (double overlap : {0.0, 0.1, 0.2, 0.3, 0.4, 0.5}) {
+      result = saved;
+      result.params.compute.gemm_overlap = overlap;
+      if (!FitCompute().ok()) continue;  // the final fit below reports the error
+      // An overlap the efficiencies can only meet by streaming or computing at the datasheet peak
+      // (or above it, clamped) is not a physical fit.
+      const compute::ComputeParams& fitted = result.params.compute;
+      if (overlap > 0 && (fitted.skinny_gemm_memory_efficiency >= 0.999 || fitted.gemm_compute_efficiency >= 0.999))
+        continue;
+      const Predictor at(trace, topology, result.params);
+      double sum = 0;
+      for (const trace::Item* it : gemms) {
+        const Prediction p = at.Predict(*it);
+        if (p.simulated && p.predicted_us > 0) sum += std::pow(std::log(p.predicted_us / (MeasuredNs(*it) * 1e-3)), 2);
+      }
+      if (sum < best) {
+        best = sum;
+        best_overlap = overlap;
+      }
+    }
+    result = saved;
+    result.params.compute.gemm_overlap = best_overlap;
+    RETURN_IF_ERROR(FitCompute());
+    result.fitted.push_back({"compute.gemm_overlap", "", best_overlap, std::sqrt(best / double(gemms.size())),
+                             static_cast<int>(gemms.size())});
+    return OkStatus();
+  }
+
   Status FitCompute() {
     compute::ComputeParams& cp = result.params.compute;
     std::vector<const trace::Item*> ks;
@@ -517,20 +555,33 @@ struct Fitter {
           continue;
         if (c == 0) {
           row[kFloor] = 1;
-        } else if (c == 1) {
+        }
+        // The memory and compute terms' coefficients, scaled by `w` (GEMMs: the term that binds
+        // counts 1, the other gemm_overlap; kernel_cost.h).
+        auto memory_terms = [&](double w) {
           row[kernel.kernel_class == compute::KernelClass::kGemm        ? kRampGemm
               : kernel.kernel_class == compute::KernelClass::kAttention ? kRampAtt
-                                                                         : kRamp] = 1;
+                                                                         : kRamp] += w;
           const double x = kernel.bytes / gpu.memory_bandwidth_gbps;
-          if (resident) row[kInvL2] = kernel.bytes;
-          else if (cost.ColumnLimited(kernel)) row[kInvCol] = (kernel.weight_bytes > 0 ? kernel.weight_bytes : kernel.bytes) / kernel.n;
-          else if (kernel.kernel_class == compute::KernelClass::kGemm) row[kInvSkinny] = x;
-          else if (kernel.kernel_class == compute::KernelClass::kAttention) row[kInvAtt] = x;
-          else row[kInvMem] = x;
-        } else if (kernel.kernel_class == compute::KernelClass::kGemm) {
+          if (resident) row[kInvL2] += w * kernel.bytes;
+          else if (cost.ColumnLimited(kernel)) row[kInvCol] += w * (kernel.weight_bytes > 0 ? kernel.weight_bytes : kernel.bytes) / kernel.n;
+          else if (kernel.kernel_class == compute::KernelClass::kGemm) row[kInvSkinny] += w * x;
+          else if (kernel.kernel_class == compute::KernelClass::kAttention) row[kInvAtt] += w * x;
+          else row[kInvMem] += w * x;
+        };
+        auto gemm_compute_terms = [&](double w) {
           const double ramp = kernel.m > 0 ? kernel.m / (kernel.m + safe.gemm_m_half) : 1.0;
-          row[kInvGemmC] = kernel.flops / (cost.PeakTflops(kernel.math_dtype) * 1e3 * ramp);
-        } else {
+          row[kInvGemmC] += w * kernel.flops / (cost.PeakTflops(kernel.math_dtype) * 1e3 * ramp);
+        };
+        const bool gemm = kernel.kernel_class == compute::KernelClass::kGemm;
+        const double overlap = gemm && kernel.flops > 0 && !resident ? safe.gemm_overlap : 0;
+        if (c == 1) {
+          memory_terms(1);
+          if (overlap > 0) gemm_compute_terms(overlap);
+        } else if (c == 2 && gemm) {
+          gemm_compute_terms(1);
+          if (overlap > 0) memory_terms(overlap);
+        } else if (c == 2) {
           // Attention: fixed cost (the attention ramp) + per-query compute (kernel_cost.h).
           row[kRampAtt] = 1;
           row[kInvAttC] = kernel.flops / (cost.PeakTflops(kernel.math_dtype) * 1e3);
@@ -1079,7 +1130,7 @@ StatusOr<FitResult> Fit(const trace::Trace& trace, const std::vector<int>& indic
   RETURN_IF_ERROR(f.FitZeroCopy());
   RETURN_IF_ERROR(f.FitP2p());
   RETURN_IF_ERROR(f.ApplyFittedFabric(topology));
-  RETURN_IF_ERROR(f.FitCompute());
+  RETURN_IF_ERROR(f.FitComputeWithGemmOverlap());
   RETURN_IF_ERROR(f.FitAttention());
   RETURN_IF_ERROR(f.FitUnderLoad());
   RETURN_IF_ERROR(f.FitHostMemory());

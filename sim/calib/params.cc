@@ -219,6 +219,7 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
   cc->set_attention_memory_ramp_ns(time_ns(k.RampNs(compute::KernelClass::kAttention)));
   cc->set_attention_compute_efficiency(k.attention_compute_efficiency);
   cc->set_gemm_column_rate_gbps(k.gemm_column_rate_gbps);
+  cc->set_gemm_overlap(k.gemm_overlap);
   for (const compute::AttentionImplementation& a : k.attention_implementations) {
     config::AttentionImplementationCalibration* ac = cc->add_attention_implementations();
     ac->set_name(a.name);

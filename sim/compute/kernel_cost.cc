@@ -49,6 +49,7 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
   set(p.attention_memory_ramp_ns, c.attention_memory_ramp_ns());
   set(p.attention_compute_efficiency, c.attention_compute_efficiency());
   set(p.gemm_column_rate_gbps, c.gemm_column_rate_gbps());
+  set(p.gemm_overlap, c.gemm_overlap());
   for (const config::AttentionImplementationCalibration& ac : c.attention_implementations()) {
     AttentionImplementation a;
     a.name = ac.name();
@@ -100,6 +101,8 @@ Status ValidateComputeParams(const ComputeParams& p) {
   RETURN_IF_ERROR(CheckNonNegative(pre, "graph_launch_ns", p.graph_launch_ns));
   RETURN_IF_ERROR(CheckNonNegative(pre, "eager_device_gap_ns", p.eager_device_gap_ns));
   RETURN_IF_ERROR(CheckNonNegative(pre, "gemm_column_rate_gbps", p.gemm_column_rate_gbps));
+  if (!(p.gemm_overlap >= 0 && p.gemm_overlap <= 1))
+    return InvalidArgumentError("ComputeParams.gemm_overlap = " + std::to_string(p.gemm_overlap) + ": must be in [0, 1]");
   for (const AttentionImplementation& a : p.attention_implementations) RETURN_IF_ERROR(ValidateAttentionImplementation(a));
   for (const auto* v : {&p.attention_regimes.decode, &p.attention_regimes.verify}) {
     if (v->size() > 1) return InvalidArgumentError("ComputeParams.attention_regimes: at most one implementation per regime");
@@ -215,15 +218,19 @@ SimTime KernelCostModel::KernelTime(const Kernel& k) const {
           std::max(ns, AttentionTime(*impl, k.attention, gpu_.sm_count, gpu_.memory_bandwidth_gbps).total_ns()));
     }
   }
+  double compute_ns = 0;
   if (IsTensorClass(k.kernel_class) && k.flops > 0) {
     // TFLOP/s = 1e3 flops per ns.
-    double compute_ns = k.flops / (PeakTflops(k.math_dtype) * 1e3 * ComputeEfficiency(k));
+    compute_ns = k.flops / (PeakTflops(k.math_dtype) * 1e3 * ComputeEfficiency(k));
     // Attention pays its fixed per-kernel cost (split partials and their reduction pass, the
     // attention ramp) whichever term binds: fixed + per-query compute.
     if (k.kernel_class == KernelClass::kAttention) compute_ns += params_.RampNs(k.kernel_class);
     ns = std::max(ns, compute_ns);
   }
-  if (k.bytes > 0) ns = std::max(ns, MemoryNs(k));
+  const double memory_ns = k.bytes > 0 ? MemoryNs(k) : 0;
+  ns = std::max(ns, memory_ns);
+  if (k.kernel_class == KernelClass::kGemm && params_.gemm_overlap > 0 && compute_ns > 0 && memory_ns > 0)
+    ns = std::max(ns, std::max(compute_ns, memory_ns) + params_.gemm_overlap * std::min(compute_ns, memory_ns));
   return PicosFromNanos(ns);
 }
 

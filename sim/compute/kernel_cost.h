@@ -5,6 +5,10 @@
 //
 //   t = max( F / (peak(math_dtype) * e_c),  B / (bw * e_m(B)),  floor )
 //
+// (dense GEMMs add gemm_overlap * the smaller of the first two terms, see gemm_overlap below;
+// attention kernels with a known call shape and a chosen implementation take attention_cost.h's
+// model instead)
+//
 //   peak(d)   datasheet dense tensor rate of the math dtype (GpuSpec bf16/fp8/fp4_dense_tflops; a
 //             dtype the GPU has no tensor cores for runs at the next wider one, see PeakTflops);
 //   bw        GpuSpec::memory_bandwidth_gbps;
@@ -99,6 +103,13 @@ struct ComputeParams {
   // shape class" above. 0: no column limit (the default: a property of the GEMM library's kernel
   // choice, measured by `specsim calibrate`, not a datasheet figure).
   double gemm_column_rate_gbps = 0;
+  // Dense GEMMs whose memory and compute terms are close do not hide one behind the other:
+  //     t = max(M, C) + gemm_overlap * min(M, C)
+  // (0: perfect overlap, the roofline's max). A property of the GEMM library's kernels (tile
+  // pipelines that stream weights and run the math in turns); no public figure: 0 by default,
+  // `specsim calibrate` picks it from the GEMM items (the value of 0, 0.1, ..., 0.5 whose fit
+  // leaves the smallest log error).
+  double gemm_overlap = 0;
   // The fill time of kernels of class `c` (the above, or memory_ramp_ns).
   double RampNs(KernelClass c) const;
   // Device time of the smallest kernel: tiny norm/elementwise kernels show ~1.5-2.5 us in Nsight

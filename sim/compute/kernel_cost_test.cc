@@ -100,6 +100,24 @@ TEST(KernelCostTest, ComputeBoundGemmIsFlopsOverPeakTimesEfficiency) {
   EXPECT_NEAR(NanosFromPicos(model.KernelTime(g)), g.flops / (989e3 * 0.70), 1e-2);
 }
 
+TEST(KernelCostTest, GemmOverlapAddsAShareOfTheSmallerTerm) {
+  // A GEMM whose memory and compute terms are close: m = 128, n = 28672, k = 4096 (Llama-3.1-8B's
+  // gate_up at 128 tokens). M = B / (4800 * 0.75), C = F / (989e3 * 0.70); with overlap 0.2:
+  // t = max(M, C) + 0.2 * min(M, C).
+  ComputeParams p = NoRamps();
+  Kernel g = Make(KernelClass::kGemm, 2.0 * 128 * 28672 * 4096, 2.0 * (28672.0 * 4096 + 128.0 * (28672 + 4096)),
+                  DType::kBf16, 128);
+  const double m = g.bytes / (4800 * 0.75), c = g.flops / (989e3 * 0.70);
+  EXPECT_NEAR(NanosFromPicos(KernelCostModel(H200(), p).KernelTime(g)), std::max(m, c), 1e-2);
+  p.gemm_overlap = 0.2;
+  EXPECT_NEAR(NanosFromPicos(KernelCostModel(H200(), p).KernelTime(g)), std::max(m, c) + 0.2 * std::min(m, c), 1e-2);
+  // Only dense GEMMs: an elementwise kernel with the same bytes is unchanged.
+  Kernel e = Make(KernelClass::kElementwise, 0, g.bytes);
+  EXPECT_NEAR(NanosFromPicos(KernelCostModel(H200(), p).KernelTime(e)), g.bytes / (4800 * 0.85), 1e-2);
+  p.gemm_overlap = 1.5;
+  EXPECT_NE(ValidateComputeParams(p).message().find("gemm_overlap"), std::string::npos);
+}
+
 TEST(KernelCostTest, GemmEfficiencyRampsWithM) {
   KernelCostModel model(H200(), ComputeParams{});
   // e_c(m) = 0.70 * m / (m + 32)

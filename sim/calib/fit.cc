@@ -406,6 +406,83 @@ struct Fitter {
 
   enum Col { kIssue, kFloor, kGraphLaunch, kGraphGap, kRamp, kInvMem, kInvSkinny, kInvAtt, kInvGemmC, kInvL2, kRampGemm, kRampAtt, kInvAttC, kInvCol, kCols };
 
+  // GEMM items by library (GemmParams.library; empty: cublasGemmEx, validate's only library
+  // before 2026-11-30). The main library's (the decode loop's, else the one with the most items)
+  // join the compute fit; every other library's GEMM costs are fitted on its own items with the
+  // launch items, the rest of the compute model as the main fit left it.
+  Status FitComputeByGemmLibrary() {
+    std::map<std::string, int> count;
+    for (const trace::Item* it : items)
+      if (it->kind() == trace::KIND_GEMM && KernelOfItem(*it).ok) ++count[GemmLibraryOf(it->gemm())];
+    std::string main;
+    for (const trace::Item* it : items)
+      if (it->has_decode() && !it->decode().gemm_library().empty()) main = it->decode().gemm_library();
+    if (main.empty() || !count.count(main)) {
+      int most = 0;
+      for (const auto& [lib, n] : count)
+        if (n > most) most = n, main = lib;
+    }
+    const std::vector<const trace::Item*> all = items;
+    auto only = [&](const std::function<bool(const trace::Item*)>& keep) {
+      items.clear();
+      for (const trace::Item* it : all)
+        if (keep(it)) items.push_back(it);
+    };
+    // The predictions inside the fits take the fields being fitted: the library they describe is
+    // the one being fitted.
+    result.params.compute.gemm_library = main;
+    only([&](const trace::Item* it) { return it->kind() != trace::KIND_GEMM || GemmLibraryOf(it->gemm()) == main; });
+    Status st = FitComputeWithGemmOverlap();
+    items = all;
+    RETURN_IF_ERROR(st);
+    for (const auto& [lib, n] : count) {
+      if (lib == main) continue;
+      const FitResult base = result;
+      result.params.compute.gemm_library = lib;
+      result.params.compute.gemm_libraries.clear();
+      only([&](const trace::Item* it) {
+        return it->kind() == trace::KIND_LAUNCH_OVERHEAD || (it->kind() == trace::KIND_GEMM && GemmLibraryOf(it->gemm()) == lib);
+      });
+      Status lib_status = FitComputeWithGemmOverlap();
+      const compute::ComputeParams fitted = result.params.compute;
+      // rms log error of the library's items under its own fit
+      double sum = 0;
+      if (lib_status.ok()) {
+        const Predictor at(trace, topology, result.params);
+        for (const trace::Item* it : items) {
+          if (it->kind() != trace::KIND_GEMM) continue;
+          const Prediction p = at.Predict(*it);
+          if (p.simulated && p.predicted_us > 0) sum += std::pow(std::log(p.predicted_us / (MeasuredNs(*it) * 1e-3)), 2);
+        }
+      }
+      const double residual = std::sqrt(sum / std::max(1, n));
+      result = base;
+      items = all;
+      if (!lib_status.ok()) {
+        result.not_fitted.push_back("compute.gemm." + lib + ": " + lib_status.message());
+        continue;
+      }
+      compute::ComputeParams::GemmLibraryCosts g;
+      g.library = lib;
+      g.skinny_gemm_memory_efficiency = fitted.skinny_gemm_memory_efficiency;
+      g.gemm_compute_efficiency = fitted.gemm_compute_efficiency;
+      g.gemm_memory_ramp_ns = fitted.RampNs(compute::KernelClass::kGemm);
+      g.gemm_column_rate_gbps = fitted.gemm_column_rate_gbps;
+      g.gemm_overlap = fitted.gemm_overlap;
+      auto& libs = result.params.compute.gemm_libraries;
+      libs.erase(std::remove_if(libs.begin(), libs.end(), [&](const auto& x) { return x.library == lib; }), libs.end());
+      libs.push_back(g);
+      for (auto [field, unit, value] : std::vector<std::tuple<const char*, const char*, double>>{
+               {"skinny_gemm_memory_efficiency", "", g.skinny_gemm_memory_efficiency},
+               {"gemm_compute_efficiency", "", g.gemm_compute_efficiency},
+               {"gemm_memory_ramp_ns", "ns", g.gemm_memory_ramp_ns},
+               {"gemm_column_rate_gbps", "GB/s per column", g.gemm_column_rate_gbps},
+               {"gemm_overlap", "", g.gemm_overlap}})
+        result.fitted.push_back({"compute.gemm." + lib + "." + field, unit, value, residual, n});
+    }
+    return OkStatus();
+  }
+
   // gemm_overlap (kernel_cost.h): the value of 0, 0.1, ..., 0.5 whose compute fit leaves the
   // smallest sum of squared log errors over the GEMM items, among those whose GEMM efficiencies stay
   // below the datasheet peaks; the compute fit is then redone with it.
@@ -1130,7 +1207,7 @@ StatusOr<FitResult> Fit(const trace::Trace& trace, const std::vector<int>& indic
   RETURN_IF_ERROR(f.FitZeroCopy());
   RETURN_IF_ERROR(f.FitP2p());
   RETURN_IF_ERROR(f.ApplyFittedFabric(topology));
-  RETURN_IF_ERROR(f.FitComputeWithGemmOverlap());
+  RETURN_IF_ERROR(f.FitComputeByGemmLibrary());
   RETURN_IF_ERROR(f.FitAttention());
   RETURN_IF_ERROR(f.FitUnderLoad());
   RETURN_IF_ERROR(f.FitHostMemory());

@@ -220,6 +220,16 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
   cc->set_attention_compute_efficiency(k.attention_compute_efficiency);
   cc->set_gemm_column_rate_gbps(k.gemm_column_rate_gbps);
   cc->set_gemm_overlap(k.gemm_overlap);
+  cc->set_gemm_library(k.gemm_library);
+  for (const compute::ComputeParams::GemmLibraryCosts& g : k.gemm_libraries) {
+    config::GemmLibraryCalibration* gc = cc->add_gemm_libraries();
+    gc->set_library(g.library);
+    gc->set_skinny_gemm_memory_efficiency(g.skinny_gemm_memory_efficiency);
+    gc->set_gemm_compute_efficiency(g.gemm_compute_efficiency);
+    gc->set_gemm_memory_ramp_ns(time_ns(g.gemm_memory_ramp_ns));
+    gc->set_gemm_column_rate_gbps(g.gemm_column_rate_gbps);
+    gc->set_gemm_overlap(g.gemm_overlap);
+  }
   for (const compute::AttentionImplementation& a : k.attention_implementations) {
     config::AttentionImplementationCalibration* ac = cc->add_attention_implementations();
     ac->set_name(a.name);

@@ -38,6 +38,8 @@ bool TimedKernelHostBound(const compute::KernelCostModel& cost, double device_ns
   return device_ns + NanosFromPicos(cost.EagerDeviceGap()) < p.launch_overhead_eager_ns + p.kernel_floor_ns;
 }
 
+std::string GemmLibraryOf(const trace::GemmParams& g) { return g.library().empty() ? "cublasGemmEx" : g.library(); }
+
 std::string AttentionImplementationOf(const trace::AttentionParams& a) {
   return a.implementation().empty() ? "simt_reference" : a.implementation();
 }
@@ -342,7 +344,10 @@ Prediction Predictor::PredictKernel(const trace::Item& item) const {
   if (item.has_rmsnorm()) gpu = item.rmsnorm().gpu();
   if (item.has_launch()) gpu = item.launch().gpu();
   if (gpu < 0 || gpu >= topology_.num_gpus()) return NotSimulated(GpuRangeReason(gpu, topology_));
-  auto cost = compute::KernelCostModel::Create(topology_.gpu_spec(gpu), params_.compute);
+  // A GEMM item takes its own library's GEMM costs (ComputeParams::WithGemmLibrary).
+  const compute::ComputeParams compute =
+      item.has_gemm() ? params_.compute.WithGemmLibrary(GemmLibraryOf(item.gemm())) : params_.compute;
+  auto cost = compute::KernelCostModel::Create(topology_.gpu_spec(gpu), compute);
   if (!cost.ok()) return NotSimulated(cost.status().message());
   if (item.kind() == trace::KIND_LAUNCH_OVERHEAD) {
     const trace::LaunchParams& l = item.launch();
@@ -478,7 +483,8 @@ StatusOr<llm::DecodeSetup> DecodeSetupOfItem(const trace::Trace& trace_, const t
   setup.batch = d.batch();
   setup.context_length = static_cast<int>(d.context());
   setup.cuda_graphs = d.cuda_graph();
-  setup.compute = params_.compute;
+  // The loop's GEMM library's costs (cublasGemmEx before items recorded it).
+  setup.compute = params_.compute.WithGemmLibrary(d.gemm_library().empty() ? "cublasGemmEx" : d.gemm_library());
   // The decode loop's collectives run under the trace's NCCL environment with the calibrated costs.
   setup.allreduce.protocol_overrides = params_.nccl.protocol;
   {

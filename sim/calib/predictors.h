@@ -70,6 +70,9 @@ double TimedKernelNs(const compute::KernelCostModel& cost, double device_ns);
 // True when the law above is host-bound for `device_ns` (the item says nothing of the device time).
 bool TimedKernelHostBound(const compute::KernelCostModel& cost, double device_ns);
 
+// The library a GEMM item ran: GemmParams.library, or "cublasGemmEx" for traces before it mattered.
+std::string GemmLibraryOf(const trace::GemmParams& g);
+
 // The implementation an attention item ran: AttentionParams.implementation, or "simt_reference"
 // for traces before it was recorded (validate's only kernel then).
 std::string AttentionImplementationOf(const trace::AttentionParams& a);

@@ -50,6 +50,20 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
   set(p.attention_compute_efficiency, c.attention_compute_efficiency());
   set(p.gemm_column_rate_gbps, c.gemm_column_rate_gbps());
   set(p.gemm_overlap, c.gemm_overlap());
+  if (!c.gemm_library().empty()) p.gemm_library = c.gemm_library();
+  for (const config::GemmLibraryCalibration& gc : c.gemm_libraries()) {
+    ComputeParams::GemmLibraryCosts g;
+    g.library = gc.library();
+    g.skinny_gemm_memory_efficiency = gc.skinny_gemm_memory_efficiency();
+    g.gemm_compute_efficiency = gc.gemm_compute_efficiency();
+    g.gemm_memory_ramp_ns = gc.gemm_memory_ramp_ns();
+    g.gemm_column_rate_gbps = gc.gemm_column_rate_gbps();
+    g.gemm_overlap = gc.gemm_overlap();
+    bool replaced = false;
+    for (ComputeParams::GemmLibraryCosts& old : p.gemm_libraries)
+      if (old.library == g.library) old = g, replaced = true;
+    if (!replaced) p.gemm_libraries.push_back(g);
+  }
   for (const config::AttentionImplementationCalibration& ac : c.attention_implementations()) {
     AttentionImplementation a;
     a.name = ac.name();
@@ -124,6 +138,21 @@ Status ValidateGpuForCompute(const net::GpuSpec& gpu) {
   RETURN_IF_ERROR(CheckNonNegative(pre.c_str(), "fp8_dense_tflops", gpu.fp8_dense_tflops));
   RETURN_IF_ERROR(CheckNonNegative(pre.c_str(), "fp4_dense_tflops", gpu.fp4_dense_tflops));
   return OkStatus();
+}
+
+ComputeParams ComputeParams::WithGemmLibrary(const std::string& library) const {
+  ComputeParams p = *this;
+  if (library.empty() || library == gemm_library) return p;
+  for (const GemmLibraryCosts& g : gemm_libraries) {
+    if (g.library != library) continue;
+    p.skinny_gemm_memory_efficiency = g.skinny_gemm_memory_efficiency;
+    p.gemm_compute_efficiency = g.gemm_compute_efficiency;
+    p.gemm_memory_ramp_ns = g.gemm_memory_ramp_ns;
+    p.gemm_column_rate_gbps = g.gemm_column_rate_gbps;
+    p.gemm_overlap = g.gemm_overlap;
+    p.gemm_library = library;
+  }
+  return p;
 }
 
 const AttentionImplementation* ComputeParams::FindAttentionImplementation(const std::string& name) const {

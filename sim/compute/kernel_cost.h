@@ -129,6 +129,21 @@ struct ComputeParams {
   // One cudaGraphLaunch: CPU submit (~2.5 us) plus the latency until the first kernel starts.
   // Estimate: 5 us.
   double graph_launch_ns = 5000;
+  // The GEMM library the GEMM fields above describe ("" = not stated), and the GEMM costs of other
+  // libraries, fitted apart on their own items (a library picks its own kernels per shape: cuBLASLt's
+  // heuristic and cublasGemmEx differ by 22% at some shapes). Scenarios use the fields above.
+  struct GemmLibraryCosts {
+    std::string library;
+    double skinny_gemm_memory_efficiency = 0.75;
+    double gemm_compute_efficiency = 0.70;
+    double gemm_memory_ramp_ns = -1;
+    double gemm_column_rate_gbps = 0;
+    double gemm_overlap = 0;
+  };
+  std::string gemm_library;
+  std::vector<GemmLibraryCosts> gemm_libraries;
+  // A copy whose GEMM fields are `library`'s (this one when it is gemm_library, not listed, or empty).
+  ComputeParams WithGemmLibrary(const std::string& library) const;
   // Attention implementations with fitted costs (attention_cost.h), by name: the calibration's
   // library. Kernels use them only through attention_regimes, which a scenario or a trace item
   // selects explicitly: a cost measured on one kernel is never applied to another silently.

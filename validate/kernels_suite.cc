@@ -164,22 +164,21 @@ Status Attention(Context& ctx, Rig& r, const trace::ModelShape& m, int tp) {
     args.v = a.kv_shared ? k.data() : v.data();
     args.out = out.data();
     args.workspace = ws.data();
-    TimingConfig cfg = ctx.Timing(3, 20);
-    auto t = TimeOp(r.device, s, cfg, [&]() -> Status {
-      CUDA_RETURN_IF_ERROR(LaunchAttention(pt.impl, args, s));
-      return Status::Ok();
-    }, "attention");
+    const TimingConfig cfg = ctx.Timing(3, 20);
+    auto time_call = [&](const AttentionArgs& call, const char* what) {
+      return TimeOp(r.device, s, cfg, [&]() -> Status {
+        CUDA_RETURN_IF_ERROR(LaunchAttention(pt.impl, call, s));
+        return Status::Ok();
+      }, what);
+    };
+    auto t = time_call(args, "attention");
     if (!t.ok()) return t.status();
     double main_us = 0;
     if (args.splits > 1) {
       // The main kernel alone: what the split merge adds is the difference.
       AttentionArgs main_only = args;
       main_only.combine = false;
-      TimingConfig mc = ctx.Timing(3, 20);
-      auto tm = TimeOp(r.device, s, mc, [&]() -> Status {
-        CUDA_RETURN_IF_ERROR(LaunchAttention(pt.impl, main_only, s));
-        return Status::Ok();
-      }, "attention main kernel");
+      auto tm = time_call(main_only, "attention main kernel");
       if (!tm.ok()) return tm.status();
       main_us = Percentile(*tm, 50);
     }

@@ -135,8 +135,9 @@ TEST(FitTest, RecoversHostCopyEngineAndDuplexParameters) {
   EXPECT_NEAR(r->params.fabric.multi_stream_overhead_ns, 10000, 1e-3);
 }
 
-TEST(FitTest, RecoversLaunchOverheadsAndKernelEfficiencies) {
-  const net::Topology topo = H200();
+// A synthetic box's launch and kernel costs (the truth the compute fits must recover), and the
+// launch items that pin its launch overheads.
+CalibParams ComputeTruth(const net::Topology& topo) {
   CalibParams truth = DefaultParams(topo, 0);
   compute::ComputeParams& c = truth.compute;
   c.launch_overhead_eager_ns = 3500;
@@ -148,11 +149,21 @@ TEST(FitTest, RecoversLaunchOverheadsAndKernelEfficiencies) {
   c.memory_efficiency = 0.8;
   c.skinny_gemm_memory_efficiency = 0.9;
   c.gemm_compute_efficiency = 0.75;
-  trace::Trace t;
+  return truth;
+}
+
+void AddLaunchItems(trace::Trace* t) {
   for (int k : {1, 10, 100}) {
-    AddLaunch(&t, k, false);
-    AddLaunch(&t, k, true);
+    AddLaunch(t, k, false);
+    AddLaunch(t, k, true);
   }
+}
+
+TEST(FitTest, RecoversLaunchOverheadsAndKernelEfficiencies) {
+  const net::Topology topo = H200();
+  const CalibParams truth = ComputeTruth(topo);
+  trace::Trace t;
+  AddLaunchItems(&t);
   // Memory-bound GEMMs of several sizes, compute-bound ones at large m, large norms (beyond L2).
   for (int64_t n : {4096, 14336, 28672, 128256}) {
     AddGemm(&t, 1, n, 4096);
@@ -178,13 +189,8 @@ TEST(FitTest, RecoversLaunchOverheadsAndKernelEfficiencies) {
 // efficiencies come back apart, and each library's items are predicted with its own costs.
 TEST(FitTest, GemmCostsArePerLibrary) {
   const net::Topology topo = H200();
-  CalibParams truth = DefaultParams(topo, 0);
+  CalibParams truth = ComputeTruth(topo);
   compute::ComputeParams& c = truth.compute;
-  c.launch_overhead_eager_ns = 3500;
-  c.kernel_floor_ns = 600;
-  c.gemm_memory_ramp_ns = 4000;
-  c.skinny_gemm_memory_efficiency = 0.9;
-  c.gemm_compute_efficiency = 0.75;
   c.gemm_library = "cublasGemmEx";
   compute::ComputeParams::GemmLibraryCosts lt;
   lt.library = "cublasLt";
@@ -193,10 +199,7 @@ TEST(FitTest, GemmCostsArePerLibrary) {
   lt.gemm_memory_ramp_ns = 3000;
   c.gemm_libraries.push_back(lt);
   trace::Trace t;
-  for (int k : {1, 10, 100}) {
-    AddLaunch(&t, k, false);
-    AddLaunch(&t, k, true);
-  }
+  AddLaunchItems(&t);
   for (const char* library : {"cublasGemmEx", "cublasLt"})
     for (int64_t n : {4096, 14336, 28672, 128256})
       for (int64_t m : {1, 16, 4096}) AddGemm(&t, m, n, 4096)->mutable_gemm()->set_library(library);

@@ -30,6 +30,17 @@ std::vector<std::string> SuiteOrder(const std::vector<std::string>& suites) {
   return order;
 }
 
+// n, median, p90 and max of `errs` (absolute errors; REQUIRES not empty) under `name`.
+SuiteStats StatsOf(const std::string& name, std::vector<double> errs) {
+  SuiteStats s;
+  s.suite = name;
+  s.n = static_cast<int>(errs.size());
+  s.median_abs_error = Percentile(errs, 0.5);
+  s.p90_abs_error = Percentile(errs, 0.9);
+  s.max_abs_error = *std::max_element(errs.begin(), errs.end());
+  return s;
+}
+
 }  // namespace
 
 HoldoutSplit SplitHoldout(const trace::Trace& trace, double fraction, uint64_t seed) {
@@ -69,14 +80,7 @@ std::vector<SuiteStats> SuiteStatistics(const std::vector<ItemResult>& items) {
     std::vector<double> errs;
     for (const ItemResult& r : items)
       if (r.simulated && r.suite == suite) errs.push_back(std::abs(r.error));
-    if (errs.empty()) continue;
-    SuiteStats s;
-    s.suite = suite;
-    s.n = static_cast<int>(errs.size());
-    s.median_abs_error = Percentile(errs, 0.5);
-    s.p90_abs_error = Percentile(errs, 0.9);
-    s.max_abs_error = *std::max_element(errs.begin(), errs.end());
-    out.push_back(s);
+    if (!errs.empty()) out.push_back(StatsOf(suite, std::move(errs)));
   }
   return out;
 }
@@ -185,16 +189,6 @@ int QueryTokensOf(const trace::Item& item) {
 }
 
 std::string QueryRegime(int q) { return q <= 1 ? "q=1" : q <= 16 ? "q=2..16" : "q>16"; }
-
-SuiteStats StatsOf(const std::string& name, std::vector<double> errs) {
-  SuiteStats s;
-  s.suite = name;
-  s.n = static_cast<int>(errs.size());
-  s.median_abs_error = Percentile(errs, 0.5);
-  s.p90_abs_error = Percentile(errs, 0.9);
-  s.max_abs_error = *std::max_element(errs.begin(), errs.end());
-  return s;
-}
 
 }  // namespace
 

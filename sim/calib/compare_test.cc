@@ -322,7 +322,7 @@ TEST(RegimeStatistics, SplitsByQueryTokensAndBindingSide) {
   AddAttention(&t, 8, 64, 4096, 240);
   std::vector<ItemResult> items = {Result(0, 140, 147), Result(1, 110, 99), Result(2, 240, 240)};
   compute::ComputeParams cp;
-  compute::AttentionImplementation impl = compute::ValidateKernelGeometry("flash_mma").value();
+  compute::AttentionImplementation impl = compute::SpecsimValidateKernel("flash_mma").value();
   impl.tile_ns = 100;  // tile path cheap: the q = 1, 16K-context call streams the cache
   impl.row_ns = 1;
   cp.attention_implementations.push_back(impl);

@@ -247,7 +247,7 @@ struct Fitter {
   }
 
   // Attention items, per implementation (compute/attention_cost.h): the geometry of the kernel
-  // (ValidateKernelGeometry) and its costs, fitted by Nelder-Mead on the squared log errors (the
+  // (SpecsimValidateKernel) and its costs, fitted by Nelder-Mead on the squared log errors (the
   // model is a max() of terms, which a linearisation cannot follow across its kinks):
   //   main  = ramp + max(rounds (block_ns + block_row_latency_ns valid_rows), sm_blocks block_row_ns valid_rows)
   //                + max(KV_bytes / (bw e_m), sm_blocks kv_tiles (tile_ns + row_ns rows_per_block),
@@ -266,7 +266,7 @@ struct Fitter {
     const net::GpuSpec& gpu = topology.gpu_spec(0);
     compute::ComputeParams& cp = result.params.compute;
     for (const auto& [name, its] : by_impl) {
-      auto geometry = compute::ValidateKernelGeometry(name);
+      auto geometry = compute::SpecsimValidateKernel(name);
       if (!geometry.ok()) {
         result.not_fitted.push_back("compute.attention." + name + ": " + geometry.status().message());
         continue;
@@ -396,10 +396,7 @@ struct Fitter {
                {"combine_block_ns", "ns", impl.combine_block_ns},
                {"combine_split_ns", "ns", impl.combine_split_ns}})
         result.fitted.push_back({pre + "." + field, unit, value, residual, points});
-      bool replaced = false;
-      for (compute::AttentionImplementation& a : cp.attention_implementations)
-        if (a.name == name) a = impl, replaced = true;
-      if (!replaced) cp.attention_implementations.push_back(impl);
+      cp.SetAttentionImplementation(impl);
     }
     return OkStatus();
   }
@@ -469,9 +466,7 @@ struct Fitter {
       g.gemm_memory_ramp_ns = fitted.RampNs(compute::KernelClass::kGemm);
       g.gemm_column_rate_gbps = fitted.gemm_column_rate_gbps;
       g.gemm_overlap = fitted.gemm_overlap;
-      auto& libs = result.params.compute.gemm_libraries;
-      libs.erase(std::remove_if(libs.begin(), libs.end(), [&](const auto& x) { return x.library == lib; }), libs.end());
-      libs.push_back(g);
+      result.params.compute.SetGemmLibrary(g);
       for (auto [field, unit, value] : std::vector<std::tuple<const char*, const char*, double>>{
                {"skinny_gemm_memory_efficiency", "", g.skinny_gemm_memory_efficiency},
                {"gemm_compute_efficiency", "", g.gemm_compute_efficiency},

@@ -115,7 +115,7 @@ const AttentionImplementation* AttentionRegimes::For(int64_t query_tokens) const
   return v.empty() ? nullptr : &v.front();
 }
 
-StatusOr<AttentionImplementation> ValidateKernelGeometry(const std::string& name) {
+StatusOr<AttentionImplementation> SpecsimValidateKernel(const std::string& name) {
   AttentionImplementation impl;
   impl.name = name;
   if (name == "flash_mma") {

@@ -143,6 +143,6 @@ struct AttentionRegimes {
 // (validate/flash_attention_kernels.cu, validate/attention_kernels.cu, validate/attention.cc) and
 // costs as the defaults above until a calibration replaces them: "flash_mma", "simt_reference".
 // NotFound listing the names for another name.
-StatusOr<AttentionImplementation> ValidateKernelGeometry(const std::string& name);
+StatusOr<AttentionImplementation> SpecsimValidateKernel(const std::string& name);
 
 }  // namespace specsim::compute

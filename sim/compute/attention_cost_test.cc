@@ -19,7 +19,7 @@ AttentionCall Llama8bTp1(int64_t seqs, int64_t q, int64_t context) {
 TEST(AttentionGeometry, FlashMmaRowTilesMatchTheKernel) {
   // validate/flash_attention_kernels.cu: FlashMmaRowTilesPerBlock = 1, 2, 4 tiles of 16 for 1, 2,
   // >= 3 tiles of G q rows (G = 4 here).
-  const auto impl = ValidateKernelGeometry("flash_mma").value();
+  const auto impl = SpecsimValidateKernel("flash_mma").value();
   struct Case { int64_t q, padded, per_block, row_blocks; };
   for (Case c : {Case{1, 16, 16, 1}, Case{4, 16, 16, 1}, Case{8, 32, 32, 1}, Case{12, 48, 64, 1},
                  Case{16, 64, 64, 1}, Case{32, 128, 64, 2}, Case{128, 512, 64, 8}}) {
@@ -34,7 +34,7 @@ TEST(AttentionGeometry, SplitPolicyMatchesValidate) {
   // Splits recorded by specsim-validate (traces/h200-1x-2026-11-30, 132 SMs, flash_mma):
   // b1 q1 ctx4096: ceil(264 / 8) = 33 capped at 4096 / 128 = 32; b8 q1: ceil(264 / 64) = 5;
   // b1 q32: 2 row blocks -> ceil(264 / 16) = 17; b8 q128: 8 row blocks -> 1; b1 q1 ctx1024: 8.
-  const auto impl = ValidateKernelGeometry("flash_mma").value();
+  const auto impl = SpecsimValidateKernel("flash_mma").value();
   EXPECT_EQ(GeometryOf(impl, Llama8bTp1(1, 1, 4096), 132).splits, 32);
   EXPECT_EQ(GeometryOf(impl, Llama8bTp1(8, 1, 4096), 132).splits, 5);
   EXPECT_EQ(GeometryOf(impl, Llama8bTp1(1, 32, 4096), 132).splits, 17);
@@ -50,7 +50,7 @@ TEST(AttentionGeometry, RoundsAndTiles) {
   // b8 q1 ctx4096: 64 blocks x 5 splits = 320 blocks, ceil(320 / 132) = 3 on the busiest SM; one
   // 16-row tile per block -> 3 resident (167 registers): one round. A split is ceil(4096 / 5) =
   // 820 -> 832 tokens = 13 tiles of 64. q8: 32-row blocks, 2 resident: 2 rounds.
-  const auto impl = ValidateKernelGeometry("flash_mma").value();
+  const auto impl = SpecsimValidateKernel("flash_mma").value();
   AttentionGeometry g = GeometryOf(impl, Llama8bTp1(8, 1, 4096), 132);
   EXPECT_EQ(g.blocks, 320);
   EXPECT_EQ(g.resident, 3);
@@ -69,7 +69,7 @@ TEST(AttentionGeometry, RoundsAndTiles) {
 }
 
 TEST(AttentionTime, HandSolved) {
-  AttentionImplementation impl = ValidateKernelGeometry("flash_mma").value();
+  AttentionImplementation impl = SpecsimValidateKernel("flash_mma").value();
   impl.ramp_ns = 10000;
   impl.memory_efficiency = 0.8;
   impl.tile_ns = 500;
@@ -106,7 +106,7 @@ TEST(AttentionTime, HandSolved) {
 TEST(AttentionTime, PaddedRowsCostTheSameAndTheStepComesWithANewTile) {
   // At G = 4, q = 1..4 fill one 16-row tile: without per-query costs and with the same splits they
   // cost the same; q = 8 takes a 32-row block and costs more once the tile path binds.
-  AttentionImplementation impl = ValidateKernelGeometry("flash_mma").value();
+  AttentionImplementation impl = SpecsimValidateKernel("flash_mma").value();
   impl.memory_efficiency = 1;
   impl.block_row_ns = impl.block_row_latency_ns = 0;  // no per-query cost: the padded tile alone
   impl.tile_latency_ns = impl.row_latency_ns = 0;
@@ -127,21 +127,21 @@ TEST(AttentionTime, PaddedRowsCostTheSameAndTheStepComesWithANewTile) {
 TEST(AttentionRegimes, DecodeAndVerifyPickTheirOwnImplementation) {
   AttentionRegimes r;
   EXPECT_EQ(r.For(1), nullptr);
-  r.decode.push_back(ValidateKernelGeometry("simt_reference").value());
-  r.verify.push_back(ValidateKernelGeometry("flash_mma").value());
+  r.decode.push_back(SpecsimValidateKernel("simt_reference").value());
+  r.verify.push_back(SpecsimValidateKernel("flash_mma").value());
   EXPECT_EQ(r.For(1)->name, "simt_reference");
   EXPECT_EQ(r.For(2)->name, "flash_mma");
 }
 
 TEST(AttentionImplementationCheck, MessagesNameTheField) {
-  AttentionImplementation impl = ValidateKernelGeometry("flash_mma").value();
+  AttentionImplementation impl = SpecsimValidateKernel("flash_mma").value();
   EXPECT_TRUE(ValidateAttentionImplementation(impl).ok());
   impl.row_tile = 0;
   EXPECT_NE(ValidateAttentionImplementation(impl).message().find("row_tile"), std::string::npos);
-  impl = ValidateKernelGeometry("flash_mma").value();
+  impl = SpecsimValidateKernel("flash_mma").value();
   impl.memory_efficiency = 1.5;
   EXPECT_NE(ValidateAttentionImplementation(impl).message().find("memory_efficiency"), std::string::npos);
-  EXPECT_EQ(ValidateKernelGeometry("flashinfer").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(SpecsimValidateKernel("flashinfer").status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -59,10 +59,7 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
     g.gemm_memory_ramp_ns = gc.gemm_memory_ramp_ns();
     g.gemm_column_rate_gbps = gc.gemm_column_rate_gbps();
     g.gemm_overlap = gc.gemm_overlap();
-    bool replaced = false;
-    for (ComputeParams::GemmLibraryCosts& old : p.gemm_libraries)
-      if (old.library == g.library) old = g, replaced = true;
-    if (!replaced) p.gemm_libraries.push_back(g);
+    p.SetGemmLibrary(g);
   }
   for (const config::AttentionImplementationCalibration& ac : c.attention_implementations()) {
     AttentionImplementation a;
@@ -88,10 +85,7 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
     a.block_row_ns = ac.block_row_ns();
     a.combine_block_ns = ac.combine_block_ns();
     a.combine_split_ns = ac.combine_split_ns();
-    bool replaced = false;
-    for (AttentionImplementation& old : p.attention_implementations)
-      if (old.name == a.name) old = a, replaced = true;
-    if (!replaced) p.attention_implementations.push_back(a);
+    p.SetAttentionImplementation(a);
   }
   return p;
 }
@@ -153,6 +147,29 @@ ComputeParams ComputeParams::WithGemmLibrary(const std::string& library) const {
     p.gemm_library = library;
   }
   return p;
+}
+
+namespace {
+
+// Replaces the element whose key equals `value`'s, or appends `value`.
+template <typename T, typename Key>
+void SetByKey(std::vector<T>* v, const T& value, Key key) {
+  for (T& old : *v)
+    if (key(old) == key(value)) {
+      old = value;
+      return;
+    }
+  v->push_back(value);
+}
+
+}  // namespace
+
+void ComputeParams::SetGemmLibrary(const GemmLibraryCosts& g) {
+  SetByKey(&gemm_libraries, g, [](const GemmLibraryCosts& x) { return x.library; });
+}
+
+void ComputeParams::SetAttentionImplementation(const AttentionImplementation& a) {
+  SetByKey(&attention_implementations, a, [](const AttentionImplementation& x) { return x.name; });
 }
 
 const AttentionImplementation* ComputeParams::FindAttentionImplementation(const std::string& name) const {

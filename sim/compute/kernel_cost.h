@@ -144,11 +144,15 @@ struct ComputeParams {
   std::vector<GemmLibraryCosts> gemm_libraries;
   // A copy whose GEMM fields are `library`'s (this one when it is gemm_library, not listed, or empty).
   ComputeParams WithGemmLibrary(const std::string& library) const;
+  // Adds `g`, or replaces the entry of the same library.
+  void SetGemmLibrary(const GemmLibraryCosts& g);
   // Attention implementations with fitted costs (attention_cost.h), by name: the calibration's
   // library. Kernels use them only through attention_regimes, which a scenario or a trace item
   // selects explicitly: a cost measured on one kernel is never applied to another silently.
   std::vector<AttentionImplementation> attention_implementations;
   const AttentionImplementation* FindAttentionImplementation(const std::string& name) const;
+  // Adds `a`, or replaces the implementation of the same name.
+  void SetAttentionImplementation(const AttentionImplementation& a);
   // What attention kernels with a known call shape cost: the implementation of their regime (q = 1
   // decode, q > 1 verify); none: the roofline attention terms above.
   AttentionRegimes attention_regimes;

@@ -9,8 +9,8 @@ namespace {
 
 compute::ComputeParams WithTwoKernels() {
   compute::ComputeParams p;
-  p.attention_implementations.push_back(compute::ValidateKernelGeometry("flash_mma").value());
-  p.attention_implementations.push_back(compute::ValidateKernelGeometry("simt_reference").value());
+  p.attention_implementations.push_back(compute::SpecsimValidateKernel("flash_mma").value());
+  p.attention_implementations.push_back(compute::SpecsimValidateKernel("simt_reference").value());
   return p;
 }
 

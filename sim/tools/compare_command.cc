@@ -136,6 +136,11 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
     if (flags.max_error > 0)
       for (const calib::SuiteSeedSummary& s : summary->suites)
         if (s.median_abs_error_median > flags.max_error) over.push_back(s.suite);
+    // Regimes and shapes over each item's held-out predictions (median over the seeds that held it out).
+    const std::vector<calib::ItemResult> pooled = calib::PooledHeldOut(*summary);
+    const std::vector<calib::SuiteStats> regimes =
+        calib::RegimeStatistics(in->trace, pooled, first.fit.params.compute, *in->topology);
+    const std::vector<calib::ShapeGroup> shapes = calib::VerifyWidthShapes(in->trace, pooled);
     if (flags.json) {
       nlohmann::json j;
       j["holdout"] = flags.holdout;
@@ -153,14 +158,9 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
                                {"median_abs_error_per_seed", s.median_abs_error_per_seed},
                                {"p90_abs_error_per_seed", s.p90_abs_error_per_seed}});
       j["items_seed"] = 1;
-      {
-        const std::vector<calib::ItemResult> pooled = calib::PooledHeldOut(*summary);
-        const nlohmann::json r = RegimesJson(
-            calib::RegimeStatistics(in->trace, pooled, first.fit.params.compute, *in->topology),
-            calib::VerifyWidthShapes(in->trace, pooled));
-        j["regimes_held_out"] = r["regimes"];
-        j["shapes_held_out"] = r["shapes"];
-      }
+      const nlohmann::json r = RegimesJson(regimes, shapes);
+      j["regimes_held_out"] = r["regimes"];
+      j["shapes_held_out"] = r["shapes"];
       out << ItemsJson(first.items, j).dump(1) << "\n";
     } else {
       out << fmt::format("specsim compare {}: hardware {}, {}{}\n", flags.trace, in->hardware_source, data, start);
@@ -181,10 +181,8 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
       out << fmt::format("(n: items held out per seed; absolute relative error of the median time per item: per seed "
                          "the median and p90 over the held-out items, then the median, min and max over the seeds)\n");
       out << data << "\n";
-      const std::vector<calib::ItemResult> pooled = calib::PooledHeldOut(*summary);
-      PrintRegimesAndShapes(calib::RegimeStatistics(in->trace, pooled, first.fit.params.compute, *in->topology),
-                            calib::VerifyWidthShapes(in->trace, pooled),
-                            "each item's held-out predictions, median over the seeds that held it out", out);
+      PrintRegimesAndShapes(regimes, shapes, "each item's held-out predictions, median over the seeds that held it out",
+                            out);
     }
   } else {
     calib::CompareOptions options;
@@ -207,6 +205,9 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
     if (flags.max_error > 0)
       for (const calib::SuiteStats& s : result->suites)
         if (s.median_abs_error > flags.max_error) over.push_back(s.suite);
+    const std::vector<calib::SuiteStats> regimes =
+        calib::RegimeStatistics(in->trace, result->items, result->fit.params.compute, *in->topology);
+    const std::vector<calib::ShapeGroup> shapes = calib::VerifyWidthShapes(in->trace, result->items);
 
     if (flags.json) {
       nlohmann::json j;
@@ -215,8 +216,7 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
         j["suites"].push_back({{"suite", s.suite}, {"n", s.n}, {"median_abs_error", s.median_abs_error},
                                {"p90_abs_error", s.p90_abs_error}, {"max_abs_error", s.max_abs_error}});
       const nlohmann::json r =
-          RegimesJson(calib::RegimeStatistics(in->trace, result->items, result->fit.params.compute, *in->topology),
-                      calib::VerifyWidthShapes(in->trace, result->items));
+          RegimesJson(regimes, shapes);
       j["regimes"] = r["regimes"];
       j["shapes"] = r["shapes"];
       out << ItemsJson(result->items, j).dump(1) << "\n";
@@ -233,8 +233,7 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
         out << fmt::format("{:<12} {:>5} {:>9.1f}% {:>9.1f}% {:>9.1f}%\n", s.suite, s.n, 100 * s.median_abs_error,
                            100 * s.p90_abs_error, 100 * s.max_abs_error);
       out << "(absolute relative error of the median time per item)\n";
-      PrintRegimesAndShapes(calib::RegimeStatistics(in->trace, result->items, result->fit.params.compute, *in->topology),
-                            calib::VerifyWidthShapes(in->trace, result->items), "the items above", out);
+      PrintRegimesAndShapes(regimes, shapes, "the items above", out);
     }
   }
   if (!over.empty()) {

@@ -190,6 +190,16 @@ int QueryTokensOf(const trace::Item& item) {
 
 std::string QueryRegime(int q) { return q <= 1 ? "q=1" : q <= 16 ? "q=2..16" : "q>16"; }
 
+// A pacing item's regime: "layers <capture> <balance>" or "skew <balance>", balance "balanced" or
+// "slow rank"; eager layer loops with an injected host cost are "eager+host".
+std::string PacingRegime(const trace::Item& item) {
+  if (item.has_skew()) return std::string("pacing skew ") + (item.skew().slow_rank() >= 0 ? "slow rank" : "balanced");
+  const trace::LayerLoopParams& l = item.layer_loop();
+  const trace::HostCost::Distribution d = l.host_cost().distribution();
+  const bool host_cost = d == trace::HostCost::FIXED || d == trace::HostCost::EXPONENTIAL;
+  return "pacing layers " + l.capture() + (host_cost ? "+host" : "") + (l.slow_rank() >= 0 ? " slow rank" : " balanced");
+}
+
 }  // namespace
 
 std::vector<ItemResult> PooledHeldOut(const HoldoutSummary& summary) {
@@ -221,10 +231,15 @@ std::vector<SuiteStats> RegimeStatistics(const trace::Trace& trace, const std::v
   for (const ItemResult& r : items) {
     if (!r.simulated || r.index < 0 || r.index >= trace.items_size()) continue;
     const trace::Item& item = trace.items(r.index);
+    if (item.has_layer_loop() || item.has_skew()) {
+      add(PacingRegime(item), r.error);
+      continue;
+    }
     const bool attention = item.kind() == trace::KIND_ATTENTION;
     const bool decode = item.kind() == trace::KIND_DECODE_STEP || item.kind() == trace::KIND_SPEC_CYCLE;
     if (!attention && !decode) continue;
     add(std::string(attention ? "attention " : "decode ") + QueryRegime(QueryTokensOf(item)), r.error);
+    if (decode) add("decode " + DecodeCaptureOf(item.decode()), r.error);
     if (!attention || topology.num_gpus() < 1 || topology.gpu_spec(0).sm_count < 1) continue;
     const ItemKernel k = KernelOfItem(item);
     const compute::AttentionImplementation* impl =
@@ -254,8 +269,7 @@ std::vector<ShapeGroup> VerifyWidthShapes(const trace::Trace& trace, const std::
             "/b" + std::to_string(a.batch()) + "/ctx" + std::to_string(a.context());
     } else if (item.has_decode() && !item.decode().speculative()) {
       const trace::DecodeParams& d = item.decode();
-      const std::string capture = d.capture().empty() ? (d.cuda_graph() ? "graph" : "eager") : d.capture();
-      key = "decode/" + d.model() + "/tp" + std::to_string(d.tp()) + "/" + capture + "/b" + std::to_string(d.batch());
+      key = "decode/" + d.model() + "/tp" + std::to_string(d.tp()) + "/" + DecodeCaptureOf(d) + "/b" + std::to_string(d.batch());
     } else {
       continue;
     }

@@ -103,7 +103,10 @@ std::vector<ItemResult> PooledHeldOut(const HoldoutSummary& summary);
 // steps / verify-width points (decode suite): "<suite> q=1", "<suite> q=2..16", "<suite> q>16" by
 // query tokens per sequence (speculative cycles: their verify's N), and for attention items with
 // fitted costs in `compute` also "kernels bandwidth-bound" / "kernels tile-bound" (the side of
-// attention_cost.h's max() that binds under those costs on `topology`'s GPU 0).
+// attention_cost.h's max() that binds under those costs on `topology`'s GPU 0); decode items also
+// by capture mode ("decode graph" / "piecewise" / "eager"); pacing items by loop, capture mode and
+// balance ("pacing layers graph balanced", "pacing layers eager+host slow rank", "pacing skew
+// balanced", ...): the groups the rank-timeline model is judged on.
 std::vector<SuiteStats> RegimeStatistics(const trace::Trace& trace, const std::vector<ItemResult>& items,
                                          const compute::ComputeParams& compute, const net::Topology& topology);
 

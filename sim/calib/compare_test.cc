@@ -337,6 +337,44 @@ TEST(RegimeStatistics, SplitsByQueryTokensAndBindingSide) {
   EXPECT_GE(by["attention bandwidth-bound"].n, 1);
 }
 
+TEST(RegimeStatistics, PacingByLoopCaptureAndBalanceDecodeByCapture) {
+  trace::Trace t;
+  auto layers = [&](const char* capture, trace::HostCost::Distribution host, int slow_rank) {
+    trace::Item* it = t.add_items();
+    it->set_suite(trace::SUITE_PACING);
+    it->set_kind(trace::KIND_LAYER_LOOP);
+    it->mutable_layer_loop()->set_capture(capture);
+    it->mutable_layer_loop()->mutable_host_cost()->set_distribution(host);
+    it->mutable_layer_loop()->set_slow_rank(slow_rank);
+  };
+  layers("graph", trace::HostCost::NONE, -1);         // 0
+  layers("eager", trace::HostCost::NONE, 1);          // 1
+  layers("eager", trace::HostCost::EXPONENTIAL, 1);   // 2
+  trace::Item* skew = t.add_items();                  // 3
+  skew->set_suite(trace::SUITE_PACING);
+  skew->set_kind(trace::KIND_COLLECTIVE_SKEW);
+  skew->mutable_skew()->set_slow_rank(-1);
+  trace::Item* dec = t.add_items();                   // 4
+  dec->set_suite(trace::SUITE_DECODE);
+  dec->set_kind(trace::KIND_DECODE_STEP);
+  dec->mutable_decode()->set_capture("piecewise");
+  std::vector<ItemResult> items = {Result(0, 100, 110), Result(1, 100, 95), Result(2, 100, 80), Result(3, 10, 13),
+                                   Result(4, 1000, 1040)};
+  const std::vector<SuiteStats> r = RegimeStatistics(t, items, compute::ComputeParams{}, testing::H200());
+  std::map<std::string, SuiteStats> by;
+  for (const SuiteStats& s : r) by[s.suite] = s;
+  ASSERT_TRUE(by.count("pacing layers graph balanced"));
+  EXPECT_NEAR(by["pacing layers graph balanced"].median_abs_error, 0.10, 1e-12);
+  ASSERT_TRUE(by.count("pacing layers eager slow rank"));
+  EXPECT_NEAR(by["pacing layers eager slow rank"].median_abs_error, 0.05, 1e-12);
+  ASSERT_TRUE(by.count("pacing layers eager+host slow rank"));  // the host-cost loop kept apart
+  EXPECT_NEAR(by["pacing layers eager+host slow rank"].median_abs_error, 0.20, 1e-12);
+  ASSERT_TRUE(by.count("pacing skew balanced"));
+  EXPECT_NEAR(by["pacing skew balanced"].median_abs_error, 0.30, 1e-12);
+  ASSERT_TRUE(by.count("decode piecewise") && by.count("decode q=1"));
+  EXPECT_NEAR(by["decode piecewise"].median_abs_error, 0.04, 1e-12);
+}
+
 TEST(PooledHeldOut, MedianOfTheSeedsThatHeldAnItemOut) {
   HoldoutSummary s;
   s.per_seed.resize(3);

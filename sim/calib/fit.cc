@@ -598,9 +598,9 @@ struct Fitter {
           continue;
         }
         const compute::Kernel kernel = KernelOfItem(*it).kernel;
-        // GPU-bound items measure device + the eager gap (predictors.h TimedKernelNs); host-bound
-        // ones say nothing of the device time and are left to the launch items.
-        double rhs = ns - NanosFromPicos(cost.EagerDeviceGap());
+        // GPU-bound items measure device + the timed call's gap (predictors.h TimedKernelNs);
+        // host-bound ones say nothing of the device time and are left to the launch items.
+        double rhs = ns - TimedCallGapNs(cost, result.params.bench);
         const bool tensor = kernel.kernel_class == compute::KernelClass::kGemm ||
                             kernel.kernel_class == compute::KernelClass::kAttention;
         double compute_ns = 0;
@@ -622,7 +622,7 @@ struct Fitter {
         // Items the law calls host-bound and that measure within 1.3x the host's per-call period
         // (issue + floor) say nothing of the device time: near the period a call measures part
         // host, part device.
-        if (TimedKernelHostBound(cost, std::max(best, safe.kernel_floor_ns)) &&
+        if (TimedKernelHostBound(cost, result.params.bench, std::max(best, safe.kernel_floor_ns)) &&
             ns < 1.3 * (safe.launch_overhead_eager_ns + safe.kernel_floor_ns))
           continue;
         if (c == 0) {
@@ -784,25 +784,70 @@ struct Fitter {
     return OkStatus();
   }
 
+  // One-rank NCCL calls: the local copy kernel's fill time and bandwidth from the calls replayed in
+  // graphs (per call: the graph launch's share + the copy + the graph gap; Gauss-Newton on finite
+  // differences, as the copy may sit on its floor), then NCCL's eager per-call cost over the eager
+  // calls with that copy.
   Status FitNcclLocal() {
-    Predictor predictor(trace, topology, result.params);
-    LinearProblem p;
-    p.names = {"nccl.local_call_overhead_ns"};
-    p.defaults = {result.params.nccl.local_call_overhead_ns};
-    const double current = result.params.nccl.local_call_overhead_ns;
-    for (const trace::Item* it : items) {
-      if (it->kind() != trace::KIND_COLLECTIVE || it->collective().nranks() > 1 || it->collective().cuda_graph()) continue;
-      const Prediction pr = predictor.Predict(*it);
-      if (!pr.simulated) continue;
-      const double ns = MeasuredNs(*it);
-      p.AddRow({1}, ns - (pr.predicted_us * 1e3 - current), 1 / ns);
+    {
+      std::vector<const trace::Item*> graph;
+      for (const trace::Item* it : items)
+        if (it->kind() == trace::KIND_COLLECTIVE && it->collective().nranks() <= 1 && it->collective().cuda_graph() &&
+            it->collective().implementation() == trace::IMPL_NCCL)
+          graph.push_back(it);
+      if (graph.empty()) {
+        result.not_fitted.push_back(
+            "nccl.local_copy_ramp_ns, nccl.local_copy_memory_efficiency: no one-rank NCCL calls in CUDA graphs (the "
+            "compute model's memory ramp and efficiency are used)");
+      } else {
+        const NcclParams& n = result.params.nccl;
+        const compute::ComputeParams& cp = result.params.compute;
+        std::vector<SimUnknown> u = {
+            {"nccl.local_copy_ramp_ns", "ns", n.local_copy_ramp_ns > 0 ? n.local_copy_ramp_ns : cp.memory_ramp_ns, 100, 1e-3, 1e6},
+            {"nccl.local_copy_memory_efficiency", "", n.local_copy_memory_efficiency > 0 ? n.local_copy_memory_efficiency : cp.memory_efficiency,
+             0.01, 0.01, 1.0}};
+        RETURN_IF_ERROR(FitBySimulation("nccl one-rank calls in graphs", graph, u, [](const std::vector<double>& t, CalibParams* p) {
+          p->nccl.local_copy_ramp_ns = t[0];
+          p->nccl.local_copy_memory_efficiency = t[1];
+        }));
+      }
     }
-    if (p.rows.empty()) {
-      result.not_fitted.push_back("nccl.local_call_overhead_ns: no one-rank NCCL items (default kept)");
-    } else {
-      ASSIGN_OR_RETURN(LinearSolution s, SolveLeastSquares(p, options.fix_undetermined, "NCCL one-rank calls"));
+    // The eager calls: host-bound ones (the prediction moves with the overhead) measure
+    // issue + floor + overhead; a few rounds settle which ones those are.
+    std::vector<const trace::Item*> eager;
+    for (const trace::Item* it : items)
+      if (it->kind() == trace::KIND_COLLECTIVE && it->collective().nranks() <= 1 && !it->collective().cuda_graph())
+        eager.push_back(it);
+    bool any = false;
+    LinearSolution s;
+    for (int round = 0; round < 3 && !eager.empty(); ++round) {
+      CalibParams bumped = result.params;
+      bumped.nccl.local_call_overhead_ns += 100;
+      const Predictor predictor(trace, topology, result.params), p1(trace, topology, bumped);
+      LinearProblem p;
+      p.names = {"nccl.local_call_overhead_ns"};
+      p.defaults = {result.params.nccl.local_call_overhead_ns};
+      const double current = result.params.nccl.local_call_overhead_ns;
+      for (const trace::Item* it : eager) {
+        const Prediction pr = predictor.Predict(*it), pb = p1.Predict(*it);
+        if (!pr.simulated || !pb.simulated) continue;
+        any = true;
+        if (pb.predicted_us - pr.predicted_us < 0.05) continue;  // device-bound: says nothing of it
+        const double ns = MeasuredNs(*it);
+        p.AddRow({1}, ns - (pr.predicted_us * 1e3 - current), 1 / ns);
+      }
+      if (p.rows.empty()) break;
+      ASSIGN_OR_RETURN(s, SolveLeastSquares(p, options.fix_undetermined, "NCCL one-rank calls"));
+      const bool done = std::abs(s.x[0] - current) < 1;
       result.params.nccl.local_call_overhead_ns = s.x[0];
-      Record("nccl.local_call_overhead_ns", "ns", s.x[0], s, 0);
+      if (done) break;
+    }
+    if (!any) {
+      result.not_fitted.push_back("nccl.local_call_overhead_ns: no one-rank NCCL items (default kept)");
+    } else if (s.x.empty()) {
+      result.not_fitted.push_back("nccl.local_call_overhead_ns: every eager one-rank call is device-bound (default kept)");
+    } else {
+      Record("nccl.local_call_overhead_ns", "ns", result.params.nccl.local_call_overhead_ns, s, 0);
     }
     return FitNcclSteps();
   }
@@ -815,13 +860,15 @@ struct Fitter {
     double value = 0;   // start, then the fit
     double step = 1;    // finite-difference step
     double lo = 0, hi = 1e12;
+    int give_up = -1;   // >= 0: kept at its start, in this order, when the items cannot separate it
   };
 
   // Damped Gauss-Newton: linearises every item's predicted median in the unknowns by finite
   // differences around the current values, solves the weighted (1/measured) least squares, moves
   // there (clamped to [lo, hi]) and repeats until the largest relative change is below 1e-3 (at most
   // 12 rounds). An unknown that no item's prediction moves keeps its start and is listed in
-  // not_fitted; so does one the items cannot separate from the others. `apply` writes the unknowns
+  // not_fitted; so does one the items cannot separate from the others (of a set the items cannot
+  // separate, only the first in `give_up` order when the unknowns give one). `apply` writes the unknowns
   // into a parameter set.
   Status FitBySimulation(const std::string& group, const std::vector<const trace::Item*>& fit_items,
                          std::vector<SimUnknown>& unknowns,
@@ -841,6 +888,11 @@ struct Fitter {
       LinearProblem p;
       for (const SimUnknown& u : unknowns) p.names.push_back(u.name);
       p.defaults = theta;
+      std::vector<std::pair<int, int>> give_up;
+      for (int j = 0; j < k; ++j)
+        if (unknowns[j].give_up >= 0) give_up.push_back({unknowns[j].give_up, j});
+      std::sort(give_up.begin(), give_up.end());
+      for (const auto& [order, j] : give_up) p.give_up_order.push_back(j);
       const Predictor at(trace, topology, params_at(theta));
       std::vector<Predictor> bumped;
       std::vector<double> h(k);
@@ -1019,9 +1071,9 @@ struct Fitter {
       }
       if (cost.channel_gbps) channel_start = *cost.channel_gbps;
       std::vector<SimUnknown> u = {
-          {base + ".base_latency_us", "us", NanosFromPicos(table.base_latency_ps) * 1e-3, 0.5, 0, 200},
-          {base + ".hop_latency_us", "us", NanosFromPicos(table.hop_latency_ps) * 1e-3, 0.25, 0, 100},
-          {base + ".channel_gbps", "GB/s", std::max(channel_start, 0.1), 0.05 * std::max(channel_start, 0.1), 0.01, 1e4}};
+          {base + ".base_latency_us", "us", NanosFromPicos(table.base_latency_ps) * 1e-3, 0.5, 0, 200, 1},
+          {base + ".hop_latency_us", "us", NanosFromPicos(table.hop_latency_ps) * 1e-3, 0.25, 0, 100, 0},
+          {base + ".channel_gbps", "GB/s", std::max(channel_start, 0.1), 0.05 * std::max(channel_start, 0.1), 0.01, 1e4, 2}};
       const size_t fitted_before = result.fitted.size(), not_fitted_before = result.not_fitted.size();
       RETURN_IF_ERROR(FitBySimulation(base, group_items, u, [key](const std::vector<double>& t, CalibParams* p) {
         coll::ProtocolCost& c = p->nccl.protocol.per_op[key];
@@ -1179,6 +1231,88 @@ struct Fitter {
   }
 };
 
+// The fits from the kernels on (each may use the ones before it).
+Status KernelsOnwards(Fitter& f) {
+  RETURN_IF_ERROR(f.FitComputeByGemmLibrary());
+  RETURN_IF_ERROR(f.FitAttention());
+  RETURN_IF_ERROR(f.FitUnderLoad());
+  RETURN_IF_ERROR(f.FitHostMemory());
+  RETURN_IF_ERROR(f.FitNcclLocal());
+  RETURN_IF_ERROR(f.FitCustomAllreduce());
+  return f.FitHostPacing();
+}
+
+// The timed call's gap (BenchParams.timed_call_gap_ns, predictors.h TimedKernelNs). Every timed
+// kernel item measures device + gap, so the kernel items alone cannot tell the gap from the
+// kernels' fill times (each ramp absorbs it). Loops that run the same kernels back to back with no
+// events between them can: decode forwards and layer loops captured in CUDA graphs. (One-rank
+// NCCL calls replayed in graphs, a local copy kernel each, ask for a gap of 4+ us that the decode
+// forwards refuse: NCCL's copy kernel is not the norm kernels whose ramp it is priced with; left
+// out.) Grid search:
+// for each gap tried the kernel fits (compute, attention) are redone from `before_kernels` and the
+// graph loops predicted with them and `f`'s other fits; gaps of 0, 0.5, ..., 4 us, then the best
+// one +- 0.25 us; the gap with the smallest sum of squared log errors is kept and every fit from
+// the kernels on redone with it.
+// Without such loops the gap stays unset (the eager device gap) and is listed as not fitted.
+Status FitTimedCallGap(const Fitter& before_kernels, Fitter* f) {
+  std::vector<const trace::Item*> loops;
+  for (const trace::Item* it : before_kernels.items) {
+    const bool graph_decode = (it->kind() == trace::KIND_DECODE_STEP || it->kind() == trace::KIND_SPEC_CYCLE) &&
+                              it->has_decode() && DecodeCaptureOf(it->decode()) == "graph";
+    const bool graph_layers = it->kind() == trace::KIND_LAYER_LOOP && it->layer_loop().capture() == "graph" &&
+                              it->layer_loop().gemm();
+    if (graph_decode || graph_layers) loops.push_back(it);
+  }
+  if (loops.empty()) {
+    f->result.not_fitted.push_back(
+        "compute.timed_call_gap_ns: no CUDA-graph decode or layer loops to tell it from the kernels' fill times (the "
+        "eager device gap is used)");
+    return OkStatus();
+  }
+  double best_gap = -1, best = std::numeric_limits<double>::infinity();
+  int best_n = 0;
+  auto try_gap = [&](double gap) {
+    gap = std::max(1e-3, gap);  // 0 would mean "unset"
+    Fitter trial = before_kernels;
+    trial.result.params.bench.timed_call_gap_ns = gap;
+    if (!trial.FitComputeByGemmLibrary().ok() || !trial.FitAttention().ok()) return;
+    CalibParams p = f->result.params;
+    p.compute = trial.result.params.compute;
+    p.bench = trial.result.params.bench;
+    const Predictor at(before_kernels.trace, f->topology, p);
+    double sum = 0;
+    int n = 0;
+    for (const trace::Item* it : loops) {
+      const Prediction pr = at.Predict(*it);
+      if (!pr.simulated || !(pr.predicted_us > 0)) continue;
+      sum += std::pow(std::log(pr.predicted_us / (MeasuredNs(*it) * 1e-3)), 2);
+      ++n;
+    }
+    if (n > 0 && sum < best) {
+      best = sum;
+      best_gap = gap;
+      best_n = n;
+    }
+  };
+  for (int step = 0; step <= 8; ++step) try_gap(500.0 * step);
+  if (best_gap >= 0) {
+    const double coarse = best_gap;
+    try_gap(coarse - 250);
+    try_gap(coarse + 250);
+  }
+  if (best_gap < 0) {
+    f->result.not_fitted.push_back("compute.timed_call_gap_ns: no graph loop could be predicted (the eager device gap is used)");
+    return OkStatus();
+  }
+  Fitter chosen = before_kernels;
+  chosen.result.params.bench.timed_call_gap_ns = best_gap;
+  RETURN_IF_ERROR(KernelsOnwards(chosen));
+  chosen.result.fitted.push_back({"compute.timed_call_gap_ns", "ns", best_gap, std::sqrt(best / best_n), best_n});
+  f->result = std::move(chosen.result);
+  f->topology = std::move(chosen.topology);
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<FitResult> Fit(const trace::Trace& trace, const std::vector<int>& indices, const net::Topology& topology,
@@ -1202,13 +1336,9 @@ StatusOr<FitResult> Fit(const trace::Trace& trace, const std::vector<int>& indic
   RETURN_IF_ERROR(f.FitZeroCopy());
   RETURN_IF_ERROR(f.FitP2p());
   RETURN_IF_ERROR(f.ApplyFittedFabric(topology));
-  RETURN_IF_ERROR(f.FitComputeByGemmLibrary());
-  RETURN_IF_ERROR(f.FitAttention());
-  RETURN_IF_ERROR(f.FitUnderLoad());
-  RETURN_IF_ERROR(f.FitHostMemory());
-  RETURN_IF_ERROR(f.FitNcclLocal());
-  RETURN_IF_ERROR(f.FitCustomAllreduce());
-  RETURN_IF_ERROR(f.FitHostPacing());
+  const Fitter before_kernels = f;
+  RETURN_IF_ERROR(KernelsOnwards(f));
+  RETURN_IF_ERROR(FitTimedCallGap(before_kernels, &f));
   f.result.topology = f.topology;
   return std::move(f.result);
 }

@@ -1,6 +1,7 @@
 #include "sim/calib/least_squares.h"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 
 #include "sim/core/check.h"
@@ -62,8 +63,18 @@ StatusOr<LinearSolution> SolveLeastSquares(const LinearProblem& p, bool fix_unde
     for (int k = 0; k < static_cast<int>(cols.size()); ++k) {
       const bool null = k >= sv.size() || sv(k) <= tol;
       if (!null) continue;
+      std::vector<int> in_null;
       for (size_t c = 0; c < cols.size(); ++c)
-        if (std::abs(svd.matrixV()(c, k)) > 0.05) undetermined.push_back(cols[c]);
+        if (std::abs(svd.matrixV()(c, k)) > 0.05) in_null.push_back(cols[c]);
+      // With a give-up order: only its first unknown in this null vector (the rest are re-solved).
+      int first = -1;
+      for (int j : p.give_up_order)
+        if (std::find(in_null.begin(), in_null.end(), j) != in_null.end()) {
+          first = j;
+          break;
+        }
+      if (first >= 0) undetermined.push_back(first);
+      else undetermined.insert(undetermined.end(), in_null.begin(), in_null.end());
     }
     if (!undetermined.empty()) {
       std::sort(undetermined.begin(), undetermined.end());

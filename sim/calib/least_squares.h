@@ -10,7 +10,12 @@
 // combination lies in the numerical null space (singular value below 1e-9 of the largest) cannot
 // be separated by the items (e.g. copies of one size only: latency and bandwidth trade off). The
 // solver reports both; with `fix_undetermined` it keeps their given defaults and solves for the
-// rest, otherwise an undetermined unknown that has items is an error.
+// rest, otherwise an undetermined unknown that has items is an error. By default every unknown with
+// a weight above 0.05 in a null vector is kept at its default; a problem that knows which unknown
+// to give up first (e.g. NCCL's per-step latency, which two ranks never separate from the base
+// latency) lists it in `give_up_order`: then only the first listed unknown of each null vector is
+// kept, and the solve is repeated, so a collinear pair does not take a third, separable unknown
+// with it.
 #pragma once
 
 #include <string>
@@ -26,6 +31,7 @@ struct LinearProblem {
   std::vector<std::vector<double>> rows;
   std::vector<double> rhs;
   std::vector<double> weights;          // per row, > 0
+  std::vector<int> give_up_order;       // optional: unknown indices, the first kept at its default first
 
   // Adds a row; `coefficients` has one entry per unknown.
   void AddRow(std::vector<double> coefficients, double rhs_value, double weight);

@@ -151,7 +151,11 @@ CalibParams ApplyCalibrationProto(CalibParams p, const config::Calibration& c) {
   }
   if (c.compute().l2_resident_bandwidth_gbps() != 0)
     p.bench.l2_resident_bandwidth_gbps = c.compute().l2_resident_bandwidth_gbps();
+  if (c.compute().timed_call_gap_ns() != 0) p.bench.timed_call_gap_ns = c.compute().timed_call_gap_ns();
   if (c.nccl().local_call_overhead_ns() != 0) p.nccl.local_call_overhead_ns = c.nccl().local_call_overhead_ns();
+  if (c.nccl().local_copy_ramp_ns() > 0) p.nccl.local_copy_ramp_ns = c.nccl().local_copy_ramp_ns();
+  if (c.nccl().local_copy_memory_efficiency() > 0)
+    p.nccl.local_copy_memory_efficiency = c.nccl().local_copy_memory_efficiency();
   if (c.nccl().eager_call_extra_ns() != 0) p.nccl.eager_call_extra_ns = c.nccl().eager_call_extra_ns();
   if (c.nccl().graph_call_extra_ns() != 0) p.nccl.graph_call_extra_ns = c.nccl().graph_call_extra_ns();
   if (auto o = ProtocolOverridesFromProto(c.nccl()); o.ok()) {
@@ -215,6 +219,7 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
   cc->set_gemm_m_half(k.gemm_m_half);
   cc->set_eager_device_gap_ns(time_ns(k.eager_device_gap_ns));
   cc->set_l2_resident_bandwidth_gbps(p.bench.l2_resident_bandwidth_gbps);
+  if (p.bench.timed_call_gap_ns > 0) cc->set_timed_call_gap_ns(p.bench.timed_call_gap_ns);
   cc->set_gemm_memory_ramp_ns(time_ns(k.RampNs(compute::KernelClass::kGemm)));
   cc->set_attention_memory_ramp_ns(time_ns(k.RampNs(compute::KernelClass::kAttention)));
   cc->set_attention_compute_efficiency(k.attention_compute_efficiency);
@@ -280,6 +285,9 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
     ToProto(pp.kernel_read, pc->mutable_kernel_read());
   }
   c.mutable_nccl()->set_local_call_overhead_ns(p.nccl.local_call_overhead_ns);
+  if (p.nccl.local_copy_ramp_ns > 0) c.mutable_nccl()->set_local_copy_ramp_ns(p.nccl.local_copy_ramp_ns);
+  if (p.nccl.local_copy_memory_efficiency > 0)
+    c.mutable_nccl()->set_local_copy_memory_efficiency(p.nccl.local_copy_memory_efficiency);
   const coll::ProtocolOverrides& o = p.nccl.protocol;
   if (o.base_latency_ll_us) c.mutable_nccl()->set_base_latency_ll_us(*o.base_latency_ll_us);
   if (o.base_latency_simple_us) c.mutable_nccl()->set_base_latency_simple_us(*o.base_latency_simple_us);

@@ -59,6 +59,11 @@ struct FabricParams {
 
 struct NcclParams {
   double local_call_overhead_ns = 0;
+  // One-rank calls: the fill time of NCCL's local copy kernel (ns); 0 = compute memory_ramp_ns.
+  // NCCL's copy is not the norm kernels that set memory_ramp_ns: in graph replays one-rank calls
+  // measure ~3.3 us per call on an H200 where the norm ramp alone predicts 6-8 us.
+  double local_copy_ramp_ns = 0;
+  double local_copy_memory_efficiency = 0;  // its fraction of memory bandwidth; 0 = memory_efficiency
   // 2+ ranks: NCCL's cost per call beyond an empty kernel's launch, eager and in a graph (ns).
   double eager_call_extra_ns = 0;
   double graph_call_extra_ns = 0;
@@ -82,6 +87,12 @@ struct CustomAllreduceParams {
 // buffers (not in a decode step): a working set no larger than the L2 stays resident.
 struct BenchParams {
   double l2_resident_bandwidth_gbps = 0;  // 0: no L2 residency (every byte from device memory)
+  // GPU time a timed single-kernel call adds to its kernel: from the start event to the kernel and
+  // from the kernel to the stop event (predictors.h TimedKernelNs). 0: the compute model's eager
+  // device gap. Fitted (fit.cc FitTimedCallGap) from loops that run the same kernels back to back
+  // without events (CUDA-graph decode forwards and layer loops): the kernel items alone cannot
+  // tell it from the kernels' fill times.
+  double timed_call_gap_ns = 0;
 };
 
 // The ranks' host threads (sim/llm/rank_timeline.h HostModel): per-op issue costs by class, graph

@@ -28,14 +28,22 @@ std::string GpuRangeReason(int gpu, const net::Topology& t) {
 
 }  // namespace
 
-double TimedKernelNs(const compute::KernelCostModel& cost, double device_ns) {
-  const compute::ComputeParams& p = cost.params();
-  return std::max(p.launch_overhead_eager_ns + p.kernel_floor_ns, device_ns + NanosFromPicos(cost.EagerDeviceGap()));
+double TimedCallGapNs(const compute::KernelCostModel& cost, const BenchParams& bench) {
+  return bench.timed_call_gap_ns > 0 ? bench.timed_call_gap_ns : NanosFromPicos(cost.EagerDeviceGap());
 }
 
-bool TimedKernelHostBound(const compute::KernelCostModel& cost, double device_ns) {
+double TimedKernelNs(const compute::KernelCostModel& cost, const BenchParams& bench, double device_ns) {
   const compute::ComputeParams& p = cost.params();
-  return device_ns + NanosFromPicos(cost.EagerDeviceGap()) < p.launch_overhead_eager_ns + p.kernel_floor_ns;
+  return std::max(p.launch_overhead_eager_ns + p.kernel_floor_ns, device_ns + TimedCallGapNs(cost, bench));
+}
+
+bool TimedKernelHostBound(const compute::KernelCostModel& cost, const BenchParams& bench, double device_ns) {
+  const compute::ComputeParams& p = cost.params();
+  return device_ns + TimedCallGapNs(cost, bench) < p.launch_overhead_eager_ns + p.kernel_floor_ns;
+}
+
+std::string DecodeCaptureOf(const trace::DecodeParams& d) {
+  return d.capture().empty() ? (d.cuda_graph() ? "graph" : "eager") : d.capture();
 }
 
 std::string GemmLibraryOf(const trace::GemmParams& g) { return g.library().empty() ? "cublasGemmEx" : g.library(); }
@@ -376,9 +384,9 @@ Prediction Predictor::PredictKernel(const trace::Item& item) const {
     const double e_c = cost->ComputeEfficiency(k.kernel);
     if (k.kernel.flops > 0 && e_c > 0)
       device = std::max(device, k.kernel.flops / (cost->PeakTflops(k.kernel.math_dtype) * 1e3 * e_c));
-    return Us(TimedKernelNs(*cost, device));
+    return Us(TimedKernelNs(*cost, params_.bench, device));
   }
-  return Us(TimedKernelNs(*cost, NanosFromPicos(cost->KernelTime(k.kernel))));
+  return Us(TimedKernelNs(*cost, params_.bench, NanosFromPicos(cost->KernelTime(k.kernel))));
 }
 
 Prediction Predictor::PredictCollective(const trace::Item& item) const {
@@ -406,19 +414,31 @@ Prediction Predictor::PredictCollective(const trace::Item& item) const {
     // a replayed graph holds only the copy kernel.
     const double overhead = params_.nccl.local_call_overhead_ns;
     compute::ComputeParams cp = params_.compute;
+    if (params_.nccl.local_copy_ramp_ns > 0 || params_.nccl.local_copy_memory_efficiency > 0) {
+      if (params_.nccl.local_copy_ramp_ns > 0) cp.memory_ramp_ns = params_.nccl.local_copy_ramp_ns;
+      if (params_.nccl.local_copy_memory_efficiency > 0) cp.memory_efficiency = params_.nccl.local_copy_memory_efficiency;
+      auto local = compute::KernelCostModel::Create(topology_.gpu_spec(gpu0), cp);
+      if (!local.ok()) return NotSimulated(local.status().message());
+      cost = std::move(local);
+    }
     // Re-running on the same buffers: a copy whose source and destination fit in L2 stays there.
     const bool resident = params_.bench.l2_resident_bandwidth_gbps > 0 &&
                           copy.bytes <= topology_.gpu_spec(gpu0).l2_cache_mib * 1024 * 1024;
+    // Eager calls are timed like single kernels (TimedKernelNs), with NCCL's per-call cost on the
+    // host's side: max(issue + floor + overhead, device + timed gap).
+    auto eager = [&](double device) {
+      return Us(std::max(TimedKernelNs(*cost, params_.bench, device), cp.launch_overhead_eager_ns + cp.kernel_floor_ns + overhead));
+    };
     if (resident) {
       const double device = std::max(cp.kernel_floor_ns, cp.memory_ramp_ns + copy.bytes / params_.bench.l2_resident_bandwidth_gbps);
       if (c.cuda_graph()) return Us(cp.graph_launch_ns / ops + device + cp.launch_overhead_graph_ns);
-      return Us(cp.launch_overhead_eager_ns + device + overhead);
+      return eager(device);
     }
     if (c.cuda_graph()) {
       std::vector<compute::Kernel> ks(ops, copy);
       return Us(NanosFromPicos(cost->SequenceTime(ks, true)) / ops);
     }
-    return Us(NanosFromPicos(cost->SequenceTime({copy}, false)) + overhead);
+    return eager(NanosFromPicos(cost->KernelTime(copy)));
   }
   auto request = CollectiveRequestOf(c, params_);
   if (!request.ok()) return NotSimulated(request.status().message());
@@ -558,7 +578,7 @@ StatusOr<llm::DecodeSetup> DecodeSetupOfItem(const trace::Trace& trace_, const t
   setup.driver = DriverHostOf(params_.host);
   llm::FrameworkProfile validate_loop;
   validate_loop.name = "specsim-validate";
-  const std::string capture = d.capture().empty() ? (d.cuda_graph() ? "graph" : "eager") : d.capture();
+  const std::string capture = DecodeCaptureOf(d);
   llm::CaptureMode mode = llm::CaptureMode::kEager;
   if (capture == "graph") mode = llm::CaptureMode::kFull;
   else if (capture == "piecewise") mode = llm::CaptureMode::kPiecewise;

@@ -58,17 +58,25 @@ struct Prediction {
 
 // A single-kernel item as specsim-validate times it: cuda events around each of back-to-back eager
 // calls (validate/timing.cc). The host issues one call per period; the GPU runs the kernel for
-// device_ns. GPU-bound (device + the eager inter-kernel gap above the host's period) the GPU runs
-// the calls back to back and each measures device + gap; host-bound each waits for its launch and
-// measures about the host's period per call: issue + floor (the launch items' per-call cost: one
-// launch and the event pair). So
-//   t = max(launch_overhead_eager + kernel_floor, device + eager_device_gap).
+// device_ns. GPU-bound (device + the timed call's gap above the host's period) the GPU runs the
+// calls back to back and each measures device + gap, the gap being the GPU time from the start
+// event to the kernel and from the kernel to the stop event (BenchParams.timed_call_gap_ns; unset:
+// the compute model's eager device gap); host-bound each waits for its launch and measures about
+// the host's period per call: issue + floor (the launch items' per-call cost: one launch and the
+// event pair). So
+//   t = max(launch_overhead_eager + kernel_floor, device + timed_call_gap).
 // (Before 2026-11-30 the predictor added the issue to every kernel's device time, which taught the
 // fit device times ~issue too short for every kernel longer than its launch: decode loops, which
 // run those kernels back to back in graphs, came out fast.)
-double TimedKernelNs(const compute::KernelCostModel& cost, double device_ns);
+double TimedKernelNs(const compute::KernelCostModel& cost, const BenchParams& bench, double device_ns);
 // True when the law above is host-bound for `device_ns` (the item says nothing of the device time).
-bool TimedKernelHostBound(const compute::KernelCostModel& cost, double device_ns);
+bool TimedKernelHostBound(const compute::KernelCostModel& cost, const BenchParams& bench, double device_ns);
+// The gap of the law above: bench.timed_call_gap_ns, else the cost model's eager device gap.
+double TimedCallGapNs(const compute::KernelCostModel& cost, const BenchParams& bench);
+
+// How a decode item was launched: DecodeParams.capture ("graph", "piecewise", "eager"), or for
+// traces before it was recorded "graph" / "eager" by cuda_graph.
+std::string DecodeCaptureOf(const trace::DecodeParams& d);
 
 // The library a GEMM item ran: GemmParams.library, or "cublasGemmEx" for traces before it mattered.
 std::string GemmLibraryOf(const trace::GemmParams& g);

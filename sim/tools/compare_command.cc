@@ -29,9 +29,9 @@ nlohmann::json ItemsJson(const std::vector<calib::ItemResult>& items, nlohmann::
 void PrintRegimesAndShapes(const std::vector<calib::SuiteStats>& regimes, const std::vector<calib::ShapeGroup>& shapes,
                            const std::string& what, std::ostream& out) {
   if (!regimes.empty()) {
-    out << fmt::format("\nby regime ({}):\n{:<28} {:>5} {:>9} {:>9} {:>9}\n", what, "regime", "n", "median", "p90", "max");
+    out << fmt::format("\nby regime ({}):\n{:<36} {:>5} {:>9} {:>9} {:>9}\n", what, "regime", "n", "median", "p90", "max");
     for (const calib::SuiteStats& s : regimes)
-      out << fmt::format("{:<28} {:>5} {:>8.1f}% {:>8.1f}% {:>8.1f}%\n", s.suite, s.n, 100 * s.median_abs_error,
+      out << fmt::format("{:<36} {:>5} {:>8.1f}% {:>8.1f}% {:>8.1f}%\n", s.suite, s.n, 100 * s.median_abs_error,
                          100 * s.p90_abs_error, 100 * s.max_abs_error);
   }
   if (!shapes.empty()) {

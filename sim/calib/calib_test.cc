@@ -96,6 +96,33 @@ TEST(LeastSquaresTest, RefusesInseparableUnknownsAndKeepsDefaultsWhenAsked) {
   EXPECT_EQ(kept->x[0], 5);
 }
 
+TEST(LeastSquaresTest, AGiveUpOrderKeepsOnlyItsFirstUnknownOfACollinearSet) {
+  // Rows bind either "hop" (x2) or "rate"; every row has "base": base = hop / 2 - rate / 2.14 is
+  // a null vector holding all three. By default all three are kept; giving up "hop" first keeps
+  // only it and solves base and rate (here from exact data, hop held at 2).
+  LinearProblem p;
+  p.names = {"base", "hop", "rate"};
+  p.defaults = {1, 2, 1};
+  // Truth: base 3, hop 2, rate 5.
+  p.AddRow({1, 2, 0}, 3 + 2 * 2, 1);
+  p.AddRow({1, 2, 0}, 3 + 2 * 2, 0.5);
+  p.AddRow({1, 0, -2.14}, 3 - 2.14 * 5, 1);
+  p.AddRow({1, 0, -2.14}, 3 - 2.14 * 5, 0.5);
+  auto all = SolveLeastSquares(p, true, "steps");
+  ASSERT_TRUE(all.ok());
+  EXPECT_FALSE(all->determined[0]);
+  EXPECT_FALSE(all->determined[1]);
+  EXPECT_FALSE(all->determined[2]);
+  p.give_up_order = {1};
+  auto kept = SolveLeastSquares(p, true, "steps");
+  ASSERT_TRUE(kept.ok());
+  EXPECT_FALSE(kept->determined[1]);
+  EXPECT_EQ(kept->x[1], 2);
+  ASSERT_TRUE(kept->determined[0] && kept->determined[2]);
+  EXPECT_NEAR(kept->x[0], 3, 1e-9);
+  EXPECT_NEAR(kept->x[2], 5, 1e-9);
+}
+
 TEST(LeastSquaresTest, AnUntouchedUnknownHasNoItems) {
   LinearProblem p;
   p.names = {"a", "unused"};
@@ -183,6 +210,88 @@ TEST(FitTest, RecoversLaunchOverheadsAndKernelEfficiencies) {
   EXPECT_NEAR(r->params.compute.gemm_compute_efficiency, 0.75, 1e-3);
   EXPECT_NEAR(r->params.compute.memory_efficiency, 0.8, 1e-3);
   EXPECT_NEAR(r->params.compute.memory_ramp_ns, 900, 5);
+}
+
+trace::Item* AddAllreduce(trace::Trace* t, int ranks, int64_t bytes, const std::string& proto);
+
+// validate's timed kernel calls add a gap to each kernel (timed_call_gap_ns) that the kernel items
+// alone cannot tell from the kernels' fill times; GEMM loops captured in a CUDA graph (no events
+// between the kernels) can: the fit recovers the gap and, with it, the true ramps. Without such
+// loops the gap is named as not fitted (and the ramps absorb it).
+trace::Item* AddGraphGemmLoop(trace::Trace* t, int64_t m, int64_t n, int64_t k) {
+  trace::Item* it = t->add_items();
+  it->set_suite(trace::SUITE_PACING);
+  it->set_kind(trace::KIND_LAYER_LOOP);
+  it->set_name("layers/" + std::to_string(t->items_size()));
+  trace::LayerLoopParams* l = it->mutable_layer_loop();
+  l->set_layers(32);
+  l->set_gemm(true);
+  l->set_gemm_m(m);
+  l->set_gemm_n(n);
+  l->set_gemm_k(k);
+  l->set_capture("graph");
+  l->set_slow_rank(-1);
+  return it;
+}
+
+TEST(FitTest, TimedCallGapFromGraphLoops) {
+  const net::Topology topo = H200();
+  CalibParams truth = ComputeTruth(topo);
+  truth.bench.timed_call_gap_ns = 2000;  // on the fit's grid (0.5 us steps, then +- 0.25 us)
+  trace::Trace t;
+  AddLaunchItems(&t);
+  for (int64_t n : {4096, 14336, 28672, 128256}) {
+    AddGemm(&t, 1, n, 4096);
+    AddGemm(&t, 16, n, 4096);
+    AddGemm(&t, 4096, n, 4096);
+  }
+  for (int64_t tokens : {8192, 16384, 65536}) AddNorm(&t, tokens, 8192);
+  trace::Trace without = t;
+  for (int64_t m : {1, 32}) AddGraphGemmLoop(&t, m, 4096, 4096);
+  AddGraphGemmLoop(&t, 1, 14336, 4096);
+  Measure(&t, topo, truth);
+  auto r = Fit(t, {}, topo, DefaultParams(topo, 0));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR(Fitted(*r, "compute.timed_call_gap_ns"), 2000, 1);
+  EXPECT_NEAR(r->params.compute.gemm_memory_ramp_ns, 4000, 5);
+  EXPECT_NEAR(r->params.compute.memory_ramp_ns, 900, 5);
+  // The written calibration carries it.
+  EXPECT_NEAR(ApplyCalibrationProto(DefaultParams(topo, 0), ToCalibrationProto(r->params)).bench.timed_call_gap_ns,
+              2000, 1);
+
+  Measure(&without, topo, truth);
+  auto w = Fit(without, {}, topo, DefaultParams(topo, 0));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->params.bench.timed_call_gap_ns, 0);
+  bool named = false;
+  for (const std::string& s : w->not_fitted) named = named || s.find("compute.timed_call_gap_ns") == 0;
+  EXPECT_TRUE(named);
+  // The ramps absorb the gap beyond the eager device gap (900 ns by default).
+  EXPECT_NEAR(w->params.compute.gemm_memory_ramp_ns, 4000 + 2000 - 900, 5);
+}
+
+// One-rank NCCL calls: the local copy kernel's own ramp and bandwidth from graph replays, and
+// NCCL's eager per-call cost from the host-bound eager calls.
+TEST(FitTest, OneRankNcclCallsLocalCopyAndCallCost) {
+  const net::Topology topo = H200();
+  CalibParams truth = ComputeTruth(topo);
+  truth.nccl.local_copy_ramp_ns = 700;
+  truth.nccl.local_copy_memory_efficiency = 0.88;
+  truth.nccl.local_call_overhead_ns = 1500;
+  trace::Trace t;
+  AddLaunchItems(&t);
+  for (int64_t bytes : {1LL << 10, 1LL << 16, 1LL << 20, 1LL << 24, 1LL << 26, 1LL << 28})
+    for (bool graph : {false, true}) {
+      trace::Item* it = AddAllreduce(&t, 1, bytes, "");
+      it->mutable_collective()->set_cuda_graph(graph);
+      it->mutable_collective()->set_ops_per_graph(graph ? 20 : 1);
+    }
+  Measure(&t, topo, truth);
+  auto r = Fit(t, {}, topo, DefaultParams(topo, 0));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR(Fitted(*r, "nccl.local_copy_ramp_ns"), 700, 5);
+  EXPECT_NEAR(Fitted(*r, "nccl.local_copy_memory_efficiency"), 0.88, 2e-3);
+  EXPECT_NEAR(Fitted(*r, "nccl.local_call_overhead_ns"), 1500, 5);
 }
 
 // GEMM costs are fitted per library: the same shapes measured under two libraries with different
@@ -295,6 +404,40 @@ TEST(FitTest, RecoversNcclPerStepCostsPerTransportAndProtocol) {
   bool named = false;
   for (const std::string& s : kept->not_fitted) named = named || s.find("nccl.p2p_pcie.simple.allreduce.hop_latency_us") == 0;
   EXPECT_TRUE(named);
+  // One rank count with small (hop-bound) and large (channel-bound) messages, channels growing
+  // with the size as NCCL picks them on two NVLink-joined H200s (traces/h200-2x-default-2026-11-30),
+  // so that all small messages are hop-bound alike: base + 2 hop on those rows, base + the channel
+  // term on the large ones, a null vector of all three. Only the hop is given up; the base and the
+  // channel rate are still fitted (before: all three kept at the first pass's values, and every
+  // small allreduce of that trace came out at one flat, wrong time).
+  auto nvlink_or = io::LoadHardwareFile("configs/hardware/h200-8x-nvlink.textproto");
+  ASSERT_TRUE(nvlink_or.ok());
+  const net::Topology nvlink = *nvlink_or;
+  CalibParams nv_truth = DefaultParams(nvlink, 0);
+  coll::ProtocolCost nv_ll;
+  nv_ll.base_latency_us = 2.8;
+  nv_ll.hop_latency_us = 2.1;
+  nv_ll.channel_gbps = 6.0;
+  nv_truth.nccl.protocol.per_op[{coll::NcclTransport::kP2pNvLink, coll::NcclProto::kLl, ar}] = nv_ll;
+  trace::Trace sizes;
+  // One channel-bound size (1 MiB, eager and in a graph), as LL's range ends there.
+  const std::vector<std::pair<int64_t, int>> picks = {{1 << 10, 1},     {4 << 10, 1},  {16 << 10, 2}, {64 << 10, 8},
+                                                      {256 << 10, 22}, {1 << 20, 24}, {1 << 20, 24}};
+  for (const auto& [bytes, channels] : picks)
+    AddAllreduce(&sizes, 2, bytes, "LL")->mutable_collective()->set_nccl_chosen_channels(channels);
+  Measure(&sizes, nvlink, nv_truth);
+  for (trace::Item& it : *sizes.mutable_items())
+    it.set_busbw_gbps(it.collective().bytes() / (it.stats().median_us() * 1e3));
+  auto both = Fit(sizes, {}, nvlink, DefaultParams(nvlink, 0));
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  // The hop is held at NCCL's table value (2.4 us, not the true 2.1): the base takes the difference
+  // (2.8 + 2 x (2.1 - 2.4) = 2.2 us) and the channel rate the base's share of the 1 MiB rows, so
+  // that every item is still predicted.
+  EXPECT_NEAR(Fitted(*both, "nccl.p2p_nvlink.ll.allreduce.base_latency_us"), 2.2, 0.01);
+  EXPECT_GT(Fitted(*both, "nccl.p2p_nvlink.ll.allreduce.channel_gbps"), 5);
+  const Predictor at(sizes, nvlink, both->params);
+  for (const trace::Item& it : sizes.items())
+    EXPECT_NEAR(at.Predict(it).predicted_us / it.stats().median_us(), 1, 0.01) << it.collective().bytes();
 }
 
 TEST(FitTest, RefusesATraceThatCannotDetermineAParameter) {

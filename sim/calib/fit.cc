@@ -286,16 +286,21 @@ struct Fitter {
         double ns;
         Part part;
       };
+      // A timed call measures its kernels plus the timed call's gap (predictors.h TimedKernelNs): the
+      // main and whole rows lose it; the merge rows (call - main) hold the merge pass and the gap
+      // between the two kernels, which the merge pass's fixed cost takes.
       std::vector<Row> rows;
+      const compute::KernelCostModel gap_cost(gpu, cp);
+      const double gap_ns = TimedCallGapNs(gap_cost, result.params.bench);
       for (const trace::Item* it : its) {
         const compute::Kernel k = KernelOfItem(*it).kernel;
         const double ns = MeasuredNs(*it);
         const double main_ns = it->attention().main_kernel_median_us() * 1e3;
         if (main_ns > 0 && main_ns < ns) {
-          rows.push_back({k.attention, main_ns, kMain});
+          rows.push_back({k.attention, std::max(1.0, main_ns - gap_ns), kMain});
           rows.push_back({k.attention, ns - main_ns, kMerge});
         } else {
-          rows.push_back({k.attention, ns, kWhole});
+          rows.push_back({k.attention, std::max(1.0, ns - gap_ns), kWhole});
         }
       }
       // Unknowns in log space (costs > 0) and logit space (efficiency in (0, 1)).

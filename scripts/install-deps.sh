@@ -3,7 +3,7 @@
 # (or sudo) only when something must be installed.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config protobuf-compiler libprotobuf-dev libgtest-dev libgmock-dev
-      libbenchmark-dev libfmt-dev libcli11-dev nlohmann-json3-dev libeigen3-dev)
+      libbenchmark-dev libfmt-dev libcli11-dev nlohmann-json3-dev libeigen3-dev zlib1g-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1016,8 +1016,8 @@ struct Fitter {
     std::map<std::string, std::array<Side, 2>> pairs;
     for (const trace::Item* it : items) {
       if (it->kind() != trace::KIND_COLLECTIVE || it->collective().nranks() < 2 ||
-          it->collective().implementation() != trace::IMPL_NCCL)
-        continue;
+          it->collective().implementation() != trace::IMPL_NCCL || it->collective().kernel_time_only())
+        continue;  // (a profiler's kernel durations carry no per-call cost)
       const Prediction p = at.Predict(*it);
       if (!p.simulated) continue;
       // The pair's key: the item's name with its mode taken out (".../allreduce/graph/n2/1KiB").

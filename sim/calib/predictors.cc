@@ -447,6 +447,7 @@ Prediction Predictor::PredictCollective(const trace::Item& item) const {
   if (!plan.ok()) return NotSimulated(plan.status().message());
   const coll::CollectiveTiming timing = coll::TimeCollective(plan->schedule, topology_, plan->rank_gpus);
   double ns = NanosFromPicos(timing.duration_ps);
+  if (c.kernel_time_only()) return Us(ns);  // a profiler's kernel duration: no launch or call cost
   const compute::ComputeParams& k = params_.compute;
   ns += c.cuda_graph() ? k.graph_launch_ns / ops + k.launch_overhead_graph_ns : k.launch_overhead_eager_ns;
   if (c.implementation() == trace::IMPL_NCCL)

@@ -35,6 +35,10 @@ StatusOr<CalibInputs> CalibInputsFor(trace::Trace trace, const std::string& trac
     ASSIGN_OR_RETURN(net::Topology t, io::LoadHardwareFile(hardware_path));
     in.topology = std::make_unique<net::Topology>(std::move(t));
     in.hardware_source = hardware_path;
+  } else if (in.trace.tool() == "specsim import-profile" && in.trace.environment().peers_size() == 0) {
+    return InvalidArgumentError(trace_display +
+                                ": a trace imported from a profiler does not describe the box's links (no GPU "
+                                "pairs): give the box with --hardware (configs/hardware/... or your own)");
   } else {
     auto hw = calib::HardwareFromTrace(in.trace, "from-trace");
     if (!hw.ok()) return hw.status().WithPrefix(trace_display + ": no --hardware given and the trace's box is unknown");

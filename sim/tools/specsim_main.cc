@@ -7,6 +7,7 @@
 #include "sim/tools/collective_command.h"
 #include "sim/tools/compare_command.h"
 #include "sim/tools/hardware_from_trace_command.h"
+#include "sim/tools/import_profile_command.h"
 #include "sim/tools/simulate_command.h"
 #include "sim/tools/sweep_command.h"
 
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   specsim::tools::AddCalibrateCommand(app, &exit_code);
   specsim::tools::AddCompareCommand(app, &exit_code);
   specsim::tools::AddHardwareFromTraceCommand(app, &exit_code);
+  specsim::tools::AddImportProfileCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

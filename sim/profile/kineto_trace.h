@@ -1,0 +1,88 @@
+// A PyTorch profiler (Kineto) trace of one rank, read for what specsim compares: the GPU kernels,
+// the host's profiler ranges (torch.profiler.record_function / user annotations) and the host
+// launch calls that tie a kernel to its range (by CUPTI correlation id).
+//
+// Kineto writes Chrome-trace JSON ({"traceEvents": [...], "distributedInfo": {...}, ...}), plain
+// or gzip-compressed (torch.profiler's export_chrome_trace, SGLang's /start_profile, vLLM's
+// VLLM_TORCH_PROFILER_DIR). The file is parsed as a stream (SAX): memory grows with the events
+// kept, not with the file, so a trace of 1 GB is read without holding its text. Times are integer
+// nanoseconds (Kineto writes microseconds with three decimals).
+//
+// Kept: "X" events of category kernel (with the NCCL arguments torch records on collective
+// kernels: collective name, element counts, dtype, group size), user_annotation (host ranges),
+// gpu_user_annotation (the same ranges' GPU spans), cuda_runtime / cuda_driver (launch calls).
+// Every other event is counted by category in `ignored`, never dropped silently.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/core/status.h"
+
+namespace specsim::profile {
+
+struct KinetoKernel {
+  std::string name;
+  int64_t start_ns = 0, duration_ns = 0;
+  int device = -1;
+  int64_t stream = -1;
+  int64_t correlation = -1;
+  int grid_x = -1;            // blocks in x (an NCCL kernel's channels)
+  // NCCL collective kernels (torch's record_param_comms arguments), empty / -1 otherwise.
+  std::string collective;     // e.g. "allreduce", "_allgather_base"
+  int64_t in_elements = -1, out_elements = -1;
+  std::string dtype;          // e.g. "BFloat16"
+  int group_size = -1;
+};
+
+// A host range (user_annotation) or its GPU span (gpu_user_annotation).
+struct KinetoRange {
+  std::string name;
+  int64_t start_ns = 0, duration_ns = 0;
+  int64_t tid = -1;
+  int64_t external_id = -1;
+};
+
+// A host call that launched GPU work (cudaLaunchKernel, cuLaunchKernelEx, cudaGraphLaunch, ...).
+struct KinetoLaunch {
+  std::string name;
+  int64_t start_ns = 0, duration_ns = 0;
+  int64_t tid = -1;
+  int64_t correlation = -1;
+};
+
+// deviceProperties: the GPUs the profiler saw.
+struct KinetoDevice {
+  int id = -1;
+  std::string name;
+  int sm_count = 0;
+  int64_t memory_bytes = 0;
+  int compute_major = 0, compute_minor = 0;
+  int64_t l2_cache_bytes = 0;
+};
+
+struct KinetoTrace {
+  std::string path;
+  std::vector<KinetoDevice> devices;
+  int rank = -1;        // distributedInfo.rank; -1 when the trace has none
+  int world_size = 0;   // distributedInfo.world_size
+  std::string nccl_version;
+  std::vector<KinetoKernel> kernels;        // in file order
+  std::vector<KinetoRange> ranges;          // host ranges
+  std::vector<KinetoRange> gpu_ranges;      // their GPU spans
+  std::vector<KinetoLaunch> launches;
+  std::map<std::string, int64_t> ignored;   // events not kept, by category ("" = none)
+  int64_t events = 0;                       // traceEvents entries read
+};
+
+// Reads `path` (gzip when its first two bytes are the gzip magic). InvalidArgument naming the file
+// for a file that is not JSON, not a Kineto trace (no "traceEvents" array), truncated (with the
+// byte offset where the text stops), or has no kernel events; NotFound when it cannot be opened.
+StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path);
+
+// The same from JSON text in memory (`name` stands for the file in messages).
+StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json_text, const std::string& name);
+
+}  // namespace specsim::profile

@@ -1,0 +1,422 @@
+#include "sim/profile/profile_import.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "sim/profile/kernel_class.h"
+
+namespace specsim::profile {
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(v.size() - 1, lo + 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+std::string SizeName(int64_t bytes) {
+  if (bytes >= (1 << 20) && bytes % (1 << 20) == 0) return std::to_string(bytes >> 20) + "MiB";
+  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + "KiB";
+  return std::to_string(bytes) + "B";
+}
+
+std::string LowerOp(const std::string& op) {
+  std::string s = op;
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+trace::DType TraceDtype(const std::string& dtype) {
+  if (dtype == "BFloat16" || dtype == "bf16" || dtype == "bfloat16") return trace::DTYPE_BF16;
+  if (dtype == "Half" || dtype == "f16" || dtype == "half") return trace::DTYPE_FP16;
+  if (dtype == "Float" || dtype == "f32" || dtype == "float") return trace::DTYPE_FP32;
+  if (dtype == "Byte" || dtype == "u8" || dtype == "uint8") return trace::DTYPE_U8;
+  return trace::DTYPE_UNSPECIFIED;
+}
+
+// One rank's passes: for each phase-range occurrence, its kernels.
+struct PassInstance {
+  std::string phase, run;
+  int64_t host_start = 0, host_end = 0;
+  int64_t gpu_start = INT64_MAX, gpu_end = INT64_MIN;
+  int kernels = 0;
+  bool graph = false;
+  std::map<std::string, double> busy_ns;
+};
+
+// Innermost range on `sorted` (by start, one host thread) containing t, or -1.
+int Innermost(const std::vector<const KinetoRange*>& sorted, int64_t t) {
+  auto it = std::upper_bound(sorted.begin(), sorted.end(), t,
+                             [](int64_t v, const KinetoRange* r) { return v < r->start_ns; });
+  int best = -1;
+  // Ranges starting at or before t, latest first: the first that still contains t is the
+  // innermost (ranges on one thread nest). Stop after a bounded walk: enclosing ranges start
+  // earlier and are found within the nesting depth.
+  for (int i = static_cast<int>(it - sorted.begin()) - 1, walked = 0; i >= 0 && walked < 64; --i, ++walked) {
+    const KinetoRange* r = sorted[i];
+    if (t <= r->start_ns + r->duration_ns) {
+      best = i;
+      break;
+    }
+  }
+  return best;
+}
+
+bool IsGraphLaunch(const std::string& call) { return call.find("GraphLaunch") != std::string::npos; }
+
+// torch's dtype name for the dtype in an NCCL kernel's name ("" when unknown).
+std::string TorchDtype(const std::string& nccl) {
+  static const std::map<std::string, std::string> kNames = {
+      {"bf16", "BFloat16"}, {"bfloat16", "BFloat16"}, {"f16", "Half"}, {"half", "Half"}, {"f32", "Float"},
+      {"float", "Float"},   {"f64", "Double"},       {"i8", "Char"},  {"u8", "Byte"},   {"i32", "Int"},
+      {"i64", "Long"},      {"f8e4m3", "Float8_e4m3fn"}, {"f8e5m2", "Float8_e5m2"}};
+  auto it = kNames.find(nccl);
+  return it == kNames.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+int DtypeBytes(const std::string& dtype) {
+  static const std::map<std::string, int> kBytes = {
+      {"BFloat16", 2}, {"Half", 2}, {"Float", 4}, {"Double", 8}, {"Byte", 1}, {"Char", 1}, {"Bool", 1},
+      {"Short", 2},    {"Int", 4},  {"Long", 8},  {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1},
+      {"bf16", 2},     {"f16", 2},  {"f32", 4},   {"f64", 8}, {"u8", 1}, {"i8", 1}, {"i32", 4}, {"i64", 8}};
+  auto it = kBytes.find(dtype);
+  return it == kBytes.end() ? 0 : it->second;
+}
+
+std::string PassGroup::Key() const {
+  return phase + (run.empty() ? "" : " [" + run + "]") + (graph ? " graph" : " eager") + ", " +
+         std::to_string(kernels) + " kernels";
+}
+
+StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const ImportOptions& options) {
+  if (ranks.empty()) return InvalidArgumentError("no profiler traces given");
+  // Ranks: every file's distributedInfo, 0..W-1 once each.
+  if (ranks.size() == 1 && ranks[0].rank < 0) {
+    ranks[0].rank = 0;
+    ranks[0].world_size = 1;
+  }
+  for (const KinetoTrace& t : ranks)
+    if (t.rank < 0)
+      return InvalidArgumentError(t.path + ": no distributedInfo.rank: with several files, each must say its rank "
+                                  "(a trace of a torch.distributed process has it)");
+  std::sort(ranks.begin(), ranks.end(), [](const KinetoTrace& a, const KinetoTrace& b) { return a.rank < b.rank; });
+  const int world = std::max(1, ranks[0].world_size);
+  for (const KinetoTrace& t : ranks)
+    if (std::max(1, t.world_size) != world)
+      return InvalidArgumentError(t.path + ": world size " + std::to_string(t.world_size) + ", but " + ranks[0].path +
+                                  " says " + std::to_string(world) + ": files of different runs?");
+  {
+    std::string missing, repeated;
+    std::set<int> seen;
+    for (const KinetoTrace& t : ranks) {
+      if (t.rank >= world) return InvalidArgumentError(t.path + ": rank " + std::to_string(t.rank) + " of world size " + std::to_string(world));
+      if (!seen.insert(t.rank).second) repeated += (repeated.empty() ? "" : ", ") + std::to_string(t.rank);
+    }
+    for (int r = 0; r < world; ++r)
+      if (!seen.count(r)) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    if (!repeated.empty()) return InvalidArgumentError("rank(s) " + repeated + " given more than once");
+    if (!missing.empty())
+      return InvalidArgumentError("missing rank(s) " + missing + " of world size " + std::to_string(world) +
+                                  ": give every rank's trace file (or the directory holding them)");
+  }
+
+  ProfileImport out;
+  out.ranks = world;
+  const std::set<std::string> phases(options.phases.begin(), options.phases.end());
+  std::map<std::tuple<std::string, std::string, bool, int>, std::vector<const PassInstance*>> groups;
+  std::vector<std::vector<PassInstance>> instances(world);
+  // Per rank, each NCCL kernel's pass phase and whether a graph launched it.
+  struct NcclCall {
+    const KinetoKernel* kernel;
+    std::string phase;
+    bool graph;
+  };
+  std::vector<std::vector<NcclCall>> nccl(world);
+
+  for (int r = 0; r < world; ++r) {
+    const KinetoTrace& t = ranks[r];
+    for (const auto& [cat, n] : t.ignored) out.ignored[cat] += n;
+    std::unordered_map<int64_t, const KinetoLaunch*> launch_of;
+    for (const KinetoLaunch& l : t.launches)
+      if (l.correlation >= 0) launch_of[l.correlation] = &l;
+    std::map<int64_t, std::vector<const KinetoRange*>> phase_ranges, run_ranges;
+    for (const KinetoRange& g : t.ranges) {
+      if (phases.count(g.name)) phase_ranges[g.tid].push_back(&g);
+      else if (!options.run_prefix.empty() && g.name.rfind(options.run_prefix, 0) == 0) run_ranges[g.tid].push_back(&g);
+    }
+    auto by_start = [](const KinetoRange* a, const KinetoRange* b) { return a->start_ns < b->start_ns; };
+    for (auto& [tid, v] : phase_ranges) std::sort(v.begin(), v.end(), by_start);
+    for (auto& [tid, v] : run_ranges) std::sort(v.begin(), v.end(), by_start);
+    std::map<const KinetoRange*, size_t> instance_of;
+    for (const KinetoKernel& k : t.kernels) {
+      ++out.kernels;
+      auto l = launch_of.find(k.correlation);
+      const KinetoLaunch* launch = l == launch_of.end() ? nullptr : l->second;
+      if (launch == nullptr) ++out.kernels_without_launch;
+      const bool graph = launch != nullptr && IsGraphLaunch(launch->name);
+      std::string phase;
+      if (launch != nullptr) {
+        auto pr = phase_ranges.find(launch->tid);
+        const int i = pr == phase_ranges.end() ? -1 : Innermost(pr->second, launch->start_ns);
+        if (i >= 0) {
+          const KinetoRange* range = pr->second[i];
+          phase = range->name;
+          auto [it, fresh] = instance_of.emplace(range, instances[r].size());
+          if (fresh) {
+            PassInstance p;
+            p.phase = range->name;
+            p.host_start = range->start_ns;
+            p.host_end = range->start_ns + range->duration_ns;
+            auto rr = run_ranges.find(launch->tid);
+            const int j = rr == run_ranges.end() ? -1 : Innermost(rr->second, range->start_ns);
+            if (j >= 0) p.run = rr->second[j]->name.substr(options.run_prefix.size());
+            instances[r].push_back(std::move(p));
+          }
+          PassInstance& p = instances[r][it->second];
+          ++p.kernels;
+          p.graph = p.graph || graph;
+          p.gpu_start = std::min(p.gpu_start, k.start_ns);
+          p.gpu_end = std::max(p.gpu_end, k.start_ns + k.duration_ns);
+          p.busy_ns[KernelClassName(ClassifyKernel(k.name))] += static_cast<double>(k.duration_ns);
+          ++out.kernels_in_passes;
+        }
+      }
+      if (ClassifyKernel(k.name) == KernelClass::kNccl) nccl[r].push_back({&k, phase, graph});
+    }
+    for (const PassInstance& p : instances[r]) groups[{p.phase, p.run, p.graph, p.kernels}].push_back(&p);
+    std::stable_sort(nccl[r].begin(), nccl[r].end(),
+                     [](const NcclCall& a, const NcclCall& b) { return a.kernel->start_ns < b.kernel->start_ns; });
+  }
+
+  for (const auto& [key, list] : groups) {
+    PassGroup g;
+    std::tie(g.phase, g.run, g.graph, g.kernels) = key;
+    g.passes = static_cast<int>(list.size());
+    std::vector<double> gpu, host;
+    std::map<std::string, std::vector<double>> busy;
+    for (const PassInstance* p : list) {
+      gpu.push_back(static_cast<double>(p->gpu_end - p->gpu_start) * 1e-3);
+      host.push_back(static_cast<double>(p->host_end - p->host_start) * 1e-3);
+      for (const auto& [c, ns] : p->busy_ns) busy[c].push_back(ns * 1e-3);
+    }
+    g.gpu_span_us = Median(gpu);
+    g.host_span_us = Median(host);
+    for (auto& [c, v] : busy) {
+      v.resize(list.size(), 0.0);  // passes without that class: 0
+      g.busy_us[c] = Median(v);
+    }
+    out.passes.push_back(std::move(g));
+  }
+
+  // Collectives: the i-th NCCL kernel of every rank is one call.
+  for (int r = 1; r < world; ++r)
+    if (nccl[r].size() != nccl[0].size())
+      return InvalidArgumentError(ranks[r].path + ": " + std::to_string(nccl[r].size()) + " NCCL kernels, but " +
+                                  ranks[0].path + " has " + std::to_string(nccl[0].size()) +
+                                  ": the ranks' traces do not cover the same steps (profile every rank over the same "
+                                  "window)");
+  struct Instance {
+    std::vector<double> duration_us, wait_us;  // per rank
+    double transfer_us = 0;
+    std::string phase;
+  };
+  std::map<std::tuple<std::string, int64_t, std::string, bool, std::string, std::string, int>, std::vector<Instance>> calls;
+  for (size_t i = 0; i < nccl[0].size(); ++i) {
+    const KinetoKernel& k0 = *nccl[0][i].kernel;
+    const NcclKernel name = ParseNcclKernelName(k0.name);
+    int64_t last_start = INT64_MIN;
+    int last = 0;
+    for (int r = 0; r < world; ++r) {
+      const KinetoKernel& k = *nccl[r][i].kernel;
+      if (ParseNcclKernelName(k.name).op != name.op || k.in_elements != k0.in_elements)
+        return InvalidArgumentError(ranks[r].path + ": its NCCL kernel #" + std::to_string(i + 1) + " (" + k.name +
+                                    ", " + std::to_string(k.in_elements) + " elements) is not rank 0's (" + k0.name +
+                                    ", " + std::to_string(k0.in_elements) + " elements)");
+      if (k.start_ns > last_start) {
+        last_start = k.start_ns;
+        last = r;
+      }
+    }
+    Instance inst;
+    inst.phase = nccl[0][i].phase;
+    for (int r = 0; r < world; ++r) {
+      const KinetoKernel& k = *nccl[r][i].kernel;
+      inst.duration_us.push_back(static_cast<double>(k.duration_ns) * 1e-3);
+      inst.wait_us.push_back(static_cast<double>(last_start - k.start_ns) * 1e-3);
+    }
+    inst.transfer_us = inst.duration_us[last];
+    // torch records the message (elements, dtype) on eagerly launched collectives only; a graph
+    // replay's kernel has its dtype in its name at most.
+    const std::string dtype = !k0.dtype.empty() ? k0.dtype : TorchDtype(name.dtype);
+    const int bytes_per = DtypeBytes(dtype);
+    const int64_t elements = std::max(k0.in_elements, k0.out_elements);
+    const int64_t bytes = bytes_per > 0 && elements > 0 ? elements * bytes_per : 0;
+    calls[{name.op, bytes, dtype, nccl[0][i].graph, name.algorithm, name.protocol, k0.grid_x}].push_back(std::move(inst));
+  }
+  // Graph replays of unknown size: NCCL picks the channels by size, so the eager calls of the same
+  // op, algorithm, protocol and channels tell it when they all have one size (and dtype).
+  std::vector<std::string> inferred;
+  for (auto it = calls.begin(); it != calls.end();) {
+    const auto& [op, bytes, dtype, graph, algorithm, protocol, channels] = it->first;
+    if (bytes > 0 || !graph) {
+      ++it;
+      continue;
+    }
+    std::set<std::pair<int64_t, std::string>> sizes;
+    for (const auto& [k, v] : calls) {
+      const auto& [op2, bytes2, dtype2, graph2, algorithm2, protocol2, channels2] = k;
+      if (!graph2 && bytes2 > 0 && op2 == op && algorithm2 == algorithm && protocol2 == protocol &&
+          channels2 == channels && (dtype.empty() || dtype2 == dtype))
+        sizes.insert({bytes2, dtype2});
+    }
+    if (sizes.size() != 1) {
+      ++it;
+      continue;
+    }
+    auto key = it->first;
+    std::get<1>(key) = sizes.begin()->first;
+    std::get<2>(key) = sizes.begin()->second;
+    inferred.push_back(op + " " + algorithm + "/" + protocol + " on " + std::to_string(channels) + " channels: " +
+                       std::to_string(sizes.begin()->first) + " B");
+    auto& dst = calls[key];
+    for (Instance& inst : it->second) dst.push_back(std::move(inst));
+    it = calls.erase(it);
+  }
+
+  trace::Trace& tr = out.trace;
+  tr.set_schema_version(1);
+  tr.set_tool("specsim import-profile");
+  for (const std::string& what : inferred) {
+    trace::Note* n = tr.add_notes();
+    n->set_severity(trace::Note::INFO);
+    n->set_suite("collectives");
+    n->set_message("graph-replayed NCCL calls carry no size in the profile; taken from the eager calls of the same " +
+                   what);
+  }
+  trace::Environment* env = tr.mutable_environment();
+  env->set_nccl_version(ranks[0].nccl_version);
+  for (int r = 0; r < world; ++r) {
+    trace::Gpu* g = env->add_gpus();
+    g->set_index(r);
+    const KinetoTrace& t = ranks[r];
+    // The rank's GPU: the device its kernels ran on, described by deviceProperties.
+    const int device = t.kernels.empty() ? -1 : t.kernels.front().device;
+    for (const KinetoDevice& d : t.devices)
+      if (d.id == device || (device < 0 && &d == &t.devices.front())) {
+        g->set_name(d.name);
+        g->set_sm_count(d.sm_count);
+        g->set_memory_bytes(d.memory_bytes);
+        g->set_compute_capability_major(d.compute_major);
+        g->set_compute_capability_minor(d.compute_minor);
+        g->set_l2_cache_bytes(d.l2_cache_bytes);
+      }
+    g->set_numa_node(-1);
+  }
+  for (const auto& [key, list] : calls) {
+    const auto& [op, bytes, dtype, graph, algorithm, protocol, channels] = key;
+    CollectiveGroup c;
+    c.op = op;
+    c.bytes = bytes;
+    c.dtype = dtype;
+    c.graph = graph;
+    c.algorithm = algorithm;
+    c.protocol = protocol;
+    c.channels = channels;
+    c.instances = static_cast<int>(list.size());
+    std::vector<double> transfer;
+    double wait_sum = 0;
+    for (const Instance& i : list) {
+      transfer.push_back(i.transfer_us);
+      for (double w : i.wait_us) {
+        wait_sum += w;
+        c.wait_us_max = std::max(c.wait_us_max, w);
+      }
+      ++c.phases[i.phase.empty() ? "(no pass)" : i.phase];
+    }
+    c.transfer_us = Median(transfer);
+    c.wait_us_mean = wait_sum / static_cast<double>(list.size() * world);
+    c.name = "profile/nccl/" + LowerOp(op) + "/" + (graph ? "graph" : "eager") + "/n" + std::to_string(world) + "/" +
+             (bytes > 0 ? SizeName(bytes) : "unknown-size") + (dtype.empty() || dtype == "BFloat16" ? "" : "/" + dtype);
+    out.collectives.push_back(c);
+    // The trace item, when the simulator has the op and the size is known.
+    trace::CollectiveOp top = op == "AllReduce"       ? trace::ALLREDUCE
+                              : op == "AllGather"     ? trace::ALLGATHER
+                              : op == "ReduceScatter" ? trace::REDUCESCATTER
+                                                      : trace::COLLECTIVE_OP_UNSPECIFIED;
+    if (top == trace::COLLECTIVE_OP_UNSPECIFIED || bytes <= 0) {
+      trace::Note* n = tr.add_notes();
+      n->set_severity(trace::Note::INFO);
+      n->set_suite("collectives");
+      n->set_message(c.name + ": " + std::to_string(c.instances) + " NCCL calls (" + op + (bytes <= 0 ? ", size unknown" : "") +
+                     ") not written as items: the simulator models allreduce, allgather and reducescatter of known size");
+      continue;
+    }
+    trace::Item* it = tr.add_items();
+    it->set_suite(trace::SUITE_COLLECTIVES);
+    it->set_kind(trace::KIND_COLLECTIVE);
+    it->set_name(c.name);
+    trace::CollectiveParams* p = it->mutable_collective();
+    p->set_op(top);
+    p->set_implementation(trace::IMPL_NCCL);
+    p->set_transport(trace::TRANSPORT_NCCL);
+    p->set_bytes(bytes);
+    const int bytes_per = std::max(1, DtypeBytes(dtype));
+    p->set_count(top == trace::ALLGATHER ? bytes / bytes_per / world : bytes / bytes_per);
+    p->set_dtype(TraceDtype(dtype));
+    p->set_nranks(world);
+    for (int r = 0; r < world; ++r) p->add_gpus(r);
+    p->set_cuda_graph(graph);
+    p->set_nccl_chosen_algo(algorithm);
+    p->set_nccl_chosen_proto(protocol);
+    if (channels > 0) p->set_nccl_chosen_channels(channels);
+    p->set_kernel_time_only(true);
+    trace::Stats* s = it->mutable_stats();
+    s->set_iterations(c.instances);
+    s->set_median_us(c.transfer_us);
+    s->set_min_us(*std::min_element(transfer.begin(), transfer.end()));
+    s->set_max_us(*std::max_element(transfer.begin(), transfer.end()));
+    s->set_p10_us(Percentile(transfer, 0.1));
+    s->set_p90_us(Percentile(transfer, 0.9));
+    double mean = 0;
+    for (double v : transfer) mean += v / static_cast<double>(transfer.size());
+    s->set_mean_us(mean);
+    s->set_timer("kineto");
+    for (int r = 0; r < world; ++r) {
+      trace::RankTiming* rt = it->add_rank_timing();
+      rt->set_rank(r);
+      rt->set_gpu(r);
+      std::vector<double> d;
+      double w = 0;
+      for (const Instance& i : list) {
+        rt->add_duration_us(static_cast<float>(i.duration_us[r]));
+        rt->add_wait_us(static_cast<float>(i.wait_us[r]));
+        d.push_back(i.duration_us[r]);
+        w += i.wait_us[r];
+      }
+      rt->set_duration_median_us(Median(d));
+      rt->set_wait_mean_us(w / static_cast<double>(list.size()));
+    }
+    const double bw_bytes = static_cast<double>(bytes);
+    it->set_algbw_gbps(bw_bytes / (c.transfer_us * 1e3));
+    const double factor = top == trace::ALLREDUCE ? 2.0 * (world - 1) / world : double(world - 1) / world;
+    it->set_busbw_gbps(it->algbw_gbps() * factor);
+  }
+  return out;
+}
+
+}  // namespace specsim::profile

@@ -1,0 +1,90 @@
+// From PyTorch profiler traces of every rank of a run (kineto_trace.h) to what specsim compares:
+// the passes of the decode loop and their GPU time by kernel class, and every NCCL collective with
+// each rank's arrival, so that waiting for the last rank and the transfer itself are apart.
+//
+// Passes. A pass is one occurrence of a host range whose name is a phase name (ImportOptions:
+// "decode", "draft", "verify", "draft_extend", ...). A kernel belongs to the innermost phase range
+// that encloses, on the same host thread, the call that launched it (CUPTI correlation: a kernel
+// launched eagerly correlates with its cudaLaunchKernel / cuLaunchKernelEx, a kernel replayed from
+// a CUDA graph with its cudaGraphLaunch). Passes are grouped by phase, by the enclosing run range
+// when there is one (a range whose name starts with `run_prefix`), by graph or eager, and by their
+// kernel count (a verify of 4 and one of 8 tokens launch alike but are kept apart by their run; without
+// run ranges they stay apart when their kernel counts differ). Per group: the median over its passes
+// of the GPU span (first kernel start to last kernel end), the host span (the range) and the
+// busy time per kernel class (kernel_class.h).
+//
+// Collectives. The i-th NCCL kernel of every rank is the same collective (SPMD: every rank issues
+// the same sequence); the ranks must agree on its op and size. The last rank to start it sets the
+// start of the transfer: per rank, wait = last start - own start, and the collective's transfer
+// time is the last-arriving rank's kernel duration (what a gated, skew-free measurement of the
+// same call would see). Rank clocks are compared directly: Kineto puts every GPU's timestamps on
+// its host's clock, so this holds for ranks of one host (all ranks here must come from one host:
+// ranks of several hosts would need clock alignment, which is not done).
+//
+// The measurement trace (trace.proto) holds, per distinct NCCL call (op, bytes, dtype, eager or
+// graph, algorithm and protocol from the kernel name, channels from its grid), one KIND_COLLECTIVE
+// item of the collectives suite: median transfer time, and per rank every instance's kernel
+// duration and wait (RankTiming), so that `specsim compare` and `calibrate` use it as they use
+// specsim-validate's collectives.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/core/status.h"
+#include "sim/profile/kineto_trace.h"
+#include "specsim/trace.pb.h"
+
+namespace specsim::profile {
+
+struct ImportOptions {
+  std::vector<std::string> phases = {"decode", "draft", "verify", "draft_extend", "extend", "prefill"};
+  std::string run_prefix = "specsim.run/";
+};
+
+struct PassGroup {
+  std::string phase;
+  std::string run;         // the enclosing run range's name after the prefix ("" when none)
+  bool graph = false;      // launched by graph replays
+  int kernels = 0;         // kernels per pass
+  int passes = 0;          // over all ranks
+  double gpu_span_us = 0;  // medians over the passes
+  double host_span_us = 0;
+  std::map<std::string, double> busy_us;  // by kernel class name
+  std::string Key() const;                // e.g. "verify [spec.graph/n4] graph, 42 kernels"
+};
+
+struct CollectiveGroup {
+  std::string name;           // the trace item's name, e.g. "profile/nccl/allreduce/graph/n2/8KiB"
+  std::string op;             // NCCL's: AllReduce, AllGather, ...
+  std::string algorithm, protocol, dtype;
+  int64_t bytes = 0;          // nccl-tests' size
+  int channels = 0;
+  bool graph = false;
+  int instances = 0;
+  double transfer_us = 0;     // median over instances
+  double wait_us_mean = 0;    // mean over instances and ranks
+  double wait_us_max = 0;
+  std::map<std::string, int> phases;  // instances by the phase they ran in (rank 0's attribution)
+};
+
+struct ProfileImport {
+  int ranks = 0;
+  std::vector<PassGroup> passes;
+  std::vector<CollectiveGroup> collectives;
+  int64_t kernels = 0;             // over all ranks
+  int64_t kernels_in_passes = 0;
+  int64_t kernels_without_launch = 0;  // no correlated host call in the trace
+  std::map<std::string, int64_t> ignored;  // events not kept, by category, summed over ranks
+  trace::Trace trace;
+};
+
+// `ranks`: one trace per rank, any order. InvalidArgument when ranks are missing or repeated
+// (naming them), when world sizes disagree, or when the ranks' NCCL kernel sequences differ.
+StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const ImportOptions& options = {});
+
+// Bytes per element of a Kineto / torch dtype name ("BFloat16" 2, "Float" 4, ...); 0 when unknown.
+int DtypeBytes(const std::string& dtype);
+
+}  // namespace specsim::profile

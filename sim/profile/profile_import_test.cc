@@ -1,0 +1,160 @@
+#include "sim/profile/profile_import.h"
+
+#include <gtest/gtest.h>
+
+namespace specsim::profile {
+namespace {
+
+// Two ranks, each: a "verify" range launching a GEMM eagerly and an allreduce from a graph
+// replay, then a "draft" range with one kernel. Rank 1 reaches the allreduce 30 us after rank 0.
+KinetoTrace Rank(int rank, int64_t allreduce_start_ns, int64_t allreduce_ns) {
+  KinetoTrace t;
+  t.path = "rank" + std::to_string(rank) + ".json";
+  t.rank = rank;
+  t.world_size = 2;
+  t.ranges = {{"specsim.run/spec.graph/n4", 0, 1000000, 1, 1}, {"verify", 1000, 200000, 1, 2},
+              {"draft", 300000, 50000, 1, 3}};
+  t.launches = {{"cudaLaunchKernel", 2000, 5000, 1, 10}, {"cudaGraphLaunch", 10000, 8000, 1, 11},
+                {"cudaLaunchKernel", 301000, 5000, 1, 12}};
+  KinetoKernel gemm;
+  gemm.name = "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_NNT";
+  gemm.start_ns = 20000;
+  gemm.duration_ns = 12000;
+  gemm.correlation = 10;
+  gemm.device = rank;
+  KinetoKernel ar;
+  ar.name = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+  ar.start_ns = allreduce_start_ns;
+  ar.duration_ns = allreduce_ns;
+  ar.correlation = 11;
+  ar.device = rank;
+  ar.grid_x = 2;
+  ar.collective = "allreduce";
+  ar.in_elements = ar.out_elements = 4096;
+  ar.dtype = "BFloat16";
+  KinetoKernel norm;
+  norm.name = "void flashinfer::norm::RMSNormKernel<8, __nv_bfloat16>";
+  norm.start_ns = 310000;
+  norm.duration_ns = 3000;
+  norm.correlation = 12;
+  KinetoKernel orphan = norm;  // no launch in the trace (e.g. the window cut its launch off)
+  orphan.correlation = 99;
+  orphan.start_ns = 400000;
+  t.kernels = {gemm, ar, norm, orphan};
+  return t;
+}
+
+TEST(ProfileImportTest, PassesByPhaseAndCollectivesWithEachRanksWait) {
+  // Rank 0 arrives at 40 us and its kernel lasts until 40 + 38 = 78 us; rank 1 arrives at 70 us
+  // and lasts 8 us: the transfer is rank 1's 8 us, rank 0 waited 30 us.
+  auto r = ImportProfile({Rank(1, 70000, 8000), Rank(0, 40000, 38000)});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->ranks, 2);
+  EXPECT_EQ(r->kernels, 8);
+  EXPECT_EQ(r->kernels_in_passes, 6);
+  EXPECT_EQ(r->kernels_without_launch, 2);
+  ASSERT_EQ(r->passes.size(), 2u);  // draft, verify (each over both ranks)
+  const PassGroup* verify = r->passes[0].phase == "verify" ? &r->passes[0] : &r->passes[1];
+  EXPECT_EQ(verify->run, "spec.graph/n4");
+  EXPECT_TRUE(verify->graph);  // one of its kernels came from a graph replay
+  EXPECT_EQ(verify->kernels, 2);
+  EXPECT_EQ(verify->passes, 2);
+  EXPECT_DOUBLE_EQ(verify->busy_us.at("gemm"), 12);
+  EXPECT_DOUBLE_EQ(verify->busy_us.at("nccl"), 0.5 * (38 + 8));  // median of the two ranks
+  // GPU span: from the GEMM's start (20 us) to the allreduce's end (78 us on both ranks).
+  EXPECT_DOUBLE_EQ(verify->gpu_span_us, 58);
+  EXPECT_DOUBLE_EQ(verify->host_span_us, 200);
+  EXPECT_EQ(verify->Key(), "verify [spec.graph/n4] graph, 2 kernels");
+
+  ASSERT_EQ(r->collectives.size(), 1u);
+  const CollectiveGroup& c = r->collectives[0];
+  EXPECT_EQ(c.name, "profile/nccl/allreduce/graph/n2/8KiB");
+  EXPECT_EQ(c.bytes, 8192);
+  EXPECT_DOUBLE_EQ(c.transfer_us, 8);
+  EXPECT_DOUBLE_EQ(c.wait_us_max, 30);
+  EXPECT_DOUBLE_EQ(c.wait_us_mean, 15);
+  EXPECT_EQ(c.phases.at("verify"), 1);
+
+  ASSERT_EQ(r->trace.items_size(), 1);
+  const trace::Item& it = r->trace.items(0);
+  EXPECT_EQ(it.kind(), trace::KIND_COLLECTIVE);
+  EXPECT_EQ(it.collective().op(), trace::ALLREDUCE);
+  EXPECT_EQ(it.collective().bytes(), 8192);
+  EXPECT_EQ(it.collective().count(), 4096);
+  EXPECT_EQ(it.collective().dtype(), trace::DTYPE_BF16);
+  EXPECT_TRUE(it.collective().cuda_graph());
+  EXPECT_TRUE(it.collective().kernel_time_only());
+  EXPECT_EQ(it.collective().nccl_chosen_algo(), "RING");
+  EXPECT_EQ(it.collective().nccl_chosen_proto(), "LL");
+  EXPECT_EQ(it.collective().nccl_chosen_channels(), 2);
+  EXPECT_DOUBLE_EQ(it.stats().median_us(), 8);
+  ASSERT_EQ(it.rank_timing_size(), 2);
+  EXPECT_FLOAT_EQ(it.rank_timing(0).wait_us(0), 30);
+  EXPECT_FLOAT_EQ(it.rank_timing(1).wait_us(0), 0);
+  EXPECT_FLOAT_EQ(it.rank_timing(0).duration_us(0), 38);
+  EXPECT_EQ(r->trace.environment().gpus_size(), 2);
+}
+
+TEST(ProfileImportTest, RefusesMissingRanksAndRanksThatRanOtherCollectives) {
+  auto missing = ImportProfile({Rank(0, 1, 1)});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("missing rank(s) 1 of world size 2"), std::string::npos)
+      << missing.status().message();
+  auto twice = ImportProfile({Rank(0, 1, 1), Rank(0, 1, 1)});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("rank(s) 0 given more than once"), std::string::npos);
+  KinetoTrace other = Rank(1, 1, 1);
+  other.kernels[1].in_elements = 8192;
+  auto differ = ImportProfile({Rank(0, 1, 1), other});
+  ASSERT_FALSE(differ.ok());
+  EXPECT_NE(differ.status().message().find("is not rank 0's"), std::string::npos) << differ.status().message();
+  KinetoTrace fewer = Rank(1, 1, 1);
+  fewer.kernels.erase(fewer.kernels.begin() + 1);
+  auto cut = ImportProfile({Rank(0, 1, 1), fewer});
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.status().message().find("0 NCCL kernels, but rank0.json has 1"), std::string::npos)
+      << cut.status().message();
+}
+
+TEST(ProfileImportTest, TheCommittedTwoRankProfile) {
+  const std::string dir = std::string(SPECSIM_SOURCE_DIR) + "/traces/profiles/torch-tp2-h200-2026-11-30/default/";
+  std::vector<KinetoTrace> ranks;
+  for (const char* f : {"rank0.trace.json.gz", "rank1.trace.json.gz"}) {
+    auto t = ReadKinetoTrace(dir + f);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    ranks.push_back(std::move(*t));
+  }
+  auto r = ImportProfile(std::move(ranks));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // validate/scripts/torch_tp_decode.py's runs: decode eager / graph, verify of 4 and 8 tokens.
+  std::map<std::string, const PassGroup*> by;
+  for (const PassGroup& g : r->passes) by[g.phase + "|" + g.run] = &g;
+  ASSERT_TRUE(by.count("decode|decode.eager") && by.count("decode|decode.graph"));
+  ASSERT_TRUE(by.count("verify|spec.graph/n4") && by.count("verify|spec.graph/n8"));
+  const PassGroup& eager = *by["decode|decode.eager"];
+  const PassGroup& graph = *by["decode|decode.graph"];
+  EXPECT_FALSE(eager.graph);
+  EXPECT_TRUE(graph.graph);
+  EXPECT_EQ(eager.passes, 6);  // 3 steps x 2 ranks
+  // Both launch the same kernels: 4 layers x 2 allreduces, and the logits' all-gather.
+  EXPECT_EQ(eager.kernels, graph.kernels);
+  EXPECT_GT(eager.busy_us.at("gemm"), 0);
+  EXPECT_GT(eager.busy_us.at("attention"), 0);
+  // A graph replay packs the same kernels tighter than eager launches under the profiler.
+  EXPECT_LT(graph.gpu_span_us, eager.gpu_span_us);
+  // Collectives: the 8 KiB allreduce of batch 1 x 4096 bf16, eager and in graphs.
+  std::map<std::string, const CollectiveGroup*> calls;
+  for (const CollectiveGroup& c : r->collectives) calls[c.name] = &c;
+  ASSERT_TRUE(calls.count("profile/nccl/allreduce/eager/n2/8KiB")) << r->collectives.size();
+  ASSERT_TRUE(calls.count("profile/nccl/allreduce/graph/n2/8KiB"));
+  const CollectiveGroup& g8 = *calls["profile/nccl/allreduce/graph/n2/8KiB"];
+  EXPECT_EQ(g8.algorithm, "RING");
+  EXPECT_EQ(g8.protocol, "LL");
+  EXPECT_GT(g8.transfer_us, 2);   // an NVLink LL allreduce of 8 KiB: a few us
+  EXPECT_LT(g8.transfer_us, 30);
+  EXPECT_GE(g8.wait_us_mean, 0);
+  EXPECT_GT(r->trace.items_size(), 0);
+}
+
+}  // namespace
+}  // namespace specsim::profile

@@ -1,0 +1,153 @@
+#include "sim/tools/import_profile_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "sim/profile/profile_import.h"
+
+namespace specsim::tools {
+namespace {
+
+bool IsTraceFile(const std::filesystem::path& p) {
+  const std::string name = p.filename().string();
+  auto ends = [&](const std::string& s) { return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0; };
+  return ends(".json") || ends(".json.gz");
+}
+
+// Files named on the command line, and the trace files of the directories named (not recursive).
+StatusOr<std::vector<std::string>> TraceFiles(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(p, ec)) {
+      std::vector<std::string> here;
+      for (const auto& e : std::filesystem::directory_iterator(p, ec))
+        if (e.is_regular_file() && IsTraceFile(e.path()) && e.path().filename() != "run.json")
+          here.push_back(e.path().string());
+      if (here.empty()) return InvalidArgumentError(p + ": no *.json or *.json.gz profiler traces in this directory");
+      std::sort(here.begin(), here.end());
+      files.insert(files.end(), here.begin(), here.end());
+    } else if (std::filesystem::exists(p, ec)) {
+      files.push_back(p);
+    } else {
+      return NotFoundError(p + ": no such file or directory");
+    }
+  }
+  return files;
+}
+
+}  // namespace
+
+int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::ostream& err) {
+  auto files = TraceFiles(flags.paths);
+  if (!files.ok()) {
+    err << "specsim import-profile: " << files.status().message() << "\n";
+    return 2;
+  }
+  std::vector<profile::KinetoTrace> ranks;
+  for (const std::string& f : *files) {
+    if (!flags.json) err << "reading " << f << "\n";
+    auto t = profile::ReadKinetoTrace(f);
+    if (!t.ok()) {
+      err << "specsim import-profile: " << t.status().message() << "\n";
+      return 2;
+    }
+    ranks.push_back(std::move(*t));
+  }
+  profile::ImportOptions options;
+  if (!flags.phases.empty()) options.phases = flags.phases;
+  options.run_prefix = flags.run_prefix;
+  auto r = profile::ImportProfile(std::move(ranks), options);
+  if (!r.ok()) {
+    err << "specsim import-profile: " << r.status().message() << "\n";
+    return 2;
+  }
+  if (!flags.output.empty()) {
+    r->trace.set_command_line("specsim import-profile");
+    std::ofstream f(flags.output, std::ios::binary);
+    if (!f || !r->trace.SerializeToOstream(&f)) {
+      err << "specsim import-profile: cannot write " << flags.output << "\n";
+      return 2;
+    }
+  }
+  if (flags.json) {
+    nlohmann::json j;
+    j["ranks"] = r->ranks;
+    j["kernels"] = r->kernels;
+    j["kernels_in_passes"] = r->kernels_in_passes;
+    j["kernels_without_launch"] = r->kernels_without_launch;
+    j["ignored_events"] = r->ignored;
+    j["passes"] = nlohmann::json::array();
+    for (const profile::PassGroup& g : r->passes)
+      j["passes"].push_back({{"phase", g.phase}, {"run", g.run}, {"graph", g.graph}, {"kernels", g.kernels},
+                             {"passes", g.passes}, {"gpu_span_us", g.gpu_span_us}, {"host_span_us", g.host_span_us},
+                             {"busy_us", g.busy_us}});
+    j["collectives"] = nlohmann::json::array();
+    for (const profile::CollectiveGroup& c : r->collectives)
+      j["collectives"].push_back({{"name", c.name}, {"op", c.op}, {"bytes", c.bytes}, {"dtype", c.dtype},
+                                  {"graph", c.graph}, {"algorithm", c.algorithm}, {"protocol", c.protocol},
+                                  {"channels", c.channels}, {"calls", c.instances}, {"transfer_us", c.transfer_us},
+                                  {"wait_us_mean", c.wait_us_mean}, {"wait_us_max", c.wait_us_max},
+                                  {"phases", c.phases}});
+    if (!flags.output.empty()) j["wrote"] = flags.output;
+    out << j.dump(1) << "\n";
+    return 0;
+  }
+  out << fmt::format("{} rank(s), {} kernels: {} in passes, {} without their launch call in the trace\n", r->ranks,
+                     r->kernels, r->kernels_in_passes, r->kernels_without_launch);
+  std::string ignored;
+  for (const auto& [cat, n] : r->ignored) ignored += fmt::format("{}{} {}", ignored.empty() ? "" : ", ", n, cat.empty() ? "(none)" : cat);
+  out << "events not used: " << (ignored.empty() ? "none" : ignored) << "\n";
+  // Passes: one row per group, busy time of the classes that occur.
+  std::set<std::string> classes;
+  for (const profile::PassGroup& g : r->passes)
+    for (const auto& [c, us] : g.busy_us) classes.insert(c);
+  out << "\npasses (medians over the passes of all ranks; busy = summed kernel time by class, us)\n";
+  std::string head = fmt::format("{:<48} {:>6} {:>10} {:>10}", "pass", "passes", "gpu_us", "host_us");
+  for (const std::string& c : classes) head += fmt::format(" {:>9}", c);
+  out << head << "\n";
+  for (const profile::PassGroup& g : r->passes) {
+    std::string row = fmt::format("{:<48} {:>6} {:>10.1f} {:>10.1f}", g.Key(), g.passes, g.gpu_span_us, g.host_span_us);
+    for (const std::string& c : classes) {
+      auto it = g.busy_us.find(c);
+      row += fmt::format(" {:>9.1f}", it == g.busy_us.end() ? 0.0 : it->second);
+    }
+    out << row << "\n";
+  }
+  out << "\nNCCL calls (transfer: the last-arriving rank's kernel, median; wait: each rank's wait for the last)\n";
+  out << fmt::format("{:<48} {:>16} {:>6} {:>12} {:>12} {:>12}  {}\n", "call", "algo/proto/ch", "calls", "transfer_us",
+                     "wait_mean_us", "wait_max_us", "phases");
+  for (const profile::CollectiveGroup& c : r->collectives) {
+    std::string phases;
+    for (const auto& [p, n] : c.phases) phases += fmt::format("{}{} {}", phases.empty() ? "" : ", ", n, p);
+    out << fmt::format("{:<48} {:>16} {:>6} {:>12.2f} {:>12.2f} {:>12.2f}  {}\n", c.name,
+                       fmt::format("{}/{}/{}", c.algorithm, c.protocol, c.channels), c.instances, c.transfer_us,
+                       c.wait_us_mean, c.wait_us_max, phases);
+  }
+  for (const trace::Note& n : r->trace.notes()) out << "note: " << n.message() << "\n";
+  if (!flags.output.empty())
+    out << "\nwrote " << flags.output << " (" << r->trace.items_size()
+        << " items); compare it with: specsim compare " << flags.output << " --hardware <box.textproto>\n";
+  return 0;
+}
+
+void AddImportProfileCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<ImportProfileFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "import-profile", "read PyTorch profiler (Kineto) traces of every rank: passes, kernel classes, NCCL waits");
+  cmd->add_option("paths", flags->paths, "trace files (.json / .json.gz, one per rank) or directories holding them")
+      ->required();
+  cmd->add_option("-o,--output", flags->output, "write the measurement trace (.pb) for compare / calibrate");
+  cmd->add_flag("--json", flags->json, "print JSON");
+  cmd->add_option("--phases", flags->phases, "host range names that mark passes (default: decode draft verify "
+                                             "draft_extend extend prefill)");
+  cmd->add_option("--run-prefix", flags->run_prefix, "prefix of host ranges that name a run (default specsim.run/)");
+  cmd->callback([flags, exit_code] { *exit_code = RunImportProfile(*flags, std::cout, std::cerr); });
+}
+
+}  // namespace specsim::tools

@@ -1,0 +1,30 @@
+// `specsim import-profile PATH... [-o trace.pb] [--json]`: reads PyTorch profiler (Kineto) traces,
+// one per rank (files, or directories holding *.json / *.json.gz), and prints what the run did:
+// per pass group (phase, run, graph or eager) the GPU span, host span and busy time by kernel
+// class; per NCCL call the transfer time and each rank's wait for the last rank
+// (sim/profile/profile_import.h). With -o it writes the measurement trace (trace.proto: one
+// collectives-suite item per distinct NCCL call, timed as the last-arriving rank's kernel, with
+// every rank's durations and waits), which `specsim compare` and `calibrate` read like
+// specsim-validate's (`--hardware` names the box: an imported trace does not describe its links).
+// Exit 2 on unreadable or inconsistent input, with the file and the reason.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace specsim::tools {
+
+struct ImportProfileFlags {
+  std::vector<std::string> paths;
+  std::string output;
+  bool json = false;
+  std::vector<std::string> phases;  // empty: the defaults (decode, draft, verify, draft_extend, extend, prefill)
+  std::string run_prefix = "specsim.run/";
+};
+
+int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::ostream& err);
+void AddImportProfileCommand(CLI::App& app, int* exit_code);
+
+}  // namespace specsim::tools

@@ -1,0 +1,78 @@
+#include "sim/tools/import_profile_command.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/calib/trace_io.h"
+#include "sim/tools/compare_command.h"
+
+namespace specsim::tools {
+namespace {
+
+const std::string kProfile = std::string(SPECSIM_SOURCE_DIR) + "/traces/profiles/torch-tp2-h200-2026-11-30/default";
+
+TEST(ImportProfileCommandTest, TheCommittedProfileToATraceThatCompareReads) {
+  const std::string pb = (std::filesystem::temp_directory_path() / ("specsim_profile_" + std::to_string(::getpid()) + ".pb")).string();
+  ImportProfileFlags flags;
+  flags.paths = {kProfile};
+  flags.output = pb;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunImportProfile(flags, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("2 rank(s), 7560 kernels"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("verify [spec.graph/n4] graph, 125 kernels"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("profile/nccl/allreduce/graph/n2/8KiB"), std::string::npos);
+  auto t = calib::LoadTrace(pb);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->items_size(), 12);
+  // compare predicts every item on the box's hardware config (NCCL kernel time only).
+  CompareFlags c;
+  c.trace = pb;
+  c.hardware = std::string(SPECSIM_SOURCE_DIR) + "/configs/hardware/h200-2x-nvlink.textproto";
+  c.calibration = std::string(SPECSIM_SOURCE_DIR) + "/configs/calibration/h200-2x.textproto";
+  c.json = true;
+  std::ostringstream cout_, cerr_;
+  ASSERT_EQ(RunCompare(c, cout_, cerr_), 0) << cerr_.str();
+  const nlohmann::json j = nlohmann::json::parse(cout_.str());
+  ASSERT_EQ(j["suites"].size(), 1u);
+  EXPECT_EQ(j["suites"][0]["suite"], "collectives");
+  EXPECT_EQ(j["suites"][0]["n"], 12);
+  EXPECT_TRUE(j["not_simulated"].empty()) << j["not_simulated"].dump();
+  // Without --hardware: the imported trace has no links to build a box from.
+  CompareFlags bare;
+  bare.trace = pb;
+  std::ostringstream bout, berr;
+  EXPECT_EQ(RunCompare(bare, bout, berr), 2);
+  EXPECT_NE(berr.str().find("does not describe the box's links"), std::string::npos) << berr.str();
+  std::filesystem::remove(pb);
+
+  flags.output.clear();
+  flags.json = true;
+  std::ostringstream jout, jerr;
+  ASSERT_EQ(RunImportProfile(flags, jout, jerr), 0) << jerr.str();
+  EXPECT_NE(jout.str().find("\"wait_us_mean\""), std::string::npos);
+}
+
+TEST(ImportProfileCommandTest, BadPathsAreExitTwoWithTheReason) {
+  ImportProfileFlags flags;
+  flags.paths = {"/nonexistent/profile"};
+  std::ostringstream out, err;
+  EXPECT_EQ(RunImportProfile(flags, out, err), 2);
+  EXPECT_NE(err.str().find("/nonexistent/profile: no such file or directory"), std::string::npos) << err.str();
+  // One rank of two: the missing one is named.
+  flags.paths = {kProfile + "/rank0.trace.json.gz"};
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunImportProfile(flags, out2, err2), 2);
+  EXPECT_NE(err2.str().find("missing rank(s) 1 of world size 2"), std::string::npos) << err2.str();
+  // A directory without traces.
+  flags.paths = {std::string(SPECSIM_SOURCE_DIR) + "/configs"};
+  std::ostringstream out3, err3;
+  EXPECT_EQ(RunImportProfile(flags, out3, err3), 2);
+  EXPECT_NE(err3.str().find("no *.json or *.json.gz profiler traces"), std::string::npos) << err3.str();
+}
+
+}  // namespace
+}  // namespace specsim::tools

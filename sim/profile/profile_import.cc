@@ -55,6 +55,20 @@ struct PassInstance {
   int kernels = 0;
   bool graph = false;
   std::map<std::string, double> busy_ns;
+  std::vector<std::pair<int64_t, int64_t>> intervals;  // kernels' [start, end)
+  // GPU time inside the span with no kernel running: the host not keeping up (launch gaps, host
+  // syncs) plus graph-internal gaps.
+  double IdleNs() const {
+    std::vector<std::pair<int64_t, int64_t>> v = intervals;
+    std::sort(v.begin(), v.end());
+    int64_t covered = 0, end = INT64_MIN;
+    for (const auto& [a, b] : v) {
+      const int64_t from = std::max(a, end);
+      if (b > from) covered += b - from;
+      end = std::max(end, b);
+    }
+    return static_cast<double>(gpu_end - gpu_start - covered);
+  }
 };
 
 // Innermost range on `sorted` (by start, one host thread) containing t, or -1.
@@ -193,6 +207,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
           p.gpu_start = std::min(p.gpu_start, k.start_ns);
           p.gpu_end = std::max(p.gpu_end, k.start_ns + k.duration_ns);
           p.busy_ns[KernelClassName(ClassifyKernel(k.name))] += static_cast<double>(k.duration_ns);
+          p.intervals.push_back({k.start_ns, k.start_ns + k.duration_ns});
           ++out.kernels_in_passes;
         }
       }
@@ -207,15 +222,17 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     PassGroup g;
     std::tie(g.phase, g.run, g.graph, g.kernels) = key;
     g.passes = static_cast<int>(list.size());
-    std::vector<double> gpu, host;
+    std::vector<double> gpu, host, idle;
     std::map<std::string, std::vector<double>> busy;
     for (const PassInstance* p : list) {
       gpu.push_back(static_cast<double>(p->gpu_end - p->gpu_start) * 1e-3);
+      idle.push_back(p->IdleNs() * 1e-3);
       host.push_back(static_cast<double>(p->host_end - p->host_start) * 1e-3);
       for (const auto& [c, ns] : p->busy_ns) busy[c].push_back(ns * 1e-3);
     }
     g.gpu_span_us = Median(gpu);
     g.host_span_us = Median(host);
+    g.gpu_idle_us = Median(idle);
     for (auto& [c, v] : busy) {
       v.resize(list.size(), 0.0);  // passes without that class: 0
       g.busy_us[c] = Median(v);

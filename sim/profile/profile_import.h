@@ -10,7 +10,8 @@
 // when there is one (a range whose name starts with `run_prefix`), by graph or eager, and by their
 // kernel count (a verify of 4 and one of 8 tokens launch alike but are kept apart by their run; without
 // run ranges they stay apart when their kernel counts differ). Per group: the median over its passes
-// of the GPU span (first kernel start to last kernel end), the host span (the range) and the
+// of the GPU span (first kernel start to last kernel end), the host span (the range), the GPU idle
+// time inside the span (no kernel of the pass running: the host did not keep the GPU fed) and the
 // busy time per kernel class (kernel_class.h).
 //
 // Collectives. The i-th NCCL kernel of every rank is the same collective (SPMD: every rank issues
@@ -51,6 +52,7 @@ struct PassGroup {
   int passes = 0;          // over all ranks
   double gpu_span_us = 0;  // medians over the passes
   double host_span_us = 0;
+  double gpu_idle_us = 0;  // within the GPU span, no kernel of the pass running (host gaps)
   std::map<std::string, double> busy_us;  // by kernel class name
   std::string Key() const;                // e.g. "verify [spec.graph/n4] graph, 42 kernels"
 };

@@ -63,6 +63,8 @@ TEST(ProfileImportTest, PassesByPhaseAndCollectivesWithEachRanksWait) {
   EXPECT_DOUBLE_EQ(verify->busy_us.at("nccl"), 0.5 * (38 + 8));  // median of the two ranks
   // GPU span: from the GEMM's start (20 us) to the allreduce's end (78 us on both ranks).
   EXPECT_DOUBLE_EQ(verify->gpu_span_us, 58);
+  // Idle: GEMM 20..32 us, allreduce from 40 (rank 0) or 70 (rank 1) to 78: 8 or 38 us idle.
+  EXPECT_DOUBLE_EQ(verify->gpu_idle_us, 0.5 * (8 + 38));
   EXPECT_DOUBLE_EQ(verify->host_span_us, 200);
   EXPECT_EQ(verify->Key(), "verify [spec.graph/n4] graph, 2 kernels");
 

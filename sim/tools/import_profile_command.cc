@@ -86,6 +86,7 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
     for (const profile::PassGroup& g : r->passes)
       j["passes"].push_back({{"phase", g.phase}, {"run", g.run}, {"graph", g.graph}, {"kernels", g.kernels},
                              {"passes", g.passes}, {"gpu_span_us", g.gpu_span_us}, {"host_span_us", g.host_span_us},
+                             {"gpu_idle_us", g.gpu_idle_us},
                              {"busy_us", g.busy_us}});
     j["collectives"] = nlohmann::json::array();
     for (const profile::CollectiveGroup& c : r->collectives)
@@ -107,12 +108,14 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
   std::set<std::string> classes;
   for (const profile::PassGroup& g : r->passes)
     for (const auto& [c, us] : g.busy_us) classes.insert(c);
-  out << "\npasses (medians over the passes of all ranks; busy = summed kernel time by class, us)\n";
-  std::string head = fmt::format("{:<48} {:>6} {:>10} {:>10}", "pass", "passes", "gpu_us", "host_us");
+  out << "\npasses (medians over the passes of all ranks; gpu = first kernel start to last kernel end; idle = no\n"
+         "kernel running within it; busy = summed kernel time by class; us)\n";
+  std::string head = fmt::format("{:<48} {:>6} {:>10} {:>10} {:>10}", "pass", "passes", "gpu_us", "idle_us", "host_us");
   for (const std::string& c : classes) head += fmt::format(" {:>9}", c);
   out << head << "\n";
   for (const profile::PassGroup& g : r->passes) {
-    std::string row = fmt::format("{:<48} {:>6} {:>10.1f} {:>10.1f}", g.Key(), g.passes, g.gpu_span_us, g.host_span_us);
+    std::string row = fmt::format("{:<48} {:>6} {:>10.1f} {:>10.1f} {:>10.1f}", g.Key(), g.passes, g.gpu_span_us,
+                                  g.gpu_idle_us, g.host_span_us);
     for (const std::string& c : classes) {
       auto it = g.busy_us.find(c);
       row += fmt::format(" {:>9.1f}", it == g.busy_us.end() ? 0.0 : it->second);

@@ -157,7 +157,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
   // Per rank, each NCCL kernel's pass phase and whether a graph launched it.
   struct NcclCall {
     const KinetoKernel* kernel;
-    std::string phase;
+    std::string phase, run;
     bool graph;
   };
   std::vector<std::vector<NcclCall>> nccl(world);
@@ -183,7 +183,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
       const KinetoLaunch* launch = l == launch_of.end() ? nullptr : l->second;
       if (launch == nullptr) ++out.kernels_without_launch;
       const bool graph = launch != nullptr && IsGraphLaunch(launch->name);
-      std::string phase;
+      std::string phase, run;
       if (launch != nullptr) {
         auto pr = phase_ranges.find(launch->tid);
         const int i = pr == phase_ranges.end() ? -1 : Innermost(pr->second, launch->start_ns);
@@ -202,6 +202,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
             instances[r].push_back(std::move(p));
           }
           PassInstance& p = instances[r][it->second];
+          run = p.run;
           ++p.kernels;
           p.graph = p.graph || graph;
           p.gpu_start = std::min(p.gpu_start, k.start_ns);
@@ -211,7 +212,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
           ++out.kernels_in_passes;
         }
       }
-      if (ClassifyKernel(k.name) == KernelClass::kNccl) nccl[r].push_back({&k, phase, graph});
+      if (ClassifyKernel(k.name) == KernelClass::kNccl) nccl[r].push_back({&k, phase, run, graph});
     }
     for (const PassInstance& p : instances[r]) groups[{p.phase, p.run, p.graph, p.kernels}].push_back(&p);
     std::stable_sort(nccl[r].begin(), nccl[r].end(),
@@ -252,7 +253,11 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     double transfer_us = 0;
     std::string phase;
   };
-  std::map<std::tuple<std::string, int64_t, std::string, bool, std::string, std::string, int>, std::vector<Instance>> calls;
+  // Key: op, bytes, dtype, graph, algorithm, protocol, channels, and for calls of unknown size the
+  // run and phase they ran in (so that calls of different, unknown sizes are pooled less).
+  std::map<std::tuple<std::string, int64_t, std::string, bool, std::string, std::string, int, std::string>,
+           std::vector<Instance>>
+      calls;
   for (size_t i = 0; i < nccl[0].size(); ++i) {
     const KinetoKernel& k0 = *nccl[0][i].kernel;
     const NcclKernel name = ParseNcclKernelName(k0.name);
@@ -283,20 +288,22 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     const int bytes_per = DtypeBytes(dtype);
     const int64_t elements = std::max(k0.in_elements, k0.out_elements);
     const int64_t bytes = bytes_per > 0 && elements > 0 ? elements * bytes_per : 0;
-    calls[{name.op, bytes, dtype, nccl[0][i].graph, name.algorithm, name.protocol, k0.grid_x}].push_back(std::move(inst));
+    calls[{name.op, bytes, dtype, nccl[0][i].graph, name.algorithm, name.protocol, k0.grid_x,
+           bytes > 0 ? std::string() : nccl[0][i].run + (nccl[0][i].run.empty() ? "" : " ") + nccl[0][i].phase}]
+        .push_back(std::move(inst));
   }
   // Graph replays of unknown size: NCCL picks the channels by size, so the eager calls of the same
   // op, algorithm, protocol and channels tell it when they all have one size (and dtype).
   std::vector<std::string> inferred;
   for (auto it = calls.begin(); it != calls.end();) {
-    const auto& [op, bytes, dtype, graph, algorithm, protocol, channels] = it->first;
+    const auto& [op, bytes, dtype, graph, algorithm, protocol, channels, where] = it->first;
     if (bytes > 0 || !graph) {
       ++it;
       continue;
     }
     std::set<std::pair<int64_t, std::string>> sizes;
     for (const auto& [k, v] : calls) {
-      const auto& [op2, bytes2, dtype2, graph2, algorithm2, protocol2, channels2] = k;
+      const auto& [op2, bytes2, dtype2, graph2, algorithm2, protocol2, channels2, where2] = k;
       if (!graph2 && bytes2 > 0 && op2 == op && algorithm2 == algorithm && protocol2 == protocol &&
           channels2 == channels && (dtype.empty() || dtype2 == dtype))
         sizes.insert({bytes2, dtype2});
@@ -308,6 +315,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     auto key = it->first;
     std::get<1>(key) = sizes.begin()->first;
     std::get<2>(key) = sizes.begin()->second;
+    std::get<7>(key).clear();
     inferred.push_back(op + " " + algorithm + "/" + protocol + " on " + std::to_string(channels) + " channels: " +
                        std::to_string(sizes.begin()->first) + " B");
     auto& dst = calls[key];
@@ -327,6 +335,11 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
   }
   trace::Environment* env = tr.mutable_environment();
   env->set_nccl_version(ranks[0].nccl_version);
+  for (const auto& [k, v] : options.nccl_env) (*env->mutable_nccl_env())[k] = v;
+  auto nccl_var = [&options](const char* name) {
+    auto it = options.nccl_env.find(name);
+    return it == options.nccl_env.end() ? std::string() : it->second;
+  };
   for (int r = 0; r < world; ++r) {
     trace::Gpu* g = env->add_gpus();
     g->set_index(r);
@@ -345,7 +358,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     g->set_numa_node(-1);
   }
   for (const auto& [key, list] : calls) {
-    const auto& [op, bytes, dtype, graph, algorithm, protocol, channels] = key;
+    const auto& [op, bytes, dtype, graph, algorithm, protocol, channels, where] = key;
     CollectiveGroup c;
     c.op = op;
     c.bytes = bytes;
@@ -368,7 +381,8 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     c.transfer_us = Median(transfer);
     c.wait_us_mean = wait_sum / static_cast<double>(list.size() * world);
     c.name = "profile/nccl/" + LowerOp(op) + "/" + (graph ? "graph" : "eager") + "/n" + std::to_string(world) + "/" +
-             (bytes > 0 ? SizeName(bytes) : "unknown-size") + (dtype.empty() || dtype == "BFloat16" ? "" : "/" + dtype);
+             (bytes > 0 ? SizeName(bytes) : "unknown-size") + (dtype.empty() || dtype == "BFloat16" ? "" : "/" + dtype) +
+             (where.empty() ? "" : " [" + where + "]");
     out.collectives.push_back(c);
     // The trace item, when the simulator has the op and the size is known.
     trace::CollectiveOp top = op == "AllReduce"       ? trace::ALLREDUCE
@@ -402,6 +416,13 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     p->set_nccl_chosen_proto(protocol);
     if (channels > 0) p->set_nccl_chosen_channels(channels);
     p->set_kernel_time_only(true);
+    p->set_nccl_algo(nccl_var("NCCL_ALGO"));
+    p->set_nccl_proto(nccl_var("NCCL_PROTO"));
+    p->set_nccl_min_nchannels(nccl_var("NCCL_MIN_NCHANNELS"));
+    p->set_nccl_max_nchannels(nccl_var("NCCL_MAX_NCHANNELS"));
+    p->set_nccl_p2p_level(nccl_var("NCCL_P2P_LEVEL"));
+    p->set_nccl_p2p_disable(nccl_var("NCCL_P2P_DISABLE"));
+    p->set_nccl_shm_disable(nccl_var("NCCL_SHM_DISABLE"));
     trace::Stats* s = it->mutable_stats();
     s->set_iterations(c.instances);
     s->set_median_us(c.transfer_us);

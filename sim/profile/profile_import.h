@@ -42,6 +42,10 @@ namespace specsim::profile {
 struct ImportOptions {
   std::vector<std::string> phases = {"decode", "draft", "verify", "draft_extend", "extend", "prefill"};
   std::string run_prefix = "specsim.run/";
+  // The NCCL_* variables the run had (a profile does not record them): written to the trace's
+  // environment and to every NCCL item (NCCL_ALGO, NCCL_PROTO, NCCL_MIN/MAX_NCHANNELS,
+  // NCCL_P2P_LEVEL, NCCL_P2P_DISABLE, NCCL_SHM_DISABLE), which the predictors read.
+  std::map<std::string, std::string> nccl_env;
 };
 
 struct PassGroup {

@@ -62,6 +62,14 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
   profile::ImportOptions options;
   if (!flags.phases.empty()) options.phases = flags.phases;
   options.run_prefix = flags.run_prefix;
+  for (const std::string& kv : flags.nccl_env) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || kv.rfind("NCCL_", 0) != 0) {
+      err << "specsim import-profile: --nccl-env '" << kv << "': expected NCCL_NAME=value (e.g. NCCL_P2P_DISABLE=1)\n";
+      return 2;
+    }
+    options.nccl_env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
   auto r = profile::ImportProfile(std::move(ranks), options);
   if (!r.ok()) {
     err << "specsim import-profile: " << r.status().message() << "\n";
@@ -149,6 +157,9 @@ void AddImportProfileCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", flags->json, "print JSON");
   cmd->add_option("--phases", flags->phases, "host range names that mark passes (default: decode draft verify "
                                              "draft_extend extend prefill)");
+  cmd->add_option("--nccl-env", flags->nccl_env,
+                  "NCCL_NAME=value: an NCCL variable the run had (the profile does not record them), e.g. "
+                  "NCCL_P2P_DISABLE=1; repeatable");
   cmd->add_option("--run-prefix", flags->run_prefix, "prefix of host ranges that name a run (default specsim.run/)");
   cmd->callback([flags, exit_code] { *exit_code = RunImportProfile(*flags, std::cout, std::cerr); });
 }

@@ -1,4 +1,4 @@
-// `specsim import-profile PATH... [-o trace.pb] [--json]`: reads PyTorch profiler (Kineto) traces,
+// `specsim import-profile PATH... [-o trace.pb] [--json] [--nccl-env NCCL_X=v]`: reads PyTorch profiler (Kineto) traces,
 // one per rank (files, or directories holding *.json / *.json.gz), and prints what the run did:
 // per pass group (phase, run, graph or eager) the GPU span, host span and busy time by kernel
 // class; per NCCL call the transfer time and each rank's wait for the last rank
@@ -22,6 +22,7 @@ struct ImportProfileFlags {
   bool json = false;
   std::vector<std::string> phases;  // empty: the defaults (decode, draft, verify, draft_extend, extend, prefill)
   std::string run_prefix = "specsim.run/";
+  std::vector<std::string> nccl_env;  // "NCCL_X=value": the run's NCCL variables
 };
 
 int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::ostream& err);

@@ -393,8 +393,9 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
       trace::Note* n = tr.add_notes();
       n->set_severity(trace::Note::INFO);
       n->set_suite("collectives");
-      n->set_message(c.name + ": " + std::to_string(c.instances) + " NCCL calls (" + op + (bytes <= 0 ? ", size unknown" : "") +
-                     ") not written as items: the simulator models allreduce, allgather and reducescatter of known size");
+      n->set_message(c.name + ": " + std::to_string(c.instances) + " NCCL calls not written as items: " +
+                     (bytes <= 0 ? std::string("their message size is not in the profile")
+                                 : op + " is not modelled (allreduce, allgather, reducescatter are)"));
       continue;
     }
     trace::Item* it = tr.add_items();

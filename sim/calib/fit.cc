@@ -1253,12 +1253,11 @@ Status KernelsOnwards(Fitter& f) {
 // events between them can: decode forwards and layer loops captured in CUDA graphs. (One-rank
 // NCCL calls replayed in graphs, a local copy kernel each, ask for a gap of 4+ us that the decode
 // forwards refuse: NCCL's copy kernel is not the norm kernels whose ramp it is priced with; left
-// out.) Grid search:
-// for each gap tried the kernel fits (compute, attention) are redone from `before_kernels` and the
-// graph loops predicted with them and `f`'s other fits; gaps of 0, 0.5, ..., 4 us, then the best
-// one +- 0.25 us; the gap with the smallest sum of squared log errors is kept and every fit from
-// the kernels on redone with it.
-// Without such loops the gap stays unset (the eager device gap) and is listed as not fitted.
+// out.) Grid search: for each gap tried the kernel fits (compute, attention) are redone from
+// `before_kernels` and the graph loops predicted with them and `f`'s other fits; gaps of 0, 0.5,
+// ..., 4 us, then the best one +- 0.25 us; the gap with the smallest sum of squared log errors is
+// kept and every fit from the kernels on redone with it. Without such loops the gap stays unset
+// (the eager device gap) and is listed as not fitted.
 Status FitTimedCallGap(const Fitter& before_kernels, Fitter* f) {
   std::vector<const trace::Item*> loops;
   for (const trace::Item* it : before_kernels.items) {

@@ -56,6 +56,8 @@ struct PassInstance {
   bool graph = false;
   std::map<std::string, double> busy_ns;
   std::vector<std::pair<int64_t, int64_t>> intervals;  // kernels' [start, end)
+  int allreduces = 0;
+  int64_t allreduce_elements = -1;  // the first allreduce's, when recorded
   // GPU time inside the span with no kernel running: the host not keeping up (launch gaps, host
   // syncs) plus graph-internal gaps.
   double IdleNs() const {
@@ -159,6 +161,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     const KinetoKernel* kernel;
     std::string phase, run;
     bool graph;
+    int pass = -1;  // index into instances[rank] (-1: outside every pass)
   };
   std::vector<std::vector<NcclCall>> nccl(world);
 
@@ -184,6 +187,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
       if (launch == nullptr) ++out.kernels_without_launch;
       const bool graph = launch != nullptr && IsGraphLaunch(launch->name);
       std::string phase, run;
+      int pass = -1;
       if (launch != nullptr) {
         auto pr = phase_ranges.find(launch->tid);
         const int i = pr == phase_ranges.end() ? -1 : Innermost(pr->second, launch->start_ns);
@@ -203,42 +207,25 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
           }
           PassInstance& p = instances[r][it->second];
           run = p.run;
+          pass = static_cast<int>(it->second);
           ++p.kernels;
           p.graph = p.graph || graph;
           p.gpu_start = std::min(p.gpu_start, k.start_ns);
           p.gpu_end = std::max(p.gpu_end, k.start_ns + k.duration_ns);
           p.busy_ns[KernelClassName(ClassifyKernel(k.name))] += static_cast<double>(k.duration_ns);
           p.intervals.push_back({k.start_ns, k.start_ns + k.duration_ns});
+          if (ParseNcclKernelName(k.name).op == "AllReduce") {
+            if (p.allreduces == 0 && k.in_elements > 0) p.allreduce_elements = k.in_elements;
+            ++p.allreduces;
+          }
           ++out.kernels_in_passes;
         }
       }
-      if (ClassifyKernel(k.name) == KernelClass::kNccl) nccl[r].push_back({&k, phase, run, graph});
+      if (ClassifyKernel(k.name) == KernelClass::kNccl) nccl[r].push_back({&k, phase, run, graph, pass});
     }
     for (const PassInstance& p : instances[r]) groups[{p.phase, p.run, p.graph, p.kernels}].push_back(&p);
     std::stable_sort(nccl[r].begin(), nccl[r].end(),
                      [](const NcclCall& a, const NcclCall& b) { return a.kernel->start_ns < b.kernel->start_ns; });
-  }
-
-  for (const auto& [key, list] : groups) {
-    PassGroup g;
-    std::tie(g.phase, g.run, g.graph, g.kernels) = key;
-    g.passes = static_cast<int>(list.size());
-    std::vector<double> gpu, host, idle;
-    std::map<std::string, std::vector<double>> busy;
-    for (const PassInstance* p : list) {
-      gpu.push_back(static_cast<double>(p->gpu_end - p->gpu_start) * 1e-3);
-      idle.push_back(p->IdleNs() * 1e-3);
-      host.push_back(static_cast<double>(p->host_end - p->host_start) * 1e-3);
-      for (const auto& [c, ns] : p->busy_ns) busy[c].push_back(ns * 1e-3);
-    }
-    g.gpu_span_us = Median(gpu);
-    g.host_span_us = Median(host);
-    g.gpu_idle_us = Median(idle);
-    for (auto& [c, v] : busy) {
-      v.resize(list.size(), 0.0);  // passes without that class: 0
-      g.busy_us[c] = Median(v);
-    }
-    out.passes.push_back(std::move(g));
   }
 
   // Collectives: the i-th NCCL kernel of every rank is one call.
@@ -252,6 +239,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     std::vector<double> duration_us, wait_us;  // per rank
     double transfer_us = 0;
     std::string phase;
+    int pass0 = -1;  // rank 0's pass instance
   };
   // Key: op, bytes, dtype, graph, algorithm, protocol, channels, and for calls of unknown size the
   // run and phase they ran in (so that calls of different, unknown sizes are pooled less).
@@ -276,6 +264,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     }
     Instance inst;
     inst.phase = nccl[0][i].phase;
+    inst.pass0 = nccl[0][i].pass;
     for (int r = 0; r < world; ++r) {
       const KinetoKernel& k = *nccl[r][i].kernel;
       inst.duration_us.push_back(static_cast<double>(k.duration_ns) * 1e-3);
@@ -294,7 +283,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
   }
   // Graph replays of unknown size: NCCL picks the channels by size, so the eager calls of the same
   // op, algorithm, protocol and channels tell it when they all have one size (and dtype).
-  std::vector<std::string> inferred;
+  std::set<std::string> inferred;
   for (auto it = calls.begin(); it != calls.end();) {
     const auto& [op, bytes, dtype, graph, algorithm, protocol, channels, where] = it->first;
     if (bytes > 0 || !graph) {
@@ -316,11 +305,43 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     std::get<1>(key) = sizes.begin()->first;
     std::get<2>(key) = sizes.begin()->second;
     std::get<7>(key).clear();
-    inferred.push_back(op + " " + algorithm + "/" + protocol + " on " + std::to_string(channels) + " channels: " +
+    inferred.insert(op + " " + algorithm + "/" + protocol + " on " + std::to_string(channels) + " channels: " +
                        std::to_string(sizes.begin()->first) + " B");
     auto& dst = calls[key];
-    for (Instance& inst : it->second) dst.push_back(std::move(inst));
+    const int64_t elements = sizes.begin()->first / std::max(1, DtypeBytes(sizes.begin()->second));
+    for (Instance& inst : it->second) {
+      // The pass it ran in now knows its allreduce size (tokens per pass), on every rank alike.
+      if (op == "AllReduce" && inst.pass0 >= 0 && instances[0][inst.pass0].allreduce_elements < 0)
+        instances[0][inst.pass0].allreduce_elements = elements;
+      dst.push_back(std::move(inst));
+    }
     it = calls.erase(it);
+  }
+
+  for (const auto& [key, list] : groups) {
+    PassGroup g;
+    std::tie(g.phase, g.run, g.graph, g.kernels) = key;
+    g.passes = static_cast<int>(list.size());
+    std::vector<double> gpu, host, idle, busy_total;
+    std::map<std::string, std::vector<double>> busy;
+    for (const PassInstance* p : list) {
+      gpu.push_back(static_cast<double>(p->gpu_end - p->gpu_start) * 1e-3);
+      idle.push_back(p->IdleNs() * 1e-3);
+      busy_total.push_back(gpu.back() - idle.back());
+      g.allreduces = std::max(g.allreduces, p->allreduces);
+      if (g.allreduce_elements < 0) g.allreduce_elements = p->allreduce_elements;
+      host.push_back(static_cast<double>(p->host_end - p->host_start) * 1e-3);
+      for (const auto& [c, ns] : p->busy_ns) busy[c].push_back(ns * 1e-3);
+    }
+    g.gpu_span_us = Median(gpu);
+    g.host_span_us = Median(host);
+    g.gpu_idle_us = Median(idle);
+    g.busy_total_us = Median(busy_total);
+    for (auto& [c, v] : busy) {
+      v.resize(list.size(), 0.0);  // passes without that class: 0
+      g.busy_us[c] = Median(v);
+    }
+    out.passes.push_back(std::move(g));
   }
 
   trace::Trace& tr = out.trace;

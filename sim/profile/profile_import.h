@@ -14,6 +14,11 @@
 // time inside the span (no kernel of the pass running: the host did not keep the GPU fed) and the
 // busy time per kernel class (kernel_class.h).
 //
+// Tokens per pass: a pass's allreduces carry [tokens, hidden] (dense TP layers), so PassGroup
+// records the count of allreduce kernels per pass and the first one's elements; torch records the
+// elements for eager launches only, and a graph replay's call takes them from the eager calls of the
+// same op, algorithm, protocol and channels when those have one size (below).
+//
 // Collectives. The i-th NCCL kernel of every rank is the same collective (SPMD: every rank issues
 // the same sequence); the ranks must agree on its op and size. The last rank to start it sets the
 // start of the transfer: per rank, wait = last start - own start, and the collective's transfer
@@ -58,6 +63,11 @@ struct PassGroup {
   double host_span_us = 0;
   double gpu_idle_us = 0;  // within the GPU span, no kernel of the pass running (host gaps)
   std::map<std::string, double> busy_us;  // by kernel class name
+  double busy_total_us = 0;  // median of the union of the pass's kernel intervals (span - idle)
+  // NCCL allreduce kernels per pass (a dense TP layer has two) and the elements of the first one
+  // when torch recorded them (eager launches; -1 otherwise): tokens per pass = elements / hidden.
+  int allreduces = 0;
+  int64_t allreduce_elements = -1;
   std::string Key() const;                // e.g. "verify [spec.graph/n4] graph, 42 kernels"
 };
 

@@ -133,6 +133,11 @@ TEST(ProfileImportTest, TheCommittedTwoRankProfile) {
   for (const PassGroup& g : r->passes) by[g.phase + "|" + g.run] = &g;
   ASSERT_TRUE(by.count("decode|decode.eager") && by.count("decode|decode.graph"));
   ASSERT_TRUE(by.count("verify|spec.graph/n4") && by.count("verify|spec.graph/n8"));
+  // Tokens per pass from the allreduce size: eager passes from torch's arguments, graph replays
+  // through the eager calls of the same channel count (8 tokens x 4096 hidden), 2 per layer.
+  EXPECT_EQ(by["verify|spec.graph/n8"]->allreduce_elements, 8 * 4096);
+  EXPECT_EQ(by["verify|spec.graph/n4"]->allreduce_elements, 4 * 4096);
+  EXPECT_EQ(by["verify|spec.graph/n8"]->allreduces, 8);
   const PassGroup& eager = *by["decode|decode.eager"];
   const PassGroup& graph = *by["decode|decode.graph"];
   EXPECT_FALSE(eager.graph);

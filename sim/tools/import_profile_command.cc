@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "sim/llm/decode_simulator.h"
 #include "sim/profile/profile_import.h"
+#include "sim/scenario/scenario.h"
 
 namespace specsim::tools {
 namespace {
@@ -39,6 +41,67 @@ StatusOr<std::vector<std::string>> TraceFiles(const std::vector<std::string>& pa
     }
   }
   return files;
+}
+
+// One pass group predicted from the scenario: its row, or why not.
+struct PassPrediction {
+  bool ok = false;
+  std::string why;
+  std::string kind;
+  int tokens = 0, layers = 0;
+  double busy_us = 0, launch_us = 0;
+};
+
+PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::LoadedScenario& loaded) {
+  PassPrediction p;
+  const llm::DecodeSetup& base = loaded.setup;
+  llm::PassKind kind;
+  if (g.phase == "decode") kind = llm::PassKind::kTargetDecode;
+  else if (g.phase == "verify") kind = llm::PassKind::kVerify;
+  else if (g.phase == "draft") kind = llm::PassKind::kDraftStep;
+  else if (g.phase == "draft_extend") kind = llm::PassKind::kDraftExtend;
+  else {
+    p.why = "no pass kind for phase '" + g.phase + "' (decode, verify, draft, draft_extend)";
+    return p;
+  }
+  p.kind = llm::PassKindName(kind);
+  const bool target = kind == llm::PassKind::kTargetDecode || kind == llm::PassKind::kVerify;
+  if (!target && !base.draft) {
+    p.why = "the scenario has no draft model";
+    return p;
+  }
+  const llm::ModelSpec& model = target ? base.target : *base.draft;
+  const int64_t batch = std::max(1, base.batch);
+  if (g.allreduce_elements > 0 && model.hidden_size > 0 && g.allreduce_elements % (model.hidden_size * batch) == 0)
+    p.tokens = static_cast<int>(g.allreduce_elements / (model.hidden_size * batch));
+  else
+    p.tokens = kind == llm::PassKind::kTargetDecode || kind == llm::PassKind::kDraftStep
+                   ? 1
+                   : std::max(1, base.speculation.num_draft_tokens);
+  llm::DecodeSetup setup = base;
+  p.layers = model.num_layers;
+  if (target && !model.is_moe() && g.allreduces >= 2 && g.allreduces % 2 == 0) {
+    p.layers = g.allreduces / 2;
+    setup.target.num_layers = p.layers;
+  }
+  const llm::CaptureMode mode = g.graph ? llm::CaptureMode::kFull : llm::CaptureMode::kEager;
+  if (!setup.framework) setup.framework = llm::FrameworkProfile{};
+  setup.framework->capture = {mode, mode, mode, mode};
+  setup.cuda_graphs = g.graph;
+  auto sim = llm::DecodeSimulator::Create(setup);
+  if (!sim.ok()) {
+    p.why = sim.status().message();
+    return p;
+  }
+  auto t = (*sim)->Pass(kind, p.tokens);
+  if (!t.ok()) {
+    p.why = t.status().message();
+    return p;
+  }
+  p.busy_us = static_cast<double>(t->compute_ps + t->comm_ps) * 1e-6;
+  p.launch_us = static_cast<double>(t->launch_ps) * 1e-6;
+  p.ok = true;
+  return p;
 }
 
 }  // namespace
@@ -141,6 +204,28 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
                        c.wait_us_mean, c.wait_us_max, phases);
   }
   for (const trace::Note& n : r->trace.notes()) out << "note: " << n.message() << "\n";
+  if (!flags.scenario.empty()) {
+    auto loaded = scenario::LoadScenario(flags.scenario, flags.set, flags.calibration);
+    if (!loaded.ok()) {
+      err << "specsim import-profile: " << loaded.status().message() << "\n";
+      return 2;
+    }
+    for (const std::string& w : loaded->warnings) err << "warning: " << w << "\n";
+    out << "\npasses against " << loaded->path << " (busy = GPU time with a kernel of the pass running; predicted: "
+        << "the pass's compute + communication; idle against the predicted launch / sync time; us)\n";
+    out << fmt::format("{:<48} {:>14} {:>7} {:>7} {:>10} {:>10} {:>8} {:>9} {:>9}\n", "pass", "as", "tokens",
+                       "layers", "busy", "predicted", "error", "idle", "launch");
+    for (const profile::PassGroup& g : r->passes) {
+      const PassPrediction p = PredictPassGroup(g, *loaded);
+      if (!p.ok) {
+        out << fmt::format("{:<48} not predicted: {}\n", g.Key(), p.why);
+        continue;
+      }
+      out << fmt::format("{:<48} {:>14} {:>7} {:>7} {:>10.1f} {:>10.1f} {:>+7.1f}% {:>9.1f} {:>9.1f}\n", g.Key(), p.kind,
+                         p.tokens, p.layers, g.busy_total_us, p.busy_us,
+                         100 * (p.busy_us / std::max(1e-9, g.busy_total_us) - 1), g.gpu_idle_us, p.launch_us);
+    }
+  }
   if (!flags.output.empty())
     out << "\nwrote " << flags.output << " (" << r->trace.items_size()
         << " items); compare it with: specsim compare " << flags.output << " --hardware <box.textproto>\n";
@@ -160,6 +245,9 @@ void AddImportProfileCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--nccl-env", flags->nccl_env,
                   "NCCL_NAME=value: an NCCL variable the run had (the profile does not record them), e.g. "
                   "NCCL_P2P_DISABLE=1; repeatable");
+  cmd->add_option("--scenario", flags->scenario, "predict every pass group from this scenario (textproto)");
+  cmd->add_option("--set", flags->set, "field.path=value: override a scenario field (repeatable)");
+  cmd->add_option("--calibration", flags->calibration, "calibration textproto replacing the scenario's");
   cmd->add_option("--run-prefix", flags->run_prefix, "prefix of host ranges that name a run (default specsim.run/)");
   cmd->callback([flags, exit_code] { *exit_code = RunImportProfile(*flags, std::cout, std::cerr); });
 }

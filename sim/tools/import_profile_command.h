@@ -6,6 +6,14 @@
 // collectives-suite item per distinct NCCL call, timed as the last-arriving rank's kernel, with
 // every rank's durations and waits), which `specsim compare` and `calibrate` read like
 // specsim-validate's (`--hardware` names the box: an imported trace does not describe its links).
+// With --scenario S, every pass group of a phase the simulator has (decode, verify, draft,
+// draft_extend) is also predicted from the scenario: the tokens per sequence from the pass's first
+// allreduce (elements / hidden / batch) when torch recorded it, else 1 for decode and draft and the
+// scenario's num_draft_tokens for verify and draft extend; the target's layers from the pass's
+// allreduces (two per dense layer); graph groups as full graphs, eager ones eager. It prints the
+// measured GPU busy time (the union of the pass's kernels) against the predicted compute plus
+// communication of the pass (decode_simulator.h PassTiming), and the GPU idle time against the
+// predicted launch / sync time.
 // Exit 2 on unreadable or inconsistent input, with the file and the reason.
 #pragma once
 
@@ -23,6 +31,12 @@ struct ImportProfileFlags {
   std::vector<std::string> phases;  // empty: the defaults (decode, draft, verify, draft_extend, extend, prefill)
   std::string run_prefix = "specsim.run/";
   std::vector<std::string> nccl_env;  // "NCCL_X=value": the run's NCCL variables
+  // The scenario the run is meant to be (its box, model, batch, context, speculation, calibration):
+  // each pass group is predicted with it (`--set` overrides fields, `--calibration` replaces the
+  // scenario's calibration).
+  std::string scenario;
+  std::vector<std::string> set;
+  std::string calibration;
 };
 
 int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::ostream& err);

@@ -56,6 +56,35 @@ TEST(ImportProfileCommandTest, TheCommittedProfileToATraceThatCompareReads) {
   EXPECT_NE(jout.str().find("\"wait_us_mean\""), std::string::npos);
 }
 
+// Each pass group against a scenario: tokens per pass from the allreduce size (graph replays via
+// the eager calls of the same channels), layers from the allreduce count.
+TEST(ImportProfileCommandTest, PassGroupsAgainstAScenario) {
+  ImportProfileFlags flags;
+  flags.paths = {kProfile};
+  flags.scenario = std::string(SPECSIM_SOURCE_DIR) + "/configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto";
+  flags.set = {"serving.context_length=1024", "speculation.topk=1", "speculation.num_draft_tokens=6"};
+  std::ostringstream out, err;
+  ASSERT_EQ(RunImportProfile(flags, out, err), 0) << err.str();
+  const std::string o = out.str();
+  ASSERT_NE(o.find("passes against"), std::string::npos) << o;
+  // "verify [spec.graph/n8] graph, 125 kernels", predicted as a verify of 8 tokens over 4 layers.
+  const size_t row = o.find("verify [spec.graph/n8] graph, 125 kernels", o.find("passes against"));
+  ASSERT_NE(row, std::string::npos) << o;
+  const std::string line = o.substr(row, o.find('\n', row) - row);
+  std::istringstream fields(line.substr(line.find("kernels") + 7));
+  std::string as;
+  int tokens = 0, layers = 0;
+  fields >> as >> tokens >> layers;
+  EXPECT_EQ(as, "verify") << line;
+  EXPECT_EQ(tokens, 8) << line;
+  EXPECT_EQ(layers, 4) << line;
+  // A scenario that does not load is exit 2 with its reason.
+  flags.set = {"speculation.topk=1"};  // num_draft_tokens 8 != num_steps + 1
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunImportProfile(flags, out2, err2), 2);
+  EXPECT_NE(err2.str().find("num_draft_tokens"), std::string::npos) << err2.str();
+}
+
 TEST(ImportProfileCommandTest, BadPathsAreExitTwoWithTheReason) {
   ImportProfileFlags flags;
   flags.paths = {"/nonexistent/profile"};

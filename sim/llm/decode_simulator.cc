@@ -263,6 +263,20 @@ bool DecodeSimulator::Deterministic() const {
   return true;
 }
 
+StatusOr<std::map<std::string, double>> DecodeSimulator::PassDeviceTimeByClass(PassKind kind, int tokens_per_sequence) {
+  ASSIGN_OR_RETURN(ForwardPass pass, BuildPass(kind, tokens_per_sequence));
+  std::map<std::string, double> by_class;
+  for (const PassStep& step : pass.steps) {
+    if (step.kind == PassStep::kKernel) {
+      by_class[compute::KernelClassName(step.kernel.kernel_class)] += NanosFromPicos(cost_->KernelTime(step.kernel));
+    } else if (setup_.parallel.tp > 1) {
+      ASSIGN_OR_RETURN(SimTime transfer, CollectiveTime(step.comm.kind, step.comm.bytes));
+      by_class["collective"] += NanosFromPicos(transfer);
+    }
+  }
+  return by_class;
+}
+
 Status DecodeSimulator::AppendPass(PassKind kind, int tokens_per_sequence, int phase, TimelineProgram* program) {
   ASSIGN_OR_RETURN(ForwardPass pass, BuildPass(kind, tokens_per_sequence));
   const CaptureMode mode = CaptureOf(kind);

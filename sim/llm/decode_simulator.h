@@ -174,6 +174,10 @@ class DecodeSimulator {
   // Every rank's host and GPU slices over `steps` decode steps (or speculative cycles with
   // `accepted` draft tokens accepted each), after one warm-up, for a Perfetto timeline.
   StatusOr<std::vector<RankSlice>> LoopTimeline(int steps, bool speculative, int accepted);
+  // The device time of one pass on rank 0 by kernel class (compute::KernelClassName: "gemm",
+  // "attention", "norm", "elementwise", ...) and of its collectives' transfers ("collective"), ns:
+  // what a profiler's busy time by class is compared with.
+  StatusOr<std::map<std::string, double>> PassDeviceTimeByClass(PassKind kind, int tokens_per_sequence);
   // The reference implementation of one pass with identical ranks, no jitter: the pass as a
   // schedule of delays on the event engine (sim/coll/executor.h). Full graphs or eager only.
   StatusOr<PassTiming> SimulatePassOnEventEngine(PassKind kind, int tokens_per_sequence);

@@ -50,7 +50,25 @@ struct PassPrediction {
   std::string kind;
   int tokens = 0, layers = 0;
   double busy_us = 0, launch_us = 0;
+  std::map<std::string, double> class_us;  // predicted device time by the profile's kernel class
 };
+
+// The profile's kernel class (sim/profile/kernel_class.h) of a simulator kernel class; "other"
+// takes elementwise, rotary and embedding kernels, "moe" grouped GEMMs and routers, "nccl" the
+// collectives (custom allreduce included).
+std::string ProfileClassOf(const std::string& simulator_class) {
+  if (simulator_class == "gemm" || simulator_class == "attention" || simulator_class == "norm" ||
+      simulator_class == "sampling")
+    return simulator_class;
+  if (simulator_class == "grouped_gemm" || simulator_class == "router") return "moe";
+  if (simulator_class == "collective") return "nccl";
+  return "other";
+}
+std::string ComparedClassOf(const std::string& profile_class) {
+  if (profile_class == "rotary") return "other";
+  if (profile_class == "custom_allreduce") return "nccl";
+  return profile_class;
+}
 
 PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::LoadedScenario& loaded) {
   PassPrediction p;
@@ -100,6 +118,9 @@ PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::Loa
   }
   p.busy_us = static_cast<double>(t->compute_ps + t->comm_ps) * 1e-6;
   p.launch_us = static_cast<double>(t->launch_ps) * 1e-6;
+  auto by_class = (*sim)->PassDeviceTimeByClass(kind, p.tokens);
+  if (by_class.ok())
+    for (const auto& [c, ns] : *by_class) p.class_us[ProfileClassOf(c)] += ns * 1e-3;
   p.ok = true;
   return p;
 }
@@ -215,8 +236,9 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
         << "the pass's compute + communication; idle against the predicted launch / sync time; us)\n";
     out << fmt::format("{:<48} {:>14} {:>7} {:>7} {:>10} {:>10} {:>8} {:>9} {:>9}\n", "pass", "as", "tokens",
                        "layers", "busy", "predicted", "error", "idle", "launch");
+    std::vector<std::pair<const profile::PassGroup*, PassPrediction>> predicted;
     for (const profile::PassGroup& g : r->passes) {
-      const PassPrediction p = PredictPassGroup(g, *loaded);
+      PassPrediction p = PredictPassGroup(g, *loaded);
       if (!p.ok) {
         out << fmt::format("{:<48} not predicted: {}\n", g.Key(), p.why);
         continue;
@@ -224,6 +246,30 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
       out << fmt::format("{:<48} {:>14} {:>7} {:>7} {:>10.1f} {:>10.1f} {:>+7.1f}% {:>9.1f} {:>9.1f}\n", g.Key(), p.kind,
                          p.tokens, p.layers, g.busy_total_us, p.busy_us,
                          100 * (p.busy_us / std::max(1e-9, g.busy_total_us) - 1), g.gpu_idle_us, p.launch_us);
+      predicted.push_back({&g, std::move(p)});
+    }
+    // By kernel class, graph passes (eager ones under a profiler are dominated by its host cost):
+    // measured busy -> predicted device time, and the class with the largest gap.
+    out << "\nby kernel class, graph passes (measured busy -> predicted device time, us; nccl: kernel time incl. "
+           "waits -> transfer)\n";
+    for (const auto& [g, p] : predicted) {
+      if (!g->graph) continue;
+      std::map<std::string, double> measured;
+      for (const auto& [c, us] : g->busy_us) measured[ComparedClassOf(c)] += us;
+      std::set<std::string> classes;
+      for (const auto& [c, us] : measured) classes.insert(c);
+      for (const auto& [c, us] : p.class_us) classes.insert(c);
+      std::string row, largest;
+      double gap = -1;
+      for (const std::string& c : classes) {
+        const double m = measured.count(c) ? measured.at(c) : 0.0, q = p.class_us.count(c) ? p.class_us.at(c) : 0.0;
+        row += fmt::format("  {} {:.1f}->{:.1f}", c, m, q);
+        if (std::abs(m - q) > gap) {
+          gap = std::abs(m - q);
+          largest = fmt::format("{} ({:+.1f} us)", c, q - m);
+        }
+      }
+      out << fmt::format("{:<48}{}\n{:<48}  largest gap: {}\n", g->Key(), row, "", largest);
     }
   }
   if (!flags.output.empty())

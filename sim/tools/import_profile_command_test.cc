@@ -78,6 +78,9 @@ TEST(ImportProfileCommandTest, PassGroupsAgainstAScenario) {
   EXPECT_EQ(as, "verify") << line;
   EXPECT_EQ(tokens, 8) << line;
   EXPECT_EQ(layers, 4) << line;
+  // The by-class table names the largest gap of each graph pass.
+  EXPECT_NE(o.find("largest gap: "), std::string::npos) << o;
+  EXPECT_NE(o.find("attention "), std::string::npos);
   // A scenario that does not load is exit 2 with its reason.
   flags.set = {"speculation.topk=1"};  // num_draft_tokens 8 != num_steps + 1
   std::ostringstream out2, err2;

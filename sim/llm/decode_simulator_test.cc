@@ -90,6 +90,28 @@ TEST(DecodeSimulator, OneGpuHasNoCommunicationAndTpHasTwoAllreducesPerLayer) {
   EXPECT_GT(step4->comm_ps, 0);
 }
 
+// The pass's device time by kernel class adds up to the pass's compute (kernels) and, on several
+// ranks without jitter, its communication (collectives' transfers); attention grows with the
+// verify width, GEMMs hardly (weights read once).
+TEST(DecodeSimulator, PassDeviceTimeByClassAddsUpToThePass) {
+  net::Topology t = Box();
+  auto sim = DecodeSimulator::Create(Llama8B(&t, 4));
+  ASSERT_TRUE(sim.ok());
+  auto step = (*sim)->Pass(PassKind::kTargetDecode, 1);
+  auto by = (*sim)->PassDeviceTimeByClass(PassKind::kTargetDecode, 1);
+  ASSERT_TRUE(step.ok() && by.ok());
+  double kernels = 0;
+  for (const auto& [c, ns] : *by)
+    if (c != "collective") kernels += ns;
+  EXPECT_NEAR(kernels, NanosFromPicos(step->compute_ps), 1e-3 * kernels);
+  ASSERT_TRUE(by->count("collective") && by->count("gemm") && by->count("attention") && by->count("norm"));
+  EXPECT_NEAR(by->at("collective"), NanosFromPicos(step->comm_ps), 1e-3 * by->at("collective"));
+  auto wide = (*sim)->PassDeviceTimeByClass(PassKind::kVerify, 8);
+  ASSERT_TRUE(wide.ok());
+  EXPECT_GT(wide->at("attention"), by->at("attention"));
+  EXPECT_LT(wide->at("gemm"), 1.5 * by->at("gemm"));
+}
+
 TEST(DecodeSimulator, EagerIsSlowerThanGraphsForSmallKernels) {
   net::Topology t = Box();
   DecodeSetup eager = Llama8B(&t, 4);

@@ -239,6 +239,14 @@ Prediction PredictDecodeLoop(const trace::Trace& trace, const trace::Item& item,
   const int n = std::max(1, d.tp());
   auto sim = llm::DecodeSimulator::Create(*setup);
   if (!sim.ok()) return Failed(sim.status().message());
+  if (d.gpu_busy_only()) {
+    // One target forward's GPU busy time (a profiler's pass): its kernels and collectives.
+    if (d.speculative()) return Failed("a profiler pass item is one target forward, not a speculative cycle");
+    const int q = std::max(1, d.query_tokens());
+    auto t = (*sim)->Pass(q == 1 ? llm::PassKind::kTargetDecode : llm::PassKind::kVerify, q);
+    if (!t.ok()) return Failed(t.status().message());
+    return Micros(static_cast<double>(t->compute_ps + t->comm_ps) * 1e-6);
+  }
   const TransferClass& readback = params.fabric.d2h_pinned;
   // validate's loop (decode_suite.cc Step): the token read-back is a D2H copy issued by the host,
   // then the host waits.

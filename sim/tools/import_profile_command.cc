@@ -6,8 +6,10 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
+#include "sim/io/model_loader.h"
 #include "sim/llm/decode_simulator.h"
 #include "sim/profile/profile_import.h"
 #include "sim/scenario/scenario.h"
@@ -51,6 +53,7 @@ struct PassPrediction {
   int tokens = 0, layers = 0;
   double busy_us = 0, launch_us = 0;
   std::map<std::string, double> class_us;  // predicted device time by the profile's kernel class
+  bool target = false;                     // a target forward (decode, verify): written as an item
 };
 
 // The profile's kernel class (sim/profile/kernel_class.h) of a simulator kernel class; "other"
@@ -84,6 +87,7 @@ PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::Loa
   }
   p.kind = llm::PassKindName(kind);
   const bool target = kind == llm::PassKind::kTargetDecode || kind == llm::PassKind::kVerify;
+  p.target = target;
   if (!target && !base.draft) {
     p.why = "the scenario has no draft model";
     return p;
@@ -125,6 +129,44 @@ PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::Loa
   return p;
 }
 
+// The target forwards captured in graphs, as decode-suite items that compare's decode predictor
+// re-simulates (DecodeParams.gpu_busy_only): the scenario's model (in the trace's models), batch and
+// context, the pass's tokens and layers, the run's GEMM library as its kernels name it. Eager passes
+// are left out: under a profiler they measure its host cost.
+void AddPassItems(const std::vector<std::pair<const profile::PassGroup*, PassPrediction>>& predicted,
+                  const scenario::LoadedScenario& loaded, const config::Model& model, int ranks, trace::Trace* trace) {
+  const llm::DecodeSetup& s = loaded.setup;
+  trace::ModelShape* shape = trace->add_models();
+  shape->set_name(s.target.name);
+  *shape->mutable_config() = model;
+  for (const auto& [g, p] : predicted) {
+    if (!g->graph || !p.target) continue;
+    trace::Item* it = trace->add_items();
+    it->set_suite(trace::SUITE_DECODE);
+    it->set_kind(trace::KIND_DECODE_STEP);
+    it->set_name("profile/pass/" + g->phase + (g->run.empty() ? "" : "/" + g->run) + "/graph/q" + std::to_string(p.tokens));
+    trace::DecodeParams* d = it->mutable_decode();
+    d->set_model(s.target.name);
+    d->set_tp(ranks);
+    for (int r = 0; r < ranks; ++r) d->add_gpus(r);
+    d->set_batch(s.batch);
+    d->set_context(s.context_length);
+    d->set_query_tokens(p.tokens);
+    d->set_layers_run(p.layers);
+    d->set_cuda_graph(true);
+    d->set_capture("graph");
+    d->set_gpu_busy_only(true);
+    // The kernels it ran: no fitted attention implementation is theirs; the GEMMs' library from
+    // their names (cuBLASLt's nvjet / splitKreduce kernels).
+    d->set_attention_implementation("profile");
+    d->set_gemm_library(g->busy_us.count("gemm") ? "cublasLt" : "");
+    trace::Stats* st = it->mutable_stats();
+    st->set_iterations(g->passes);
+    st->set_median_us(g->busy_total_us);
+    st->set_timer("kineto");
+  }
+}
+
 }  // namespace
 
 int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::ostream& err) {
@@ -158,6 +200,32 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
   if (!r.ok()) {
     err << "specsim import-profile: " << r.status().message() << "\n";
     return 2;
+  }
+  // The passes against the scenario, and (with -o) its target forwards as decode items.
+  std::optional<scenario::LoadedScenario> loaded;
+  std::vector<std::pair<const profile::PassGroup*, PassPrediction>> predicted;
+  std::vector<std::pair<const profile::PassGroup*, std::string>> unpredicted;
+  if (!flags.scenario.empty()) {
+    auto l = scenario::LoadScenario(flags.scenario, flags.set, flags.calibration);
+    if (!l.ok()) {
+      err << "specsim import-profile: " << l.status().message() << "\n";
+      return 2;
+    }
+    loaded = std::move(*l);
+    for (const std::string& w : loaded->warnings) err << "warning: " << w << "\n";
+    for (const profile::PassGroup& g : r->passes) {
+      PassPrediction p = PredictPassGroup(g, *loaded);
+      if (p.ok) predicted.push_back({&g, std::move(p)});
+      else unpredicted.push_back({&g, p.why});
+    }
+    if (!flags.output.empty()) {
+      auto model = io::LoadModelProto(loaded->scenario.model());
+      if (!model.ok()) {
+        err << "specsim import-profile: " << model.status().message() << "\n";
+        return 2;
+      }
+      AddPassItems(predicted, *loaded, *model, r->ranks, &r->trace);
+    }
   }
   if (!flags.output.empty()) {
     r->trace.set_command_line("specsim import-profile");
@@ -225,28 +293,16 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
                        c.wait_us_mean, c.wait_us_max, phases);
   }
   for (const trace::Note& n : r->trace.notes()) out << "note: " << n.message() << "\n";
-  if (!flags.scenario.empty()) {
-    auto loaded = scenario::LoadScenario(flags.scenario, flags.set, flags.calibration);
-    if (!loaded.ok()) {
-      err << "specsim import-profile: " << loaded.status().message() << "\n";
-      return 2;
-    }
-    for (const std::string& w : loaded->warnings) err << "warning: " << w << "\n";
+  if (loaded) {
     out << "\npasses against " << loaded->path << " (busy = GPU time with a kernel of the pass running; predicted: "
         << "the pass's compute + communication; idle against the predicted launch / sync time; us)\n";
     out << fmt::format("{:<48} {:>14} {:>7} {:>7} {:>10} {:>10} {:>8} {:>9} {:>9}\n", "pass", "as", "tokens",
                        "layers", "busy", "predicted", "error", "idle", "launch");
-    std::vector<std::pair<const profile::PassGroup*, PassPrediction>> predicted;
-    for (const profile::PassGroup& g : r->passes) {
-      PassPrediction p = PredictPassGroup(g, *loaded);
-      if (!p.ok) {
-        out << fmt::format("{:<48} not predicted: {}\n", g.Key(), p.why);
-        continue;
-      }
-      out << fmt::format("{:<48} {:>14} {:>7} {:>7} {:>10.1f} {:>10.1f} {:>+7.1f}% {:>9.1f} {:>9.1f}\n", g.Key(), p.kind,
-                         p.tokens, p.layers, g.busy_total_us, p.busy_us,
-                         100 * (p.busy_us / std::max(1e-9, g.busy_total_us) - 1), g.gpu_idle_us, p.launch_us);
-      predicted.push_back({&g, std::move(p)});
+    for (const auto& [g, why] : unpredicted) out << fmt::format("{:<48} not predicted: {}\n", g->Key(), why);
+    for (const auto& [g, p] : predicted) {
+      out << fmt::format("{:<48} {:>14} {:>7} {:>7} {:>10.1f} {:>10.1f} {:>+7.1f}% {:>9.1f} {:>9.1f}\n", g->Key(), p.kind,
+                         p.tokens, p.layers, g->busy_total_us, p.busy_us,
+                         100 * (p.busy_us / std::max(1e-9, g->busy_total_us) - 1), g->gpu_idle_us, p.launch_us);
     }
     // By kernel class, graph passes (eager ones under a profiler are dominated by its host cost):
     // measured busy -> predicted device time, and the class with the largest gap.

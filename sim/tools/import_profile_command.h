@@ -13,7 +13,8 @@
 // allreduces (two per dense layer); graph groups as full graphs, eager ones eager. It prints the
 // measured GPU busy time (the union of the pass's kernels) against the predicted compute plus
 // communication of the pass (decode_simulator.h PassTiming), and the GPU idle time against the
-// predicted launch / sync time.
+// predicted launch / sync time; with -o the graph-captured target forwards (decode, verify) are
+// written as decode items (DecodeParams.gpu_busy_only) with the scenario's model in the trace.
 // Exit 2 on unreadable or inconsistent input, with the file and the reason.
 #pragma once
 

@@ -81,6 +81,35 @@ TEST(ImportProfileCommandTest, PassGroupsAgainstAScenario) {
   // The by-class table names the largest gap of each graph pass.
   EXPECT_NE(o.find("largest gap: "), std::string::npos) << o;
   EXPECT_NE(o.find("attention "), std::string::npos);
+  // With -o the graph target forwards become decode items that compare re-simulates alike.
+  const std::string pb = (std::filesystem::temp_directory_path() / ("specsim_passes_" + std::to_string(::getpid()) + ".pb")).string();
+  flags.output = pb;
+  std::ostringstream wout, werr;
+  ASSERT_EQ(RunImportProfile(flags, wout, werr), 0) << werr.str();
+  auto t = calib::LoadTrace(pb);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  int passes = 0;
+  for (const trace::Item& it : t->items())
+    if (it.suite() == trace::SUITE_DECODE) {
+      ++passes;
+      EXPECT_TRUE(it.decode().gpu_busy_only()) << it.name();
+      EXPECT_EQ(it.decode().layers_run(), 4) << it.name();
+    }
+  EXPECT_EQ(passes, 3);  // decode (q1), verify q4, verify q8
+  CompareFlags c;
+  c.trace = pb;
+  c.hardware = std::string(SPECSIM_SOURCE_DIR) + "/configs/hardware/h200-2x-nvlink.textproto";
+  c.calibration = std::string(SPECSIM_SOURCE_DIR) + "/configs/calibration/h200-2x.textproto";
+  c.json = true;
+  std::ostringstream cout_, cerr_;
+  ASSERT_EQ(RunCompare(c, cout_, cerr_), 0) << cerr_.str();
+  const nlohmann::json j = nlohmann::json::parse(cout_.str());
+  bool decode_suite = false;
+  for (const auto& suite : j["suites"]) decode_suite = decode_suite || (suite["suite"] == "decode" && suite["n"] == 3);
+  EXPECT_TRUE(decode_suite) << j["suites"].dump();
+  EXPECT_TRUE(j["not_simulated"].empty()) << j["not_simulated"].dump();
+  std::filesystem::remove(pb);
+  flags.output.clear();
   // A scenario that does not load is exit 2 with its reason.
   flags.set = {"speculation.topk=1"};  // num_draft_tokens 8 != num_steps + 1
   std::ostringstream out2, err2;

@@ -295,7 +295,28 @@ cudaError_t LaunchRtb(const AttentionArgs& a, int row_blocks, cudaStream_t strea
   return cudaGetLastError();
 }
 
+template <int RTB>
+FlashMmaOccupancy OccupancyRtb() {
+  constexpr size_t kSmem = 2 * 2 * kTileUint4 * sizeof(uint4);
+  FlashMmaOccupancy o;
+  o.row_tiles_per_block = RTB;
+  cudaFuncAttributes attr{};
+  if (cudaFuncSetAttribute(FlashMmaKernel<RTB>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmem)) !=
+          cudaSuccess ||
+      cudaFuncGetAttributes(&attr, FlashMmaKernel<RTB>) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o.resident_blocks_per_sm, FlashMmaKernel<RTB>, kWarps * 32, kSmem) !=
+          cudaSuccess)
+    return o;
+  o.registers_per_thread = attr.numRegs;
+  o.ok = true;
+  return o;
+}
+
 }  // namespace
+
+FlashMmaOccupancy FlashMmaOccupancyOf(int row_tiles_per_block) {
+  return row_tiles_per_block == 1 ? OccupancyRtb<1>() : row_tiles_per_block == 2 ? OccupancyRtb<2>() : OccupancyRtb<4>();
+}
 
 int FlashMmaRowTilesPerBlock(int q_heads, int kv_heads, int q_per_seq) {
   const int row_tiles = (q_heads / kv_heads * q_per_seq + 15) / 16;

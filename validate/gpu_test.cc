@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -154,6 +155,21 @@ TEST(GpuKernels, FlashMmaAttentionMatchesCpuReference) {
   CheckAttention(f, 1, 20, 8, 2, 128, 128, false, 333, 8);    // 80 rows: 2 row blocks, empty splits
   CheckAttention(f, 3, 5, 16, 16, 128, 128, false, 129, 2);   // MHA (G = 1), context just past 2 tiles
   CheckAttention(f, 1, 64, 8, 2, 128, 128, false, 64, 1);     // q = context: the first token sees itself only
+}
+
+// The launch geometry the simulator's flash_mma model takes (sim/compute/attention_cost.cc:
+// 3 / 2 / 2 resident blocks per SM for 1 / 2 / 4 row tiles per block on sm_90), measured.
+TEST(GpuKernels, FlashMmaResidentBlocksAsTheModelAssumes) {
+  REQUIRE_GPU();
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+  for (int rtb : {1, 2, 4}) {
+    const FlashMmaOccupancy o = FlashMmaOccupancyOf(rtb);
+    ASSERT_TRUE(o.ok) << rtb;
+    std::printf("flash_mma %d row tile(s) per block: %d registers per thread, %d resident blocks per SM (sm_%d%d)\n",
+                rtb, o.registers_per_thread, o.resident_blocks_per_sm, prop.major, prop.minor);
+    if (prop.major == 9) EXPECT_EQ(o.resident_blocks_per_sm, rtb == 1 ? 3 : 2) << rtb;
+  }
 }
 
 TEST(GpuKernels, FlashMmaRejectsWhatItCannotRun) {

@@ -121,6 +121,16 @@ cudaError_t LaunchReferenceAttention(const AttentionArgs& a, cudaStream_t stream
 cudaError_t LaunchAttentionCombine(const AttentionArgs& a, cudaStream_t stream);
 // flash_mma: 16-row tiles per block (1, 2 or 4) and blocks before splitting.
 int FlashMmaRowTilesPerBlock(int q_heads, int kv_heads, int q_per_seq);
+// The instantiation for 1, 2 or 4 row tiles per block on the current device: registers per thread
+// and resident blocks per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor, 128 threads, 64 KiB
+// of shared memory), which sim/compute/attention_cost.cc SpecsimValidateKernel("flash_mma") assumes.
+struct FlashMmaOccupancy {
+  bool ok = false;
+  int row_tiles_per_block = 0;
+  int registers_per_thread = 0;
+  int resident_blocks_per_sm = 0;
+};
+FlashMmaOccupancy FlashMmaOccupancyOf(int row_tiles_per_block);
 int FlashMmaBlocks(const AttentionArgs& a);
 
 // ---- layer pieces (layer_kernels.cu) ----

@@ -106,6 +106,8 @@ PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::Loa
     p.layers = g.allreduces / 2;
     setup.target.num_layers = p.layers;
   }
+  // PyTorch's bf16 matmuls: cuBLASLt's costs when the calibration has them (as AddPassItems says).
+  setup.compute = setup.compute.WithGemmLibrary("cublasLt");
   const llm::CaptureMode mode = g.graph ? llm::CaptureMode::kFull : llm::CaptureMode::kEager;
   if (!setup.framework) setup.framework = llm::FrameworkProfile{};
   setup.framework->capture = {mode, mode, mode, mode};
@@ -156,10 +158,11 @@ void AddPassItems(const std::vector<std::pair<const profile::PassGroup*, PassPre
     d->set_cuda_graph(true);
     d->set_capture("graph");
     d->set_gpu_busy_only(true);
-    // The kernels it ran: no fitted attention implementation is theirs; the GEMMs' library from
-    // their names (cuBLASLt's nvjet / splitKreduce kernels).
+    // The kernels it ran: no fitted attention implementation is theirs ("profile" names none, so
+    // the roofline attention applies); PyTorch's bf16 matmuls run cuBLASLt (the test profile's
+    // nvjet and cublasLt::splitKreduce kernels), whose costs apply when the calibration has them.
     d->set_attention_implementation("profile");
-    d->set_gemm_library(g->busy_us.count("gemm") ? "cublasLt" : "");
+    d->set_gemm_library("cublasLt");
     trace::Stats* st = it->mutable_stats();
     st->set_iterations(g->passes);
     st->set_median_us(g->busy_total_us);
@@ -170,6 +173,10 @@ void AddPassItems(const std::vector<std::pair<const profile::PassGroup*, PassPre
 }  // namespace
 
 int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::ostream& err) {
+  if (flags.scenario.empty() && (!flags.set.empty() || !flags.calibration.empty())) {
+    err << "specsim import-profile: --set and --calibration apply to --scenario, which is not given\n";
+    return 2;
+  }
   auto files = TraceFiles(flags.paths);
   if (!files.ok()) {
     err << "specsim import-profile: " << files.status().message() << "\n";

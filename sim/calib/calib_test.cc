@@ -186,18 +186,23 @@ void AddLaunchItems(trace::Trace* t) {
   }
 }
 
+// The launch items, memory-bound GEMMs of several sizes, compute-bound ones at large m, and large
+// norms (beyond L2): what the compute fit separates its parameters with.
+void AddKernelItems(trace::Trace* t) {
+  AddLaunchItems(t);
+  for (int64_t n : {4096, 14336, 28672, 128256}) {
+    AddGemm(t, 1, n, 4096);
+    AddGemm(t, 16, n, 4096);
+    AddGemm(t, 4096, n, 4096);
+  }
+  for (int64_t tokens : {8192, 16384, 65536}) AddNorm(t, tokens, 8192);
+}
+
 TEST(FitTest, RecoversLaunchOverheadsAndKernelEfficiencies) {
   const net::Topology topo = H200();
   const CalibParams truth = ComputeTruth(topo);
   trace::Trace t;
-  AddLaunchItems(&t);
-  // Memory-bound GEMMs of several sizes, compute-bound ones at large m, large norms (beyond L2).
-  for (int64_t n : {4096, 14336, 28672, 128256}) {
-    AddGemm(&t, 1, n, 4096);
-    AddGemm(&t, 16, n, 4096);
-    AddGemm(&t, 4096, n, 4096);
-  }
-  for (int64_t tokens : {8192, 16384, 65536}) AddNorm(&t, tokens, 8192);
+  AddKernelItems(&t);
   Measure(&t, topo, truth);
   auto r = Fit(t, {}, topo, DefaultParams(topo, 0));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -239,13 +244,7 @@ TEST(FitTest, TimedCallGapFromGraphLoops) {
   CalibParams truth = ComputeTruth(topo);
   truth.bench.timed_call_gap_ns = 2000;  // on the fit's grid (0.5 us steps, then +- 0.25 us)
   trace::Trace t;
-  AddLaunchItems(&t);
-  for (int64_t n : {4096, 14336, 28672, 128256}) {
-    AddGemm(&t, 1, n, 4096);
-    AddGemm(&t, 16, n, 4096);
-    AddGemm(&t, 4096, n, 4096);
-  }
-  for (int64_t tokens : {8192, 16384, 65536}) AddNorm(&t, tokens, 8192);
+  AddKernelItems(&t);
   trace::Trace without = t;
   for (int64_t m : {1, 32}) AddGraphGemmLoop(&t, m, 4096, 4096);
   AddGraphGemmLoop(&t, 1, 14336, 4096);

@@ -73,23 +73,34 @@ struct PassInstance {
   }
 };
 
-// Innermost range on `sorted` (by start, one host thread) containing t, or -1.
-int Innermost(const std::vector<const KinetoRange*>& sorted, int64_t t) {
-  auto it = std::upper_bound(sorted.begin(), sorted.end(), t,
-                             [](int64_t v, const KinetoRange* r) { return v < r->start_ns; });
-  int best = -1;
-  // Ranges starting at or before t, latest first: the first that still contains t is the
-  // innermost (ranges on one thread nest). Stop after a bounded walk: enclosing ranges start
-  // earlier and are found within the nesting depth.
-  for (int i = static_cast<int>(it - sorted.begin()) - 1, walked = 0; i >= 0 && walked < 64; --i, ++walked) {
-    const KinetoRange* r = sorted[i];
-    if (t <= r->start_ns + r->duration_ns) {
-      best = i;
-      break;
+// One host thread's ranges of a kind, sorted by start, each with its parent (the innermost range
+// of the list that encloses it; -1 for none): ranges on one thread nest.
+struct ThreadRanges {
+  std::vector<const KinetoRange*> sorted;
+  std::vector<int> parent;
+
+  void Finish() {
+    std::sort(sorted.begin(), sorted.end(),
+              [](const KinetoRange* a, const KinetoRange* b) { return a->start_ns < b->start_ns; });
+    parent.assign(sorted.size(), -1);
+    std::vector<int> open;  // enclosing ranges of the current one, innermost last
+    for (int i = 0; i < static_cast<int>(sorted.size()); ++i) {
+      while (!open.empty() && End(open.back()) < sorted[i]->start_ns) open.pop_back();
+      if (!open.empty()) parent[i] = open.back();
+      open.push_back(i);
     }
   }
-  return best;
-}
+  int64_t End(int i) const { return sorted[i]->start_ns + sorted[i]->duration_ns; }
+  // The innermost range containing t, or -1: the last range starting at or before t, then its
+  // enclosing ranges outwards (as deep as the nesting, whatever number of siblings ended before t).
+  int Innermost(int64_t t) const {
+    auto it = std::upper_bound(sorted.begin(), sorted.end(), t,
+                               [](int64_t v, const KinetoRange* r) { return v < r->start_ns; });
+    int i = static_cast<int>(it - sorted.begin()) - 1;
+    while (i >= 0 && End(i) < t) i = parent[i];
+    return i;
+  }
+};
 
 bool IsGraphLaunch(const std::string& call) { return call.find("GraphLaunch") != std::string::npos; }
 
@@ -171,17 +182,17 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     std::unordered_map<int64_t, const KinetoLaunch*> launch_of;
     for (const KinetoLaunch& l : t.launches)
       if (l.correlation >= 0) launch_of[l.correlation] = &l;
-    std::map<int64_t, std::vector<const KinetoRange*>> phase_ranges, run_ranges;
+    std::map<int64_t, ThreadRanges> phase_ranges, run_ranges;
     for (const KinetoRange& g : t.ranges) {
-      if (phases.count(g.name)) phase_ranges[g.tid].push_back(&g);
-      else if (!options.run_prefix.empty() && g.name.rfind(options.run_prefix, 0) == 0) run_ranges[g.tid].push_back(&g);
+      if (phases.count(g.name)) phase_ranges[g.tid].sorted.push_back(&g);
+      else if (!options.run_prefix.empty() && g.name.rfind(options.run_prefix, 0) == 0) run_ranges[g.tid].sorted.push_back(&g);
     }
-    auto by_start = [](const KinetoRange* a, const KinetoRange* b) { return a->start_ns < b->start_ns; };
-    for (auto& [tid, v] : phase_ranges) std::sort(v.begin(), v.end(), by_start);
-    for (auto& [tid, v] : run_ranges) std::sort(v.begin(), v.end(), by_start);
+    for (auto& [tid, v] : phase_ranges) v.Finish();
+    for (auto& [tid, v] : run_ranges) v.Finish();
     std::map<const KinetoRange*, size_t> instance_of;
     for (const KinetoKernel& k : t.kernels) {
       ++out.kernels;
+      const KernelClass cls = ClassifyKernel(k.name);
       auto l = launch_of.find(k.correlation);
       const KinetoLaunch* launch = l == launch_of.end() ? nullptr : l->second;
       if (launch == nullptr) ++out.kernels_without_launch;
@@ -190,9 +201,9 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
       int pass = -1;
       if (launch != nullptr) {
         auto pr = phase_ranges.find(launch->tid);
-        const int i = pr == phase_ranges.end() ? -1 : Innermost(pr->second, launch->start_ns);
+        const int i = pr == phase_ranges.end() ? -1 : pr->second.Innermost(launch->start_ns);
         if (i >= 0) {
-          const KinetoRange* range = pr->second[i];
+          const KinetoRange* range = pr->second.sorted[i];
           phase = range->name;
           auto [it, fresh] = instance_of.emplace(range, instances[r].size());
           if (fresh) {
@@ -201,8 +212,8 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
             p.host_start = range->start_ns;
             p.host_end = range->start_ns + range->duration_ns;
             auto rr = run_ranges.find(launch->tid);
-            const int j = rr == run_ranges.end() ? -1 : Innermost(rr->second, range->start_ns);
-            if (j >= 0) p.run = rr->second[j]->name.substr(options.run_prefix.size());
+            const int j = rr == run_ranges.end() ? -1 : rr->second.Innermost(range->start_ns);
+            if (j >= 0) p.run = rr->second.sorted[j]->name.substr(options.run_prefix.size());
             instances[r].push_back(std::move(p));
           }
           PassInstance& p = instances[r][it->second];
@@ -212,16 +223,16 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
           p.graph = p.graph || graph;
           p.gpu_start = std::min(p.gpu_start, k.start_ns);
           p.gpu_end = std::max(p.gpu_end, k.start_ns + k.duration_ns);
-          p.busy_ns[KernelClassName(ClassifyKernel(k.name))] += static_cast<double>(k.duration_ns);
+          p.busy_ns[KernelClassName(cls)] += static_cast<double>(k.duration_ns);
           p.intervals.push_back({k.start_ns, k.start_ns + k.duration_ns});
-          if (ParseNcclKernelName(k.name).op == "AllReduce") {
+          if (cls == KernelClass::kNccl && ParseNcclKernelName(k.name).op == "AllReduce") {
             if (p.allreduces == 0 && k.in_elements > 0) p.allreduce_elements = k.in_elements;
             ++p.allreduces;
           }
           ++out.kernels_in_passes;
         }
       }
-      if (ClassifyKernel(k.name) == KernelClass::kNccl) nccl[r].push_back({&k, phase, run, graph, pass});
+      if (cls == KernelClass::kNccl) nccl[r].push_back({&k, phase, run, graph, pass});
     }
     for (const PassInstance& p : instances[r]) groups[{p.phase, p.run, p.graph, p.kernels}].push_back(&p);
     std::stable_sort(nccl[r].begin(), nccl[r].end(),

@@ -97,6 +97,32 @@ TEST(ProfileImportTest, PassesByPhaseAndCollectivesWithEachRanksWait) {
   EXPECT_EQ(r->trace.environment().gpus_size(), 2);
 }
 
+// A kernel launched inside an outer phase range after many inner ranges have ended belongs to the
+// outer one, however many siblings came before it.
+TEST(ProfileImportTest, AKernelAfterManyInnerRangesBelongsToTheEnclosingOne) {
+  KinetoTrace t;
+  t.path = "one.json";
+  t.ranges.push_back({"verify", 0, 10000000, 1, 1});
+  for (int i = 0; i < 200; ++i) t.ranges.push_back({"draft", 1000 + 10000 * i, 5000, 1, 2 + i});
+  t.launches = {{"cudaLaunchKernel", 5000000, 1000, 1, 7}, {"cudaLaunchKernel", 1500, 100, 1, 8}};
+  KinetoKernel late, early;
+  late.name = early.name = "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_NNT";
+  late.correlation = 7;
+  late.start_ns = 5001000;
+  late.duration_ns = 10000;
+  early.correlation = 8;
+  early.start_ns = 2000;
+  early.duration_ns = 1000;
+  t.kernels = {early, late};
+  auto r = ImportProfile({t});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->kernels_in_passes, 2);
+  std::map<std::string, int> passes;
+  for (const PassGroup& g : r->passes) passes[g.phase] += g.passes;
+  EXPECT_EQ(passes["verify"], 1);
+  EXPECT_EQ(passes["draft"], 1);
+}
+
 TEST(ProfileImportTest, RefusesMissingRanksAndRanksThatRanOtherCollectives) {
   auto missing = ImportProfile({Rank(0, 1, 1)});
   ASSERT_FALSE(missing.ok());

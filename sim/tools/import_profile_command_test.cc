@@ -15,6 +15,20 @@ namespace {
 
 const std::string kProfile = std::string(SPECSIM_SOURCE_DIR) + "/traces/profiles/torch-tp2-h200-2026-11-30/default";
 
+// `specsim compare PB --json` on the profile's box (the 2x H200) with its calibration; null (and a
+// test failure) when compare does not exit 0.
+nlohmann::json CompareOnTheBox(const std::string& pb) {
+  CompareFlags c;
+  c.trace = pb;
+  c.hardware = std::string(SPECSIM_SOURCE_DIR) + "/configs/hardware/h200-2x-nvlink.textproto";
+  c.calibration = std::string(SPECSIM_SOURCE_DIR) + "/configs/calibration/h200-2x.textproto";
+  c.json = true;
+  std::ostringstream out, err;
+  const int rc = RunCompare(c, out, err);
+  EXPECT_EQ(rc, 0) << err.str();
+  return rc == 0 ? nlohmann::json::parse(out.str()) : nlohmann::json();
+}
+
 TEST(ImportProfileCommandTest, TheCommittedProfileToATraceThatCompareReads) {
   const std::string pb = (std::filesystem::temp_directory_path() / ("specsim_profile_" + std::to_string(::getpid()) + ".pb")).string();
   ImportProfileFlags flags;
@@ -29,14 +43,8 @@ TEST(ImportProfileCommandTest, TheCommittedProfileToATraceThatCompareReads) {
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->items_size(), 12);
   // compare predicts every item on the box's hardware config (NCCL kernel time only).
-  CompareFlags c;
-  c.trace = pb;
-  c.hardware = std::string(SPECSIM_SOURCE_DIR) + "/configs/hardware/h200-2x-nvlink.textproto";
-  c.calibration = std::string(SPECSIM_SOURCE_DIR) + "/configs/calibration/h200-2x.textproto";
-  c.json = true;
-  std::ostringstream cout_, cerr_;
-  ASSERT_EQ(RunCompare(c, cout_, cerr_), 0) << cerr_.str();
-  const nlohmann::json j = nlohmann::json::parse(cout_.str());
+  const nlohmann::json j = CompareOnTheBox(pb);
+  ASSERT_FALSE(j.is_null());
   ASSERT_EQ(j["suites"].size(), 1u);
   EXPECT_EQ(j["suites"][0]["suite"], "collectives");
   EXPECT_EQ(j["suites"][0]["n"], 12);
@@ -96,14 +104,8 @@ TEST(ImportProfileCommandTest, PassGroupsAgainstAScenario) {
       EXPECT_EQ(it.decode().layers_run(), 4) << it.name();
     }
   EXPECT_EQ(passes, 3);  // decode (q1), verify q4, verify q8
-  CompareFlags c;
-  c.trace = pb;
-  c.hardware = std::string(SPECSIM_SOURCE_DIR) + "/configs/hardware/h200-2x-nvlink.textproto";
-  c.calibration = std::string(SPECSIM_SOURCE_DIR) + "/configs/calibration/h200-2x.textproto";
-  c.json = true;
-  std::ostringstream cout_, cerr_;
-  ASSERT_EQ(RunCompare(c, cout_, cerr_), 0) << cerr_.str();
-  const nlohmann::json j = nlohmann::json::parse(cout_.str());
+  const nlohmann::json j = CompareOnTheBox(pb);
+  ASSERT_FALSE(j.is_null());
   bool decode_suite = false;
   for (const auto& suite : j["suites"]) decode_suite = decode_suite || (suite["suite"] == "decode" && suite["n"] == 3);
   EXPECT_TRUE(decode_suite) << j["suites"].dump();

@@ -334,6 +334,41 @@ TEST(FitTest, GemmCostsArePerLibrary) {
   EXPECT_NEAR(back.gemm_libraries[0].gemm_compute_efficiency, 0.6, 1e-3);
 }
 
+// A profile's GEMM items (import-profile: GemmParams.kernel_time_only) measure the kernels' device
+// time: the predictor adds no timed call's gap and no launch floor (a 1-token GEMM of a few us is
+// not host-bound under a profiler), and the fit takes the measurement as device time. Without
+// launch items or any other kind, the GEMM efficiencies and ramp of the profile's library are
+// recovered.
+TEST(FitTest, ProfileGemmItemsAreDeviceTimeAndFitAlone) {
+  const net::Topology topo = H200();
+  CalibParams truth = ComputeTruth(topo);
+  truth.bench.timed_call_gap_ns = 2500;  // would be added to a timed call's measurement
+  truth.compute.gemm_library = "aten";
+  trace::Trace t;
+  for (int64_t n : {3072, 4096, 14336, 64128})
+    for (int64_t m : {1, 8, 64, 4096}) {
+      trace::GemmParams* g = AddGemm(&t, m, n, 4096)->mutable_gemm();
+      g->set_library("aten");
+      g->set_kernel_time_only(true);
+    }
+  Measure(&t, topo, truth);
+  // Predicted = the cost model's device time (ns -> us), for a small and a large GEMM.
+  const compute::KernelCostModel cost(topo.gpu_spec(0), truth.compute);
+  for (int i : {0, t.items_size() - 1}) {
+    const ItemKernel k = KernelOfItem(t.items(i));
+    ASSERT_TRUE(k.ok);
+    EXPECT_NEAR(t.items(i).stats().median_us(), NanosFromPicos(cost.KernelTime(k.kernel)) * 1e-3, 1e-6)
+        << t.items(i).name();
+  }
+  auto r = Fit(t, {}, topo, DefaultParams(topo, 0));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const compute::ComputeParams& f = r->params.compute;
+  EXPECT_EQ(f.gemm_library, "aten");
+  EXPECT_NEAR(f.skinny_gemm_memory_efficiency, 0.9, 5e-3);
+  EXPECT_NEAR(f.gemm_compute_efficiency, 0.75, 5e-3);
+  EXPECT_NEAR(f.RampNs(compute::KernelClass::kGemm), 4000, 40);
+}
+
 // Regression for issue 5's refusal rule: a trace whose copies all have one size cannot separate
 // latency from bandwidth, and calibrate must say so instead of writing a number.
 trace::Item* AddAllreduce(trace::Trace* t, int ranks, int64_t bytes, const std::string& proto) {

@@ -605,7 +605,8 @@ struct Fitter {
         const compute::Kernel kernel = KernelOfItem(*it).kernel;
         // GPU-bound items measure device + the timed call's gap (predictors.h TimedKernelNs);
         // host-bound ones say nothing of the device time and are left to the launch items.
-        double rhs = ns - TimedCallGapNs(cost, result.params.bench);
+        // A profiler's kernel durations (KernelTimeOnly) are device time already.
+        double rhs = KernelTimeOnly(*it) ? ns : ns - TimedCallGapNs(cost, result.params.bench);
         const bool tensor = kernel.kernel_class == compute::KernelClass::kGemm ||
                             kernel.kernel_class == compute::KernelClass::kAttention;
         double compute_ns = 0;
@@ -627,7 +628,7 @@ struct Fitter {
         // Items the law calls host-bound and that measure within 1.3x the host's per-call period
         // (issue + floor) say nothing of the device time: near the period a call measures part
         // host, part device.
-        if (TimedKernelHostBound(cost, result.params.bench, std::max(best, safe.kernel_floor_ns)) &&
+        if (!KernelTimeOnly(*it) && TimedKernelHostBound(cost, result.params.bench, std::max(best, safe.kernel_floor_ns)) &&
             ns < 1.3 * (safe.launch_overhead_eager_ns + safe.kernel_floor_ns))
           continue;
         if (c == 0) {

@@ -37,6 +37,8 @@ double TimedKernelNs(const compute::KernelCostModel& cost, const BenchParams& be
   return std::max(p.launch_overhead_eager_ns + p.kernel_floor_ns, device_ns + TimedCallGapNs(cost, bench));
 }
 
+bool KernelTimeOnly(const trace::Item& item) { return item.has_gemm() && item.gemm().kernel_time_only(); }
+
 bool TimedKernelHostBound(const compute::KernelCostModel& cost, const BenchParams& bench, double device_ns) {
   const compute::ComputeParams& p = cost.params();
   return device_ns + TimedCallGapNs(cost, bench) < p.launch_overhead_eager_ns + p.kernel_floor_ns;
@@ -386,7 +388,9 @@ Prediction Predictor::PredictKernel(const trace::Item& item) const {
       device = std::max(device, k.kernel.flops / (cost->PeakTflops(k.kernel.math_dtype) * 1e3 * e_c));
     return Us(TimedKernelNs(*cost, params_.bench, device));
   }
-  return Us(TimedKernelNs(*cost, params_.bench, NanosFromPicos(cost->KernelTime(k.kernel))));
+  const double device_ns = NanosFromPicos(cost->KernelTime(k.kernel));
+  if (KernelTimeOnly(item)) return Us(device_ns);
+  return Us(TimedKernelNs(*cost, params_.bench, device_ns));
 }
 
 Prediction Predictor::PredictCollective(const trace::Item& item) const {

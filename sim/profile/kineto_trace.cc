@@ -62,6 +62,8 @@ class Handler : public nlohmann::json::json_sax_t {
     if ((InEvent() || InDevices()) && Depth() == 3) {
       event_ = {};
       args_ = {};
+      dims_.clear();
+      types_.clear();
     }
     key_.clear();
     return true;
@@ -74,6 +76,8 @@ class Handler : public nlohmann::json::json_sax_t {
     return true;
   }
   bool start_array(std::size_t) override {
+    // An inner shape of an operator's "Input Dims": [[1, 4096], [4096, 3072]].
+    if (InEvent() && Depth() == 5 && stack_[3].key == "args" && stack_[4].key == "Input Dims") dims_.emplace_back();
     stack_.push_back({false, key_});
     if (Depth() == 2 && key_ == "traceEvents") saw_events_ = true;
     key_.clear();
@@ -118,6 +122,10 @@ class Handler : public nlohmann::json::json_sax_t {
       else if (Depth() == 4 && stack_[3].key == "args") args_[key_] = std::move(v);
       else if (Depth() == 5 && stack_[3].key == "args" && stack_[4].key == "grid" && !args_.count("grid.x"))
         args_["grid.x"] = std::move(v);  // a kernel's grid: [x, y, z]
+      else if (Depth() == 5 && stack_[3].key == "args" && stack_[4].key == "Input type")
+        types_.push_back(Text(v));
+      else if (Depth() == 6 && stack_[3].key == "args" && stack_[4].key == "Input Dims" && !dims_.empty())
+        dims_.back().push_back(static_cast<int64_t>(Number(v)));
     } else if (Depth() == 2 && stack_[1].object && stack_[1].key == "distributedInfo") {
       info_[key_] = std::move(v);
       if (key_ == "rank") out_->rank = static_cast<int>(Number(info_["rank"]));
@@ -189,7 +197,20 @@ class Handler : public nlohmann::json::json_sax_t {
       k.out_elements = static_cast<int64_t>(Field(args_, "Out msg nelems", -1));
       k.dtype = FieldText(args_, "dtype");
       k.group_size = static_cast<int>(Field(args_, "Group size", -1));
+      k.external_id = static_cast<int64_t>(Field(args_, "External id", -1));
       out_->kernels.push_back(std::move(k));
+    } else if (cat == "cpu_op" && IsShapeOp(name)) {
+      KinetoOp o;
+      o.name = name;
+      o.start_ns = start;
+      o.duration_ns = duration;
+      o.tid = tid;
+      o.external_id = static_cast<int64_t>(Field(args_, "External id", -1));
+      o.input_dims = std::move(dims_);
+      o.input_types = std::move(types_);
+      dims_.clear();
+      types_.clear();
+      out_->ops.push_back(std::move(o));
     } else if (cat == "user_annotation" || cat == "gpu_user_annotation") {
       KinetoRange r{name, start, duration, tid, static_cast<int64_t>(Field(args_, "External id", -1))};
       (cat == "user_annotation" ? out_->ranges : out_->gpu_ranges).push_back(std::move(r));
@@ -200,7 +221,15 @@ class Handler : public nlohmann::json::json_sax_t {
     }
   }
 
+  static bool IsShapeOp(const std::string& name) {
+    for (const char* op : kShapeOps)
+      if (name == op) return true;
+    return false;
+  }
+
   KinetoTrace* out_;
+  std::vector<std::vector<int64_t>> dims_;  // the event's "Input Dims"
+  std::vector<std::string> types_;          // its "Input type"
   std::vector<Frame> stack_;
   std::string key_;
   std::map<std::string, Scalar> event_, args_, info_;

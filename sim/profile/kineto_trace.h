@@ -10,8 +10,11 @@
 //
 // Kept: "X" events of category kernel (with the NCCL arguments torch records on collective
 // kernels: collective name, element counts, dtype, group size), user_annotation (host ranges),
-// gpu_user_annotation (the same ranges' GPU spans), cuda_runtime / cuda_driver (launch calls).
-// Every other event is counted by category in `ignored`, never dropped silently.
+// gpu_user_annotation (the same ranges' GPU spans), cuda_runtime / cuda_driver (launch calls), and
+// the cpu_op events of the operators whose shapes the importer reads (kShapeOps: the GEMMs
+// aten::mm / aten::addmm, with "Input Dims" and "Input type" when the profiler ran with
+// record_shapes=True). Every other event is counted by category in `ignored`, never dropped
+// silently.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +38,22 @@ struct KinetoKernel {
   int64_t in_elements = -1, out_elements = -1;
   std::string dtype;          // e.g. "BFloat16"
   int group_size = -1;
+  // The operator that launched it (its cpu_op's "External id"; -1 when none was recorded). A
+  // kernel replayed from a CUDA graph carries the graph launch's id, not its operator's.
+  int64_t external_id = -1;
+};
+
+// The operators whose cpu_op events are kept (with their shapes).
+inline const char* const kShapeOps[] = {"aten::mm", "aten::addmm"};
+
+// A kept operator call (cpu_op): its kernels carry its external id.
+struct KinetoOp {
+  std::string name;
+  int64_t start_ns = 0, duration_ns = 0;
+  int64_t tid = -1;
+  int64_t external_id = -1;
+  std::vector<std::vector<int64_t>> input_dims;  // "Input Dims": one shape per input ({} for scalars)
+  std::vector<std::string> input_types;          // "Input type", e.g. "c10::BFloat16"
 };
 
 // A host range (user_annotation) or its GPU span (gpu_user_annotation).
@@ -73,6 +92,7 @@ struct KinetoTrace {
   std::vector<KinetoRange> ranges;          // host ranges
   std::vector<KinetoRange> gpu_ranges;      // their GPU spans
   std::vector<KinetoLaunch> launches;
+  std::vector<KinetoOp> ops;                // kShapeOps calls, in file order
   std::map<std::string, int64_t> ignored;   // events not kept, by category ("" = none)
   int64_t events = 0;                       // traceEvents entries read
 };

@@ -25,13 +25,17 @@ const char* kTrace = R"json({
      "args": {"correlation": 42, "External id": 4}},
     {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
      "pid": 0, "tid": 7, "ts": 120.001, "dur": 6.5,
-     "args": {"device": 0, "stream": 7, "correlation": 42, "grid": [3, 1, 1], "block": [512, 1, 1],
+     "args": {"device": 0, "stream": 7, "correlation": 42, "External id": 4, "grid": [3, 1, 1], "block": [512, 1, 1],
               "Collective name": "allreduce", "In msg nelems": 4096, "Out msg nelems": 4096, "dtype": "BFloat16",
               "Group size": 2}},
     {"ph": "X", "cat": "gpu_user_annotation", "name": "verify", "pid": 0, "tid": 7, "ts": 120.0, "dur": 7.0,
      "args": {"External id": 3}},
     {"ph": "f", "id": 42, "pid": 0, "tid": 7, "ts": 120.0, "cat": "ac2g", "name": "ac2g", "bp": "e"},
-    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 105.0, "dur": 2.0}
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 105.0, "dur": 2.0,
+     "args": {"External id": 4, "Input Dims": [[8, 4096], [4096, 3072]],
+              "Input type": ["c10::BFloat16", "c10::BFloat16"], "Input Strides": [[4096, 1], [3072, 1]]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::cat", "pid": 7, "tid": 7, "ts": 106.0, "dur": 1.0,
+     "args": {"External id": 5, "Input Dims": [[[1, 16], [1, 16]], []]}}
   ]
 })json";
 
@@ -61,10 +65,19 @@ TEST(KinetoTraceTest, KeepsKernelsRangesAndLaunchesAndCountsTheRest) {
   EXPECT_EQ(t->gpu_ranges.size(), 1u);
   ASSERT_EQ(t->launches.size(), 1u);
   EXPECT_EQ(t->launches[0].correlation, 42);
-  EXPECT_EQ(t->events, 7);
+  EXPECT_EQ(t->events, 8);
   EXPECT_EQ(t->ignored.at("metadata"), 1);
   EXPECT_EQ(t->ignored.at("ac2g"), 1);
-  EXPECT_EQ(t->ignored.at("cpu_op"), 1);
+  EXPECT_EQ(t->ignored.at("cpu_op"), 1);  // aten::cat: not an operator whose shapes are read
+  // aten::mm is kept with its shapes, and its kernel points back to it.
+  ASSERT_EQ(t->ops.size(), 1u);
+  EXPECT_EQ(t->ops[0].name, "aten::mm");
+  EXPECT_EQ(t->ops[0].external_id, 4);
+  EXPECT_EQ(t->kernels[0].external_id, 4);
+  ASSERT_EQ(t->ops[0].input_dims.size(), 2u);
+  EXPECT_EQ(t->ops[0].input_dims[0], (std::vector<int64_t>{8, 4096}));
+  EXPECT_EQ(t->ops[0].input_dims[1], (std::vector<int64_t>{4096, 3072}));
+  EXPECT_EQ(t->ops[0].input_types, (std::vector<std::string>{"c10::BFloat16", "c10::BFloat16"}));
 }
 
 TEST(KinetoTraceTest, ClearErrorsForWhatIsNotAKinetoTrace) {
@@ -124,7 +137,8 @@ TEST(KinetoTraceTest, ReadsTheCommittedProfilerTrace) {
   EXPECT_EQ(t->world_size, 2);
   EXPECT_EQ(t->kernels.size(), 3780u);  // traces/README.md
   EXPECT_GT(t->launches.size(), 3000u);
-  EXPECT_EQ(t->ignored.at("cpu_op"), 6210);
+  EXPECT_EQ(t->ignored.at("cpu_op"), 6210 - 273);  // all but the 273 aten::mm calls
+  EXPECT_EQ(t->ops.size(), 273u);
 }
 
 }  // namespace

@@ -114,6 +114,66 @@ std::string TorchDtype(const std::string& nccl) {
   return it == kNames.end() ? std::string() : it->second;
 }
 
+// GEMM calls by (op, m, n, k, torch dtype): per call its kernels' summed duration.
+struct GemmCalls {
+  std::vector<double> us;
+  int kernels_per_call = 0;
+  std::string main_kernel;
+};
+using GemmCallMap = std::map<std::tuple<std::string, int64_t, int64_t, int64_t, std::string>, GemmCalls>;
+
+std::string TorchTypeName(const std::string& input_type) {
+  // "c10::BFloat16" -> "BFloat16"; "float" -> "Float"
+  std::string t = input_type.rfind("c10::", 0) == 0 ? input_type.substr(5) : input_type;
+  if (t == "float") return "Float";
+  if (t == "double") return "Double";
+  return t;
+}
+
+// One rank's eager GEMM calls: the kernels of each aten::mm / addmm call (by External id).
+void CollectGemmCalls(const KinetoTrace& t, GemmCallMap* calls, std::map<std::string, int64_t>* skipped) {
+  std::unordered_map<int64_t, const KinetoOp*> op_of;
+  for (const KinetoOp& o : t.ops)
+    if (o.external_id >= 0) op_of[o.external_id] = &o;
+  struct Call {
+    double ns = 0;
+    int kernels = 0;
+    const KinetoKernel* longest = nullptr;
+  };
+  std::map<int64_t, Call> by_op;  // External id -> the call's kernels
+  for (const KinetoKernel& k : t.kernels) {
+    if (k.external_id < 0 || !op_of.count(k.external_id)) continue;
+    Call& c = by_op[k.external_id];
+    c.ns += static_cast<double>(k.duration_ns);
+    ++c.kernels;
+    if (c.longest == nullptr || k.duration_ns > c.longest->duration_ns) c.longest = &k;
+  }
+  for (const auto& [id, c] : by_op) {
+    const KinetoOp& o = *op_of[id];
+    // mm(self[m, k], mat2[k, n]); addmm(bias, mat1[m, k], mat2[k, n]).
+    const size_t a = o.name == "aten::addmm" ? 1 : 0;
+    if (o.input_dims.size() < a + 2 || o.input_dims[a].size() != 2 || o.input_dims[a + 1].size() != 2) {
+      ++(*skipped)[o.name + " without its input shapes (profile with record_shapes=True)"];
+      continue;
+    }
+    const int64_t m = o.input_dims[a][0], k = o.input_dims[a][1], n = o.input_dims[a + 1][1];
+    if (o.input_dims[a + 1][0] != k || m < 1 || n < 1 || k < 1) {
+      ++(*skipped)[o.name + " with inconsistent input shapes"];
+      continue;
+    }
+    const std::string dtype = o.input_types.size() > a ? TorchTypeName(o.input_types[a]) : std::string();
+    if (dtype != "BFloat16" && dtype != "Half") {
+      ++(*skipped)[o.name + " in " + (dtype.empty() ? std::string("an unrecorded dtype") : dtype) +
+                   " (the GEMM items are bf16 / fp16)"];
+      continue;
+    }
+    GemmCalls& g = (*calls)[{o.name, m, n, k, dtype}];
+    g.us.push_back(c.ns * 1e-3);
+    g.kernels_per_call = std::max(g.kernels_per_call, c.kernels);
+    if (g.main_kernel.empty() && c.longest != nullptr) g.main_kernel = c.longest->name;
+  }
+}
+
 }  // namespace
 
 int DtypeBytes(const std::string& dtype) {
@@ -175,6 +235,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     int pass = -1;  // index into instances[rank] (-1: outside every pass)
   };
   std::vector<std::vector<NcclCall>> nccl(world);
+  GemmCallMap gemm_calls;
 
   for (int r = 0; r < world; ++r) {
     const KinetoTrace& t = ranks[r];
@@ -189,7 +250,8 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     }
     for (auto& [tid, v] : phase_ranges) v.Finish();
     for (auto& [tid, v] : run_ranges) v.Finish();
-    std::map<const KinetoRange*, size_t> instance_of;
+    // A pass instance per phase range, and per graph replay outside every phase range.
+    std::map<const void*, size_t> instance_of;
     for (const KinetoKernel& k : t.kernels) {
       ++out.kernels;
       const KernelClass cls = ClassifyKernel(k.name);
@@ -202,21 +264,24 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
       if (launch != nullptr) {
         auto pr = phase_ranges.find(launch->tid);
         const int i = pr == phase_ranges.end() ? -1 : pr->second.Innermost(launch->start_ns);
-        if (i >= 0) {
-          const KinetoRange* range = pr->second.sorted[i];
-          phase = range->name;
-          auto [it, fresh] = instance_of.emplace(range, instances[r].size());
+        // The pass: the phase range around the launch; else, for a graph replay, the replay itself
+        // (a framework that names no phases still replays one graph per forward).
+        const KinetoRange* range = i >= 0 ? pr->second.sorted[i] : nullptr;
+        if (range != nullptr || graph) {
+          const void* key = range != nullptr ? static_cast<const void*>(range) : static_cast<const void*>(launch);
+          auto [it, fresh] = instance_of.emplace(key, instances[r].size());
           if (fresh) {
             PassInstance p;
-            p.phase = range->name;
-            p.host_start = range->start_ns;
-            p.host_end = range->start_ns + range->duration_ns;
+            p.phase = range != nullptr ? range->name : std::string(kGraphReplayPhase);
+            p.host_start = range != nullptr ? range->start_ns : launch->start_ns;
+            p.host_end = range != nullptr ? range->start_ns + range->duration_ns : launch->start_ns + launch->duration_ns;
             auto rr = run_ranges.find(launch->tid);
-            const int j = rr == run_ranges.end() ? -1 : rr->second.Innermost(range->start_ns);
+            const int j = rr == run_ranges.end() ? -1 : rr->second.Innermost(p.host_start);
             if (j >= 0) p.run = rr->second.sorted[j]->name.substr(options.run_prefix.size());
             instances[r].push_back(std::move(p));
           }
           PassInstance& p = instances[r][it->second];
+          phase = p.phase;
           run = p.run;
           pass = static_cast<int>(it->second);
           ++p.kernels;
@@ -235,6 +300,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
       if (cls == KernelClass::kNccl) nccl[r].push_back({&k, phase, run, graph, pass});
     }
     for (const PassInstance& p : instances[r]) groups[{p.phase, p.run, p.graph, p.kernels}].push_back(&p);
+    CollectGemmCalls(t, &gemm_calls, &out.gemms_skipped);
     std::stable_sort(nccl[r].begin(), nccl[r].end(),
                      [](const NcclCall& a, const NcclCall& b) { return a.kernel->start_ns < b.kernel->start_ns; });
   }
@@ -486,6 +552,49 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     it->set_algbw_gbps(bw_bytes / (c.transfer_us * 1e3));
     const double factor = top == trace::ALLREDUCE ? 2.0 * (world - 1) / world : double(world - 1) / world;
     it->set_busbw_gbps(it->algbw_gbps() * factor);
+  }
+  for (const auto& [key, calls] : gemm_calls) {
+    const auto& [op, m, n, k, dtype] = key;
+    GemmGroup g;
+    g.op = op;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.dtype = dtype;
+    g.calls = static_cast<int>(calls.us.size());
+    g.kernels_per_call = calls.kernels_per_call;
+    g.main_kernel = calls.main_kernel;
+    g.median_us = Median(calls.us);
+    g.name = std::string("profile/gemm/") + kTorchGemmLibrary + "/m" + std::to_string(m) + "/n" + std::to_string(n) +
+             "/k" + std::to_string(k) + (dtype == "BFloat16" ? "" : "/" + dtype) + (op == "aten::mm" ? "" : "/addmm");
+    out.gemms.push_back(g);
+    trace::Item* it = tr.add_items();
+    it->set_suite(trace::SUITE_KERNELS);
+    it->set_kind(trace::KIND_GEMM);
+    it->set_name(g.name);
+    trace::GemmParams* p = it->mutable_gemm();
+    p->set_m(m);
+    p->set_n(n);
+    p->set_k(k);
+    p->set_dtype(TraceDtype(dtype));
+    p->set_op(op);
+    p->set_weight_bytes(n * k * DtypeBytes(dtype));
+    p->set_gpu(0);  // the ranks' GPUs are alike (checked for the environment's names)
+    p->set_library(kTorchGemmLibrary);
+    p->set_kernel_time_only(true);
+    trace::Stats* s = it->mutable_stats();
+    const std::vector<double>& v = calls.us;
+    s->set_iterations(g.calls);
+    s->set_median_us(g.median_us);
+    s->set_min_us(*std::min_element(v.begin(), v.end()));
+    s->set_max_us(*std::max_element(v.begin(), v.end()));
+    s->set_p10_us(Percentile(v, 0.1));
+    s->set_p90_us(Percentile(v, 0.9));
+    double mean = 0;
+    for (double x : v) mean += x / static_cast<double>(v.size());
+    s->set_mean_us(mean);
+    s->set_timer("kineto");
+    it->set_tflops(2.0 * m * n * k / (g.median_us * 1e6));
   }
   return out;
 }

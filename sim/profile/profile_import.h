@@ -14,6 +14,11 @@
 // time inside the span (no kernel of the pass running: the host did not keep the GPU fed) and the
 // busy time per kernel class (kernel_class.h).
 //
+// Without phase ranges (a framework that names none), each CUDA-graph replay outside every phase
+// range is a pass of phase kGraphReplayPhase: serving engines replay one graph per forward (decode,
+// verify, the draft's steps), so the replays' groups (by kernel count and run) are the passes;
+// eager kernels outside phase ranges belong to none.
+//
 // Tokens per pass: a pass's allreduces carry [tokens, hidden] (dense TP layers), so PassGroup
 // records the count of allreduce kernels per pass and the first one's elements; torch records the
 // elements for eager launches only, and a graph replay's call takes them from the eager calls of the
@@ -26,6 +31,14 @@
 // same call would see). Rank clocks are compared directly: Kineto puts every GPU's timestamps on
 // its host's clock, so this holds for ranks of one host (all ranks here must come from one host:
 // ranks of several hosts would need clock alignment, which is not done).
+//
+// GEMMs. An eagerly launched kernel carries the External id of the operator that launched it; the
+// kernels of one aten::mm / aten::addmm call (cuBLASLt's main kernel and, for split-K, its reduce
+// kernel) are one GEMM call of the operator's shape (Input Dims: mm [[m, k], [k, n]], addmm [bias,
+// [m, k], [k, n]]; the profiler must have run with record_shapes=True). A call's time is the sum of
+// its kernels' durations (device time: no launch, no gap). Calls are grouped by shape and dtype
+// over all ranks. Kernels replayed from a CUDA graph carry the graph launch's id and no shape: they
+// are not GEMM items (their time is in the passes).
 //
 // The measurement trace (trace.proto) holds, per distinct NCCL call (op, bytes, dtype, eager or
 // graph, algorithm and protocol from the kernel name, channels from its grid), one KIND_COLLECTIVE
@@ -43,6 +56,9 @@
 #include "specsim/trace.pb.h"
 
 namespace specsim::profile {
+
+// The phase of a pass found as a CUDA-graph replay outside every phase range.
+inline constexpr const char* kGraphReplayPhase = "graph_replay";
 
 struct ImportOptions {
   std::vector<std::string> phases = {"decode", "draft", "verify", "draft_extend", "extend", "prefill"};
@@ -85,10 +101,25 @@ struct CollectiveGroup {
   std::map<std::string, int> phases;  // instances by the phase they ran in (rank 0's attribution)
 };
 
+struct GemmGroup {
+  std::string name;        // the trace item's name, e.g. "profile/gemm/aten/m1/n3072/k4096"
+  std::string op;          // aten::mm or aten::addmm
+  int64_t m = 0, n = 0, k = 0;
+  std::string dtype;       // torch's, e.g. "BFloat16"
+  int calls = 0;           // over all ranks
+  int kernels_per_call = 0;  // the most any call launched (2: split-K main + reduce)
+  std::string main_kernel;   // the longest kernel's name of the first call
+  double median_us = 0;    // per call: its kernels' summed durations
+};
+
 struct ProfileImport {
   int ranks = 0;
   std::vector<PassGroup> passes;
   std::vector<CollectiveGroup> collectives;
+  std::vector<GemmGroup> gemms;
+  // aten::mm / addmm calls whose kernels were seen but whose shape could not be read (no Input
+  // Dims: record_shapes off, or a dtype the GEMM model has not), by reason.
+  std::map<std::string, int64_t> gemms_skipped;
   int64_t kernels = 0;             // over all ranks
   int64_t kernels_in_passes = 0;
   int64_t kernels_without_launch = 0;  // no correlated host call in the trace
@@ -99,6 +130,10 @@ struct ProfileImport {
 // `ranks`: one trace per rank, any order. InvalidArgument when ranks are missing or repeated
 // (naming them), when world sizes disagree, or when the ranks' NCCL kernel sequences differ.
 StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const ImportOptions& options = {});
+
+// The GEMM library name of the items written from a profile's aten::mm / addmm kernels
+// (GemmParams.library): PyTorch's dispatch to cuBLAS / cuBLASLt, whichever torch chose.
+inline constexpr const char* kTorchGemmLibrary = "aten";
 
 // Bytes per element of a Kineto / torch dtype name ("BFloat16" 2, "Float" 4, ...); 0 when unknown.
 int DtypeBytes(const std::string& dtype);

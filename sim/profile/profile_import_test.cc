@@ -152,6 +152,28 @@ TEST(ProfileImportTest, TheCommittedTwoRankProfile) {
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     ranks.push_back(std::move(*t));
   }
+  // Without phase names (a framework that records no ranges): every graph replay is a pass.
+  {
+    ImportOptions unnamed;
+    unnamed.phases = {};
+    auto u = ImportProfile(ranks, unnamed);
+    ASSERT_TRUE(u.ok()) << u.status().ToString();
+    std::map<std::string, const PassGroup*> by;
+    for (const PassGroup& g : u->passes) {
+      EXPECT_EQ(g.phase, kGraphReplayPhase);
+      EXPECT_TRUE(g.graph);
+      by[g.run + "|" + std::to_string(g.kernels)] = &g;
+    }
+    // The decode graph: 116 kernels, 4 layers' allreduce pairs, one token (4096 elements).
+    ASSERT_TRUE(by.count("decode.graph|116")) << u->passes.size();
+    EXPECT_EQ(by["decode.graph|116"]->allreduces, 8);
+    EXPECT_EQ(by["decode.graph|116"]->allreduce_elements, 4096);
+    EXPECT_EQ(by["decode.graph|116"]->passes, 6);  // 3 steps x 2 ranks
+    ASSERT_TRUE(by.count("spec.graph/n8|125"));
+    EXPECT_EQ(by["spec.graph/n8|125"]->allreduce_elements, 8 * 4096);
+    // Eager kernels belong to no pass.
+    for (const PassGroup& g : u->passes) EXPECT_EQ(g.run.find("eager"), std::string::npos) << g.Key();
+  }
   auto r = ImportProfile(std::move(ranks));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   // validate/scripts/torch_tp_decode.py's runs: decode eager / graph, verify of 4 and 8 tokens.
@@ -187,6 +209,65 @@ TEST(ProfileImportTest, TheCommittedTwoRankProfile) {
   EXPECT_LT(g8.transfer_us, 30);
   EXPECT_GE(g8.wait_us_mean, 0);
   EXPECT_GT(r->trace.items_size(), 0);
+}
+
+
+// GEMM items: the kernels of one aten::mm / addmm call (split-K: main + reduce) are one call of the
+// operator's shape; calls of one shape are pooled over ranks; graph-replayed kernels (no operator)
+// and calls without shapes are not GEMM items, the latter counted.
+TEST(ProfileImportTest, EagerGemmCallsBecomeGemmItemsOfTheirShape) {
+  std::vector<KinetoTrace> ranks;
+  for (int rank : {0, 1}) {
+    KinetoTrace t = Rank(rank, 40000, 8000);
+    t.kernels[0].external_id = 50;  // the verify range's GEMM: aten::mm [4, 4096] x [4096, 3072]
+    KinetoKernel reduce = t.kernels[0];
+    reduce.name = "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16>";
+    reduce.start_ns = 33000;
+    reduce.duration_ns = 2000;
+    reduce.correlation = 13;
+    t.launches.push_back({"cudaLaunchKernel", 2500, 1000, 1, 13});
+    t.kernels.push_back(reduce);
+    KinetoOp mm{"aten::mm", 1500, 9000, 1, 50, {{4, 4096}, {4096, 3072}}, {"c10::BFloat16", "c10::BFloat16"}};
+    t.ops.push_back(mm);
+    // The draft range's kernel: an addmm with a bias, 2 us longer on rank 1.
+    t.kernels[2].external_id = 60;
+    t.kernels[2].duration_ns = 3000 + 2000 * rank;
+    t.ops.push_back({"aten::addmm", 300500, 6000, 1, 60, {{2048}, {1, 4096}, {4096, 2048}},
+                     {"c10::BFloat16", "c10::BFloat16", "c10::BFloat16"}});
+    // A shapeless call (record_shapes off): its kernel is the orphan.
+    t.kernels[3].external_id = 70;
+    t.ops.push_back({"aten::mm", 390000, 1000, 1, 70, {}, {}});
+    ranks.push_back(std::move(t));
+  }
+  auto r = ImportProfile(std::move(ranks));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->gemms.size(), 2u);
+  std::map<std::string, const GemmGroup*> by;
+  for (const GemmGroup& g : r->gemms) by[g.name] = &g;
+  ASSERT_TRUE(by.count("profile/gemm/aten/m4/n3072/k4096"));
+  const GemmGroup& mm = *by["profile/gemm/aten/m4/n3072/k4096"];
+  EXPECT_EQ(mm.calls, 2);  // one per rank
+  EXPECT_EQ(mm.kernels_per_call, 2);
+  EXPECT_DOUBLE_EQ(mm.median_us, 12 + 2);  // main kernel + split-K reduce
+  EXPECT_EQ(mm.main_kernel, "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_NNT");
+  ASSERT_TRUE(by.count("profile/gemm/aten/m1/n2048/k4096/addmm"));
+  EXPECT_DOUBLE_EQ(by["profile/gemm/aten/m1/n2048/k4096/addmm"]->median_us, 0.5 * (3 + 5));
+  EXPECT_EQ(r->gemms_skipped.at("aten::mm without its input shapes (profile with record_shapes=True)"), 2);
+  // The trace items: kernel time only, in the library of a profile's matmuls.
+  const trace::Item* item = nullptr;
+  for (const trace::Item& it : r->trace.items())
+    if (it.name() == mm.name) item = &it;
+  ASSERT_NE(item, nullptr);
+  EXPECT_EQ(item->kind(), trace::KIND_GEMM);
+  EXPECT_EQ(item->suite(), trace::SUITE_KERNELS);
+  EXPECT_EQ(item->gemm().m(), 4);
+  EXPECT_EQ(item->gemm().n(), 3072);
+  EXPECT_EQ(item->gemm().k(), 4096);
+  EXPECT_EQ(item->gemm().dtype(), trace::DTYPE_BF16);
+  EXPECT_EQ(item->gemm().library(), kTorchGemmLibrary);
+  EXPECT_TRUE(item->gemm().kernel_time_only());
+  EXPECT_DOUBLE_EQ(item->stats().median_us(), 14);
+  EXPECT_EQ(item->stats().iterations(), 2);
 }
 
 }  // namespace

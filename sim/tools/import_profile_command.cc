@@ -73,6 +73,17 @@ std::string ComparedClassOf(const std::string& profile_class) {
   return profile_class;
 }
 
+// The GEMM costs a profile's passes take: those fitted on a profile's own aten::mm kernels
+// (profile::kTorchGemmLibrary) when the calibration has them, else cuBLASLt's (PyTorch's bf16
+// matmuls run cuBLASLt: the test profile's nvjet and cublasLt::splitKreduce kernels), else the
+// calibration's main GEMM costs.
+std::string PassGemmLibrary(const compute::ComputeParams& c) {
+  if (c.gemm_library == profile::kTorchGemmLibrary) return c.gemm_library;
+  for (const auto& g : c.gemm_libraries)
+    if (g.library == profile::kTorchGemmLibrary) return g.library;
+  return "cublasLt";
+}
+
 PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::LoadedScenario& loaded) {
   PassPrediction p;
   const llm::DecodeSetup& base = loaded.setup;
@@ -81,7 +92,27 @@ PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::Loa
   else if (g.phase == "verify") kind = llm::PassKind::kVerify;
   else if (g.phase == "draft") kind = llm::PassKind::kDraftStep;
   else if (g.phase == "draft_extend") kind = llm::PassKind::kDraftExtend;
-  else {
+  else if (g.phase == profile::kGraphReplayPhase) {
+    // A replay with no phase name: a target forward when it runs two or more layers' allreduces
+    // pairs (dense TP: two per layer), the draft's when one pair and the scenario has a draft.
+    // One token per sequence (allreduce elements = batch x hidden) is a decode / draft step,
+    // more a verify / draft extend.
+    const int pairs = g.allreduces / 2;
+    const bool one_token = g.allreduce_elements == int64_t{base.target.hidden_size} * std::max(1, base.batch);
+    if (g.allreduce_elements <= 0) {
+      p.why = "a graph replay whose allreduce size is unknown (no eager call of the same kind in the profile): "
+              "its tokens per pass cannot be told";
+      return p;
+    }
+    if (pairs >= 2) kind = one_token ? llm::PassKind::kTargetDecode : llm::PassKind::kVerify;
+    else if (pairs == 1 && base.draft) kind = one_token ? llm::PassKind::kDraftStep : llm::PassKind::kDraftExtend;
+    else {
+      p.why = "a graph replay with " + std::to_string(g.allreduces) +
+              " allreduces: not a dense TP forward whose layers can be counted (name the passes with "
+              "record_function ranges: --phases)";
+      return p;
+    }
+  } else {
     p.why = "no pass kind for phase '" + g.phase + "' (decode, verify, draft, draft_extend)";
     return p;
   }
@@ -106,8 +137,7 @@ PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::Loa
     p.layers = g.allreduces / 2;
     setup.target.num_layers = p.layers;
   }
-  // PyTorch's bf16 matmuls: cuBLASLt's costs when the calibration has them (as AddPassItems says).
-  setup.compute = setup.compute.WithGemmLibrary("cublasLt");
+  setup.compute = setup.compute.WithGemmLibrary(PassGemmLibrary(setup.compute));
   const llm::CaptureMode mode = g.graph ? llm::CaptureMode::kFull : llm::CaptureMode::kEager;
   if (!setup.framework) setup.framework = llm::FrameworkProfile{};
   setup.framework->capture = {mode, mode, mode, mode};
@@ -136,7 +166,8 @@ PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::Loa
 // context, the pass's tokens and layers, the run's GEMM library as its kernels name it. Eager passes
 // are left out: under a profiler they measure its host cost.
 void AddPassItems(const std::vector<std::pair<const profile::PassGroup*, PassPrediction>>& predicted,
-                  const scenario::LoadedScenario& loaded, const config::Model& model, int ranks, trace::Trace* trace) {
+                  const scenario::LoadedScenario& loaded, const config::Model& model, int ranks, bool gemm_items,
+                  trace::Trace* trace) {
   const llm::DecodeSetup& s = loaded.setup;
   trace::ModelShape* shape = trace->add_models();
   shape->set_name(s.target.name);
@@ -159,10 +190,11 @@ void AddPassItems(const std::vector<std::pair<const profile::PassGroup*, PassPre
     d->set_capture("graph");
     d->set_gpu_busy_only(true);
     // The kernels it ran: no fitted attention implementation is theirs ("profile" names none, so
-    // the roofline attention applies); PyTorch's bf16 matmuls run cuBLASLt (the test profile's
-    // nvjet and cublasLt::splitKreduce kernels), whose costs apply when the calibration has them.
+    // the roofline attention applies). Its GEMMs are the profile's aten::mm calls: when the trace
+    // has their eager kernels as GEMM items, the costs fitted on those (calibrate makes the decode
+    // items' library the main one); else cuBLASLt's (PassGemmLibrary).
     d->set_attention_implementation("profile");
-    d->set_gemm_library("cublasLt");
+    d->set_gemm_library(gemm_items ? profile::kTorchGemmLibrary : "cublasLt");
     trace::Stats* st = it->mutable_stats();
     st->set_iterations(g->passes);
     st->set_median_us(g->busy_total_us);
@@ -194,6 +226,7 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
   }
   profile::ImportOptions options;
   if (!flags.phases.empty()) options.phases = flags.phases;
+  if (flags.phases == std::vector<std::string>{"none"}) options.phases.clear();  // graph replays as the passes
   options.run_prefix = flags.run_prefix;
   for (const std::string& kv : flags.nccl_env) {
     const size_t eq = kv.find('=');
@@ -231,7 +264,7 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
         err << "specsim import-profile: " << model.status().message() << "\n";
         return 2;
       }
-      AddPassItems(predicted, *loaded, *model, r->ranks, &r->trace);
+      AddPassItems(predicted, *loaded, *model, r->ranks, !r->gemms.empty(), &r->trace);
     }
   }
   if (!flags.output.empty()) {
@@ -262,6 +295,12 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
                                   {"channels", c.channels}, {"calls", c.instances}, {"transfer_us", c.transfer_us},
                                   {"wait_us_mean", c.wait_us_mean}, {"wait_us_max", c.wait_us_max},
                                   {"phases", c.phases}});
+    j["gemms"] = nlohmann::json::array();
+    for (const profile::GemmGroup& g : r->gemms)
+      j["gemms"].push_back({{"name", g.name}, {"op", g.op}, {"m", g.m}, {"n", g.n}, {"k", g.k}, {"dtype", g.dtype},
+                            {"calls", g.calls}, {"kernels_per_call", g.kernels_per_call},
+                            {"main_kernel", g.main_kernel}, {"median_us", g.median_us}});
+    j["gemms_skipped"] = r->gemms_skipped;
     if (!flags.output.empty()) j["wrote"] = flags.output;
     out << j.dump(1) << "\n";
     return 0;
@@ -300,6 +339,16 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
                        c.wait_us_mean, c.wait_us_max, phases);
   }
   for (const trace::Note& n : r->trace.notes()) out << "note: " << n.message() << "\n";
+  if (!r->gemms.empty() || !r->gemms_skipped.empty()) {
+    out << "\nGEMM calls launched eagerly (aten::mm / addmm with their shapes; time = the call's kernels, median "
+           "over calls of all ranks)\n";
+    out << fmt::format("{:<40} {:>6} {:>8} {:>10} {:>8}  {}\n", "gemm", "calls", "kernels", "median_us", "TFLOP/s",
+                       "main kernel");
+    for (const profile::GemmGroup& g : r->gemms)
+      out << fmt::format("{:<40} {:>6} {:>8} {:>10.2f} {:>8.1f}  {}\n", g.name, g.calls, g.kernels_per_call,
+                         g.median_us, 2.0 * g.m * g.n * g.k / (g.median_us * 1e6), g.main_kernel.substr(0, 60));
+    for (const auto& [why, n] : r->gemms_skipped) out << fmt::format("note: {} GEMM call(s) skipped: {}\n", n, why);
+  }
   if (loaded) {
     out << "\npasses against " << loaded->path << " (busy = GPU time with a kernel of the pass running; predicted: "
         << "the pass's compute + communication; idle against the predicted launch / sync time; us)\n";
@@ -350,7 +399,8 @@ void AddImportProfileCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("-o,--output", flags->output, "write the measurement trace (.pb) for compare / calibrate");
   cmd->add_flag("--json", flags->json, "print JSON");
   cmd->add_option("--phases", flags->phases, "host range names that mark passes (default: decode draft verify "
-                                             "draft_extend extend prefill)");
+                                             "draft_extend extend prefill; none: every CUDA-graph replay is a pass, "
+                                             "as are replays outside the named ranges anyway)");
   cmd->add_option("--nccl-env", flags->nccl_env,
                   "NCCL_NAME=value: an NCCL variable the run had (the profile does not record them), e.g. "
                   "NCCL_P2P_DISABLE=1; repeatable");

@@ -97,7 +97,8 @@ kernels, a synthetic decode loop, multi-rank host pacing) and writes a measureme
                      (default llama-3.1-8b)
   --draft-model LIST EAGLE-3 heads (models/eagle3-*.textproto): each drafts for the --model its
                      eagle3.target names; other models use an approximate head (validate/README.md)
-  --tp N             tensor-parallel degree for kernel shapes and decode (default: GPUs used)
+  --tp N             tensor-parallel degree for kernel shapes and decode (default: GPUs used; with
+                     --suites kernels alone it may exceed them: one GPU's shapes of a TP-N deployment)
   --gpus LIST        CUDA device ordinals to use (default: all visible, at most 8)
   --iters N          timed iterations per item (default: per suite)
   --warmup N         untimed warm-up iterations per item (default: per suite)

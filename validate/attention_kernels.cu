@@ -142,12 +142,13 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionKernel(AttentionArgs a, 
 }
 
 __global__ void CombineKernel(AttentionArgs a) {
-  // One block per (row, head); threads over v_head_dim.
+  // One block per (row, head) and 128 values of v_head_dim (blockIdx.y); a thread per value.
   const int row = blockIdx.x / a.q_heads, h = blockIdx.x % a.q_heads;
   const float* ws = static_cast<const float*>(a.workspace) + (int64_t(row) * a.q_heads + h) * a.splits * (2 + a.v_head_dim);
   float mm = -1e30f;
   for (int s = 0; s < a.splits; ++s) mm = fmaxf(mm, ws[s * (2 + a.v_head_dim)]);
-  for (int d = threadIdx.x; d < a.v_head_dim; d += blockDim.x) {
+  for (int d = blockIdx.y * blockDim.x + threadIdx.x; d < min(a.v_head_dim, (blockIdx.y + 1) * blockDim.x);
+       d += blockDim.x) {
     float ll = 0, aa = 0;
     for (int s = 0; s < a.splits; ++s) {
       const float* p = ws + s * (2 + a.v_head_dim);
@@ -181,7 +182,9 @@ cudaError_t Launch(const AttentionArgs& a, cudaStream_t stream) {
 }  // namespace
 
 cudaError_t LaunchAttentionCombine(const AttentionArgs& a, cudaStream_t stream) {
-  CombineKernel<<<a.seqs * a.q_per_seq * a.q_heads, 128, 0, stream>>>(a);
+  // head_dim 128: one block per (row, head), as before 2026-11-30; MLA's 512: four.
+  const dim3 grid(a.seqs * a.q_per_seq * a.q_heads, (a.v_head_dim + 127) / 128);
+  CombineKernel<<<grid, 128, 0, stream>>>(a);
   return cudaGetLastError();
 }
 

@@ -177,9 +177,39 @@ TEST(GpuKernels, FlashMmaRejectsWhatItCannotRun) {
   AttentionArgs a;
   a.head_dim = 576;
   a.v_head_dim = 512;
-  EXPECT_EQ(LaunchFlashMmaAttention(a, 0), cudaErrorInvalidValue);  // MLA goes to simt_reference
-  EXPECT_EQ(ProductionAttentionImpl(576, 512, true), AttentionImpl::kSimtReference);
+  EXPECT_EQ(LaunchFlashMmaAttention(a, 0), cudaErrorInvalidValue);  // MLA goes to flash_mla
+  EXPECT_EQ(ProductionAttentionImpl(576, 512, true), AttentionImpl::kFlashMla);
   EXPECT_EQ(ProductionAttentionImpl(128, 128, false), AttentionImpl::kFlashMma);
+  EXPECT_EQ(ProductionAttentionImpl(192, 128, false), AttentionImpl::kSimtReference);
+  // flash_mla takes the 576 / 512 latent cache only, shared, one KV head.
+  AttentionArgs g;  // GQA 128
+  EXPECT_EQ(LaunchFlashMlaAttention(g, 0), cudaErrorInvalidValue);
+}
+
+// MLA's latent cache (576 values per token, V its first 512) on tensor cores: one 16-row tile per
+// block (TP8 DeepSeek: 16 heads), several tiles (TP1: 128 heads), verify widths, splits, padding.
+TEST(GpuKernels, FlashMlaAttentionMatchesCpuReference) {
+  REQUIRE_GPU();
+  const AttentionImpl f = AttentionImpl::kFlashMla;
+  CheckAttention(f, 2, 1, 16, 1, 576, 512, true, 300, 1);   // 16 rows: one tile
+  CheckAttention(f, 1, 1, 16, 1, 576, 512, true, 1000, 4);  // 4 splits, the last short
+  CheckAttention(f, 2, 2, 16, 1, 576, 512, true, 200, 3);   // verify q = 2: 32 rows, 2 tiles
+  CheckAttention(f, 1, 3, 8, 1, 576, 512, true, 130, 2);    // 24 rows: a padded second tile
+  CheckAttention(f, 1, 1, 128, 1, 576, 512, true, 257, 1);  // 128 heads (TP1): 8 tiles
+  CheckAttention(f, 1, 8, 16, 1, 576, 512, true, 8, 1);     // q = context: the first token sees itself only
+  CheckAttention(f, 1, 1, 16, 1, 576, 512, true, 64, 8);    // splits past the context: empty splits
+}
+
+// flash_mla's residency (the simulator's geometry: two blocks per SM).
+TEST(GpuKernels, FlashMlaResidentBlocksAsTheModelAssumes) {
+  REQUIRE_GPU();
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+  const FlashMmaOccupancy o = FlashMlaOccupancyOf();
+  ASSERT_TRUE(o.ok);
+  std::printf("flash_mla: %d registers per thread, %d resident blocks per SM (sm_%d%d)\n", o.registers_per_thread,
+              o.resident_blocks_per_sm, prop.major, prop.minor);
+  if (prop.major == 9) EXPECT_EQ(o.resident_blocks_per_sm, 2);
 }
 
 TEST(GpuKernels, RmsNormMatchesCpuReference) {

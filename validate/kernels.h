@@ -103,15 +103,20 @@ enum class AttentionImpl {
   // CUDA-core reference (attention_kernels.cu): a warp per cached token, any head size the launcher
   // takes (128, 576), MLA's shared latent cache included.
   kSimtReference,
+  // Tensor-core MLA attention (flash_mla_kernels.cu): one shared latent cache row of 576 values per
+  // token (V = its first 512), the heads x query tokens of a sequence in 16-row mma tiles, one tile
+  // per block of 4 warps, 32-token tiles double-buffered (93 KiB of shared memory: 2 blocks per SM).
+  kFlashMla,
 };
-// "flash_mma", "simt_reference": the names the trace records.
+// "flash_mma", "simt_reference", "flash_mla": the names the trace records.
 const char* AttentionImplName(AttentionImpl impl);
 // What validate's decode loop and kernels suite run: flash_mma where it applies (GQA, head_dim 128),
-// else simt_reference (MLA).
+// flash_mla for MLA's latent cache of 576 / 512, else simt_reference.
 AttentionImpl ProductionAttentionImpl(int head_dim, int v_head_dim, bool kv_shared);
 // Split-KV partitions the launch policy picks: enough blocks for two per SM, each split at least
 // `min_split_tokens` of context (flash_mma: 128, two K/V tiles; simt_reference: 256).
-int AttentionSplits(AttentionImpl impl, const AttentionArgs& a, int sm_count);
+int AttentionSplits(AttentionImpl impl, const AttentionArgs& a, int sm_count);  // flash_mla: rounded down
+// The split merge: one block of 128 threads per (query row, head) and 128 output values.
 // Blocks of the main kernel before splitting (sequences x KV heads x row groups).
 int AttentionBlocks(AttentionImpl impl, const AttentionArgs& a);
 cudaError_t LaunchAttention(AttentionImpl impl, const AttentionArgs& a, cudaStream_t stream);
@@ -132,6 +137,12 @@ struct FlashMmaOccupancy {
 };
 FlashMmaOccupancy FlashMmaOccupancyOf(int row_tiles_per_block);
 int FlashMmaBlocks(const AttentionArgs& a);
+// flash_mla: its one instantiation (one 16-row tile per block, 93 KiB of shared memory), and its
+// blocks before splitting (sequences x row tiles). REQUIRES (launcher, else cudaErrorInvalidValue):
+// head_dim 576, v_head_dim 512, v == k, kv_heads 1, q_row_stride a multiple of 8.
+FlashMmaOccupancy FlashMlaOccupancyOf();
+int FlashMlaBlocks(const AttentionArgs& a);
+cudaError_t LaunchFlashMlaAttention(const AttentionArgs& a, cudaStream_t stream);
 
 // ---- layer pieces (layer_kernels.cu) ----
 // If residual != nullptr: residual += x (in place), then out = rmsnorm(residual) * weight;

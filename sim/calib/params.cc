@@ -243,6 +243,8 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
     ac->set_kv_tile_tokens(a.kv_tile_tokens);
     ac->set_blocks_per_sm(a.blocks_per_sm);
     ac->set_split_blocks_per_sm(a.split_blocks_per_sm);
+    ac->set_splits_round_down(a.splits_round_down);
+    ac->set_combine_value_blocks(a.combine_value_blocks);
     ac->set_min_split_tokens(a.min_split_tokens);
     ac->set_max_splits(a.max_splits);
     ac->set_ramp_ns(a.ramp_ns);

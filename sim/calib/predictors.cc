@@ -78,9 +78,9 @@ ItemKernel KernelOfItem(const trace::Item& item) {
     }
     case trace::KIND_ATTENTION: {
       const trace::AttentionParams& a = item.attention();
-      if (a.kv_shared()) {
-        r.reason = "MLA attention: the trace times validate's CUDA-core reference kernel over the latent cache, "
-                   "not a production MLA decode kernel (FlashMLA), which is what the cost model represents";
+      if (a.kv_shared() && AttentionImplementationOf(a) == "simt_reference") {
+        r.reason = "MLA attention on validate's CUDA-core reference kernel over the latent cache: not a production "
+                   "MLA decode kernel (flash_mla, FlashMLA), which is what the cost model represents";
         return r;
       }
       const double tokens = double(a.batch()) * a.query_tokens();

@@ -20,7 +20,8 @@ Status ValidateAttentionImplementation(const AttentionImplementation& impl) {
                           {"blocks_per_sm", impl.blocks_per_sm},
                           {"split_blocks_per_sm", impl.split_blocks_per_sm},
                           {"min_split_tokens", impl.min_split_tokens},
-                          {"combine_blocks_per_sm", impl.combine_blocks_per_sm}}) {
+                          {"combine_blocks_per_sm", impl.combine_blocks_per_sm},
+                          {"combine_value_blocks", impl.combine_value_blocks}}) {
     if (v < 1) return InvalidArgumentError(pre + field + " = " + std::to_string(v) + ": must be >= 1");
   }
   if (impl.max_rows_per_block < impl.row_tile)
@@ -73,7 +74,8 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
   if (call.splits > 0) {
     g.splits = call.splits;
   } else {
-    const int64_t want = CeilDiv(int64_t(impl.split_blocks_per_sm) * sm_count, pre_split);
+    const int64_t target = int64_t(impl.split_blocks_per_sm) * sm_count;
+    const int64_t want = impl.splits_round_down ? target / pre_split : CeilDiv(target, pre_split);
     int64_t hi = std::max<int64_t>(1, call.context / impl.min_split_tokens);
     if (impl.max_splits > 0) hi = std::min<int64_t>(hi, impl.max_splits);
     g.splits = std::clamp<int64_t>(want, 1, hi);
@@ -84,7 +86,8 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
   g.sm_blocks = CeilDiv(g.blocks, sm_count);
   g.rounds = CeilDiv(g.sm_blocks, g.resident);
   if (g.splits > 1)
-    g.combine_waves = CeilDiv(call.seqs * call.query_tokens * call.q_heads, int64_t(impl.combine_blocks_per_sm) * sm_count);
+    g.combine_waves = CeilDiv(call.seqs * call.query_tokens * call.q_heads * impl.combine_value_blocks,
+                              int64_t(impl.combine_blocks_per_sm) * sm_count);
   const int64_t per_split = CeilDiv(CeilDiv(call.context, g.splits), impl.kv_tile_tokens) * impl.kv_tile_tokens;
   g.kv_tiles = CeilDiv(std::min(per_split, call.context), impl.kv_tile_tokens);
   return g;
@@ -133,6 +136,23 @@ StatusOr<AttentionImplementation> SpecsimValidateKernel(const std::string& name)
     impl.min_split_tokens = 128;
     return impl;
   }
+  if (name == "flash_mla") {
+    // validate/flash_mla_kernels.cu: MLA's latent cache (576 / 512), the heads x query tokens of a
+    // sequence in 16-row mma tiles, one tile per block of 4 warps, 32-token tiles double-buffered in
+    // 93 KiB of shared memory -> two resident blocks per SM (168 registers, sm_90; measured by
+    // validate_gpu_test FlashMlaResidentBlocksAsTheModelAssumes); validate/attention.cc: splits for
+    // at most 2 blocks per SM (rounded down: one full round), >= 128 tokens each; the merge pass one
+    // block per (query row, head) and 128 of the 512 values.
+    impl.row_tile = 16;
+    impl.max_rows_per_block = 16;
+    impl.kv_tile_tokens = 32;
+    impl.blocks_per_sm = 2;
+    impl.combine_value_blocks = 4;
+    impl.split_blocks_per_sm = 2;
+    impl.splits_round_down = true;
+    impl.min_split_tokens = 128;
+    return impl;
+  }
   if (name == "simt_reference") {
     // validate/attention_kernels.cu: 8 (query token, head) rows per block (head_dim 128), 4 warps
     // each on every 4th token (a "tile" of 4 tokens per step); 105 registers x 128 threads -> 4
@@ -147,7 +167,7 @@ StatusOr<AttentionImplementation> SpecsimValidateKernel(const std::string& name)
     return impl;
   }
   return NotFoundError("attention implementation '" + name +
-                       "': specsim-validate's kernels are flash_mma and simt_reference");
+                       "': specsim-validate's kernels are flash_mma, flash_mla and simt_reference");
 }
 
 }  // namespace specsim::compute

@@ -12,14 +12,14 @@
 //   rows_per_block  = min(max_rows_per_block, smallest row_tile * 2^i >= rows_padded)
 //   row_blocks      = ceil(rows_padded / rows_per_block)
 //   splits          = the item's, else clamp(ceil(split_blocks_per_sm * SMs / (seqs kv_heads row_blocks)),
-//                     1, context / min_split_tokens)
+//                     1, context / min_split_tokens)   (floor instead of ceil: splits_round_down)
 //   blocks          = seqs * kv_heads * row_blocks * splits
 //   resident        = blocks_per_sm (or its entry in blocks_per_sm_by_rows for rows_per_block)
 //   sm_blocks       = ceil(blocks / SMs)               (the busiest SM's blocks)
 //   rounds          = ceil(sm_blocks / resident)        (of them, `resident` at a time)
 //   kv_tiles        = ceil(ceil(context / splits) rounded up to kv_tile_tokens / kv_tile_tokens)
 //   valid_rows      = min(rows_per_block, G q)         (rows of a block that hold a query)
-//   combine_waves   = ceil(seqs q q_heads / (combine_blocks_per_sm * SMs))
+//   combine_waves   = ceil(seqs q q_heads combine_value_blocks / (combine_blocks_per_sm * SMs))
 //
 // Time (AttentionTime):
 //
@@ -68,9 +68,11 @@ struct AttentionImplementation {
   // (rows_per_block, blocks_per_sm) pairs overriding blocks_per_sm.
   std::vector<std::pair<int, int>> blocks_per_sm_by_rows;
   int split_blocks_per_sm = 2;    // split-KV target: blocks before splitting x splits ~ this x SMs
+  bool splits_round_down = false; // ... at most this x SMs (full rounds of one resident block)
   int min_split_tokens = 128;     // no split shorter than this
   int max_splits = 0;             // 0: no limit
   int combine_blocks_per_sm = 16; // the merge pass: one block per (query row, head)
+  int combine_value_blocks = 1;   // ... and per 128 output values (MLA's 512: 4)
   // Costs (ns), fitted by `specsim calibrate` per implementation.
   double ramp_ns = 5000;
   double memory_efficiency = 0.8;  // of the GPU's memory bandwidth, streaming the cache

@@ -68,6 +68,41 @@ TEST(AttentionGeometry, RoundsAndTiles) {
   EXPECT_EQ(GeometryOf(impl, Llama8bTp1(8, 128, 4096), 132).combine_waves, 0);
 }
 
+// flash_mla (validate/flash_mla_kernels.cu): one 16-row tile per block, two resident blocks per SM,
+// 32-token tiles; splits rounded down to 2 x SMs blocks (validate/attention.cc AttentionSplits),
+// as recorded in traces/h200-1x-mla-tp8-2026-11-30 (DeepSeek-V3 at TP8: 16 heads per GPU, one KV
+// head): b32 q1 ctx16384: floor(264 / 32) = 8 splits (256 blocks: one round); b8: 33; b1: 264
+// capped at 16384 / 128 = 128. The merge pass: one block per (row, head) and 128 of 512 values.
+TEST(AttentionGeometry, FlashMlaSplitsRoundDownAndOneRound) {
+  const auto impl = SpecsimValidateKernel("flash_mla").value();
+  auto call = [](int64_t seqs, int64_t q, int64_t context) {
+    AttentionCall c;
+    c.seqs = seqs;
+    c.query_tokens = q;
+    c.q_heads = 16;
+    c.kv_heads = 1;
+    c.context = context;
+    c.kv_bytes = double(seqs) * context * 576 * 2;
+    return c;
+  };
+  AttentionGeometry g = GeometryOf(impl, call(32, 1, 16384), 132);
+  EXPECT_EQ(g.splits, 8);
+  EXPECT_EQ(g.blocks, 256);
+  EXPECT_EQ(g.resident, 2);
+  EXPECT_EQ(g.sm_blocks, 2);
+  EXPECT_EQ(g.rounds, 1);
+  EXPECT_EQ(g.kv_tiles, 16384 / 8 / 32);
+  // 32 x 16 (row, head) pairs x 4 value blocks = 2048 over 16 x 132 = 2112 slots: one wave.
+  EXPECT_EQ(g.combine_waves, 1);
+  EXPECT_EQ(GeometryOf(impl, call(8, 1, 16384), 132).splits, 33);
+  EXPECT_EQ(GeometryOf(impl, call(1, 1, 16384), 132).splits, 128);
+  // Verify: 16 heads x 4 tokens = 64 rows = 4 row blocks of one tile each.
+  g = GeometryOf(impl, call(8, 4, 4096), 132);
+  EXPECT_EQ(g.row_blocks, 4);
+  EXPECT_EQ(g.rows_per_block, 16);
+  EXPECT_EQ(g.splits, 264 / 32);
+}
+
 TEST(AttentionTime, HandSolved) {
   AttentionImplementation impl = SpecsimValidateKernel("flash_mma").value();
   impl.ramp_ns = 10000;

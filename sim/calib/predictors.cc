@@ -97,6 +97,7 @@ ItemKernel KernelOfItem(const trace::Item& item) {
       k.attention.context = a.context();
       k.attention.kv_bytes = static_cast<double>(a.kv_bytes());
       k.attention.splits = std::max(0, a.splits());
+      k.attention.latent = a.kv_shared();
       r.ok = true;
       return r;
     }
@@ -533,13 +534,26 @@ StatusOr<llm::DecodeSetup> DecodeSetupOfItem(const trace::Trace& trace_, const t
   setup.compute.grouped_gemm_memory_efficiency = setup.compute.skinny_gemm_memory_efficiency;
   // The loop's attention kernel (simt_reference before the item recorded it), with its fitted costs
   // when the calibration has them; else the roofline attention terms.
+  // The item names the target's kernel; an MLA target's GQA draft head ran validate's GQA kernel
+  // (validate/attention.cc ProductionAttentionImpl: flash_mma beside flash_mla; simt_reference for
+  // everything before flash_mla existed).
   {
     const std::string impl = d.attention_implementation().empty() ? "simt_reference" : d.attention_implementation();
-    if (const compute::AttentionImplementation* a = params_.compute.FindAttentionImplementation(impl)) {
-      compute::AttentionImplementation loop = *a;
-      loop.max_splits = 32;  // validate/decode_suite.cc kMaxSplits: the loop's workspace
-      setup.compute.attention_regimes.decode = {loop};
-      setup.compute.attention_regimes.verify = {loop};
+    auto apply = [&](const std::string& name, std::vector<compute::AttentionImplementation>* decode,
+                     std::vector<compute::AttentionImplementation>* verify) {
+      if (const compute::AttentionImplementation* a = params_.compute.FindAttentionImplementation(name)) {
+        compute::AttentionImplementation loop = *a;
+        loop.max_splits = 32;  // validate/decode_suite.cc kMaxSplits: the loop's workspace
+        *decode = {loop};
+        *verify = {loop};
+      }
+    };
+    compute::AttentionRegimes& r = setup.compute.attention_regimes;
+    if (target.is_mla()) {
+      apply(impl, &r.mla_decode, &r.mla_verify);
+      apply(impl == "flash_mla" ? "flash_mma" : impl, &r.decode, &r.verify);
+    } else {
+      apply(impl, &r.decode, &r.verify);
     }
   }
   const int n = d.verify_tokens();

@@ -113,8 +113,8 @@ AttentionTerms AttentionTime(const AttentionImplementation& impl, const Attentio
   return t;
 }
 
-const AttentionImplementation* AttentionRegimes::For(int64_t query_tokens) const {
-  const auto& v = query_tokens <= 1 ? decode : verify;
+const AttentionImplementation* AttentionRegimes::For(int64_t query_tokens, bool latent) const {
+  const auto& v = latent ? (query_tokens <= 1 ? mla_decode : mla_verify) : (query_tokens <= 1 ? decode : verify);
   return v.empty() ? nullptr : &v.front();
 }
 

@@ -101,6 +101,7 @@ struct AttentionCall {
   int64_t context = 1;        // cached tokens attended per sequence
   double kv_bytes = 0;        // cache bytes read per call
   int splits = 0;             // 0: the implementation's split policy
+  bool latent = false;        // MLA's shared latent cache (one KV head, V within K)
 };
 
 struct AttentionGeometry {
@@ -133,12 +134,15 @@ struct AttentionTerms {
 AttentionTerms AttentionTime(const AttentionImplementation& impl, const AttentionCall& call, int sm_count,
                              double memory_bandwidth_gbps);
 
-// The implementations a scenario's attention runs per regime: q = 1 (decode) and q > 1 (verify).
-// Both empty: the roofline attention model of kernel_cost.h.
+// The implementations a scenario's attention runs per regime: q = 1 (decode) and q > 1 (verify),
+// for GQA / MHA caches and, apart, for MLA's latent cache (a GQA kernel's costs never price an MLA
+// call, nor the reverse). Empty: the roofline attention model of kernel_cost.h.
 struct AttentionRegimes {
-  std::vector<AttentionImplementation> decode;  // empty or one
-  std::vector<AttentionImplementation> verify;  // empty or one
-  const AttentionImplementation* For(int64_t query_tokens) const;
+  std::vector<AttentionImplementation> decode;      // empty or one
+  std::vector<AttentionImplementation> verify;      // empty or one
+  std::vector<AttentionImplementation> mla_decode;  // empty or one
+  std::vector<AttentionImplementation> mla_verify;  // empty or one
+  const AttentionImplementation* For(int64_t query_tokens, bool latent = false) const;
 };
 
 // specsim-validate's two kernels (validate/kernels.h AttentionImpl), geometry from their source

@@ -114,7 +114,8 @@ Status ValidateComputeParams(const ComputeParams& p) {
   if (!(p.gemm_overlap >= 0 && p.gemm_overlap <= 1))
     return InvalidArgumentError("ComputeParams.gemm_overlap = " + std::to_string(p.gemm_overlap) + ": must be in [0, 1]");
   for (const AttentionImplementation& a : p.attention_implementations) RETURN_IF_ERROR(ValidateAttentionImplementation(a));
-  for (const auto* v : {&p.attention_regimes.decode, &p.attention_regimes.verify}) {
+  for (const auto* v : {&p.attention_regimes.decode, &p.attention_regimes.verify, &p.attention_regimes.mla_decode,
+                        &p.attention_regimes.mla_verify}) {
     if (v->size() > 1) return InvalidArgumentError("ComputeParams.attention_regimes: at most one implementation per regime");
     for (const AttentionImplementation& a : *v) RETURN_IF_ERROR(ValidateAttentionImplementation(a));
   }
@@ -261,7 +262,7 @@ SimTime KernelCostModel::KernelTime(const Kernel& k) const {
   SPECSIM_CHECK(k.flops >= 0 && k.bytes >= 0) << k.name;
   double ns = params_.kernel_floor_ns;
   if (k.kernel_class == KernelClass::kAttention && k.has_attention_call && gpu_.sm_count > 0) {
-    if (const AttentionImplementation* impl = params_.attention_regimes.For(k.attention.query_tokens)) {
+    if (const AttentionImplementation* impl = params_.attention_regimes.For(k.attention.query_tokens, k.attention.latent)) {
       return PicosFromNanos(
           std::max(ns, AttentionTime(*impl, k.attention, gpu_.sm_count, gpu_.memory_bandwidth_gbps).total_ns()));
     }

@@ -216,6 +216,8 @@ StatusOr<llm::FrameworkProfile> Convert(const FrameworkProfile& p, std::string_v
   out.sync_each_cycle = p.sync_each_cycle();
   out.attention_decode = p.attention().decode();
   out.attention_verify = p.attention().verify();
+  out.attention_mla_decode = p.attention().mla_decode();
+  out.attention_mla_verify = p.attention().mla_verify();
   return out;
 }
 

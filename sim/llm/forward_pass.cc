@@ -182,7 +182,7 @@ class PassBuilder {
   // Attention over the KV cache: `kv_token_bytes` per cached token per layer on this GPU.
   // q_heads / kv_heads per GPU: the call's shape for an implementation's cost model.
   void Attention(int layer, double kv_token_bytes, double q_out_bytes, double flops_per_pos, double q_heads,
-                 double kv_heads) {
+                 double kv_heads, bool latent = false) {
     double ctx = s_.context_length;
     if (IsSlidingLayer(m_, layer)) ctx = std::min<double>(ctx, m_.sliding_window);
     const double L = ctx + s_.tokens_per_sequence;
@@ -197,6 +197,7 @@ class PassBuilder {
     k.attention.kv_heads = static_cast<int64_t>(kv_heads);
     k.attention.context = static_cast<int64_t>(std::llround(L));
     k.attention.kv_bytes = kv_read;
+    k.attention.latent = latent;
     out_.kv_bytes_read_per_gpu += kv_read;
   }
 
@@ -223,7 +224,8 @@ class PassBuilder {
     Gemm(Name(layer, "q_absorb"), layer, T_, hl * rkv, dn, wb_, math_);
     Elementwise(Name(layer, "rope_kv_store"), layer,
                 2 * T_ * hl * dr * kBf16 + T_ * (rkv + dr) * (kBf16 + kvb_), 6 * T_ * hl * dr);
-    Attention(layer, (rkv + dr) * kvb_, T_ * hl * (2 * rkv + dr) * kBf16, 2 * hl * (2 * rkv + dr), hl, 1);
+    Attention(layer, (rkv + dr) * kvb_, T_ * hl * (2 * rkv + dr) * kBf16, 2 * hl * (2 * rkv + dr), hl, 1,
+              /*latent=*/true);
     // Absorbed W_UV: per head [T, rkv] x [rkv, dv].
     Gemm(Name(layer, "v_absorb"), layer, T_, hl * dv, rkv, wb_, math_);
     Gemm(Name(layer, "o_proj"), layer, T_, h_, hl * dv, wb_, math_);

@@ -49,8 +49,9 @@ struct FrameworkProfile {
   // calibration's), which applies otherwise.
   Jitter jitter;
   // The attention kernels it runs for decode (q = 1) and verify (q > 1), as calibrations name
-  // attention implementations; empty: not stated.
+  // attention implementations, for GQA / MHA caches and for MLA's latent cache; empty: not stated.
   std::string attention_decode, attention_verify;
+  std::string attention_mla_decode, attention_mla_verify;
 };
 
 }  // namespace specsim::llm

@@ -27,7 +27,7 @@ StatusOr<compute::DType> ToDType(config::DType d, const std::string& field) {
 
 }  // namespace
 
-Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::FrameworkProfile& framework,
+Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::FrameworkProfile& framework, bool mla,
                             const std::string& calibration, compute::ComputeParams* compute,
                             std::vector<std::string>* warnings) {
   const std::vector<compute::AttentionImplementation>& have = compute->attention_implementations;
@@ -42,32 +42,41 @@ Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::Fra
                                 " has no such attention implementation (it has: " + (names.empty() ? "none" : names) + ")");
   };
   compute->attention_regimes = {};
+  compute::AttentionRegimes& r = compute->attention_regimes;
+  // The target's regimes: MLA's latent-cache ones for an MLA target, else the GQA ones (which a
+  // GQA draft head of an MLA target also takes, from the framework's names).
+  auto& target_decode = mla ? r.mla_decode : r.decode;
+  auto& target_verify = mla ? r.mla_verify : r.verify;
   if (!choice.decode().empty() || !choice.verify().empty()) {
-    // Explicit: the scenario applies a kernel's fitted costs to its attention.
+    // Explicit: the scenario applies a kernel's fitted costs to its target's attention.
     const std::string decode = choice.decode().empty() ? choice.verify() : choice.decode();
     const std::string verify = choice.verify().empty() ? decode : choice.verify();
     ASSIGN_OR_RETURN(compute::AttentionImplementation d, pick(decode, "attention_costs.decode"));
     ASSIGN_OR_RETURN(compute::AttentionImplementation v, pick(verify, "attention_costs.verify"));
-    compute->attention_regimes.decode = {d};
-    compute->attention_regimes.verify = {v};
+    target_decode = {d};
+    target_verify = {v};
     return OkStatus();
   }
-  // Implicit only for the kernels the framework profile says it runs.
-  const compute::AttentionImplementation* d = framework.attention_decode.empty()
-                                                  ? nullptr
-                                                  : compute->FindAttentionImplementation(framework.attention_decode);
-  const compute::AttentionImplementation* v = framework.attention_verify.empty()
-                                                  ? nullptr
-                                                  : compute->FindAttentionImplementation(framework.attention_verify);
-  if (d) compute->attention_regimes.decode = {*d};
-  if (v) compute->attention_regimes.verify = {*v};
-  if (!have.empty() && (!d || !v)) {
+  // Implicit only for the kernels the framework profile says it runs, per cache kind.
+  auto find = [&](const std::string& name) {
+    return name.empty() ? nullptr : compute->FindAttentionImplementation(name);
+  };
+  const compute::AttentionImplementation* d = find(framework.attention_decode);
+  const compute::AttentionImplementation* v = find(framework.attention_verify);
+  const compute::AttentionImplementation* md = find(framework.attention_mla_decode);
+  const compute::AttentionImplementation* mv = find(framework.attention_mla_verify);
+  if (d) r.decode = {*d};
+  if (v) r.verify = {*v};
+  if (md) r.mla_decode = {*md};
+  if (mv) r.mla_verify = {*mv};
+  const bool applied = mla ? (md && mv) : (d && v);
+  if (!have.empty() && !applied) {
+    const std::string& dn = mla ? framework.attention_mla_decode : framework.attention_decode;
+    const std::string& vn = mla ? framework.attention_mla_verify : framework.attention_verify;
     warnings->push_back("calibration " + calibration + ": attention costs fitted for " + names +
                         " are not applied to " + (framework.name.empty() ? "the framework" : framework.name) +
-                        "'s attention (" +
-                        (framework.attention_decode.empty() && framework.attention_verify.empty()
-                             ? std::string("kernels not stated")
-                             : "decode " + framework.attention_decode + ", verify " + framework.attention_verify) +
+                        "'s " + (mla ? "MLA " : "") + "attention (" +
+                        (dn.empty() && vn.empty() ? std::string("kernels not stated") : "decode " + dn + ", verify " + vn) +
                         "); it keeps the roofline attention terms. Apply one explicitly with "
                         "--set attention_costs.decode=NAME (and attention_costs.verify=NAME).");
   }
@@ -168,7 +177,8 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
     // The ranks' host costs (issue per op class, graph launch, sync wake, natural jitter).
     setup.driver = calib::DriverHostOf(calib::ApplyCalibrationProto(calib::CalibParams{}, c).host);
   }
-  RETURN_IF_ERROR(ChooseAttentionCosts(s.attention_costs(), framework, calib, &setup.compute, &loaded.warnings)
+  RETURN_IF_ERROR(ChooseAttentionCosts(s.attention_costs(), framework, setup.target.is_mla(), calib, &setup.compute,
+                                       &loaded.warnings)
                       .WithPrefix(loaded.path));
 
   const config::Speculation& sp = s.speculation();

@@ -63,7 +63,9 @@ StatusOr<llm::DecodeResult> EvaluateSetup(const llm::DecodeSetup& setup);
 // calibration has when one is missing, or when no calibration is given), else those the framework
 // profile names as its kernels, else none (roofline attention), with a warning when the calibration
 // had attention costs that were not applied.
-Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::FrameworkProfile& framework,
+// `mla`: the target has MLA's latent cache (the framework's mla_* kernels and an explicit choice
+// then fill the MLA regimes; its GQA names still fill the GQA ones, for a GQA draft head).
+Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::FrameworkProfile& framework, bool mla,
                             const std::string& calibration, compute::ComputeParams* compute,
                             std::vector<std::string>* warnings);
 

@@ -45,6 +45,9 @@ KernelClass ClassifyKernel(const std::string& name) {
     return KernelClass::kCustomAllreduce;
   if (Has(l, {"moe", "expert", "topk_gating"})) return KernelClass::kMoe;
   if (Has(l, {"norm"})) return KernelClass::kNorm;
+  // torch.compile's Triton kernels are named by the ops they fuse: an RMSNorm's reduction has rsqrt
+  // (triton_red_fused_add_mean_mul_pow_rsqrt_0).
+  if (Has(l, {"triton"}) && Has(l, {"rsqrt"})) return KernelClass::kNorm;
   if (Has(l, {"argmax", "topk", "top_k", "sampling", "sample"})) return KernelClass::kSampling;
   if (Has(l, {"rotary", "rope"})) return KernelClass::kRotary;
   // "flash" names FlashAttention's kernels, not FlashInfer's namespace (whose norms, samplers and

@@ -26,6 +26,9 @@ TEST(KernelClassTest, NamesFromProfilesOfTorchAndServingStacks) {
       {"fused_moe_kernel", KernelClass::kMoe},
       {"void vllm::moe::topkGatingSoftmax<...>", KernelClass::kMoe},
       {"void flashinfer::norm::RMSNormKernel<8, __nv_bfloat16>", KernelClass::kNorm},
+      // torch.compile (Inductor): a fused residual add + RMSNorm, and a fused SiLU x up.
+      {"triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0", KernelClass::kNorm},
+      {"triton_poi_fused_mul_silu_0", KernelClass::kOther},
       {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", KernelClass::kGemm},
       {"void flashinfer::BatchQKApplyRotaryPosIdsCosSinCacheKernel<...>", KernelClass::kRotary},
       {"void flashinfer::sampling::TopKTopPSamplingFromProbKernel<...>", KernelClass::kSampling},

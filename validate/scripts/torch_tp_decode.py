@@ -26,6 +26,12 @@ own profiler ranges were not checked against its source (not available here): [U
 
 CUDA graphs: each pass shape is captured once (torch.cuda.CUDAGraph, NCCL collectives inside) and
 replayed; if capture fails the graph modes are skipped and run.json says why.
+
+--fused: the layer as serving engines fuse it (vLLM through torch.compile, SGLang through its own
+kernels): the residual add with the RMSNorm, rotary with the K/V pair for the cache, and SiLU x
+up each one Triton kernel (torch.compile of small functions, before capture), so a layer launches
+about a dozen kernels (norm, qkv, rotary, cache write, attention, o, allreduce, norm, gate_up,
+act, down, allreduce) instead of some 25.
 """
 
 import argparse
@@ -56,6 +62,8 @@ def parse_args():
     p.add_argument("--verify-widths", default="4,8", help="N values: tokens verified per sequence")
     p.add_argument("--steps", type=int, default=3, help="measured steps (or cycles) per mode and width")
     p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--fused", action="store_true",
+                   help="fuse residual+norm, rotary+KV pair and SiLU x up with torch.compile (see above)")
     p.add_argument("--modes", default="decode.eager,decode.graph,spec.eager,spec.graph")
     a = p.parse_args()
     a.verify_widths = [int(x) for x in a.verify_widths.split(",") if x]
@@ -93,12 +101,17 @@ class Shard:
                 qkv=w(a.hidden, qkv), o=w(self.h * self.d, a.hidden),
                 norm2=torch.ones(a.hidden, device=device, dtype=torch.bfloat16),
                 gate_up=w(a.hidden, 2 * self.inter), down=w(self.inter, a.hidden),
-                k_cache=w(a.batch, self.kvh, a.context + max_q, self.d),
-                v_cache=w(a.batch, self.kvh, a.context + max_q, self.d)))
+                kv_cache=w(2, a.batch, self.kvh, a.context + max_q, self.d)))
         self.norm = torch.ones(a.hidden, device=device, dtype=torch.bfloat16)
         self.lm_head = w(a.hidden, a.vocab // tp)
         self.masks = {}
         self.rope = {}
+        self.fused = a.fused
+        if a.fused:
+            self.c_norm = torch.compile(_rms_norm, dynamic=False, fullgraph=True)
+            self.c_add_norm = torch.compile(_add_rms_norm, dynamic=False, fullgraph=True)
+            self.c_rope_kv = torch.compile(_rope_kv, dynamic=False, fullgraph=True)
+            self.c_silu_mul = torch.compile(_silu_mul, dynamic=False, fullgraph=True)
 
     def mask(self, q):
         # Causal among the q new tokens: token j sees cache positions <= context + j.
@@ -122,35 +135,83 @@ class Shard:
         a, b = self.a, self.a.batch
         cos, sin = self.rotary(q)
         mask = self.mask(q) if q > 1 else None
-        for L in self.layers:
-            h = F.rms_norm(x, (a.hidden,), L["norm1"])
+        fused = self.fused
+        h = self.c_norm(x, self.layers[0]["norm1"]) if fused else None
+        for i, L in enumerate(self.layers):
+            if not fused:
+                h = F.rms_norm(x, (a.hidden,), L["norm1"])
             qkv = h @ L["qkv"]
-            qh, kh, vh = qkv.split([self.h * self.d, self.kvh * self.d, self.kvh * self.d], dim=-1)
-            qh = qh.view(b, q, self.h, self.d).transpose(1, 2)
-            kh = kh.view(b, q, self.kvh, self.d).transpose(1, 2)
-            vh = vh.view(b, q, self.kvh, self.d).transpose(1, 2)
-            half = self.d // 2
-            rot = lambda t: t * cos + torch.cat([-t[..., half:], t[..., :half]], -1) * sin
-            qh, kh = rot(qh), rot(kh)
-            L["k_cache"][:, :, a.context:a.context + q].copy_(kh)
-            L["v_cache"][:, :, a.context:a.context + q].copy_(vh)
-            k = L["k_cache"][:, :, :a.context + q]
-            v = L["v_cache"][:, :, :a.context + q]
+            kv = L["kv_cache"]
+            if fused:
+                qh, kvh = self.c_rope_kv(qkv, cos, sin, b, q, self.h, self.kvh, self.d)
+                kv[:, :, :, a.context:a.context + q].copy_(kvh)
+            else:
+                qh, kh, vh = qkv.split([self.h * self.d, self.kvh * self.d, self.kvh * self.d], dim=-1)
+                qh = qh.view(b, q, self.h, self.d).transpose(1, 2)
+                kh = kh.view(b, q, self.kvh, self.d).transpose(1, 2)
+                vh = vh.view(b, q, self.kvh, self.d).transpose(1, 2)
+                half = self.d // 2
+                rot = lambda t: t * cos + torch.cat([-t[..., half:], t[..., :half]], -1) * sin
+                qh, kh = rot(qh), rot(kh)
+                kv[0, :, :, a.context:a.context + q].copy_(kh)
+                kv[1, :, :, a.context:a.context + q].copy_(vh)
+            k = kv[0, :, :, :a.context + q]
+            v = kv[1, :, :, :a.context + q]
             o = F.scaled_dot_product_attention(qh, k, v, attn_mask=mask, enable_gqa=True)
             o = o.transpose(1, 2).reshape(b * q, self.h * self.d) @ L["o"]
             dist.all_reduce(o)
-            x = x + o
-            h = F.rms_norm(x, (a.hidden,), L["norm2"])
+            if fused:
+                x, h = self.c_add_norm(x, o, L["norm2"])
+            else:
+                x = x + o
+                h = F.rms_norm(x, (a.hidden,), L["norm2"])
             gu = h @ L["gate_up"]
-            g, u = gu.chunk(2, dim=-1)
-            d = (F.silu(g) * u) @ L["down"]
+            if fused:
+                act = self.c_silu_mul(gu)
+            else:
+                g, u = gu.chunk(2, dim=-1)
+                act = F.silu(g) * u
+            d = act @ L["down"]
             dist.all_reduce(d)
-            x = x + d
-        h = F.rms_norm(x, (a.hidden,), self.norm)
+            if fused:
+                nxt = self.layers[i + 1]["norm1"] if i + 1 < len(self.layers) else self.norm
+                x, h = self.c_add_norm(x, d, nxt)
+            else:
+                x = x + d
+        if not fused:
+            h = F.rms_norm(x, (a.hidden,), self.norm)
         logits = h @ self.lm_head
         gathered = torch.empty((self.tp,) + tuple(logits.shape), device=self.device, dtype=logits.dtype)
         dist.all_gather_into_tensor(gathered, logits)
         return gathered.permute(1, 0, 2).reshape(b * q, -1).argmax(-1)
+
+
+# The fused pieces (--fused), each compiled by torch.compile into one Triton kernel.
+def _rms_norm(x, w):
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * w
+
+
+def _add_rms_norm(x, delta, w):
+    r = x + delta
+    rf = r.float()
+    return r, (rf * torch.rsqrt(rf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * w
+
+
+def _rope_kv(qkv, cos, sin, b: int, q: int, heads: int, kv_heads: int, d: int):
+    """qkv [b*q, (heads + 2 kv_heads) d] -> rotated q [b, heads, q, d] and the K/V pair [2, b, kv_heads, q, d]."""
+    qh, kh, vh = qkv.split([heads * d, kv_heads * d, kv_heads * d], dim=-1)
+    qh = qh.view(b, q, heads, d).transpose(1, 2)
+    kh = kh.view(b, q, kv_heads, d).transpose(1, 2)
+    vh = vh.view(b, q, kv_heads, d).transpose(1, 2)
+    half = d // 2
+    rot = lambda t: t * cos + torch.cat([-t[..., half:], t[..., :half]], -1) * sin
+    return rot(qh), torch.stack([rot(kh), vh])
+
+
+def _silu_mul(gu):
+    g, u = gu.chunk(2, dim=-1)
+    return F.silu(g) * u
 
 
 class Pass:
@@ -256,7 +317,7 @@ def main():
         meta = dict(tool="validate/scripts/torch_tp_decode.py", torch=torch.__version__,
                     nccl=".".join(map(str, torch.cuda.nccl.version())), gpu=torch.cuda.get_device_name(device),
                     world_size=world, layers=a.layers, hidden=a.hidden, heads=a.heads, kv_heads=a.kv_heads,
-                    head_dim=a.head_dim, intermediate=a.intermediate, vocab=a.vocab, batch=a.batch,
+                    head_dim=a.head_dim, intermediate=a.intermediate, vocab=a.vocab, batch=a.batch, fused=a.fused,
                     context=a.context, draft_steps=a.draft_steps, verify_widths=a.verify_widths,
                     steps=a.steps, runs=runs, skipped=skipped,
                     env={k: v for k, v in os.environ.items() if k.startswith("NCCL_")})

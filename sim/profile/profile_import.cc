@@ -579,7 +579,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     p->set_dtype(TraceDtype(dtype));
     p->set_op(op);
     p->set_weight_bytes(n * k * DtypeBytes(dtype));
-    p->set_gpu(0);  // the ranks' GPUs are alike (checked for the environment's names)
+    p->set_gpu(0);  // calls of every rank pooled, priced on the first GPU (a TP group runs one GPU model)
     p->set_library(kTorchGemmLibrary);
     p->set_kernel_time_only(true);
     trace::Stats* s = it->mutable_stats();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -323,6 +324,53 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
   std::map<std::tuple<std::string, int64_t, std::string, bool, std::string, std::string, int, std::string>,
            std::vector<Instance>>
       calls;
+  // Graph replays of unknown size, first by their pass: a graph-replayed pass launches what an eager
+  // pass of the same phase and kernel count launched, so its i-th NCCL call has the size of the
+  // eager pass's i-th (op and dtype alike) when every such eager pass agrees (rank 0's passes).
+  std::vector<int64_t> pass_elements(nccl[0].size(), -1);
+  std::vector<std::string> pass_dtype(nccl[0].size());
+  std::set<std::string> inferred, inferred_by_pass;
+  {
+    std::vector<std::vector<size_t>> calls_of(instances[0].size());  // each pass's NCCL calls, in order
+    for (size_t i = 0; i < nccl[0].size(); ++i)
+      if (nccl[0][i].pass >= 0) calls_of[nccl[0][i].pass].push_back(i);
+    std::map<std::string, int> by_sequence;
+    for (size_t g = 0; g < instances[0].size(); ++g) {
+      const PassInstance& gp = instances[0][g];
+      bool unknown = false;
+      for (size_t i : calls_of[g]) unknown = unknown || nccl[0][i].kernel->in_elements <= 0;
+      if (!gp.graph || !unknown) continue;
+      std::optional<std::vector<std::pair<int64_t, std::string>>> agreed;
+      bool consistent = true;
+      for (size_t e = 0; e < instances[0].size() && consistent; ++e) {
+        const PassInstance& ep = instances[0][e];
+        if (ep.graph || ep.phase != gp.phase || ep.kernels != gp.kernels || calls_of[e].size() != calls_of[g].size())
+          continue;
+        std::vector<std::pair<int64_t, std::string>> sizes;
+        for (size_t j = 0; j < calls_of[e].size(); ++j) {
+          const KinetoKernel& ek = *nccl[0][calls_of[e][j]].kernel;
+          const KinetoKernel& gk = *nccl[0][calls_of[g][j]].kernel;
+          if (ek.in_elements <= 0 || ParseNcclKernelName(ek.name).op != ParseNcclKernelName(gk.name).op) {
+            consistent = false;
+            break;
+          }
+          sizes.push_back({std::max(ek.in_elements, ek.out_elements), ek.dtype});
+        }
+        if (!consistent) break;
+        if (agreed && *agreed != sizes) consistent = false;
+        agreed = sizes;
+      }
+      if (!consistent || !agreed) continue;
+      for (size_t j = 0; j < calls_of[g].size(); ++j) {
+        const size_t i = calls_of[g][j];
+        if (nccl[0][i].kernel->in_elements > 0) continue;
+        pass_elements[i] = (*agreed)[j].first;
+        pass_dtype[i] = (*agreed)[j].second;
+      }
+      ++by_sequence[gp.phase + " passes of " + std::to_string(gp.kernels) + " kernels"];
+    }
+    for (const auto& [what, n] : by_sequence) inferred_by_pass.insert(std::to_string(n) + " " + what);
+  }
   for (size_t i = 0; i < nccl[0].size(); ++i) {
     const KinetoKernel& k0 = *nccl[0][i].kernel;
     const NcclKernel name = ParseNcclKernelName(k0.name);
@@ -350,17 +398,20 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     inst.transfer_us = inst.duration_us[last];
     // torch records the message (elements, dtype) on eagerly launched collectives only; a graph
     // replay's kernel has its dtype in its name at most.
-    const std::string dtype = !k0.dtype.empty() ? k0.dtype : TorchDtype(name.dtype);
+    const std::string dtype = !k0.dtype.empty() ? k0.dtype : !pass_dtype[i].empty() ? pass_dtype[i] : TorchDtype(name.dtype);
     const int bytes_per = DtypeBytes(dtype);
-    const int64_t elements = std::max(k0.in_elements, k0.out_elements);
+    const int64_t elements = pass_elements[i] > 0 ? pass_elements[i] : std::max(k0.in_elements, k0.out_elements);
+    // The pass learns its allreduce size (tokens per pass) from an inferred first allreduce too.
+    if (pass_elements[i] > 0 && name.op == "AllReduce" && inst.pass0 >= 0 &&
+        instances[0][inst.pass0].allreduce_elements < 0)
+      instances[0][inst.pass0].allreduce_elements = pass_elements[i];
     const int64_t bytes = bytes_per > 0 && elements > 0 ? elements * bytes_per : 0;
     calls[{name.op, bytes, dtype, nccl[0][i].graph, name.algorithm, name.protocol, k0.grid_x,
            bytes > 0 ? std::string() : nccl[0][i].run + (nccl[0][i].run.empty() ? "" : " ") + nccl[0][i].phase}]
         .push_back(std::move(inst));
   }
-  // Graph replays of unknown size: NCCL picks the channels by size, so the eager calls of the same
-  // op, algorithm, protocol and channels tell it when they all have one size (and dtype).
-  std::set<std::string> inferred;
+  // Graph replays still of unknown size: NCCL picks the channels by size, so the eager calls of the
+  // same op, algorithm, protocol and channels tell it when they all have one size (and dtype).
   for (auto it = calls.begin(); it != calls.end();) {
     const auto& [op, bytes, dtype, graph, algorithm, protocol, channels, where] = it->first;
     if (bytes > 0 || !graph) {
@@ -430,6 +481,13 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     n->set_suite("collectives");
     n->set_message("graph-replayed NCCL calls carry no size in the profile; taken from the eager calls of the same " +
                    what);
+  }
+  for (const std::string& what : inferred_by_pass) {
+    trace::Note* n = tr.add_notes();
+    n->set_severity(trace::Note::INFO);
+    n->set_suite("collectives");
+    n->set_message("graph-replayed NCCL calls carry no size in the profile; taken for " + what +
+                   " from the eager passes of the same phase and kernel count (call by call)");
   }
   trace::Environment* env = tr.mutable_environment();
   env->set_nccl_version(ranks[0].nccl_version);

@@ -21,8 +21,10 @@
 //
 // Tokens per pass: a pass's allreduces carry [tokens, hidden] (dense TP layers), so PassGroup
 // records the count of allreduce kernels per pass and the first one's elements; torch records the
-// elements for eager launches only, and a graph replay's call takes them from the eager calls of the
-// same op, algorithm, protocol and channels when those have one size (below).
+// elements for eager launches only. A graph replay's NCCL calls take them, call by call, from the
+// eager passes of the same phase and kernel count when those agree (a graph replays what an eager
+// pass launched), else from the eager calls of the same op, algorithm, protocol and channels when
+// those have one size (below); a note says which.
 //
 // Collectives. The i-th NCCL kernel of every rank is the same collective (SPMD: every rank issues
 // the same sequence); the ranks must agree on its op and size. The last rank to start it sets the

@@ -270,5 +270,52 @@ TEST(ProfileImportTest, EagerGemmCallsBecomeGemmItemsOfTheirShape) {
   EXPECT_EQ(item->stats().iterations(), 2);
 }
 
+
+// A graph-replayed pass launches what an eager pass of the same phase and kernel count launched: its
+// NCCL calls take that pass's sizes call by call, even where the channel count (here 5, which no
+// eager call used) cannot tell; the pass learns its tokens from them.
+TEST(ProfileImportTest, GraphReplaySizesFromTheEagerPassOfTheSamePhase) {
+  std::vector<KinetoTrace> ranks;
+  for (int rank : {0, 1}) {
+    KinetoTrace t;
+    t.path = "rank" + std::to_string(rank) + ".json";
+    t.rank = rank;
+    t.world_size = 2;
+    t.ranges = {{"verify", 0, 100000, 1, 1}, {"verify", 200000, 100000, 1, 2}};
+    t.launches = {{"cudaLaunchKernel", 1000, 2000, 1, 10}, {"cudaLaunchKernel", 4000, 2000, 1, 11},
+                  {"cudaGraphLaunch", 201000, 5000, 1, 20}};
+    auto kernel = [](const char* name, int64_t start, int64_t corr) {
+      KinetoKernel k;
+      k.name = name;
+      k.start_ns = start;
+      k.duration_ns = 5000;
+      k.correlation = corr;
+      return k;
+    };
+    const char* gemm = "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_NNT";
+    const char* ar = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+    KinetoKernel eager_ar = kernel(ar, 20000, 11);
+    eager_ar.in_elements = eager_ar.out_elements = 4 * 4096;
+    eager_ar.dtype = "BFloat16";
+    eager_ar.grid_x = 2;
+    KinetoKernel graph_ar = kernel(ar, 220000, 20);
+    graph_ar.grid_x = 5;
+    t.kernels = {kernel(gemm, 10000, 10), eager_ar, kernel(gemm, 210000, 20), graph_ar};
+    ranks.push_back(std::move(t));
+  }
+  auto r = ImportProfile(std::move(ranks));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::map<std::string, const CollectiveGroup*> calls;
+  for (const CollectiveGroup& c : r->collectives) calls[c.name] = &c;
+  ASSERT_TRUE(calls.count("profile/nccl/allreduce/graph/n2/32KiB")) << r->collectives.size();
+  EXPECT_EQ(calls["profile/nccl/allreduce/graph/n2/32KiB"]->channels, 5);
+  for (const PassGroup& g : r->passes)
+    if (g.graph) EXPECT_EQ(g.allreduce_elements, 4 * 4096) << g.Key();
+  bool noted = false;
+  for (const trace::Note& n : r->trace.notes())
+    noted = noted || n.message().find("taken for 1 verify passes of 2 kernels") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
 }  // namespace
 }  // namespace specsim::profile

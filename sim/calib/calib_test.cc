@@ -135,6 +135,49 @@ TEST(LeastSquaresTest, AnUntouchedUnknownHasNoItems) {
   EXPECT_NEAR(s->x[0], 2, 1e-12);
 }
 
+// Issue 15, item 1: a measurement of 1e-307 us weighed 1e307 in the fit; the SVD saw inf and
+// returned undefined state (a segfault in calibrate / compare --holdout). Non-finite rows are an
+// error, and such an item does not load at all.
+TEST(LeastSquaresTest, NonFiniteRowsAreAnErrorNotACrash) {
+  LinearProblem p;
+  p.names = {"latency", "inverse_rate"};
+  p.defaults = {0, 0};
+  p.AddRow({1, 100}, 5, 1);
+  p.AddRow({1, 1e300}, 1e-304, 1e304);  // weight x coefficient overflows
+  auto s = SolveLeastSquares(p, true, "fabric.h2d_pinned");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("fabric.h2d_pinned: the items' values overflow"), std::string::npos)
+      << s.status().message();
+}
+
+TEST(TraceIoTest, ItemsOutOfAnyPhysicalRangeDoNotLoad) {
+  trace::Trace t;
+  t.set_schema_version(1);
+  AddCopy(&t, trace::DIRECTION_H2D, 1024)->mutable_stats()->set_median_us(5);
+  trace::Item* bad = AddCopy(&t, trace::DIRECTION_H2D, 4096);
+  bad->mutable_stats()->set_median_us(1e-307);
+  Status s = ValidateTraceItems(t, "t.pb");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("t.pb: item 1 'copy/2': stats.median_us"), std::string::npos) << s.message();
+  bad->mutable_stats()->set_median_us(0);  // not measured: loads (the fits skip it)
+  EXPECT_TRUE(ValidateTraceItems(t, "t.pb").ok());
+  bad->mutable_transfer()->set_bytes(-8);
+  s = ValidateTraceItems(t, "t.pb");
+  EXPECT_NE(s.message().find("transfer.bytes = -8"), std::string::npos) << s.message();
+  bad->mutable_transfer()->set_bytes(4096);
+  AddGemm(&t, 0, 4096, 4096)->mutable_stats()->set_median_us(3);
+  s = ValidateTraceItems(t, "t.pb");
+  EXPECT_NE(s.message().find("gemm.m = 0: must be in [1, 2^31]"), std::string::npos) << s.message();
+  // A trace whose items are all unmeasured has nothing to fit: an error, not a calibration.
+  trace::Trace none;
+  none.set_schema_version(1);
+  AddCopy(&none, trace::DIRECTION_H2D, 1024);
+  const net::Topology topo = H200();
+  auto r = Fit(none, {}, topo, DefaultParams(topo, 0));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("nothing to fit"), std::string::npos) << r.status().message();
+}
+
 TEST(FitTest, RecoversHostCopyEngineAndDuplexParameters) {
   const net::Topology topo = H200();
   CalibParams truth = DefaultParams(topo, 0);

@@ -1334,6 +1334,8 @@ StatusOr<FitResult> Fit(const trace::Trace& trace, const std::vector<int>& indic
   f.items.erase(std::remove_if(f.items.begin(), f.items.end(),
                                [](const trace::Item* it) { return !(it->stats().median_us() > 0); }),
                 f.items.end());
+  if (f.items.empty())
+    return InvalidArgumentError("no item of the trace has a measured time (every stats.median_us is 0): nothing to fit");
   int max_engines = 1;
   for (const trace::Gpu& g : trace.environment().gpus()) max_engines = std::max(max_engines, g.async_engine_count());
   RETURN_IF_ERROR(f.FitHostCopies());

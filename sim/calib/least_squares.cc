@@ -56,7 +56,13 @@ StatusOr<LinearSolution> SolveLeastSquares(const LinearProblem& p, bool fix_unde
       scale(c) = a.col(c).norm();
       if (scale(c) > 0) a.col(c) /= scale(c);
     }
+    // Non-finite coefficients (a measurement of 1e-307 us weighs 1e307) have no least-squares
+    // solution: Eigen's SVD would report InvalidInput and leave its state undefined.
+    if (!a.allFinite() || !b.allFinite())
+      return InvalidArgumentError(what + ": the items' values overflow the fit (a measured time or size out of any "
+                                  "physical range; check the trace's items)");
     Eigen::JacobiSVD<Eigen::MatrixXd> svd(a, Eigen::ComputeThinU | Eigen::ComputeFullV);
+    if (svd.info() != Eigen::Success) return InvalidArgumentError(what + ": the least-squares solve failed");
     const Eigen::VectorXd& sv = svd.singularValues();
     const double tol = (sv.size() > 0 ? sv(0) : 0) * 1e-9;
     std::vector<int> undetermined;

@@ -3,6 +3,7 @@
 #include <google/protobuf/util/message_differencer.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -78,7 +79,42 @@ StatusOr<trace::Trace> LoadTrace(const std::string& path) {
     return InvalidArgumentError(path + ": schema_version = " + std::to_string(t.schema_version()) +
                                 ": this specsim reads schema_version 1");
   if (t.items_size() == 0) return InvalidArgumentError(path + ": the trace has no items");
+  RETURN_IF_ERROR(ValidateTraceItems(t, path));
   return t;
+}
+
+Status ValidateTraceItems(const trace::Trace& t, const std::string& path) {
+  // Bounds: a time no GPU or host measures (under 1 ns; 0 means not measured and is skipped by the
+  // fits), sizes past what a trace of a real run holds (2^40 bytes, 2^31 per GEMM dimension).
+  constexpr double kMinMeasuredUs = 1e-3;
+  constexpr int64_t kMaxBytes = int64_t{1} << 40, kMaxDim = int64_t{1} << 31;
+  for (int i = 0; i < t.items_size(); ++i) {
+    const trace::Item& it = t.items(i);
+    const std::string where = path + ": item " + std::to_string(i) + " '" + it.name() + "': ";
+    const double us = it.stats().median_us();
+    if (!std::isfinite(us) || us < 0 || (us > 0 && us < kMinMeasuredUs))
+      return InvalidArgumentError(where + "stats.median_us = " + std::to_string(us) +
+                                  ": must be 0 (not measured) or a time of at least 1 ns (0.001 us)");
+    auto bytes_ok = [&](const char* field, int64_t b) -> Status {
+      if (b < 0 || b > kMaxBytes)
+        return InvalidArgumentError(where + field + " = " + std::to_string(b) + ": must be in [0, 2^40]");
+      return OkStatus();
+    };
+    if (it.has_transfer()) RETURN_IF_ERROR(bytes_ok("transfer.bytes", it.transfer().bytes()));
+    if (it.has_collective()) {
+      RETURN_IF_ERROR(bytes_ok("collective.bytes", it.collective().bytes()));
+      if (it.collective().nranks() < 0 || it.collective().nranks() > 1024)
+        return InvalidArgumentError(where + "collective.nranks = " + std::to_string(it.collective().nranks()) +
+                                    ": must be in [0, 1024]");
+    }
+    if (it.has_gemm()) {
+      const trace::GemmParams& g = it.gemm();
+      for (auto [field, v] : {std::pair<const char*, int64_t>{"gemm.m", g.m()}, {"gemm.n", g.n()}, {"gemm.k", g.k()}})
+        if (v < 1 || v > kMaxDim)
+          return InvalidArgumentError(where + field + " = " + std::to_string(v) + ": must be in [1, 2^31]");
+    }
+  }
+  return OkStatus();
 }
 
 std::string FileStem(const std::string& path) { return std::filesystem::path(path).stem().string(); }

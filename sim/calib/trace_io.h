@@ -30,6 +30,11 @@ namespace specsim::calib {
 // binary Trace, has schema_version other than 1, or has no items.
 StatusOr<trace::Trace> LoadTrace(const std::string& path);
 
+// The checks LoadTrace makes on every item (`path` for messages): a median time that is 0 (not
+// measured) or at least 1 ns and finite; byte counts in [0, 2^40]; GEMM dimensions in [1, 2^31];
+// collective ranks in [0, 1024]. InvalidArgument naming the item, the field and the range.
+Status ValidateTraceItems(const trace::Trace& t, const std::string& path);
+
 // Merges (path, trace) pairs as described above. InvalidArgument, naming both files, when the
 // boxes differ (GPU count or a GPU's name), when a model of one name differs between two traces,
 // or when two items end up with one name (two traces with one file stem); and for an empty list.

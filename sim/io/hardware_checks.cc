@@ -271,6 +271,16 @@ void CheckHostMemory(const net::Topology& t, ValidationErrors* errors) {
                        ": HOST_MEMORY needs a MEMORY link to a CPU_ROOT_COMPLEX; none found");
     }
   }
+  // Host copies and NCCL's SHM transport stage through the memory of the GPU's socket.
+  for (int g = 0; g < t.num_gpus(); ++g) {
+    const net::Node& n = t.nodes[t.gpus[g]];
+    if (t.HostMemoryOfSocket(n.socket) >= 0) continue;
+    errors->AddPlain(fmt::format(
+        "nodes[{}] ({}): socket {} has no HOST_MEMORY node; host copies and NCCL's SHM transport go through "
+        "the memory of the GPU's socket: add one (kind: HOST_MEMORY, socket: {}) with a MEMORY link to that "
+        "socket's CPU_ROOT_COMPLEX",
+        t.gpus[g], n.name, n.socket, n.socket));
+  }
 }
 
 void CheckGpusConnected(const net::Topology& t, ValidationErrors* errors) {

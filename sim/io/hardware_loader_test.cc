@@ -114,12 +114,23 @@ TEST(HardwareLoaderTest, NoRouteThroughAGpu) {
     nodes { name: "gpu0" kind: GPU gpu_model: "G" }
     nodes { name: "gpu1" kind: GPU gpu_model: "G" }
     nodes { name: "gpu2" kind: GPU gpu_model: "G" }
+    nodes { name: "cpu0" kind: CPU_ROOT_COMPLEX }
+    nodes { name: "mem0" kind: HOST_MEMORY }
     links { a: "gpu0" b: "gpu1" kind: NVLINK bandwidth_gbps: 450 payload_efficiency: 1 }
     links { a: "gpu1" b: "gpu2" kind: NVLINK bandwidth_gbps: 450 payload_efficiency: 1 }
+    links { a: "cpu0" b: "mem0" kind: MEMORY bandwidth_gbps: 400 latency_ns: 0 payload_efficiency: 1 }
   )txt";
   const std::string m = ErrorOf(chain);
   EXPECT_TRUE(Contains(m, "no route between GPUs gpu0 and gpu2 (nodes[0] and nodes[2])"));
   EXPECT_FALSE(Contains(m, "gpu0 and gpu1"));
+}
+
+// Issue 15, item 3: a GPU on a socket without HOST_MEMORY loaded, then the first host copy or SHM
+// transfer aborted (fabric.cc CHECK). The loader says so instead.
+TEST(HardwareLoaderTest, AGpuSocketWithoutHostMemory) {
+  const std::string m = ErrorOf(Edit("name: \"gpu1\" kind: GPU", "name: \"gpu1\" kind: GPU socket: 1"));
+  EXPECT_TRUE(Contains(m, "(gpu1): socket 1 has no HOST_MEMORY node")) << m;
+  EXPECT_TRUE(Contains(m, "add one (kind: HOST_MEMORY, socket: 1)")) << m;
 }
 
 TEST(HardwareLoaderTest, ZeroGpus) {

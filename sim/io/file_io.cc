@@ -38,6 +38,34 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
   return contents.str();
 }
 
+Status WriteFileAtomically(const std::string& path, const std::string& contents) {
+  const std::string tmp = path + ".tmp-specsim";
+  std::error_code ec;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return InternalError(path + ": cannot write (cannot create " + tmp + ")");
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    out.flush();
+    if (!out) {
+      out.close();
+      std::filesystem::remove(tmp, ec);
+      return InternalError(path + ": cannot write (the device is full or the write failed)");
+    }
+    out.close();
+    if (out.fail()) {
+      std::filesystem::remove(tmp, ec);
+      return InternalError(path + ": cannot write (closing the file failed)");
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    return InternalError(path + ": cannot write (" + ec.message() + ")");
+  }
+  return OkStatus();
+}
+
 StatusOr<ConfigText> ReadConfigFile(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec)) {

@@ -30,4 +30,10 @@ struct ConfigText {
 // The disk file, else the embedded copy (rule above).
 StatusOr<ConfigText> ReadConfigFile(const std::string& path);
 
+// Writes `contents` to `path` whole or not at all: into a temporary file beside it, flushed and
+// closed, then renamed over `path`. kInternal "PATH: cannot write (...)" when any step fails (the
+// temporary file is removed); commands exit 1 on it (kWriteFailedExitCode).
+Status WriteFileAtomically(const std::string& path, const std::string& contents);
+inline constexpr int kWriteFailedExitCode = 1;
+
 }  // namespace specsim::io

@@ -1,3 +1,4 @@
+#include "sim/io/file_io.h"
 #include "sim/tools/calibrate_command.h"
 
 #include <fmt/format.h>
@@ -46,11 +47,9 @@ int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& e
   text = "# proto-file: proto/specsim/calibration.proto\n# proto-message: specsim.config.Calibration\n"
          "# Written by `" + command + "`; hardware " + in->hardware_source + ".\n" + text;
   if (!flags.output.empty()) {
-    std::ofstream f(flags.output);
-    f << text;
-    if (!f) {
-      err << "specsim calibrate: cannot write " << flags.output << "\n";
-      return 2;
+    if (Status w = io::WriteFileAtomically(flags.output, text); !w.ok()) {
+      err << "specsim calibrate: " << w.message() << "\n";
+      return io::kWriteFailedExitCode;
     }
   }
   const std::vector<KeptDefault> kept = KeptDefaults(*fit);

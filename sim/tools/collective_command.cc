@@ -1,3 +1,4 @@
+#include "sim/io/file_io.h"
 #include "sim/tools/collective_command.h"
 
 #include <fmt/format.h>
@@ -200,9 +201,12 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
   }
 
   if (trace) {
-    std::ofstream trace_out(flags.trace);
-    if (!trace_out) return Fail(InvalidArgumentError("--trace: cannot write '" + flags.trace + "'"));
+    std::ostringstream trace_out;
     trace->Write(trace_out);
+    if (Status w = io::WriteFileAtomically(flags.trace, trace_out.str()); !w.ok()) {
+      err << "specsim collective: --trace " << w.message() << "\n";
+      return io::kWriteFailedExitCode;
+    }
   }
 
   const std::string crossover = CrossoverNote(rows, resource_names);

@@ -1,3 +1,4 @@
+#include "sim/io/file_io.h"
 #include "sim/tools/compare_command.h"
 
 #include <fmt/format.h>
@@ -80,10 +81,7 @@ void PrintItems(const std::vector<calib::ItemResult>& items, const std::string& 
 }
 
 Status WriteSvg(const std::string& path, const std::vector<calib::ItemResult>& items, const std::string& title) {
-  std::ofstream f(path);
-  f << calib::ScatterSvg(items, title);
-  if (!f) return InvalidArgumentError("cannot write " + path);
-  return OkStatus();
+  return io::WriteFileAtomically(path, calib::ScatterSvg(items, title));
 }
 
 }  // namespace
@@ -129,8 +127,8 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
                           fmt::format("specsim compare: {} (held-out {:.0f}%, seed 1 of {})", flags.trace,
                                       100 * flags.holdout, seeds));
       if (!s.ok()) {
-        err << "specsim compare: " << s.message() << "\n";
-        return 2;
+        err << "specsim compare: --svg " << s.message() << "\n";
+        return io::kWriteFailedExitCode;
       }
     }
     if (flags.max_error > 0)
@@ -198,8 +196,8 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
       if (flags.holdout > 0) title += fmt::format(" (held-out {:.0f}%, seed {})", 100 * flags.holdout, flags.seed);
       Status s = WriteSvg(flags.svg, result->items, title);
       if (!s.ok()) {
-        err << "specsim compare: " << s.message() << "\n";
-        return 2;
+        err << "specsim compare: --svg " << s.message() << "\n";
+        return io::kWriteFailedExitCode;
       }
     }
     if (flags.max_error > 0)

@@ -1,3 +1,4 @@
+#include "sim/io/file_io.h"
 #include "sim/tools/hardware_from_trace_command.h"
 
 #include <cctype>
@@ -37,11 +38,9 @@ int RunHardwareFromTrace(const HardwareFromTraceFlags& flags, std::ostream& out,
     out << text;
     return 0;
   }
-  std::ofstream f(flags.output);
-  f << text;
-  if (!f) {
-    err << "specsim hardware-from-trace: cannot write " << flags.output << "\n";
-    return 2;
+  if (Status w = io::WriteFileAtomically(flags.output, text); !w.ok()) {
+    err << "specsim hardware-from-trace: " << w.message() << "\n";
+    return io::kWriteFailedExitCode;
   }
   out << "wrote " << flags.output << ": " << hw->description() << "\n";
   return 0;

@@ -1,3 +1,4 @@
+#include "sim/io/file_io.h"
 #include "sim/tools/import_profile_command.h"
 
 #include <fmt/format.h>
@@ -269,10 +270,14 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
   }
   if (!flags.output.empty()) {
     r->trace.set_command_line("specsim import-profile");
-    std::ofstream f(flags.output, std::ios::binary);
-    if (!f || !r->trace.SerializeToOstream(&f)) {
-      err << "specsim import-profile: cannot write " << flags.output << "\n";
-      return 2;
+    std::string bytes;
+    if (!r->trace.SerializeToString(&bytes)) {
+      err << "specsim import-profile: cannot encode the trace\n";
+      return io::kWriteFailedExitCode;
+    }
+    if (Status w = io::WriteFileAtomically(flags.output, bytes); !w.ok()) {
+      err << "specsim import-profile: " << w.message() << "\n";
+      return io::kWriteFailedExitCode;
     }
   }
   if (flags.json) {

@@ -1,3 +1,4 @@
+#include "sim/io/file_io.h"
 #include "sim/tools/simulate_command.h"
 
 #include <fmt/format.h>
@@ -164,10 +165,7 @@ Status WriteCycleTrace(llm::DecodeSimulator& sim, const llm::DecodeResult& resul
     events.push_back({{"ph", "X"}, {"name", s.name}, {"cat", s.category}, {"pid", s.rank + 1}, {"tid", s.host ? 1 : 2},
                       {"ts", MicrosFromPicos(s.start_ps - origin)}, {"dur", MicrosFromPicos(s.end_ps - s.start_ps)}});
   }
-  std::ofstream out(path);
-  if (!out) return InvalidArgumentError("--trace: cannot write '" + path + "'");
-  out << nlohmann::json{{"displayTimeUnit", "ns"}, {"traceEvents", events}}.dump() << "\n";
-  return OkStatus();
+  return io::WriteFileAtomically(path, nlohmann::json{{"displayTimeUnit", "ns"}, {"traceEvents", events}}.dump() + "\n");
 }
 
 }  // namespace
@@ -237,7 +235,10 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     auto sim = llm::DecodeSimulator::Create(loaded.setup);
     if (!sim.ok()) return fail(sim.status().WithPrefix(loaded.path));
     Status s = WriteCycleTrace(**sim, r, flags.trace);
-    if (!s.ok()) return fail(s);
+    if (!s.ok()) {
+      err << "specsim simulate: --trace " << s.message() << "\n";
+      return io::kWriteFailedExitCode;
+    }
   }
 
   if (flags.json) {

@@ -24,5 +24,11 @@ int main(int argc, char** argv) {
   specsim::tools::AddHardwareFromTraceCommand(app, &exit_code);
   specsim::tools::AddImportProfileCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
+  // Output to a full device or a closed pipe is lost output: say so and fail.
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "specsim: cannot write to standard output (the device is full or the pipe closed)\n";
+    return 1;
+  }
   return exit_code;
 }

@@ -1,3 +1,4 @@
+#include "sim/io/file_io.h"
 #include "sim/tools/sweep_command.h"
 
 #include <fmt/format.h>
@@ -153,13 +154,9 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
   for (auto& th : pool) th.join();
   report(true);
 
-  std::ofstream file;
-  std::ostream* csv = &out;
-  if (!flags.out.empty()) {
-    file.open(flags.out);
-    if (!file) return fail(InvalidArgumentError("--out: cannot write '" + flags.out + "'"));
-    csv = &file;
-  }
+  // The CSV whole, then to --out (written whole or not at all) or stdout.
+  std::ostringstream csv_text;
+  std::ostream* csv = &csv_text;
   for (const VaryAxis& a : axes) *csv << CsvField(a.field) << ",";
   *csv << "baseline_tokens_per_s,baseline_step_ms,speculative_tokens_per_s,tau,cycle_ms,speedup,draft_compute_ms,"
           "draft_comm_ms,verify_compute_ms,verify_comm_ms,launch_sync_ms,status\n";
@@ -177,6 +174,12 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
                         r.speculative ? r.tau : 1.0, r.speculative ? r.cycle_ms : r.baseline_step_ms,
                         r.speculative ? r.speedup : 1.0, b.draft_compute_ms, b.draft_comm_ms, b.verify_compute_ms,
                         b.verify_comm_ms, b.launch_sync_ms);
+  }
+  if (flags.out.empty()) {
+    out << csv_text.str();
+  } else if (Status w = io::WriteFileAtomically(flags.out, csv_text.str()); !w.ok()) {
+    err << "specsim sweep: --out " << w.message() << "\n";
+    return io::kWriteFailedExitCode;
   }
 
   if (!flags.svg.empty()) {
@@ -209,9 +212,10 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
     plot.y_label = "tokens/s";
     plot.x_categories = x_labels;
     for (const std::string& name : order) plot.series.push_back(series[name]);
-    std::ofstream svg(flags.svg);
-    if (!svg) return fail(InvalidArgumentError("--svg: cannot write '" + flags.svg + "'"));
-    svg << RenderSvgLinePlot(plot);
+    if (Status w = io::WriteFileAtomically(flags.svg, RenderSvgLinePlot(plot)); !w.ok()) {
+      err << "specsim sweep: --svg " << w.message() << "\n";
+      return io::kWriteFailedExitCode;
+    }
   }
   return 0;
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -49,6 +51,29 @@ TEST(Sweep, WritesOneCsvRowPerPointAndAnSvg) {
   std::ostringstream out1;
   ASSERT_EQ(RunSweep(f, out1, err), 0);
   EXPECT_EQ(out.str(), out1.str());
+}
+
+// Issue 15, item 7: a write that fails is exit 1 naming the file, and nothing is left half
+// written (the CSV goes to a temporary file renamed into place).
+TEST(Sweep, AFailedWriteIsExitOneAndLeavesNoPartialFile) {
+  SweepFlags f;
+  f.vary = {"serving.batch_size=1,2"};
+  f.set = {"speculation.cycles=20"};
+  f.progress = false;
+  f.threads = 1;
+  f.out = ::testing::TempDir() + "/no-such-dir/sweep.csv";
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSweep(f, out, err), 1);
+  EXPECT_NE(err.str().find("--out " + f.out + ": cannot write"), std::string::npos) << err.str();
+  EXPECT_FALSE(std::filesystem::exists(f.out));
+  // Written whole where it can be.
+  f.out = ::testing::TempDir() + "/sweep.csv";
+  std::ostringstream out2, err2;
+  ASSERT_EQ(RunSweep(f, out2, err2), 0) << err2.str();
+  std::ifstream csv(f.out);
+  std::string text((std::istreambuf_iterator<char>(csv)), {});
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);  // header + 2 points
+  EXPECT_FALSE(std::filesystem::exists(f.out + ".tmp-specsim"));
 }
 
 TEST(Sweep, BadValuesFailBeforeSimulating) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 
 namespace specsim {
@@ -71,6 +73,19 @@ TEST(EventQueueDeathTest, SchedulingInThePastIsABug) {
   q.Schedule(10, [] {});
   q.Run();
   EXPECT_DEATH(q.Schedule(5, [] {}), "past");
+}
+
+
+// Durations past 2^60 ps (or NaN) saturate instead of overflowing the int64 cast (issue 15,
+// item 2: 1e300 ns latencies became undefined casts, then "event scheduled in the past" aborts).
+TEST(TimeTest, ConversionsSaturateInsteadOfOverflowing) {
+  EXPECT_EQ(PicosFromNanos(1.5), 1500);
+  EXPECT_EQ(PicosFromNanos(1e300), kMaxDurationPs);
+  EXPECT_EQ(PicosFromMicros(std::numeric_limits<double>::infinity()), kMaxDurationPs);
+  EXPECT_EQ(PicosFromNanos(std::nan("")), kMaxDurationPs);
+  EXPECT_EQ(PicosFromNanos(-1e300), -kMaxDurationPs);
+  // A few saturated durations still add up within int64.
+  EXPECT_GT(kMaxDurationPs * 4, kMaxDurationPs);
 }
 
 }  // namespace

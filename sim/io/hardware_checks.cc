@@ -27,6 +27,10 @@ void ValidationErrors::NonNegative(const std::string& path, double value) {
   if (!(value >= 0) || !std::isfinite(value)) Add(path, fmt::format("{}", value), "must be >= 0");
 }
 
+void ValidationErrors::Between(const std::string& path, double value, double lo, double hi, const std::string& why) {
+  if (!(value >= lo && value <= hi)) Add(path, fmt::format("{}", value), fmt::format("must be in [{}, {}] ({})", lo, hi, why));
+}
+
 Status ValidationErrors::ToStatus(StatusCode code) const {
   SPECSIM_CHECK(!lines_.empty());
   std::string message;
@@ -58,8 +62,8 @@ void CheckGpuModels(const Hardware& hw, ValidationErrors* errors,
     if (m.sm_count() <= 0)
       errors->Add(path + ".sm_count", std::to_string(m.sm_count()), "must be > 0");
     errors->Positive(path + ".memory_gib", m.memory_gib());
-    errors->Positive(path + ".memory_bandwidth_gbps", m.memory_bandwidth_gbps());
-    errors->Positive(path + ".bf16_dense_tflops", m.bf16_dense_tflops());
+    errors->Between(path + ".memory_bandwidth_gbps", m.memory_bandwidth_gbps(), 1e-3, 1e6, "GB/s");
+    errors->Between(path + ".bf16_dense_tflops", m.bf16_dense_tflops(), 1e-3, 1e6, "TFLOP/s");
     errors->NonNegative(path + ".l2_cache_mib", m.l2_cache_mib());
     errors->NonNegative(path + ".fp8_dense_tflops", m.fp8_dense_tflops());
     errors->NonNegative(path + ".fp4_dense_tflops", m.fp4_dense_tflops());
@@ -111,7 +115,7 @@ void CheckNodes(const Hardware& hw, const std::map<std::string, int>& model_inde
       errors->Add(path + ".gpu_model", Quoted(n.gpu_model()),
                   "only allowed on GPU nodes (this node is " + kind_name + ")");
     }
-    errors->NonNegative(path + ".forward_latency_ns", n.forward_latency_ns());
+    errors->Between(path + ".forward_latency_ns", n.forward_latency_ns(), 0, 1e9, "ns: at most a second");
     errors->NonNegative(path + ".p2p_forward_bandwidth_gbps", n.p2p_forward_bandwidth_gbps());
     errors->NonNegative(path + ".p2p_forward_collapse_per_flow", n.p2p_forward_collapse_per_flow());
     if (n.kind() != config::Node::CPU_ROOT_COMPLEX) {
@@ -211,8 +215,8 @@ void CheckLinks(const Hardware& hw, const std::map<std::string, int>& node_index
         errors->Add(path + ".kind", "MEMORY", kEndpointRule[config::Link::MEMORY]);
       }
     }
-    errors->Positive(path + ".bandwidth_gbps", l.bandwidth_gbps());
-    errors->NonNegative(path + ".latency_ns", l.latency_ns());
+    errors->Between(path + ".bandwidth_gbps", l.bandwidth_gbps(), 1e-3, 1e5, "GB/s: 1 MB/s to 100 TB/s");
+    errors->Between(path + ".latency_ns", l.latency_ns(), 0, 1e9, "ns: at most a second");
     const double eff = l.payload_efficiency();
     if (!(eff > 0 && eff <= 1)) {
       errors->Add(path + ".payload_efficiency", fmt::format("{}", eff),

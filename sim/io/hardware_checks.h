@@ -24,6 +24,8 @@ class ValidationErrors {
   // Adds "path = value: must be > 0" (or ">= 0") unless value is finite and in range.
   void Positive(const std::string& path, double value);
   void NonNegative(const std::string& path, double value);
+  // Adds "path = value: must be in [lo, hi] (why)" unless value is finite and in range.
+  void Between(const std::string& path, double value, double lo, double hi, const std::string& why);
 
   bool empty() const { return lines_.empty(); }
   // All lines joined by '\n'. REQUIRES: !empty().

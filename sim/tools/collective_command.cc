@@ -134,6 +134,9 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
   }
   base.p2p_disable = flags.p2p_disable;
   base.custom_blocks = flags.custom_blocks;
+  if (!(flags.custom_launch_us >= 0 && flags.custom_launch_us <= 1e6))
+    return Fail(InvalidArgumentError(fmt::format("--custom-launch-us {}", flags.custom_launch_us) +
+                                     ": must be in [0, 1000000] (us)"));
   base.custom_launch_ps = PicosFromMicros(flags.custom_launch_us);
   auto sizes = ParseSizeList(flags.sizes);
   if (!sizes.ok()) return Fail(sizes.status().WithPrefix("--sizes"));

@@ -2,8 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
+#include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <map>
 #include <sstream>
 
@@ -89,6 +90,15 @@ TEST(CollectiveCommand, BadFlagsNameTheFlagAndTheAllowedValues) {
   f = DualSocketAll();
   f.p2p_level = "nvl";
   EXPECT_NE(RunCmd(f).err.find("--p2p-level"), std::string::npos);
+  // Issue 15, item 2: a launch time of NaN or 1e300 us overflowed the clock; refused with its range.
+  for (double us : {std::nan(""), 1e300, -1.0}) {
+    f = DualSocketAll();
+    f.custom_launch_us = us;
+    Output bad = RunCmd(f);
+    EXPECT_EQ(bad.code, 2) << us;
+    EXPECT_NE(bad.err.find("--custom-launch-us"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("must be in [0, 1000000]"), std::string::npos) << bad.err;
+  }
 }
 
 TEST(CollectiveCommand, TraceIsWritten) {

@@ -60,6 +60,12 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
     base.mutable_serving()->set_kv_cache_dtype(config::BF16);
     base.mutable_serving()->set_cuda_graphs(true);
   }
+  // Flags given with values the search cannot take (the defaults are 0 / -1 and never given).
+  if (flags.tp_given && flags.tp < 1) return fail(InvalidArgumentError(fmt::format("--tp {}: must be >= 1", flags.tp)));
+  if (flags.batch_given && flags.batch < 1)
+    return fail(InvalidArgumentError(fmt::format("--batch {}: must be >= 1", flags.batch)));
+  if (flags.context_given && flags.context < 0)
+    return fail(InvalidArgumentError(fmt::format("--context {}: must be >= 0", flags.context)));
   std::vector<std::string> overrides;
   if (!flags.hardware.empty()) overrides.push_back("hardware=" + flags.hardware);
   if (!flags.model.empty()) overrides.push_back("model=" + flags.model);
@@ -181,9 +187,10 @@ void AddAdviseCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--hardware", flags->hardware, "hardware textproto");
   cmd->add_option("--model", flags->model, "model textproto or Hugging Face config.json");
   cmd->add_option("--draft", flags->draft, "EAGLE-3 draft head (models/eagle3-*.textproto)");
-  cmd->add_option("--tp", flags->tp, "tensor-parallel degree (default: every GPU)");
-  cmd->add_option("--batch", flags->batch, "concurrent sequences (default 1)");
-  cmd->add_option("--context", flags->context, "tokens in each sequence's KV cache (default 4096)");
+  CLI::Option* tp = cmd->add_option("--tp", flags->tp, "tensor-parallel degree (default: every GPU)");
+  CLI::Option* batch = cmd->add_option("--batch", flags->batch, "concurrent sequences (default 1)");
+  CLI::Option* context =
+      cmd->add_option("--context", flags->context, "tokens in each sequence's KV cache (default 4096)");
   cmd->add_option("--weight-dtype", flags->weight_dtype, "BF16 | FP8 | FP4 | INT4");
   cmd->add_option("--expert-weight-dtype", flags->expert_weight_dtype, "routed experts: BF16 | FP8 | FP4 | INT4");
   cmd->add_option("--kv-dtype", flags->kv_dtype, "BF16 | FP8");
@@ -194,7 +201,12 @@ void AddAdviseCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--top", flags->top, "configurations to list")->capture_default_str();
   cmd->add_flag("--json", flags->json, "print JSON");
   cmd->add_flag("!--no-progress", flags->progress, "no progress on stderr");
-  cmd->callback([flags, exit_code] { *exit_code = RunAdvise(*flags, std::cout, std::cerr); });
+  cmd->callback([flags, exit_code, tp, batch, context] {
+    flags->tp_given = tp->count() > 0;
+    flags->batch_given = batch->count() > 0;
+    flags->context_given = context->count() > 0;
+    *exit_code = RunAdvise(*flags, std::cout, std::cerr);
+  });
 }
 
 }  // namespace specsim::tools

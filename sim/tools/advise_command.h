@@ -17,6 +17,7 @@ struct AdviseFlags {
   int tp = 0;                 // 0: the scenario's, else every GPU of the box
   int batch = 0;              // 0: the scenario's, else 1
   int context = -1;           // -1: the scenario's, else 4096
+  bool tp_given = false, batch_given = false, context_given = false;  // set on the command line
   std::string weight_dtype, expert_weight_dtype, kv_dtype;
   std::string acceptance;     // "0.85,0.75,0.65": per-position acceptance of the draft's top-1 token
   std::string calibration;

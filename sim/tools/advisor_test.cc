@@ -135,5 +135,25 @@ TEST(AdviseCommand, NeedsAcceptanceWhenSpeculationIsPossible) {
   EXPECT_NE(err.str().find("--acceptance"), std::string::npos);
 }
 
+// Issue 15, item 8: --batch 0, --context -5 and --tp 0 given on the command line were ignored
+// (taken as "not given"); they are errors naming the flag.
+TEST(AdviseCommand, GivenFlagsOutOfRangeAreErrors) {
+  AdviseFlags f;
+  f.hardware = "configs/hardware/h200-2x-nvlink.textproto";
+  f.model = "models/llama-3.1-8b.textproto";
+  f.progress = false;
+  for (auto [field, text] : std::vector<std::pair<int, std::string>>{{0, "--batch 0: must be >= 1"},
+                                                                     {1, "--context -5: must be >= 0"},
+                                                                     {2, "--tp 0: must be >= 1"}}) {
+    AdviseFlags g = f;
+    if (field == 0) g.batch = 0, g.batch_given = true;
+    if (field == 1) g.context = -5, g.context_given = true;
+    if (field == 2) g.tp = 0, g.tp_given = true;
+    std::ostringstream out, err;
+    EXPECT_EQ(RunAdvise(g, out, err), 2) << text;
+    EXPECT_NE(err.str().find(text), std::string::npos) << err.str();
+  }
+}
+
 }  // namespace
 }  // namespace specsim::tools

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -104,6 +105,11 @@ TEST(CompareCommandTest, OneSeedHoldoutSvgAndMaxError) {
   std::ostringstream o3, e3;
   EXPECT_EQ(RunCompare(f, o3, e3), 1);
   EXPECT_NE(e3.str().find("--max-error"), std::string::npos);
+  // Issue 15, item 8: a NaN bound could never fail; it is refused.
+  f.max_error = std::nan("");
+  std::ostringstream o4, e4;
+  EXPECT_EQ(RunCompare(f, o4, e4), 2);
+  EXPECT_NE(e4.str().find("--max-error nan: must be a number >= 0"), std::string::npos) << e4.str();
 }
 
 nlohmann::json CompareJson(CompareFlags f) {

@@ -91,8 +91,8 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
     err << "specsim compare: --holdout " << flags.holdout << ": must be in [0, 1)\n";
     return 2;
   }
-  if (flags.max_error < 0) {
-    err << "specsim compare: --max-error must be >= 0\n";
+  if (!(flags.max_error >= 0)) {  // NaN too: a bound no error can exceed is no bound
+    err << "specsim compare: --max-error " << flags.max_error << ": must be a number >= 0\n";
     return 2;
   }
   if (flags.seeds < 1) {

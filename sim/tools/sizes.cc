@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <set>
 #include <sstream>
 
 namespace specsim::tools {
@@ -64,25 +65,36 @@ std::string FormatSize(int64_t bytes) {
 }
 
 StatusOr<std::vector<int>> ParseIndexList(const std::string& text) {
+  // Indices 0..kMaxIndex (a box of at most 1024 GPUs), each once; a range is "a-b" with a <= b.
+  constexpr int kMaxIndex = 1023;
   std::vector<int> out;
+  std::set<int> seen;
   std::stringstream ss(text);
   std::string item;
   const std::string bad = "'" + text + "': expected GPU indices like 0,1,2 or 0-3";
+  auto index = [&](const std::string& digits) -> StatusOr<int> {
+    if (digits.empty()) return InvalidArgumentError(bad);
+    for (char c : digits)
+      if (!std::isdigit(static_cast<unsigned char>(c))) return InvalidArgumentError(bad);
+    const int v = digits.size() > 4 ? kMaxIndex + 1 : std::stoi(digits);  // no overflow
+    if (v > kMaxIndex)
+      return InvalidArgumentError("'" + text + "': GPU index " + digits + " is past " + std::to_string(kMaxIndex));
+    return v;
+  };
   while (std::getline(ss, item, ',')) {
-    if (item.empty()) return InvalidArgumentError(bad);
-    for (char c : item)
-      if (!std::isdigit(static_cast<unsigned char>(c)) && c != '-') return InvalidArgumentError(bad);
-    auto dash = item.find('-');
-    try {
-      if (dash == std::string::npos) {
-        out.push_back(std::stoi(item));
-      } else {
-        int a = std::stoi(item.substr(0, dash)), b = std::stoi(item.substr(dash + 1));
-        if (b < a) return InvalidArgumentError(bad);
-        for (int i = a; i <= b; ++i) out.push_back(i);
-      }
-    } catch (...) {
-      return InvalidArgumentError(bad);
+    const size_t dash = item.find('-');
+    if (dash != std::string::npos && item.find('-', dash + 1) != std::string::npos)
+      return InvalidArgumentError(bad + " (one dash per range: '" + item + "')");
+    ASSIGN_OR_RETURN(const int a, index(item.substr(0, dash)));
+    int b = a;
+    if (dash != std::string::npos) {
+      ASSIGN_OR_RETURN(b, index(item.substr(dash + 1)));
+      if (b < a) return InvalidArgumentError(bad + " (range '" + item + "' runs backwards)");
+    }
+    for (int i = a; i <= b; ++i) {
+      if (!seen.insert(i).second)
+        return InvalidArgumentError("'" + text + "': GPU " + std::to_string(i) + " is listed twice");
+      out.push_back(i);
     }
   }
   if (out.empty()) return InvalidArgumentError(bad);

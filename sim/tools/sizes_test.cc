@@ -39,6 +39,12 @@ TEST(IndexList, RangesAndErrors) {
   EXPECT_FALSE(ParseIndexList("a").ok());
   EXPECT_FALSE(ParseIndexList("3-1").ok());
   EXPECT_FALSE(ParseIndexList("1,,2").ok());
+  // Issue 15, item 5: "0-2147483647" overflowed the loop (4.2 GB, then a misleading message) and
+  // "0-1-5" ran as 0-1; a GPU listed twice became two ranks.
+  EXPECT_NE(ParseIndexList("0-2147483647").status().message().find("is past 1023"), std::string::npos);
+  EXPECT_NE(ParseIndexList("0-1-5").status().message().find("one dash per range"), std::string::npos);
+  EXPECT_NE(ParseIndexList("0,1,1").status().message().find("GPU 1 is listed twice"), std::string::npos);
+  EXPECT_EQ(ParseIndexList("0-1023")->size(), 1024u);
 }
 
 }  // namespace

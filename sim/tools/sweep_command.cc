@@ -101,6 +101,9 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
   for (const std::string& v : flags.vary) {
     auto axis = ParseVary(v);
     if (!axis.ok()) return fail(axis.status());
+    for (const VaryAxis& a : axes)
+      if (a.field == axis->field)
+        return fail(InvalidArgumentError("--vary " + axis->field + " is given twice: list all its values in one --vary"));
     axes.push_back(*axis);
   }
   // Every varied value must be acceptable before hours are spent: load each axis' values once.

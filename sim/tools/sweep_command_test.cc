@@ -76,6 +76,16 @@ TEST(Sweep, AFailedWriteIsExitOneAndLeavesNoPartialFile) {
   EXPECT_FALSE(std::filesystem::exists(f.out + ".tmp-specsim"));
 }
 
+// Issue 15, item 8: a field varied twice mislabelled the CSV's rows; it is an error.
+TEST(Sweep, AFieldVariedTwiceIsAnError) {
+  SweepFlags f;
+  f.vary = {"serving.batch_size=1,2", "serving.batch_size=4"};
+  f.progress = false;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSweep(f, out, err), 2);
+  EXPECT_NE(err.str().find("--vary serving.batch_size is given twice"), std::string::npos) << err.str();
+}
+
 TEST(Sweep, BadValuesFailBeforeSimulating) {
   SweepFlags f;
   f.vary = {"serving.batch_size=1,x"};

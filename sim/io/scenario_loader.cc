@@ -152,7 +152,9 @@ void CheckSpeculation(const Speculation& s, ValidationErrors* e) {
       e->Add("speculation.accept_length_histogram", "(all zero)", "the sum must be > 0");
     }
   }
-  if (s.cycles() < 0) e->Add("speculation.cycles", std::to_string(s.cycles()), "must be >= 0");
+  // A cycle costs microseconds to simulate; a million of them is a minute on one core.
+  if (s.cycles() < 0 || s.cycles() > 1000000)
+    e->Add("speculation.cycles", std::to_string(s.cycles()), "must be in [0, 1000000] (0: the default)");
 }
 
 void CheckScenario(const Scenario& sc, ValidationErrors* e) {
@@ -213,8 +215,9 @@ void CheckScenario(const Scenario& sc, ValidationErrors* e) {
   CheckOneOf(e, "communication.allreduce_algorithm", c.allreduce_algorithm(),
              {"", "auto", "ring", "tree", "oneshot", "twoshot"});
   CheckOneOf(e, "communication.protocol", c.protocol(), {"", "ll", "simple"});
-  if (c.channels() < 0) {
-    e->Add("communication.channels", std::to_string(c.channels()), "must be >= 0 (0 = NCCL's choice)");
+  if (c.channels() < 0 || c.channels() > 64) {
+    e->Add("communication.channels", std::to_string(c.channels()),
+           "must be in [0, 64] (0 = NCCL's choice; NCCL runs at most MAXCHANNELS = 64)");
   }
   CheckOneOf(e, "communication.p2p_level", c.p2p_level(), {"", "pix", "pxb", "phb", "sys"});
 

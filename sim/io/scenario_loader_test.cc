@@ -210,6 +210,12 @@ TEST(ScenarioValidationTest, OtherRules) {
   EXPECT_TRUE(Contains(e, "s.textproto: parallelism.tensor_parallel = 0: must be >= 1"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("batch_size: 1", "batch_size: 0")),
                        "serving.batch_size = 0: must be >= 1"));
+  // Issue 15, item 6: bounds on work (cycles = 2e9 ran 49 s; 100,000 channels minutes).
+  EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
+                                    "acceptance_probabilities: [0.8, 0.6, 0.4] cycles: 2000000000")),
+                       "speculation.cycles = 2000000000: must be in [0, 1000000]"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("allreduce_algorithm: \"ring\"", "allreduce_algorithm: \"ring\" channels: 100000")),
+                       "communication.channels = 100000: must be in [0, 64]"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("context_length: 0", "context_length: -1")),
                        "serving.context_length = -1: must be >= 0"));
   EXPECT_TRUE(Contains(ErrorOf(Edit(" kv_cache_dtype: FP8", "")),

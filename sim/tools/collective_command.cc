@@ -118,7 +118,12 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
     if (!proto.ok()) return Fail(proto.status().WithPrefix("--proto"));
     base.protocol = *proto;
   }
-  if (flags.channels < 0) return Fail(InvalidArgumentError("--channels must be >= 1"));
+  // NCCL runs at most MAXCHANNELS = 64 channels (nccl src/include/device.h).
+  for (auto [flag, v] : {std::pair<const char*, int>{"--channels", flags.channels}, {"--min-channels", flags.min_channels},
+                         {"--max-channels", flags.max_channels}})
+    if (v < 0 || v > 64)
+      return Fail(InvalidArgumentError(
+          fmt::format("{} {}: must be in [0, 64] (0: NCCL's choice; NCCL runs at most MAXCHANNELS = 64)", flag, v)));
   base.channels = flags.channels;
   base.min_channels = flags.min_channels;
   base.max_channels = flags.max_channels;

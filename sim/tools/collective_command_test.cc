@@ -90,6 +90,10 @@ TEST(CollectiveCommand, BadFlagsNameTheFlagAndTheAllowedValues) {
   f = DualSocketAll();
   f.p2p_level = "nvl";
   EXPECT_NE(RunCmd(f).err.find("--p2p-level"), std::string::npos);
+  // Issue 15, item 6: --channels 100000 ran for minutes (quadratic); NCCL runs at most 64.
+  f = DualSocketAll();
+  f.channels = 100000;
+  EXPECT_NE(RunCmd(f).err.find("--channels 100000: must be in [0, 64]"), std::string::npos);
   // Issue 15, item 2: a launch time of NaN or 1e300 us overflowed the clock; refused with its range.
   for (double us : {std::nan(""), 1e300, -1.0}) {
     f = DualSocketAll();

@@ -106,6 +106,19 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
         return fail(InvalidArgumentError("--vary " + axis->field + " is given twice: list all its values in one --vary"));
     axes.push_back(*axis);
   }
+  // The number of points, before anything is built: a cross product past the threshold needs --yes.
+  {
+    int64_t n = 1;
+    for (const VaryAxis& a : axes) {
+      n *= static_cast<int64_t>(a.values.size());
+      if (n > int64_t{1} << 40) break;  // no overflow; far past the threshold anyway
+    }
+    if (n > kSweepPointsWithoutYes && !flags.yes)
+      return fail(InvalidArgumentError(fmt::format(
+          "{} points (the product of the --vary lists) is more than {} without --yes: each point simulates the "
+          "scenario once (milliseconds to a second each); pass --yes to run them all",
+          n, kSweepPointsWithoutYes)));
+  }
   // Every varied value must be acceptable before hours are spent: load each axis' values once.
   for (const VaryAxis& axis : axes) {
     for (const std::string& v : axis.values) {
@@ -236,6 +249,7 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--x", flags->x, "the varied field on the SVG's x axis (default: the first --vary)");
   cmd->add_option("--threads", flags->threads, "worker threads (default: all cores)");
   cmd->add_flag("!--no-progress", flags->progress, "no progress bar on stderr");
+  cmd->add_flag("--yes", flags->yes, "run more than 10000 points");
   cmd->callback([flags, exit_code] { *exit_code = RunSweep(*flags, std::cout, std::cerr); });
 }
 

@@ -22,7 +22,12 @@ struct SweepFlags {
   std::string x;                      // field on the SVG's x axis; empty: the first --vary
   int threads = 0;                    // 0: all cores
   bool progress = true;               // progress bar on stderr
+  bool yes = false;                   // run more than kSweepPointsWithoutYes points
 };
+
+// Points a sweep runs without --yes (each point simulates the scenario once: milliseconds to a
+// second); more is refused with the count, so that a typo in a --vary list does not start hours.
+inline constexpr int64_t kSweepPointsWithoutYes = 10000;
 
 struct VaryAxis {
   std::string field;

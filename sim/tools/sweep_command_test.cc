@@ -86,6 +86,21 @@ TEST(Sweep, AFieldVariedTwiceIsAnError) {
   EXPECT_NE(err.str().find("--vary serving.batch_size is given twice"), std::string::npos) << err.str();
 }
 
+// Issue 15, item 6: a million-point sweep started without a word; past 10,000 points it needs --yes.
+TEST(Sweep, ManyPointsNeedYes) {
+  SweepFlags f;
+  std::string values = "serving.batch_size=1";
+  for (int b = 2; b <= 200; ++b) values += "," + std::to_string(b);
+  std::string contexts = "serving.context_length=1024";
+  for (int c = 2; c <= 60; ++c) contexts += "," + std::to_string(1024 * c);
+  f.vary = {values, contexts};  // 200 x 60 = 12,000 points
+  f.progress = false;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSweep(f, out, err), 2);
+  EXPECT_NE(err.str().find("12000 points"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("--yes"), std::string::npos) << err.str();
+}
+
 TEST(Sweep, BadValuesFailBeforeSimulating) {
   SweepFlags f;
   f.vary = {"serving.batch_size=1,x"};

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -214,7 +215,46 @@ std::string UnknownEnumHint(std::string_view text, const pb::Descriptor* root, P
   return hint;
 }
 
+// The first non-finite float / double field set in `m` (nested messages and maps included), as
+// "path = value"; empty when every one is finite.
+std::string FirstNonFinite(const pb::Message& m, const std::string& prefix) {
+  const pb::Reflection* r = m.GetReflection();
+  std::vector<const pb::FieldDescriptor*> fields;
+  r->ListFields(m, &fields);
+  for (const pb::FieldDescriptor* f : fields) {
+    const std::string name = prefix + f->name();
+    const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+    for (int i = 0; i < n; ++i) {
+      const std::string path = f->is_repeated() ? name + "[" + std::to_string(i) + "]" : name;
+      double v = 0;
+      switch (f->cpp_type()) {
+        case pb::FieldDescriptor::CPPTYPE_DOUBLE:
+          v = f->is_repeated() ? r->GetRepeatedDouble(m, f, i) : r->GetDouble(m, f);
+          break;
+        case pb::FieldDescriptor::CPPTYPE_FLOAT:
+          v = f->is_repeated() ? r->GetRepeatedFloat(m, f, i) : r->GetFloat(m, f);
+          break;
+        case pb::FieldDescriptor::CPPTYPE_MESSAGE: {
+          const pb::Message& sub = f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f);
+          if (std::string bad = FirstNonFinite(sub, path + "."); !bad.empty()) return bad;
+          continue;
+        }
+        default:
+          continue;
+      }
+      if (!std::isfinite(v)) return path + " = " + (std::isnan(v) ? std::string("nan") : v > 0 ? "inf" : "-inf");
+    }
+  }
+  return std::string();
+}
+
 }  // namespace
+
+Status CheckFiniteNumbers(const google::protobuf::Message& message, std::string_view filename) {
+  if (std::string bad = FirstNonFinite(message, ""); !bad.empty())
+    return InvalidArgumentError(std::string(filename) + ": " + bad + ": must be a finite number");
+  return OkStatus();
+}
 
 Status ParseTextProtoInto(std::string_view text, std::string_view filename,
                           google::protobuf::Message* message) {

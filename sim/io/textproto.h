@@ -25,6 +25,11 @@ namespace specsim::io {
 Status ParseTextProtoInto(std::string_view text, std::string_view filename,
                           google::protobuf::Message* message);
 
+// InvalidArgument "FILE: field.path = nan: must be a finite number" for the first float / double
+// field of `message` (nested messages included) that is NaN or infinite. For configs without
+// per-field checks of their own (calibrations).
+Status CheckFiniteNumbers(const google::protobuf::Message& message, std::string_view filename);
+
 template <class Msg>
 StatusOr<Msg> ParseTextProto(std::string_view text, std::string_view filename) {
   Msg message;

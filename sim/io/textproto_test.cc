@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/io/test_matchers.h"
+#include "specsim/calibration.pb.h"
 #include "specsim/hardware.pb.h"
 
 namespace specsim::io {
@@ -22,6 +23,24 @@ TEST(TextProtoTest, ParsesValidText) {
   EXPECT_EQ(hw->name(), "x");
   ASSERT_EQ(hw->nodes_size(), 1);
   EXPECT_EQ(hw->nodes(0).kind(), config::Node::GPU);
+}
+
+// Issue 15, item 4: a calibration with latency_ns: nan (written from 0-byte items) was accepted;
+// CheckFiniteNumbers names the first non-finite number, nested and repeated fields included.
+TEST(TextProtoTest, NonFiniteNumbersAreNamed) {
+  auto c = ParseTextProto<config::Calibration>(
+      "fabric { h2d_pinned { latency_ns: nan bandwidth_gbps: 50 } }\n", "cal.textproto");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();  // the text format takes nan
+  Status s = CheckFiniteNumbers(*c, "cal.textproto");
+  EXPECT_TRUE(Contains(s.message(), "cal.textproto: fabric.h2d_pinned.latency_ns = nan: must be a finite number"))
+      << s.message();
+  auto ok = ParseTextProto<config::Calibration>("fabric { h2d_pinned { latency_ns: 5000 } }\n", "cal.textproto");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_TRUE(CheckFiniteNumbers(*ok, "cal.textproto").ok());
+  auto hw = ParseTextProto<Hardware>("nodes { name: \"g\" kind: GPU } links { a: \"g\" b: \"g\" bandwidth_gbps: inf }\n",
+                                     "box.textproto");
+  ASSERT_TRUE(hw.ok());
+  EXPECT_TRUE(Contains(CheckFiniteNumbers(*hw, "box.textproto").message(), "links[0].bandwidth_gbps = inf"));
 }
 
 TEST(TextProtoTest, UnknownFieldListsTheMessagesFields) {

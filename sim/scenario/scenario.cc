@@ -158,6 +158,7 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
   if (!calib.empty()) {
     ASSIGN_OR_RETURN(io::ConfigText text, io::ReadConfigFile(calib));
     ASSIGN_OR_RETURN(config::Calibration c, io::ParseTextProto<config::Calibration>(text.text, text.display_name));
+    RETURN_IF_ERROR(io::CheckFiniteNumbers(c, text.display_name));
     if (loaded.topology->num_gpus() > 0) {
       const std::string warning = calib::CalibrationWarning(c, text.display_name, loaded.topology->gpu_spec(0).name,
                                                             loaded.topology->num_gpus());

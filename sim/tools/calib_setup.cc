@@ -17,7 +17,9 @@ namespace specsim::tools {
 
 StatusOr<config::Calibration> LoadCalibrationFile(const std::string& path) {
   ASSIGN_OR_RETURN(io::ConfigText text, io::ReadConfigFile(path));
-  return io::ParseTextProto<config::Calibration>(text.text, text.display_name);
+  ASSIGN_OR_RETURN(config::Calibration c, io::ParseTextProto<config::Calibration>(text.text, text.display_name));
+  RETURN_IF_ERROR(io::CheckFiniteNumbers(c, text.display_name));
+  return c;
 }
 
 Status ApplyCalibrationFile(const std::string& path, net::Topology* topology) {

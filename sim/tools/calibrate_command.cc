@@ -1,4 +1,5 @@
 #include "sim/io/file_io.h"
+#include "sim/io/textproto.h"
 #include "sim/tools/calibrate_command.h"
 
 #include <fmt/format.h>
@@ -40,6 +41,12 @@ int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& e
   }
   config::Calibration c = calib::CalibrationFromFit(*fit, *in->topology, source);
   *c.mutable_provenance() = calib::ProvenanceFromTrace(in->trace, flags.traces);
+  // A fit that produced a non-finite value is not written (a reader would refuse it anyway).
+  if (Status finite = io::CheckFiniteNumbers(c, "the fitted calibration"); !finite.ok()) {
+    err << "specsim calibrate: " << traces << ": " << finite.message()
+        << " (the trace's items do not determine it: check them with `specsim compare`)\n";
+    return 2;
+  }
   std::string text;
   google::protobuf::TextFormat::PrintToString(c, &text);
   std::string command = "specsim calibrate";

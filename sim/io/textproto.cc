@@ -281,6 +281,12 @@ Status ParseTextProtoInto(std::string_view text, std::string_view filename,
   }
   if (out.empty())
     out = file + ": not a valid " + std::string(root->full_name()) + " in text format";
+  // A JSON file where a textproto belongs (e.g. a Hugging Face config.json given as a scenario).
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && (text[first] == '{' || text[first] == '['))
+    out += "\n" + file + " looks like JSON: specsim's configs are protobuf text format (" +
+           std::string(root->full_name()) +
+           "); a Hugging Face config.json is a model: give it as --model (simulate) or `model:` in a scenario";
   return InvalidArgumentError(out);
 }
 

@@ -43,6 +43,14 @@ TEST(TextProtoTest, NonFiniteNumbersAreNamed) {
   EXPECT_TRUE(Contains(CheckFiniteNumbers(*hw, "box.textproto").message(), "links[0].bandwidth_gbps = inf"));
 }
 
+// Issue 15, item 9: a config.json given as a scenario said only "1:1: Expected identifier".
+TEST(TextProtoTest, JsonWhereATextprotoBelongsIsNamed) {
+  auto hw = ParseTextProto<Hardware>("{\"architectures\": [\"LlamaForCausalLM\"]}\n", "config.json");
+  ASSERT_FALSE(hw.ok());
+  EXPECT_TRUE(Contains(hw.status().message(), "config.json looks like JSON")) << hw.status().message();
+  EXPECT_TRUE(Contains(hw.status().message(), "give it as --model")) << hw.status().message();
+}
+
 TEST(TextProtoTest, UnknownFieldListsTheMessagesFields) {
   StatusOr<Hardware> hw = ParseTextProto<Hardware>(
       "nodes { name: \"a\" }\n"

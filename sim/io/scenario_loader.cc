@@ -140,10 +140,12 @@ void CheckSpeculation(const Speculation& s, ValidationErrors* e) {
     bool valid = true;
     for (int i = 0; i < hist; ++i) {
       const double h = s.accept_length_histogram(i);
-      if (!(h >= 0) || !std::isfinite(h)) {
+      // Counts (or frequencies) of cycles: past 1e15 their sum loses the small entries and can
+      // overflow (1e308 counts gave tau 1.00).
+      if (!(h >= 0 && h <= 1e15)) {
         valid = false;
         e->Add(fmt::format("speculation.accept_length_histogram[{}]", i), fmt::format("{}", h),
-               "must be finite and >= 0");
+               "must be in [0, 1e15] (cycle counts or frequencies)");
       } else {
         sum += h;
       }

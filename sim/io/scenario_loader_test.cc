@@ -176,7 +176,11 @@ TEST(ScenarioValidationTest, HistogramOfWrongLength) {
                   .ok());
   EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
                                     "accept_length_histogram: [0, 0, -1, 0]")),
-                       "speculation.accept_length_histogram[2] = -1: must be finite and >= 0"));
+                       "speculation.accept_length_histogram[2] = -1: must be in [0, 1e15]"));
+  // Issue 15, item 8: 1e308 counts overflowed the sum and gave tau 1.00.
+  EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
+                                    "accept_length_histogram: [1e308, 1e308, 1, 1]")),
+                       "speculation.accept_length_histogram[0] = 1e+308: must be in [0, 1e15]"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
                                     "accept_length_histogram: [0, 0, 0, 0]")),
                        "the sum must be > 0"));

@@ -168,6 +168,12 @@ TEST(TraceIoTest, ItemsOutOfAnyPhysicalRangeDoNotLoad) {
   AddGemm(&t, 0, 4096, 4096)->mutable_stats()->set_median_us(3);
   s = ValidateTraceItems(t, "t.pb");
   EXPECT_NE(s.message().find("gemm.m = 0: must be in [1, 2^31]"), std::string::npos) << s.message();
+  t.mutable_items()->RemoveLast();
+  // One GPU listed twice in the environment (listed 1,000 times it became a 1,000-GPU box).
+  t.mutable_environment()->add_gpus()->set_index(0);
+  t.mutable_environment()->add_gpus()->set_index(0);
+  s = ValidateTraceItems(t, "t.pb");
+  EXPECT_NE(s.message().find("environment.gpus[1].index = 0: listed twice"), std::string::npos) << s.message();
   // A trace whose items are all unmeasured has nothing to fit: an error, not a calibration.
   trace::Trace none;
   none.set_schema_version(1);

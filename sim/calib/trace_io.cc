@@ -88,6 +88,17 @@ Status ValidateTraceItems(const trace::Trace& t, const std::string& path) {
   // fits), sizes past what a trace of a real run holds (2^40 bytes, 2^31 per GEMM dimension).
   constexpr double kMinMeasuredUs = 1e-3;
   constexpr int64_t kMaxBytes = int64_t{1} << 40, kMaxDim = int64_t{1} << 31;
+  // The box: at most 1024 GPUs, each index once (a GPU listed 1,000 times became a 1,000-GPU box).
+  {
+    const auto& gpus = t.environment().gpus();
+    if (gpus.size() > 1024)
+      return InvalidArgumentError(path + ": environment.gpus has " + std::to_string(gpus.size()) + " entries: at most 1024");
+    std::set<int> seen;
+    for (int i = 0; i < gpus.size(); ++i)
+      if (!seen.insert(gpus[i].index()).second)
+        return InvalidArgumentError(path + ": environment.gpus[" + std::to_string(i) + "].index = " +
+                                    std::to_string(gpus[i].index()) + ": listed twice");
+  }
   for (int i = 0; i < t.items_size(); ++i) {
     const trace::Item& it = t.items(i);
     const std::string where = path + ": item " + std::to_string(i) + " '" + it.name() + "': ";
@@ -106,6 +117,11 @@ Status ValidateTraceItems(const trace::Trace& t, const std::string& path) {
       if (it.collective().nranks() < 0 || it.collective().nranks() > 1024)
         return InvalidArgumentError(where + "collective.nranks = " + std::to_string(it.collective().nranks()) +
                                     ": must be in [0, 1024]");
+      std::set<int> ranks;
+      for (int g : it.collective().gpus())
+        if (g < 0 || g > 1023 || !ranks.insert(g).second)
+          return InvalidArgumentError(where + "collective.gpus: GPU " + std::to_string(g) +
+                                      (g < 0 || g > 1023 ? " is outside [0, 1023]" : " is listed twice"));
     }
     if (it.has_gemm()) {
       const trace::GemmParams& g = it.gemm();

@@ -32,7 +32,8 @@ StatusOr<trace::Trace> LoadTrace(const std::string& path);
 
 // The checks LoadTrace makes on every item (`path` for messages): a median time that is 0 (not
 // measured) or at least 1 ns and finite; byte counts in [0, 2^40]; GEMM dimensions in [1, 2^31];
-// collective ranks in [0, 1024]. InvalidArgument naming the item, the field and the range.
+// collective ranks in [0, 1024] and its GPUs each once; the environment's GPUs at most 1024, each
+// index once. InvalidArgument naming the item, the field and the range.
 Status ValidateTraceItems(const trace::Trace& t, const std::string& path);
 
 // Merges (path, trace) pairs as described above. InvalidArgument, naming both files, when the

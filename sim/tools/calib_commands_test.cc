@@ -385,6 +385,7 @@ TEST(CalibrateCommandTest, SeveralTracesOfOneBox) {
 
   trace::Trace two = *t;
   *two.mutable_environment()->add_gpus() = two.environment().gpus(0);
+  two.mutable_environment()->mutable_gpus(1)->set_index(1);  // a second GPU, not GPU 0 listed twice
   {
     std::ofstream fo(other, std::ios::binary);
     two.SerializeToOstream(&fo);

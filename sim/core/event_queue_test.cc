@@ -84,8 +84,13 @@ TEST(TimeTest, ConversionsSaturateInsteadOfOverflowing) {
   EXPECT_EQ(PicosFromMicros(std::numeric_limits<double>::infinity()), kMaxDurationPs);
   EXPECT_EQ(PicosFromNanos(std::nan("")), kMaxDurationPs);
   EXPECT_EQ(PicosFromNanos(-1e300), -kMaxDurationPs);
-  // A few saturated durations still add up within int64.
-  EXPECT_GT(kMaxDurationPs * 4, kMaxDurationPs);
+  // A few saturated durations still add up within int64: events two saturated delays apart run
+  // in order at the sums (an unsaturated 1e300 ns would have been an undefined cast).
+  EventQueue q;
+  SimTime second = -1;
+  q.ScheduleAfter(PicosFromNanos(1e300), [&] { q.ScheduleAfter(PicosFromNanos(1e300), [&] { second = q.now(); }); });
+  q.Run();
+  EXPECT_EQ(second, 2 * kMaxDurationPs);
 }
 
 }  // namespace

@@ -28,6 +28,21 @@ double Percentile(std::vector<double> v, double q) {
   return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
+// A trace item's stats from a profile's samples (us): count, median, min, max, p10, p90, mean.
+// REQUIRES: !v.empty().
+void FillStats(const std::vector<double>& v, trace::Stats* s) {
+  s->set_iterations(static_cast<int>(v.size()));
+  s->set_median_us(Median(v));
+  s->set_min_us(*std::min_element(v.begin(), v.end()));
+  s->set_max_us(*std::max_element(v.begin(), v.end()));
+  s->set_p10_us(Percentile(v, 0.1));
+  s->set_p90_us(Percentile(v, 0.9));
+  double mean = 0;
+  for (double x : v) mean += x / static_cast<double>(v.size());
+  s->set_mean_us(mean);
+  s->set_timer("kineto");
+}
+
 std::string SizeName(int64_t bytes) {
   if (bytes >= (1 << 20) && bytes % (1 << 20) == 0) return std::to_string(bytes >> 20) + "MiB";
   if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + "KiB";
@@ -335,37 +350,44 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     for (size_t i = 0; i < nccl[0].size(); ++i)
       if (nccl[0][i].pass >= 0) calls_of[nccl[0][i].pass].push_back(i);
     std::map<std::string, int> by_sequence;
+    std::vector<std::string> op_of(nccl[0].size());  // each call's NCCL op, parsed once
+    for (size_t i = 0; i < nccl[0].size(); ++i) op_of[i] = ParseNcclKernelName(nccl[0][i].kernel->name).op;
+    // The eager passes' call sequences (op, elements, dtype) by (phase, kernels, calls), once:
+    // the sequence every such pass agrees on, or none when they differ or one call has no size.
+    using Sequence = std::vector<std::tuple<std::string, int64_t, std::string>>;
+    std::map<std::tuple<std::string, int, size_t>, std::optional<Sequence>> eager_sequence;
+    for (size_t e = 0; e < instances[0].size(); ++e) {
+      const PassInstance& ep = instances[0][e];
+      if (ep.graph) continue;
+      std::optional<Sequence> sizes = Sequence{};
+      for (size_t i : calls_of[e]) {
+        const KinetoKernel& k = *nccl[0][i].kernel;
+        if (k.in_elements <= 0) {
+          sizes.reset();
+          break;
+        }
+        sizes->emplace_back(op_of[i], std::max(k.in_elements, k.out_elements), k.dtype);
+      }
+      const auto key = std::make_tuple(ep.phase, ep.kernels, calls_of[e].size());
+      auto [it, fresh] = eager_sequence.emplace(key, sizes);
+      if (!fresh && it->second != sizes) it->second.reset();
+    }
     for (size_t g = 0; g < instances[0].size(); ++g) {
       const PassInstance& gp = instances[0][g];
       bool unknown = false;
       for (size_t i : calls_of[g]) unknown = unknown || nccl[0][i].kernel->in_elements <= 0;
       if (!gp.graph || !unknown) continue;
-      std::optional<std::vector<std::pair<int64_t, std::string>>> agreed;
-      bool consistent = true;
-      for (size_t e = 0; e < instances[0].size() && consistent; ++e) {
-        const PassInstance& ep = instances[0][e];
-        if (ep.graph || ep.phase != gp.phase || ep.kernels != gp.kernels || calls_of[e].size() != calls_of[g].size())
-          continue;
-        std::vector<std::pair<int64_t, std::string>> sizes;
-        for (size_t j = 0; j < calls_of[e].size(); ++j) {
-          const KinetoKernel& ek = *nccl[0][calls_of[e][j]].kernel;
-          const KinetoKernel& gk = *nccl[0][calls_of[g][j]].kernel;
-          if (ek.in_elements <= 0 || ParseNcclKernelName(ek.name).op != ParseNcclKernelName(gk.name).op) {
-            consistent = false;
-            break;
-          }
-          sizes.push_back({std::max(ek.in_elements, ek.out_elements), ek.dtype});
-        }
-        if (!consistent) break;
-        if (agreed && *agreed != sizes) consistent = false;
-        agreed = sizes;
-      }
-      if (!consistent || !agreed) continue;
+      auto it = eager_sequence.find(std::make_tuple(gp.phase, gp.kernels, calls_of[g].size()));
+      if (it == eager_sequence.end() || !it->second) continue;
+      const Sequence& agreed = *it->second;
+      bool same_ops = true;
+      for (size_t j = 0; j < calls_of[g].size(); ++j) same_ops = same_ops && std::get<0>(agreed[j]) == op_of[calls_of[g][j]];
+      if (!same_ops) continue;
       for (size_t j = 0; j < calls_of[g].size(); ++j) {
         const size_t i = calls_of[g][j];
         if (nccl[0][i].kernel->in_elements > 0) continue;
-        pass_elements[i] = (*agreed)[j].first;
-        pass_dtype[i] = (*agreed)[j].second;
+        pass_elements[i] = std::get<1>(agreed[j]);
+        pass_dtype[i] = std::get<2>(agreed[j]);
       }
       ++by_sequence[gp.phase + " passes of " + std::to_string(gp.kernels) + " kernels"];
     }
@@ -580,17 +602,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     p->set_nccl_p2p_level(nccl_var("NCCL_P2P_LEVEL"));
     p->set_nccl_p2p_disable(nccl_var("NCCL_P2P_DISABLE"));
     p->set_nccl_shm_disable(nccl_var("NCCL_SHM_DISABLE"));
-    trace::Stats* s = it->mutable_stats();
-    s->set_iterations(c.instances);
-    s->set_median_us(c.transfer_us);
-    s->set_min_us(*std::min_element(transfer.begin(), transfer.end()));
-    s->set_max_us(*std::max_element(transfer.begin(), transfer.end()));
-    s->set_p10_us(Percentile(transfer, 0.1));
-    s->set_p90_us(Percentile(transfer, 0.9));
-    double mean = 0;
-    for (double v : transfer) mean += v / static_cast<double>(transfer.size());
-    s->set_mean_us(mean);
-    s->set_timer("kineto");
+    FillStats(transfer, it->mutable_stats());
     for (int r = 0; r < world; ++r) {
       trace::RankTiming* rt = it->add_rank_timing();
       rt->set_rank(r);
@@ -640,18 +652,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     p->set_gpu(0);  // calls of every rank pooled, priced on the first GPU (a TP group runs one GPU model)
     p->set_library(kTorchGemmLibrary);
     p->set_kernel_time_only(true);
-    trace::Stats* s = it->mutable_stats();
-    const std::vector<double>& v = calls.us;
-    s->set_iterations(g.calls);
-    s->set_median_us(g.median_us);
-    s->set_min_us(*std::min_element(v.begin(), v.end()));
-    s->set_max_us(*std::max_element(v.begin(), v.end()));
-    s->set_p10_us(Percentile(v, 0.1));
-    s->set_p90_us(Percentile(v, 0.9));
-    double mean = 0;
-    for (double x : v) mean += x / static_cast<double>(v.size());
-    s->set_mean_us(mean);
-    s->set_timer("kineto");
+    FillStats(calls.us, it->mutable_stats());
     it->set_tflops(2.0 * m * n * k / (g.median_us * 1e6));
   }
   return out;

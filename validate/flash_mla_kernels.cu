@@ -30,9 +30,12 @@
 #include <cstdint>
 
 #include "validate/kernels.h"
+#include "validate/mma_primitives.cuh"
 
 namespace specsim::validate {
 namespace {
+
+using namespace mma;  // NOLINT: the shared tensor-core building blocks
 
 constexpr int kDqk = 576;                   // latent + rope
 constexpr int kDv = 512;                    // latent: V
@@ -50,40 +53,6 @@ constexpr float kLn2 = 0.6931471805599453f;
 // 16-byte chunk `c` of row `r` in rows of `chunks` chunks (a multiple of 8), XOR-swizzled over the
 // 8 chunks that share banks (each row starts at bank 0: 72 x 16 B = 9 x 128 B).
 __device__ __forceinline__ int Swz(int r, int c, int chunks) { return r * chunks + (c ^ (r & 7)); }
-
-__device__ __forceinline__ void CpAsync16(void* smem, const void* gmem, bool valid) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int bytes = valid ? 16 : 0;  // 0: zero-fill
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
-}
-__device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void CpAsyncWait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-__device__ __forceinline__ void LdMatrixX4(const void* smem, uint32_t (&r)[4]) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(s));
-}
-__device__ __forceinline__ void LdMatrixX4Trans(const void* smem, uint32_t (&r)[4]) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(s));
-}
-__device__ __forceinline__ void Mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ uint32_t PackBf16(float lo, float hi) {
-  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
-}
 
 // kTileTokens tokens per K tile, kWarps warps: each warp computes S for 8 tokens (one n8 block)
 // and O for kDv / kWarps columns.

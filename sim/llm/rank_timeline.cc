@@ -135,8 +135,11 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
   out.wait_ps.assign(n, 0.0);
   if (accounts != nullptr) accounts->resize(std::max<size_t>(1, program.phases.size()));
   std::vector<SimTime> ready(n);
-  auto add_slice = [&](int r, bool host, const std::string& name, const char* cat, SimTime a, SimTime b) {
-    if (slices != nullptr && b > a) slices->push_back({r, host, name, cat, a, b});
+  // Slices are named only when asked for: building names per op and rank was most of the run.
+  auto add_slice = [&](int r, bool host, const std::string& label, const char* fallback, const char* suffix,
+                       const char* cat, SimTime a, SimTime b) {
+    if (slices == nullptr || b <= a) return;
+    slices->push_back({r, host, (label.empty() ? std::string(fallback) : label) + suffix, cat, a, b});
   };
   auto issue_cost = [&](const TimelineStep& s) {
     SimTime c = s.host_ps + hm.framework_op_ps;
@@ -152,7 +155,7 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
     if (s.graph) return std::max(gpu_clk_[r], launched_[r]) + hm.graph_gap_ps;
     const SimTime h0 = host_[r];
     host_[r] += issue_cost(s) + Draw(r);
-    add_slice(r, true, s.label.empty() ? "issue" : s.label, "launch", h0, host_[r]);
+    add_slice(r, true, s.label, "issue", "", "launch", h0, host_[r]);
     return std::max(gpu_clk_[r] + hm.eager_gap_ps, host_[r]);
   };
   // The ranks a step runs on, [first, last): every rank, or its one rank.
@@ -164,9 +167,11 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
       case TimelineStep::Kind::kKernel: {
         for (auto [r, end] = rank_range(s); r < end; ++r) {
           const SimTime start = make_ready(s, r);
-          const SimTime d = static_cast<SimTime>(std::llround(static_cast<double>(s.device_ps) * KernelFactor(r)));
+          const double factor = KernelFactor(r);
+          const SimTime d = factor == 1.0 ? s.device_ps
+                                          : static_cast<SimTime>(std::llround(static_cast<double>(s.device_ps) * factor));
           gpu_clk_[r] = start + d + s.fixed_gpu_ps;
-          add_slice(r, false, s.label.empty() ? "kernel" : s.label, "compute", start, gpu_clk_[r]);
+          add_slice(r, false, s.label, "kernel", "", "compute", start, gpu_clk_[r]);
           if (r == 0 && acc != nullptr) acc->compute_ps += static_cast<double>(d);  // merged gaps are launch time
         }
         break;
@@ -183,8 +188,8 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
           const double wait = static_cast<double>(last - ready[r]);
           out.wait_ps[r] += wait;
           wait_max = std::max(wait_max, wait);
-          add_slice(r, false, (s.label.empty() ? std::string("collective") : s.label) + " (wait)", "comm-wait", ready[r], last);
-          add_slice(r, false, s.label.empty() ? "collective" : s.label, "comm-transfer", last, end);
+          add_slice(r, false, s.label, "collective", " (wait)", "comm-wait", ready[r], last);
+          add_slice(r, false, s.label, "collective", "", "comm-transfer", last, end);
           gpu_clk_[r] = end;
         }
         if (acc != nullptr) {
@@ -200,7 +205,7 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
           const SimTime h0 = host_[r];
           host_[r] += hm.graph_launch_ps + s.host_ps + Draw(r);
           launched_[r] = host_[r];
-          add_slice(r, true, s.label.empty() ? "graph launch" : s.label, "launch", h0, host_[r]);
+          add_slice(r, true, s.label, "graph launch", "", "launch", h0, host_[r]);
         }
         break;
       }
@@ -208,7 +213,7 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
         for (auto [r, end] = rank_range(s); r < end; ++r) {
           const SimTime h0 = host_[r];
           host_[r] = std::max(host_[r], gpu_clk_[r]) + hm.sync_wake_ps + s.host_ps;
-          add_slice(r, true, s.label.empty() ? "sync" : s.label, "sync", h0, host_[r]);
+          add_slice(r, true, s.label, "sync", "", "sync", h0, host_[r]);
         }
         break;
       }
@@ -220,7 +225,7 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
             std::exponential_distribution<double> e(1.0 / s.host_exp_mean_us);
             host_[r] += PicosFromMicros(e(rng_[r]));
           }
-          add_slice(r, true, s.label.empty() ? "host work" : s.label, "host", h0, host_[r]);
+          add_slice(r, true, s.label, "host work", "", "host", h0, host_[r]);
         }
         break;
       }

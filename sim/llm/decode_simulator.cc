@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <numeric>
 #include <random>
+#include <tuple>
 
 #include "sim/coll/executor.h"
 #include "sim/core/check.h"
@@ -519,13 +520,86 @@ StatusOr<DecodeResult> DecodeSimulator::Run() {
     for (int r = 0; r < tl.num_ranks(); ++r) prev = std::max({prev, tl.host_clock(r), tl.gpu_clock(r)});
     std::vector<PhaseAccount> acc;
     double total_ps = 0, tokens = 0;
+    // Without jitter or GPU variation, while every rank agrees, a cycle is a function of its
+    // accepted count and of the clocks relative to the GPU clock: a cycle seen before is replayed
+    // from its memo (clocks shifted, the phase accounts' increments added) instead of run. A cycle
+    // in which the host never caught up with its GPU (and never synced) is also replayed from any
+    // state where the GPU leads by at least as much: the host then never holds the GPU back, so
+    // the GPU advances as before and the host by its own costs. Exact: clocks are integers and
+    // the accounts integer-valued doubles below 2^53 ps.
+    struct CycleMemo {
+      SimTime lead = 0;                   // GPU-bound entries: the GPU's lead over the host before
+      SimTime host = 0, gpu = 0, launched = 0, end = 0;  // after: relative to the GPU clock before
+                                          // (GPU-bound entries: host relative to the host clock)
+      std::vector<PhaseAccount> increments;
+    };
+    std::map<std::tuple<int, SimTime, SimTime>, CycleMemo> memo;
+    std::map<int, CycleMemo> gpu_bound_memo;
+    auto add_increments = [&acc](const std::vector<PhaseAccount>& increments) {
+      acc.resize(std::max(acc.size(), increments.size()));
+      for (size_t i = 0; i < increments.size(); ++i) {
+        const PhaseAccount& d = increments[i];
+        acc[i].compute_ps += d.compute_ps;
+        acc[i].transfer_ps += d.transfer_ps;
+        acc[i].wait_ps += d.wait_ps;
+        acc[i].wait_max_ps += d.wait_max_ps;
+        acc[i].span_ps += d.span_ps;
+        acc[i].collectives += d.collectives;
+      }
+    };
     for (int c = 0; c < spec.cycles; ++c) {
       const int accepted = spec.acceptance->Sample(rng);
+      tokens += TokensPerCycle(accepted);
+      const bool agree = fixed && setup_.replay_cycles && tl.RanksAgree();
+      const SimTime g0 = tl.gpu_clock(0), h0 = tl.host_clock(0);
+      const std::tuple<int, SimTime, SimTime> key{accepted, h0 - g0, tl.launch_clock(0) - g0};
+      if (agree) {
+        const CycleMemo* m = nullptr;
+        SimTime host_base = g0;
+        if (auto it = memo.find(key); it != memo.end()) {
+          m = &it->second;
+        } else if (auto gb = gpu_bound_memo.find(accepted); gb != gpu_bound_memo.end() && g0 - h0 >= gb->second.lead) {
+          m = &gb->second;
+          host_base = h0;
+        }
+        if (m != nullptr) {
+          tl.SetClocks(host_base + m->host, g0 + m->gpu, g0 + m->launched);
+          add_increments(m->increments);
+          const SimTime end = g0 + m->end;
+          total_ps += static_cast<double>(end - prev);
+          prev = end;
+          continue;
+        }
+      }
       ASSIGN_OR_RETURN(const TimelineProgram* cycle, CycleProgram(accepted));
-      const SimTime end = max_end(tl.Run(*cycle, &acc));
+      const std::vector<PhaseAccount> before = acc;
+      const RunResult run = tl.Run(*cycle, &acc);
+      const SimTime end = max_end(run);
       total_ps += static_cast<double>(end - prev);
       prev = end;
-      tokens += TokensPerCycle(accepted);
+      if (!agree || !tl.RanksAgree()) continue;
+      CycleMemo m{0, tl.host_clock(0) - g0, tl.gpu_clock(0) - g0, tl.launch_clock(0) - g0, end - g0, acc};
+      for (size_t i = 0; i < before.size(); ++i) {
+        PhaseAccount& d = m.increments[i];
+        d.compute_ps -= before[i].compute_ps;
+        d.transfer_ps -= before[i].transfer_ps;
+        d.wait_ps -= before[i].wait_ps;
+        d.wait_max_ps -= before[i].wait_max_ps;
+        d.span_ps -= before[i].span_ps;
+        d.collectives -= before[i].collectives;
+      }
+      // GPU-bound: the launch clock ends at the GPU clock (nothing left for it to delay), the end
+      // is the GPU's.
+      if (!run.host_synced && g0 > h0 && run.min_gpu_lead_ps > 0 && m.launched == m.gpu && m.end == m.gpu) {
+        auto gb = gpu_bound_memo.find(accepted);
+        if (gb == gpu_bound_memo.end() || g0 - h0 < gb->second.lead) {
+          CycleMemo g = m;
+          g.lead = g0 - h0;
+          g.host = tl.host_clock(0) - h0;
+          gpu_bound_memo[accepted] = std::move(g);
+        }
+      }
+      memo.emplace(key, std::move(m));
     }
     const double cycles = spec.cycles;
     acc.resize(CyclePhases().size());

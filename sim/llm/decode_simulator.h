@@ -87,6 +87,9 @@ struct DecodeSetup {
   } driver;
   GpuVariation gpu_variation;
   uint64_t pacing_seed = 1;
+  // Replay repeated speculative cycles from a memo when the run is deterministic (exact; see
+  // DecodeSimulator::Run). false: run every cycle (the test of the memo compares the two).
+  bool replay_cycles = true;
   // The allreduce choice: algorithm, protocol, channels, P2P level. collective, bytes and gpus are
   // filled in per communication point.
   coll::CollectiveRequest allreduce;

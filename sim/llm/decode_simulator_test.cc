@@ -213,6 +213,46 @@ TEST(DecodeSimulator, CaptureModesFrameworkCostsAndASlowRank) {
   EXPECT_GT(r->baseline_step.wait_ps, 0);
 }
 
+// Deterministic speculative loops replay repeated cycles from a memo (by accepted count and the
+// clocks relative to the GPU, or, for cycles the host never held back, from any state where the
+// GPU leads further). The results must be those of running every cycle: every capture mode, with
+// and without a sync per cycle (without it the GPU-bound loop's clocks drift apart and only the
+// GPU-bound replay applies), with framework host costs.
+TEST(DecodeSimulator, ReplayedCyclesGiveTheResultOfRunningEveryCycle) {
+  net::Topology t = Box();
+  int cases = 0;
+  for (CaptureMode mode : {CaptureMode::kFull, CaptureMode::kPiecewise, CaptureMode::kEager}) {
+    for (bool sync : {true, false}) {
+      for (double cycle_host_us : {0.0, 40.0, 3000.0}) {
+        DecodeSetup s = WithEagle(Llama8B(&t, 4), {0.8, 0.6, 0.4});
+        FrameworkProfile f;
+        f.capture.decode = f.capture.verify = f.capture.draft = f.capture.draft_extend = mode;
+        f.eager_op_host_us = 2;
+        f.graph_replay_host_us = 20;
+        f.spec_cycle_host_us = cycle_host_us;
+        f.sync_each_cycle = sync;
+        s.framework = f;
+        s.speculation.cycles = 300;
+        DecodeSetup every = s;
+        every.replay_cycles = false;
+        auto a = (*DecodeSimulator::Create(s))->Run();
+        auto b = (*DecodeSimulator::Create(every))->Run();
+        ASSERT_TRUE(a.ok() && b.ok());
+        SCOPED_TRACE(std::to_string(static_cast<int>(mode)) + (sync ? " sync " : " no sync ") + std::to_string(cycle_host_us));
+        EXPECT_EQ(a->cycle_ms, b->cycle_ms);
+        EXPECT_EQ(a->tau, b->tau);
+        EXPECT_EQ(a->speculative_tokens_per_s, b->speculative_tokens_per_s);
+        EXPECT_EQ(a->breakdown.draft_compute_ms, b->breakdown.draft_compute_ms);
+        EXPECT_EQ(a->breakdown.verify_comm_ms, b->breakdown.verify_comm_ms);
+        EXPECT_EQ(a->breakdown.launch_sync_ms, b->breakdown.launch_sync_ms);
+        EXPECT_EQ(a->breakdown.wait_max_ms, b->breakdown.wait_max_ms);
+        ++cases;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 18);
+}
+
 TEST(DecodeSimulator, InconsistentSetupsAreErrors) {
   net::Topology t = Box();
   DecodeSetup s = WithEagle(Llama8B(&t, 4), {0.5});

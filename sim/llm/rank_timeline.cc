@@ -69,6 +69,8 @@ RankTimelines::RankTimelines(int num_ranks, HostModel host, GpuVariation gpu, ui
   gpu_.rank_factor.shrink_to_fit();
   gpu_.kernel_sigma = std::max(0.0, gpu_.kernel_sigma);
   gpu_clock_init(num_ranks);
+  uniform_gpu_ = gpu_.kernel_sigma == 0;
+  for (double f : gpu_.rank_factor) uniform_gpu_ = uniform_gpu_ && f == gpu_.rank_factor[0];
   for (int r = 0; r < num_ranks; ++r) rng_.emplace_back(seed * 1000003ULL + static_cast<uint64_t>(r) * 7919ULL + 1);
 }
 
@@ -120,6 +122,18 @@ double RankTimelines::KernelFactor(int rank) {
   return f;
 }
 
+bool RankTimelines::RanksAgree() const {
+  for (int r = 1; r < num_ranks(); ++r)
+    if (host_[r] != host_[0] || gpu_clk_[r] != gpu_clk_[0] || launched_[r] != launched_[0]) return false;
+  return true;
+}
+
+void RankTimelines::SetClocks(SimTime host, SimTime gpu, SimTime launched) {
+  std::fill(host_.begin(), host_.end(), host);
+  std::fill(gpu_clk_.begin(), gpu_clk_.end(), gpu);
+  std::fill(launched_.begin(), launched_.end(), launched);
+}
+
 void RankTimelines::AlignClocks() {
   SimTime t = 0;
   for (int r = 0; r < num_ranks(); ++r) t = std::max({t, host_[r], gpu_clk_[r]});
@@ -134,11 +148,54 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
   out.start_ps = host_;
   out.wait_ps.assign(n, 0.0);
   if (accounts != nullptr) accounts->resize(std::max<size_t>(1, program.phases.size()));
-  std::vector<SimTime> ready(n);
+  ready_.resize(n);
+  // Lockstep: while every rank's GPU clock is the same value g (and no later than its segment's
+  // launch), GPU time does not vary per rank (equal rank factors, no per-kernel draws) and no
+  // slices are recorded, a graph kernel or graph collective moves every rank alike: it is
+  // evaluated once on g, O(1) instead of O(ranks). gpu_clk_ is stale while lockstep holds and is
+  // written back (Unlock) before any step that treats ranks differently. The arithmetic is the
+  // per-rank recurrence's, so results are identical (RankTimeline tests and the golden outputs).
+  const bool may_lock = slices == nullptr && uniform_gpu_;
+  bool lock = false;
+  SimTime g = 0;
+  auto try_lock = [&] {
+    if (!may_lock) return;
+    for (int r = 0; r < n; ++r)
+      if (gpu_clk_[r] != gpu_clk_[0] || launched_[r] > gpu_clk_[0]) return;
+    lock = true;
+    g = gpu_clk_[0];
+  };
+  auto unlock = [&] {
+    if (!lock) return;
+    std::fill(gpu_clk_.begin(), gpu_clk_.end(), g);
+    lock = false;
+  };
+  auto gpu = [&](int r) { return lock ? g : gpu_clk_[r]; };
+  // Symmetry: without host jitter, lockstep ranks whose host clocks and launches are equal too
+  // stay equal through every step of every rank (no draw tells them apart): only rank 0 is
+  // evaluated (`live` = 1) and the others take its clocks (Split) before a step of one rank or a
+  // per-rank random host cost.
+  const bool may_mirror = may_lock && hm.jitter.kind == Jitter::Kind::kNone;
+  int live = n;
+  auto try_mirror = [&] {
+    if (!may_mirror || !lock) return;
+    for (int r = 1; r < n; ++r)
+      if (host_[r] != host_[0] || launched_[r] != launched_[0]) return;
+    live = 1;
+  };
+  auto split = [&] {
+    if (live == n) return;
+    std::fill(host_.begin() + 1, host_.end(), host_[0]);
+    std::fill(launched_.begin() + 1, launched_.end(), launched_[0]);
+    if (!lock) std::fill(gpu_clk_.begin() + 1, gpu_clk_.end(), gpu_clk_[0]);
+    live = n;
+  };
+  try_lock();
+  try_mirror();
   // Slices are named only when asked for: building names per op and rank was most of the run.
   auto add_slice = [&](int r, bool host, const std::string& label, const char* fallback, const char* suffix,
                        const char* cat, SimTime a, SimTime b) {
-    if (slices == nullptr || b <= a) return;
+    if (b <= a) return;
     slices->push_back({r, host, (label.empty() ? std::string(fallback) : label) + suffix, cat, a, b});
   };
   auto issue_cost = [&](const TimelineStep& s) {
@@ -152,51 +209,90 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
   };
   // The op's ready time on rank r: after its host issue (eager) or its segment's launch (graph).
   auto make_ready = [&](const TimelineStep& s, int r) {
-    if (s.graph) return std::max(gpu_clk_[r], launched_[r]) + hm.graph_gap_ps;
+    if (s.graph) return std::max(gpu(r), launched_[r]) + hm.graph_gap_ps;
     const SimTime h0 = host_[r];
     host_[r] += issue_cost(s) + Draw(r);
-    add_slice(r, true, s.label, "issue", "", "launch", h0, host_[r]);
-    return std::max(gpu_clk_[r] + hm.eager_gap_ps, host_[r]);
+    if (slices != nullptr) add_slice(r, true, s.label, "issue", "", "launch", h0, host_[r]);
+    out.min_gpu_lead_ps = std::min(out.min_gpu_lead_ps, gpu(r) - host_[r]);
+    return std::max(gpu(r) + hm.eager_gap_ps, host_[r]);
   };
   // The ranks a step runs on, [first, last): every rank, or its one rank.
-  auto rank_range = [n](const TimelineStep& s) { return s.rank >= 0 ? std::pair{s.rank, s.rank + 1} : std::pair{0, n}; };
+  auto rank_range = [&live](const TimelineStep& s) {
+    return s.rank >= 0 ? std::pair{s.rank, s.rank + 1} : std::pair{0, live};
+  };
   for (const TimelineStep& s : program.steps) {
+    if (live != n && (s.rank >= 0 || (s.kind == TimelineStep::Kind::kHostWork && s.host_exp_mean_us > 0))) split();
     PhaseAccount* acc = accounts != nullptr ? &(*accounts)[s.phase] : nullptr;
-    const SimTime before0 = std::max(host_[0], gpu_clk_[0]);
+    const SimTime before0 = std::max(host_[0], gpu(0));
     switch (s.kind) {
       case TimelineStep::Kind::kKernel: {
+        if (lock && s.graph && s.rank == -1) {
+          // Every rank: ready = max(g, L_r) + gap = g + gap (lockstep has g >= L_r).
+          const double factor = KernelFactor(0);
+          const SimTime d = factor == 1.0 ? s.device_ps
+                                          : static_cast<SimTime>(std::llround(static_cast<double>(s.device_ps) * factor));
+          g = g + hm.graph_gap_ps + d + s.fixed_gpu_ps;
+          if (acc != nullptr) acc->compute_ps += static_cast<double>(d);
+          break;
+        }
+        if (lock && live != n) {
+          // Mirrored ranks: rank 0 stands for all; its GPU clock is g.
+          gpu_clk_[0] = g;
+          lock = false;
+        }
+        unlock();
         for (auto [r, end] = rank_range(s); r < end; ++r) {
           const SimTime start = make_ready(s, r);
           const double factor = KernelFactor(r);
           const SimTime d = factor == 1.0 ? s.device_ps
                                           : static_cast<SimTime>(std::llround(static_cast<double>(s.device_ps) * factor));
           gpu_clk_[r] = start + d + s.fixed_gpu_ps;
-          add_slice(r, false, s.label, "kernel", "", "compute", start, gpu_clk_[r]);
+          if (slices != nullptr) add_slice(r, false, s.label, "kernel", "", "compute", start, gpu_clk_[r]);
           if (r == 0 && acc != nullptr) acc->compute_ps += static_cast<double>(d);  // merged gaps are launch time
         }
         break;
       }
       case TimelineStep::Kind::kCollective: {
+        if (lock && s.graph) {
+          // Every rank ready at g + gap: no wait, the transfer at once.
+          g = g + hm.graph_gap_ps + s.transfer_ps;
+          if (acc != nullptr) {
+            acc->transfer_ps += static_cast<double>(s.transfer_ps);
+            ++acc->collectives;
+          }
+          break;
+        }
         SimTime last = 0;
-        for (int r = 0; r < n; ++r) {
-          ready[r] = make_ready(s, r);
-          last = std::max(last, ready[r]);
+        for (int r = 0; r < live; ++r) {
+          ready_[r] = make_ready(s, r);
+          last = std::max(last, ready_[r]);
         }
         const SimTime end = last + s.transfer_ps;
         double wait_max = 0;
-        for (int r = 0; r < n; ++r) {
-          const double wait = static_cast<double>(last - ready[r]);
+        for (int r = 0; r < live; ++r) {
+          const double wait = static_cast<double>(last - ready_[r]);
           out.wait_ps[r] += wait;
           wait_max = std::max(wait_max, wait);
-          add_slice(r, false, s.label, "collective", " (wait)", "comm-wait", ready[r], last);
-          add_slice(r, false, s.label, "collective", "", "comm-transfer", last, end);
-          gpu_clk_[r] = end;
+          if (slices != nullptr) {
+            add_slice(r, false, s.label, "collective", " (wait)", "comm-wait", ready_[r], last);
+            add_slice(r, false, s.label, "collective", "", "comm-transfer", last, end);
+          }
         }
         if (acc != nullptr) {
           acc->transfer_ps += static_cast<double>(s.transfer_ps);
-          acc->wait_ps += static_cast<double>(last - ready[0]);
+          acc->wait_ps += static_cast<double>(last - ready_[0]);
           acc->wait_max_ps += wait_max;
           ++acc->collectives;
+        }
+        // Every rank leaves at `end`, later than its launch (end >= ready_r >= L_r): lockstep.
+        lock = false;
+        std::fill(gpu_clk_.begin(), gpu_clk_.begin() + live, end);
+        if (live == n) {
+          try_lock();
+          try_mirror();
+        } else {
+          lock = may_lock;  // mirrored ranks stay so
+          g = end;
         }
         break;
       }
@@ -205,15 +301,18 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
           const SimTime h0 = host_[r];
           host_[r] += hm.graph_launch_ps + s.host_ps + Draw(r);
           launched_[r] = host_[r];
-          add_slice(r, true, s.label, "graph launch", "", "launch", h0, host_[r]);
+          if (slices != nullptr) add_slice(r, true, s.label, "graph launch", "", "launch", h0, host_[r]);
+          out.min_gpu_lead_ps = std::min(out.min_gpu_lead_ps, gpu(r) - host_[r]);
+          if (lock && launched_[r] > g) unlock();  // this rank's next graph op waits for its launch
         }
         break;
       }
       case TimelineStep::Kind::kHostSync: {
+        out.host_synced = true;
         for (auto [r, end] = rank_range(s); r < end; ++r) {
           const SimTime h0 = host_[r];
-          host_[r] = std::max(host_[r], gpu_clk_[r]) + hm.sync_wake_ps + s.host_ps;
-          add_slice(r, true, s.label, "sync", "", "sync", h0, host_[r]);
+          host_[r] = std::max(host_[r], gpu(r)) + hm.sync_wake_ps + s.host_ps;
+          if (slices != nullptr) add_slice(r, true, s.label, "sync", "", "sync", h0, host_[r]);
         }
         break;
       }
@@ -225,13 +324,21 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
             std::exponential_distribution<double> e(1.0 / s.host_exp_mean_us);
             host_[r] += PicosFromMicros(e(rng_[r]));
           }
-          add_slice(r, true, s.label, "host work", "", "host", h0, host_[r]);
+          if (slices != nullptr) add_slice(r, true, s.label, "host work", "", "host", h0, host_[r]);
+          out.min_gpu_lead_ps = std::min(out.min_gpu_lead_ps, gpu(r) - host_[r]);
         }
         break;
       }
     }
-    if (acc != nullptr) acc->span_ps += static_cast<double>(std::max(host_[0], gpu_clk_[0]) - before0);
+    if (acc != nullptr) acc->span_ps += static_cast<double>(std::max(host_[0], gpu(0)) - before0);
   }
+  if (lock && live != n) {
+    gpu_clk_[0] = g;
+    lock = false;
+  }
+  split();
+  unlock();
+  for (int r = 0; r < n; ++r) launched_[r] = std::max(launched_[r], gpu_clk_[r]);
   out.end_ps.resize(n);
   out.gpu_end_ps = gpu_clk_;
   SimTime first = out.start_ps.empty() ? 0 : out.start_ps[0], last = 0;

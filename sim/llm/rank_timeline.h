@@ -129,6 +129,12 @@ struct RunResult {
   std::vector<SimTime> gpu_end_ps;  // per rank: G_r when the run ended
   SimTime span_ps = 0;              // max_r end - min_r start
   std::vector<double> wait_ps;      // per rank: total collective wait in this run
+  // The least any rank's GPU clock led its host clock right after the host advanced (issue,
+  // launch, host work), over the run; kSimTimeMax when the host never advanced. Positive, with no
+  // host sync: the host never held the GPU back, so the GPU clocks did not depend on the host's,
+  // and the same program from a state where the GPU leads by more ends the same way.
+  SimTime min_gpu_lead_ps = kSimTimeMax;
+  bool host_synced = false;         // a host sync step ran
 };
 
 class RankTimelines {
@@ -136,7 +142,9 @@ class RankTimelines {
   // REQUIRES: num_ranks >= 1, ValidateJitter(host.jitter) ok, rank_factor empty or num_ranks long.
   RankTimelines(int num_ranks, HostModel host, GpuVariation gpu, uint64_t seed);
 
-  // Runs `program` from the ranks' current clocks (REQUIRES: ValidateProgram ok). `accounts`
+  // Runs `program` from the ranks' current clocks (REQUIRES: ValidateProgram ok). A launch clock
+  // the GPU clock has passed can no longer delay anything (graph ops start at max(G, L)): the run
+  // leaves it equal to the GPU clock, so equal states compare equal. `accounts`
   // (sized to the program's phases, or null) accumulates where the time went; `slices` (or null)
   // receives every rank's host and GPU slices.
   RunResult Run(const TimelineProgram& program, std::vector<PhaseAccount>* accounts = nullptr,
@@ -148,6 +156,12 @@ class RankTimelines {
   int num_ranks() const { return static_cast<int>(host_.size()); }
   SimTime host_clock(int rank) const { return host_[rank]; }
   SimTime gpu_clock(int rank) const { return gpu_clk_[rank]; }
+  SimTime launch_clock(int rank) const { return launched_[rank]; }
+  // True when every rank's host, GPU and launch clocks are those of rank 0.
+  bool RanksAgree() const;
+  // Sets every rank's host, GPU and launch clocks (a run replayed from a memo: the recurrences
+  // only add and compare clocks, so a run from clocks shifted by t ends shifted by t).
+  void SetClocks(SimTime host, SimTime gpu, SimTime launched);
 
  private:
   void gpu_clock_init(int num_ranks);
@@ -157,6 +171,8 @@ class RankTimelines {
   HostModel host_model_;
   GpuVariation gpu_;
   std::vector<SimTime> host_, gpu_clk_, launched_;
+  std::vector<SimTime> ready_;        // scratch: each rank's arrival at a collective
+  bool uniform_gpu_ = true;           // equal rank factors and no per-kernel draws (lockstep allowed)
   std::vector<std::mt19937_64> rng_;  // one stream per rank
 };
 

@@ -206,5 +206,101 @@ TEST(RankTimeline, ValidationNamesTheProblem) {
   EXPECT_FALSE(ValidateJitter(j, "host.jitter").ok());
 }
 
+
+// The lockstep and mirrored-rank shortcuts (graph ops evaluated once for ranks whose GPU clocks
+// agree; without jitter, one rank standing for all) must give exactly what the per-rank
+// recurrences give. Asking for slices turns the shortcuts off, so each random program runs twice,
+// with and without slices, from the same clocks: every clock, wait and phase account must agree.
+// Programs mix eager and graph kernels and collectives, launches, syncs, host work (some with an
+// exponential cost of their own) and steps of one rank; hosts with and without jitter, rank
+// factors equal (shortcuts on) and unequal (off).
+TEST(RankTimeline, ShortcutsGiveThePerRankRecurrencesExactly) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = 1 + static_cast<int>(rng() % 8);
+    HostModel host;
+    host.kernel_issue_ps = (1 + rng() % 5) * kUs;
+    host.library_issue_ps = (1 + rng() % 7) * kUs;
+    host.collective_issue_ps = (1 + rng() % 9) * kUs;
+    host.graph_launch_ps = (2 + rng() % 20) * kUs;
+    host.sync_wake_ps = (rng() % 3) * kUs;
+    host.eager_gap_ps = (rng() % 2) * kUs;
+    host.graph_gap_ps = (rng() % 2) * kUs / 2;
+    if (trial % 3 == 1) host.jitter = Jitter{Jitter::Kind::kExponential, 2.0, 0, {}};
+    GpuVariation gpu;
+    if (trial % 5 == 4) {
+      for (int r = 0; r < n; ++r) gpu.rank_factor.push_back(1.0 + 0.1 * r);
+    } else if (trial % 5 == 3) {
+      gpu.rank_factor.assign(n, 1.25);
+    }
+    TimelineProgram p;
+    p.phases = {"a", "b"};
+    bool launched = false;
+    const int steps = 20 + static_cast<int>(rng() % 200);
+    for (int i = 0; i < steps; ++i) {
+      TimelineStep s;
+      switch (rng() % 9) {
+        case 0: case 1: s = Kernel((1 + rng() % 40) * kUs, launched && rng() % 3 != 0); break;
+        case 2: s = Collective((1 + rng() % 30) * kUs, launched && rng() % 2 == 0); break;
+        case 3: s = Of(TimelineStep::Kind::kGraphLaunch, (rng() % 4) * kUs); launched = true; break;
+        case 4: s = Of(TimelineStep::Kind::kHostSync); break;
+        case 5: s = Of(TimelineStep::Kind::kHostWork, (rng() % 50) * kUs); break;
+        case 6: s = Of(TimelineStep::Kind::kHostWork, 0); s.host_exp_mean_us = rng() % 2 == 0 ? 3.0 : 0.0; break;
+        case 7: s = Kernel((1 + rng() % 40) * kUs, launched && rng() % 2 == 0, static_cast<int>(rng() % n)); break;
+        default: s = Kernel((1 + rng() % 10) * kUs, launched); s.host_class = HostOpClass::kLibrary; break;
+      }
+      s.phase = static_cast<int>(rng() % 2);
+      p.steps.push_back(s);
+    }
+    ASSERT_TRUE(ValidateProgram(p, n).ok()) << ValidateProgram(p, n).ToString();
+    RankTimelines fast(n, host, gpu, 11), exact(n, host, gpu, 11);
+    for (int run = 0; run < 3; ++run) {  // later runs start from the clocks the last one left
+      std::vector<PhaseAccount> acc_fast, acc_exact;
+      std::vector<RankSlice> slices;
+      const RunResult a = fast.Run(p, &acc_fast);
+      const RunResult b = exact.Run(p, &acc_exact, &slices);
+      SCOPED_TRACE("trial " + std::to_string(trial) + " run " + std::to_string(run));
+      ASSERT_EQ(a.end_ps, b.end_ps);
+      ASSERT_EQ(a.gpu_end_ps, b.gpu_end_ps);
+      ASSERT_EQ(a.wait_ps, b.wait_ps);
+      ASSERT_EQ(a.span_ps, b.span_ps);
+      ASSERT_EQ(a.host_synced, b.host_synced);
+      ASSERT_EQ(a.min_gpu_lead_ps, b.min_gpu_lead_ps);
+      for (int r = 0; r < n; ++r) {
+        ASSERT_EQ(fast.host_clock(r), exact.host_clock(r)) << r;
+        ASSERT_EQ(fast.launch_clock(r), exact.launch_clock(r)) << r;
+      }
+      for (size_t k = 0; k < acc_exact.size(); ++k) {
+        EXPECT_EQ(acc_fast[k].compute_ps, acc_exact[k].compute_ps);
+        EXPECT_EQ(acc_fast[k].transfer_ps, acc_exact[k].transfer_ps);
+        EXPECT_EQ(acc_fast[k].wait_ps, acc_exact[k].wait_ps);
+        EXPECT_EQ(acc_fast[k].wait_max_ps, acc_exact[k].wait_max_ps);
+        EXPECT_EQ(acc_fast[k].span_ps, acc_exact[k].span_ps);
+        EXPECT_EQ(acc_fast[k].collectives, acc_exact[k].collectives);
+      }
+    }
+  }
+}
+
+// A run leaves a launch clock the GPU has passed at the GPU clock (it can delay nothing more), so
+// a drained state compares equal whatever was launched before.
+TEST(RankTimeline, LaunchClockTheGpuPassedEndsAtTheGpuClock) {
+  HostModel host;
+  host.graph_launch_ps = 5 * kUs;
+  RankTimelines tl(2, host, {}, 1);
+  TimelineProgram p;
+  p.steps = {Of(TimelineStep::Kind::kGraphLaunch), Kernel(50 * kUs, true)};
+  tl.Run(p);
+  // Launched at 5 us, the kernel ends at 55 us: the launch clock is 55 us, not 5.
+  EXPECT_EQ(tl.gpu_clock(0), 55 * kUs);
+  EXPECT_EQ(tl.launch_clock(0), 55 * kUs);
+  EXPECT_EQ(tl.launch_clock(1), 55 * kUs);
+  EXPECT_TRUE(tl.RanksAgree());
+  tl.SetClocks(1 * kUs, 2 * kUs, 3 * kUs);
+  EXPECT_EQ(tl.host_clock(1), 1 * kUs);
+  EXPECT_EQ(tl.gpu_clock(1), 2 * kUs);
+  EXPECT_EQ(tl.launch_clock(1), 3 * kUs);
+}
+
 }  // namespace
 }  // namespace specsim::llm

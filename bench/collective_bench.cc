@@ -25,7 +25,7 @@ void BM_CollectiveAllDualSocket(benchmark::State& state) {
         request.bytes = bytes;
         auto plan = coll::PlanCollective(*topology, router, request);
         SPECSIM_CHECK(plan.ok()) << plan.status().ToString();
-        coll::CollectiveTiming t = coll::TimeCollective(plan->schedule, *topology, plan->rank_gpus);
+        coll::CollectiveTiming t = coll::TimeCollective(plan->schedule, router, plan->rank_gpus);
         events += t.events;
         flows += t.flows;
       }

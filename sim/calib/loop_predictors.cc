@@ -37,7 +37,7 @@ StatusOr<SimTime> TransferPs(const trace::CollectiveParams& c, const net::Topolo
   ASSIGN_OR_RETURN(coll::CollectiveRequest request, CollectiveRequestOf(c, params));
   net::Router router(topology);
   ASSIGN_OR_RETURN(coll::PlannedCollective plan, coll::PlanCollective(topology, router, request));
-  return coll::TimeCollective(plan.schedule, topology, plan.rank_gpus).duration_ps;
+  return coll::TimeCollective(plan.schedule, router, plan.rank_gpus).duration_ps;
 }
 
 // The injected host cost of a loop before an op: a host work step (nothing for NONE).

@@ -450,7 +450,7 @@ Prediction Predictor::PredictCollective(const trace::Item& item) const {
   net::Router router(topology_);
   auto plan = coll::PlanCollective(topology_, router, *request);
   if (!plan.ok()) return NotSimulated(plan.status().message());
-  const coll::CollectiveTiming timing = coll::TimeCollective(plan->schedule, topology_, plan->rank_gpus);
+  const coll::CollectiveTiming timing = coll::TimeCollective(plan->schedule, router, plan->rank_gpus);
   double ns = NanosFromPicos(timing.duration_ps);
   if (c.kernel_time_only()) return Us(ns);  // a profiler's kernel duration: no launch or call cost
   const compute::ComputeParams& k = params_.compute;

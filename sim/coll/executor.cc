@@ -71,8 +71,10 @@ void ScheduleExecutor::StartOp(Run* run, int index) {
       spec.wire_efficiency = op.wire_efficiency;
       spec.read_sms = op.rate_cap_is_measured_read_rate && op.rate_cap_gbps > 0 ? 0 : op.read_sms;
       spec.payload_cap_gbps = op.rate_cap_gbps;
-      spec.label = run->schedule->algorithm + " ch" + std::to_string(op.channel) + " r" +
-                   std::to_string(op.src_rank) + "->r" + std::to_string(op.dst_rank);
+      if (fabric_->record_trace()) {
+        spec.label = run->schedule->algorithm + " ch" + std::to_string(op.channel) + " r" +
+                     std::to_string(op.src_rank) + "->r" + std::to_string(op.dst_rank);
+      }
       const SimTime floor_end = start + op.latency_floor_ps;
       fabric_->Start(spec, [this, run, index, floor_end] {
         if (queue_->now() >= floor_end) {
@@ -97,8 +99,14 @@ void ScheduleExecutor::FinishOp(Run* run, int index) {
 CollectiveTiming TimeCollective(const Schedule& schedule, const net::Topology& topology,
                                 const std::vector<int>& rank_gpus, FabricTrace* trace,
                                 std::vector<std::pair<SimTime, SimTime>>* op_times) {
+  const net::Router router(topology);
+  return TimeCollective(schedule, router, rank_gpus, trace, op_times);
+}
+
+CollectiveTiming TimeCollective(const Schedule& schedule, const net::Router& router, const std::vector<int>& rank_gpus,
+                                FabricTrace* trace, std::vector<std::pair<SimTime, SimTime>>* op_times) {
+  const net::Topology& topology = router.topology();
   EventQueue queue;
-  net::Router router(topology);
   net::Fabric fabric(&queue, &topology, &router);
   fabric.set_record_trace(trace != nullptr);
   ScheduleExecutor executor(&queue, &fabric, &topology, rank_gpus);

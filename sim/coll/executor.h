@@ -16,6 +16,7 @@
 #include "sim/coll/schedule.h"
 #include "sim/core/event_queue.h"
 #include "sim/net/fabric.h"
+#include "sim/net/routing.h"
 #include "sim/net/topology.h"
 
 namespace specsim::coll {
@@ -70,8 +71,13 @@ struct FabricTrace {
   std::vector<std::string> resource_names;
 };
 
-// Runs `schedule` alone on a fresh fabric of `topology`, ranks on `rank_gpus`. When `trace` is
-// not null, every flow and resource rate change is recorded into it.
+// Runs `schedule` alone on a fresh fabric of the router's topology, ranks on `rank_gpus`. When
+// `trace` is not null, every flow and resource rate change is recorded into it. Keep one router
+// per topology across calls: its routes are built once.
+CollectiveTiming TimeCollective(const Schedule& schedule, const net::Router& router, const std::vector<int>& rank_gpus,
+                                FabricTrace* trace = nullptr,
+                                std::vector<std::pair<SimTime, SimTime>>* op_times = nullptr);
+// The same with a router of its own (for one-off calls).
 CollectiveTiming TimeCollective(const Schedule& schedule, const net::Topology& topology,
                                 const std::vector<int>& rank_gpus, FabricTrace* trace = nullptr,
                                 std::vector<std::pair<SimTime, SimTime>>* op_times = nullptr);

@@ -6,45 +6,61 @@ namespace specsim {
 
 EventId EventQueue::Schedule(SimTime at, Handler handler) {
   SPECSIM_CHECK_GE(at, now_) << "event scheduled in the past";
-  EventId id = next_id_++;
-  handlers_.push_back(std::move(handler));
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    SPECSIM_CHECK_LT(slots_.size(), size_t{1} << kSlotBits) << "more than 2^24 events pending";
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  const EventId id = (next_sequence_++ << kSlotBits) | slot;
+  slots_[slot].id = id;
+  slots_[slot].handler = std::move(handler);
   heap_.push(Entry{at, id});
+  ++pending_;
   return id;
 }
 
 void EventQueue::Cancel(EventId id) {
-  SPECSIM_CHECK_LT(id, next_id_);
-  if (handlers_[id]) {
-    handlers_[id] = nullptr;
-    cancelled_.insert(id);
-  }
+  const uint32_t slot = static_cast<uint32_t>(id & ((EventId{1} << kSlotBits) - 1));
+  SPECSIM_CHECK_LT((id >> kSlotBits), next_sequence_) << "unknown event id";
+  if (slot >= slots_.size() || slots_[slot].id != id) return;  // ran or cancelled already
+  slots_[slot].id = kNoEvent;
+  slots_[slot].handler = nullptr;
+  free_slots_.push_back(slot);
+  --pending_;
 }
 
-bool EventQueue::RunNext() {
+bool EventQueue::SkipCancelled() {
   while (!heap_.empty()) {
-    Entry e = heap_.top();
+    const EventId id = heap_.top().id;
+    const uint32_t slot = static_cast<uint32_t>(id & ((EventId{1} << kSlotBits) - 1));
+    if (slots_[slot].id == id) return true;
     heap_.pop();
-    if (cancelled_.erase(e.id) > 0) continue;
-    now_ = e.time;
-    Handler h = std::move(handlers_[e.id]);
-    handlers_[e.id] = nullptr;
-    ++events_processed_;
-    h();
-    return true;
   }
   return false;
 }
 
+bool EventQueue::RunNext() {
+  if (!SkipCancelled()) return false;
+  const Entry e = heap_.top();
+  heap_.pop();
+  const uint32_t slot = static_cast<uint32_t>(e.id & ((EventId{1} << kSlotBits) - 1));
+  now_ = e.time;
+  Handler h = std::move(slots_[slot].handler);
+  slots_[slot].id = kNoEvent;
+  free_slots_.push_back(slot);
+  --pending_;
+  ++events_processed_;
+  h();
+  return true;
+}
+
 void EventQueue::Run(SimTime until) {
-  while (!heap_.empty()) {
-    // Skip cancelled entries so the `until` test looks at a live event.
-    const Entry& top = heap_.top();
-    if (cancelled_.count(top.id)) {
-      cancelled_.erase(top.id);
-      heap_.pop();
-      continue;
-    }
-    if (top.time > until) return;
+  while (SkipCancelled()) {
+    if (heap_.top().time > until) return;
     RunNext();
   }
 }

@@ -2,15 +2,17 @@
 //
 // Two events at the same picosecond run in the order they were scheduled, so a run is a pure
 // function of its input. There is no global simulator: each simulation owns its EventQueue.
-// Cancellation is by flag (the event stays in the heap and is skipped when it surfaces).
+// Handlers live in reusable slots (a free list), the heap holds (time, sequence, slot), and an
+// event id is its sequence and slot together: cancelling frees the slot at once and the heap entry
+// is skipped when it surfaces (its id no longer matches the slot's). In steady state scheduling
+// and running allocate nothing (handlers are InlineFunctions).
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <queue>
-#include <unordered_set>
 #include <vector>
 
+#include "sim/core/inline_function.h"
 #include "sim/core/time.h"
 
 namespace specsim {
@@ -19,7 +21,7 @@ using EventId = uint64_t;
 
 class EventQueue {
  public:
-  using Handler = std::function<void()>;
+  using Handler = InlineFunction;
 
   // Schedules `handler` at absolute time `at`. REQUIRES: at >= now().
   EventId Schedule(SimTime at, Handler handler);
@@ -34,20 +36,30 @@ class EventQueue {
   void Run(SimTime until = kSimTimeMax);
 
   SimTime now() const { return now_; }
-  bool empty() const { return heap_.size() == cancelled_.size(); }
+  bool empty() const { return pending_ == 0; }
   uint64_t events_processed() const { return events_processed_; }
 
  private:
+  static constexpr int kSlotBits = 24;  // at most 2^24 events pending at once
+  static constexpr EventId kNoEvent = ~EventId{0};
   struct Entry {
     SimTime time;
-    EventId id;  // the insertion sequence number
+    EventId id;  // (sequence << kSlotBits) | slot: orders like the sequence
     // Min-heap on (time, id).
     bool operator>(const Entry& o) const { return time != o.time ? time > o.time : id > o.id; }
   };
+  struct Slot {
+    EventId id = kNoEvent;  // the pending event in this slot, kNoEvent when free
+    Handler handler;
+  };
+  // Pops cancelled entries off the top; returns false when the heap is empty.
+  bool SkipCancelled();
+
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
-  std::vector<Handler> handlers_;  // indexed by id - handler_base_
-  std::unordered_set<EventId> cancelled_;
-  EventId next_id_ = 0;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
+  uint64_t next_sequence_ = 0;
+  uint64_t pending_ = 0;
   SimTime now_ = 0;
   uint64_t events_processed_ = 0;
 };

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace specsim {
 namespace {
@@ -66,6 +68,56 @@ TEST(EventQueue, RunUntilStopsBeforeLaterEvents) {
   EXPECT_FALSE(q.empty());
   q.Run();
   EXPECT_EQ(ran, 2);
+}
+
+// Slots are reused: an id of an event that ran (or was cancelled) must not cancel the event that
+// took its slot afterwards.
+TEST(EventQueue, AStaleIdDoesNotCancelTheEventReusingItsSlot) {
+  EventQueue q;
+  std::string order;
+  EventId a = q.Schedule(1, [&] { order += "a"; });
+  q.Cancel(a);
+  EventId b = q.Schedule(2, [&] { order += "b"; });  // takes a's slot
+  EXPECT_NE(a, b);
+  q.Cancel(a);  // stale: no-op
+  q.Run();
+  EXPECT_EQ(order, "b");
+  EventId c = q.Schedule(3, [&] { order += "c"; });  // b's slot, b has run
+  q.Cancel(b);
+  q.Run();
+  EXPECT_EQ(order, "bc");
+  q.Cancel(c);
+  EXPECT_TRUE(q.empty());
+}
+
+// Many events in flight, scheduled from handlers and cancelled at random, run in (time, order
+// scheduled) order: the same trace as a plain sorted reference.
+TEST(EventQueue, ManyEventsWithCancellationsRunInTimeThenInsertionOrder) {
+  EventQueue q;
+  std::vector<std::pair<SimTime, int>> ran;
+  std::vector<EventId> ids;
+  std::vector<std::pair<SimTime, int>> expected;
+  std::vector<bool> cancelled;
+  uint64_t x = 12345;
+  auto next = [&x] { x = x * 6364136223846793005ULL + 1442695040888963407ULL; return x >> 33; };
+  for (int i = 0; i < 2000; ++i) {
+    const SimTime t = static_cast<SimTime>(next() % 500);
+    ids.push_back(q.Schedule(t, [&ran, t, i] { ran.push_back({t, i}); }));
+    expected.push_back({t, i});
+    cancelled.push_back(false);
+  }
+  for (int k = 0; k < 700; ++k) {
+    const int i = static_cast<int>(next() % ids.size());
+    q.Cancel(ids[i]);
+    cancelled[i] = true;
+  }
+  std::vector<std::pair<SimTime, int>> want;
+  for (size_t i = 0; i < expected.size(); ++i)
+    if (!cancelled[i]) want.push_back(expected[i]);
+  std::stable_sort(want.begin(), want.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  q.Run();
+  EXPECT_EQ(ran, want);
+  EXPECT_TRUE(q.empty());
 }
 
 TEST(EventQueueDeathTest, SchedulingInThePastIsABug) {

@@ -118,7 +118,7 @@ StatusOr<SimTime> DecodeSimulator::CollectiveTime(CommKind kind, int64_t bytes) 
       break;
   }
   ASSIGN_OR_RETURN(coll::PlannedCollective plan, coll::PlanCollective(*setup_.topology, *router_, request));
-  coll::CollectiveTiming timing = coll::TimeCollective(plan.schedule, *setup_.topology, plan.rank_gpus);
+  coll::CollectiveTiming timing = coll::TimeCollective(plan.schedule, *router_, plan.rank_gpus);
   collective_ps_[key] = timing.duration_ps;
   CollectiveInfo info;
   info.kind = kind;
@@ -208,7 +208,7 @@ StatusOr<PassTiming> DecodeSimulator::SimulatePassOnEventEngine(PassKind kind, i
     }
   }
   std::vector<std::pair<SimTime, SimTime>> op_times;
-  coll::CollectiveTiming run = coll::TimeCollective(schedule, *setup_.topology, setup_.gpus, nullptr,
+  coll::CollectiveTiming run = coll::TimeCollective(schedule, *router_, setup_.gpus, nullptr,
                                                     slices != nullptr ? &op_times : nullptr);
   timing.total_ps = run.duration_ps;
   SPECSIM_CHECK_GE(timing.total_ps, timing.compute_ps + timing.comm_ps) << "kernels and collectives are serial";

@@ -39,14 +39,15 @@ Fabric::Fabric(EventQueue* queue, const Topology* topology, const Router* router
   }
   resource_bytes_.assign(capacity_bytes_per_ps_.size(), 0.0);
   resource_rate_.assign(capacity_bytes_per_ps_.size(), 0.0);
+  int engines = 0;
   for (int g = 0; g < topology->num_gpus(); ++g) {
     for (int dir = 0; dir < 2; ++dir) {
-      engine_base_.push_back(static_cast<int>(engines_.size()));
-      int count = std::max(1, topology->gpu_spec(g).copy_engines_per_direction);
-      for (int e = 0; e < count; ++e) engines_.push_back(CopyEngine{});
+      engine_base_.push_back(engines);
+      engines += std::max(1, topology->gpu_spec(g).copy_engines_per_direction);
     }
   }
-  engine_base_.push_back(static_cast<int>(engines_.size()));
+  engine_base_.push_back(engines);
+  engines_ = std::vector<CopyEngine>(engines);  // built in place: a CopyEngine's queue holds move-only callbacks
 }
 
 std::string Fabric::ResourceName(int resource) const {
@@ -123,25 +124,24 @@ void Fabric::EngineFree(int engine) {
   });
 }
 
-void Fabric::BeginFlow(TransferSpec spec, DoneCallback done, int engine) {
-  Advance();
-  Flow f;
-  f.id = next_flow_id_++;
-  f.engine = engine;
-  f.start_ps = queue_->now();
-  f.cap_bytes_per_ps = kInf;
-  double latency_ns = 0;
+const Fabric::RouteResources& Fabric::RouteOf(const TransferSpec& spec) {
+  const bool staged = spec.mechanism == Mechanism::kHostStaged;
+  const int64_t n = static_cast<int64_t>(topology_->nodes.size());
+  const int64_t key = (static_cast<int64_t>(spec.src_node) * n + spec.dst_node) * 2 + (staged ? 1 : 0);
+  auto it = routes_.find(key);
+  if (it != routes_.end()) return it->second;
+  RouteResources route;
   auto add_path = [&](const Path& path) {
-    for (const Hop& hop : path.hops) f.resources.push_back(2 * hop.link + hop.direction);
+    for (const Hop& hop : path.hops) route.resources.push_back(2 * hop.link + hop.direction);
     for (int cpu : path.forwarding_cpus) {
       if (cpu_resource_of_node_[cpu] >= 0) {
-        f.resources.push_back(cpu_resource_of_node_[cpu]);
-        f.forwarding_cpus.push_back(cpu_resource_of_node_[cpu]);
+        route.resources.push_back(cpu_resource_of_node_[cpu]);
+        route.forwarding_cpus.push_back(cpu_resource_of_node_[cpu]);
       }
     }
-    latency_ns += path.latency_ns;
+    route.latency_ns += path.latency_ns;
   };
-  if (spec.mechanism == Mechanism::kHostStaged) {
+  if (staged) {
     int memory = topology_->HostMemoryOfSocket(topology_->nodes[spec.dst_node].socket);
     SPECSIM_CHECK_GE(memory, 0) << "host-staged transfer to " << topology_->nodes[spec.dst_node].name
                                 << " but its socket has no HOST_MEMORY node";
@@ -150,6 +150,18 @@ void Fabric::BeginFlow(TransferSpec spec, DoneCallback done, int engine) {
   } else if (spec.src_node != spec.dst_node) {
     add_path(router_->Route(spec.src_node, spec.dst_node));
   }
+  return routes_.emplace(key, std::move(route)).first->second;
+}
+
+void Fabric::BeginFlow(TransferSpec spec, DoneCallback done, int engine) {
+  Advance();
+  Flow f;
+  f.id = next_flow_id_++;
+  f.engine = engine;
+  f.start_ps = queue_->now();
+  f.cap_bytes_per_ps = kInf;
+  f.route = &RouteOf(spec);
+  const double latency_ns = f.route->latency_ns;
   if (spec.mechanism == Mechanism::kKernelRead) {
     int reader = GpuIndexOfNode(*topology_, spec.dst_node);
     double outstanding = reader >= 0 ? topology_->gpu_spec(reader).kernel_read_outstanding_bytes_per_sm : 0;
@@ -176,7 +188,7 @@ void Fabric::Advance() {
       if (f.rate <= 0 || std::isinf(f.rate)) continue;
       double moved = std::min(f.remaining_wire_bytes, f.rate * static_cast<double>(dt));
       f.remaining_wire_bytes -= moved;
-      for (int r : f.resources) resource_bytes_[r] += moved;
+      for (int r : f.route->resources) resource_bytes_[r] += moved;
     }
   }
   last_update_ps_ = now;
@@ -193,43 +205,43 @@ void Fabric::Recompute() {
   recompute_pending_ = false;
   Advance();
   // Capacities of collapsing CPU forwarding resources depend on how many flows they forward.
-  std::vector<double> capacity = capacity_bytes_per_ps_;
-  std::vector<int> forwarded(capacity.size(), 0);
+  capacity_scratch_ = capacity_bytes_per_ps_;
+  forwarded_scratch_.assign(capacity_scratch_.size(), 0);
   for (const Flow& f : flows_)
-    for (int r : f.forwarding_cpus) ++forwarded[r];
-  for (size_t r = 0; r < capacity.size(); ++r) {
-    if (collapse_per_flow_[r] > 0 && forwarded[r] > 1)
-      capacity[r] /= 1.0 + collapse_per_flow_[r] * (forwarded[r] - 1);
+    for (int r : f.route->forwarding_cpus) ++forwarded_scratch_[r];
+  for (size_t r = 2 * topology_->links.size(); r < capacity_scratch_.size(); ++r) {
+    if (collapse_per_flow_[r] > 0 && forwarded_scratch_[r] > 1)
+      capacity_scratch_[r] /= 1.0 + collapse_per_flow_[r] * (forwarded_scratch_[r] - 1);
   }
-  MaxMinProblem problem;
-  problem.capacity = std::move(capacity);
-  problem.flows.reserve(flows_.size());
-  for (const Flow& f : flows_) problem.flows.push_back(MaxMinFlow{f.resources, f.cap_bytes_per_ps});
-  std::vector<double> rates = SolveMaxMin(problem);
+  views_scratch_.clear();
+  for (const Flow& f : flows_)
+    views_scratch_.push_back({f.route->resources.data(), static_cast<int>(f.route->resources.size()), f.cap_bytes_per_ps});
+  solver_.Solve(capacity_scratch_, views_scratch_, &rates_scratch_);
 
   SimTime now = queue_->now();
   SimTime next = kSimTimeMax;
-  std::vector<double> new_rate(resource_rate_.size(), 0.0);
+  if (record_trace_) new_rate_scratch_.assign(resource_rate_.size(), 0.0);
   for (size_t i = 0; i < flows_.size(); ++i) {
     Flow& f = flows_[i];
-    f.rate = rates[i];
+    f.rate = rates_scratch_[i];
     if (f.remaining_wire_bytes <= 0 || std::isinf(f.rate)) {
       f.finish_ps = now;
     } else {
       SPECSIM_CHECK_GT(f.rate, 0.0) << "flow " << f.spec.label << " starved";
       double t = std::ceil(f.remaining_wire_bytes / f.rate);
       f.finish_ps = now + static_cast<SimTime>(std::max(t, 0.0));
-      for (int r : f.resources) new_rate[r] += f.rate;
+      if (record_trace_)
+        for (int r : f.route->resources) new_rate_scratch_[r] += f.rate;
     }
     next = std::min(next, f.finish_ps);
   }
   if (record_trace_) {
-    for (size_t r = 0; r < new_rate.size(); ++r) {
-      if (new_rate[r] != resource_rate_[r])
-        rate_samples_.push_back({now, static_cast<int>(r), GbpsFromBytesPerPico(new_rate[r])});
+    for (size_t r = 0; r < new_rate_scratch_.size(); ++r) {
+      if (new_rate_scratch_[r] != resource_rate_[r])
+        rate_samples_.push_back({now, static_cast<int>(r), GbpsFromBytesPerPico(new_rate_scratch_[r])});
     }
+    resource_rate_.swap(new_rate_scratch_);
   }
-  resource_rate_ = std::move(new_rate);
   if (completion_pending_) queue_->Cancel(completion_event_);
   completion_pending_ = false;
   if (next != kSimTimeMax) {
@@ -242,16 +254,19 @@ void Fabric::OnCompletion() {
   completion_pending_ = false;
   Advance();
   SimTime now = queue_->now();
-  std::vector<Flow> finished;
-  for (size_t i = 0; i < flows_.size();) {
+  // Finished flows out, the others compacted in order, in one pass.
+  finished_scratch_.clear();
+  size_t kept = 0;
+  for (size_t i = 0; i < flows_.size(); ++i) {
     if (flows_[i].finish_ps <= now) {
-      finished.push_back(std::move(flows_[i]));
-      flows_.erase(flows_.begin() + static_cast<long>(i));
+      finished_scratch_.push_back(std::move(flows_[i]));
     } else {
-      ++i;
+      if (kept != i) flows_[kept] = std::move(flows_[i]);
+      ++kept;
     }
   }
-  for (Flow& f : finished) {
+  flows_.resize(kept);
+  for (Flow& f : finished_scratch_) {
     // The last bytes were charged to the resources by Advance(); a remainder below one
     // picosecond of transfer is rounding.
     if (record_trace_) {
@@ -261,6 +276,7 @@ void Fabric::OnCompletion() {
     if (f.engine >= 0) EngineFree(f.engine);
     queue_->ScheduleAfter(f.latency_ps, std::move(f.done));
   }
+  finished_scratch_.clear();
   MarkDirty();
 }
 

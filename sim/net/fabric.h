@@ -20,11 +20,12 @@
 
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/core/event_queue.h"
+#include "sim/core/inline_function.h"
 #include "sim/net/maxmin.h"
 #include "sim/net/routing.h"
 #include "sim/net/topology.h"
@@ -40,7 +41,7 @@ struct TransferSpec {
   double wire_efficiency = 1.0;   // payload share of wire bytes, (0, 1]
   double read_sms = 0;            // kKernelRead: SMs issuing reads
   double payload_cap_gbps = 0;    // the most payload GB/s the issuer moves (0: no cap beyond links)
-  std::string label;              // shown in traces
+  std::string label;              // shown in traces (callers fill it only when record_trace())
 };
 
 // One finished flow, for traces.
@@ -63,7 +64,7 @@ struct ResourceRateSample {
 
 class Fabric {
  public:
-  using DoneCallback = std::function<void()>;
+  using DoneCallback = InlineFunction;
 
   // The queue, topology and router must outlive the fabric.
   Fabric(EventQueue* queue, const Topology* topology, const Router* router);
@@ -83,15 +84,21 @@ class Fabric {
   int64_t flows_started() const { return flows_started_; }
 
   void set_record_trace(bool on) { record_trace_ = on; }
+  bool record_trace() const { return record_trace_; }
   const std::vector<FlowRecord>& flow_records() const { return flow_records_; }
   const std::vector<ResourceRateSample>& rate_samples() const { return rate_samples_; }
 
  private:
+  // The resources and latency of one route (src, dst, host-staged or not), built once per fabric.
+  struct RouteResources {
+    std::vector<int> resources;
+    std::vector<int> forwarding_cpus;  // resources whose capacity depends on the flow count
+    double latency_ns = 0;
+  };
   struct Flow {
     int64_t id = 0;
     TransferSpec spec;
-    std::vector<int> resources;
-    std::vector<int> forwarding_cpus;  // resources whose capacity depends on the flow count
+    const RouteResources* route = nullptr;
     double cap_bytes_per_ps = 0;       // +inf when uncapped
     double remaining_wire_bytes = 0;
     double rate = 0;                   // bytes per ps
@@ -107,6 +114,7 @@ class Fabric {
   };
 
   void BeginFlow(TransferSpec spec, DoneCallback done, int engine);
+  const RouteResources& RouteOf(const TransferSpec& spec);
   void EngineFree(int engine);
   void Advance();
   void MarkDirty();
@@ -123,6 +131,15 @@ class Fabric {
   std::vector<double> resource_bytes_;
   std::vector<double> resource_rate_;         // current aggregate, for trace samples
   std::vector<Flow> flows_;
+  std::unordered_map<int64_t, RouteResources> routes_;  // by (src, dst, staged)
+  // Scratch kept between events (no allocation per event in steady state).
+  MaxMinSolver solver_;
+  std::vector<double> capacity_scratch_;
+  std::vector<int> forwarded_scratch_;
+  std::vector<MaxMinFlowView> views_scratch_;
+  std::vector<double> rates_scratch_;
+  std::vector<double> new_rate_scratch_;
+  std::vector<Flow> finished_scratch_;
   std::vector<CopyEngine> engines_;           // [gpu][direction][engine] flattened
   std::vector<int> engine_base_;              // first engine of (gpu, direction): gpu*2+dir
   SimTime last_update_ps_ = 0;

@@ -8,63 +8,100 @@
 namespace specsim::net {
 
 std::vector<double> SolveMaxMin(const MaxMinProblem& problem) {
-  const int num_resources = static_cast<int>(problem.capacity.size());
-  const int num_flows = static_cast<int>(problem.flows.size());
-  std::vector<double> rate(num_flows, 0.0);
-  std::vector<double> remaining(problem.capacity);
-  std::vector<int> unfrozen_on(num_resources, 0);  // unfrozen flow-crossings per resource
-  std::vector<bool> frozen(num_flows, false);
-  std::vector<std::vector<int>> flows_on(num_resources);
+  std::vector<MaxMinFlowView> views;
+  views.reserve(problem.flows.size());
+  for (const MaxMinFlow& f : problem.flows)
+    views.push_back({f.resources.data(), static_cast<int>(f.resources.size()), f.cap});
+  std::vector<double> rates;
+  MaxMinSolver().Solve(problem.capacity, views, &rates);
+  return rates;
+}
+
+void MaxMinSolver::Solve(const std::vector<double>& capacity, const std::vector<MaxMinFlowView>& flows,
+                         std::vector<double>* rates) {
+  const int num_resources = static_cast<int>(capacity.size());
+  const int num_flows = static_cast<int>(flows.size());
+  rates->assign(num_flows, 0.0);
+  std::vector<double>& rate = *rates;
+  if (static_cast<int>(unfrozen_on_.size()) < num_resources) {
+    unfrozen_on_.resize(num_resources, 0);
+    remaining_.resize(num_resources, 0.0);
+    first_flow_.resize(num_resources, 0);
+    flow_count_.resize(num_resources, 0);
+  }
+  for (double c : capacity) SPECSIM_CHECK_GE(c, 0.0);
+  frozen_.assign(num_flows, 0);
+  in_use_.clear();
+  capped_.clear();
   int active = 0;
   for (int i = 0; i < num_flows; ++i) {
-    const MaxMinFlow& f = problem.flows[i];
+    const MaxMinFlowView& f = flows[i];
     SPECSIM_CHECK_GE(f.cap, 0.0);
-    if (f.resources.empty() && std::isinf(f.cap)) {
+    if (f.num_resources == 0 && std::isinf(f.cap)) {
       rate[i] = f.cap;
-      frozen[i] = true;
+      frozen_[i] = 1;
       continue;
     }
-    for (int r : f.resources) {
+    for (int k = 0; k < f.num_resources; ++k) {
+      const int r = f.resources[k];
       SPECSIM_CHECK(r >= 0 && r < num_resources) << "flow " << i << " resource " << r;
-      ++unfrozen_on[r];
-      flows_on[r].push_back(i);
+      if (unfrozen_on_[r]++ == 0) in_use_.push_back(r);
     }
+    if (!std::isinf(f.cap)) capped_.push_back(i);
     ++active;
   }
-  for (double c : problem.capacity) SPECSIM_CHECK_GE(c, 0.0);
-
-  double level = 0.0;
-  while (active > 0) {
-    double delta = std::numeric_limits<double>::infinity();
-    for (int r = 0; r < num_resources; ++r) {
-      if (unfrozen_on[r] > 0) delta = std::min(delta, std::max(0.0, remaining[r]) / unfrozen_on[r]);
-    }
-    for (int i = 0; i < num_flows; ++i) {
-      if (!frozen[i]) delta = std::min(delta, problem.flows[i].cap - level);
-    }
-    SPECSIM_CHECK(std::isfinite(delta)) << "unbounded max-min problem";
-    level += delta;
-    for (int r = 0; r < num_resources; ++r) remaining[r] -= delta * unfrozen_on[r];
-
-    // Freeze flows on saturated resources and flows at their cap. The tolerance is relative to
-    // the capacity so that rounding never leaves a saturated resource unfrozen.
-    auto freeze = [&](int i) {
-      if (frozen[i]) return;
-      frozen[i] = true;
-      rate[i] = level;
-      --active;
-      for (int r : problem.flows[i].resources) --unfrozen_on[r];
-    };
-    for (int i = 0; i < num_flows; ++i) {
-      if (!frozen[i] && problem.flows[i].cap - level <= 1e-12 * std::max(1.0, level)) freeze(i);
-    }
-    for (int r = 0; r < num_resources; ++r) {
-      if (unfrozen_on[r] > 0 && remaining[r] <= 1e-12 * std::max(1.0, problem.capacity[r])) {
-        for (int i : flows_on[r]) freeze(i);
-      }
+  // The flows on each resource in use, as one array (a flow crossing a resource twice is listed
+  // twice; freezing is idempotent).
+  int total = 0;
+  for (int r : in_use_) {
+    first_flow_[r] = total;
+    flow_count_[r] = 0;
+    total += unfrozen_on_[r];
+    remaining_[r] = capacity[r];
+  }
+  flows_on_.resize(total);
+  for (int i = 0; i < num_flows; ++i) {
+    if (frozen_[i]) continue;
+    for (int k = 0; k < flows[i].num_resources; ++k) {
+      const int r = flows[i].resources[k];
+      flows_on_[first_flow_[r] + flow_count_[r]++] = i;
     }
   }
-  return rate;
+
+  double level = 0.0;
+  auto freeze = [&](int i) {
+    if (frozen_[i]) return;
+    frozen_[i] = 1;
+    rate[i] = level;
+    --active;
+    for (int k = 0; k < flows[i].num_resources; ++k) --unfrozen_on_[flows[i].resources[k]];
+  };
+  while (active > 0) {
+    // The next level: the least fair share left on a resource in use, or the least headroom to
+    // a cap. (A resource without unfrozen flows or an uncapped flow cannot set it.)
+    double delta = std::numeric_limits<double>::infinity();
+    for (int r : in_use_) delta = std::min(delta, std::max(0.0, remaining_[r]) / unfrozen_on_[r]);
+    for (int i : capped_) delta = std::min(delta, flows[i].cap - level);
+    SPECSIM_CHECK(std::isfinite(delta)) << "unbounded max-min problem";
+    level += delta;
+    for (int r : in_use_) remaining_[r] -= delta * unfrozen_on_[r];
+
+    // Freeze flows at their cap and flows on saturated resources. The tolerance is relative to
+    // the capacity so that rounding never leaves a saturated resource unfrozen.
+    for (int i : capped_) {
+      if (!frozen_[i] && flows[i].cap - level <= 1e-12 * std::max(1.0, level)) freeze(i);
+    }
+    for (int r : in_use_) {
+      if (unfrozen_on_[r] > 0 && remaining_[r] <= 1e-12 * std::max(1.0, capacity[r])) {
+        for (int k = first_flow_[r], end = first_flow_[r] + flow_count_[r]; k < end; ++k) freeze(flows_on_[k]);
+      }
+    }
+    // Drop resources left without unfrozen flows and frozen capped flows.
+    in_use_.erase(std::remove_if(in_use_.begin(), in_use_.end(), [&](int r) { return unfrozen_on_[r] == 0; }),
+                  in_use_.end());
+    capped_.erase(std::remove_if(capped_.begin(), capped_.end(), [&](int i) { return frozen_[i] != 0; }),
+                  capped_.end());
+  }
 }
 
 }  // namespace specsim::net

@@ -30,4 +30,33 @@ struct MaxMinProblem {
 // gets +infinity.
 std::vector<double> SolveMaxMin(const MaxMinProblem& problem);
 
+// A flow as the fabric holds it: its resources in someone else's array.
+struct MaxMinFlowView {
+  const int* resources = nullptr;
+  int num_resources = 0;
+  double cap = std::numeric_limits<double>::infinity();
+};
+
+// The same solver for repeated use (the fabric solves at every instant flows start or end): its
+// scratch is kept between solves, so a solve allocates only when the problem is larger than every
+// one before. Each round looks only at resources that still carry unfrozen flows and at unfrozen
+// capped flows (the others cannot set the next level), so a solve costs O(rounds x (resources
+// in use + capped flows) + crossings) whatever the size of the fabric. Gives exactly
+// SolveMaxMin's rates (it is what SolveMaxMin runs).
+class MaxMinSolver {
+ public:
+  // `rates` is resized to flows.size().
+  void Solve(const std::vector<double>& capacity, const std::vector<MaxMinFlowView>& flows, std::vector<double>* rates);
+
+ private:
+  std::vector<double> remaining_;      // per resource
+  std::vector<int> unfrozen_on_;       // per resource: unfrozen crossings (zero between solves)
+  std::vector<int> first_flow_;        // per resource in use: its flows are flows_on_[first, first + count)
+  std::vector<int> flow_count_;
+  std::vector<int> flows_on_;
+  std::vector<int> in_use_;            // resources carrying unfrozen flows
+  std::vector<int> capped_;            // unfrozen flows with a finite cap
+  std::vector<char> frozen_;
+};
+
 }  // namespace specsim::net

@@ -30,84 +30,94 @@ bool Forwards(NodeKind kind) {
 
 Router::Router(const Topology& topology) : topology_(topology) {
   const int n = static_cast<int>(topology.nodes.size());
-  // adjacency in link order: (neighbour, hop)
-  std::vector<std::vector<std::pair<int, Hop>>> adj(n);
+  adjacency_.resize(n);
   for (int l = 0; l < static_cast<int>(topology.links.size()); ++l) {
     const Link& link = topology.links[l];
     SPECSIM_CHECK(link.a >= 0 && link.a < n && link.b >= 0 && link.b < n) << "link " << l;
-    adj[link.a].push_back({link.b, Hop{l, 0}});
-    adj[link.b].push_back({link.a, Hop{l, 1}});
+    adjacency_[link.a].push_back({link.b, Hop{l, 0}});
+    adjacency_[link.b].push_back({link.a, Hop{l, 1}});
   }
-  routes_.assign(n, std::vector<Path>(n));
-  reachable_.assign(n, std::vector<bool>(n, false));
+  trees_.resize(n);
+}
+
+const Router::SearchTree& Router::TreeOf(int src) const {
+  std::unique_ptr<SearchTree>& slot = trees_[src];
+  if (slot != nullptr) return *slot;
+  const int n = static_cast<int>(topology_.nodes.size());
   // Breadth-first search from src over the links `usable` admits: shortest in hops, first-listed
-  // link wins ties. Returns, per node, the hop that reached it (link -1: not reached).
-  auto search = [&](int src, auto usable) {
-    std::vector<int> prev_node(n, -1);
-    std::vector<Hop> prev_hop(n, Hop{-1, 0});
+  // link wins ties.
+  auto search = [&](auto usable, std::vector<int>* prev_node, std::vector<Hop>* prev_hop) {
+    prev_node->assign(n, -1);
+    prev_hop->assign(n, Hop{-1, 0});
     std::vector<bool> seen(n, false);
     std::deque<int> frontier{src};
     seen[src] = true;
     while (!frontier.empty()) {
       int u = frontier.front();
       frontier.pop_front();
-      if (u != src && !Forwards(topology.nodes[u].kind)) continue;
-      for (const auto& [v, hop] : adj[u]) {
-        if (seen[v] || !usable(topology.links[hop.link])) continue;
+      if (u != src && !Forwards(topology_.nodes[u].kind)) continue;
+      for (const auto& [v, hop] : adjacency_[u]) {
+        if (seen[v] || !usable(topology_.links[hop.link])) continue;
         seen[v] = true;
-        prev_node[v] = u;
-        prev_hop[v] = hop;
+        (*prev_node)[v] = u;
+        (*prev_hop)[v] = hop;
         frontier.push_back(v);
       }
     }
-    return std::make_pair(prev_node, prev_hop);
   };
-  auto any_link = [](const Link&) { return true; };
-  auto nvlink_only = [](const Link& l) { return l.kind == LinkKind::kNvLink; };
-  for (int src = 0; src < n; ++src) {
-    auto [prev_node, prev_hop] = search(src, any_link);
-    // GPU-to-GPU traffic over NVLink when the two GPUs are joined by NVLink / NVSwitch alone, as the
-    // CUDA driver and NCCL route it, even where a PCIe path of as few hops exists.
-    const bool src_gpu = topology.nodes[src].kind == NodeKind::kGpu;
-    std::vector<int> nv_prev_node;
-    std::vector<Hop> nv_prev_hop;
-    if (src_gpu) std::tie(nv_prev_node, nv_prev_hop) = search(src, nvlink_only);
-    for (int dst = 0; dst < n; ++dst) {
-      const bool nv = src_gpu && dst != src && topology.nodes[dst].kind == NodeKind::kGpu && nv_prev_hop[dst].link >= 0;
-      const std::vector<int>& pn = nv ? nv_prev_node : prev_node;
-      const std::vector<Hop>& ph = nv ? nv_prev_hop : prev_hop;
-      if (dst != src && ph[dst].link < 0) continue;
-      reachable_[src][dst] = true;
-      Path& path = routes_[src][dst];
-      path.src = src;
-      path.dst = dst;
-      for (int v = dst; v != src; v = pn[v]) {
-        path.hops.push_back(ph[v]);
-        path.nodes.push_back(v);
-      }
-      path.nodes.push_back(src);
-      std::reverse(path.hops.begin(), path.hops.end());
-      std::reverse(path.nodes.begin(), path.nodes.end());
-      const bool peer_to_peer = topology.nodes[src].kind != NodeKind::kHostMemory &&
-                                topology.nodes[dst].kind != NodeKind::kHostMemory;
-      for (const Hop& hop : path.hops) path.latency_ns += topology.links[hop.link].latency_ns;
-      for (size_t i = 1; i + 1 < path.nodes.size(); ++i) {
-        const Node& node = topology.nodes[path.nodes[i]];
-        path.latency_ns += node.forward_latency_ns;
-        if (peer_to_peer && node.kind == NodeKind::kCpuRootComplex) path.forwarding_cpus.push_back(path.nodes[i]);
-      }
-    }
-  }
+  auto tree = std::make_unique<SearchTree>();
+  search([](const Link&) { return true; }, &tree->prev_node, &tree->prev_hop);
+  // GPU-to-GPU traffic over NVLink when the two GPUs are joined by NVLink / NVSwitch alone, as the
+  // CUDA driver and NCCL route it, even where a PCIe path of as few hops exists.
+  if (topology_.nodes[src].kind == NodeKind::kGpu)
+    search([](const Link& l) { return l.kind == LinkKind::kNvLink; }, &tree->nv_prev_node, &tree->nv_prev_hop);
+  slot = std::move(tree);
+  return *slot;
 }
 
-const Path& Router::Route(int src, int dst) const {
-  SPECSIM_CHECK(Reachable(src, dst)) << "no route from node " << src << " to node " << dst;
-  return routes_[src][dst];
+bool Router::ReachableLocked(int src, int dst) const {
+  const int n = static_cast<int>(topology_.nodes.size());
+  if (src < 0 || dst < 0 || src >= n || dst >= n) return false;
+  if (src == dst) return true;
+  return TreeOf(src).prev_hop[dst].link >= 0;
 }
 
 bool Router::Reachable(int src, int dst) const {
-  const int n = static_cast<int>(routes_.size());
-  return src >= 0 && dst >= 0 && src < n && dst < n && reachable_[src][dst];
+  std::lock_guard<std::mutex> lock(mu_);
+  return ReachableLocked(src, dst);
+}
+
+const Path& Router::Route(int src, int dst) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  SPECSIM_CHECK(ReachableLocked(src, dst)) << "no route from node " << src << " to node " << dst;
+  const int64_t key = static_cast<int64_t>(src) * static_cast<int64_t>(topology_.nodes.size()) + dst;
+  std::unique_ptr<Path>& slot = paths_[key];
+  if (slot != nullptr) return *slot;
+  const SearchTree& tree = TreeOf(src);
+  const bool nv = !tree.nv_prev_hop.empty() && dst != src && topology_.nodes[dst].kind == NodeKind::kGpu &&
+                  tree.nv_prev_hop[dst].link >= 0;
+  const std::vector<int>& pn = nv ? tree.nv_prev_node : tree.prev_node;
+  const std::vector<Hop>& ph = nv ? tree.nv_prev_hop : tree.prev_hop;
+  auto path = std::make_unique<Path>();
+  path->src = src;
+  path->dst = dst;
+  for (int v = dst; v != src; v = pn[v]) {
+    path->hops.push_back(ph[v]);
+    path->nodes.push_back(v);
+  }
+  path->nodes.push_back(src);
+  std::reverse(path->hops.begin(), path->hops.end());
+  std::reverse(path->nodes.begin(), path->nodes.end());
+  const bool peer_to_peer = topology_.nodes[src].kind != NodeKind::kHostMemory &&
+                            topology_.nodes[dst].kind != NodeKind::kHostMemory;
+  for (const Hop& hop : path->hops) path->latency_ns += topology_.links[hop.link].latency_ns;
+  for (size_t i = 1; i + 1 < path->nodes.size(); ++i) {
+    const Node& node = topology_.nodes[path->nodes[i]];
+    path->latency_ns += node.forward_latency_ns;
+    if (peer_to_peer && node.kind == NodeKind::kCpuRootComplex) path->forwarding_cpus.push_back(path->nodes[i]);
+  }
+  slot = std::move(path);
+  return *slot;
 }
 
 PathClass Router::GpuPathClass(int gpu_i, int gpu_j) const {

@@ -13,7 +13,11 @@
 //   kSys     across the CPU interconnect between sockets
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/net/topology.h"
@@ -42,9 +46,15 @@ struct Path {
   bool empty() const { return hops.empty(); }
 };
 
+// Routes are built on first use and kept (thread-safe): constructing a router costs
+// O(nodes + links), a route's first lookup one breadth-first search from its source (kept for
+// that source's other routes) and the path itself. A 1,024-GPU fabric never builds the all-pairs
+// table it does not use.
 class Router {
  public:
   explicit Router(const Topology& topology);
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
 
   // The route from node src to node dst; empty when src == dst. REQUIRES: Reachable(src, dst).
   const Path& Route(int src, int dst) const;
@@ -55,9 +65,22 @@ class Router {
   const Topology& topology() const { return topology_; }
 
  private:
+  // Breadth-first search from one source: per node the hop that reached it (link -1: not
+  // reached), over any link and, from a GPU, over NVLink / NVSwitch links alone.
+  struct SearchTree {
+    std::vector<int> prev_node;
+    std::vector<Hop> prev_hop;
+    std::vector<int> nv_prev_node;  // empty unless the source is a GPU
+    std::vector<Hop> nv_prev_hop;
+  };
+  const SearchTree& TreeOf(int src) const;  // REQUIRES: mu_ held
+  bool ReachableLocked(int src, int dst) const;
+
   const Topology& topology_;
-  std::vector<std::vector<Path>> routes_;  // [src node][dst node]
-  std::vector<std::vector<bool>> reachable_;
+  std::vector<std::vector<std::pair<int, Hop>>> adjacency_;  // per node, in link order
+  mutable std::mutex mu_;
+  mutable std::vector<std::unique_ptr<SearchTree>> trees_;            // per source node
+  mutable std::unordered_map<int64_t, std::unique_ptr<Path>> paths_;  // by src * nodes + dst
 };
 
 }  // namespace specsim::net

@@ -178,7 +178,7 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
       transport = plan->transport;
       coll::FabricTrace fabric_trace;
       coll::CollectiveTiming timing =
-          coll::TimeCollective(plan->schedule, topology, plan->rank_gpus, trace ? &fabric_trace : nullptr);
+          coll::TimeCollective(plan->schedule, router, plan->rank_gpus, trace ? &fabric_trace : nullptr);
       const int n = static_cast<int>(plan->rank_gpus.size());
       if (ranks_text.empty()) {
         for (int g : plan->rank_gpus) ranks_text += (ranks_text.empty() ? "" : ",") + std::to_string(g);

@@ -278,25 +278,28 @@ StatusOr<std::map<std::string, double>> DecodeSimulator::PassDeviceTimeByClass(P
   return by_class;
 }
 
-Status DecodeSimulator::AppendPass(PassKind kind, int tokens_per_sequence, int phase, TimelineProgram* program) {
+StatusOr<const DecodeSimulator::PassSegment*> DecodeSimulator::Segment(PassKind kind, int tokens_per_sequence) {
+  const auto key = std::make_pair(static_cast<int>(kind), tokens_per_sequence);
+  if (auto it = segments_.find(key); it != segments_.end()) return &it->second;
   ASSIGN_OR_RETURN(ForwardPass pass, BuildPass(kind, tokens_per_sequence));
   const CaptureMode mode = CaptureOf(kind);
   const int n = setup_.parallel.tp;
   const double replay_us = setup_.framework ? setup_.framework->graph_replay_host_us : 0.0;
+  PassSegment seg;
+  seg.steps.reserve(pass.steps.size() + 8);
+  seg.labels.reserve(pass.steps.size() + 8);
   bool segment_open = false;
   auto open_segment = [&] {
     if (segment_open) return;
     TimelineStep g;
     g.kind = TimelineStep::Kind::kGraphLaunch;
     g.host_ps = PicosFromMicros(replay_us);
-    g.phase = phase;
-    g.label = std::string(PassKindName(kind)) + " graph launch";
-    program->steps.push_back(std::move(g));
+    seg.steps.push_back(std::move(g));
+    seg.labels.push_back(std::string(PassKindName(kind)) + " graph launch");
     segment_open = true;
   };
   for (const PassStep& step : pass.steps) {
     TimelineStep t;
-    t.phase = phase;
     if (step.kind == PassStep::kKernel) {
       const bool attention = step.kernel.kernel_class == compute::KernelClass::kAttention;
       t.kind = TimelineStep::Kind::kKernel;
@@ -308,7 +311,7 @@ Status DecodeSimulator::AppendPass(PassKind kind, int tokens_per_sequence, int p
                          ? HostOpClass::kLibrary
                          : HostOpClass::kKernel;
       t.device_ps = cost_->KernelTime(step.kernel);
-      t.label = step.kernel.name;
+      seg.labels.push_back(step.kernel.name);
     } else {
       if (n == 1) continue;  // no communication on one GPU
       ASSIGN_OR_RETURN(SimTime transfer, CollectiveTime(step.comm.kind, step.comm.bytes));
@@ -317,9 +320,21 @@ Status DecodeSimulator::AppendPass(PassKind kind, int tokens_per_sequence, int p
       if (t.graph) open_segment();
       t.host_class = HostOpClass::kCollective;
       t.transfer_ps = transfer;
-      t.label = step.comm.name;
+      seg.labels.push_back(step.comm.name);
     }
-    program->steps.push_back(std::move(t));
+    seg.steps.push_back(std::move(t));
+  }
+  return &segments_.emplace(key, std::move(seg)).first->second;
+}
+
+Status DecodeSimulator::AppendPass(PassKind kind, int tokens_per_sequence, int phase, TimelineProgram* program,
+                                   bool labels) {
+  ASSIGN_OR_RETURN(const PassSegment* seg, Segment(kind, tokens_per_sequence));
+  program->steps.reserve(program->steps.size() + seg->steps.size());
+  for (size_t i = 0; i < seg->steps.size(); ++i) {
+    program->steps.push_back(seg->steps[i]);
+    program->steps.back().phase = phase;
+    if (labels) program->steps.back().label = seg->labels[i];
   }
   return OkStatus();
 }
@@ -351,24 +366,25 @@ const std::vector<std::string>& CyclePhases() {
 constexpr int kPhaseDecode = 0, kPhaseStepHost = 1;
 }  // namespace
 
-StatusOr<TimelineProgram> DecodeSimulator::BuildStepProgram() {
+StatusOr<TimelineProgram> DecodeSimulator::BuildStepProgram(bool labels) {
   TimelineProgram p;
   p.phases = {"decode", "host"};
-  RETURN_IF_ERROR(AppendPass(PassKind::kTargetDecode, 1, kPhaseDecode, &p));
+  RETURN_IF_ERROR(AppendPass(PassKind::kTargetDecode, 1, kPhaseDecode, &p, labels));
   AppendHostSide(setup_.framework ? setup_.framework->decode_step_host_us : 0.0,
                  !setup_.framework || setup_.framework->sync_each_step, kPhaseStepHost, &p);
   return p;
 }
 
-StatusOr<TimelineProgram> DecodeSimulator::BuildCycleProgram(int accepted) {
+StatusOr<TimelineProgram> DecodeSimulator::BuildCycleProgram(int accepted, bool labels) {
   const SpeculationSettings& spec = setup_.speculation;
   TimelineProgram p;
   p.phases = CyclePhases();
-  RETURN_IF_ERROR(AppendPass(PassKind::kVerify, spec.num_draft_tokens, kPhaseVerify, &p));
+  RETURN_IF_ERROR(AppendPass(PassKind::kVerify, spec.num_draft_tokens, kPhaseVerify, &p, labels));
   AppendHostSide(setup_.framework ? setup_.framework->spec_cycle_host_us : 0.0,
                  !setup_.framework || setup_.framework->sync_each_cycle, kPhaseHost, &p);
-  RETURN_IF_ERROR(AppendPass(PassKind::kDraftExtend, TokensPerCycle(accepted), kPhaseExtend, &p));
-  for (int i = 0; i < spec.num_steps - 1; ++i) RETURN_IF_ERROR(AppendPass(PassKind::kDraftStep, spec.topk, kPhaseDraft, &p));
+  RETURN_IF_ERROR(AppendPass(PassKind::kDraftExtend, TokensPerCycle(accepted), kPhaseExtend, &p, labels));
+  for (int i = 0; i < spec.num_steps - 1; ++i)
+    RETURN_IF_ERROR(AppendPass(PassKind::kDraftStep, spec.topk, kPhaseDraft, &p, labels));
   return p;
 }
 
@@ -381,7 +397,7 @@ TimelineProgram DecodeSimulator::MergedForRuns(TimelineProgram p) const {
 
 StatusOr<const TimelineProgram*> DecodeSimulator::StepProgram() {
   if (step_program_) return &*step_program_;
-  ASSIGN_OR_RETURN(TimelineProgram p, BuildStepProgram());
+  ASSIGN_OR_RETURN(TimelineProgram p, BuildStepProgram(/*labels=*/false));  // runs record no slices
   step_program_ = MergedForRuns(std::move(p));
   return &*step_program_;
 }
@@ -389,7 +405,7 @@ StatusOr<const TimelineProgram*> DecodeSimulator::StepProgram() {
 StatusOr<const TimelineProgram*> DecodeSimulator::CycleProgram(int accepted) {
   auto it = cycle_programs_.find(accepted);
   if (it != cycle_programs_.end()) return &it->second;
-  ASSIGN_OR_RETURN(TimelineProgram p, BuildCycleProgram(accepted));
+  ASSIGN_OR_RETURN(TimelineProgram p, BuildCycleProgram(accepted, /*labels=*/false));  // runs record no slices
   auto [pos, inserted] = cycle_programs_.emplace(accepted, MergedForRuns(std::move(p)));
   return &pos->second;
 }
@@ -400,7 +416,7 @@ StatusOr<PassTiming> DecodeSimulator::SimulatePass(PassKind kind, int tokens_per
   // hosts or GPUs vary.
   TimelineProgram p;
   p.phases = {PassKindName(kind), "host"};
-  RETURN_IF_ERROR(AppendPass(kind, tokens_per_sequence, 0, &p));
+  RETURN_IF_ERROR(AppendPass(kind, tokens_per_sequence, 0, &p, /*labels=*/slices != nullptr));
   AppendHostSide(0.0, true, 1, &p);
   int kernels = 0, collectives = 0;
   for (const TimelineStep& s : p.steps) {
@@ -465,9 +481,9 @@ StatusOr<std::vector<RankSlice>> DecodeSimulator::LoopTimeline(int steps, bool s
     if (spec.method == SpeculationMethod::kNone) return InvalidArgumentError("timeline: no speculation configured");
     if (accepted < 0 || accepted > MaxAcceptedPerCycle(spec.num_steps, spec.num_draft_tokens))
       return InvalidArgumentError("timeline: accepted = " + std::to_string(accepted) + " out of range");
-    ASSIGN_OR_RETURN(p, BuildCycleProgram(accepted));
+    ASSIGN_OR_RETURN(p, BuildCycleProgram(accepted, /*labels=*/true));
   } else {
-    ASSIGN_OR_RETURN(p, BuildStepProgram());
+    ASSIGN_OR_RETURN(p, BuildStepProgram(/*labels=*/true));
   }
   RankTimelines tl(setup_.parallel.tp, HostModelOf(), setup_.gpu_variation, setup_.pacing_seed);
   tl.Run(p);  // warm-up: the loop's steady state

@@ -202,13 +202,21 @@ class DecodeSimulator {
   StatusOr<PassTiming> SimulatePass(PassKind kind, int tokens_per_sequence, std::vector<TimelineSlice>* slices);
   CaptureMode CaptureOf(PassKind kind) const;
   // Appends one pass's steps (launched as its phase's capture mode) to `program`.
-  Status AppendPass(PassKind kind, int tokens_per_sequence, int phase, TimelineProgram* program);
+  // A pass's timeline steps (graph launches, kernels with their device times, collectives with
+  // their transfer times), built once per (kind, tokens) and kept; labels apart, so programs that
+  // record no slices carry none.
+  struct PassSegment {
+    std::vector<TimelineStep> steps;  // labels empty, phase 0
+    std::vector<std::string> labels;  // per step
+  };
+  StatusOr<const PassSegment*> Segment(PassKind kind, int tokens_per_sequence);
+  Status AppendPass(PassKind kind, int tokens_per_sequence, int phase, TimelineProgram* program, bool labels = true);
   // The loop's host side after a pass: a sync (when the framework reads back: `sync`) and its host work.
   void AppendHostSide(double host_us, bool sync, int phase, TimelineProgram* program) const;
   // One plain decode step / one speculative cycle with `accepted` draft tokens accepted, as the
   // rank timelines run it: the passes in their capture modes and the loop's host side.
-  StatusOr<TimelineProgram> BuildStepProgram();
-  StatusOr<TimelineProgram> BuildCycleProgram(int accepted);
+  StatusOr<TimelineProgram> BuildStepProgram(bool labels);
+  StatusOr<TimelineProgram> BuildCycleProgram(int accepted, bool labels);
   // `p` with each graph segment's kernels merged (MergeGraphKernels) where that keeps the clocks
   // (no per-kernel GPU variation).
   TimelineProgram MergedForRuns(TimelineProgram p) const;
@@ -221,6 +229,7 @@ class DecodeSimulator {
   std::unique_ptr<net::Router> router_;
   std::unique_ptr<compute::KernelCostModel> cost_;
   std::map<std::pair<int, int64_t>, SimTime> collective_ps_;
+  std::map<std::pair<int, int>, PassSegment> segments_;
   std::map<std::pair<int, int>, PassTiming> passes_;
   std::vector<CollectiveInfo> collective_infos_;
   std::optional<TimelineProgram> step_program_;

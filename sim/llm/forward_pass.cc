@@ -63,6 +63,7 @@ class PassBuilder {
     math_ = MathDtype(shape.weight_dtype, shape.activation_dtype);
     expert_math_ =
         MathDtype(shape.expert_weight_dtype.value_or(shape.weight_dtype), shape.activation_dtype);
+    out_.steps.reserve(static_cast<size_t>(model.num_layers + 2) * 24);  // ~20 steps per layer
   }
 
   // Vocab-parallel embedding lookup (+ allreduce at TP > 1). `resident`: the table is this pass's.

@@ -18,7 +18,9 @@ std::string Printf(const char* fmt, double a, double b = 0, double c = 0) {
 // Live input + output of the largest GEMM in the pass (grouped GEMMs over all their routings).
 double LargestGemmActivations(const ForwardPass& pass) {
   double best = 0;
-  for (const compute::Kernel& k : pass.kernels()) {
+  for (const PassStep& step : pass.steps) {
+    if (step.kind != PassStep::kKernel) continue;
+    const compute::Kernel& k = step.kernel;
     if (k.kernel_class != compute::KernelClass::kGemm &&
         k.kernel_class != compute::KernelClass::kGroupedGemm) {
       continue;

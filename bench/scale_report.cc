@@ -1,0 +1,180 @@
+// Issue 14's report, as one run (`build/bench/specsim_scale_report`, from the repository root):
+//   1. per-collective cost against the GPU count N = 8..256 for ring, tree and one-shot allreduce
+//      of 1 MiB on configs/hardware/scale/pcie-Nx.textproto (scripts/gen-scale-box.py; 8 GPUs:
+//      the 8-GPU switch box): planning and simulation time, flows, events, cost per flow, and
+//      the exponent of cost and cost per flow against N (least squares on log-log);
+//   2. events per second over those runs;
+//   3. `collective --algo all` over 1K..256M (19 sizes, 76 collectives) on the 8-GPU dual-socket
+//      box, per collective after start-up;
+//   4. 1,000 decode cycles of the default scenario with 8 jittered rank timelines;
+//   5. advise on the default scenario, pruned and exhaustive, on all cores.
+// Each time is the least of several repeats (the machine's noise only adds). `--quick` stops at
+// 64 GPUs and skips the exhaustive search.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/coll/collective_planner.h"
+#include "sim/coll/executor.h"
+#include "sim/core/check.h"
+#include "sim/io/hardware_loader.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/scenario/scenario.h"
+#include "sim/tools/advisor.h"
+
+namespace specsim {
+namespace {
+
+double Seconds(const std::function<void()>& f, int repeats) {
+  double best = 1e30;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
+
+// Slope of log(y) against log(x), least squares.
+double Exponent(const std::vector<double>& x, const std::vector<double>& y) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  const double n = static_cast<double>(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double lx = std::log(x[i]), ly = std::log(y[i]);
+    sx += lx;
+    sy += ly;
+    sxx += lx * lx;
+    sxy += lx * ly;
+  }
+  return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+}
+
+std::string BoxOf(int gpus) {
+  if (gpus == 8) return "configs/hardware/rtxpro6000-8x-pcie-switch.textproto";
+  return "configs/hardware/scale/pcie-" + std::to_string(gpus) + "x.textproto";
+}
+
+void CollectiveScaling(bool quick) {
+  std::printf("1. allreduce of 1 MiB against the GPU count (cost = plan + simulate, least of repeats)\n");
+  std::printf("%-8s %5s %10s %10s %9s %9s %12s %12s\n", "algo", "N", "plan ms", "sim ms", "flows", "events",
+              "us/flow", "events/s");
+  uint64_t all_events = 0;
+  double all_seconds = 0;
+  for (coll::Algorithm algo : {coll::Algorithm::kRing, coll::Algorithm::kTree, coll::Algorithm::kOneShot}) {
+    std::vector<double> ns, cost, per_flow;
+    for (int n = 8; n <= (quick ? 64 : 256); n *= 2) {
+      auto topology = io::LoadHardwareFile(BoxOf(n));
+      SPECSIM_CHECK(topology.ok()) << topology.status().ToString();
+      const net::Router router(*topology);
+      coll::CollectiveRequest request;
+      request.algorithm = algo;
+      request.bytes = 1 << 20;
+      StatusOr<coll::PlannedCollective> plan = InvalidArgumentError("not planned");
+      const int repeats = n <= 32 ? 20 : n <= 128 ? 3 : 1;
+      const double plan_s = Seconds([&] { plan = coll::PlanCollective(*topology, router, request); }, repeats);
+      SPECSIM_CHECK(plan.ok()) << plan.status().ToString();
+      coll::CollectiveTiming timing;
+      const double sim_s = Seconds([&] { timing = coll::TimeCollective(plan->schedule, router, plan->rank_gpus); }, repeats);
+      const double total = plan_s + sim_s;
+      ns.push_back(n);
+      cost.push_back(total);
+      per_flow.push_back(total / static_cast<double>(timing.flows));
+      all_events += timing.events;
+      all_seconds += sim_s;
+      std::printf("%-8s %5d %10.3f %10.3f %9lld %9llu %12.3f %12.0f\n", coll::AlgorithmName(algo), n, plan_s * 1e3,
+                  sim_s * 1e3, static_cast<long long>(timing.flows), static_cast<unsigned long long>(timing.events),
+                  per_flow.back() * 1e6, static_cast<double>(timing.events) / sim_s);
+    }
+    std::printf("%-8s cost ~ N^%.2f, cost per flow ~ N^%.2f, per flow at N=%d / N=8: %.2fx\n", coll::AlgorithmName(algo),
+                Exponent(ns, cost), Exponent(ns, per_flow), static_cast<int>(ns.back()), per_flow.back() / per_flow.front());
+  }
+  std::printf("2. events per second over the simulations above: %.2f M/s\n\n", static_cast<double>(all_events) / all_seconds / 1e6);
+}
+
+void AlgoAllOnEight() {
+  auto topology = io::LoadHardwareFile("configs/hardware/rtxpro6000-8x-dual-socket.textproto");
+  SPECSIM_CHECK(topology.ok()) << topology.status().ToString();
+  const net::Router router(*topology);
+  int collectives = 0;
+  const double s = Seconds([&] {
+    collectives = 0;
+    for (int64_t bytes = 1024; bytes <= (256LL << 20); bytes *= 2) {
+      for (coll::Algorithm a : {coll::Algorithm::kRing, coll::Algorithm::kTree, coll::Algorithm::kOneShot,
+                                coll::Algorithm::kTwoShot}) {
+        coll::CollectiveRequest request;
+        request.algorithm = a;
+        request.bytes = bytes;
+        auto plan = coll::PlanCollective(*topology, router, request);
+        SPECSIM_CHECK(plan.ok()) << plan.status().ToString();
+        coll::TimeCollective(plan->schedule, router, plan->rank_gpus);
+        ++collectives;
+      }
+    }
+  }, 10);
+  std::printf("3. --algo all, 19 sizes on the 8-GPU dual-socket box: %d collectives in %.2f ms, %.3f ms per collective\n\n",
+              collectives, s * 1e3, s * 1e3 / collectives);
+}
+
+void DecodeCycles() {
+  auto loaded = scenario::LoadScenario("", {"speculation.cycles=1000"}, "");
+  SPECSIM_CHECK(loaded.ok()) << loaded.status().ToString();
+  llm::DecodeSetup setup = loaded->setup;
+  llm::FrameworkProfile f = setup.framework.value_or(llm::FrameworkProfile{});
+  f.capture.verify = llm::CaptureMode::kPiecewise;
+  f.jitter.kind = llm::Jitter::Kind::kExponential;
+  f.jitter.mean_us = 2;
+  setup.framework = f;
+  const double jittered = Seconds([&] { SPECSIM_CHECK(scenario::EvaluateSetup(setup).ok()); }, 3);
+  const double plain = Seconds([&] { SPECSIM_CHECK(scenario::EvaluateSetup(loaded->setup).ok()); }, 3);
+  std::printf("4. 1,000 decode cycles of the default scenario, TP%d: %.1f ms with 8 jittered rank timelines (verify "
+              "piecewise, 2 us exponential jitter per op), %.1f ms as the scenario stands (no jitter: repeated cycles "
+              "replayed)\n\n",
+              setup.parallel.tp, jittered * 1e3, plain * 1e3);
+}
+
+void AdviseDefault(bool quick) {
+  auto base = io::LoadScenarioFile("configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto");
+  SPECSIM_CHECK(base.ok()) << base.status().ToString();
+  auto built = scenario::BuildScenario(*base, "advise", {"speculation.method=NONE"}, "");
+  SPECSIM_CHECK(built.ok()) << built.status().ToString();
+  const tools::SearchSpace space = tools::DefaultSearchSpace(*base, built->setup.target);
+  tools::AdviseOptions options;
+  options.acceptance.assign(base->speculation().acceptance_probabilities().begin(),
+                            base->speculation().acceptance_probabilities().end());
+  for (bool exhaustive : {false, true}) {
+    if (exhaustive && quick) continue;
+    options.exhaustive = exhaustive;
+    int evaluated = 0;
+    std::ostringstream progress;
+    const double s = Seconds([&] {
+      auto r = tools::Advise(*base, space, options, progress);
+      SPECSIM_CHECK(r.ok()) << r.status().ToString();
+      evaluated = r->evaluated;
+    }, 2);
+    std::printf("5. advise on the default scenario, %s: %d configurations in %.2f s on %u cores\n",
+                exhaustive ? "exhaustive" : "pruned", evaluated, s, std::thread::hardware_concurrency());
+  }
+}
+
+}  // namespace
+}  // namespace specsim
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  if (argc > 1 && !quick) {
+    std::fprintf(stderr, "usage: specsim_scale_report [--quick]   (run from the repository root)\n");
+    return 2;
+  }
+  specsim::CollectiveScaling(quick);
+  specsim::AlgoAllOnEight();
+  specsim::DecodeCycles();
+  specsim::AdviseDefault(quick);
+  return 0;
+}

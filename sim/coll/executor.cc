@@ -25,14 +25,21 @@ void ScheduleExecutor::Start(const Schedule* schedule, std::function<void()> don
   const int n = static_cast<int>(schedule->ops.size());
   if (op_times != nullptr) op_times->assign(n, {-1, -1});
   run->pending_deps.assign(n, 0);
-  run->dependents.assign(n, {});
+  run->first_dependent.assign(n + 1, 0);
   run->remaining = n;
   for (int i = 0; i < n; ++i) {
     for (int d : schedule->ops[i].deps) {
       SPECSIM_CHECK(d >= 0 && d < i) << "op " << i << " depends on " << d;
       ++run->pending_deps[i];
-      run->dependents[d].push_back(i);
+      ++run->first_dependent[d + 1];
     }
+  }
+  for (int i = 0; i < n; ++i) run->first_dependent[i + 1] += run->first_dependent[i];
+  run->dependents.resize(run->first_dependent[n]);
+  {
+    std::vector<int> fill(run->first_dependent.begin(), run->first_dependent.end() - 1);
+    for (int i = 0; i < n; ++i)
+      for (int d : schedule->ops[i].deps) run->dependents[fill[d]++] = i;  // in op order, as before
   }
   Run* r = run.get();
   runs_.push_back(std::move(run));
@@ -90,7 +97,8 @@ void ScheduleExecutor::StartOp(Run* run, int index) {
 
 void ScheduleExecutor::FinishOp(Run* run, int index) {
   if (run->op_times != nullptr) (*run->op_times)[index].second = queue_->now();
-  for (int next : run->dependents[index]) {
+  for (int k = run->first_dependent[index]; k < run->first_dependent[index + 1]; ++k) {
+    const int next = run->dependents[k];
     if (--run->pending_deps[next] == 0) StartOp(run, next);
   }
   if (--run->remaining == 0) run->done();

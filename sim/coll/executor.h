@@ -36,7 +36,9 @@ class ScheduleExecutor {
   struct Run {
     const Schedule* schedule = nullptr;
     std::vector<int> pending_deps;
-    std::vector<std::vector<int>> dependents;
+    // The ops that wait for op i: dependents[first_dependent[i] .. first_dependent[i + 1]).
+    std::vector<int> first_dependent;
+    std::vector<int> dependents;
     int remaining = 0;
     std::function<void()> done;
     std::vector<std::pair<SimTime, SimTime>>* op_times = nullptr;

@@ -28,19 +28,22 @@ Schedule BuildRing(Collective collective, int n, int64_t bytes, const RingOption
   s.num_segments = n * num_channels * chunks;
   s.total_bytes = bytes;
 
+  s.ops.reserve(static_cast<size_t>(n) +
+                static_cast<size_t>(phases.size()) * (n - 1) * chunks * num_channels * n);
   const std::vector<int> start = AddStartDelays(&s, n, proto.base_latency_ps);
   if (n == 1) return s;
 
   // connection[c][p]: channel c's link from position p to p+1.
   std::vector<std::vector<ConnectionOrder>> connection(
       num_channels, std::vector<ConnectionOrder>(n, ConnectionOrder(proto.slots, options.connection_in_order)));
-  // arrival[c][p][k]: the transfer that last delivered chunk k of channel c to position p.
-  std::vector<std::vector<std::vector<int>>> arrival(
-      num_channels, std::vector<std::vector<int>>(n, std::vector<int>(chunks, -1)));
+  // arrival[(c * n + p) * chunks + k]: the transfer that last delivered chunk k of channel c to
+  // position p (one flat array per step, two kept and swapped: no allocation per step).
+  auto at = [n, chunks](int c, int p, int k) { return (static_cast<size_t>(c) * n + p) * chunks + k; };
+  std::vector<int> arrival(static_cast<size_t>(num_channels) * n * chunks, -1), next_arrival;
 
   for (RingPhase phase : phases) {
     for (int step = 0; step < n - 1; ++step) {
-      auto next_arrival = arrival;
+      next_arrival = arrival;
       for (int k = 0; k < chunks; ++k) {
         for (int c = 0; c < num_channels; ++c) {
           for (int p = 0; p < n; ++p) {
@@ -60,17 +63,17 @@ Schedule BuildRing(Collective collective, int n, int64_t bytes, const RingOption
             t.mechanism = MechanismAt(options.mechanism, t.src_rank, t.dst_rank);
             ApplyStepProtocol(StepProtocol(proto, options.steps, t.src_rank, t.dst_rank), &t);
             t.channel = c;
-            const int ready = arrival[c][p][k];
+            const int ready = arrival[at(c, p, k)];
             t.deps.push_back(ready >= 0 ? ready : start[order[p]]);
             connection[c][p].AddDeps(t.deps);
             NormalizeDeps(t.deps);
             const int op = s.Add(std::move(t));
             connection[c][p].Record(op);
-            next_arrival[c][Mod(p + 1, n)][k] = op;
+            next_arrival[at(c, Mod(p + 1, n), k)] = op;
           }
         }
       }
-      arrival = std::move(next_arrival);
+      arrival.swap(next_arrival);
     }
   }
   return s;

@@ -10,17 +10,28 @@
 namespace specsim::coll {
 namespace {
 
-using RankSet = uint64_t;
-constexpr int kMaxCheckedRanks = 64;
+constexpr int kMaxCheckedRanks = 1024;
 
-std::string SetToString(RankSet set) {
+// A set of ranks is `words` 64-bit words of a flat array (one set per location).
+struct RankSets {
+  int words = 1;
+  std::vector<uint64_t> bits;
+  uint64_t* Of(int location) { return &bits[static_cast<size_t>(location) * words]; }
+  const uint64_t* Of(int location) const { return &bits[static_cast<size_t>(location) * words]; }
+};
+
+void AddRank(uint64_t* set, int rank) { set[rank / 64] |= uint64_t{1} << (rank % 64); }
+
+std::string SetToString(const uint64_t* set, int words) {
   std::ostringstream out;
   out << "{";
   bool first = true;
-  for (int r = 0; r < kMaxCheckedRanks; ++r) {
-    if (set & (RankSet{1} << r)) {
-      out << (first ? "" : ",") << r;
-      first = false;
+  for (int w = 0; w < words; ++w) {
+    for (int b = 0; b < 64; ++b) {
+      if (set[w] & (uint64_t{1} << b)) {
+        out << (first ? "" : ",") << w * 64 + b;
+        first = false;
+      }
     }
   }
   out << "}";
@@ -69,7 +80,7 @@ Status CheckStructure(const Schedule& s) {
   if (n <= 0) return InvalidArgumentError("schedule: num_ranks = " + std::to_string(n) + ": must be > 0");
   if (n > kMaxCheckedRanks) {
     return InvalidArgumentError("schedule: num_ranks = " + std::to_string(n) +
-                                ": the checker supports at most 64 ranks");
+                                ": the checker supports at most 1024 ranks");
   }
   if (s.num_segments <= 0) {
     return InvalidArgumentError("schedule: num_segments = " + std::to_string(s.num_segments) +
@@ -115,122 +126,157 @@ Status CheckStructure(const Schedule& s) {
   return OkStatus();
 }
 
-// Location index of (rank, buffer, segment).
+// Location index of (rank, buffer, segment), over the buffers the schedule uses (in and out
+// always; the stage buffers when an op touches them), so a 1,024-rank ring keeps two buffers.
 struct Locations {
-  int num_segments;
-  int Of(int rank, Buffer b, int segment) const {
-    return (rank * kBuffers + static_cast<int>(b)) * num_segments + segment;
+  int num_segments = 0;
+  int num_buffers = 0;
+  int index_of[kBuffers] = {-1, -1, -1, -1};
+  Buffer buffer_at[kBuffers] = {};
+  explicit Locations(const Schedule& s) : num_segments(s.num_segments) {
+    bool used[kBuffers] = {true, true, false, false};
+    for (const ScheduleOp& op : s.ops) {
+      if (!MovesData(op)) continue;
+      used[static_cast<int>(op.src_buffer)] = used[static_cast<int>(op.dst_buffer)] = true;
+    }
+    for (int b = 0; b < kBuffers; ++b) {
+      if (!used[b]) continue;
+      index_of[b] = num_buffers;
+      buffer_at[num_buffers++] = static_cast<Buffer>(b);
+    }
   }
-  int count(int num_ranks) const { return num_ranks * kBuffers * num_segments; }
+  int Of(int rank, Buffer b, int segment) const {
+    return (rank * num_buffers + index_of[static_cast<int>(b)]) * num_segments + segment;
+  }
+  int count(int num_ranks) const { return num_ranks * num_buffers * num_segments; }
+  std::string Name(int location) const {
+    const int seg = location % num_segments;
+    const int rank = location / num_segments / num_buffers;
+    return LocationName(rank, buffer_at[(location / num_segments) % num_buffers], seg);
+  }
+  static std::string LocationName(int rank, Buffer b, int segment) {
+    return "rank " + std::to_string(rank) + " " + BufferName(b) + " segment " + std::to_string(segment);
+  }
 };
 
-std::string LocationName(int rank, Buffer b, int segment) {
-  return "rank " + std::to_string(rank) + " " + BufferName(b) + " segment " + std::to_string(segment);
-}
-
-std::vector<RankSet> InitialContents(const Schedule& s, const Locations& loc) {
+RankSets InitialContents(const Schedule& s, const Locations& loc) {
   const int n = s.num_ranks;
   const int ns = s.num_segments;
-  std::vector<RankSet> state(loc.count(n), 0);
+  RankSets state;
+  state.words = (n + 63) / 64;
+  state.bits.assign(static_cast<size_t>(loc.count(n)) * state.words, 0);
   for (int r = 0; r < n; ++r) {
     for (int seg = 0; seg < ns; ++seg) {
-      RankSet in = 0;
+      bool holds = false;
       switch (s.collective) {
         case Collective::kAllReduce:
-        case Collective::kReduceScatter: in = RankSet{1} << r; break;
-        case Collective::kAllGather:
-          if (SegmentOwner(seg, n, ns) == r) in = RankSet{1} << r;
-          break;
-        case Collective::kAllToAll: {
-          const int block = seg / (ns / (n * n));
-          if (block / n == r) in = RankSet{1} << r;
-          break;
-        }
+        case Collective::kReduceScatter: holds = true; break;
+        case Collective::kAllGather: holds = SegmentOwner(seg, n, ns) == r; break;
+        case Collective::kAllToAll: holds = seg / (ns / (n * n)) / n == r; break;
       }
-      state[loc.Of(r, Buffer::kIn, seg)] = in;
-      state[loc.Of(r, Buffer::kOut, seg)] = in;
+      if (!holds) continue;
+      AddRank(state.Of(loc.Of(r, Buffer::kIn, seg)), r);
+      AddRank(state.Of(loc.Of(r, Buffer::kOut, seg)), r);
     }
   }
   return state;
 }
 
-Status CheckDataFlow(const Schedule& s, const Locations& loc, std::vector<RankSet>& state) {
+Status CheckDataFlow(const Schedule& s, const Locations& loc, RankSets& state) {
+  const int words = state.words;
   for (int i = 0; i < static_cast<int>(s.ops.size()); ++i) {
     const ScheduleOp& op = s.ops[i];
     if (!MovesData(op)) continue;
     const int src_rank = SourceRank(op);
     for (int seg = op.segment_begin; seg < op.segment_end; ++seg) {
-      const RankSet src = state[loc.Of(src_rank, op.src_buffer, seg)];
-      RankSet& dst = state[loc.Of(op.dst_rank, op.dst_buffer, seg)];
+      const uint64_t* src = state.Of(loc.Of(src_rank, op.src_buffer, seg));
+      uint64_t* dst = state.Of(loc.Of(op.dst_rank, op.dst_buffer, seg));
       if (op.effect == DataEffect::kCopy) {
-        dst = src;
-      } else {
-        if (dst & src) {
-          return Violation(s, i, LocationName(op.dst_rank, op.dst_buffer, seg) + ": reducing " +
-                                     SetToString(src) + " into " + SetToString(dst) +
-                                     " counts " + SetToString(dst & src) + " twice");
-        }
-        dst |= src;
+        std::copy(src, src + words, dst);
+        continue;
       }
+      bool overlap = false;
+      for (int w = 0; w < words; ++w) overlap = overlap || (dst[w] & src[w]) != 0;
+      if (overlap) {
+        std::vector<uint64_t> both(words);
+        for (int w = 0; w < words; ++w) both[w] = dst[w] & src[w];
+        return Violation(s, i, Locations::LocationName(op.dst_rank, op.dst_buffer, seg) + ": reducing " +
+                                   SetToString(src, words) + " into " + SetToString(dst, words) + " counts " +
+                                   SetToString(both.data(), words) + " twice");
+      }
+      for (int w = 0; w < words; ++w) dst[w] |= src[w];
     }
   }
   return OkStatus();
 }
 
-Status CheckExpected(const Schedule& s, const Locations& loc, const std::vector<RankSet>& state) {
+Status CheckExpected(const Schedule& s, const Locations& loc, const RankSets& state) {
   const int n = s.num_ranks;
   const int ns = s.num_segments;
-  const RankSet all = n == 64 ? ~RankSet{0} : (RankSet{1} << n) - 1;
+  const int words = state.words;
+  std::vector<uint64_t> all(words, 0), want(words, 0);
+  for (int r = 0; r < n; ++r) AddRank(all.data(), r);
   for (int r = 0; r < n; ++r) {
     for (int seg = 0; seg < ns; ++seg) {
       bool checked = true;
-      RankSet want = 0;
+      int single = -1;  // want = {single}, or all ranks when -1
       switch (s.collective) {
-        case Collective::kAllReduce: want = all; break;
-        case Collective::kReduceScatter:
-          checked = SegmentOwner(seg, n, ns) == r;
-          want = all;
-          break;
-        case Collective::kAllGather: want = RankSet{1} << SegmentOwner(seg, n, ns); break;
+        case Collective::kAllReduce: break;
+        case Collective::kReduceScatter: checked = SegmentOwner(seg, n, ns) == r; break;
+        case Collective::kAllGather: single = SegmentOwner(seg, n, ns); break;
         case Collective::kAllToAll: {
           const int block = seg / (ns / (n * n));
           checked = block % n == r;
-          want = RankSet{1} << (block / n);
+          single = block / n;
           break;
         }
       }
-      const RankSet got = state[loc.Of(r, Buffer::kOut, seg)];
-      if (checked && got != want) {
+      if (!checked) continue;
+      if (single < 0) {
+        want = all;
+      } else {
+        std::fill(want.begin(), want.end(), 0);
+        AddRank(want.data(), single);
+      }
+      const uint64_t* got = state.Of(loc.Of(r, Buffer::kOut, seg));
+      if (!std::equal(want.begin(), want.end(), got)) {
         return InvalidArgumentError(std::string(s.algorithm) + " " + CollectiveName(s.collective) +
-                                    " schedule: after all ops, " + LocationName(r, Buffer::kOut, seg) +
-                                    " holds " + SetToString(got) + ", expected " + SetToString(want));
+                                    " schedule: after all ops, " + Locations::LocationName(r, Buffer::kOut, seg) +
+                                    " holds " + SetToString(got, words) + ", expected " +
+                                    SetToString(want.data(), words));
       }
     }
   }
   return OkStatus();
 }
 
-// Ancestor bitsets: row i has bit j set when op j must complete before op i starts.
-class Ancestors {
+// Whether op `a` must complete before op `b` starts (a < b): a depth-first search back from b
+// over dependencies, never below a (dependencies point to lower indices). A stamp per op marks
+// what this query visited, so queries allocate nothing and need no clearing.
+class Ancestry {
  public:
-  explicit Ancestors(const Schedule& s)
-      : words_((s.ops.size() + 63) / 64), bits_(s.ops.size() * words_, 0) {
-    for (size_t i = 0; i < s.ops.size(); ++i) {
-      uint64_t* row = &bits_[i * words_];
-      for (int32_t d : s.ops[i].deps) {
-        const uint64_t* dep_row = &bits_[static_cast<size_t>(d) * words_];
-        for (size_t w = 0; w < words_; ++w) row[w] |= dep_row[w];
-        row[d / 64] |= uint64_t{1} << (d % 64);
+  explicit Ancestry(const Schedule& s) : s_(s), stamp_(s.ops.size(), 0) {}
+  bool IsAncestor(int a, int b) {
+    ++query_;
+    stack_.assign(1, b);
+    while (!stack_.empty()) {
+      const int x = stack_.back();
+      stack_.pop_back();
+      for (int32_t d : s_.ops[x].deps) {
+        if (d == a) return true;
+        if (d < a || stamp_[d] == query_) continue;
+        stamp_[d] = query_;
+        stack_.push_back(d);
       }
     }
-  }
-  bool IsAncestor(int ancestor, int op) const {
-    return (bits_[static_cast<size_t>(op) * words_ + ancestor / 64] >> (ancestor % 64)) & 1;
+    return false;
   }
 
  private:
-  size_t words_;
-  std::vector<uint64_t> bits_;
+  const Schedule& s_;
+  std::vector<uint32_t> stamp_;
+  uint32_t query_ = 0;
+  std::vector<int> stack_;
 };
 
 enum class Access { kRead, kWrite, kAccumulate };
@@ -241,12 +287,39 @@ bool Conflicts(Access a, Access b) {
   return true;
 }
 
+// Every two accesses of one location, at least one writing (two unordered accumulations commute),
+// must be ordered. In index order it is enough to order each access after the location's last
+// write and after the reads and accumulations since that write it conflicts with: the last write
+// was itself ordered after everything before it, and "ordered" is transitive.
 Status CheckRaces(const Schedule& s, const Locations& loc) {
   struct Touch {
     int op;
     Access access;
+    int next;  // the location's previous touch since its last write, -1 at the end
   };
-  std::vector<std::vector<Touch>> touches(loc.count(s.num_ranks));
+  const int count = loc.count(s.num_ranks);
+  std::vector<int> last_write(count, -1), since(count, -1);
+  std::vector<Touch> touches;  // pool of the lists `since` heads
+  Ancestry ancestry(s);
+  auto touch = [&](int i, int l, Access access) -> Status {
+    auto check = [&](int first) -> Status {
+      if (first == i || ancestry.IsAncestor(first, i)) return OkStatus();
+      return Violation(s, i, "races with op " + std::to_string(first) + " on " + loc.Name(l) +
+                                 " (no dependency path orders them)");
+    };
+    if (last_write[l] >= 0) RETURN_IF_ERROR(check(last_write[l]));
+    for (int t = since[l]; t >= 0; t = touches[t].next) {
+      if (Conflicts(touches[t].access, access)) RETURN_IF_ERROR(check(touches[t].op));
+    }
+    if (access == Access::kWrite) {
+      last_write[l] = i;
+      since[l] = -1;
+    } else {
+      touches.push_back({i, access, since[l]});
+      since[l] = static_cast<int>(touches.size()) - 1;
+    }
+    return OkStatus();
+  };
   for (int i = 0; i < static_cast<int>(s.ops.size()); ++i) {
     const ScheduleOp& op = s.ops[i];
     if (!MovesData(op)) continue;
@@ -256,26 +329,8 @@ Status CheckRaces(const Schedule& s, const Locations& loc) {
     for (int seg = op.segment_begin; seg < op.segment_end; ++seg) {
       const int src = loc.Of(SourceRank(op), op.src_buffer, seg);
       const int dst = loc.Of(op.dst_rank, op.dst_buffer, seg);
-      if (src != dst) touches[src].push_back({i, Access::kRead});
-      touches[dst].push_back({i, dst_access});
-    }
-  }
-  const Ancestors ancestors(s);
-  for (int l = 0; l < static_cast<int>(touches.size()); ++l) {
-    const std::vector<Touch>& list = touches[l];
-    for (size_t a = 0; a < list.size(); ++a) {
-      for (size_t b = a + 1; b < list.size(); ++b) {
-        const Touch& first = list[a];
-        const Touch& second = list[b];  // second.op >= first.op: ops are pushed in index order
-        if (first.op == second.op || !Conflicts(first.access, second.access)) continue;
-        if (ancestors.IsAncestor(first.op, second.op)) continue;
-        const int seg = l % loc.num_segments;
-        const int rank = l / loc.num_segments / kBuffers;
-        const Buffer buf = static_cast<Buffer>((l / loc.num_segments) % kBuffers);
-        return Violation(s, second.op,
-                         "races with op " + std::to_string(first.op) + " on " +
-                             LocationName(rank, buf, seg) + " (no dependency path orders them)");
-      }
+      if (src != dst) RETURN_IF_ERROR(touch(i, src, Access::kRead));
+      RETURN_IF_ERROR(touch(i, dst, dst_access));
     }
   }
   return OkStatus();
@@ -295,9 +350,9 @@ int SegmentOwner(int segment, int num_ranks, int num_segments) {
 
 Status CheckSchedule(const Schedule& schedule) {
   RETURN_IF_ERROR(CheckStructure(schedule));
-  const Locations loc{schedule.num_segments};
+  const Locations loc(schedule);
   RETURN_IF_ERROR(CheckRaces(schedule, loc));
-  std::vector<RankSet> state = InitialContents(schedule, loc);
+  RankSets state = InitialContents(schedule, loc);
   RETURN_IF_ERROR(CheckDataFlow(schedule, loc, state));
   return CheckExpected(schedule, loc, state);
 }

@@ -5,7 +5,7 @@
 //  (a) structure: deps point backwards, ranks and segments in range, transfers have src != dst,
 //      bytes >= 0, wire_efficiency in (0, 1].
 //  (b) data flow (the model in schedule.h): each (rank, buffer, segment) holds a set of ranks
-//      (a 64-bit mask, so num_ranks <= 64). Initial inputs:
+//      (a bitset of ceil(n / 64) words; num_ranks <= 1024). Initial inputs:
 //        allreduce, reducescatter: in[r][s] = {r} for every s.
 //        allgather: in[r][s] = {r} for the segments rank r owns, else {}. Ownership: segment s of
 //          num_segments is owned by rank s * num_ranks / num_segments (integer division), so each
@@ -18,8 +18,9 @@
 //      source and destination sets overlap is an error: a contribution counted twice.
 //  (c) race freedom: two ops touching the same (rank, buffer, segment), at least one writing, must
 //      be ordered by the DAG (one an ancestor of the other). Two unordered_reduce accumulations
-//      into one segment commute and may be concurrent. Ancestor sets are bitsets: O(ops^2 / 64)
-//      time and bits of memory.
+//      into one segment commute and may be concurrent. Checked in index order against each
+//      location's last write and the accesses since it (ordering is transitive), each by a
+//      depth-first search back over dependencies: memory linear in ops and locations.
 //  (d) expected outputs: allreduce: out[r][s] = all ranks for every r, s; reducescatter:
 //      out[r][s] = all ranks for the segments r owns (ownership as for allgather); allgather:
 //      out[r][s] = {owner(s)}; alltoall: out[dst][block (src, dst)] = {src}.

@@ -150,3 +150,26 @@ TEST(BundledConfigsTest, PcieNumbersFollowTheSpecArithmetic) {
 
 }  // namespace
 }  // namespace specsim::io
+
+namespace specsim::io {
+namespace {
+
+// The scale benchmark's boxes (scripts/gen-scale-box.py) load, have the GPU count their name says,
+// and every GPU reaches every other (sampled: each GPU to GPU 0 and to the last GPU).
+TEST(ScaleBoxes, LoadWithTheirGpuCountAndRoutes) {
+  for (int n : {16, 32, 64, 128, 256}) {
+    const std::string path =
+        std::string(SPECSIM_SOURCE_DIR) + "/configs/hardware/scale/pcie-" + std::to_string(n) + "x.textproto";
+    auto t = LoadHardwareFile(path);
+    ASSERT_TRUE(t.ok()) << path << ": " << t.status().ToString();
+    EXPECT_EQ(t->num_gpus(), n);
+    const net::Router router(*t);
+    for (int g = 0; g < n; ++g) {
+      EXPECT_TRUE(router.Reachable(t->gpus[g], t->gpus[0]));
+      EXPECT_TRUE(router.Reachable(t->gpus[g], t->gpus[n - 1]));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace specsim::io

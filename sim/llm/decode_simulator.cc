@@ -551,6 +551,18 @@ StatusOr<DecodeResult> DecodeSimulator::Run() {
     };
     std::map<std::tuple<int, SimTime, SimTime>, CycleMemo> memo;
     std::map<int, CycleMemo> gpu_bound_memo;
+    // A step with a random host cost of its own draws from the ranks' streams even without jitter:
+    // its cycles differ and are never replayed.
+    std::map<int, bool> draws;
+    auto draws_own_host_costs = [&](int accepted) -> bool {
+      auto it = draws.find(accepted);
+      if (it != draws.end()) return it->second;
+      bool any = false;
+      if (auto cycle = CycleProgram(accepted); cycle.ok()) {
+        for (const TimelineStep& s : (*cycle)->steps) any = any || s.host_exp_mean_us > 0;
+      }
+      return draws[accepted] = any;
+    };
     auto add_increments = [&acc](const std::vector<PhaseAccount>& increments) {
       acc.resize(std::max(acc.size(), increments.size()));
       for (size_t i = 0; i < increments.size(); ++i) {
@@ -566,7 +578,7 @@ StatusOr<DecodeResult> DecodeSimulator::Run() {
     for (int c = 0; c < spec.cycles; ++c) {
       const int accepted = spec.acceptance->Sample(rng);
       tokens += TokensPerCycle(accepted);
-      const bool agree = fixed && setup_.replay_cycles && tl.RanksAgree();
+      const bool agree = fixed && setup_.replay_cycles && !draws_own_host_costs(accepted) && tl.RanksAgree();
       const SimTime g0 = tl.gpu_clock(0), h0 = tl.host_clock(0);
       const std::tuple<int, SimTime, SimTime> key{accepted, h0 - g0, tl.launch_clock(0) - g0};
       if (agree) {

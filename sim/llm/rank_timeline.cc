@@ -149,11 +149,11 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
   out.wait_ps.assign(n, 0.0);
   if (accounts != nullptr) accounts->resize(std::max<size_t>(1, program.phases.size()));
   ready_.resize(n);
-  // Lockstep: while every rank's GPU clock is the same value g (and no later than its segment's
-  // launch), GPU time does not vary per rank (equal rank factors, no per-kernel draws) and no
-  // slices are recorded, a graph kernel or graph collective moves every rank alike: it is
+  // Lockstep: while every rank's GPU clock is the same value g (and no rank's launch clock is
+  // later than g), GPU time does not vary per rank (equal rank factors, no per-kernel draws) and
+  // no slices are recorded, a graph kernel or graph collective moves every rank alike: it is
   // evaluated once on g, O(1) instead of O(ranks). gpu_clk_ is stale while lockstep holds and is
-  // written back (Unlock) before any step that treats ranks differently. The arithmetic is the
+  // written back (unlock) before any step that treats ranks differently. The arithmetic is the
   // per-rank recurrence's, so results are identical (RankTimeline tests and the golden outputs).
   const bool may_lock = slices == nullptr && uniform_gpu_;
   bool lock = false;
@@ -173,7 +173,7 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
   auto gpu = [&](int r) { return lock ? g : gpu_clk_[r]; };
   // Symmetry: without host jitter, lockstep ranks whose host clocks and launches are equal too
   // stay equal through every step of every rank (no draw tells them apart): only rank 0 is
-  // evaluated (`live` = 1) and the others take its clocks (Split) before a step of one rank or a
+  // evaluated (`live` = 1) and the others take its clocks (split) before a step of one rank or a
   // per-rank random host cost.
   const bool may_mirror = may_lock && hm.jitter.kind == Jitter::Kind::kNone;
   int live = n;

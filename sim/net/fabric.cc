@@ -227,7 +227,8 @@ void Fabric::Recompute() {
     if (f.remaining_wire_bytes <= 0 || std::isinf(f.rate)) {
       f.finish_ps = now;
     } else {
-      SPECSIM_CHECK_GT(f.rate, 0.0) << "flow " << f.spec.label << " starved";
+      SPECSIM_CHECK_GT(f.rate, 0.0) << "flow " << topology_->nodes[f.spec.src_node].name << " -> "
+                                    << topology_->nodes[f.spec.dst_node].name << " " << f.spec.label << " starved";
       double t = std::ceil(f.remaining_wire_bytes / f.rate);
       f.finish_ps = now + static_cast<SimTime>(std::max(t, 0.0));
       if (record_trace_)

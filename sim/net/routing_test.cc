@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+#include <vector>
+
 #include "sim/net/test_topologies.h"
 
 namespace specsim::net {
@@ -104,6 +107,40 @@ TEST(Routing, GpuPairsJoinedByNvlinkUseIt) {
   const Path& h = r.Route(g0, mem);
   ASSERT_EQ(h.hops.size(), 2u);
   EXPECT_EQ(t.links[h.hops[0].link].kind, LinkKind::kPcie);
+}
+
+// Routes are built on first use: threads asking a fresh router for every pair at once get the
+// same paths (same object per pair) as a router asked one pair at a time.
+TEST(Routing, LazyRoutesAreTheSameFromManyThreads) {
+  const Topology t = TwoSockets();
+  const Router reference(t);
+  const Router shared(t);
+  const int n = static_cast<int>(t.nodes.size());
+  std::vector<std::vector<const Path*>> got(4, std::vector<const Path*>(n * n, nullptr));
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k) {
+    threads.emplace_back([&, k] {
+      for (int i = 0; i < n * n; ++i) {
+        const int pair = (i * 7 + k * 13) % (n * n);  // each thread in its own order
+        const int src = pair / n, dst = pair % n;
+        if (shared.Reachable(src, dst)) got[k][pair] = &shared.Route(src, dst);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int pair = 0; pair < n * n; ++pair) {
+    const int src = pair / n, dst = pair % n;
+    ASSERT_EQ(shared.Reachable(src, dst), reference.Reachable(src, dst)) << src << " " << dst;
+    if (!reference.Reachable(src, dst)) continue;
+    const Path& want = reference.Route(src, dst);
+    for (int k = 0; k < 4; ++k) {
+      ASSERT_EQ(got[k][pair], got[0][pair]);
+      EXPECT_EQ(got[k][pair]->hops, want.hops);
+      EXPECT_EQ(got[k][pair]->nodes, want.nodes);
+      EXPECT_EQ(got[k][pair]->latency_ns, want.latency_ns);
+      EXPECT_EQ(got[k][pair]->forwarding_cpus, want.forwarding_cpus);
+    }
+  }
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 
 #include "sim/coll/collective_planner.h"
 #include "sim/coll/executor.h"
+#include "sim/core/allocator_tuning.h"
 #include "sim/core/check.h"
 #include "sim/io/hardware_loader.h"
 #include "sim/io/scenario_loader.h"
@@ -172,6 +173,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: specsim_scale_report [--quick]   (run from the repository root)\n");
     return 2;
   }
+  specsim::KeepFreedMemoryForReuse();  // as specsim itself runs
   specsim::CollectiveScaling(quick);
   specsim::AlgoAllOnEight();
   specsim::DecodeCycles();

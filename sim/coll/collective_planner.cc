@@ -172,12 +172,18 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
   ASSIGN_OR_RETURN(int sm, ParseSmArch(topology.gpu_spec(plan.rank_gpus[0]).arch));
   StepProtocols steps;
   steps.transport.assign(n, std::vector<NcclTransport>(n, NcclTransport::kP2pPcie));
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j)
-      if (i != j)
-        steps.transport[i][j] = ViewOfPair(topology, router, plan.rank_gpus[i], plan.rank_gpus[j],
-                                           transport.mechanism[i][j] == net::Mechanism::kHostStaged, sm)
-                                    .transport;
+  // ViewOfPair's transport, without its routes and bandwidths (all pairs: O(n^2)).
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      if (i == j) continue;
+      if (transport.mechanism[i][j] == net::Mechanism::kHostStaged) {
+        steps.transport[i][j] = NcclTransport::kShm;
+      } else {
+        steps.transport[i][j] = transport_in.path_class[i][j] == net::PathClass::kNvLink ? NcclTransport::kP2pNvLink
+                                                                                         : NcclTransport::kP2pPcie;
+      }
+    }
+  }
   net::PathClass worst = net::PathClass::kNvLink;
   double bottleneck = std::numeric_limits<double>::infinity();
   for (int p = 0; p < n; ++p) {

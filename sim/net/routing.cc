@@ -121,7 +121,20 @@ const Path& Router::Route(int src, int dst) const {
 }
 
 PathClass Router::GpuPathClass(int gpu_i, int gpu_j) const {
-  const Path& path = Route(topology_.gpus[gpu_i], topology_.gpus[gpu_j]);
+  const int gpus = topology_.num_gpus();
+  const size_t cell = static_cast<size_t>(gpu_i) * gpus + gpu_j;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (gpu_path_class_.empty()) gpu_path_class_.assign(static_cast<size_t>(gpus) * gpus, -1);
+    if (gpu_path_class_[cell] >= 0) return static_cast<PathClass>(gpu_path_class_[cell]);
+  }
+  const PathClass c = ClassOfPath(Route(topology_.gpus[gpu_i], topology_.gpus[gpu_j]));
+  std::lock_guard<std::mutex> lock(mu_);
+  gpu_path_class_[cell] = static_cast<int8_t>(c);
+  return c;
+}
+
+PathClass Router::ClassOfPath(const Path& path) const {
   bool all_nvlink = !path.hops.empty();
   bool crosses_sockets = false;
   bool through_cpu = false;

@@ -59,7 +59,7 @@ class Router {
   // The route from node src to node dst; empty when src == dst. REQUIRES: Reachable(src, dst).
   const Path& Route(int src, int dst) const;
   bool Reachable(int src, int dst) const;
-  // NCCL's path class between GPU i and GPU j (GPU indices, not nodes).
+  // NCCL's path class between GPU i and GPU j (GPU indices, not nodes); kept per pair.
   PathClass GpuPathClass(int gpu_i, int gpu_j) const;
 
   const Topology& topology() const { return topology_; }
@@ -75,12 +75,14 @@ class Router {
   };
   const SearchTree& TreeOf(int src) const;  // REQUIRES: mu_ held
   bool ReachableLocked(int src, int dst) const;
+  PathClass ClassOfPath(const Path& gpu_to_gpu) const;
 
   const Topology& topology_;
   std::vector<std::vector<std::pair<int, Hop>>> adjacency_;  // per node, in link order
   mutable std::mutex mu_;
   mutable std::vector<std::unique_ptr<SearchTree>> trees_;            // per source node
   mutable std::unordered_map<int64_t, std::unique_ptr<Path>> paths_;  // by src * nodes + dst
+  mutable std::vector<int8_t> gpu_path_class_;  // [gpu_i * gpus + gpu_j], -1 until asked
 };
 
 }  // namespace specsim::net

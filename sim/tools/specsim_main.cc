@@ -1,9 +1,8 @@
 // specsim: the command line. One binary, one subcommand per question.
-#include <malloc.h>
-
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "sim/core/allocator_tuning.h"
 #include "sim/tools/advise_command.h"
 #include "sim/tools/calibrate_command.h"
 #include "sim/tools/collective_command.h"
@@ -13,24 +12,8 @@
 #include "sim/tools/simulate_command.h"
 #include "sim/tools/sweep_command.h"
 
-// glibc's allocator returns memory to the kernel when the top of the heap is free past 128 KiB
-// and serves blocks past 128 KiB (a pass's or a program's step list) from fresh mmaps; a search
-// that builds and drops such lists per configuration then spends a third of its time in page
-// faults (perf on `advise --exhaustive`: 17% in the kernel's fault path; 3.65 s -> 2.25 s on 2
-// cores with these settings). Keep freed memory for reuse instead: blocks up to 32 MiB from the
-// heap, trimmed only past 256 MiB free. Output is unchanged (golden-output test).
-namespace {
-void KeepFreedMemoryForReuse() {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  mallopt(M_TOP_PAD, 16 << 20);
-#endif
-}
-}  // namespace
-
 int main(int argc, char** argv) {
-  KeepFreedMemoryForReuse();
+  specsim::KeepFreedMemoryForReuse();  // sim/core/allocator_tuning.h: a third of a search was page faults
   CLI::App app{"specsim: simulate multi-GPU inference boxes (PCIe fabric, collectives, decode loops)"};
   app.require_subcommand(1);
   int exit_code = 0;

@@ -50,9 +50,15 @@ TEST(CustomAllReduceTest, BarrierFlagsAndDependencies) {
   o.launch_delay_ps = 4'000'000;
   const int n = 4;
   const Schedule s = BuildOneShotAllReduce(n, kS, o);
-  int flags = 0;
+  int flags = 0, joins = 0;
   for (const ScheduleOp& op : s.ops) {
-    if (op.kind == OpKind::kDelay) { EXPECT_EQ(op.duration_ps, 4'000'000); }
+    // Delays: the launch, or the zero-length join of a rank's n - 1 pulls before its end flags.
+    if (op.kind == OpKind::kDelay && op.duration_ps == 0) {
+      ++joins;
+      EXPECT_EQ(op.deps.size(), static_cast<size_t>(n - 1));
+    } else if (op.kind == OpKind::kDelay) {
+      EXPECT_EQ(op.duration_ps, 4'000'000);
+    }
     if (op.kind == OpKind::kTransfer && op.effect == DataEffect::kNone) {
       ++flags;
       EXPECT_EQ(op.bytes, 16 * 8);
@@ -60,6 +66,7 @@ TEST(CustomAllReduceTest, BarrierFlagsAndDependencies) {
     }
   }
   EXPECT_EQ(flags, 2 * n * (n - 1));  // start and end barriers
+  EXPECT_EQ(joins, n);                // one per rank, before its end flags
   // Each pull from peer p into r waits for p's start flag to r.
   for (const ScheduleOp& op : s.ops) {
     if (op.effect != DataEffect::kReduce) continue;

@@ -121,38 +121,40 @@ const Path& Router::Route(int src, int dst) const {
 }
 
 PathClass Router::GpuPathClass(int gpu_i, int gpu_j) const {
+  // Read off the search tree (the route's hops and nodes, walked back from the destination)
+  // without building the path: planning asks for every pair.
   const int gpus = topology_.num_gpus();
   const size_t cell = static_cast<size_t>(gpu_i) * gpus + gpu_j;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (gpu_path_class_.empty()) gpu_path_class_.assign(static_cast<size_t>(gpus) * gpus, -1);
-    if (gpu_path_class_[cell] >= 0) return static_cast<PathClass>(gpu_path_class_[cell]);
-  }
-  const PathClass c = ClassOfPath(Route(topology_.gpus[gpu_i], topology_.gpus[gpu_j]));
+  const int src = topology_.gpus[gpu_i], dst = topology_.gpus[gpu_j];
   std::lock_guard<std::mutex> lock(mu_);
-  gpu_path_class_[cell] = static_cast<int8_t>(c);
-  return c;
-}
-
-PathClass Router::ClassOfPath(const Path& path) const {
-  bool all_nvlink = !path.hops.empty();
+  if (gpu_path_class_.empty()) gpu_path_class_.assign(static_cast<size_t>(gpus) * gpus, -1);
+  if (gpu_path_class_[cell] >= 0) return static_cast<PathClass>(gpu_path_class_[cell]);
+  SPECSIM_CHECK(ReachableLocked(src, dst)) << "no route from node " << src << " to node " << dst;
+  const SearchTree& tree = TreeOf(src);
+  const bool nv = !tree.nv_prev_hop.empty() && dst != src && tree.nv_prev_hop[dst].link >= 0;
+  const std::vector<int>& pn = nv ? tree.nv_prev_node : tree.prev_node;
+  const std::vector<Hop>& ph = nv ? tree.nv_prev_hop : tree.prev_hop;
+  bool all_nvlink = dst != src;
   bool crosses_sockets = false;
   bool through_cpu = false;
   int switches = 0;
-  for (const Hop& hop : path.hops) {
-    LinkKind kind = topology_.links[hop.link].kind;
+  for (int v = dst; v != src; v = pn[v]) {
+    const LinkKind kind = topology_.links[ph[v].link].kind;
     if (kind != LinkKind::kNvLink) all_nvlink = false;
     if (kind == LinkKind::kCpuInterconnect) crosses_sockets = true;
+    const int u = pn[v];
+    if (u == src) continue;  // intermediate nodes only
+    const NodeKind node = topology_.nodes[u].kind;
+    if (node == NodeKind::kCpuRootComplex) through_cpu = true;
+    if (node == NodeKind::kPcieSwitch) ++switches;
   }
-  for (size_t i = 1; i + 1 < path.nodes.size(); ++i) {
-    NodeKind kind = topology_.nodes[path.nodes[i]].kind;
-    if (kind == NodeKind::kCpuRootComplex) through_cpu = true;
-    if (kind == NodeKind::kPcieSwitch) ++switches;
-  }
-  if (all_nvlink) return PathClass::kNvLink;
-  if (crosses_sockets) return PathClass::kSys;
-  if (through_cpu) return PathClass::kPhb;
-  return switches <= 1 ? PathClass::kPix : PathClass::kPxb;
+  PathClass c;
+  if (all_nvlink) c = PathClass::kNvLink;
+  else if (crosses_sockets) c = PathClass::kSys;
+  else if (through_cpu) c = PathClass::kPhb;
+  else c = switches <= 1 ? PathClass::kPix : PathClass::kPxb;
+  gpu_path_class_[cell] = static_cast<int8_t>(c);
+  return c;
 }
 
 }  // namespace specsim::net

@@ -75,7 +75,6 @@ class Router {
   };
   const SearchTree& TreeOf(int src) const;  // REQUIRES: mu_ held
   bool ReachableLocked(int src, int dst) const;
-  PathClass ClassOfPath(const Path& gpu_to_gpu) const;
 
   const Topology& topology_;
   std::vector<std::vector<std::pair<int, Hop>>> adjacency_;  // per node, in link order

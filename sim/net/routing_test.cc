@@ -143,5 +143,44 @@ TEST(Routing, LazyRoutesAreTheSameFromManyThreads) {
   }
 }
 
+// GpuPathClass reads the class off the search tree without building the path; it must agree with
+// the class of the route itself (NCCL's rules applied to the path's links and intermediate nodes).
+TEST(Routing, PathClassOffTheSearchTreeMatchesTheRoute) {
+  auto class_of_route = [](const Topology& t, const Path& p) {
+    bool all_nvlink = !p.hops.empty(), sys = false, cpu = false;
+    int switches = 0;
+    for (const Hop& h : p.hops) {
+      all_nvlink = all_nvlink && t.links[h.link].kind == LinkKind::kNvLink;
+      sys = sys || t.links[h.link].kind == LinkKind::kCpuInterconnect;
+    }
+    for (size_t i = 1; i + 1 < p.nodes.size(); ++i) {
+      cpu = cpu || t.nodes[p.nodes[i]].kind == NodeKind::kCpuRootComplex;
+      switches += t.nodes[p.nodes[i]].kind == NodeKind::kPcieSwitch;
+    }
+    if (all_nvlink) return PathClass::kNvLink;
+    if (sys) return PathClass::kSys;
+    if (cpu) return PathClass::kPhb;
+    return switches <= 1 ? PathClass::kPix : PathClass::kPxb;
+  };
+  Topology nv = TwoSockets();
+  // NVLink between the two switch GPUs of socket 0: that pair is NV, the others keep PCIe classes.
+  testing::AddLink(nv, nv.FindNode("s0g0"), nv.FindNode("s0g1"), 400, 50, LinkKind::kNvLink);
+  const Topology plain = TwoSockets();
+  for (const Topology* t : std::vector<const Topology*>{&plain, &nv}) {
+    const Router router(*t);
+    const Router fresh(*t);
+    int nvlink_pairs = 0;
+    for (int i = 0; i < t->num_gpus(); ++i) {
+      for (int j = 0; j < t->num_gpus(); ++j) {
+        if (i == j) continue;
+        const PathClass want = class_of_route(*t, fresh.Route(t->gpus[i], t->gpus[j]));
+        EXPECT_EQ(router.GpuPathClass(i, j), want) << i << " " << j;
+        nvlink_pairs += want == PathClass::kNvLink;
+      }
+    }
+    EXPECT_EQ(nvlink_pairs, t == &nv ? 2 : 0);
+  }
+}
+
 }  // namespace
 }  // namespace specsim::net

@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "bench/bench_cases.h"
 #include "sim/core/check.h"
 #include "sim/scenario/scenario.h"
 #include "sim/tools/sweep_command.h"
@@ -31,12 +32,7 @@ BENCHMARK(BM_DefaultScenario1000Cycles)->Unit(benchmark::kMillisecond);
 void BM_DefaultScenario1000CyclesRankTimelines(benchmark::State& state) {
   auto loaded = scenario::LoadScenario("", {"speculation.cycles=1000"}, "");
   SPECSIM_CHECK(loaded.ok()) << loaded.status().ToString();
-  llm::DecodeSetup setup = loaded->setup;
-  llm::FrameworkProfile f = setup.framework.value_or(llm::FrameworkProfile{});
-  f.capture.verify = llm::CaptureMode::kPiecewise;
-  f.jitter.kind = llm::Jitter::Kind::kExponential;
-  f.jitter.mean_us = 2;
-  setup.framework = f;
+  const llm::DecodeSetup setup = bench::WithJitteredRankTimelines(loaded->setup);
   SPECSIM_CHECK_EQ(setup.parallel.tp, 8);
   for (auto _ : state) {
     auto r = scenario::EvaluateSetup(setup);

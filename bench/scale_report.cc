@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_cases.h"
 #include "sim/coll/collective_planner.h"
 #include "sim/coll/executor.h"
 #include "sim/core/allocator_tuning.h"
@@ -104,21 +105,7 @@ void AlgoAllOnEight() {
   SPECSIM_CHECK(topology.ok()) << topology.status().ToString();
   const net::Router router(*topology);
   int collectives = 0;
-  const double s = Seconds([&] {
-    collectives = 0;
-    for (int64_t bytes = 1024; bytes <= (256LL << 20); bytes *= 2) {
-      for (coll::Algorithm a : {coll::Algorithm::kRing, coll::Algorithm::kTree, coll::Algorithm::kOneShot,
-                                coll::Algorithm::kTwoShot}) {
-        coll::CollectiveRequest request;
-        request.algorithm = a;
-        request.bytes = bytes;
-        auto plan = coll::PlanCollective(*topology, router, request);
-        SPECSIM_CHECK(plan.ok()) << plan.status().ToString();
-        coll::TimeCollective(plan->schedule, router, plan->rank_gpus);
-        ++collectives;
-      }
-    }
-  }, 10);
+  const double s = Seconds([&] { collectives = bench::RunAlgoAll(*topology, router).collectives; }, 10);
   std::printf("3. --algo all, 19 sizes on the 8-GPU dual-socket box: %d collectives in %.2f ms, %.3f ms per collective\n\n",
               collectives, s * 1e3, s * 1e3 / collectives);
 }
@@ -126,12 +113,7 @@ void AlgoAllOnEight() {
 void DecodeCycles() {
   auto loaded = scenario::LoadScenario("", {"speculation.cycles=1000"}, "");
   SPECSIM_CHECK(loaded.ok()) << loaded.status().ToString();
-  llm::DecodeSetup setup = loaded->setup;
-  llm::FrameworkProfile f = setup.framework.value_or(llm::FrameworkProfile{});
-  f.capture.verify = llm::CaptureMode::kPiecewise;
-  f.jitter.kind = llm::Jitter::Kind::kExponential;
-  f.jitter.mean_us = 2;
-  setup.framework = f;
+  const llm::DecodeSetup setup = bench::WithJitteredRankTimelines(loaded->setup);
   const double jittered = Seconds([&] { SPECSIM_CHECK(scenario::EvaluateSetup(setup).ok()); }, 3);
   const double plain = Seconds([&] { SPECSIM_CHECK(scenario::EvaluateSetup(loaded->setup).ok()); }, 3);
   std::printf("4. 1,000 decode cycles of the default scenario, TP%d: %.1f ms with 8 jittered rank timelines (verify "

@@ -24,7 +24,7 @@ EventId EventQueue::Schedule(SimTime at, Handler handler) {
 }
 
 void EventQueue::Cancel(EventId id) {
-  const uint32_t slot = static_cast<uint32_t>(id & ((EventId{1} << kSlotBits) - 1));
+  const uint32_t slot = SlotOf(id);
   SPECSIM_CHECK_LT((id >> kSlotBits), next_sequence_) << "unknown event id";
   if (slot >= slots_.size() || slots_[slot].id != id) return;  // ran or cancelled already
   slots_[slot].id = kNoEvent;
@@ -36,7 +36,7 @@ void EventQueue::Cancel(EventId id) {
 bool EventQueue::SkipCancelled() {
   while (!heap_.empty()) {
     const EventId id = heap_.top().id;
-    const uint32_t slot = static_cast<uint32_t>(id & ((EventId{1} << kSlotBits) - 1));
+    const uint32_t slot = SlotOf(id);
     if (slots_[slot].id == id) return true;
     heap_.pop();
   }
@@ -47,7 +47,7 @@ bool EventQueue::RunNext() {
   if (!SkipCancelled()) return false;
   const Entry e = heap_.top();
   heap_.pop();
-  const uint32_t slot = static_cast<uint32_t>(e.id & ((EventId{1} << kSlotBits) - 1));
+  const uint32_t slot = SlotOf(e.id);
   now_ = e.time;
   Handler h = std::move(slots_[slot].handler);
   slots_[slot].id = kNoEvent;

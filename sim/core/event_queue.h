@@ -52,6 +52,7 @@ class EventQueue {
     EventId id = kNoEvent;  // the pending event in this slot, kNoEvent when free
     Handler handler;
   };
+  static uint32_t SlotOf(EventId id) { return static_cast<uint32_t>(id & ((EventId{1} << kSlotBits) - 1)); }
   // Pops cancelled entries off the top; returns false when the heap is empty.
   bool SkipCancelled();
 

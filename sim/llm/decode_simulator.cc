@@ -565,15 +565,7 @@ StatusOr<DecodeResult> DecodeSimulator::Run() {
     };
     auto add_increments = [&acc](const std::vector<PhaseAccount>& increments) {
       acc.resize(std::max(acc.size(), increments.size()));
-      for (size_t i = 0; i < increments.size(); ++i) {
-        const PhaseAccount& d = increments[i];
-        acc[i].compute_ps += d.compute_ps;
-        acc[i].transfer_ps += d.transfer_ps;
-        acc[i].wait_ps += d.wait_ps;
-        acc[i].wait_max_ps += d.wait_max_ps;
-        acc[i].span_ps += d.span_ps;
-        acc[i].collectives += d.collectives;
-      }
+      for (size_t i = 0; i < increments.size(); ++i) acc[i] += increments[i];
     };
     for (int c = 0; c < spec.cycles; ++c) {
       const int accepted = spec.acceptance->Sample(rng);
@@ -607,15 +599,7 @@ StatusOr<DecodeResult> DecodeSimulator::Run() {
       prev = end;
       if (!agree || !tl.RanksAgree()) continue;
       CycleMemo m{0, tl.host_clock(0) - g0, tl.gpu_clock(0) - g0, tl.launch_clock(0) - g0, end - g0, acc};
-      for (size_t i = 0; i < before.size(); ++i) {
-        PhaseAccount& d = m.increments[i];
-        d.compute_ps -= before[i].compute_ps;
-        d.transfer_ps -= before[i].transfer_ps;
-        d.wait_ps -= before[i].wait_ps;
-        d.wait_max_ps -= before[i].wait_max_ps;
-        d.span_ps -= before[i].span_ps;
-        d.collectives -= before[i].collectives;
-      }
+      for (size_t i = 0; i < before.size(); ++i) m.increments[i] -= before[i];
       // GPU-bound: the launch clock ends at the GPU clock (nothing left for it to delay), the end
       // is the GPU's.
       if (!run.host_synced && g0 > h0 && run.min_gpu_lead_ps > 0 && m.launched == m.gpu && m.end == m.gpu) {

@@ -112,6 +112,25 @@ struct PhaseAccount {
   double wait_max_ps = 0;   // collectives: the longest wait of any rank, summed per collective
   double span_ps = 0;       // the phase's share of the run on rank 0 (its steps' GPU and host advance)
   int collectives = 0;
+
+  PhaseAccount& operator+=(const PhaseAccount& o) {
+    compute_ps += o.compute_ps;
+    transfer_ps += o.transfer_ps;
+    wait_ps += o.wait_ps;
+    wait_max_ps += o.wait_max_ps;
+    span_ps += o.span_ps;
+    collectives += o.collectives;
+    return *this;
+  }
+  PhaseAccount& operator-=(const PhaseAccount& o) {
+    compute_ps -= o.compute_ps;
+    transfer_ps -= o.transfer_ps;
+    wait_ps -= o.wait_ps;
+    wait_max_ps -= o.wait_max_ps;
+    span_ps -= o.span_ps;
+    collectives -= o.collectives;
+    return *this;
+  }
 };
 
 // One slice of a rank's host or GPU track, for Perfetto.

@@ -1,5 +1,6 @@
 #include "sim/tools/advise_command.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <chrono>

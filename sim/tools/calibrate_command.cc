@@ -2,6 +2,7 @@
 #include "sim/io/textproto.h"
 #include "sim/tools/calibrate_command.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <google/protobuf/text_format.h>
 

@@ -8,10 +8,13 @@
 // traces, traces of different boxes, or an unphysical fit.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp>, included where the flags are registered
+}  // namespace CLI
 
 namespace specsim::tools {
 

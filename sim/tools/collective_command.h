@@ -2,9 +2,12 @@
 // the bottleneck, in nccl-tests' units.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp>, included where the flags are registered
+}  // namespace CLI
 
 namespace specsim::tools {
 

@@ -3,9 +3,12 @@
 // written.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp>, included where the flags are registered
+}  // namespace CLI
 
 namespace specsim::tools {
 

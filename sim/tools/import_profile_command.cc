@@ -1,6 +1,7 @@
 #include "sim/io/file_io.h"
 #include "sim/tools/import_profile_command.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -18,10 +18,13 @@
 // Exit 2 on unreadable or inconsistent input, with the file and the reason.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp>, included where the flags are registered
+}  // namespace CLI
 
 namespace specsim::tools {
 

@@ -2,10 +2,13 @@
 // where the cycle's time goes; `--compare-algos` adds a row per allreduce choice.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp>, included where the flags are registered
+}  // namespace CLI
 
 namespace specsim::tools {
 

@@ -3,12 +3,15 @@
 // tokens/s against one varied field.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "sim/core/status.h"
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp>, included where the flags are registered
+}  // namespace CLI
 
 namespace specsim::tools {
 

@@ -437,7 +437,9 @@ struct Fitter {
     Status st = FitComputeWithGemmOverlap();
     items = all;
     RETURN_IF_ERROR(st);
-    for (const auto& [lib, n] : count) {
+    for (const auto& entry : count) {
+      const std::string& lib = entry.first;  // named references: lambdas below capture them
+      const int n = entry.second;
       if (lib == main) continue;
       const FitResult base = result;
       result.params.compute.gemm_library = lib;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <stack>
@@ -672,6 +673,43 @@ TEST(HardwareFromTraceTest, UnknownGpuNamesWhatIsMissing) {
   ASSERT_FALSE(hw.ok());
   EXPECT_NE(hw.status().message().find("memory_bandwidth_gbps"), std::string::npos);
   EXPECT_NE(hw.status().message().find("Some Future GPU"), std::string::npos);
+}
+
+// Environment values no GPU reports are named as trace data (they made a hardware config that
+// failed to load, reported as "internal error"), each at its boundary.
+TEST(HardwareFromTraceTest, EnvironmentValuesOutOfRangeNameTheTraceField) {
+  auto trace_with = [](auto edit) {
+    trace::Trace t;
+    trace::Gpu* g = t.mutable_environment()->add_gpus();
+    g->set_name("NVIDIA H200");
+    g->set_compute_capability_major(9);
+    g->set_sm_count(132);
+    g->set_memory_bytes(int64_t{141} << 30);
+    g->set_pcie_generation_current(5);
+    g->set_pcie_width_current(16);
+    edit(g);
+    return t;
+  };
+  EXPECT_TRUE(HardwareFromTrace(trace_with([](trace::Gpu*) {}), "x").ok());
+  EXPECT_TRUE(HardwareFromTrace(trace_with([](trace::Gpu* g) { g->set_numa_node(-1); }), "x").ok());
+  struct Case {
+    const char* field;
+    std::function<void(trace::Gpu*)> edit;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"environment.gpus[0].sm_count = 0", [](trace::Gpu* g) { g->set_sm_count(0); }},
+           {"environment.gpus[0].memory_bytes = 0", [](trace::Gpu* g) { g->set_memory_bytes(0); }},
+           {"environment.gpus[0].memory_bytes = 17592186044417",
+            [](trace::Gpu* g) { g->set_memory_bytes((int64_t{1} << 44) + 1); }},
+           {"environment.gpus[0].pcie_generation_current = 7", [](trace::Gpu* g) { g->set_pcie_generation_current(7); }},
+           {"environment.gpus[0].pcie_width_max = -1", [](trace::Gpu* g) { g->set_pcie_width_max(-1); }},
+           {"environment.gpus[0].numa_node = -2", [](trace::Gpu* g) { g->set_numa_node(-2); }},
+           {"environment.gpus[0].l2_cache_bytes = -5", [](trace::Gpu* g) { g->set_l2_cache_bytes(-5); }},
+       }) {
+    auto hw = HardwareFromTrace(trace_with(c.edit), "x");
+    ASSERT_FALSE(hw.ok()) << c.field;
+    EXPECT_NE(hw.status().message().find(c.field), std::string::npos) << hw.status().message();
+  }
 }
 
 TEST(ParamsTest, FabricCalibrationSetsHostLinkAndGpuModel) {

@@ -64,6 +64,36 @@ const std::vector<KnownGpu>& KnownGpus() {
   return table;
 }
 
+namespace {
+
+// The environment fields the box is built from, each in the range a real GPU reports (what
+// specsim-validate reads through the CUDA runtime and NVML): a value outside it is bad trace data,
+// named here, not a hardware config that fails to load later.
+Status CheckEnvironmentGpus(const trace::Environment& env) {
+  for (int i = 0; i < env.gpus_size(); ++i) {
+    const trace::Gpu& g = env.gpus(i);
+    const std::string at = "environment.gpus[" + std::to_string(i) + "].";
+    auto range = [&](const char* field, int64_t v, int64_t lo, int64_t hi, const char* why) -> Status {
+      if (v >= lo && v <= hi) return OkStatus();
+      return InvalidArgumentError(at + field + " = " + std::to_string(v) + ": must be in [" + std::to_string(lo) +
+                                  ", " + std::to_string(hi) + "] (" + why + ")");
+    };
+    RETURN_IF_ERROR(range("sm_count", g.sm_count(), 1, 4096, "streaming multiprocessors"));
+    RETURN_IF_ERROR(range("memory_bytes", g.memory_bytes(), 1, int64_t{1} << 44, "device memory, at most 16 TiB"));
+    RETURN_IF_ERROR(range("l2_cache_bytes", g.l2_cache_bytes(), 0, int64_t{1} << 34, "at most 16 GiB"));
+    RETURN_IF_ERROR(range("compute_capability_major", g.compute_capability_major(), 1, 99, "CUDA compute capability"));
+    RETURN_IF_ERROR(range("compute_capability_minor", g.compute_capability_minor(), 0, 99, "CUDA compute capability"));
+    RETURN_IF_ERROR(range("pcie_generation_current", g.pcie_generation_current(), 0, 6, "0: not read; PCIe 1..6"));
+    RETURN_IF_ERROR(range("pcie_generation_max", g.pcie_generation_max(), 0, 6, "0: not read; PCIe 1..6"));
+    RETURN_IF_ERROR(range("pcie_width_current", g.pcie_width_current(), 0, 32, "lanes; 0: not read"));
+    RETURN_IF_ERROR(range("pcie_width_max", g.pcie_width_max(), 0, 32, "lanes; 0: not read"));
+    RETURN_IF_ERROR(range("numa_node", g.numa_node(), -1, 1023, "-1: not known"));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 StatusOr<config::Hardware> HardwareFromTrace(const trace::Trace& trace, const std::string& name) {
   const trace::Environment& env = trace.environment();
   if (env.gpus_size() == 0) return InvalidArgumentError("the trace's environment lists no GPUs");
@@ -113,6 +143,8 @@ StatusOr<config::Hardware> HardwareFromTrace(const trace::Trace& trace, const st
     nvlinks_of[g.name()] = known->nvlinks;
   }
 
+  // After the GPU names: an unknown GPU is the more useful message.
+  RETURN_IF_ERROR(CheckEnvironmentGpus(env));
   const int n = env.gpus_size();
   std::vector<int> socket(n);
   std::set<int> sockets;

@@ -1,6 +1,7 @@
 #include "sim/io/file_io.h"
 #include "sim/tools/hardware_from_trace_command.h"
 
+#include <CLI/CLI.hpp>
 #include <cctype>
 #include <fstream>
 
@@ -31,7 +32,9 @@ int RunHardwareFromTrace(const HardwareFromTraceFlags& flags, std::ostream& out,
   const std::string text = calib::HardwareTextProto(*hw, *trace);
   auto check = io::ParseHardware(text, flags.output.empty() ? "<output>" : flags.output);
   if (!check.ok()) {
-    err << "specsim hardware-from-trace: internal error, the written config does not load: " << check.status().message() << "\n";
+    // HardwareFromTrace checks the trace fields it reads: reaching this is a specsim defect.
+    err << "specsim hardware-from-trace: " << flags.trace << ": the hardware config derived from this trace does not "
+        << "load (a specsim defect: please report it with the trace): " << check.status().message() << "\n";
     return 2;
   }
   if (flags.output.empty()) {

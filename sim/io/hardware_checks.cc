@@ -306,6 +306,24 @@ void CheckGpusConnected(const net::Topology& t, ValidationErrors* errors) {
     errors->AddPlain(
         fmt::format("... and {} more GPU pairs with no route", missing - kMaxReported));
   }
+  // Every GPU sits on PCIe under a root complex: host copies, NCCL's SHM transport and mapped host
+  // buffers go from any GPU to the memory of any socket (a box of GPUs joined only by NVLink once
+  // loaded and failed a CHECK at its first SHM transfer).
+  int unhosted = 0;
+  for (int i = 0; i < t.num_gpus(); ++i) {
+    for (int m = 0; m < static_cast<int>(t.nodes.size()); ++m) {
+      if (t.nodes[m].kind != net::NodeKind::kHostMemory || router.Reachable(t.gpus[i], m)) continue;
+      if (++unhosted > kMaxReported) continue;
+      errors->AddPlain(fmt::format(
+          "no route from GPU {} (nodes[{}]) to host memory {} (nodes[{}]): every GPU needs a PCIe path to "
+          "a CPU_ROOT_COMPLEX, and the sockets a CPU_INTERCONNECT between them (host copies and NCCL's SHM "
+          "transport reach every socket's memory)",
+          t.nodes[t.gpus[i]].name, t.gpus[i], t.nodes[m].name, m));
+    }
+  }
+  if (unhosted > kMaxReported) {
+    errors->AddPlain(fmt::format("... and {} more GPU-host memory pairs with no route", unhosted - kMaxReported));
+  }
 }
 
 }  // namespace specsim::io

@@ -133,6 +133,25 @@ TEST(HardwareLoaderTest, AGpuSocketWithoutHostMemory) {
   EXPECT_TRUE(Contains(m, "add one (kind: HOST_MEMORY, socket: 1)")) << m;
 }
 
+// Found by hardware_config_fuzz: GPUs joined only through an NVSwitch, with no PCIe path to the
+// host, loaded and failed a CHECK at their first SHM transfer (collective --p2p-disable).
+TEST(HardwareLoaderTest, AGpuWithoutAPathToHostMemory) {
+  const std::string nvswitch_only = testing::ReplaceFirst(
+      testing::ReplaceFirst(kGood,
+                            "links { a: \"gpu0\" b: \"cpu0\" kind: PCIE bandwidth_gbps: 63 latency_ns: 275 "
+                            "payload_efficiency: 0.9 pcie_gen: 5 pcie_lanes: 16 }",
+                            "nodes { name: \"nvs\" kind: NVSWITCH forward_latency_ns: 100 }\n"
+                            "links { a: \"gpu0\" b: \"nvs\" kind: NVLINK bandwidth_gbps: 450 latency_ns: 275 "
+                            "payload_efficiency: 1 nvlinks: 18 }"),
+      "links { a: \"gpu1\" b: \"cpu0\" kind: PCIE",
+      "links { a: \"gpu1\" b: \"nvs\" kind: NVLINK bandwidth_gbps: 450 latency_ns: 275 payload_efficiency: 1 "
+      "nvlinks: 18 }\nlinks { a: \"gpu1\" b: \"cpu0\" kind: PCIE");
+  // gpu1 keeps its PCIe link: only gpu0 has no way to the host.
+  const std::string m = ErrorOf(nvswitch_only);
+  EXPECT_TRUE(Contains(m, "no route from GPU gpu0 (nodes[2]) to host memory mem0 (nodes[1])")) << m;
+  EXPECT_FALSE(Contains(m, "from GPU gpu1")) << m;
+}
+
 // Issue 15, item 2: values past any physical range (1e-300 GB/s, 1e300 ns) loaded and then
 // overflowed the picosecond clock; they are refused with the range.
 TEST(HardwareLoaderTest, ValuesPastAnyPhysicalRange) {

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The hostile-input campaign of issue 15, replayed: every input that campaign found crashing,
+# hanging or silently wrong, and its unclear messages, run through the real binary. Each case
+# expects an exit code (2: bad input, 1: output lost) and a fragment of the message that names
+# what was wrong (the file, field or flag, and the allowed range).
+#
+#   scripts/hostile-inputs.sh SPECSIM [--verbose]
+#
+# Prints one line per case and the count per category, exit 1 when a case is not a clear answer.
+# Categories, as the campaign counted them:
+#   clear    the expected exit code and the fragment in the message
+#   unclear  the expected exit code, the message without the fragment
+#   crash    killed by a signal or a sanitizer report (exit >= 128, or "Sanitizer" in the output)
+#   hang     past 60 s
+#   silent   exit 0 where an error was due (a silently wrong result), or another exit code
+# Needs protoc (the traces are edited as text: protoc --decode / --encode).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -lt 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  [ $# -lt 1 ] && exit 2 || exit 0
+fi
+SPECSIM=$(realpath "$1")
+VERBOSE=${2:-}
+[ -x "$SPECSIM" ] || { echo "hostile-inputs.sh: $1 is not an executable" >&2; exit 2; }
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+
+declare -A COUNT=([clear]=0 [unclear]=0 [crash]=0 [hang]=0 [silent]=0)
+FAILED=0
+# check NAME EXPECTED_RC FRAGMENT -- ARGS...   (ARGS run as specsim ARGS; stdout and stderr kept)
+check() {
+  local name=$1 want_rc=$2 fragment=$3
+  shift 4
+  local out rc verdict
+  out=$(cd "$W" && timeout 60 "$SPECSIM" "$@" 2>&1)
+  rc=$?
+  if [ $rc -eq 124 ]; then verdict=hang
+  elif [ $rc -ge 128 ] || grep -q "Sanitizer" <<<"$out"; then verdict=crash
+  elif [ $rc -ne "$want_rc" ]; then verdict=silent
+  elif grep -qF -- "$fragment" <<<"$out"; then verdict=clear
+  else verdict=unclear
+  fi
+  COUNT[$verdict]=$((COUNT[$verdict] + 1))
+  [ "$verdict" = clear ] || FAILED=1
+  printf '%-8s %-58s exit %3d (want %d)\n' "$verdict" "$name" "$rc" "$want_rc"
+  if [ "$verdict" != clear ] || [ -n "$VERBOSE" ]; then
+    printf '%s\n' "$(head -c 600 <<<"$out")" | sed 's/^/           | /'
+  fi
+}
+# A bundled file with one sed expression applied: edited FILE 'SED' OUT
+edited() { sed -e "$2" "$1" >"$W/$3"; }
+# A committed trace, decoded, edited with a sed expression, encoded: trace_edited TRACE 'SED' OUT
+trace_edited() {
+  protoc -Iproto --decode=specsim.trace.Trace proto/specsim/trace.proto <"$1" | sed -e "$2" |
+    protoc -Iproto --encode=specsim.trace.Trace proto/specsim/trace.proto >"$W/$3"
+}
+HW=configs/hardware/rtxpro6000-4x-pcie-switch.textproto
+T1=$(pwd)/traces/h200-1x-2026-11-30.pb
+T2=$(pwd)/traces/h200-2x-ll-2026-11-30.pb
+LLAMA=configs/scenarios/llama-3.1-8b-eagle3-rtxpro6000-4x.textproto
+
+# 1. The segfault: a median of 1e-307 us (rows weighted 1/t became inf; the SVD's failure unread).
+trace_edited "$T2" '0,/median_us: /s/median_us: [0-9.e+-]*/median_us: 1e-307/' tiny-median.pb
+check "1 calibrate: median_us 1e-307" 2 "median_us" -- calibrate "$W/tiny-median.pb" --output "$W/c.textproto"
+check "1 compare --holdout: median_us 1e-307" 2 "median_us" -- compare "$W/tiny-median.pb" --holdout 0.3
+
+# 2. int64 picosecond overflow from accepted values.
+edited $HW '0,/bandwidth_gbps: 63.015/s//bandwidth_gbps: 1e-300/' bw-tiny.textproto
+check "2 link bandwidth_gbps 1e-300" 2 "bandwidth_gbps" -- collective --hardware "$W/bw-tiny.textproto"
+edited $HW '0,/latency_ns: 275/s//latency_ns: 1e300/' lat-huge.textproto
+check "2 link latency_ns 1e300" 2 "latency_ns" -- collective --hardware "$W/lat-huge.textproto"
+edited $HW 's/forward_latency_ns: 100/forward_latency_ns: 1e300/' fwd-huge.textproto
+check "2 switch forward_latency_ns 1e300" 2 "forward_latency_ns" -- collective --hardware "$W/fwd-huge.textproto"
+printf 'compute { memory_efficiency: 1e-300 }\n' >"$W/mem-eff.textproto"
+check "2 calibration memory_efficiency 1e-300" 2 "memory_efficiency" -- simulate --calibration "$W/mem-eff.textproto"
+trace_edited "$T1" '0,/    k: 4096/s//    k: 9223372036854775807/' k-max.pb
+check "2 trace GEMM k = INT64_MAX" 2 "gemm.k" -- compare "$W/k-max.pb"
+for v in nan inf 1e300 -1; do
+  check "2 --custom-launch-us $v" 2 "--custom-launch-us" -- collective --algo oneshot --custom-launch-us "$v"
+done
+
+# 3. A GPU on a socket without a HOST_MEMORY node.
+edited $HW '/kind: HOST_MEMORY/d; /kind: MEMORY/d' no-host-memory.textproto
+check "3 GPU socket without HOST_MEMORY (--p2p-disable)" 2 "HOST_MEMORY" -- collective --hardware "$W/no-host-memory.textproto" --p2p-disable
+
+# 4. Trace items unchecked.
+trace_edited "$T2" '0,/    bytes: 1024/s//    bytes: -5/' negative-bytes.pb
+check "4 negative byte count" 2 "bytes" -- compare "$W/negative-bytes.pb"
+trace_edited "$T1" '0,/    m: 1$/s//    m: 0/' m-zero.pb
+check "4 GEMM m = 0" 2 "gemm.m" -- calibrate "$W/m-zero.pb" --output "$W/c.textproto"
+trace_edited "$T2" '0,/    index: 1$/s//    index: 0/' gpu-twice.pb
+check "4 a GPU listed twice in the environment" 2 "listed twice" -- compare "$W/gpu-twice.pb"
+trace_edited "$T2" 's/median_us: [0-9.e+-]*/median_us: 0/' nothing-measured.pb
+check "4 calibrate: no usable median" 2 "measured" -- calibrate "$W/nothing-measured.pb" --output "$W/c.textproto"
+printf 'fabric { h2d_pinned { latency_ns: nan } }\n' >"$W/nan.textproto"
+check "4 calibration with a NaN" 2 "latency_ns" -- simulate --calibration "$W/nan.textproto"
+
+# 5. --gpus.
+check "5 --gpus 0-2147483647" 2 "--gpus" -- collective --gpus 0-2147483647
+check "5 --gpus 0-1-5" 2 "--gpus" -- collective --gpus 0-1-5
+
+# 6. No bounds on work.
+check "6 --channels 100000" 2 "--channels" -- collective --channels 100000
+check "6 speculation.cycles=2000000000" 2 "speculation.cycles" -- simulate --set speculation.cycles=2000000000
+check "6 a 1,000,000-point sweep without --yes" 2 "--yes" -- sweep --vary "serving.batch_size=$(seq -s, 1 1000)" \
+  --vary "serving.context_length=$(seq -s, 1 1000)"
+
+# 7. Failed writes exit 0.
+check "7 sweep --out into a missing directory" 1 "$W/missing/x.csv" -- sweep --vary serving.batch_size=1,2 --out "$W/missing/x.csv"
+check "7 simulate --trace into a missing directory" 1 "$W/missing/t.json" -- simulate --trace "$W/missing/t.json"
+check "7 sweep --svg into a missing directory" 1 "$W/missing/x.svg" -- sweep --vary serving.batch_size=1,2 --out "$W/x.csv" --svg "$W/missing/x.svg"
+out=$(cd "$W" && timeout 60 "$SPECSIM" simulate 2>&1 >/dev/full); rc=$?
+if [ $rc -eq 1 ] && grep -q "standard output" <<<"$out"; then v=clear; else v=silent; fi
+COUNT[$v]=$((COUNT[$v] + 1)); [ $v = clear ] || FAILED=1
+printf '%-8s %-58s exit %3d (want 1)\n' $v "7 simulate > /dev/full" $rc
+
+# 8. Silent nonsense.
+check "8 a field given to two --vary" 2 "serving.batch_size" -- sweep --vary serving.batch_size=1,2 --vary serving.batch_size=4
+check "8 accept_length_histogram of 1e308 counts" 2 "accept_length_histogram" -- simulate "$LLAMA" \
+  --set speculation.accept_length_histogram=1e308,1e308,1e308,1e308,1e308,1e308
+check "8 advise --batch 0" 2 "--batch" -- advise --scenario "$LLAMA" --batch 0
+check "8 advise --context -5" 2 "--context" -- advise --scenario "$LLAMA" --context -5
+check "8 advise --tp 0" 2 "--tp" -- advise --scenario "$LLAMA" --tp 0
+check "8 compare --max-error nan" 2 "--max-error" -- compare "$T2" --max-error nan
+
+# 9. Unclear messages.
+trace_edited "$T2" '0,/    sm_count: 132/s//    sm_count: 0/' bad-env.pb
+check "9 hardware-from-trace: sm_count 0 in the environment" 2 "environment.gpus[0].sm_count" -- hardware-from-trace "$W/bad-env.pb"
+cp models/hf/llama-3.1-8b.config.json "$W/config.json"
+check "9 a config.json given as the scenario" 2 "--model" -- simulate "$W/config.json"
+
+echo
+printf 'clear %d, unclear %d, crash %d, hang %d, silent %d\n' \
+  "${COUNT[clear]}" "${COUNT[unclear]}" "${COUNT[crash]}" "${COUNT[hang]}" "${COUNT[silent]}"
+exit $FAILED

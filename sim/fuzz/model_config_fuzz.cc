@@ -1,0 +1,21 @@
+// Fuzzes model textprotos (proto/specsim/model.proto): parse and check, then run the default
+// scenario with the model as its target, and as its draft head.
+#include <cstddef>
+#include <cstdint>
+
+#include "sim/fuzz/fuzz_support.h"
+#include "sim/io/model_loader.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace specsim;
+  const std::string_view text = fuzz::AsText(data, size);
+  if (!io::ParseModel(text, "fuzzed.textproto").ok()) return 0;
+  const std::string path = fuzz::WriteTempFile("model", ".textproto", text);
+  config::Scenario as_target = fuzz::DefaultScenario();
+  as_target.set_model(path);
+  fuzz::EvaluateBounded(as_target, "");
+  config::Scenario as_draft = fuzz::DefaultScenario();
+  as_draft.mutable_speculation()->set_draft_model(path);
+  fuzz::EvaluateBounded(as_draft, "");
+  return 0;
+}

@@ -1,0 +1,16 @@
+// Fuzzes scenario textprotos (proto/specsim/scenario.proto): parse and check, resolve the paths
+// against the bundled files, build and evaluate (at most fuzz::kFuzzCycles cycles).
+#include <cstddef>
+#include <cstdint>
+
+#include "sim/fuzz/fuzz_support.h"
+#include "sim/io/scenario_loader.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace specsim;
+  auto scenario = io::ParseScenario(fuzz::AsText(data, size), "fuzzed.textproto");
+  if (!scenario.ok()) return 0;
+  if (!io::ResolveScenarioPaths(&*scenario, "configs/scenarios/fuzzed.textproto", /*embedded=*/true).ok()) return 0;
+  fuzz::EvaluateBounded(*std::move(scenario), "");
+  return 0;
+}

@@ -1,0 +1,39 @@
+// Fuzzes measurement traces (binary proto/specsim/trace.proto, as specsim-validate and
+// import-profile write them) through what `calibrate` and `compare` do: load and check (hardware
+// from the trace), fit, write the calibration, predict every item, and a held-out comparison.
+// At most kFuzzTraceItems (8) items are kept after loading: a fit over a whole committed trace costs
+// seconds per input, and the defects sought are per item.
+#include <cstddef>
+#include <cstdint>
+
+#include "sim/calib/compare.h"
+#include "sim/calib/fit.h"
+#include "sim/core/check.h"
+#include "sim/fuzz/fuzz_support.h"
+#include "sim/tools/calib_setup.h"
+
+namespace {
+constexpr int kFuzzTraceItems = 8;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace specsim;
+  const std::string path = fuzz::WriteTempFile("trace", ".pb", fuzz::AsText(data, size));
+  auto in = tools::LoadCalibInputs(path, "", "");
+  if (!in.ok()) return 0;
+  auto* items = in->trace.mutable_items();
+  if (items->size() > kFuzzTraceItems) items->DeleteSubrange(kFuzzTraceItems, items->size() - kFuzzTraceItems);
+  auto fit = calib::Fit(in->trace, {}, *in->topology, in->params);
+  if (fit.ok()) {
+    config::Calibration calibration = calib::CalibrationFromFit(*fit, *in->topology, path);
+    (void)calibration;
+    auto predicted = calib::Compare(in->trace, fit->topology, fit->params, {});
+    if (predicted.ok()) {
+      for (const auto& item : predicted->items) {
+        SPECSIM_CHECK(!(item.predicted_us < 0)) << item.name << " predicted " << item.predicted_us << " us";
+      }
+    }
+  }
+  (void)calib::Compare(in->trace, *in->topology, in->params, {.holdout = 0.3, .seed = 1});
+  return 0;
+}

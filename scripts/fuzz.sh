@@ -66,7 +66,7 @@ run_one() {
        -print_final_stats=1 -artifact_prefix="$artifacts" "$corpus" >"$LOGS/$t.log" 2>&1; then
     echo ok >"$LOGS/$t.result"
   else
-    echo "FAILED: $(ls "$artifacts" | head -1)" >"$LOGS/$t.result"
+    echo "FAILED: $(ls -t "$artifacts" | head -1)" >"$LOGS/$t.result"  # the newest finding
   fi
 }
 pids=()

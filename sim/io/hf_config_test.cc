@@ -65,6 +65,9 @@ TEST(HfConfigTest, MistypedFieldNamesValue) {
 TEST(HfConfigTest, InvalidJsonNamesFile) {
   EXPECT_TRUE(Contains(ErrorOf("{\"model_type\": \"llama\",}"), "cfg.json: not valid JSON"));
   EXPECT_TRUE(Contains(ErrorOf("[1, 2]"), "cfg.json: not a Hugging Face config.json"));
+  // A number past a double is nlohmann's out_of_range, not a parse_error (found by hf_config_fuzz:
+  // it escaped uncaught and aborted).
+  EXPECT_TRUE(Contains(ErrorOf(R"({"model_type": "llama", "rms_norm_eps": 1e6666})"), "cfg.json: not valid JSON"));
 }
 
 TEST(HfConfigTest, TextConfigNestingIsRead) {

@@ -5,11 +5,15 @@
 // seconds per input, and the defects sought are per item.
 #include <cstddef>
 #include <cstdint>
+#include <string>
+
+#include <google/protobuf/text_format.h>
 
 #include "sim/calib/compare.h"
 #include "sim/calib/fit.h"
 #include "sim/core/check.h"
 #include "sim/fuzz/fuzz_support.h"
+#include "sim/io/textproto.h"
 #include "sim/tools/calib_setup.h"
 
 namespace {
@@ -23,10 +27,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!in.ok()) return 0;
   auto* items = in->trace.mutable_items();
   if (items->size() > kFuzzTraceItems) items->DeleteSubrange(kFuzzTraceItems, items->size() - kFuzzTraceItems);
-  auto fit = calib::Fit(in->trace, {}, *in->topology, in->params);
+  calib::FitOptions options;
+  options.fix_undetermined = true;  // as `specsim calibrate` fits
+  auto fit = calib::Fit(in->trace, {}, *in->topology, in->params, options);
   if (fit.ok()) {
-    config::Calibration calibration = calib::CalibrationFromFit(*fit, *in->topology, path);
-    (void)calibration;
+    // What `calibrate` writes (when every number is finite) must load back.
+    const config::Calibration calibration = calib::CalibrationFromFit(*fit, *in->topology, path);
+    if (io::CheckFiniteNumbers(calibration, "fitted").ok()) {
+      std::string text;
+      google::protobuf::TextFormat::PrintToString(calibration, &text);
+      auto loaded = tools::LoadCalibrationFile(fuzz::WriteTempFile("calibration", ".textproto", text));
+      SPECSIM_CHECK(loaded.ok()) << "the fitted calibration does not load: " << loaded.status().message();
+    }
     auto predicted = calib::Compare(in->trace, fit->topology, fit->params, {});
     if (predicted.ok()) {
       for (const auto& item : predicted->items) {

@@ -9,15 +9,16 @@
 # Prints one line per case and the count per category, exit 1 when a case is not a clear answer.
 # Categories, as the campaign counted them:
 #   clear    the expected exit code and the fragment in the message
-#   unclear  the expected exit code, the message without the fragment
+#   unclear  the expected exit code, the message without the fragment; or an error under another
+#            exit code
 #   crash    killed by a signal or a sanitizer report (exit >= 128, or "Sanitizer" in the output)
 #   hang     past 60 s
-#   silent   exit 0 where an error was due (a silently wrong result), or another exit code
+#   silent   exit 0 where an error was due (a silently wrong result), or an error where none was
 # Needs protoc (the traces are edited as text: protoc --decode / --encode).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
   [ $# -lt 1 ] && exit 2 || exit 0
 fi
 SPECSIM=$(realpath "$1")
@@ -37,7 +38,8 @@ check() {
   rc=$?
   if [ $rc -eq 124 ]; then verdict=hang
   elif [ $rc -ge 128 ] || grep -q "Sanitizer" <<<"$out"; then verdict=crash
-  elif [ $rc -ne "$want_rc" ]; then verdict=silent
+  elif [ $rc -ne "$want_rc" ] && { [ $rc -eq 0 ] || [ "$want_rc" -eq 0 ]; }; then verdict=silent
+  elif [ $rc -ne "$want_rc" ]; then verdict=unclear  # an error, under another exit code
   elif grep -qF -- "$fragment" <<<"$out"; then verdict=clear
   else verdict=unclear
   fi
@@ -106,14 +108,21 @@ check "6 speculation.cycles=2000000000" 2 "speculation.cycles" -- simulate --set
 check "6 a 1,000,000-point sweep without --yes" 2 "--yes" -- sweep --vary "serving.batch_size=$(seq -s, 1 1000)" \
   --vary "serving.context_length=$(seq -s, 1 1000)"
 
-# 7. Failed writes exit 0.
+# 7. Failed writes exit 0 (the campaign wrote to /dev/full: open succeeds, the write fails).
+check "7 sweep --out /dev/full" 1 "/dev/full: cannot write" -- sweep --vary serving.batch_size=1,2 --out /dev/full
+check "7 sweep --svg /dev/full" 1 "/dev/full: cannot write" -- sweep --vary serving.batch_size=1,2 --out "$W/x.csv" --svg /dev/full
+check "7 simulate --trace /dev/full" 1 "/dev/full: cannot write" -- simulate --trace /dev/full
 check "7 sweep --out into a missing directory" 1 "$W/missing/x.csv" -- sweep --vary serving.batch_size=1,2 --out "$W/missing/x.csv"
-check "7 simulate --trace into a missing directory" 1 "$W/missing/t.json" -- simulate --trace "$W/missing/t.json"
-check "7 sweep --svg into a missing directory" 1 "$W/missing/x.svg" -- sweep --vary serving.batch_size=1,2 --out "$W/x.csv" --svg "$W/missing/x.svg"
 out=$(cd "$W" && timeout 60 "$SPECSIM" simulate 2>&1 >/dev/full); rc=$?
 if [ $rc -eq 1 ] && grep -q "standard output" <<<"$out"; then v=clear; else v=silent; fi
 COUNT[$v]=$((COUNT[$v] + 1)); [ $v = clear ] || FAILED=1
 printf '%-8s %-58s exit %3d (want 1)\n' $v "7 simulate > /dev/full" $rc
+# A device is written in place, never replaced by a file renamed over it (as root, that once
+# turned /dev/null into a regular file).
+check "7 simulate --trace /dev/null" 0 "tokens/s" -- simulate --trace /dev/null
+for dev in /dev/full /dev/null; do
+  [ -c $dev ] || { echo "FAILED: $dev is no longer a character device"; FAILED=1; }
+done
 
 # 8. Silent nonsense.
 check "8 a field given to two --vary" 2 "serving.batch_size" -- sweep --vary serving.batch_size=1,2 --vary serving.batch_size=4

@@ -38,9 +38,36 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
   return contents.str();
 }
 
+namespace {
+
+// Writes `contents` into the file at `path` as it is opened (a device, a FIFO, a terminal).
+Status WriteInPlace(const std::string& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return InternalError(path + ": cannot write (cannot open it)");
+  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  out.flush();
+  if (!out) return InternalError(path + ": cannot write (the device is full or the write failed)");
+  out.close();
+  if (out.fail()) return InternalError(path + ": cannot write (closing it failed)");
+  return OkStatus();
+}
+
+}  // namespace
+
 Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  const std::string tmp = path + ".tmp-specsim";
   std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);  // follows symbolic links
+  // Not a regular file (/dev/null, /dev/stdout, a pipe): renaming a file over it would replace the
+  // device node itself (as root, --out /dev/null once did), so it is written in place.
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    return WriteInPlace(path, contents);
+  // A symbolic link to a regular file: the file it names is replaced, the link stays.
+  std::string target = path;
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec))) {
+    const std::filesystem::path resolved = std::filesystem::canonical(path, ec);
+    if (!ec) target = resolved.string();
+  }
+  const std::string tmp = target + ".tmp-specsim";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return InternalError(path + ": cannot write (cannot create " + tmp + ")");
@@ -57,7 +84,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
       return InternalError(path + ": cannot write (closing the file failed)");
     }
   }
-  std::filesystem::rename(tmp, path, ec);
+  std::filesystem::rename(tmp, target, ec);
   if (ec) {
     std::error_code ignored;
     std::filesystem::remove(tmp, ignored);

@@ -31,8 +31,10 @@ struct ConfigText {
 StatusOr<ConfigText> ReadConfigFile(const std::string& path);
 
 // Writes `contents` to `path` whole or not at all: into a temporary file beside it, flushed and
-// closed, then renamed over `path`. kInternal "PATH: cannot write (...)" when any step fails (the
-// temporary file is removed); commands exit 1 on it (kWriteFailedExitCode).
+// closed, then renamed over `path` (over the file a symbolic link names, the link kept). A path
+// that exists and is not a regular file (/dev/null, /dev/stdout, a FIFO) is written in place, the
+// write checked. kInternal "PATH: cannot write (...)" when any step fails (the temporary file is
+// removed); commands exit 1 on it (kWriteFailedExitCode).
 Status WriteFileAtomically(const std::string& path, const std::string& contents);
 inline constexpr int kWriteFailedExitCode = 1;
 

@@ -12,16 +12,11 @@
 #include "sim/coll/nccl_tuning.h"
 #include "sim/coll/ring.h"
 #include "sim/coll/tree.h"
+#include "sim/core/strings.h"
 
 namespace specsim::coll {
 
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // A link's bandwidth as NCCL's topology models it (reference.md section 2): PCIe by generation and
 // width, the socket link by CPU vendor, NVLink by its link count times NCCL's per-link rate for
@@ -111,7 +106,7 @@ const char* AlgorithmName(Algorithm a) {
 }
 
 StatusOr<Algorithm> ParseAlgorithm(std::string_view name) {
-  const std::string n = Lower(name);
+  const std::string n = AsciiLower(name);
   for (Algorithm a : {Algorithm::kAuto, Algorithm::kRing, Algorithm::kTree, Algorithm::kOneShot,
                       Algorithm::kTwoShot, Algorithm::kDirect}) {
     if (n == AlgorithmName(a)) return a;
@@ -121,7 +116,7 @@ StatusOr<Algorithm> ParseAlgorithm(std::string_view name) {
 }
 
 StatusOr<Collective> ParseCollective(std::string_view name) {
-  const std::string n = Lower(name);
+  const std::string n = AsciiLower(name);
   for (Collective c : {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
                        Collective::kAllToAll}) {
     if (n == CollectiveName(c)) return c;

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <map>
 
+#include "sim/core/strings.h"
+
 namespace specsim::coll {
 namespace {
 
@@ -22,9 +24,7 @@ const char* ClassName(net::PathClass c) {
 }  // namespace
 
 StatusOr<net::PathClass> ParseP2pLevel(std::string_view level) {
-  std::string s(level);
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string s = AsciiLower(level);
   if (s == "pix") return net::PathClass::kPix;
   if (s == "pxb") return net::PathClass::kPxb;
   if (s == "phb") return net::PathClass::kPhb;

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "sim/core/check.h"
+#include "sim/core/strings.h"
 
 namespace specsim::coll {
 namespace {
@@ -77,8 +78,7 @@ double NcclPcieBandwidthGbps(int pcie_gen, int lanes) {
 }
 
 StatusOr<int> ParseSmArch(std::string_view arch) {
-  std::string s(arch);
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string s = AsciiLower(arch);
   std::string digits;
   if (s.rfind("sm_", 0) == 0) {
     digits = s.substr(3);

@@ -5,15 +5,10 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/core/strings.h"
+
 namespace specsim::coll {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 SimTime PicosFromMicrosRounded(double us) { return static_cast<SimTime>(std::llround(us * 1e6)); }
 
@@ -42,21 +37,21 @@ const char* NcclTransportName(NcclTransport t) {
 }
 
 StatusOr<NcclProto> ParseNcclProto(std::string_view name) {
-  const std::string s = Lower(name);
+  const std::string s = AsciiLower(name);
   for (NcclProto p : {NcclProto::kLl, NcclProto::kLl128, NcclProto::kSimple})
     if (s == NcclProtoName(p)) return p;
   return InvalidArgumentError("protocol \"" + std::string(name) + "\": allowed values are ll, ll128, simple");
 }
 
 StatusOr<NcclAlgo> ParseNcclAlgo(std::string_view name) {
-  const std::string s = Lower(name);
+  const std::string s = AsciiLower(name);
   if (s == "ring") return NcclAlgo::kRing;
   if (s == "tree") return NcclAlgo::kTree;
   return InvalidArgumentError("algorithm \"" + std::string(name) + "\": allowed values are ring, tree");
 }
 
 StatusOr<NcclTransport> ParseNcclTransport(std::string_view name) {
-  const std::string s = Lower(name);
+  const std::string s = AsciiLower(name);
   for (NcclTransport t : {NcclTransport::kP2pNvLink, NcclTransport::kP2pPcie, NcclTransport::kShm})
     if (s == NcclTransportName(t)) return t;
   return InvalidArgumentError("transport \"" + std::string(name) + "\": allowed values are p2p_nvlink, p2p_pcie, shm");

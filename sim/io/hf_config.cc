@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/strings.h"
+
 namespace specsim::io {
 namespace {
 
@@ -23,11 +25,6 @@ bool IsSupportedType(const std::string& t) {
          t == "kimi_k2" || t == "gpt_oss";
 }
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 // Reads fields from "text_config" when present there, else from the top level; collects every
 // problem as one line "FILE: FIELD ...".
@@ -161,7 +158,7 @@ bool LooksLikeEagle3(const json& root, const Reader& r) {
   auto arch = root.find("architectures");
   if (arch == root.end() || !arch->is_array()) return false;
   for (const json& a : *arch) {
-    if (a.is_string() && Lower(a.get<std::string>()).find("eagle3") != std::string::npos) return true;
+    if (a.is_string() && AsciiLower(a.get<std::string>()).find("eagle3") != std::string::npos) return true;
   }
   return false;
 }

@@ -17,6 +17,7 @@
 #include <system_error>
 #include <vector>
 
+#include "sim/core/strings.h"
 #include "sim/io/embedded_files.h"
 #include "sim/io/enum_names.h"
 #include "sim/io/file_io.h"
@@ -34,11 +35,6 @@ using config::Speculation;
 
 std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 
 void CheckDType(ValidationErrors* e, const std::string& path, config::DType d) {
@@ -346,7 +342,7 @@ std::string SetScalar(pb::Message* msg, const pb::FieldDescriptor* f, const std:
       return "";
     }
     case pb::FieldDescriptor::CPPTYPE_BOOL: {
-      const std::string l = Lower(text);
+      const std::string l = AsciiLower(text);
       bool v;
       if (l == "true" || l == "1") {
         v = true;
@@ -365,7 +361,7 @@ std::string SetScalar(pb::Message* msg, const pb::FieldDescriptor* f, const std:
       const pb::EnumDescriptor* e = f->enum_type();
       const pb::EnumValueDescriptor* v = e->FindValueByName(text);
       for (int i = 0; v == nullptr && i < e->value_count(); ++i) {
-        if (Lower(std::string(e->value(i)->name())) == Lower(text)) v = e->value(i);
+        if (AsciiLower(std::string(e->value(i)->name())) == AsciiLower(text)) v = e->value(i);
       }
       if (v == nullptr) {
         return fmt::format("\"{}\" is not a value of {}; allowed values: {}", text,

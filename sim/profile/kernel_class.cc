@@ -5,13 +5,10 @@
 #include <initializer_list>
 #include <vector>
 
+#include "sim/core/strings.h"
+
 namespace specsim::profile {
 namespace {
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool Has(const std::string& lower, std::initializer_list<const char*> parts) {
   for (const char* p : parts)
@@ -39,7 +36,7 @@ const char* KernelClassName(KernelClass c) {
 KernelClass ClassifyKernel(const std::string& name) {
   if (name.rfind("ncclDevKernel_", 0) == 0 || name.rfind("ncclKernel_", 0) == 0) return KernelClass::kNccl;
   // The kernel's own name, without its template and parameter list.
-  const std::string l = Lower(name);
+  const std::string l = AsciiLower(name);
   if (Has(l, {"cross_device_reduce", "custom_all_reduce", "customallreduce", "one_shot_all", "two_shot_all",
               "oneshot_all", "twoshot_all"}))
     return KernelClass::kCustomAllreduce;

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "sim/core/strings.h"
 #include "sim/profile/kernel_class.h"
 
 namespace specsim::profile {
@@ -47,12 +48,6 @@ std::string SizeName(int64_t bytes) {
   if (bytes >= (1 << 20) && bytes % (1 << 20) == 0) return std::to_string(bytes >> 20) + "MiB";
   if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + "KiB";
   return std::to_string(bytes) + "B";
-}
-
-std::string LowerOp(const std::string& op) {
-  std::string s = op;
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 trace::DType TraceDtype(const std::string& dtype) {
@@ -558,7 +553,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     }
     c.transfer_us = Median(transfer);
     c.wait_us_mean = wait_sum / static_cast<double>(list.size() * world);
-    c.name = "profile/nccl/" + LowerOp(op) + "/" + (graph ? "graph" : "eager") + "/n" + std::to_string(world) + "/" +
+    c.name = "profile/nccl/" + AsciiLower(op) + "/" + (graph ? "graph" : "eager") + "/n" + std::to_string(world) + "/" +
              (bytes > 0 ? SizeName(bytes) : "unknown-size") + (dtype.empty() || dtype == "BFloat16" ? "" : "/" + dtype) +
              (where.empty() ? "" : " [" + where + "]");
     out.collectives.push_back(c);

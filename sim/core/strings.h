@@ -1,0 +1,19 @@
+// Small string helpers shared by every layer (names read case-insensitively from flags, configs
+// and profiler traces).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace specsim {
+
+// `s` with ASCII letters in lower case; other bytes (UTF-8 included) unchanged. Locale-free, so a
+// flag or config value parses the same everywhere.
+inline std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+}  // namespace specsim

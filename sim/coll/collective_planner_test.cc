@@ -208,14 +208,20 @@ TEST(CollectivePlannerTest, TwoGpuH200ChannelsAndTransportsFollowNccl) {
   auto nv = PlanCollective(t, router, r);
   ASSERT_TRUE(nv.ok()) << nv.status().ToString();
   EXPECT_EQ(nv->channels, 24);
-  for (const ScheduleOp& op : nv->schedule.ops)
-    if (op.kind == OpKind::kTransfer) EXPECT_EQ(op.mechanism, net::Mechanism::kKernelWrite);
+  for (const ScheduleOp& op : nv->schedule.ops) {
+    if (op.kind == OpKind::kTransfer) {
+      EXPECT_EQ(op.mechanism, net::Mechanism::kKernelWrite);
+    }
+  }
   r.p2p_disable = true;
   auto shm = PlanCollective(t, router, r);
   ASSERT_TRUE(shm.ok()) << shm.status().ToString();
   EXPECT_EQ(shm->channels, 4);
-  for (const ScheduleOp& op : shm->schedule.ops)
-    if (op.kind == OpKind::kTransfer) EXPECT_EQ(op.mechanism, net::Mechanism::kHostStaged);
+  for (const ScheduleOp& op : shm->schedule.ops) {
+    if (op.kind == OpKind::kTransfer) {
+      EXPECT_EQ(op.mechanism, net::Mechanism::kHostStaged);
+    }
+  }
   // The NVLink ring runs on NVLink's hop latency (0.6 us), SHM on PCI's (1.0 us) for LL.
   auto floor_of = [](const PlannedCollective& p) {
     for (const ScheduleOp& op : p.schedule.ops)

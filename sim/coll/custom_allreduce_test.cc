@@ -139,10 +139,12 @@ TEST(CustomAllReduceTest, StagedThroughHostMemory) {
       EXPECT_EQ(to_host, two ? kS + block : kS) << n;
       EXPECT_EQ(from_host, two ? 2 * kS : n * kS) << n;
       // Flags live in host memory too.
-      for (const ScheduleOp& op : s.ops)
+      for (const ScheduleOp& op : s.ops) {
         if (op.kind == OpKind::kTransfer && op.effect == DataEffect::kNone && op.host_end == HostEnd::kNone &&
-            op.src_rank != op.dst_rank)
+            op.src_rank != op.dst_rank) {
           EXPECT_EQ(op.mechanism, net::Mechanism::kHostStaged);
+        }
+      }
     }
   }
   CustomAllReduceOptions bad;

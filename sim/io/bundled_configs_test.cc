@@ -158,8 +158,9 @@ namespace {
 // and every GPU reaches every other (sampled: each GPU to GPU 0 and to the last GPU).
 TEST(ScaleBoxes, LoadWithTheirGpuCountAndRoutes) {
   for (int n : {16, 32, 64, 128, 256}) {
-    const std::string path =
-        std::string(SPECSIM_SOURCE_DIR) + "/configs/hardware/scale/pcie-" + std::to_string(n) + "x.textproto";
+    const std::string path = (std::filesystem::path(SPECSIM_SOURCE_DIR) / "configs/hardware/scale" /
+                              ("pcie-" + std::to_string(n) + "x.textproto"))
+                                 .string();
     auto t = LoadHardwareFile(path);
     ASSERT_TRUE(t.ok()) << path << ": " << t.status().ToString();
     EXPECT_EQ(t->num_gpus(), n);

@@ -29,7 +29,7 @@ std::string ReadDisk(const std::string& relative) {
 TEST(EmbeddedFilesTest, EveryHardwareConfigIsEmbeddedAndEqualsTheDiskFile) {
   int count = 0;
   for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(SPECSIM_SOURCE_DIR) + "/configs/hardware")) {
+       std::filesystem::directory_iterator(std::filesystem::path(SPECSIM_SOURCE_DIR) / "configs/hardware")) {
     if (entry.path().extension() != ".textproto") continue;
     const std::string relative = "configs/hardware/" + entry.path().filename().string();
     const std::optional<std::string_view> embedded = EmbeddedFile(relative);

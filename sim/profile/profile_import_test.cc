@@ -309,8 +309,11 @@ TEST(ProfileImportTest, GraphReplaySizesFromTheEagerPassOfTheSamePhase) {
   for (const CollectiveGroup& c : r->collectives) calls[c.name] = &c;
   ASSERT_TRUE(calls.count("profile/nccl/allreduce/graph/n2/32KiB")) << r->collectives.size();
   EXPECT_EQ(calls["profile/nccl/allreduce/graph/n2/32KiB"]->channels, 5);
-  for (const PassGroup& g : r->passes)
-    if (g.graph) EXPECT_EQ(g.allreduce_elements, 4 * 4096) << g.Key();
+  for (const PassGroup& g : r->passes) {
+    if (g.graph) {
+      EXPECT_EQ(g.allreduce_elements, 4 * 4096) << g.Key();
+    }
+  }
   bool noted = false;
   for (const trace::Note& n : r->trace.notes())
     noted = noted || n.message().find("taken for 1 verify passes of 2 kernels") != std::string::npos;

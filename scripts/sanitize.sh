@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole simulator test suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang), then
+# The simulator test suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang), then
 # every libFuzzer target of sim/fuzz for a short run over its seed corpus. Part of the README's test
 # command (scripts/test.sh); alone:
 #
@@ -27,8 +27,8 @@ cmake --build "$BUILD" -j "$(nproc)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # Not under the sanitizers: the two tests that repeat the hold-out fit for seeds 1..10 on every
-# committed trace (556 s and 255 s under ASan at -O1 on 2 cores, against 40 s in the normal build,
-# where they run). The fit and compare code they drive runs sanitized in the other compare and
+# committed trace (556 s and 255 s under ASan at -O1 on 2 cores, against 37 s and 15 s in the normal
+# build, where they run). The fit and compare code they drive runs sanitized in the other compare and
 # calibrate tests (one seed, every kind of trace).
 ctest --test-dir "$BUILD" --output-on-failure -j "$(nproc)" \
   -E '^(CiBoundsTest\.CompareHoldoutSeedsOfEveryCommittedTrace|CompareCommandTest\.HoldoutSummarisesSeedsOneToTen)$'

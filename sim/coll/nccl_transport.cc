@@ -7,21 +7,6 @@
 #include "sim/core/strings.h"
 
 namespace specsim::coll {
-namespace {
-
-const char* ClassName(net::PathClass c) {
-  // Local copy of net::PathClassName so that this library calls no net function.
-  switch (c) {
-    case net::PathClass::kNvLink: return "NV";
-    case net::PathClass::kPix: return "PIX";
-    case net::PathClass::kPxb: return "PXB";
-    case net::PathClass::kPhb: return "PHB";
-    case net::PathClass::kSys: return "SYS";
-  }
-  return "?";
-}
-
-}  // namespace
 
 StatusOr<net::PathClass> ParseP2pLevel(std::string_view level) {
   const std::string s = AsciiLower(level);
@@ -46,7 +31,7 @@ StatusOr<NcclTransportChoice> ChooseNcclTransport(const NcclTransportInput& inpu
   std::string why;
   if (input.p2p_level) {
     out.level = *input.p2p_level;
-    why = std::string("P2P level ") + ClassName(out.level) + " (NCCL_P2P_LEVEL)";
+    why = std::string("P2P level ") + net::PathClassName(out.level) + " (NCCL_P2P_LEVEL)";
   } else if (input.cpu_vendor == net::CpuVendor::kAmd && n <= 2) {
     out.level = net::PathClass::kSys;
     why = "P2P level SYS (AMD CPU with <= 2 GPUs)";
@@ -79,8 +64,8 @@ StatusOr<NcclTransportChoice> ChooseNcclTransport(const NcclTransportInput& inpu
     out.reason += " (";
     bool first = true;
     for (const auto& [c, count] : shm_by_class) {
-      out.reason += std::string(first ? "" : ", ") + std::to_string(count) + " " + ClassName(c) +
-                    " > " + ClassName(out.level);
+      out.reason += std::string(first ? "" : ", ") + std::to_string(count) + " " + net::PathClassName(c) +
+                    " > " + net::PathClassName(out.level);
       first = false;
     }
     out.reason += ")";

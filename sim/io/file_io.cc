@@ -40,15 +40,16 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
 
 namespace {
 
-// Writes `contents` into the file at `path` as it is opened (a device, a FIFO, a terminal).
-Status WriteInPlace(const std::string& path, const std::string& contents) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return InternalError(path + ": cannot write (cannot open it)");
+// Opens `file` (truncating), writes `contents`, flushes and closes it, each step checked; errors
+// name `path`, the file the user asked for.
+Status WriteWhole(const std::string& file, const std::string& path, const std::string& contents) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  if (!out) return InternalError(path + ": cannot write (cannot create " + file + ")");
   out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
   out.flush();
   if (!out) return InternalError(path + ": cannot write (the device is full or the write failed)");
   out.close();
-  if (out.fail()) return InternalError(path + ": cannot write (closing it failed)");
+  if (out.fail()) return InternalError(path + ": cannot write (closing the file failed)");
   return OkStatus();
 }
 
@@ -60,7 +61,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
   // Not a regular file (/dev/null, /dev/stdout, a pipe): renaming a file over it would replace the
   // device node itself (as root, --out /dev/null once did), so it is written in place.
   if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    return WriteInPlace(path, contents);
+    return WriteWhole(path, path, contents);
   // A symbolic link to a regular file: the file it names is replaced, the link stays.
   std::string target = path;
   if (std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec))) {
@@ -68,29 +69,16 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
     if (!ec) target = resolved.string();
   }
   const std::string tmp = target + ".tmp-specsim";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return InternalError(path + ": cannot write (cannot create " + tmp + ")");
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      std::filesystem::remove(tmp, ec);
-      return InternalError(path + ": cannot write (the device is full or the write failed)");
-    }
-    out.close();
-    if (out.fail()) {
-      std::filesystem::remove(tmp, ec);
-      return InternalError(path + ": cannot write (closing the file failed)");
-    }
+  Status written = WriteWhole(tmp, path, contents);
+  if (written.ok()) {
+    std::filesystem::rename(tmp, target, ec);
+    if (ec) written = InternalError(path + ": cannot write (" + ec.message() + ")");
   }
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) {
+  if (!written.ok()) {
     std::error_code ignored;
     std::filesystem::remove(tmp, ignored);
-    return InternalError(path + ": cannot write (" + ec.message() + ")");
   }
-  return OkStatus();
+  return written;
 }
 
 StatusOr<ConfigText> ReadConfigFile(const std::string& path) {

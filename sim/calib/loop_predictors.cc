@@ -235,8 +235,8 @@ Prediction PredictDecodeLoop(const trace::Trace& trace, const trace::Item& item,
   if (!item.has_decode()) return Failed("decode item without decode parameters");
   auto setup = DecodeSetupOfItem(trace, item, topology, params);
   if (!setup.ok()) return Failed(setup.status().message());
+  setup->pacing_seed = kLoopSeed;  // the same draws for every prediction
   const trace::DecodeParams& d = item.decode();
-  const int n = std::max(1, d.tp());
   auto sim = llm::DecodeSimulator::Create(*setup);
   if (!sim.ok()) return Failed(sim.status().message());
   if (d.gpu_busy_only()) {
@@ -248,54 +248,34 @@ Prediction PredictDecodeLoop(const trace::Trace& trace, const trace::Item& item,
     return Micros(static_cast<double>(t->compute_ps + t->comm_ps) * 1e-6);
   }
   const TransferClass& readback = params.fabric.d2h_pinned;
-  // validate's loop (decode_suite.cc Step): the token read-back is a D2H copy issued by the host,
-  // then the host waits.
-  auto append_readback = [&](double tokens, int phase, TimelineProgram* p) {
-    TimelineStep copy;
-    copy.kind = TimelineStep::Kind::kKernel;
-    copy.host_class = HostOpClass::kKernel;
-    copy.device_ps = PicosFromNanos(readback.TimeNs(4.0 * tokens));
-    copy.phase = phase;
-    copy.label = "read tokens back";
-    p->steps.push_back(copy);
-    TimelineStep sync;
-    sync.kind = TimelineStep::Kind::kHostSync;
-    sync.phase = phase;
-    p->steps.push_back(sync);
+  // validate's loop (decode_suite.cc Step) as stages: after the forward passes the host issues the
+  // token read-back (a D2H copy of 4 bytes per token) and waits for it.
+  constexpr int kForward = 0, kHost = 1;
+  llm::LoopSpec loop;
+  loop.phases = {"forward", "host"};
+  auto read_back = [&](double tokens) {
+    loop.stages.push_back(llm::LoopStage::Copy(PicosFromNanos(readback.TimeNs(4.0 * tokens)), kHost, "read tokens back"));
+    loop.stages.push_back(llm::LoopStage::HostSync(kHost, "wait for the read-back"));
   };
-  TimelineProgram p;
-  p.phases = {"forward", "host"};
-  Status built = OkStatus();
   if (!d.speculative()) {
     // Plain step, or a verify-width sweep point: one target forward over batch x q tokens.
     const int q = std::max(1, d.query_tokens());
-    built = (*sim)->AppendPassTo(llm::PassKind::kTargetDecode, q, 0, &p);
-    append_readback(static_cast<double>(d.batch()) * q, 1, &p);
+    loop.stages.push_back(llm::LoopStage::Pass(llm::PassKind::kTargetDecode, q, kForward));
+    read_back(static_cast<double>(d.batch()) * q);
   } else {
+    // draft steps 2..s, verify of v tokens, read-back, the draft's extend over the v tokens, a sync.
     const int s = d.draft_steps(), v = d.verify_tokens();
-    for (int i = 0; i < s - 1 && built.ok(); ++i) built = (*sim)->AppendPassTo(llm::PassKind::kDraftStep, 1, 0, &p);
-    if (built.ok()) built = (*sim)->AppendPassTo(llm::PassKind::kVerify, v, 0, &p);
-    append_readback(static_cast<double>(d.batch()) * v, 1, &p);
-    if (built.ok()) built = (*sim)->AppendPassTo(llm::PassKind::kDraftExtend, v, 0, &p);
-    TimelineStep sync;
-    sync.kind = TimelineStep::Kind::kHostSync;
-    sync.phase = 1;
-    p.steps.push_back(sync);
+    for (int i = 0; i < s - 1; ++i) loop.stages.push_back(llm::LoopStage::Pass(llm::PassKind::kDraftStep, 1, kForward));
+    loop.stages.push_back(llm::LoopStage::Pass(llm::PassKind::kVerify, v, kForward));
+    read_back(static_cast<double>(d.batch()) * v);
+    loop.stages.push_back(llm::LoopStage::Pass(llm::PassKind::kDraftExtend, v, kForward));
+    loop.stages.push_back(llm::LoopStage::HostSync(kHost, "end of cycle"));
   }
-  if (!built.ok()) return Failed(built.message());
-  const llm::HostModel host = (*sim)->HostModelOf();
-  const TimelineProgram merged = llm::MergeGraphKernels(p, host.graph_gap_ps);
-  RankTimelines tl(n, host, llm::GpuVariation{}, kLoopSeed);
-  tl.Run(merged);
-  const bool fixed = host.jitter.kind == llm::Jitter::Kind::kNone;
-  const int iterations = fixed ? 1 : IterationsOf(item);
+  auto spans = (*sim)->RunLoop(loop, IterationsOf(item));
+  if (!spans.ok()) return Failed(spans.status().message());
   std::vector<double> per_iteration;
-  for (int i = 0; i < iterations; ++i) {
-    const llm::RunResult r = tl.Run(merged);
-    double slowest = 0;
-    for (int rank = 0; rank < n; ++rank) slowest = std::max(slowest, static_cast<double>(r.end_ps[rank] - r.start_ps[rank]));
-    per_iteration.push_back(slowest * 1e-6);
-  }
+  per_iteration.reserve(spans->size());
+  for (SimTime ps : *spans) per_iteration.push_back(static_cast<double>(ps) * 1e-6);
   return Micros(Median(per_iteration));
 }
 

@@ -339,22 +339,44 @@ Status DecodeSimulator::AppendPass(PassKind kind, int tokens_per_sequence, int p
   return OkStatus();
 }
 
-void DecodeSimulator::AppendHostSide(double host_us, bool sync, int phase, TimelineProgram* program) const {
-  if (sync) {
-    TimelineStep sync;
-    sync.kind = TimelineStep::Kind::kHostSync;
-    sync.phase = phase;
-    sync.label = "read tokens back (host sync)";
-    program->steps.push_back(std::move(sync));
-  }
-  if (host_us > 0) {
-    TimelineStep work;
-    work.kind = TimelineStep::Kind::kHostWork;
-    work.host_ps = PicosFromMicros(host_us);
-    work.phase = phase;
-    work.label = "host work (scheduling, acceptance)";
-    program->steps.push_back(std::move(work));
-  }
+LoopStage LoopStage::Pass(PassKind kind, int tokens_per_sequence, int phase) {
+  LoopStage s;
+  s.kind = Kind::kPass;
+  s.pass = kind;
+  s.tokens_per_sequence = tokens_per_sequence;
+  s.phase = phase;
+  return s;
+}
+
+LoopStage LoopStage::Copy(SimTime device_ps, int phase, std::string label) {
+  LoopStage s;
+  s.kind = Kind::kCopy;
+  s.device_ps = device_ps;
+  s.phase = phase;
+  s.label = std::move(label);
+  return s;
+}
+
+LoopStage LoopStage::HostSync(int phase, std::string label) {
+  LoopStage s;
+  s.kind = Kind::kHostSync;
+  s.phase = phase;
+  s.label = std::move(label);
+  return s;
+}
+
+LoopStage LoopStage::HostWork(double host_us, int phase, std::string label) {
+  LoopStage s;
+  s.kind = Kind::kHostWork;
+  s.host_us = host_us;
+  s.phase = phase;
+  s.label = std::move(label);
+  return s;
+}
+
+void DecodeSimulator::AppendHostSide(double host_us, bool sync, int phase, std::vector<LoopStage>* stages) {
+  if (sync) stages->push_back(LoopStage::HostSync(phase, "read tokens back (host sync)"));
+  if (host_us > 0) stages->push_back(LoopStage::HostWork(host_us, phase, "host work (scheduling, acceptance)"));
 }
 
 namespace {
@@ -366,26 +388,78 @@ const std::vector<std::string>& CyclePhases() {
 constexpr int kPhaseDecode = 0, kPhaseStepHost = 1;
 }  // namespace
 
-StatusOr<TimelineProgram> DecodeSimulator::BuildStepProgram(bool labels) {
-  TimelineProgram p;
-  p.phases = {"decode", "host"};
-  RETURN_IF_ERROR(AppendPass(PassKind::kTargetDecode, 1, kPhaseDecode, &p, labels));
+LoopSpec DecodeSimulator::StepLoop() const {
+  LoopSpec loop;
+  loop.phases = {"decode", "host"};
+  loop.stages.push_back(LoopStage::Pass(PassKind::kTargetDecode, 1, kPhaseDecode));
   AppendHostSide(setup_.framework ? setup_.framework->decode_step_host_us : 0.0,
-                 !setup_.framework || setup_.framework->sync_each_step, kPhaseStepHost, &p);
+                 !setup_.framework || setup_.framework->sync_each_step, kPhaseStepHost, &loop.stages);
+  return loop;
+}
+
+LoopSpec DecodeSimulator::CycleLoop(int accepted) const {
+  const SpeculationSettings& spec = setup_.speculation;
+  LoopSpec loop;
+  loop.phases = CyclePhases();
+  loop.stages.push_back(LoopStage::Pass(PassKind::kVerify, spec.num_draft_tokens, kPhaseVerify));
+  AppendHostSide(setup_.framework ? setup_.framework->spec_cycle_host_us : 0.0,
+                 !setup_.framework || setup_.framework->sync_each_cycle, kPhaseHost, &loop.stages);
+  loop.stages.push_back(LoopStage::Pass(PassKind::kDraftExtend, TokensPerCycle(accepted), kPhaseExtend));
+  for (int i = 0; i < spec.num_steps - 1; ++i)
+    loop.stages.push_back(LoopStage::Pass(PassKind::kDraftStep, spec.topk, kPhaseDraft));
+  return loop;
+}
+
+StatusOr<TimelineProgram> DecodeSimulator::BuildLoopProgram(const LoopSpec& loop, bool labels) {
+  TimelineProgram p;
+  p.phases = loop.phases;
+  for (const LoopStage& stage : loop.stages) {
+    if (stage.phase < 0 || stage.phase >= static_cast<int>(loop.phases.size()))
+      return InvalidArgumentError("loop stage phase " + std::to_string(stage.phase) + " out of range (" +
+                                  std::to_string(loop.phases.size()) + " phases)");
+    if (stage.kind == LoopStage::Kind::kPass) {
+      RETURN_IF_ERROR(AppendPass(stage.pass, stage.tokens_per_sequence, stage.phase, &p, labels));
+      continue;
+    }
+    TimelineStep t;
+    switch (stage.kind) {
+      case LoopStage::Kind::kCopy:
+        // Issued by the host like a raw kernel (cudaMemcpyAsync), on the same stream.
+        t.kind = TimelineStep::Kind::kKernel;
+        t.host_class = HostOpClass::kKernel;
+        t.device_ps = stage.device_ps;
+        break;
+      case LoopStage::Kind::kHostSync: t.kind = TimelineStep::Kind::kHostSync; break;
+      case LoopStage::Kind::kHostWork:
+        t.kind = TimelineStep::Kind::kHostWork;
+        t.host_ps = PicosFromMicros(stage.host_us);
+        break;
+      case LoopStage::Kind::kPass: break;
+    }
+    t.phase = stage.phase;
+    if (labels) t.label = stage.label;
+    p.steps.push_back(std::move(t));
+  }
   return p;
 }
 
-StatusOr<TimelineProgram> DecodeSimulator::BuildCycleProgram(int accepted, bool labels) {
-  const SpeculationSettings& spec = setup_.speculation;
-  TimelineProgram p;
-  p.phases = CyclePhases();
-  RETURN_IF_ERROR(AppendPass(PassKind::kVerify, spec.num_draft_tokens, kPhaseVerify, &p, labels));
-  AppendHostSide(setup_.framework ? setup_.framework->spec_cycle_host_us : 0.0,
-                 !setup_.framework || setup_.framework->sync_each_cycle, kPhaseHost, &p);
-  RETURN_IF_ERROR(AppendPass(PassKind::kDraftExtend, TokensPerCycle(accepted), kPhaseExtend, &p, labels));
-  for (int i = 0; i < spec.num_steps - 1; ++i)
-    RETURN_IF_ERROR(AppendPass(PassKind::kDraftStep, spec.topk, kPhaseDraft, &p, labels));
-  return p;
+StatusOr<std::vector<SimTime>> DecodeSimulator::RunLoop(const LoopSpec& loop, int iterations) {
+  if (iterations < 1) return InvalidArgumentError("loop iterations must be >= 1");
+  ASSIGN_OR_RETURN(TimelineProgram p, BuildLoopProgram(loop, /*labels=*/false));
+  RETURN_IF_ERROR(ValidateProgram(p, setup_.parallel.tp));
+  const TimelineProgram merged = MergedForRuns(std::move(p));
+  RankTimelines tl(setup_.parallel.tp, HostModelOf(), setup_.gpu_variation, setup_.pacing_seed);
+  tl.Run(merged);  // warm-up: the loop's steady state
+  const int runs = Deterministic() ? 1 : iterations;
+  std::vector<SimTime> spans;
+  spans.reserve(runs);
+  for (int i = 0; i < runs; ++i) {
+    const RunResult r = tl.Run(merged);
+    SimTime slowest = 0;
+    for (int rank = 0; rank < tl.num_ranks(); ++rank) slowest = std::max(slowest, r.end_ps[rank] - r.start_ps[rank]);
+    spans.push_back(slowest);
+  }
+  return spans;
 }
 
 TimelineProgram DecodeSimulator::MergedForRuns(TimelineProgram p) const {
@@ -414,10 +488,11 @@ StatusOr<PassTiming> DecodeSimulator::SimulatePass(PassKind kind, int tokens_per
                                                    std::vector<TimelineSlice>* slices) {
   // One pass followed by the loop's sync, from idle aligned ranks; averaged over runs when the
   // hosts or GPUs vary.
-  TimelineProgram p;
-  p.phases = {PassKindName(kind), "host"};
-  RETURN_IF_ERROR(AppendPass(kind, tokens_per_sequence, 0, &p, /*labels=*/slices != nullptr));
-  AppendHostSide(0.0, true, 1, &p);
+  LoopSpec loop;
+  loop.phases = {PassKindName(kind), "host"};
+  loop.stages.push_back(LoopStage::Pass(kind, tokens_per_sequence, 0));
+  AppendHostSide(0.0, true, 1, &loop.stages);
+  ASSIGN_OR_RETURN(TimelineProgram p, BuildLoopProgram(loop, /*labels=*/slices != nullptr));
   int kernels = 0, collectives = 0;
   for (const TimelineStep& s : p.steps) {
     kernels += s.kind == TimelineStep::Kind::kKernel;

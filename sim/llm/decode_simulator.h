@@ -100,6 +100,35 @@ struct DecodeSetup {
 enum class PassKind { kTargetDecode, kVerify, kDraftExtend, kDraftStep };
 const char* PassKindName(PassKind kind);
 
+// One stage of a decode loop as each rank's host thread drives it. A loop is a list of stages,
+// repeated: the serving loop's plain step and speculative cycle (from the framework profile) and
+// specsim-validate's measured loops (sim/calib) are all written so, and run by DecodeSimulator.
+struct LoopStage {
+  enum class Kind {
+    kPass,      // a forward pass, launched as its phase's capture mode (framework profile)
+    kCopy,      // a copy the host issues on the stream (the token read-back, D2H): device_ps
+    kHostSync,  // the host waits for its GPU (.item(), .tolist(), cudaStreamSynchronize)
+    kHostWork,  // host time between passes (scheduling, acceptance, draft tree): host_us
+  };
+  Kind kind = Kind::kPass;
+  PassKind pass = PassKind::kTargetDecode;  // kPass
+  int tokens_per_sequence = 1;              // kPass
+  SimTime device_ps = 0;                    // kCopy
+  double host_us = 0;                       // kHostWork
+  int phase = 0;                            // index into the loop's phases (accounts, slices)
+  std::string label;                        // kCopy, kHostSync, kHostWork (passes label their ops)
+
+  static LoopStage Pass(PassKind kind, int tokens_per_sequence, int phase);
+  static LoopStage Copy(SimTime device_ps, int phase, std::string label);
+  static LoopStage HostSync(int phase, std::string label);
+  static LoopStage HostWork(double host_us, int phase, std::string label);
+};
+
+struct LoopSpec {
+  std::vector<std::string> phases;
+  std::vector<LoopStage> stages;
+};
+
 struct PassTiming {
   SimTime total_ps = 0;
   SimTime compute_ps = 0;   // kernel device time
@@ -187,11 +216,10 @@ class DecodeSimulator {
   // The host model the rank timelines use (driver costs, calibrated or from the compute model,
   // plus the framework's per-op costs).
   HostModel HostModelOf() const;
-  // Appends one pass, launched as its phase's capture mode, to `program` (for loops composed
-  // elsewhere, e.g. specsim-validate's decode loop in sim/calib).
-  Status AppendPassTo(PassKind kind, int tokens_per_sequence, int phase, TimelineProgram* program) {
-    return AppendPass(kind, tokens_per_sequence, phase, program);
-  }
+  // A loop given as stages (e.g. specsim-validate's decode loop, sim/calib), run on the rank
+  // timelines: one warm-up iteration, then `iterations` (one when nothing varies), each timed on
+  // every rank from its start to its end; per iteration the slowest rank's time.
+  StatusOr<std::vector<SimTime>> RunLoop(const LoopSpec& loop, int iterations);
 
   const DecodeSetup& setup() const { return setup_; }
 
@@ -212,11 +240,17 @@ class DecodeSimulator {
   StatusOr<const PassSegment*> Segment(PassKind kind, int tokens_per_sequence);
   Status AppendPass(PassKind kind, int tokens_per_sequence, int phase, TimelineProgram* program, bool labels = true);
   // The loop's host side after a pass: a sync (when the framework reads back: `sync`) and its host work.
-  void AppendHostSide(double host_us, bool sync, int phase, TimelineProgram* program) const;
-  // One plain decode step / one speculative cycle with `accepted` draft tokens accepted, as the
-  // rank timelines run it: the passes in their capture modes and the loop's host side.
-  StatusOr<TimelineProgram> BuildStepProgram(bool labels);
-  StatusOr<TimelineProgram> BuildCycleProgram(int accepted, bool labels);
+  static void AppendHostSide(double host_us, bool sync, int phase, std::vector<LoopStage>* stages);
+  // The serving loop as the framework profile runs it: one plain decode step / one speculative
+  // cycle with `accepted` draft tokens accepted.
+  LoopSpec StepLoop() const;
+  LoopSpec CycleLoop(int accepted) const;
+  // A loop's timeline program: its passes' steps (capture modes applied) and its host side.
+  StatusOr<TimelineProgram> BuildLoopProgram(const LoopSpec& loop, bool labels);
+  StatusOr<TimelineProgram> BuildStepProgram(bool labels) { return BuildLoopProgram(StepLoop(), labels); }
+  StatusOr<TimelineProgram> BuildCycleProgram(int accepted, bool labels) {
+    return BuildLoopProgram(CycleLoop(accepted), labels);
+  }
   // `p` with each graph segment's kernels merged (MergeGraphKernels) where that keeps the clocks
   // (no per-kernel GPU variation).
   TimelineProgram MergedForRuns(TimelineProgram p) const;

@@ -1,5 +1,7 @@
 #include "sim/llm/decode_simulator.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "sim/llm/test_models.h"
@@ -251,6 +253,54 @@ TEST(DecodeSimulator, ReplayedCyclesGiveTheResultOfRunningEveryCycle) {
     }
   }
   EXPECT_EQ(cases, 18);
+}
+
+// A loop given as stages (how sim/calib states specsim-validate's measured loop) runs on the same
+// passes and rank timelines as the serving loop: the plain step written as stages (decode pass,
+// host sync) lasts exactly Run()'s baseline step; a read-back copy of device time d issued by the
+// host after a full-graph pass, while the GPU is still busy, adds exactly the eager gap g and d
+// (ready = max(G + g, H) = G + g, then G += d); the host sync makes every iteration start aligned.
+TEST(DecodeSimulator, LoopsGivenAsStagesRunOnTheSameTimelines) {
+  net::Topology t = Box();
+  DecodeSetup s = Llama8B(&t, 4);
+  auto sim = DecodeSimulator::Create(s);
+  ASSERT_TRUE(sim.ok());
+  auto run = (*sim)->Run();
+  ASSERT_TRUE(run.ok());
+  LoopSpec step;
+  step.phases = {"forward", "host"};
+  step.stages = {LoopStage::Pass(PassKind::kTargetDecode, 1, 0), LoopStage::HostSync(1, "sync")};
+  auto spans = (*sim)->RunLoop(step, 50);
+  ASSERT_TRUE(spans.ok()) << spans.status().ToString();
+  ASSERT_EQ(spans->size(), 1u);  // deterministic: one iteration stands for all
+  EXPECT_EQ((*spans)[0], run->baseline_step.total_ps);
+
+  constexpr SimTime kCopyPs = 3'000'000;
+  LoopSpec with_copy = step;
+  with_copy.stages.insert(with_copy.stages.begin() + 1, LoopStage::Copy(kCopyPs, 1, "read back"));
+  auto copied = (*sim)->RunLoop(with_copy, 50);
+  ASSERT_TRUE(copied.ok());
+  EXPECT_EQ((*copied)[0], (*spans)[0] + (*sim)->HostModelOf().eager_gap_ps + kCopyPs);
+
+  // Host work between passes adds itself when the host waits for the GPU before it.
+  LoopSpec with_work = step;
+  with_work.stages.push_back(LoopStage::HostWork(7.0, 1, "work"));
+  EXPECT_EQ((*(*sim)->RunLoop(with_work, 1))[0], (*spans)[0] + PicosFromMicros(7.0));
+
+  // With host jitter every iteration is run and timed.
+  DecodeSetup jittered = s;
+  jittered.driver.jitter.kind = Jitter::Kind::kExponential;
+  jittered.driver.jitter.mean_us = 5;
+  auto varied = (*DecodeSimulator::Create(jittered))->RunLoop(step, 40);
+  ASSERT_TRUE(varied.ok());
+  EXPECT_EQ(varied->size(), 40u);
+  EXPECT_NE(*std::min_element(varied->begin(), varied->end()), *std::max_element(varied->begin(), varied->end()));
+
+  // Bad loops are errors, not crashes.
+  LoopSpec bad = step;
+  bad.stages.push_back(LoopStage::HostSync(2, "no such phase"));
+  EXPECT_FALSE((*sim)->RunLoop(bad, 1).ok());
+  EXPECT_FALSE((*sim)->RunLoop(step, 0).ok());
 }
 
 TEST(DecodeSimulator, InconsistentSetupsAreErrors) {

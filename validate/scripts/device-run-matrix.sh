@@ -15,6 +15,9 @@
 #   simple      NCCL_PROTO=Simple                     collectives
 #   shm-ll      NCCL_P2P_DISABLE=1 NCCL_PROTO=LL      collectives
 #   shm-simple  NCCL_P2P_DISABLE=1 NCCL_PROTO=Simple  collectives
+# MATRIX_SUITES (e.g. decode,pacing) replaces every environment's suites; MATRIX_REPEATS=K (default
+# 1) measures each environment K times in a row (traces <prefix>-<env>-<date>-r1..rK; one NCCL pick
+# pass per environment), for run-to-run repeatability.
 # Time: MATRIX_BUDGET_S (default 540) bounds the whole script, build included: every run is under
 # `timeout`, capped by what is left of the budget, and a run that would get less than 30 s is skipped.
 # Output: $OUT ends with at most 8 files: <name>.pb per environment, traces.tgz (the <name>.json
@@ -26,6 +29,11 @@ OUT=${OUT:-out}
 WORK=${WORK:-build/matrix-work}
 BUDGET=${MATRIX_BUDGET_S:-540}
 read -r -a ENVS <<<"${MATRIX_ENVS:-default shm ll simple shm-ll shm-simple}"
+REPEATS=${MATRIX_REPEATS:-1}
+if ! [[ $REPEATS =~ ^[1-9][0-9]*$ ]]; then
+  echo "MATRIX_REPEATS=$REPEATS: must be a positive integer" >&2
+  exit 2
+fi
 START=$(date +%s)
 mkdir -p "$OUT"
 rm -rf "$WORK"
@@ -51,6 +59,10 @@ env_vars() {
   esac
 }
 env_suites() {
+  if [[ -n ${MATRIX_SUITES:-} ]]; then
+    echo "$MATRIX_SUITES"
+    return
+  fi
   case $1 in
     default) echo "pcie,collectives,kernels,decode,pacing" ;;
     shm) echo "collectives,pacing,decode,kernels" ;;
@@ -126,10 +138,12 @@ for e in "${ENVS[@]}"; do
   fi
   read -r -a nccl_env <<<"$vars"
   suites=$(env_suites "$e")
-  name="$PREFIX-$e-$DATE"
+  base="$PREFIX-$e-$DATE"
+  name=$base
   echo "== $e: ${vars:-no extra NCCL variables}; suites $suites"
   # 1. NCCL's picks: the suites with NCCL items, same sizes, one iteration.
   pick_suites=$(echo "$suites" | tr ',' '\n' | grep -E '^(collectives|pacing)$' | paste -sd, -)
+  name=$base
   nccl_logs=""
   t=$(limit 150)
   if [[ -n $pick_suites && $t -gt 0 ]]; then
@@ -141,32 +155,36 @@ for e in "${ENVS[@]}"; do
     nccl_logs=$(IFS=,; echo "${logs[*]}")
     echo "   pick pass rc=$prc, $(cat "${logs[@]}" /dev/null | grep -c 'Bytes -> Algo') tuning lines in ${#logs[@]} file(s)"
   fi
-  # 2. The measurement.
-  t=$(limit "$(env_limit "$e")")
-  if (( t == 0 )); then
-    echo "   skipped: budget spent"
-    printf "%-12s %5s %6s %6s %6s  %s\n" "$e" skip - - - - >>"$TABLE"
-    status=1
-    continue
-  fi
-  t0=$(date +%s)
-  env "${nccl_env[@]}" timeout -k 10 "$t" "$BIN" --suites "$suites" --out "$WORK/$name.pb" \
-    ${nccl_logs:+--nccl-log "$nccl_logs"} "$@" >"$WORK/$name.log" 2>&1
-  rc=$?
-  secs=$(( $(date +%s) - t0 ))
-  (( rc == 0 )) || status=1
-  [[ -f "$WORK/$name.pb" ]] && cp "$WORK/$name.pb" "$OUT/$name.pb"
-  items=$(grep -oE '[0-9]+ items, [0-9]+ s' "$WORK/$name.log" | head -1 | awk '{print $1}')
-  errors=$(grep -oE -- '-- notes: [0-9]+ \([0-9]+ errors\)' "$WORK/$name.log" | head -1 | sed -E 's/.*\(([0-9]+) errors\)/\1/')
-  printf "%-12s %5s %6s %6s %6s  %s\n" "$e" "$rc" "$secs" "${items:--}" "${errors:-0}" \
-    "$( [[ -f "$WORK/$name.pb" ]] && echo "$name.pb" || echo none)" >>"$TABLE"
-  echo "   rc=$rc in $secs s"
-  grep -E "^specsim-validate:|\[.*\] (error|warning)" "$WORK/$name.log" | head -20 | sed 's/^/   /'
+  # 2. The measurement (K times with MATRIX_REPEATS).
+  for (( k = 1; k <= REPEATS; ++k )); do
+    (( REPEATS > 1 )) && name="$base-r$k"
+    t=$(limit "$(env_limit "$e")")
+    if (( t == 0 )); then
+      echo "   skipped: budget spent"
+      printf "%-12s %5s %6s %6s %6s  %s\n" "$e" skip - - - - >>"$TABLE"
+      status=1
+      continue
+    fi
+    t0=$(date +%s)
+    env "${nccl_env[@]}" timeout -k 10 "$t" "$BIN" --suites "$suites" --out "$WORK/$name.pb" \
+      ${nccl_logs:+--nccl-log "$nccl_logs"} "$@" >"$WORK/$name.log" 2>&1
+    rc=$?
+    secs=$(( $(date +%s) - t0 ))
+    (( rc == 0 )) || status=1
+    [[ -f "$WORK/$name.pb" ]] && cp "$WORK/$name.pb" "$OUT/$name.pb"
+    items=$(grep -oE '[0-9]+ items, [0-9]+ s' "$WORK/$name.log" | head -1 | awk '{print $1}')
+    errors=$(grep -oE -- '-- notes: [0-9]+ \([0-9]+ errors\)' "$WORK/$name.log" | head -1 | sed -E 's/.*\(([0-9]+) errors\)/\1/')
+    printf "%-12s %5s %6s %6s %6s  %s\n" "$e" "$rc" "$secs" "${items:--}" "${errors:-0}" \
+      "$( [[ -f "$WORK/$name.pb" ]] && echo "$name.pb" || echo none)" >>"$TABLE"
+    echo "   rc=$rc in $secs s"
+    grep -E "^specsim-validate:|\[.*\] (error|warning)" "$WORK/$name.log" | head -20 | sed 's/^/   /'
+  done
 done
 
 echo "== matrix ($(( $(date +%s) - START )) s)"
 cat "$TABLE"
 default_log="$WORK/$PREFIX-default-$DATE.log"
+(( REPEATS > 1 )) && default_log="$WORK/$PREFIX-default-$DATE-r1.log"
 if [[ -f $default_log ]]; then
   echo "== default run summary"
   sed -n '/== specsim-validate summary ==/,$p' "$default_log"

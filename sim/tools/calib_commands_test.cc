@@ -11,6 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "sim/calib/trace_io.h"
 #include "sim/io/hardware_loader.h"
@@ -270,6 +271,50 @@ TEST(CompareCommandTest, CommittedTwoGpuCalibrationPredictsEveryTwoGpuTrace) {
       EXPECT_LT(s["p90_abs_error"].get<double>(), 0.25) << suite;
     }
     ++traces;
+  }
+  EXPECT_EQ(traces, 6);
+}
+
+// The same calibration against measurements it never saw: the decode and pacing suites run three
+// times in a row per NCCL environment on a fresh 2x H200 machine the next day (traces/repeat/,
+// made after specsim-validate's decode loop moved to flash_mma attention and gained verify-width
+// sweeps). Per run (figures of 2026-12-01, r1..r3): TP decode in every capture mode within 10%
+// (medians 1.7-5.4%), and the GPU-bound loops (graph-captured layer loops, loops with a slow
+// rank) within 10% (1.6-8.3%). Not bounded: the host-bound loops (eager, balanced ranks, no slow
+// rank), 12-28% off: this machine's host threads issued 15-40% faster than the calibration
+// day's, and these loops are not repeatable to 10% on one machine either (the same loop three
+// times in a row: spreads up to 37%; traces/README.md). Host costs are a property of the running
+// host; GPU-side costs carry over.
+TEST(CompareCommandTest, CommittedTwoGpuCalibrationPredictsLaterRunsOnAnotherMachine) {
+  const std::string calib = std::string(SPECSIM_SOURCE_DIR) + "/configs/calibration/h200-2x.textproto";
+  const std::vector<std::string> bounded = {"decode eager",
+                                            "decode graph",
+                                            "decode piecewise",
+                                            "pacing layers graph balanced",
+                                            "pacing layers graph slow rank",
+                                            "pacing layers eager slow rank"};
+  int traces = 0;
+  for (const char* env : {"default", "shm"}) {
+    for (int run = 1; run <= 3; ++run) {
+      const std::string trace = fmt::format("{}/traces/repeat/h200-2x-repeat-{}-2026-12-01-r{}.pb", SPECSIM_SOURCE_DIR, env, run);
+      SCOPED_TRACE(trace);
+      CompareFlags f;
+      f.trace = trace;
+      f.calibration = calib;
+      f.json = true;
+      std::ostringstream out, err;
+      ASSERT_EQ(RunCompare(f, out, err), 0) << err.str();
+      const auto j = nlohmann::json::parse(out.str());
+      std::map<std::string, double> median;
+      for (const auto& r : j["regimes"]) median[r["regime"].get<std::string>()] = r["median_abs_error"].get<double>();
+      for (const std::string& regime : bounded) {
+        ASSERT_TRUE(median.count(regime)) << regime;
+        EXPECT_LT(median[regime], 0.10) << regime;
+      }
+      for (const auto& s : j["suites"])
+        if (s["suite"] == "decode") EXPECT_LT(s["median_abs_error"].get<double>(), 0.10);
+      ++traces;
+    }
   }
   EXPECT_EQ(traces, 6);
 }

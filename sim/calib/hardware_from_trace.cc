@@ -11,7 +11,7 @@
 namespace specsim::calib {
 namespace {
 
-// [LAT] reference.md section 4 and configs/hardware/*: GPU link 275 ns, switch 100 ns, root
+// [LAT] docs/reference/pcie.md and configs/hardware/*: GPU link 275 ns, switch 100 ns, root
 // complex 500 ns; [PCIE-EFF] 256 / (256 + 24) = 0.914.
 constexpr double kGpuLinkLatencyNs = 275;
 constexpr double kSwitchForwardNs = 100;
@@ -41,7 +41,7 @@ struct UnionFind {
 const std::vector<KnownGpu>& KnownGpus() {
   static const std::vector<KnownGpu> table = {
       {"H200", "H200", 4800, 989, 1979, 0, 450,
-       "NVIDIA H200 datasheet (reference.md section 8): 4.8 TB/s HBM3e, 989 dense BF16, 3958 sparse FP8 / 2; NVLink 4 900 GB/s total "
+       "NVIDIA H200 datasheet (docs/reference/hardware.md): 4.8 TB/s HBM3e, 989 dense BF16, 3958 sparse FP8 / 2; NVLink 4 900 GB/s total "
        "over 18 links (nvidia-smi topo -m on the 2x H200 box: NV18)",
        18},
       {"H100 PCIe", "H100 PCIe", 2000, 756, 1513, 0, 0,
@@ -50,9 +50,9 @@ const std::vector<KnownGpu>& KnownGpus() {
        "NVIDIA H100 datasheet, SXM column: 3.35 TB/s, 1979 sparse BF16 / 2, 3958 sparse FP8 / 2; NVLink 4 (18 links, 900 GB/s)",
        18},
       {"RTX PRO 6000 Blackwell Server", "RTX PRO 6000 Blackwell Server Edition", 1597, 500, 1000, 2000, 0,
-       "reference.md section 8: 1597 GB/s (Server Edition), ~0.5 / 1 / 2 PF dense BF16 / FP8 / FP4"},
+       "docs/reference/hardware.md: 1597 GB/s (Server Edition), ~0.5 / 1 / 2 PF dense BF16 / FP8 / FP4"},
       {"RTX PRO 6000", "RTX PRO 6000 Blackwell Workstation Edition", 1792, 500, 1000, 2000, 0,
-       "reference.md section 8: 1792 GB/s (Workstation), ~0.5 / 1 / 2 PF dense BF16 / FP8 / FP4"},
+       "docs/reference/hardware.md: 1792 GB/s (Workstation), ~0.5 / 1 / 2 PF dense BF16 / FP8 / FP4"},
       {"L40S", "L40S", 864, 362, 733, 0, 0,
        "NVIDIA L40S datasheet: 864 GB/s GDDR6, 733 sparse BF16 / 2, 1466 sparse FP8 / 2"},
       {"RTX 4090", "RTX 4090", 1008, 165, 330, 0, 0,
@@ -281,7 +281,7 @@ std::string HardwareTextProto(const config::Hardware& hw, const trace::Trace& tr
          "#   NUMA nodes (sockets), CPU vendor, P2P path classes (switch hierarchy, NVLink).\n"
          "# From specsim's table of known GPUs (memory bandwidth, dense tensor rates, NVLink rate):\n" +
          sources +
-         "# [LAT] reference.md section 4: GPU link 275 ns, switch 100 ns, root complex 500 ns; [PCIE-EFF] 0.914.\n"
+         "# [LAT] docs/reference/pcie.md: GPU link 275 ns, switch 100 ns, root complex 500 ns; [PCIE-EFF] 0.914.\n"
          "# [PLACEHOLDER] copy engines (1 per direction), copy setup (0), outstanding read bytes per SM (3360),\n"
          "#   DRAM (460.8 GB/s), socket link (64 GB/s, 300 ns): run `specsim calibrate` and pass --calibration.\n" +
          body;

@@ -18,7 +18,7 @@ namespace specsim::coll {
 
 namespace {
 
-// A link's bandwidth as NCCL's topology models it (reference.md section 2): PCIe by generation and
+// A link's bandwidth as NCCL's topology models it (docs/reference/nccl-cost-model.md): PCIe by generation and
 // width, the socket link by CPU vendor, NVLink by its link count times NCCL's per-link rate for
 // the arch (topo.h: an H200's NV18 is 18 x 20.6 = 370.8 GB/s), else its payload rate.
 double NcclLinkBandwidthGbps(const net::Link& link, net::CpuVendor vendor, int sm) {

@@ -59,7 +59,7 @@ CollectiveTiming RunAlgo(const net::Topology& t, Algorithm algo, int64_t bytes, 
   return TimeCollective(plan->schedule, t, plan->rank_gpus);
 }
 
-// Socket-link load per direction with k = 4 of n = 8 GPUs on each side (reference.md section 5):
+// Socket-link load per direction with k = 4 of n = 8 GPUs on each side (docs/reference/allreduce-algorithms.md):
 //   ring 2(n-1)/n S = 1.75 S, two-shot 2k(n-k)S/n = 4 S, one-shot k(n-k) S = 16 S.
 // Barrier flags add a few hundred bytes: tolerance 0.1%.
 TEST(CollectivePlanner, SocketLinkLoadsOnAFourPlusFourSplit) {

@@ -1,4 +1,4 @@
-// NCCL's choice of transport between two GPUs on one node: P2P or SHM (reference.md section 3,
+// NCCL's choice of transport between two GPUs on one node: P2P or SHM (docs/reference/nccl-transports.md,
 // NCCL src/graph/paths.cc ncclTopoCheckP2p).
 //
 // For each GPU pair with path class c (net::PathClass, ordered NV < PIX < PXB < PHB < SYS):

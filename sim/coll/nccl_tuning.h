@@ -1,5 +1,5 @@
 // NCCL's own cost model (src/graph/tuning.cc and search.cc, NCCL 2.30.7, checked against 2.28.3,
-// the calibration box's version; reference.md section 2),
+// the calibration box's version; docs/reference/nccl-cost-model.md),
 // to predict which algorithm and protocol NCCL picks on a one-node PCIe (or NVLink) box and what
 // it expects them to cost. This is NCCL's estimate, not specsim's simulation: comparing the two
 // shows where NCCL's choice is wrong for a machine.
@@ -10,7 +10,7 @@
 //    first, skipping those above the bottleneck; the best channels * s wins (ties: the higher
 //    speed) and the search stops once channels * s reaches the GPU's own link bandwidth. If no
 //    speed fits, NCCL "falls back to simple order": 1 channel at 0.1 GB/s.
-//      sm100+: 90 80 70 60 50 45 40 30 24 20 19 18 (reference.md)
+//      sm100+: 90 80 70 60 50 45 40 30 24 20 19 18 (docs/reference/nccl-cost-model.md)
 //      sm90:   60 50 40 30 24 20 15 12 11 6 3       (sm90SpeedArrayIntra, NCCL 2.28.3 and 2.30.7
 //                                                     search.cc)
 //      older:  40 30 20 18 15 12 10 9 7 6 5 4 3

@@ -94,7 +94,7 @@ TEST(NcclTuningTest, RingLlForSmallRingSimpleForLargeCrossoverNearTwoMegabytes) 
   // Graph 2 x 24 -> busBw 48. n = 8, nsteps = 14, algBw = busBw * 8/14.
   //   ring/ll:     lat 6.6 + 14 * 1.0 = 20.6 us, busBw min(282, 24) = 24 -> algBw 13.714 GB/s
   //   ring/simple: lat 8.4 + 14 * 5.7 = 88.2 us, busBw 48 -> algBw 27.429 GB/s
-  // Equal when 67.6 us = S / 27429 B/us -> S = 1.854 MB (reference.md: "Ring LL wins up to
+  // Equal when 67.6 us = S / 27429 B/us -> S = 1.854 MB (docs/reference/nccl-cost-model.md: "Ring LL wins up to
   // ~1.5 MB at n=8"). Tree never wins here: tree/ll has lat 20.8 > 20.6 and busBw
   // 0.85 * 0.92 * 48 / 3.8; tree/simple lat 64.4 and algBw 0.5 * 0.85 * 0.92 * 48 = 18.8 * corr.
   const NcclTuningInput in = Gen5Box();

@@ -17,13 +17,13 @@
 // slot, and at most `slots` chunks are in flight on a connection.
 //
 // Latencies are NCCL src/graph/tuning.cc (baseLat, hwLat[NCCL_HW_PCI / NCCL_HW_NVLINK]), the same
-// in 2.28.3 (the calibration box's NCCL) and 2.30.7 (reference.md section 2):
+// in 2.28.3 (the calibration box's NCCL) and 2.30.7 (docs/reference/nccl-cost-model.md):
 //   base Ring/Tree (us): LL 6.6/6.8, LL128 14.0/14.0, Simple 8.4/8.4
 //   PCI hop Ring/Tree:   LL 1.0/1.0, LL128 2.5/1.9,   Simple 5.7/4.0
 //   NVLink hop R/T:      LL 0.6/0.6, LL128 1.9/1.25,  Simple 3.4/4.0
 // NCCL enables LL128 only where the ring's paths are NVLink (tuning.cc: typeIntra <= PATH_NVB).
 //
-// Transports (reference.md section 3): P2P over NVLink, P2P over PCIe (the sender's kernel writes
+// Transports (docs/reference/nccl-transports.md): P2P over NVLink, P2P over PCIe (the sender's kernel writes
 // the peer's buffer) and SHM (through host memory). A step's cost depends on the transport and the
 // protocol, so measured costs (a calibration's `nccl.protocols`) are kept per (transport, protocol).
 #pragma once

@@ -5,7 +5,7 @@
 namespace specsim::compute {
 namespace {
 
-// The H200 of configs/hardware/h200-1x.textproto (reference.md section 8).
+// The H200 of configs/hardware/h200-1x.textproto (docs/reference/hardware.md).
 net::GpuSpec H200() {
   net::GpuSpec g;
   g.name = "h200";

@@ -1,5 +1,5 @@
 // Every bundled configs/hardware/*.textproto loads, has the expected GPUs, connects every GPU
-// pair, and its latencies add up to the figures its comments derive (reference.md section 4).
+// pair, and its latencies add up to the figures its comments derive (docs/reference/pcie.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -102,7 +102,7 @@ TEST(BundledConfigsTest, TableCoversTheDirectory) {
   }
 }
 
-// reference.md section 4: ~0.65 us one-way through one switch, ~1.05 us through a root complex,
+// docs/reference/pcie.md: ~0.65 us one-way through one switch, ~1.05 us through a root complex,
 // +0.1 us per switch chip. The configs' comments derive their numbers from these; net::Router
 // adds link latencies and the forward latency of intermediate nodes.
 TEST(BundledConfigsTest, LatenciesAndPathClassesMatchReferenceFigures) {

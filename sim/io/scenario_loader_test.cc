@@ -35,7 +35,7 @@ constexpr const char* kScenarios[] = {
     "configs/scenarios/llama-3.1-8b-eagle3-rtxpro6000-4x.textproto",
 };
 
-// tau = 1 + sum_k prod_{i<=k} p_i (reference.md section 6).
+// tau = 1 + sum_k prod_{i<=k} p_i (docs/reference/speculative-decoding.md).
 double ChainTau(const config::Speculation& s) {
   double tau = 1, prod = 1;
   for (double p : s.acceptance_probabilities()) tau += (prod *= p);
@@ -67,7 +67,7 @@ TEST_P(BundledScenarioTest, LoadsAndEveryFileItNamesLoads) {
   }
   // The per-head attention and KV heads split evenly over the TP degree.
   EXPECT_EQ(model->num_attention_heads % sc->parallelism().tensor_parallel(), 0);
-  // Every bundled scenario names its framework: SGLang (reference.md section 1), graphs on.
+  // Every bundled scenario names its framework: SGLang (docs/reference/case.md), graphs on.
   EXPECT_EQ(sc->framework(), SourcePath("configs/frameworks/sglang.textproto"));
   StatusOr<LoadedScenarioFile> loaded = LoadScenarioWithFramework(SourcePath(GetParam()));
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -110,7 +110,7 @@ TEST(BundledScenariosTest, TableCoversTheDirectory) {
   }
 }
 
-// The Kimi-K2 EAGLE-3 scenario's acceptance lands in reference.md's published tau 2.6-3.2.
+// The Kimi-K2 EAGLE-3 scenario's acceptance lands in the published tau 2.6-3.2 (docs/reference/speculative-decoding.md).
 TEST(BundledScenariosTest, KimiEagle3TauIsInThePublishedRange) {
   StatusOr<config::Scenario> sc =
       LoadScenarioFile(SourcePath("configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto"));

@@ -1,6 +1,6 @@
 // How many draft tokens the target accepts per speculative cycle.
 //
-// Two ways to describe it (SGLang's EAGLE loop, reference.md section 6):
+// Two ways to describe it (SGLang's EAGLE loop, docs/reference/speculative-decoding.md):
 //   * per-position acceptance p_1..p_S of a chain (or of the best path of a tree, per depth):
 //     draft token i is accepted if tokens 1..i-1 were and it passes with probability p_i, so
 //       P(accept exactly a) = (prod_{i<=a} p_i) * (1 - p_{a+1})    (p_{S+1} = 0)

@@ -21,7 +21,7 @@
 // the symmetric event-engine schedule of the pass (SimulatePassOnEventEngine, kept as the
 // reference implementation: a test checks the two agree exactly).
 //
-// A speculative cycle (SGLang's EAGLE loop, reference.md section 6), per cycle:
+// A speculative cycle (SGLang's EAGLE loop, docs/reference/speculative-decoding.md), per cycle:
 //   verify:        one target pass over batch x num_draft_tokens tokens
 //   draft extend:  one draft pass over batch x (accepted + 1) tokens (it also drafts token 1)
 //   draft steps:   num_steps - 1 draft passes over batch x topk tokens

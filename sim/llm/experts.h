@@ -4,7 +4,7 @@
 // uniform over the k-subsets and independent of the other tokens', one expert is missed by one
 // token with probability 1 - k/E, by all N with (1 - k/E)^N, so
 //
-//   E[distinct experts] = E * (1 - (1 - k/E)^N)          (reference.md section 6)
+//   E[distinct experts] = E * (1 - (1 - k/E)^N)          (docs/reference/speculative-decoding.md)
 //
 // Real routers are neither uniform nor independent. For independent tokens with expert i picked
 // with probability p_i (sum p_i = k), E[distinct] = sum_i 1 - (1 - p_i)^N, concave in p, so the

@@ -141,7 +141,7 @@ struct ForwardPass {
 StatusOr<ForwardPass> BuildForwardPass(const ModelSpec& model, const ParallelSpec& parallel,
                                        const PassShape& shape);
 
-// One EAGLE-3 draft forward (reference.md section 6): shared target embedding (+ its allreduce);
+// One EAGLE-3 draft forward (docs/reference/speculative-decoding.md): shared target embedding (+ its allreduce);
 // `apply_fc`: the FC fusing 3 target hidden states (3h -> h, a plain replicated Linear in SGLang),
 // run when the input comes from the target (first draft step, draft extend) and skipped on later
 // steps that feed the draft's own hidden state; one decoder layer whose q/k/v take 2h inputs

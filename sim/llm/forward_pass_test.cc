@@ -53,7 +53,7 @@ TEST(ForwardPassTest, CommPointsAtTp8AreOneEmbeddingTwoPerLayerOneGather) {
     EXPECT_EQ(p.comms().back().name, "logits_allgather");
     EXPECT_EQ(p.comms().front().name, "embed_allreduce");
   }
-  // reference.md section 1: Kimi-K2 at TP8: 122 layer allreduces + 1 after the embedding.
+  // docs/reference/case.md: Kimi-K2 at TP8: 122 layer allreduces + 1 after the embedding.
   EXPECT_EQ(Build(KimiK2(), {8, 1}, Decode()).num_comms(CommKind::kAllReduce), 123);
 }
 
@@ -64,7 +64,7 @@ TEST(ForwardPassTest, NoCommunicationAtTp1) {
 }
 
 TEST(ForwardPassTest, AllReducePayloadIsTokensTimesHiddenTimesTwo) {
-  // Decode: hidden 7168 -> 14336 B per token (reference.md section 6).
+  // Decode: hidden 7168 -> 14336 B per token (docs/reference/speculative-decoding.md).
   for (const CommPoint& c : Build(KimiK2(), {8, 1}, Decode()).comms()) {
     if (c.kind == CommKind::kAllReduce) {
       EXPECT_EQ(c.bytes, 14336) << c.name;

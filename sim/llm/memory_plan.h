@@ -55,7 +55,7 @@ struct CommBufferSpec {
   // SGLang holds two NCCL communicators over the TP group: torch.distributed's and its own PyNccl.
   int nccl_communicators = 2;
   // Collective channels per communicator. On 8x PCIe Gen5 boxes NCCL's search usually finds 2 rings
-  // and duplicates them (reference.md section 2): 4. NVLink boxes: 16-32.
+  // and duplicates them (docs/reference/nccl-cost-model.md): 4. NVLink boxes: 16-32.
   int nccl_channels = 4;
   // Receive connections per channel holding buffers on this GPU: 1 for the ring (from the previous
   // rank), up to 3 more for the tree (parent and children); 2 assumes ring + a tree parent.
@@ -67,14 +67,14 @@ struct CommBufferSpec {
   // * 16-byte lines = 512 KiB.
   double nccl_ll_buffer_mib = 0.5;
   // DEFAULT_LL128_BUFFSIZE = 120 elems * 640 threads * 8 steps * 8 B = 4.69 MiB when LL128 is
-  // enabled; NCCL disables it on PCIe (reference.md section 2): 0.
+  // enabled; NCCL disables it on PCIe (docs/reference/nccl-cost-model.md): 0.
   double nccl_ll128_buffer_mib = 0;
   // All-to-all (EP only): P2P buffer per peer per p2p channel (chunk size 512 KiB * NCCL_STEPS 8 =
   // 4 MiB) and p2p channels per peer.
   double nccl_p2p_buffer_mib = 4;
   int nccl_p2p_channels_per_peer = 1;
   // Custom allreduce (vLLM/SGLang): registered IPC buffer; 0 when not used (disabled on PCIe with
-  // more than 2 GPUs, reference.md section 5). vLLM's default maximum size is 8 MiB, doubled for
+  // more than 2 GPUs, docs/reference/allreduce-algorithms.md). vLLM's default maximum size is 8 MiB, doubled for
   // its in/out buffers: 16 when enabled.
   double custom_allreduce_mib = 0;
 };

@@ -1,6 +1,6 @@
 // Every rank its own timeline: per tensor-parallel rank a host thread that issues the GPU work and
 // a GPU stream that runs it; collectives are rendezvous (rank-timelines design note,
-// reference.md section 10).
+// docs/reference/rank-skew.md).
 //
 // A program is the ordered list of steps every rank runs (a decode step, a speculative cycle, a
 // micro-benchmark loop). Rank r keeps two clocks: H_r, when its host thread is free, and G_r, when

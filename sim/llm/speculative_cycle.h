@@ -1,4 +1,4 @@
-// The arithmetic of one speculative cycle, in one place (reference.md section 6; SGLang's EAGLE
+// The arithmetic of one speculative cycle, in one place (docs/reference/speculative-decoding.md; SGLang's EAGLE
 // loop): the draft proposes num_steps tokens per sequence (topk candidates per step), the target
 // verifies num_draft_tokens tokens per sequence in one pass, the first of which is the root (the
 // last accepted token), so at most num_draft_tokens - 1 drafted tokens can be checked, and at

@@ -1,4 +1,4 @@
-// Model shapes for tests, from the models' config.json (reference.md section 7). Test-only: the
+// Model shapes for tests, from the models' config.json (docs/reference/models.md). Test-only: the
 // simulator loads models from models/*.textproto or config.json through sim/io.
 #pragma once
 

@@ -362,7 +362,7 @@ std::string SglangCommand(const config::Scenario& base, const Candidate& c) {
   } else {
     cmd += " --disable-custom-all-reduce";
     if (c.comm.algorithm == "ring") env += " NCCL_ALGO=Ring";
-    // NCCL >= 2.24 enforces NCCL_ALGO strictly (reference.md section 1): name the collective so
+    // NCCL >= 2.24 enforces NCCL_ALGO strictly (docs/reference/case.md): name the collective so
     // all-gathers keep their ring.
     if (c.comm.algorithm == "tree") env += " NCCL_ALGO=allreduce:tree";
     if (c.comm.protocol == "ll") env += " NCCL_PROTO=LL";

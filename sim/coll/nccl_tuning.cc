@@ -30,9 +30,12 @@ double LlMaxBwGbps(int sm) {
   return 39.0;                 // Volta
 }
 
-// perChMaxTreeBw for one node: Volta 26.5, Ampere 24.0, Hopper 38.7 (tuning.cc). Blackwell's
-// value is not known here; Hopper's is used. It never binds on PCIe (bw_intra <= 24 there).
+// perChMaxTreeBw for one node: Volta 26.5, Ampere 24.0, Hopper 38.7, Blackwell 70.0 (tuning.cc
+// ncclTunerConstantsDefaults perChMaxTreeBws, NCCL 2.30.7; docs/reference/nccl-cost-model.md). It
+// binds only where 0.92 x bw_intra exceeds it: never on PCIe (bw_intra <= 24), and not with the
+// search speeds modelled here (duplication halves them: at most 45 on sm100+, 30 on Hopper).
 double PerChannelMaxTreeBwGbps(int sm) {
+  if (sm >= 100) return 70.0;
   if (sm >= 90) return 38.7;
   if (sm >= 80) return 24.0;
   return 26.5;

@@ -339,38 +339,34 @@ Status DecodeSimulator::AppendPass(PassKind kind, int tokens_per_sequence, int p
   return OkStatus();
 }
 
-LoopStage LoopStage::Pass(PassKind kind, int tokens_per_sequence, int phase) {
+namespace {
+LoopStage StageOf(LoopStage::Kind kind, int phase, std::string label) {
   LoopStage s;
-  s.kind = Kind::kPass;
+  s.kind = kind;
+  s.phase = phase;
+  s.label = std::move(label);
+  return s;
+}
+}  // namespace
+
+LoopStage LoopStage::Pass(PassKind kind, int tokens_per_sequence, int phase) {
+  LoopStage s = StageOf(Kind::kPass, phase, "");
   s.pass = kind;
   s.tokens_per_sequence = tokens_per_sequence;
-  s.phase = phase;
   return s;
 }
 
 LoopStage LoopStage::Copy(SimTime device_ps, int phase, std::string label) {
-  LoopStage s;
-  s.kind = Kind::kCopy;
+  LoopStage s = StageOf(Kind::kCopy, phase, std::move(label));
   s.device_ps = device_ps;
-  s.phase = phase;
-  s.label = std::move(label);
   return s;
 }
 
-LoopStage LoopStage::HostSync(int phase, std::string label) {
-  LoopStage s;
-  s.kind = Kind::kHostSync;
-  s.phase = phase;
-  s.label = std::move(label);
-  return s;
-}
+LoopStage LoopStage::HostSync(int phase, std::string label) { return StageOf(Kind::kHostSync, phase, std::move(label)); }
 
 LoopStage LoopStage::HostWork(double host_us, int phase, std::string label) {
-  LoopStage s;
-  s.kind = Kind::kHostWork;
+  LoopStage s = StageOf(Kind::kHostWork, phase, std::move(label));
   s.host_us = host_us;
-  s.phase = phase;
-  s.label = std::move(label);
   return s;
 }
 

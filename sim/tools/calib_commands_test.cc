@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
@@ -240,6 +241,20 @@ TEST(CompareCommandTest, WarnsWhenTheCalibrationIsFromAnotherBoxOrHasNoProvenanc
   EXPECT_NE(e3.str().find("records no provenance"), std::string::npos);
 }
 
+// `specsim compare TRACE --calibration CALIB --json`, parsed; nullopt on a non-zero exit. `err`
+// receives what it wrote on stderr either way.
+std::optional<nlohmann::json> CompareJson(const std::string& trace, const std::string& calib, std::string* err) {
+  CompareFlags f;
+  f.trace = trace;
+  f.calibration = calib;
+  f.json = true;
+  std::ostringstream out, e;
+  const int rc = RunCompare(f, out, e);
+  *err = e.str();
+  if (rc != 0) return std::nullopt;
+  return nlohmann::json::parse(out.str());
+}
+
 // The committed calibration of the 2x H200 box (configs/calibration/h200-2x.textproto, fitted on
 // all six traces of the 2026-11-30 matrix) predicts every one of them, the SHM items through the SHM
 // path and the NVLink items over NVLink, within issue 9's bounds: suite medians pcie <= 5%,
@@ -254,14 +269,11 @@ TEST(CompareCommandTest, CommittedTwoGpuCalibrationPredictsEveryTwoGpuTrace) {
   for (const char* env : {"default", "shm", "ll", "simple", "shm-ll", "shm-simple"}) {
     const std::string trace = std::string(SPECSIM_SOURCE_DIR) + "/traces/h200-2x-" + env + "-2026-11-30.pb";
     SCOPED_TRACE(trace);
-    CompareFlags f;
-    f.trace = trace;
-    f.calibration = calib;
-    f.json = true;
-    std::ostringstream out, err;
-    ASSERT_EQ(RunCompare(f, out, err), 0) << err.str();
-    EXPECT_EQ(err.str().find("warning"), std::string::npos) << err.str();
-    const auto j = nlohmann::json::parse(out.str());
+    std::string err;
+    const std::optional<nlohmann::json> compared = CompareJson(trace, calib, &err);
+    ASSERT_TRUE(compared.has_value()) << err;
+    EXPECT_EQ(err.find("warning"), std::string::npos) << err;
+    const nlohmann::json& j = *compared;
     ASSERT_FALSE(j["suites"].empty());
     for (const auto& s : j["suites"]) {
       const std::string suite = s["suite"];
@@ -298,13 +310,10 @@ TEST(CompareCommandTest, CommittedTwoGpuCalibrationPredictsLaterRunsOnAnotherMac
     for (int run = 1; run <= 3; ++run) {
       const std::string trace = fmt::format("{}/traces/repeat/h200-2x-repeat-{}-2026-12-01-r{}.pb", SPECSIM_SOURCE_DIR, env, run);
       SCOPED_TRACE(trace);
-      CompareFlags f;
-      f.trace = trace;
-      f.calibration = calib;
-      f.json = true;
-      std::ostringstream out, err;
-      ASSERT_EQ(RunCompare(f, out, err), 0) << err.str();
-      const auto j = nlohmann::json::parse(out.str());
+      std::string err;
+      const std::optional<nlohmann::json> compared = CompareJson(trace, calib, &err);
+      ASSERT_TRUE(compared.has_value()) << err;
+      const nlohmann::json& j = *compared;
       std::map<std::string, double> median;
       for (const auto& r : j["regimes"]) median[r["regime"].get<std::string>()] = r["median_abs_error"].get<double>();
       for (const std::string& regime : bounded) {

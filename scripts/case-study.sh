@@ -153,6 +153,15 @@ cat <<'TXT'
 
 ## 6. What specsim advises
 
+advise ranks what runs on SGLang as released first (configs/frameworks/sglang.textproto: its
+custom allreduce runs on 2 GPUs, or on more only with NVLink between every pair; on 8 PCIe GPUs it
+is off), then lists each harder option with what it would buy and what it takes: NCCL variables,
+or a code change. The reference case's team forced SGLang's custom allreduce on their PCIe box with
+a patch; specsim lists that as a code change. With its defaults specsim predicts the forced
+custom allreduce would pay here, where the case measured it slower still: the defaults grant the
+kernel full-rate peer reads, and the driver's default PCIe P2P mode on CPU-attached GPUs
+(docs/reference/peer-access.md) is not modelled yet (section 7).
+
 TXT
 run advise --scenario $scenario --no-progress
 cat <<'TXT'

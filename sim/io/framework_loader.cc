@@ -109,6 +109,28 @@ void CheckProfile(const FrameworkProfile& p, bool partial, std::vector<Problem>*
                     "required: true (the speculative loop waits for the GPU every cycle) or false (the "
                     "host runs ahead)"});
   }
+  if (p.has_custom_allreduce()) {
+    const config::CustomAllreduceRule& c = p.custom_allreduce();
+    for (int i = 0; i < c.world_sizes_size(); ++i) {
+      const int w = c.world_sizes(i);
+      if (w < 2 || w > 1024)
+        out->push_back({fmt::format("custom_allreduce.world_sizes[{}]", i), std::to_string(w), "must be in [2, 1024] (GPUs)"});
+    }
+    if (!partial && c.world_sizes_size() == 0)
+      out->push_back({"custom_allreduce.world_sizes", "(empty)",
+                      "required when custom_allreduce is given: the world sizes its kernel supports, e.g. [2, 4, 6, 8]"});
+    for (int i = 0; i < c.one_shot_only_world_sizes_size(); ++i) {
+      const int w = c.one_shot_only_world_sizes(i);
+      if (w < 2 || w > 1024)
+        out->push_back({fmt::format("custom_allreduce.one_shot_only_world_sizes[{}]", i), std::to_string(w),
+                        "must be in [2, 1024] (GPUs)"});
+    }
+    if (c.has_max_world_size_without_full_nvlink() && c.max_world_size_without_full_nvlink() < 0)
+      out->push_back({"custom_allreduce.max_world_size_without_full_nvlink",
+                      std::to_string(c.max_world_size_without_full_nvlink()), "must be >= 0 (GPUs)"});
+    if (c.has_max_bytes() && c.max_bytes() < 0)
+      out->push_back({"custom_allreduce.max_bytes", std::to_string(c.max_bytes()), "must be >= 0 (bytes; 0: no limit)"});
+  }
   if (!p.has_jitter()) return;
   const Jitter& j = p.jitter();
   const pb::EnumDescriptor* dists = Jitter::Distribution_descriptor();
@@ -218,6 +240,16 @@ StatusOr<llm::FrameworkProfile> Convert(const FrameworkProfile& p, std::string_v
   out.attention_verify = p.attention().verify();
   out.attention_mla_decode = p.attention().mla_decode();
   out.attention_mla_verify = p.attention().mla_verify();
+  if (p.has_custom_allreduce()) {
+    const config::CustomAllreduceRule& c = p.custom_allreduce();
+    out.custom_allreduce.stated = true;
+    out.custom_allreduce.world_sizes.assign(c.world_sizes().begin(), c.world_sizes().end());
+    out.custom_allreduce.max_world_size_without_full_nvlink = c.max_world_size_without_full_nvlink();
+    out.custom_allreduce.max_bytes = c.max_bytes();
+    out.custom_allreduce.source = c.source();
+    out.custom_allreduce.one_shot_only_world_sizes.assign(c.one_shot_only_world_sizes().begin(),
+                                                          c.one_shot_only_world_sizes().end());
+  }
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "sim/io/test_matchers.h"
 #include "sim/io/textproto.h"
@@ -250,6 +251,32 @@ TEST(FrameworkParseTest, BadJitterNamesTheField) {
   ASSERT_TRUE(empirical.ok()) << empirical.status().ToString();
   EXPECT_EQ(empirical->jitter.kind, llm::Jitter::Kind::kEmpirical);
   EXPECT_EQ(empirical->jitter.quantiles_us, (std::vector<double>{0, 1, 5}));
+}
+
+// The custom-allreduce gate: converted as written; a bad world size, a missing list or a negative
+// limit is an error naming the field, its line and the rule.
+TEST(FrameworkParseTest, CustomAllreduceRule) {
+  const std::string rule =
+      "custom_allreduce { world_sizes: [2, 4] max_world_size_without_full_nvlink: 2 max_bytes: 1024 "
+      "source: \"x.py\" one_shot_only_world_sizes: [2] }\n";
+  StatusOr<llm::FrameworkProfile> f = ParseFramework(std::string(kGood) + rule, "f.textproto");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_TRUE(f->custom_allreduce.stated);
+  EXPECT_EQ(f->custom_allreduce.world_sizes, (std::vector<int>{2, 4}));
+  EXPECT_EQ(f->custom_allreduce.max_world_size_without_full_nvlink, 2);
+  EXPECT_EQ(f->custom_allreduce.max_bytes, 1024);
+  EXPECT_EQ(f->custom_allreduce.source, "x.py");
+  EXPECT_EQ(f->custom_allreduce.one_shot_only_world_sizes, (std::vector<int>{2}));
+  EXPECT_FALSE(ParseFramework(kGood, "f.textproto")->custom_allreduce.stated);
+  EXPECT_TRUE(Contains(ErrorOf(std::string(kGood) + "custom_allreduce { world_sizes: [1, 4] }\n"),
+                       "f.textproto:11:20: custom_allreduce.world_sizes[0] = 1: must be in [2, 1024] (GPUs)"));
+  EXPECT_TRUE(Contains(ErrorOf(std::string(kGood) + "custom_allreduce { max_bytes: 8 }\n"),
+                       "custom_allreduce.world_sizes = (empty): required when custom_allreduce is given"));
+  EXPECT_TRUE(Contains(ErrorOf(std::string(kGood) + "custom_allreduce { world_sizes: [2] max_bytes: -8 }\n"),
+                       "custom_allreduce.max_bytes = -8: must be >= 0"));
+  EXPECT_TRUE(Contains(
+      ErrorOf(std::string(kGood) + "custom_allreduce { world_sizes: [2] max_world_size_without_full_nvlink: -1 }\n"),
+      "custom_allreduce.max_world_size_without_full_nvlink = -1: must be >= 0 (GPUs)"));
 }
 
 TEST(FrameworkParseTest, EveryProblemReportedTogether) {

@@ -15,7 +15,9 @@
 // bookkeeping, the speculative loop's acceptance processing and draft tree building).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/llm/rank_timeline.h"
 
@@ -52,6 +54,17 @@ struct FrameworkProfile {
   // attention implementations, for GQA / MHA caches and for MLA's latent cache; empty: not stated.
   std::string attention_decode, attention_verify;
   std::string attention_mla_decode, attention_mla_verify;
+  // When it runs its own custom allreduce instead of NCCL (framework.proto CustomAllreduceRule).
+  struct CustomAllreduceRule {
+    bool stated = false;                     // false: the profile states no rule
+    std::vector<int> world_sizes;            // supported at all
+    int max_world_size_without_full_nvlink = 0;
+    int64_t max_bytes = 0;                   // 0: no limit
+    std::string source;
+    std::vector<int> one_shot_only_world_sizes;  // always one-shot there (else by message size)
+    // Whether it runs on `world_size` GPUs, NVLink between every pair or not.
+    bool RunsOn(int world_size, bool full_nvlink) const;
+  } custom_allreduce;
 };
 
 }  // namespace specsim::llm

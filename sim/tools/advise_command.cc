@@ -133,12 +133,23 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
     j["top"] = nlohmann::json::array();
     for (int i = 0; i < std::min<int>(flags.top, static_cast<int>(result->ranked.size())); ++i) {
       const Evaluated& e = result->ranked[i];
-      j["top"].push_back({{"configuration", e.candidate.Label()}, {"tokens_per_s", e.tokens_per_s}, {"ms_per_token", e.ms_per_token}});
+      j["top"].push_back({{"configuration", e.candidate.Label()},
+                          {"tokens_per_s", e.tokens_per_s},
+                          {"ms_per_token", e.ms_per_token},
+                          {"takes", EffortName(e.takes.effort)},
+                          {"steps", e.takes.steps}});
     }
+    j["framework"] = result->framework;
+    j["harder"] = nlohmann::json::array();
+    for (const Evaluated& e : result->harder)
+      j["harder"].push_back({{"configuration", e.candidate.Label()},
+                             {"tokens_per_s", e.tokens_per_s},
+                             {"takes", EffortName(e.takes.effort)},
+                             {"steps", e.takes.steps}});
     j["families"] = nlohmann::json::array();
     for (const FamilyVerdict& f : result->families)
       j["families"].push_back({{"family", f.family}, {"best", f.best}, {"tokens_per_s", f.tokens_per_s}, {"bottleneck", f.bottleneck}});
-    j["sglang"] = SglangCommand(base, winner.candidate);
+    j["sglang"] = SglangCommand(base, winner.candidate, result->custom_allreduce_by_default);
     out << j.dump(1) << "\n";
     return 0;
   }
@@ -156,14 +167,25 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
                      result->did_not_fit > 0 ? fmt::format("; {} did not fit in memory", result->did_not_fit) : "");
   // Wall time goes to stderr so that stdout is the same on every run.
   if (flags.progress) err << fmt::format("specsim advise: {} configurations in {:.1f} s\n", result->evaluated, secs);
-  out << "#\n# top configurations\n";
-  out << fmt::format("  {:>4} {:>9} {:>8}  {}\n", "rank", "tok/s", "vs base", "configuration");
+  out << fmt::format("#   framework {}: its custom allreduce {} on this box (configs/frameworks/{}.textproto)\n",
+                     result->framework.empty() ? "(none)" : result->framework,
+                     result->custom_allreduce_by_default ? "runs by default" : "does not run as released",
+                     result->framework.empty() ? "*" : result->framework);
+  out << "#\n# top configurations (what runs as is first, then by what it takes)\n";
+  out << fmt::format("  {:>4} {:>9} {:>8}  {:<30} {}\n", "rank", "tok/s", "vs base", "takes", "configuration");
   for (int i = 0; i < std::min<int>(flags.top, static_cast<int>(result->ranked.size())); ++i) {
     const Evaluated& e = result->ranked[i];
-    out << fmt::format("  {:>4} {:>9.1f} {:>7.2f}x  {}\n", i + 1, e.tokens_per_s,
-                       baseline ? e.tokens_per_s / baseline->tokens_per_s : 0.0, e.candidate.Label());
+    out << fmt::format("  {:>4} {:>9.1f} {:>7.2f}x  {:<30} {}\n", i + 1, e.tokens_per_s,
+                       baseline ? e.tokens_per_s / baseline->tokens_per_s : 0.0, EffortName(e.takes.effort),
+                       e.candidate.Label());
   }
   if (baseline) out << fmt::format("#   (vs base: against no speculation, NCCL auto, CUDA graphs: {:.1f} tok/s)\n", baseline->tokens_per_s);
+  if (!result->harder.empty()) {
+    out << "#\n# harder options: faster than the winner, and what each takes\n";
+    for (const Evaluated& e : result->harder)
+      out << fmt::format("  {:>9.1f} tok/s ({:+.0f}%)  {}\n      {}\n", e.tokens_per_s,
+                         100.0 * (e.tokens_per_s / winner.tokens_per_s - 1), e.candidate.Label(), e.takes.Text());
+  }
   out << "#\n# families: the best of each, and what sinks it against the winner\n";
   for (const FamilyVerdict& f : result->families) {
     if (f.tokens_per_s <= 0) {
@@ -174,7 +196,8 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
       out << fmt::format("  {:<38} {:>8.1f} tok/s  {}\n", f.family, f.tokens_per_s, f.bottleneck);
     }
   }
-  out << "#\n# to reproduce the winner with SGLang:\n  " << SglangCommand(base, winner.candidate) << "\n";
+  out << "#\n# to reproduce the winner with SGLang:\n  "
+      << SglangCommand(base, winner.candidate, result->custom_allreduce_by_default) << "\n";
   return 0;
 }
 

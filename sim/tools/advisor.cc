@@ -211,7 +211,19 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& s
     return InvalidArgumentError("advise: empty search space");
   AdviseResult result;
   result.space_size = space.size();
+  // The framework and box the rules read (framework_rules.h).
+  auto loaded = scenario::BuildScenario(base, "advise", {}, "");
+  if (!loaded.ok()) return loaded.status();
+  const llm::FrameworkProfile framework = loaded->setup.framework.value_or(llm::FrameworkProfile{});
+  const BoxFacts box = BoxFactsOf(*loaded->topology, loaded->setup.parallel.tp, loaded->setup.gpus);
+  result.framework = framework.name;
+  result.custom_allreduce_by_default = CustomAllreduceByDefault(framework, box);
   std::vector<Evaluated> all;
+  auto evaluate = [&](const std::vector<Candidate>& candidates, int* counter, int hint) {
+    const size_t first = all.size();
+    EvaluateAll(base, &all, candidates, options, progress, counter, hint);
+    for (size_t i = first; i < all.size(); ++i) all[i].takes = WhatCandidateTakes(all[i].candidate, framework, box);
+  };
   int counter = 0;
   const int hint = static_cast<int>(options.exhaustive ? space.size() : space.comms.size() * 2 + space.specs.size() * 3 + 2);
   auto cross = [&](const std::vector<SpecChoice>& specs, const std::vector<CommChoice>& comms,
@@ -231,11 +243,21 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& s
         best = &e;
     return best;
   };
+  // The fastest exact configuration of the lowest effort evaluated so far.
+  auto least_effort_best_of = [](const std::vector<Evaluated>& v) -> const Evaluated* {
+    const Evaluated* best = nullptr;
+    for (const Evaluated& e : v) {
+      if (e.status != "ok" || e.candidate.optimistic()) continue;
+      if (best == nullptr || e.takes.effort < best->takes.effort ||
+          (e.takes.effort == best->takes.effort && e.tokens_per_s > best->tokens_per_s))
+        best = &e;
+    }
+    return best;
+  };
   const PacingChoice& pacing0 = space.pacing.front();
   const int ep0 = space.expert_parallel.front();
   if (options.exhaustive) {
-    EvaluateAll(base, &all, cross(space.specs, space.comms, space.pacing, space.expert_parallel), options, progress,
-                &counter, hint);
+    evaluate(cross(space.specs, space.comms, space.pacing, space.expert_parallel), &counter, hint);
   } else {
     // Stage 1: every allreduce choice, with no speculation and one reference speculation setting.
     std::vector<SpecChoice> reference = {space.specs.front()};
@@ -244,7 +266,7 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& s
         if (reference.size() == 1) reference.push_back(s); else reference[1] = s;
       }
     }
-    EvaluateAll(base, &all, cross(reference, space.comms, {pacing0}, {ep0}), options, progress, &counter, hint);
+    evaluate(cross(reference, space.comms, {pacing0}, {ep0}), &counter, hint);
     std::map<std::string, double> comm_score;
     for (const Evaluated& e : all)
       if (e.status == "ok") comm_score[e.candidate.comm.name] = std::max(comm_score[e.candidate.comm.name], e.tokens_per_s);
@@ -259,17 +281,21 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& s
     for (const SpecChoice& s : space.specs)
       if (std::none_of(reference.begin(), reference.end(), [&](const SpecChoice& r) { return r.Label() == s.Label(); }))
         rest.push_back(s);
-    EvaluateAll(base, &all, cross(rest, keep, {pacing0}, {ep0}), options, progress, &counter, hint);
-    // Stage 3: the best so far with every other pacing choice and expert parallelism flipped.
-    const Evaluated* best = best_of(all);
-    if (best != nullptr) {
-      std::vector<Candidate> flips;
+    evaluate(cross(rest, keep, {pacing0}, {ep0}), &counter, hint);
+    // Stage 3: the fastest so far, and the fastest of what takes least, with every other pacing
+    // choice and expert parallelism flipped.
+    std::vector<Candidate> flips;
+    for (const Evaluated* best : {best_of(all), least_effort_best_of(all)}) {
+      if (best == nullptr) continue;
       for (const PacingChoice& g : space.pacing)
-        for (int ep : space.expert_parallel)
-          if (g.name != best->candidate.pacing.name || ep != best->candidate.expert_parallel)
-            flips.push_back({best->candidate.spec, best->candidate.comm, g, ep});
-      EvaluateAll(base, &all, flips, options, progress, &counter, hint);
+        for (int ep : space.expert_parallel) {
+          const Candidate flip{best->candidate.spec, best->candidate.comm, g, ep};
+          const bool seen_before = std::any_of(flips.begin(), flips.end(), [&](const Candidate& f) { return f.Label() == flip.Label(); });
+          if ((g.name != best->candidate.pacing.name || ep != best->candidate.expert_parallel) && !seen_before)
+            flips.push_back(flip);
+        }
     }
+    evaluate(flips, &counter, hint);
   }
   if (options.progress) progress << "\n";
   result.evaluated = static_cast<int>(all.size());
@@ -282,11 +308,20 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& s
   // listed but cannot be the winner.
   std::stable_sort(result.ranked.begin(), result.ranked.end(), [](const Evaluated& a, const Evaluated& b) {
     if (a.candidate.optimistic() != b.candidate.optimistic()) return !a.candidate.optimistic();
+    if (a.takes.effort != b.takes.effort) return a.takes.effort < b.takes.effort;
     return a.tokens_per_s > b.tokens_per_s;
   });
   if (result.ranked.empty()) return FailedPreconditionError("advise: no configuration fits in GPU memory");
   const Evaluated& winner = result.ranked.front();
   if (winner.candidate.optimistic()) return FailedPreconditionError("advise: only tree configurations fit; their acceptance is unknown");
+  for (Effort level : {Effort::kLaunchFlag, Effort::kEnvironment, Effort::kCodeChange}) {
+    if (level <= winner.takes.effort) continue;
+    const Evaluated* best = nullptr;
+    for (const Evaluated& e : result.ranked)
+      if (!e.candidate.optimistic() && e.takes.effort == level && (best == nullptr || e.tokens_per_s > best->tokens_per_s))
+        best = &e;
+    if (best != nullptr && best->tokens_per_s > winner.tokens_per_s) result.harder.push_back(*best);
+  }
 
   // Families: speculation families, allreduce families, pacing choices, expert parallelism.
   std::vector<std::pair<std::string, std::function<bool(const Candidate&)>>> families;
@@ -306,12 +341,15 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& s
   for (const auto& [name, member] : families) {
     FamilyVerdict v;
     v.family = name;
-    // The family's best exact configuration; upper bounds (trees) only for a family of trees.
+    // The family's best exact configuration of the least effort it has; upper bounds (trees) only
+    // for a family of trees.
     const Evaluated* best = nullptr;
     for (int pass = 0; pass < 2 && best == nullptr; ++pass) {
       for (const Evaluated& e : result.ranked) {
         if (!member(e.candidate) || (pass == 0 && e.candidate.optimistic())) continue;
-        if (best == nullptr || e.tokens_per_s > best->tokens_per_s) best = &e;
+        if (best == nullptr || e.takes.effort < best->takes.effort ||
+            (e.takes.effort == best->takes.effort && e.tokens_per_s > best->tokens_per_s))
+          best = &e;
       }
     }
     if (best == nullptr) {
@@ -323,6 +361,10 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& s
       v.tokens_per_s = best->tokens_per_s;
       if (member(winner.candidate)) {
         v.bottleneck = "";  // the winner's own family
+      } else if (!best->candidate.optimistic() && best->takes.effort > winner.takes.effort &&
+                 best->tokens_per_s > winner.tokens_per_s) {
+        v.bottleneck = fmt::format("{:.2f} ms/token faster than the winner, but it {}", winner.ms_per_token - best->ms_per_token,
+                                   best->takes.Text());
       } else if (best->candidate.pacing.what_if && best->tokens_per_s > winner.tokens_per_s) {
         v.bottleneck = fmt::format(
             "what-if only: {:.1f} tok/s if the host never waited for the GPU (acceptance kept on the GPU, "
@@ -342,7 +384,7 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& s
   return result;
 }
 
-std::string SglangCommand(const config::Scenario& base, const Candidate& c) {
+std::string SglangCommand(const config::Scenario& base, const Candidate& c, bool custom_allreduce_by_default) {
   std::string cmd = fmt::format("python -m sglang.launch_server --model-path <{}> --tp {}", base.model(),
                                 base.parallelism().tensor_parallel());
   if (c.spec.method == config::Speculation::EAGLE3)
@@ -358,21 +400,13 @@ std::string SglangCommand(const config::Scenario& base, const Candidate& c) {
     notes += "\n# and the framework behaviour " + o + " (no SGLang flag is named for it here: not verified against SGLang)";
   std::string env;
   if (c.comm.algorithm == "oneshot" || c.comm.algorithm == "twoshot") {
-    env = "# SGLang's custom allreduce (it picks one-shot or two-shot by message size; keep it enabled)";
+    env = custom_allreduce_by_default
+              ? "# SGLang's custom allreduce, on by default on this box (it picks one-shot or two-shot by message size)"
+              : "# SGLang's custom allreduce does not run on this box as released (more than 2 GPUs without NVLink "
+                "between every pair): a code change (configs/frameworks/sglang.textproto custom_allreduce)";
   } else {
-    cmd += " --disable-custom-all-reduce";
-    if (c.comm.algorithm == "ring") env += " NCCL_ALGO=Ring";
-    // NCCL >= 2.24 enforces NCCL_ALGO strictly (docs/reference/case.md): name the collective so
-    // all-gathers keep their ring.
-    if (c.comm.algorithm == "tree") env += " NCCL_ALGO=allreduce:tree";
-    if (c.comm.protocol == "ll") env += " NCCL_PROTO=LL";
-    if (c.comm.protocol == "simple") env += " NCCL_PROTO=Simple";
-    if (c.comm.channels > 0) env += fmt::format(" NCCL_MIN_NCHANNELS={0} NCCL_MAX_NCHANNELS={0}", c.comm.channels);
-    if (!c.comm.p2p_level.empty()) {
-      std::string level = c.comm.p2p_level;
-      for (char& ch : level) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-      env += " NCCL_P2P_LEVEL=" + level;
-    }
+    if (custom_allreduce_by_default) cmd += " --disable-custom-all-reduce";
+    if (const std::string nccl = NcclEnvironmentOf(c.comm); !nccl.empty()) env = " " + nccl;
   }
   return (env.empty() ? cmd : (env[0] == '#' ? cmd + "\n" + env : env.substr(1) + " " + cmd)) + notes;
 }

@@ -26,6 +26,7 @@
 
 #include "sim/core/status.h"
 #include "sim/llm/decode_simulator.h"
+#include "sim/tools/framework_rules.h"
 #include "specsim/scenario.pb.h"
 
 namespace specsim::tools {
@@ -94,6 +95,7 @@ struct Evaluated {
   llm::DecodeResult result;
   double tokens_per_s = 0;
   double ms_per_token = 0;
+  WhatItTakes takes;           // on the base scenario's framework and box (framework_rules.h)
 };
 
 struct FamilyVerdict {
@@ -104,8 +106,15 @@ struct FamilyVerdict {
 };
 
 struct AdviseResult {
-  // Fitting configurations: exact ones fastest first, then the upper bounds (trees) fastest first.
+  // Fitting configurations: exact ones before upper bounds (trees, what-ifs); among them what
+  // runs as is first, then by what it takes (framework_rules.h Effort); fastest first within.
+  // The winner (ranked.front()) is the fastest exact configuration that takes the least.
   std::vector<Evaluated> ranked;
+  // Per harder effort level, its fastest exact configuration when it beats the winner: what it
+  // would buy and what it takes.
+  std::vector<Evaluated> harder;
+  std::string framework;               // the base scenario's framework profile
+  bool custom_allreduce_by_default = false;  // the framework runs its own allreduce on this box
   std::vector<FamilyVerdict> families;
   int evaluated = 0;
   int did_not_fit = 0;
@@ -123,7 +132,8 @@ std::vector<std::string> CandidateOverrides(const Candidate& c, const std::vecto
 StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& space, const AdviseOptions& options,
                               std::ostream& progress);
 
-// SGLang launch flags and NCCL environment that reproduce a candidate.
-std::string SglangCommand(const config::Scenario& base, const Candidate& c);
+// SGLang launch flags and NCCL environment that reproduce a candidate (`custom_allreduce_by_default`:
+// SGLang runs its custom allreduce on this box unless told not to).
+std::string SglangCommand(const config::Scenario& base, const Candidate& c, bool custom_allreduce_by_default);
 
 }  // namespace specsim::tools

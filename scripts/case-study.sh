@@ -123,15 +123,19 @@ traces/README.md, per-op host cost and jitter fitted by `specsim calibrate`).
 ## 4. How the verify pass grows with the number of draft tokens
 
 A tree (topk 4, 3 steps) lets num_draft_tokens grow while the acceptance stays that of the scenario
-(so tau does not change): the verify pass carries N tokens per sequence, its allreduces N x 14 KB,
-and its MoE layers read the weights of more distinct experts.
+(so tau does not change): the scenario's per-depth acceptance 0.85, 0.75, 0.65 is given as the
+accept-length histogram of a 3/4/4 tree (per 1000 cycles: 150, 212.5, 223.125, 414.375), which every
+other num_draft_tokens takes per depth (sim/llm/acceptance.h AcceptanceForShape). The verify pass
+carries N tokens per sequence, its allreduces N x 14 KB, and its MoE layers read the weights of
+more distinct experts.
 
 TXT
-"$SPECSIM" sweep $scenario --set speculation.topk=4 --vary speculation.num_draft_tokens=4,8,16,32 \
+"$SPECSIM" sweep $scenario --set speculation.topk=4 --set speculation.acceptance_probabilities= --set speculation.accept_length_histogram=150,212.5,223.125,414.375 --set speculation.histogram_topk=4 --set speculation.histogram_num_draft_tokens=4 \
+  --vary speculation.num_draft_tokens=4,8,16,32 \
   --vary communication.allreduce_algorithm=auto,twoshot --svg "$out/case-study/verify-growth.svg" \
   --no-progress --out "$out/case-study/verify-growth.csv" 2>/dev/null
 echo '```'
-echo "\$ specsim sweep $scenario --set speculation.topk=4 --vary speculation.num_draft_tokens=4,8,16,32 --vary communication.allreduce_algorithm=auto,twoshot"
+echo "\$ specsim sweep $scenario --set speculation.topk=4 --set speculation.acceptance_probabilities= --set speculation.accept_length_histogram=150,212.5,223.125,414.375 --set speculation.histogram_topk=4 --set speculation.histogram_num_draft_tokens=4 --vary speculation.num_draft_tokens=4,8,16,32 --vary communication.allreduce_algorithm=auto,twoshot"
 cat "$out/case-study/verify-growth.csv"
 echo '```'
 cat <<'TXT'

@@ -101,23 +101,21 @@ void CheckSpeculation(const Speculation& s, ValidationErrors* e) {
 
   const int probs = s.acceptance_probabilities_size();
   const int hist = s.accept_length_histogram_size();
-  if (probs > 0 && hist > 0) {
+  for (const auto& [field, value] : {std::pair{"histogram_num_steps", s.histogram_num_steps()},
+                                     {"histogram_topk", s.histogram_topk()},
+                                     {"histogram_num_draft_tokens", s.histogram_num_draft_tokens()}}) {
+    if (value < 0 || value > 4096)
+      e->Add(std::string("speculation.") + field, std::to_string(value),
+             "must be in [0, 4096] (0: the scenario's own speculation shape)");
+  }
+  if (probs == 0 && hist == 0) {
     e->AddPlain(fmt::format(
-        "speculation: both acceptance_probabilities ({} values) and accept_length_histogram ({} "
-        "values) are set: give exactly one",
-        probs, hist));
-  } else if (probs == 0 && hist == 0) {
-    e->AddPlain(fmt::format(
-        "speculation: method {} needs acceptance: set exactly one of "
-        "speculation.acceptance_probabilities (num_steps values p_1..p_S in [0, 1]) or "
+        "speculation: method {} needs acceptance: set speculation.acceptance_probabilities (per-position "
+        "acceptance p_1..p_S of the top-1 draft token, in [0, 1]) and/or "
         "speculation.accept_length_histogram (num_steps + 1 counts, index i = i drafts accepted)",
         method));
-  } else if (probs > 0) {
-    if (s.num_steps() >= 1 && probs != s.num_steps()) {
-      e->Add("speculation.acceptance_probabilities", fmt::format("({} values)", probs),
-             fmt::format("must have speculation.num_steps = {} values (one per draft position)",
-                         s.num_steps()));
-    }
+  }
+  if (probs > 0) {
     for (int i = 0; i < probs; ++i) {
       const double p = s.acceptance_probabilities(i);
       if (!(p >= 0 && p <= 1)) {
@@ -125,12 +123,15 @@ void CheckSpeculation(const Speculation& s, ValidationErrors* e) {
                "must be in [0, 1]");
       }
     }
-  } else {
-    if (s.num_steps() >= 1 && hist != s.num_steps() + 1) {
+  }
+  if (hist > 0) {
+    const int steps = s.histogram_num_steps() > 0 ? s.histogram_num_steps() : s.num_steps();
+    const char* which = s.histogram_num_steps() > 0 ? "speculation.histogram_num_steps" : "speculation.num_steps";
+    if (steps >= 1 && hist != steps + 1) {
       e->Add("speculation.accept_length_histogram", fmt::format("({} values)", hist),
-             fmt::format("must have speculation.num_steps + 1 = {} values (index i = cycles that "
-                         "accepted i draft tokens, i = 0..num_steps)",
-                         s.num_steps() + 1));
+             fmt::format("must have {} + 1 = {} values (index i = cycles that accepted i draft tokens, "
+                         "i = 0..{})",
+                         which, steps + 1, steps));
     }
     double sum = 0;
     bool valid = true;

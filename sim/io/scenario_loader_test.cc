@@ -186,17 +186,33 @@ TEST(ScenarioValidationTest, HistogramOfWrongLength) {
                        "the sum must be > 0"));
 }
 
-TEST(ScenarioValidationTest, AcceptanceMustBeExactlyOne) {
+// Acceptance: per-position probabilities and/or a histogram (sim/llm/acceptance.h
+// AcceptanceForShape); neither is an error; probabilities need not match num_steps (deeper
+// positions take the last value); a histogram has one count per accepted length of the shape it
+// was measured with.
+TEST(ScenarioValidationTest, AcceptanceRules) {
   EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]", "")),
                        "s.textproto: speculation: method EAGLE3 needs acceptance"));
+  auto both = ParseScenario(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
+                                 "acceptance_probabilities: [0.8, 0.6, 0.4] accept_length_histogram: [1, 1, 1, 1]"),
+                            "s.textproto");
+  EXPECT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_TRUE(ParseScenario(Edit("[0.8, 0.6, 0.4]", "[0.8]"), "s.textproto").ok());
+  EXPECT_TRUE(Contains(ErrorOf(Edit("[0.8, 0.6, 0.4]", "[0.8, 1.5]")),
+                       "speculation.acceptance_probabilities[1] = 1.5: must be in [0, 1]"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]", "accept_length_histogram: [1, 1]")),
+                       "speculation.accept_length_histogram = (2 values): must have speculation.num_steps + 1 = 4"));
+  // A histogram measured with another shape counts that shape's lengths.
+  EXPECT_TRUE(ParseScenario(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
+                                 "accept_length_histogram: [1, 1] histogram_num_steps: 1 histogram_topk: 2"),
+                            "s.textproto")
+                  .ok());
   EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
-                                    "acceptance_probabilities: [0.8, 0.6, 0.4] "
-                                    "accept_length_histogram: [1, 1, 1, 1]")),
-                       "both acceptance_probabilities (3 values) and accept_length_histogram"));
-  const std::string e = ErrorOf(Edit("[0.8, 0.6, 0.4]", "[0.8, 1.5]"));
-  EXPECT_TRUE(Contains(e, "speculation.acceptance_probabilities = (2 values): must have "
-                          "speculation.num_steps = 3 values"));
-  EXPECT_TRUE(Contains(e, "speculation.acceptance_probabilities[1] = 1.5: must be in [0, 1]"));
+                                    "accept_length_histogram: [1, 1, 1] histogram_num_steps: 1")),
+                       "must have speculation.histogram_num_steps + 1 = 2 values"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
+                                    "acceptance_probabilities: [0.8] histogram_topk: -1")),
+                       "speculation.histogram_topk = -1: must be in [0, 4096]"));
 }
 
 TEST(ScenarioValidationTest, OtherRules) {

@@ -1,8 +1,12 @@
 #include "sim/llm/acceptance.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
+
+#include "sim/llm/speculative_cycle.h"
 
 namespace specsim::llm {
 
@@ -64,6 +68,72 @@ int AcceptanceModel::Sample(std::mt19937_64& rng) const {
   // upper_bound never lands on a zero-probability entry: those repeat the previous cumulative.
   auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), u);
   return static_cast<int>(std::min<ptrdiff_t>(it - cumulative_.begin(), max_accepted()));
+}
+
+std::vector<double> PerPositionOfHistogram(const std::vector<double>& histogram) {
+  double total = 0;
+  for (double h : histogram) total += h;
+  std::vector<double> p;
+  // at_least[k] = P(L >= k) x total.
+  double at_least = total;
+  for (size_t k = 1; k < histogram.size(); ++k) {
+    const double next = at_least - histogram[k - 1];
+    p.push_back(at_least > 0 ? std::clamp(next / at_least, 0.0, 1.0) : 0.0);
+    at_least = next;
+  }
+  return p;
+}
+
+StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num_steps, int topk, int num_draft_tokens) {
+  if (num_steps < 1 || topk < 1 || num_draft_tokens < 2)
+    return InvalidArgumentError(fmt::format("speculation shape {}/{}/{}: num_steps and topk must be >= 1, "
+                                            "num_draft_tokens >= 2", num_steps, topk, num_draft_tokens));
+  const std::string shape = fmt::format("{}/{}/{}", num_steps, topk, num_draft_tokens);
+  const bool measured = !data.histogram.empty();
+  const std::string measured_shape =
+      fmt::format("{}/{}/{}", data.histogram_num_steps, data.histogram_topk, data.histogram_num_draft_tokens);
+  if (measured && data.histogram_num_steps == num_steps && data.histogram_topk == topk &&
+      data.histogram_num_draft_tokens == num_draft_tokens) {
+    ASSIGN_OR_RETURN(AcceptanceModel m, AcceptanceModel::FromHistogram(data.histogram));
+    return ShapeAcceptance{std::move(m), "the histogram measured with this shape (" + shape + ")", false};
+  }
+  std::vector<double> p = data.chain_probabilities;
+  bool from_tree = false;
+  std::string basis;
+  if (!p.empty()) {
+    basis = "per-position acceptance of the top-1 draft token";
+  } else if (measured) {
+    RETURN_IF_ERROR(AcceptanceModel::FromHistogram(data.histogram).status());
+    p = PerPositionOfHistogram(data.histogram);
+    from_tree = data.histogram_topk > 1;
+    basis = fmt::format("the per-depth acceptance of the histogram measured with {}", measured_shape);
+  } else {
+    return InvalidArgumentError("speculation: no acceptance known (give acceptance_probabilities or accept_length_histogram)");
+  }
+  if (p.empty()) return InvalidArgumentError("speculation: the histogram has no depth (give counts for 0..S accepted)");
+  const int positions = MaxAcceptedPerCycle(num_steps, num_draft_tokens);
+  if (num_steps > static_cast<int>(p.size()) && positions > static_cast<int>(p.size()))
+    basis += fmt::format(" (known to depth {}, deeper ones take its last value)", p.size());
+  std::vector<double> q;
+  bool upper_bound = false;
+  for (int d = 0; d < num_steps; ++d) {
+    double v = d >= positions ? 0.0 : p[std::min<size_t>(d, p.size() - 1)];
+    if (!(v >= 0 && v <= 1))
+      return InvalidArgumentError(fmt::format("acceptance_probabilities[{}] = {}: must be in [0, 1]", d, v));
+    if (topk > 1 && !from_tree) v = TreeCreditedAcceptance(v, topk);
+    q.push_back(v);
+  }
+  if (topk > 1 && !from_tree) {
+    upper_bound = true;
+    basis += fmt::format(", credited 1-(1-p)^{} per depth for a tree: an upper bound", topk);
+  } else if (topk == 1 && from_tree) {
+    upper_bound = true;
+    basis += ", a tree's, for a chain: an upper bound";
+  } else if (from_tree) {
+    basis += ", used for this tree shape: approximate";
+  }
+  ASSIGN_OR_RETURN(AcceptanceModel m, AcceptanceModel::FromPerPosition(q));
+  return ShapeAcceptance{std::move(m), basis, upper_bound};
 }
 
 }  // namespace specsim::llm

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "sim/core/status.h"
@@ -39,5 +40,38 @@ class AcceptanceModel {
   std::vector<double> distribution_;
   std::vector<double> cumulative_;
 };
+
+// What is known of a draft's acceptance (scenario.proto Speculation), and the model a speculation
+// shape (num_steps / topk / num_draft_tokens) gets from it. One owner: simulate, sweep and advise
+// all take their acceptance from AcceptanceForShape.
+struct AcceptanceData {
+  std::vector<double> chain_probabilities;  // per-position acceptance of the draft's top-1 token
+  std::vector<double> histogram;            // accepted draft tokens per cycle, h_0..h_S, measured
+  int histogram_num_steps = 0, histogram_topk = 1, histogram_num_draft_tokens = 0;  // ... with this shape
+};
+
+struct ShapeAcceptance {
+  AcceptanceModel model;
+  std::string basis;         // where it comes from, for reports
+  bool upper_bound = false;  // optimistic: results using it are upper bounds
+};
+
+// The rules, in order:
+//   1. a histogram measured with exactly this shape: that histogram (exact);
+//   2. per-position probabilities: given ones (chain_probabilities), else the histogram's per-depth
+//      conditional acceptance p_k = P(L >= k) / P(L >= k-1) (PerPositionOfHistogram); depths past
+//      the known ones take the last value; depths a cycle cannot accept
+//      (MaxAcceptedPerCycle) take 0;
+//   3. a tree (topk > 1) with top-1 probabilities (given, or from a chain's histogram): each depth
+//      credited 1 - (1 - p)^topk (speculative_cycle.h TreeCreditedAcceptance): an upper bound;
+//      a chain with a tree's per-depth acceptance: an upper bound (a tree accepts at least what its
+//      top-1 path does); a tree of another shape than the measured tree's: its per-depth
+//      acceptance as measured (approximate, said in the basis).
+// InvalidArgument when nothing is known or a value is out of range.
+StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num_steps, int topk, int num_draft_tokens);
+
+// p_k = P(L >= k) / P(L >= k - 1), k = 1..S, of a histogram h_0..h_S of accepted counts L (0 where
+// P(L >= k - 1) = 0). REQUIRES: a valid histogram (AcceptanceModel::FromHistogram accepts it).
+std::vector<double> PerPositionOfHistogram(const std::vector<double>& histogram);
 
 }  // namespace specsim::llm

@@ -61,3 +61,76 @@ TEST(Acceptance, BadInputIsAnError) {
 
 }  // namespace
 }  // namespace specsim::llm
+
+namespace specsim::llm {
+namespace {
+
+// p_k = P(L >= k) / P(L >= k - 1): histogram [10, 20, 30, 40] (L = 0..3, 100 cycles) gives
+// 90/100, 70/90, 40/70.
+TEST(AcceptanceForShape, PerPositionOfAHistogram) {
+  const std::vector<double> p = PerPositionOfHistogram({10, 20, 30, 40});
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_DOUBLE_EQ(p[0], 0.9);
+  EXPECT_DOUBLE_EQ(p[1], 70.0 / 90.0);
+  EXPECT_DOUBLE_EQ(p[2], 40.0 / 70.0);
+  // A chain model of those probabilities gives the histogram back.
+  auto m = AcceptanceModel::FromPerPosition(p);
+  ASSERT_TRUE(m.ok());
+  EXPECT_NEAR(m->distribution()[0], 0.1, 1e-12);
+  EXPECT_NEAR(m->distribution()[3], 0.4, 1e-12);
+}
+
+TEST(AcceptanceForShape, RulesInOrder) {
+  AcceptanceData d;
+  d.histogram = {10, 20, 30, 40};
+  d.histogram_num_steps = 3;
+  d.histogram_topk = 4;
+  d.histogram_num_draft_tokens = 8;
+  // 1. The measured shape: the histogram itself, exact.
+  auto exact = AcceptanceForShape(d, 3, 4, 8);
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  EXPECT_FALSE(exact->upper_bound);
+  EXPECT_NEAR(exact->model.tau(), 1 + (20 + 60 + 120) / 100.0, 1e-12);
+  // A chain from a tree's histogram: its per-depth acceptance, an upper bound.
+  auto chain = AcceptanceForShape(d, 3, 1, 4);
+  ASSERT_TRUE(chain.ok());
+  EXPECT_TRUE(chain->upper_bound);
+  EXPECT_NEAR(chain->model.tau(), exact->model.tau(), 1e-12);
+  // Another tree shape: the same per-depth acceptance, said to be approximate; deeper than
+  // measured takes the last value: depth 4 accepted with p_3 = 4/7.
+  auto deeper = AcceptanceForShape(d, 4, 4, 16);
+  ASSERT_TRUE(deeper.ok());
+  EXPECT_FALSE(deeper->upper_bound);
+  EXPECT_NE(deeper->basis.find("approximate"), std::string::npos) << deeper->basis;
+  EXPECT_NE(deeper->basis.find("known to depth 3"), std::string::npos) << deeper->basis;
+  EXPECT_NEAR(deeper->model.distribution()[4], 0.4 * 4.0 / 7.0, 1e-12);
+  // 2-3. Top-1 probabilities: a chain as given; a tree credited 1 - (1 - p)^k: an upper bound.
+  AcceptanceData top1;
+  top1.chain_probabilities = {0.5};
+  auto c = AcceptanceForShape(top1, 2, 1, 3);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->upper_bound);
+  EXPECT_NEAR(c->model.tau(), 1 + 0.5 + 0.25, 1e-12);
+  auto t = AcceptanceForShape(top1, 2, 2, 8);
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(t->upper_bound);
+  EXPECT_NEAR(t->model.tau(), 1 + 0.75 + 0.75 * 0.75, 1e-12);
+  // Depths a cycle cannot accept (num_draft_tokens - 1 < num_steps) take 0.
+  auto capped = AcceptanceForShape(top1, 3, 1, 3);
+  ASSERT_TRUE(capped.ok());
+  EXPECT_EQ(capped->model.max_accepted(), 2);
+  // Given top-1 probabilities win over a histogram of another shape (a chain's histogram would
+  // give its own per-position values).
+  AcceptanceData both = d;
+  both.chain_probabilities = {0.5};
+  EXPECT_NEAR(AcceptanceForShape(both, 2, 1, 3)->model.tau(), 1.75, 1e-12);
+  // Nothing known, or a bad value: errors.
+  EXPECT_FALSE(AcceptanceForShape(AcceptanceData{}, 3, 1, 4).ok());
+  AcceptanceData bad;
+  bad.chain_probabilities = {1.5};
+  EXPECT_FALSE(AcceptanceForShape(bad, 1, 1, 2).ok());
+  EXPECT_FALSE(AcceptanceForShape(top1, 0, 1, 2).ok());
+}
+
+}  // namespace
+}  // namespace specsim::llm

@@ -58,6 +58,8 @@ struct SpeculationSettings {
   int topk = 1;               // --speculative-eagle-topk
   int num_draft_tokens = 1;   // --speculative-num-draft-tokens (tokens verified per sequence)
   std::optional<AcceptanceModel> acceptance;
+  std::string acceptance_basis;      // where the acceptance comes from (AcceptanceForShape)
+  bool acceptance_upper_bound = false;
   uint64_t seed = 0;
   int cycles = 1000;
 };

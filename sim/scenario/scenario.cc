@@ -105,6 +105,16 @@ StatusOr<coll::CollectiveRequest> AllreduceChoice(const config::Communication& c
   return request;
 }
 
+llm::AcceptanceData AcceptanceDataOf(const config::Speculation& sp) {
+  llm::AcceptanceData d;
+  d.chain_probabilities.assign(sp.acceptance_probabilities().begin(), sp.acceptance_probabilities().end());
+  d.histogram.assign(sp.accept_length_histogram().begin(), sp.accept_length_histogram().end());
+  d.histogram_num_steps = sp.histogram_num_steps() > 0 ? sp.histogram_num_steps() : sp.num_steps();
+  d.histogram_topk = sp.histogram_topk() > 0 ? sp.histogram_topk() : std::max(1, sp.topk());
+  d.histogram_num_draft_tokens = sp.histogram_num_draft_tokens() > 0 ? sp.histogram_num_draft_tokens() : sp.num_draft_tokens();
+  return d;
+}
+
 StatusOr<LoadedScenario> LoadScenario(const std::string& path_in, const std::vector<std::string>& overrides,
                                       const std::string& calibration_path) {
   const std::string path = path_in.empty() ? kDefaultScenario : path_in;
@@ -195,15 +205,11 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
     spec.num_draft_tokens = sp.num_draft_tokens();
     spec.seed = sp.seed();
     spec.cycles = sp.cycles() > 0 ? sp.cycles() : 1000;
-    if (sp.acceptance_probabilities_size() > 0) {
-      auto m = llm::AcceptanceModel::FromPerPosition({sp.acceptance_probabilities().begin(), sp.acceptance_probabilities().end()});
-      if (!m.ok()) return m.status().WithPrefix(where + "speculation");
-      spec.acceptance = *m;
-    } else {
-      auto m = llm::AcceptanceModel::FromHistogram({sp.accept_length_histogram().begin(), sp.accept_length_histogram().end()});
-      if (!m.ok()) return m.status().WithPrefix(where + "speculation");
-      spec.acceptance = *m;
-    }
+    auto acceptance = llm::AcceptanceForShape(AcceptanceDataOf(sp), spec.num_steps, spec.topk, spec.num_draft_tokens);
+    if (!acceptance.ok()) return acceptance.status().WithPrefix(where + "speculation");
+    spec.acceptance = acceptance->model;
+    spec.acceptance_basis = acceptance->basis;
+    spec.acceptance_upper_bound = acceptance->upper_bound;
     if (spec.method == llm::SpeculationMethod::kEagle3) {
       ASSIGN_OR_RETURN(llm::ModelSpec draft, io::LoadModelFile(sp.draft_model()));
       setup.draft = draft;

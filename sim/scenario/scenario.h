@@ -40,6 +40,10 @@ StatusOr<LoadedScenario> LoadScenario(const std::string& path, const std::vector
 StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::string& name,
                                        const std::vector<std::string>& overrides, const std::string& calibration_path);
 
+// What the scenario knows of its draft's acceptance (the histogram's shape defaulting to the
+// scenario's own), for llm::AcceptanceForShape.
+llm::AcceptanceData AcceptanceDataOf(const config::Speculation& speculation);
+
 // The allreduce choice of a scenario's `communication` block.
 StatusOr<coll::CollectiveRequest> AllreduceChoice(const config::Communication& communication);
 

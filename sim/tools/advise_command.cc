@@ -19,6 +19,26 @@ namespace specsim::tools {
 
 namespace {
 
+// Comma-separated counts of an accept-length histogram (--accept-lengths).
+StatusOr<std::vector<double>> ParseHistogram(const std::string& text) {
+  std::vector<double> v;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t pos = 0;
+      double h = std::stod(item, &pos);
+      if (pos != item.size() || !(h >= 0 && h <= 1e15)) throw std::invalid_argument(item);
+      v.push_back(h);
+    } catch (...) {
+      return InvalidArgumentError("--accept-lengths '" + text + "': expected counts in [0, 1e15] separated by commas, "
+                                  "index i = cycles that accepted i draft tokens, e.g. 80,120,150,180,200,270");
+    }
+  }
+  if (v.empty()) return InvalidArgumentError("--accept-lengths is empty");
+  return v;
+}
+
 StatusOr<std::vector<double>> ParseAcceptance(const std::string& text) {
   std::vector<double> v;
   std::stringstream ss(text);
@@ -101,13 +121,34 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
     auto a = ParseAcceptance(flags.acceptance);
     if (!a.ok()) return fail(a.status());
     acceptance = *a;
-  } else if (base.speculation().acceptance_probabilities_size() > 0) {
-    acceptance.assign(base.speculation().acceptance_probabilities().begin(), base.speculation().acceptance_probabilities().end());
-  } else if (can_speculate) {
+  }
+  if (!flags.accept_lengths.empty()) {
+    // Measured with the base scenario's speculation shape (its num_steps / topk / num_draft_tokens).
+    auto h = ParseHistogram(flags.accept_lengths);
+    if (!h.ok()) return fail(h.status());
+    config::Speculation* sp = base.mutable_speculation();
+    if (sp->num_steps() < 1)
+      return fail(InvalidArgumentError("--accept-lengths needs the shape it was measured with: a --scenario whose "
+                                       "speculation block sets num_steps, topk and num_draft_tokens"));
+    if (static_cast<int>(h->size()) != sp->num_steps() + 1)
+      return fail(InvalidArgumentError(fmt::format("--accept-lengths has {} counts: the scenario's num_steps = {} "
+                                                   "needs {} (index i = i draft tokens accepted, 0..num_steps)",
+                                                   h->size(), sp->num_steps(), sp->num_steps() + 1)));
+    *sp->mutable_accept_length_histogram() = {h->begin(), h->end()};
+    sp->set_histogram_num_steps(0);
+    sp->set_histogram_topk(0);
+    sp->set_histogram_num_draft_tokens(0);
+  }
+  const config::Speculation& known = base.speculation();
+  if (can_speculate && acceptance.empty() && known.acceptance_probabilities_size() == 0 &&
+      known.accept_length_histogram_size() == 0) {
     return fail(InvalidArgumentError(
         "speculation is possible (a draft model or MTP layers) but no acceptance is known: give --acceptance "
-        "p1,p2,... (per-position acceptance of the draft's top-1 token, e.g. 0.85,0.75,0.65)"));
+        "p1,p2,... (per-position acceptance of the draft's top-1 token, e.g. 0.85,0.75,0.65) or --accept-lengths "
+        "h0,h1,... (a histogram measured with the scenario's speculation shape), or set them in the scenario"));
   }
+  if (acceptance.empty())
+    acceptance.assign(known.acceptance_probabilities().begin(), known.acceptance_probabilities().end());
 
   SearchSpace space = DefaultSearchSpace(base, target);
   AdviseOptions options;
@@ -161,6 +202,17 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
     std::string a;
     for (double p : acceptance) a += fmt::format("{}{:g}", a.empty() ? "" : ",", p);
     out << "#   acceptance per position: " << a << " (extended with its last value; trees credited 1-(1-p)^topk: optimistic)\n";
+  }
+  if (known.accept_length_histogram_size() > 0) {
+    std::string h;
+    for (double c : known.accept_length_histogram()) h += fmt::format("{}{:g}", h.empty() ? "" : ",", c);
+    const auto& sp = known;
+    out << fmt::format("#   accept-length histogram {} measured with {}/{}/{}: exact for that shape; its per-depth "
+                       "acceptance for the others{}\n",
+                       h, sp.histogram_num_steps() > 0 ? sp.histogram_num_steps() : sp.num_steps(),
+                       sp.histogram_topk() > 0 ? sp.histogram_topk() : std::max(1, sp.topk()),
+                       sp.histogram_num_draft_tokens() > 0 ? sp.histogram_num_draft_tokens() : sp.num_draft_tokens(),
+                       acceptance.empty() ? "" : " (where no per-position acceptance is given)");
   }
   out << fmt::format("#   evaluated {} of {} configurations ({}){}\n", result->evaluated, result->space_size,
                      flags.exhaustive ? "exhaustive" : "pruned: allreduce choices ranked first, then speculation settings",
@@ -219,6 +271,9 @@ void AddAdviseCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--expert-weight-dtype", flags->expert_weight_dtype, "routed experts: BF16 | FP8 | FP4 | INT4");
   cmd->add_option("--kv-dtype", flags->kv_dtype, "BF16 | FP8");
   cmd->add_option("--acceptance", flags->acceptance, "per-position acceptance of the draft's top-1 token, e.g. 0.85,0.75,0.65");
+  cmd->add_option("--accept-lengths", flags->accept_lengths,
+                  "accept-length histogram measured with the scenario's speculation shape: counts of cycles that "
+                  "accepted 0, 1, ..., num_steps draft tokens");
   cmd->add_option("--calibration", flags->calibration, "calibration textproto");
   cmd->add_flag("--exhaustive", flags->exhaustive, "evaluate the whole space instead of pruning");
   cmd->add_option("--threads", flags->threads, "worker threads (default: all cores)");

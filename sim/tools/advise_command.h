@@ -22,7 +22,8 @@ struct AdviseFlags {
   int context = -1;           // -1: the scenario's, else 4096
   bool tp_given = false, batch_given = false, context_given = false;  // set on the command line
   std::string weight_dtype, expert_weight_dtype, kv_dtype;
-  std::string acceptance;     // "0.85,0.75,0.65": per-position acceptance of the draft's top-1 token
+  std::string acceptance;      // "0.85,0.75,0.65": per-position acceptance of the draft's top-1 token
+  std::string accept_lengths;  // "80,120,...": a histogram measured with the scenario's speculation shape
   std::string calibration;
   bool exhaustive = false;
   int threads = 0;

@@ -26,14 +26,14 @@ std::string SpecChoice::Label() const {
 
 std::string SpecChoice::Family() const {
   switch (method) {
-    case config::Speculation::EAGLE3: return topk == 1 ? "EAGLE-3 chain" : "EAGLE-3 tree (optimistic acceptance)";
+    case config::Speculation::EAGLE3: return topk == 1 ? "EAGLE-3 chain" : "EAGLE-3 tree";
     case config::Speculation::MTP: return "MTP";
     default: return "no speculation";
   }
 }
 
 std::string Candidate::Label() const {
-  return fmt::format("{}{}, {}, {}{}{}", spec.Label(), tree() ? " (upper bound)" : "", comm.name, pacing.name,
+  return fmt::format("{}{}, {}, {}{}{}", spec.Label(), upper_bound ? " (upper bound)" : "", comm.name, pacing.name,
                      pacing.what_if ? " (what-if)" : "",
                      expert_parallel > 1 ? fmt::format(", EP{}", expert_parallel) : "");
 }
@@ -58,6 +58,15 @@ SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpe
   }
   if (target.num_nextn_predict_layers > 0)
     for (int s = 1; s <= 3; ++s) space.specs.push_back({config::Speculation::MTP, s, 1, s + 1});
+  // The base scenario's own shape, whose acceptance may be measured (an accept-length histogram).
+  const config::Speculation& own = base.speculation();
+  const bool can = (own.method() == config::Speculation::EAGLE3 && !own.draft_model().empty()) ||
+                   (own.method() == config::Speculation::MTP && target.num_nextn_predict_layers > 0);
+  if (can && own.num_steps() >= 1 && own.num_draft_tokens() >= 2) {
+    const SpecChoice mine{own.method(), own.num_steps(), std::max(1, own.topk()), own.num_draft_tokens()};
+    if (std::none_of(space.specs.begin(), space.specs.end(), [&](const SpecChoice& s) { return s.Label() == mine.Label(); }))
+      space.specs.push_back(mine);
+  }
   auto c = [](std::string name, std::string family, std::string algo, std::string proto, int ch, std::string level) {
     return CommChoice{std::move(name), std::move(family), std::move(algo), std::move(proto), std::move(level), ch};
   };
@@ -79,25 +88,15 @@ SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpe
   return space;
 }
 
-std::vector<std::string> CandidateOverrides(const Candidate& c, const std::vector<double>& acceptance, int tp) {
+std::vector<std::string> CandidateOverrides(const Candidate& c, int tp) {
   std::vector<std::string> o;
   o.push_back("speculation.method=" + config::Speculation::Method_Name(c.spec.method));
   if (c.spec.method != config::Speculation::NONE) {
+    // The shape only: its acceptance comes from what the base scenario knows
+    // (llm::AcceptanceForShape, the same rules simulate applies).
     o.push_back(fmt::format("speculation.num_steps={}", c.spec.num_steps));
     o.push_back(fmt::format("speculation.topk={}", c.spec.topk));
     o.push_back(fmt::format("speculation.num_draft_tokens={}", c.spec.num_draft_tokens));
-    std::string probs;
-    // A pass verifies num_draft_tokens tokens including the root: at most num_draft_tokens - 1 of
-    // them can be accepted, and at most num_steps.
-    // Positions beyond that get probability 0.
-    const int positions = llm::MaxAcceptedPerCycle(c.spec.num_steps, c.spec.num_draft_tokens);
-    for (int d = 0; d < c.spec.num_steps; ++d) {
-      double p = acceptance.empty() || d >= positions ? 0 : acceptance[std::min<size_t>(d, acceptance.size() - 1)];
-      if (c.spec.topk > 1) p = llm::TreeCreditedAcceptance(p, c.spec.topk);  // an upper bound (advisor.h)
-      probs += fmt::format("{}{:.6f}", probs.empty() ? "" : ",", p);
-    }
-    o.push_back("speculation.acceptance_probabilities=" + probs);
-    o.push_back("speculation.accept_length_histogram=");
     if (c.spec.method == config::Speculation::MTP) o.push_back("speculation.draft_model=");
   }
   o.push_back("communication.allreduce_algorithm=" + c.comm.algorithm);
@@ -115,7 +114,7 @@ namespace {
 Evaluated Evaluate(const config::Scenario& base, const Candidate& c, const AdviseOptions& options) {
   Evaluated e;
   e.candidate = c;
-  auto loaded = scenario::BuildScenario(base, "advise", CandidateOverrides(c, options.acceptance, base.parallelism().tensor_parallel()), "");
+  auto loaded = scenario::BuildScenario(base, "advise", CandidateOverrides(c, base.parallelism().tensor_parallel()), "");
   if (!loaded.ok()) {
     e.status = "error: " + loaded.status().message();
     return e;
@@ -132,6 +131,8 @@ Evaluated Evaluate(const config::Scenario& base, const Candidate& c, const Advis
   }
   const llm::DecodeResult* r = &*ev->result;
   e.result = *r;
+  e.candidate.upper_bound = loaded->setup.speculation.acceptance_upper_bound;
+  e.acceptance_basis = loaded->setup.speculation.acceptance_basis;
   e.tokens_per_s = r->speculative ? r->speculative_tokens_per_s : r->baseline_tokens_per_s;
   e.ms_per_token = r->speculative ? r->cycle_ms / r->tau : r->baseline_step_ms;
   return e;
@@ -205,8 +206,21 @@ std::string Bottleneck(const Evaluated& family_best, const Evaluated& winner) {
 
 }  // namespace
 
-StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& space, const AdviseOptions& options,
+config::Scenario WithAcceptance(config::Scenario base, const std::vector<double>& acceptance) {
+  config::Speculation* sp = base.mutable_speculation();
+  if (!acceptance.empty()) *sp->mutable_acceptance_probabilities() = {acceptance.begin(), acceptance.end()};
+  // The histogram stays tied to the shape it was measured with while candidates change the shape.
+  if (sp->accept_length_histogram_size() > 0) {
+    if (sp->histogram_num_steps() == 0) sp->set_histogram_num_steps(sp->num_steps());
+    if (sp->histogram_topk() == 0) sp->set_histogram_topk(std::max(1, sp->topk()));
+    if (sp->histogram_num_draft_tokens() == 0) sp->set_histogram_num_draft_tokens(sp->num_draft_tokens());
+  }
+  return base;
+}
+
+StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace& space, const AdviseOptions& options,
                               std::ostream& progress) {
+  const config::Scenario base = WithAcceptance(base_in, options.acceptance);
   if (space.specs.empty() || space.comms.empty() || space.pacing.empty() || space.expert_parallel.empty())
     return InvalidArgumentError("advise: empty search space");
   AdviseResult result;
@@ -372,9 +386,8 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& s
             best->tokens_per_s);
       } else if (best->candidate.optimistic() && best->tokens_per_s > winner.tokens_per_s) {
         v.bottleneck = fmt::format(
-            "upper bound only: {:.1f} tok/s if each of the {} candidates per depth were an independent chance "
-            "(acceptance 1-(1-p)^topk); measure the tree's accept lengths before choosing it",
-            best->tokens_per_s, best->candidate.spec.topk);
+            "upper bound only: {:.1f} tok/s with {}; measure the accept lengths of {} before choosing it",
+            best->tokens_per_s, best->acceptance_basis, best->candidate.spec.Label());
       } else {
         v.bottleneck = Bottleneck(*best, winner);
       }

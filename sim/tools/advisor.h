@@ -2,7 +2,8 @@
 // CUDA-graph mode and expert parallelism make a model fastest on a box, and what sinks the rest.
 //
 // The space (DefaultSearchSpace): speculation off / EAGLE-3 (chains, num_steps 1..5, and trees
-// topk 2, 4 with num_draft_tokens 4, 8, 16) / MTP (num_steps 1..3) as the model and a draft allow;
+// topk 2, 4 with num_draft_tokens 4, 8, 16; and the base scenario's own shape) / MTP (num_steps
+// 1..3) as the model and a draft allow;
 // allreduce NCCL auto, ring LL, ring Simple, tree, ring with 1/2/4 channels, auto with P2P level
 // SYS, one-shot and two-shot custom allreduce; how the host paces the GPUs (the framework profile's
 // capture modes, CUDA graphs off, verify piecewise, the host running ahead without per-step or
@@ -15,10 +16,12 @@
 //   stage 3  the best so far with every other pacing choice and with expert parallelism flipped.
 // `exhaustive` evaluates the whole cross product instead (tests compare the two).
 //
-// Tree acceptance: per-position acceptance p_d is given for the draft's top-1 token; a tree with
-// topk k is credited 1 - (1 - p_d)^k at depth d, as if the k candidates were independent. That is
-// an upper bound (candidates are correlated): tree results are listed as upper bounds and never
-// chosen as the winner; the verdict for the tree family says what it would take.
+// Acceptance: each candidate's comes from what the base scenario knows (per-position top-1
+// probabilities, from the scenario or --acceptance, and/or an accept-length histogram measured with
+// one shape) by llm::AcceptanceForShape, the rules simulate uses: a histogram is exact for its own
+// shape; a tree credited 1 - (1 - p_d)^k from top-1 probabilities is an upper bound (candidates are
+// correlated). Upper bounds are listed, never chosen as the winner; the verdict for their family
+// says what it would take.
 #pragma once
 
 #include <string>
@@ -83,10 +86,12 @@ struct Candidate {
   int expert_parallel = 1;
   bool cuda_graphs() const { return pacing.cuda_graphs; }
   std::string Label() const;
-  // Trees: acceptance is the optimistic 1-(1-p)^topk credit, so the result is an upper bound.
+  // Set when evaluated: its acceptance is an upper bound (llm::AcceptanceForShape: a tree credited
+  // 1-(1-p)^topk from top-1 probabilities, or a chain given a tree's acceptance).
+  bool upper_bound = false;
   bool tree() const { return spec.method != config::Speculation::NONE && spec.topk > 1; }
-  // Listed but never the winner: a tree (upper bound) or a what-if pacing.
-  bool optimistic() const { return tree() || pacing.what_if; }
+  // Listed but never the winner: an upper bound or a what-if pacing.
+  bool optimistic() const { return upper_bound || pacing.what_if; }
 };
 
 struct Evaluated {
@@ -96,6 +101,7 @@ struct Evaluated {
   double tokens_per_s = 0;
   double ms_per_token = 0;
   WhatItTakes takes;           // on the base scenario's framework and box (framework_rules.h)
+  std::string acceptance_basis;  // where its acceptance comes from (llm::AcceptanceForShape)
 };
 
 struct FamilyVerdict {
@@ -125,8 +131,10 @@ struct AdviseResult {
 // scenario names a draft model, EP only for MoE models.
 SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpec& target);
 
-// Overrides (scenario field=value) that turn the base scenario into `c`.
-std::vector<std::string> CandidateOverrides(const Candidate& c, const std::vector<double>& acceptance, int tp);
+// Overrides (scenario field=value) that turn the base scenario into `c`: its speculation shape,
+// allreduce, pacing and EP. Its acceptance is the base scenario's, for the candidate's shape
+// (llm::AcceptanceForShape; Advise first ties a histogram to the shape it was measured with).
+std::vector<std::string> CandidateOverrides(const Candidate& c, int tp);
 
 // Searches `space` around `base` (hardware, model, draft, serving, tensor_parallel, calibration).
 StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& space, const AdviseOptions& options,

@@ -249,6 +249,8 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     if (r.speculative) {
       j["speculative"] = {{"tokens_per_s", r.speculative_tokens_per_s}, {"tau", r.tau}, {"tau_expected", r.tau_expected},
                           {"cycle_ms", r.cycle_ms}, {"speedup", r.speedup}, {"cycles", r.cycles},
+                          {"acceptance_basis", loaded.setup.speculation.acceptance_basis},
+                          {"acceptance_upper_bound", loaded.setup.speculation.acceptance_upper_bound},
                           {"breakdown_ms", BreakdownJson(r.breakdown)}};
     } else {
       j["speculative"] = nullptr;
@@ -316,6 +318,8 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
                                    sp.num_steps, sp.topk, sp.num_draft_tokens),
                        r.cycle_ms, r.speculative_tokens_per_s, r.tau, r.speedup);
     out << fmt::format("#   (speculative: mean cycle over {} sampled cycles; tau expected {:.3f})\n", r.cycles, r.tau_expected);
+    out << fmt::format("#   acceptance: {}{}\n", sp.acceptance_basis,
+                       sp.acceptance_upper_bound ? " (the speculative figures are upper bounds)" : "");
     out << "#\n# where the cycle goes (ms per cycle):\n";
     const auto& b = r.breakdown;
     out << fmt::format("  {:>14} {:>12} {:>15} {:>12} {:>12}\n", "draft compute", "draft comm", "verify compute",

@@ -47,8 +47,7 @@ void BM_Sweep1000Points(benchmark::State& state) {
   tools::SweepFlags flags;
   flags.vary = {"serving.batch_size=1,2,3,4,6,8,12,16,24,32",
                 "serving.context_length=512,1024,2048,3072,4096,6144,8192,12288,16384,24576",
-                "communication.allreduce_algorithm=auto,ring,tree,oneshot,twoshot",
-                "communication.protocol=ll,simple"};
+                "communication.allreduce_algorithm=auto,ring,tree,oneshot,twoshot", "communication.protocol=ll,simple"};
   flags.set = {"speculation.cycles=1000"};
   flags.progress = false;
   for (auto _ : state) {

@@ -65,8 +65,8 @@ std::string BoxOf(int gpus) {
 
 void CollectiveScaling(bool quick) {
   std::printf("1. allreduce of 1 MiB against the GPU count (cost = plan + simulate, least of repeats)\n");
-  std::printf("%-8s %5s %10s %10s %9s %9s %12s %12s\n", "algo", "N", "plan ms", "sim ms", "flows", "events",
-              "us/flow", "events/s");
+  std::printf("%-8s %5s %10s %10s %9s %9s %12s %12s\n", "algo", "N", "plan ms", "sim ms", "flows", "events", "us/flow",
+              "events/s");
   uint64_t all_events = 0;
   double all_seconds = 0;
   for (coll::Algorithm algo : {coll::Algorithm::kRing, coll::Algorithm::kTree, coll::Algorithm::kOneShot}) {
@@ -83,7 +83,8 @@ void CollectiveScaling(bool quick) {
       const double plan_s = Seconds([&] { plan = coll::PlanCollective(*topology, router, request); }, repeats);
       SPECSIM_CHECK(plan.ok()) << plan.status().ToString();
       coll::CollectiveTiming timing;
-      const double sim_s = Seconds([&] { timing = coll::TimeCollective(plan->schedule, router, plan->rank_gpus); }, repeats);
+      const double sim_s =
+          Seconds([&] { timing = coll::TimeCollective(plan->schedule, router, plan->rank_gpus); }, repeats);
       const double total = plan_s + sim_s;
       ns.push_back(n);
       cost.push_back(total);
@@ -94,10 +95,12 @@ void CollectiveScaling(bool quick) {
                   sim_s * 1e3, static_cast<long long>(timing.flows), static_cast<unsigned long long>(timing.events),
                   per_flow.back() * 1e6, static_cast<double>(timing.events) / sim_s);
     }
-    std::printf("%-8s cost ~ N^%.2f, cost per flow ~ N^%.2f, per flow at N=%d / N=8: %.2fx\n", coll::AlgorithmName(algo),
-                Exponent(ns, cost), Exponent(ns, per_flow), static_cast<int>(ns.back()), per_flow.back() / per_flow.front());
+    std::printf("%-8s cost ~ N^%.2f, cost per flow ~ N^%.2f, per flow at N=%d / N=8: %.2fx\n",
+                coll::AlgorithmName(algo), Exponent(ns, cost), Exponent(ns, per_flow), static_cast<int>(ns.back()),
+                per_flow.back() / per_flow.front());
   }
-  std::printf("2. events per second over the simulations above: %.2f M/s\n\n", static_cast<double>(all_events) / all_seconds / 1e6);
+  std::printf("2. events per second over the simulations above: %.2f M/s\n\n",
+              static_cast<double>(all_events) / all_seconds / 1e6);
 }
 
 void AlgoAllOnEight() {
@@ -106,8 +109,9 @@ void AlgoAllOnEight() {
   const net::Router router(*topology);
   int collectives = 0;
   const double s = Seconds([&] { collectives = bench::RunAlgoAll(*topology, router).collectives; }, 10);
-  std::printf("3. --algo all, 19 sizes on the 8-GPU dual-socket box: %d collectives in %.2f ms, %.3f ms per collective\n\n",
-              collectives, s * 1e3, s * 1e3 / collectives);
+  std::printf(
+      "3. --algo all, 19 sizes on the 8-GPU dual-socket box: %d collectives in %.2f ms, %.3f ms per collective\n\n",
+      collectives, s * 1e3, s * 1e3 / collectives);
 }
 
 void DecodeCycles() {
@@ -116,10 +120,11 @@ void DecodeCycles() {
   const llm::DecodeSetup setup = bench::WithJitteredRankTimelines(loaded->setup);
   const double jittered = Seconds([&] { SPECSIM_CHECK(scenario::EvaluateSetup(setup).ok()); }, 3);
   const double plain = Seconds([&] { SPECSIM_CHECK(scenario::EvaluateSetup(loaded->setup).ok()); }, 3);
-  std::printf("4. 1,000 decode cycles of the default scenario, TP%d: %.1f ms with 8 jittered rank timelines (verify "
-              "piecewise, 2 us exponential jitter per op), %.1f ms as the scenario stands (no jitter: repeated cycles "
-              "replayed)\n\n",
-              setup.parallel.tp, jittered * 1e3, plain * 1e3);
+  std::printf(
+      "4. 1,000 decode cycles of the default scenario, TP%d: %.1f ms with 8 jittered rank timelines (verify "
+      "piecewise, 2 us exponential jitter per op), %.1f ms as the scenario stands (no jitter: repeated cycles "
+      "replayed)\n\n",
+      setup.parallel.tp, jittered * 1e3, plain * 1e3);
 }
 
 void AdviseDefault(bool quick) {
@@ -136,11 +141,13 @@ void AdviseDefault(bool quick) {
     options.exhaustive = exhaustive;
     int evaluated = 0;
     std::ostringstream progress;
-    const double s = Seconds([&] {
-      auto r = tools::Advise(*base, space, options, progress);
-      SPECSIM_CHECK(r.ok()) << r.status().ToString();
-      evaluated = r->evaluated;
-    }, 2);
+    const double s = Seconds(
+        [&] {
+          auto r = tools::Advise(*base, space, options, progress);
+          SPECSIM_CHECK(r.ok()) << r.status().ToString();
+          evaluated = r->evaluated;
+        },
+        2);
     std::printf("5. advise on the default scenario, %s: %d configurations in %.2f s on %u cores\n",
                 exhaustive ? "exhaustive" : "pruned", evaluated, s, std::thread::hardware_concurrency());
   }

@@ -5,9 +5,11 @@
 #      benchmarks; every test.
 #   2. scripts/sanitize.sh ($BUILD_DIR-sanitize): the simulator's tests under ASan + UBSan, and a
 #      short run of each fuzz target.
+# First, the formatter check (scripts/format.sh --check, .clang-format): seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
+./scripts/format.sh --check
 BUILD=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 cmake --build "$BUILD" -j "$(nproc)"

@@ -107,7 +107,8 @@ __global__ void TwoShotKernel(CustomAllreduceArgs a) {
   for (int p = 0; p < a.nranks; ++p) {
     const int64_t plo = vecs * p / a.nranks, phi = vecs * (p + 1) / a.nranks;
     const uint4* src = static_cast<const uint4*>(a.exchange[p]) + vecs;
-    for (int64_t i = plo + blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < phi; i += int64_t(gridDim.x) * blockDim.x)
+    for (int64_t i = plo + blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < phi;
+         i += int64_t(gridDim.x) * blockDim.x)
       out[i] = src[i];
   }
   Barrier(a, ++epoch);

@@ -18,8 +18,7 @@ StatusOr<int64_t> ParseInt64(const std::string& flag, const std::string& text, i
   if (errno != 0 || end == text.c_str() || *end != '\0')
     return InvalidArgument(flag + ": '" + text + "' is not an integer");
   if (v < lo || v > hi)
-    return InvalidArgument(flag + ": " + text + " is outside [" + std::to_string(lo) + ", " +
-                           std::to_string(hi) + "]");
+    return InvalidArgument(flag + ": " + text + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return static_cast<int64_t>(v);
 }
 
@@ -30,8 +29,7 @@ StatusOr<double> ParseDouble(const std::string& flag, const std::string& text, d
   if (text.empty() || errno != 0 || end == text.c_str() || *end != '\0')
     return InvalidArgument(flag + ": '" + text + "' is not a number");
   if (!(v >= lo && v <= hi))
-    return InvalidArgument(flag + ": " + text + " is outside [" + std::to_string(lo) + ", " +
-                           std::to_string(hi) + "]");
+    return InvalidArgument(flag + ": " + text + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return v;
 }
 
@@ -57,17 +55,23 @@ StatusOr<int64_t> ParseSize(const std::string& text) {
   std::string u;
   for (char c : unit) u += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   int64_t mult = 0;
-  if (u.empty() || u == "b") mult = 1;
-  else if (u == "k" || u == "kb") mult = 1000;
-  else if (u == "kib") mult = 1024;
-  else if (u == "m" || u == "mb") mult = 1000000;
-  else if (u == "mib") mult = 1LL << 20;
-  else if (u == "g" || u == "gb") mult = 1000000000;
-  else if (u == "gib") mult = 1LL << 30;
-  else return InvalidArgument("size '" + text + "': unknown unit '" + unit +
-                              "' (B, K, KB, KiB, M, MB, MiB, G, GB, GiB)");
-  if (number > std::numeric_limits<int64_t>::max() / mult)
-    return InvalidArgument("size '" + text + "' overflows");
+  if (u.empty() || u == "b")
+    mult = 1;
+  else if (u == "k" || u == "kb")
+    mult = 1000;
+  else if (u == "kib")
+    mult = 1024;
+  else if (u == "m" || u == "mb")
+    mult = 1000000;
+  else if (u == "mib")
+    mult = 1LL << 20;
+  else if (u == "g" || u == "gb")
+    mult = 1000000000;
+  else if (u == "gib")
+    mult = 1LL << 30;
+  else
+    return InvalidArgument("size '" + text + "': unknown unit '" + unit + "' (B, K, KB, KiB, M, MB, MiB, G, GB, GiB)");
+  if (number > std::numeric_limits<int64_t>::max() / mult) return InvalidArgument("size '" + text + "' overflows");
   return number * mult;
 }
 
@@ -124,10 +128,10 @@ NCCL_P2P_DISABLE, ...) are taken from the environment and recorded; NCCL_NVLS_EN
 StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
   Options o;
   const std::vector<std::string> bool_flags{"--quick", "--help", "-h", "--no-json"};
-  const std::vector<std::string> value_flags{"--suites", "--out", "--model", "--draft-model", "--tp", "--gpus",
-                                             "--iters", "--warmup", "--seed", "--max-bytes",
-                                             "--timeout", "--batch", "--context", "--draft-steps",
-                                             "--accept", "--nccl-log", "--verify-widths", "--verify-batch"};
+  const std::vector<std::string> value_flags{
+      "--suites", "--out",      "--model",         "--draft-model", "--tp",    "--gpus",    "--iters",
+      "--warmup", "--seed",     "--max-bytes",     "--timeout",     "--batch", "--context", "--draft-steps",
+      "--accept", "--nccl-log", "--verify-widths", "--verify-batch"};
   auto contains = [](const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
   };
@@ -142,9 +146,12 @@ StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
     }
     if (contains(bool_flags, flag)) {
       if (has_value) return InvalidArgument(flag + " takes no value");
-      if (flag == "--quick") o.quick = true;
-      else if (flag == "--no-json") o.no_json = true;
-      else o.help = true;
+      if (flag == "--quick")
+        o.quick = true;
+      else if (flag == "--no-json")
+        o.no_json = true;
+      else
+        o.help = true;
       continue;
     }
     if (!contains(value_flags, flag)) return InvalidArgument("unknown option '" + flag + "' (see --help)");
@@ -199,14 +206,16 @@ StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
     } else if (flag == "--batch") {
       auto l = ParseIntList(value);
       if (!l.ok()) return l.status().Annotate("--batch");
-      for (int b : *l) if (b < 1 || b > 1024) return InvalidArgument("--batch: each in [1, 1024]");
+      for (int b : *l)
+        if (b < 1 || b > 1024) return InvalidArgument("--batch: each in [1, 1024]");
       o.decode_batches = *l;
     } else if (flag == "--verify-widths" || flag == "--verify-batch") {
       auto l = ParseIntList(value);
       if (!l.ok()) return l.status().Annotate(flag);
       const int hi = flag == "--verify-widths" ? 256 : 1024;
       for (int v : *l)
-        if (v < 1 || v > hi) return InvalidArgument(flag + ": each in [1, " + std::to_string(hi) + "], got " + std::to_string(v));
+        if (v < 1 || v > hi)
+          return InvalidArgument(flag + ": each in [1, " + std::to_string(hi) + "], got " + std::to_string(v));
       (flag == "--verify-widths" ? o.verify_widths : o.verify_batches) = *l;
     } else if (flag == "--context") {
       ASSIGN_OR_RETURN(o.decode_context, ParseInt64(flag, value, 1, 1 << 20));

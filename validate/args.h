@@ -19,32 +19,32 @@ inline const std::vector<std::string>& AllSuites() {
 }
 
 struct Options {
-  std::vector<std::string> suites = AllSuites();   // --suites
-  std::string out = "specsim-trace.pb";            // --out; FILE.json is written beside it
-  bool quick = false;                              // --quick: ~30 s run
+  std::vector<std::string> suites = AllSuites();  // --suites
+  std::string out = "specsim-trace.pb";           // --out; FILE.json is written beside it
+  bool quick = false;                             // --quick: ~30 s run
   // --model: models/*.textproto paths or short names (NAME = models/NAME.textproto, validate/models.h)
   std::vector<std::string> models{"llama-3.1-8b"};
-  std::vector<std::string> draft_models;           // --draft-model: EAGLE-3 heads (models/eagle3-*.textproto)
-  int tp = 0;                                      // --tp; 0 = every GPU used
-  std::vector<int> gpus;                           // --gpus; empty = every visible GPU (max 8)
-  int iterations = 0;                              // --iters; 0 = per-suite default
-  int warmup = -1;                                 // --warmup; -1 = per-suite default
-  uint64_t seed = 1234;                            // --seed
-  int64_t max_bytes = 256LL << 20;                 // --max-bytes: largest transfer / collective
-  double collective_timeout_s = 60.0;              // --timeout: a collective taking longer hangs
-  std::vector<int> decode_batches{1, 8, 32};       // --batch
-  int64_t decode_context = 2048;                   // --context: KV tokens per sequence
-  int draft_steps = 3;                             // --draft-steps (EAGLE topk=1: N = S + 1)
+  std::vector<std::string> draft_models;      // --draft-model: EAGLE-3 heads (models/eagle3-*.textproto)
+  int tp = 0;                                 // --tp; 0 = every GPU used
+  std::vector<int> gpus;                      // --gpus; empty = every visible GPU (max 8)
+  int iterations = 0;                         // --iters; 0 = per-suite default
+  int warmup = -1;                            // --warmup; -1 = per-suite default
+  uint64_t seed = 1234;                       // --seed
+  int64_t max_bytes = 256LL << 20;            // --max-bytes: largest transfer / collective
+  double collective_timeout_s = 60.0;         // --timeout: a collective taking longer hangs
+  std::vector<int> decode_batches{1, 8, 32};  // --batch
+  int64_t decode_context = 2048;              // --context: KV tokens per sequence
+  int draft_steps = 3;                        // --draft-steps (EAGLE topk=1: N = S + 1)
   // Verify-width sweeps (kernels: attention; decode: one target forward over batch x q tokens):
   // query tokens per sequence and the batches they run at.
   std::vector<int> verify_widths{1, 2, 4, 8, 16, 32, 64, 128};  // --verify-widths
-  std::vector<int> verify_batches{1, 8};           // --verify-batch
-  double acceptance_p = 0.7;                       // --accept: per-position acceptance
+  std::vector<int> verify_batches{1, 8};                        // --verify-batch
+  double acceptance_p = 0.7;                                    // --accept: per-position acceptance
   // --nccl-log: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING logs of an earlier run with the same NCCL
   // environment and sizes; their picks are written into the NCCL collective items (nccl_log.h).
   std::vector<std::string> nccl_logs;
-  bool no_json = false;                            // --no-json
-  bool help = false;                               // --help
+  bool no_json = false;  // --no-json
+  bool help = false;     // --help
 };
 
 // REQUIRES: args excludes the program name.

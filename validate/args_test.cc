@@ -17,10 +17,9 @@ TEST(ParseArgs, DefaultsRunEverySuite) {
 }
 
 TEST(ParseArgs, ValuesInBothSpellings) {
-  auto o = ParseArgs({"--suites", "pcie,decode", "--out=t.pb", "--quick", "--tp", "2", "--gpus=0,3",
-                      "--max-bytes", "64MiB", "--accept=0.5", "--batch", "1,4", "--model",
-                      "llama-3.1-70b,models/qwen3-32b.textproto", "--timeout", "2.5", "--draft-model",
-                      "models/eagle3-llama-3.1-8b.textproto"});
+  auto o = ParseArgs({"--suites", "pcie,decode", "--out=t.pb", "--quick", "--tp", "2", "--gpus=0,3", "--max-bytes",
+                      "64MiB", "--accept=0.5", "--batch", "1,4", "--model", "llama-3.1-70b,models/qwen3-32b.textproto",
+                      "--timeout", "2.5", "--draft-model", "models/eagle3-llama-3.1-8b.textproto"});
   ASSERT_TRUE(o.ok()) << o.status().ToString();
   EXPECT_EQ(o->suites, (std::vector<std::string>{"pcie", "decode"}));
   EXPECT_EQ(o->out, "t.pb");

@@ -7,12 +7,9 @@ namespace specsim::validate {
 
 const char* AttentionImplName(AttentionImpl impl) {
   switch (impl) {
-    case AttentionImpl::kFlashMma:
-      return "flash_mma";
-    case AttentionImpl::kSimtReference:
-      return "simt_reference";
-    case AttentionImpl::kFlashMla:
-      return "flash_mla";
+    case AttentionImpl::kFlashMma: return "flash_mma";
+    case AttentionImpl::kSimtReference: return "simt_reference";
+    case AttentionImpl::kFlashMla: return "flash_mla";
   }
   return "unknown";
 }
@@ -37,18 +34,16 @@ int AttentionSplits(AttentionImpl impl, const AttentionArgs& a, int sm_count) {
   // Enough blocks for two per SM: rounded up, except flash_mla (two resident blocks per SM) rounds
   // down, so that its one round of blocks is a full one and no SM takes a second round alone.
   const int64_t sms2 = 2 * int64_t(std::max(1, sm_count));
-  const int64_t want = impl == AttentionImpl::kFlashMla ? std::max<int64_t>(1, sms2 / blocks) : (sms2 + blocks - 1) / blocks;
+  const int64_t want =
+      impl == AttentionImpl::kFlashMla ? std::max<int64_t>(1, sms2 / blocks) : (sms2 + blocks - 1) / blocks;
   return static_cast<int>(std::clamp<int64_t>(want, 1, std::max<int64_t>(1, a.context / min_split_tokens)));
 }
 
 cudaError_t LaunchAttention(AttentionImpl impl, const AttentionArgs& a, cudaStream_t stream) {
   switch (impl) {
-    case AttentionImpl::kFlashMma:
-      return LaunchFlashMmaAttention(a, stream);
-    case AttentionImpl::kFlashMla:
-      return LaunchFlashMlaAttention(a, stream);
-    case AttentionImpl::kSimtReference:
-      break;
+    case AttentionImpl::kFlashMma: return LaunchFlashMmaAttention(a, stream);
+    case AttentionImpl::kFlashMla: return LaunchFlashMlaAttention(a, stream);
+    case AttentionImpl::kSimtReference: break;
   }
   return LaunchReferenceAttention(a, stream);
 }

@@ -56,13 +56,18 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionKernel(AttentionArgs a, 
   float q[GT][EPL];
 #pragma unroll
   for (int g = 0; g < GT; ++g) {
-    if (g < nh) LoadRow<EPL>(static_cast<const __nv_bfloat16*>(a.q) + vrow[g] * qstride + int64_t(vhead[g]) * a.head_dim + lane * EPL, q[g]);
+    if (g < nh)
+      LoadRow<EPL>(
+          static_cast<const __nv_bfloat16*>(a.q) + vrow[g] * qstride + int64_t(vhead[g]) * a.head_dim + lane * EPL,
+          q[g]);
     else
 #pragma unroll
       for (int e = 0; e < EPL; ++e) q[g][e] = 0;
   }
-  const __nv_bfloat16* kbase = static_cast<const __nv_bfloat16*>(a.k) + (int64_t(seq) * a.kv_heads + kvh) * a.context * a.head_dim;
-  const __nv_bfloat16* vbase = static_cast<const __nv_bfloat16*>(a.v) + (int64_t(seq) * a.kv_heads + kvh) * a.context * vstride;
+  const __nv_bfloat16* kbase =
+      static_cast<const __nv_bfloat16*>(a.k) + (int64_t(seq) * a.kv_heads + kvh) * a.context * a.head_dim;
+  const __nv_bfloat16* vbase =
+      static_cast<const __nv_bfloat16*>(a.v) + (int64_t(seq) * a.kv_heads + kvh) * a.context * vstride;
 
   float m[GT], l[GT], acc[GT][EPL];
 #pragma unroll
@@ -76,7 +81,8 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionKernel(AttentionArgs a, 
   for (int64_t t = t0 + warp; t < t1; t += kWarps) {
     float kx[EPL], vx[EPL];
     LoadRow<EPL>(kbase + t * a.head_dim + lane * EPL, kx);
-    if (v_lane) LoadRow<EPL>(vbase + t * vstride + lane * EPL, vx);
+    if (v_lane)
+      LoadRow<EPL>(vbase + t * vstride + lane * EPL, vx);
     else
 #pragma unroll
       for (int e = 0; e < EPL; ++e) vx[e] = 0;
@@ -99,8 +105,8 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionKernel(AttentionArgs a, 
   }
   // Merge the warps: shared [warp][g] (m, l) and acc [warp][g][32*EPL].
   extern __shared__ float smem[];
-  float* sm_ml = smem;                                  // kWarps * GT * 2
-  float* sm_acc = smem + kWarps * GT * 2;               // kWarps * GT * 32 * EPL
+  float* sm_ml = smem;                     // kWarps * GT * 2
+  float* sm_acc = smem + kWarps * GT * 2;  // kWarps * GT * 32 * EPL
 #pragma unroll
   for (int g = 0; g < GT; ++g) {
     if (lane == 0) {
@@ -144,7 +150,8 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionKernel(AttentionArgs a, 
 __global__ void CombineKernel(AttentionArgs a) {
   // One block per (row, head) and 128 values of v_head_dim (blockIdx.y); a thread per value.
   const int row = blockIdx.x / a.q_heads, h = blockIdx.x % a.q_heads;
-  const float* ws = static_cast<const float*>(a.workspace) + (int64_t(row) * a.q_heads + h) * a.splits * (2 + a.v_head_dim);
+  const float* ws =
+      static_cast<const float*>(a.workspace) + (int64_t(row) * a.q_heads + h) * a.splits * (2 + a.v_head_dim);
   float mm = -1e30f;
   for (int s = 0; s < a.splits; ++s) mm = fmaxf(mm, ws[s * (2 + a.v_head_dim)]);
   for (int d = blockIdx.y * blockDim.x + threadIdx.x; d < min(a.v_head_dim, (blockIdx.y + 1) * blockDim.x);
@@ -193,8 +200,7 @@ int64_t AttentionWorkspaceBytes(int rows, int q_heads, int v_head_dim, int split
 }
 
 cudaError_t LaunchReferenceAttention(const AttentionArgs& a, cudaStream_t stream) {
-  if (a.kv_heads < 1 || a.q_heads % a.kv_heads != 0 || a.splits < 1 || a.context < 1 ||
-      a.v_head_dim > a.head_dim)
+  if (a.kv_heads < 1 || a.q_heads % a.kv_heads != 0 || a.splits < 1 || a.context < 1 || a.v_head_dim > a.head_dim)
     return cudaErrorInvalidValue;
   if (a.head_dim == 128) return Launch<4, 8>(a, stream);
   if (a.head_dim == 576) return Launch<18, 2>(a, stream);

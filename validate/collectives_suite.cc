@@ -64,14 +64,11 @@ Status Enqueue(trace::CollectiveOp op, const Geometry& g, ncclComm_t comm, const
     case trace::ALLREDUCE:
       NCCL_RETURN_IF_ERROR(ncclAllReduce(send, recv, g.send_count, ncclBfloat16, ncclSum, comm, s));
       break;
-    case trace::ALLGATHER:
-      NCCL_RETURN_IF_ERROR(ncclAllGather(send, recv, g.send_count, ncclBfloat16, comm, s));
-      break;
+    case trace::ALLGATHER: NCCL_RETURN_IF_ERROR(ncclAllGather(send, recv, g.send_count, ncclBfloat16, comm, s)); break;
     case trace::REDUCESCATTER:
       NCCL_RETURN_IF_ERROR(ncclReduceScatter(send, recv, g.recv_count, ncclBfloat16, ncclSum, comm, s));
       break;
-    default:
-      return InvalidArgument("bad op");
+    default: return InvalidArgument("bad op");
   }
   return Status::Ok();
 }
@@ -92,8 +89,8 @@ StatusOr<int64_t> CheckOnce(Context& ctx, std::vector<RankRig>& rigs, NcclComms&
     RETURN_IF_ERROR(SyncStream(rr.device, s, ctx.opt.collective_timeout_s, "check setup"));
     RETURN_IF_ERROR(run(r));
     int code = op == trace::ALLREDUCE ? 1 : op == trace::ALLGATHER ? 2 : 3;
-    CUDA_RETURN_IF_ERROR(LaunchCheckCollective(rr.recv.data(), g.recv_count, code, n, r,
-                                               rr.counter.as<unsigned long long>(), s));
+    CUDA_RETURN_IF_ERROR(
+        LaunchCheckCollective(rr.recv.data(), g.recv_count, code, n, r, rr.counter.as<unsigned long long>(), s));
     RETURN_IF_ERROR(SyncStream(rr.device, s, ctx.opt.collective_timeout_s, std::string(OpName(op)) + " data check"));
     CUDA_RETURN_IF_ERROR(cudaMemcpy(&bad[r], rr.counter.data(), sizeof(bad[r]), cudaMemcpyDeviceToHost));
     return Status::Ok();
@@ -127,13 +124,15 @@ Status NcclSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms) {
         std::vector<GraphExec> execs(n);
         if (graph) {
           RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
-            ASSIGN_OR_RETURN(execs[r], GraphExec::Capture(rigs[r].device, rigs[r].stream.get(), [&] { return run(r); }));
+            ASSIGN_OR_RETURN(execs[r],
+                             GraphExec::Capture(rigs[r].device, rigs[r].stream.get(), [&] { return run(r); }));
             return Status::Ok();
           }));
         }
-        auto t = TimeOpOnAll(ctx.devices, streams, cfg, [&](int r) -> Status {
-          return graph ? execs[r].Launch(rigs[r].stream.get()) : run(r);
-        }, std::string("NCCL ") + OpName(op) + " " + SizeLabel(g.bytes), &gated, &gate_batch);
+        auto t = TimeOpOnAll(
+            ctx.devices, streams, cfg,
+            [&](int r) -> Status { return graph ? execs[r].Launch(rigs[r].stream.get()) : run(r); },
+            std::string("NCCL ") + OpName(op) + " " + SizeLabel(g.bytes), &gated, &gate_batch);
         if (!t.ok()) return t.status();
         auto* it = ctx.NewItem(trace::SUITE_COLLECTIVES, trace::KIND_COLLECTIVE,
                                std::string("collectives/nccl/") + OpName(op) + (graph ? "/graph/" : "/eager/") + "n" +
@@ -153,7 +152,8 @@ Status NcclSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms) {
         FillStats(*t, cfg, gated ? "cuda_events_gated" : "cuda_events", it);
         it->mutable_stats()->set_gate_batch(gate_batch);
         if (cfg.gate_us > 0 && !gated)
-          ctx.Note(trace::Note::WARNING, kSuite, it->name() + ": no gate held; timed ungated (host launch rate included)");
+          ctx.Note(trace::Note::WARNING, kSuite,
+                   it->name() + ": no gate held; timed ungated (host launch rate included)");
         const double us = it->stats().median_us();
         it->set_algbw_gbps(GBps(g.bytes, us));
         it->set_busbw_gbps(it->algbw_gbps() * BusBwFactor(op, n));
@@ -254,7 +254,8 @@ Status CustomSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms, C
           int err = 0;
           CUDA_RETURN_IF_ERROR(cudaSetDevice(rigs[r].device));
           CUDA_RETURN_IF_ERROR(cudaMemcpy(&err, cr.errors[r].data(), sizeof(int), cudaMemcpyDeviceToHost));
-          if (err) return DeadlineExceeded(std::string(iname) + " allreduce barrier timed out on rank " + std::to_string(r));
+          if (err)
+            return DeadlineExceeded(std::string(iname) + " allreduce barrier timed out on rank " + std::to_string(r));
         }
         return Status::Ok();
       };
@@ -269,8 +270,8 @@ Status CustomSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms, C
           RankRig& rr = rigs[r];
           CUDA_RETURN_IF_ERROR(cudaSetDevice(rr.device));
           cudaStream_t s = rr.stream.get();
-          NCCL_RETURN_IF_ERROR(ncclAllReduce(rr.send.data(), rr.ref.data(), g.send_count, ncclBfloat16, ncclSum,
-                                             comms.get(r), s));
+          NCCL_RETURN_IF_ERROR(
+              ncclAllReduce(rr.send.data(), rr.ref.data(), g.send_count, ncclBfloat16, ncclSum, comms.get(r), s));
           CUDA_RETURN_IF_ERROR(cudaMemsetAsync(rr.counter.as<char>() + 8, 0, 4, s));
           CUDA_RETURN_IF_ERROR(LaunchMaxAbsDiff(rr.recv.data(), rr.ref.data(), g.send_count,
                                                 reinterpret_cast<unsigned*>(rr.counter.as<char>() + 8), s));
@@ -293,18 +294,21 @@ Status CustomSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms, C
         std::vector<GraphExec> execs(n);
         if (graph) {
           RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
-            ASSIGN_OR_RETURN(execs[r], GraphExec::Capture(rigs[r].device, rigs[r].stream.get(), [&] { return run(r); }));
+            ASSIGN_OR_RETURN(execs[r],
+                             GraphExec::Capture(rigs[r].device, rigs[r].stream.get(), [&] { return run(r); }));
             return Status::Ok();
           }));
         }
-        auto t = TimeOpOnAll(ctx.devices, streams, cfg, [&](int r) -> Status {
-          return graph ? execs[r].Launch(rigs[r].stream.get()) : run(r);
-        }, std::string(iname) + " allreduce " + SizeLabel(g.bytes), &gated, &gate_batch);
+        auto t = TimeOpOnAll(
+            ctx.devices, streams, cfg,
+            [&](int r) -> Status { return graph ? execs[r].Launch(rigs[r].stream.get()) : run(r); },
+            std::string(iname) + " allreduce " + SizeLabel(g.bytes), &gated, &gate_batch);
         if (!t.ok()) return t.status();
         RETURN_IF_ERROR(check_errors());
-        auto* it = ctx.NewItem(trace::SUITE_COLLECTIVES, trace::KIND_CUSTOM_ALLREDUCE,
-                               std::string("collectives/custom/") + iname + "/" + tname + (graph ? "/graph/" : "/eager/") +
-                                   "n" + std::to_string(n) + "/" + SizeLabel(g.bytes));
+        auto* it =
+            ctx.NewItem(trace::SUITE_COLLECTIVES, trace::KIND_CUSTOM_ALLREDUCE,
+                        std::string("collectives/custom/") + iname + "/" + tname + (graph ? "/graph/" : "/eager/") +
+                            "n" + std::to_string(n) + "/" + SizeLabel(g.bytes));
         auto* p = it->mutable_collective();
         p->set_op(trace::ALLREDUCE);
         p->set_implementation(impl);
@@ -321,7 +325,8 @@ Status CustomSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms, C
         FillStats(*t, cfg, gated ? "cuda_events_gated" : "cuda_events", it);
         it->mutable_stats()->set_gate_batch(gate_batch);
         if (cfg.gate_us > 0 && !gated)
-          ctx.Note(trace::Note::WARNING, kSuite, it->name() + ": no gate held; timed ungated (host launch rate included)");
+          ctx.Note(trace::Note::WARNING, kSuite,
+                   it->name() + ": no gate held; timed ungated (host launch rate included)");
         const double us = it->stats().median_us();
         it->set_algbw_gbps(GBps(g.bytes, us));
         it->set_busbw_gbps(it->algbw_gbps() * BusBwFactor(trace::ALLREDUCE, n));
@@ -332,8 +337,9 @@ Status CustomSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms, C
         c->set_passed(*bad == 0 && max_err == 0.0f);
         c->set_against("exact expected values and NCCL allreduce");
         if (!c->passed())
-          ctx.Note(trace::Note::ERROR, kSuite, it->name() + ": " + std::to_string(*bad) +
-                                                   " wrong elements, max |custom - NCCL| = " + std::to_string(max_err));
+          ctx.Note(trace::Note::ERROR, kSuite,
+                   it->name() + ": " + std::to_string(*bad) +
+                       " wrong elements, max |custom - NCCL| = " + std::to_string(max_err));
       }
     }
   }
@@ -378,8 +384,10 @@ Status RunCollectivesSuite(Context& ctx) {
       for (int j = 0; j < n; ++j) {
         if (i == j) continue;
         cudaError_t e = cudaDeviceEnablePeerAccess(ctx.devices[j], 0);
-        if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();
-        else CUDA_RETURN_IF_ERROR(e);
+        if (e == cudaErrorPeerAccessAlreadyEnabled)
+          cudaGetLastError();
+        else
+          CUDA_RETURN_IF_ERROR(e);
       }
     }
   }

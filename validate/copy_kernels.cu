@@ -6,8 +6,8 @@
 namespace specsim::validate {
 namespace {
 
-__global__ void ReadKernel(const uint4* __restrict__ src, int64_t vecs, const unsigned char* tail,
-                           int tail_bytes, uint64_t* sink) {
+__global__ void ReadKernel(const uint4* __restrict__ src, int64_t vecs, const unsigned char* tail, int tail_bytes,
+                           uint64_t* sink) {
   uint64_t acc = 0;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -28,8 +28,7 @@ __global__ void WriteKernel(uint4* __restrict__ dst, int64_t vecs, unsigned char
                             uint32_t value) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   uint4 v = make_uint4(value, value, value, value);
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vecs; i += stride)
-    dst[i] = v;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vecs; i += stride) dst[i] = v;
   if (blockIdx.x == 0 && threadIdx.x < tail_bytes) tail[threadIdx.x] = static_cast<unsigned char>(value);
 }
 
@@ -103,13 +102,12 @@ cudaError_t LaunchReadKernel(const void* src, int64_t bytes, uint64_t* sink, int
                              cudaStream_t stream) {
   int64_t vecs = bytes / 16;
   const unsigned char* tail = static_cast<const unsigned char*>(src) + vecs * 16;
-  ReadKernel<<<blocks, threads, 0, stream>>>(static_cast<const uint4*>(src), vecs, tail,
-                                             static_cast<int>(bytes % 16), sink);
+  ReadKernel<<<blocks, threads, 0, stream>>>(static_cast<const uint4*>(src), vecs, tail, static_cast<int>(bytes % 16),
+                                             sink);
   return cudaGetLastError();
 }
 
-cudaError_t LaunchWriteKernel(void* dst, int64_t bytes, uint32_t value, int blocks, int threads,
-                              cudaStream_t stream) {
+cudaError_t LaunchWriteKernel(void* dst, int64_t bytes, uint32_t value, int blocks, int threads, cudaStream_t stream) {
   int64_t vecs = bytes / 16;
   unsigned char* tail = static_cast<unsigned char*>(dst) + vecs * 16;
   WriteKernel<<<blocks, threads, 0, stream>>>(static_cast<uint4*>(dst), vecs, tail, static_cast<int>(bytes % 16),
@@ -134,16 +132,15 @@ cudaError_t LaunchFillRandom(void* p, int64_t count, uint64_t seed, float scale,
 
 cudaError_t LaunchCheckCollective(const void* out, int64_t count, int op, int nranks, int rank,
                                   unsigned long long* mismatches, cudaStream_t stream) {
-  CheckCollectiveKernel<<<GridFor(count, 256), 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(out), count,
-                                                                  op, nranks, rank, mismatches);
+  CheckCollectiveKernel<<<GridFor(count, 256), 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(out), count, op,
+                                                                 nranks, rank, mismatches);
   return cudaGetLastError();
 }
 
 cudaError_t LaunchMaxAbsDiff(const void* a, const void* b, int64_t count, unsigned int* max_err_bits,
                              cudaStream_t stream) {
   MaxAbsDiffKernel<<<GridFor(count, 256), 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(a),
-                                                             static_cast<const __nv_bfloat16*>(b), count,
-                                                             max_err_bits);
+                                                            static_cast<const __nv_bfloat16*>(b), count, max_err_bits);
   return cudaGetLastError();
 }
 

@@ -15,8 +15,7 @@ std::string Where(const char* expr, const char* file, int line) {
 
 Status CudaError(cudaError_t e, const char* expr, const char* file, int line) {
   cudaGetLastError();  // clear a non-sticky error so later calls are not blamed for it
-  std::string msg = std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ") in " +
-                    Where(expr, file, line);
+  std::string msg = std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ") in " + Where(expr, file, line);
   if (e == cudaErrorMemoryAllocation) return OutOfMemory(msg);
   if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorInvalidDevice ||
       e == cudaErrorPeerAccessUnsupported || e == cudaErrorNotSupported)
@@ -25,16 +24,16 @@ Status CudaError(cudaError_t e, const char* expr, const char* file, int line) {
 }
 
 Status CublasError(cublasStatus_t e, const char* expr, const char* file, int line) {
-  std::string msg = std::string(cublasGetStatusName(e)) + " (" + cublasGetStatusString(e) + ") in " +
-                    Where(expr, file, line);
+  std::string msg =
+      std::string(cublasGetStatusName(e)) + " (" + cublasGetStatusString(e) + ") in " + Where(expr, file, line);
   if (e == CUBLAS_STATUS_ALLOC_FAILED) return OutOfMemory(msg);
   if (e == CUBLAS_STATUS_ARCH_MISMATCH || e == CUBLAS_STATUS_NOT_SUPPORTED) return Unavailable(msg);
   return Internal(msg);
 }
 
 Status NcclError(ncclResult_t e, const char* expr, const char* file, int line) {
-  std::string msg = std::string("NCCL error ") + std::to_string(static_cast<int>(e)) + " (" +
-                    ncclGetErrorString(e) + ") in " + Where(expr, file, line);
+  std::string msg = std::string("NCCL error ") + std::to_string(static_cast<int>(e)) + " (" + ncclGetErrorString(e) +
+                    ") in " + Where(expr, file, line);
   const char* last = ncclGetLastError(nullptr);
   if (last && *last) msg += ": " + std::string(last);
   if (e == ncclSystemError || e == ncclRemoteError) return Unavailable(msg);
@@ -50,8 +49,8 @@ StatusOr<DeviceBuffer> DeviceBuffer::Create(int device, int64_t bytes) {
     cudaGetLastError();
     size_t free_b = 0, total = 0;
     cudaMemGetInfo(&free_b, &total);
-    return OutOfMemory("out of memory on GPU " + std::to_string(device) + ": asked for " +
-                       std::to_string(bytes >> 20) + " MiB, " + std::to_string(free_b >> 20) + " MiB free");
+    return OutOfMemory("out of memory on GPU " + std::to_string(device) + ": asked for " + std::to_string(bytes >> 20) +
+                       " MiB, " + std::to_string(free_b >> 20) + " MiB free");
   }
   CUDA_RETURN_IF_ERROR(e);
   b.bytes_ = bytes;
@@ -85,8 +84,7 @@ StatusOr<HostBuffer> HostBuffer::Create(int64_t bytes, HostKind kind) {
     b.ptr_ = std::aligned_alloc(4096, (n + 4095) / 4096 * 4096);
     if (!b.ptr_) return OutOfMemory("host malloc of " + std::to_string(bytes) + " bytes failed");
   } else {
-    unsigned flags = kind == HostKind::kMapped ? (cudaHostAllocMapped | cudaHostAllocPortable)
-                                               : cudaHostAllocPortable;
+    unsigned flags = kind == HostKind::kMapped ? (cudaHostAllocMapped | cudaHostAllocPortable) : cudaHostAllocPortable;
     CUDA_RETURN_IF_ERROR(cudaHostAlloc(&b.ptr_, n, flags));
     if (kind == HostKind::kMapped) CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&b.dev_ptr_, b.ptr_, 0));
   }
@@ -105,8 +103,10 @@ HostBuffer& HostBuffer::operator=(HostBuffer&& o) noexcept {
 }
 void HostBuffer::Reset() {
   if (ptr_) {
-    if (kind_ == HostKind::kPageable) std::free(ptr_);
-    else cudaFreeHost(ptr_);
+    if (kind_ == HostKind::kPageable)
+      std::free(ptr_);
+    else
+      cudaFreeHost(ptr_);
   }
   ptr_ = dev_ptr_ = nullptr;
   bytes_ = 0;

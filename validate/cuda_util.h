@@ -26,19 +26,19 @@ Status NcclError(ncclResult_t e, const char* expr, const char* file, int line);
 
 }  // namespace specsim::validate
 
-#define CUDA_RETURN_IF_ERROR(expr)                                                              \
-  do {                                                                                          \
-    cudaError_t _e = (expr);                                                                    \
+#define CUDA_RETURN_IF_ERROR(expr)                                                               \
+  do {                                                                                           \
+    cudaError_t _e = (expr);                                                                     \
     if (_e != cudaSuccess) return ::specsim::validate::CudaError(_e, #expr, __FILE__, __LINE__); \
   } while (0)
-#define CUBLAS_RETURN_IF_ERROR(expr)                                                               \
-  do {                                                                                             \
-    cublasStatus_t _e = (expr);                                                                    \
+#define CUBLAS_RETURN_IF_ERROR(expr)                                                                         \
+  do {                                                                                                       \
+    cublasStatus_t _e = (expr);                                                                              \
     if (_e != CUBLAS_STATUS_SUCCESS) return ::specsim::validate::CublasError(_e, #expr, __FILE__, __LINE__); \
   } while (0)
-#define NCCL_RETURN_IF_ERROR(expr)                                                              \
-  do {                                                                                          \
-    ncclResult_t _e = (expr);                                                                   \
+#define NCCL_RETURN_IF_ERROR(expr)                                                               \
+  do {                                                                                           \
+    ncclResult_t _e = (expr);                                                                    \
     if (_e != ncclSuccess) return ::specsim::validate::NcclError(_e, #expr, __FILE__, __LINE__); \
   } while (0)
 
@@ -56,7 +56,10 @@ class DeviceBuffer {
   ~DeviceBuffer() { Reset(); }
   void Reset();
   void* data() const { return ptr_; }
-  template <typename T> T* as() const { return static_cast<T*>(ptr_); }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   int64_t bytes() const { return bytes_; }
   int device() const { return device_; }
 

@@ -44,13 +44,13 @@ constexpr int kMaxSplits = 32;
 struct Dims {
   int64_t h = 0, vocab_local = 0, draft_vocab_local = 0;
   bool mla = false;
-  int64_t q_heads = 0, kv_heads = 0, hd = 0;          // GQA (MLA: q_heads = heads per GPU)
+  int64_t q_heads = 0, kv_heads = 0, hd = 0;                      // GQA (MLA: q_heads = heads per GPU)
   int64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, vdim = 0;  // MLA
-  int64_t inter = 0;                                   // dense MLP
+  int64_t inter = 0;                                              // dense MLP
   int64_t experts = 0, topk = 0, moe_inter = 0, shared_inter = 0, first_dense = 0;  // MoE
-  int64_t dq_heads = 0, dkv_heads = 0, dhd = 0, dinter = 0;  // draft layer (GQA)
-  int64_t qa_n() const { return q_lora + kv_lora + rope; }      // fused q_a | kv_a output
-  int64_t latent() const { return kv_lora + rope; }             // MLA cache row / absorbed q head
+  int64_t dq_heads = 0, dkv_heads = 0, dhd = 0, dinter = 0;                         // draft layer (GQA)
+  int64_t qa_n() const { return q_lora + kv_lora + rope; }                          // fused q_a | kv_a output
+  int64_t latent() const { return kv_lora + rope; }                                 // MLA cache row / absorbed q head
 };
 
 // What one layer is made of (the draft layer: GQA with the draft's dims, qkv over 2h inputs).
@@ -70,11 +70,10 @@ struct Layer {
   void *qkv = nullptr, *o = nullptr;
   // MLA: fused q_a|kv_a [q_lora + kv_lora + rope][h], norms, q_b [heads*(nope+rope)][q_lora],
   // W_kc [heads][kv_lora][nope] and W_vc [heads][vdim][kv_lora] (kv_b split for absorption), o.
-  void *qkv_a = nullptr, *q_a_norm = nullptr, *kv_a_norm = nullptr, *q_b = nullptr, *w_kc = nullptr,
-       *w_vc = nullptr;
-  void *gu = nullptr, *down = nullptr;                    // dense MLP
+  void *qkv_a = nullptr, *q_a_norm = nullptr, *kv_a_norm = nullptr, *q_b = nullptr, *w_kc = nullptr, *w_vc = nullptr;
+  void *gu = nullptr, *down = nullptr;                       // dense MLP
   void *router = nullptr, *sgu = nullptr, *sdown = nullptr;  // MoE: router, shared experts
-  int64_t expert_offset = 0;                              // first pool expert this layer uses
+  int64_t expert_offset = 0;                                 // first pool expert this layer uses
   void *n1 = nullptr, *n2 = nullptr;
   DeviceBuffer k_cache, v_cache;  // MLA: k_cache holds the latent rows, no v_cache
 };
@@ -95,8 +94,8 @@ struct RankModel {
   // Activations, sized for max_tokens.
   DeviceBuffer ids, x, resid, normed, cat, hidden3, qkv_out, attn_out, gu_out, act, logits, gathered, ws;
   // MLA / MoE activations.
-  DeviceBuffer qa_out, q_lat, qb_out, q_full, attn_lat, router_logits, topk_ids, topk_w, e_in, e_gu, e_act, e_out,
-      s_gu, s_act, s_out;
+  DeviceBuffer qa_out, q_lat, qb_out, q_full, attn_lat, router_logits, topk_ids, topk_w, e_in, e_gu, e_act, e_out, s_gu,
+      s_act, s_out;
   HostBuffer ids_host;
   std::vector<Event> phase_events;
 };
@@ -346,8 +345,9 @@ Status DecodeRunner::Build(int max_batch, int max_tokens, int verify_n, int* lay
     d_.rope = c.qk_rope_head_dim();
     d_.vdim = c.v_head_dim();
     if (d_.latent() != 576 || d_.kv_lora % 8 || d_.q_lora % 8)
-      return InvalidArgument("MLA decode needs kv_lora_rank + qk_rope_head_dim = 576 (the attention kernel's head size), got " +
-                             std::to_string(d_.latent()));
+      return InvalidArgument(
+          "MLA decode needs kv_lora_rank + qk_rope_head_dim = 576 (the attention kernel's head size), got " +
+          std::to_string(d_.latent()));
   } else if (d_.hd != 128) {
     return InvalidArgument("decode attention supports head_dim 128, the model has " + std::to_string(d_.hd));
   }
@@ -360,7 +360,8 @@ Status DecodeRunner::Build(int max_batch, int max_tokens, int verify_n, int* lay
     ASSIGN_OR_RETURN(d_.moe_inter, split(c.moe_intermediate(), "moe_intermediate"));
     d_.shared_inter = d_.moe_inter * c.num_shared_experts();
     d_.first_dense = c.first_dense_layers();
-    if (d_.experts * 4 > 48 * 1024 || d_.topk > 64) return InvalidArgument("router top-k supports <= 12288 experts, k <= 64");
+    if (d_.experts * 4 > 48 * 1024 || d_.topk > 64)
+      return InvalidArgument("router top-k supports <= 12288 experts, k <= 64");
   }
   d_.vocab_local = (c.vocab() + tp_ - 1) / tp_;
   d_.draft_vocab_local = (c.draft_vocab() + tp_ - 1) / tp_;
@@ -378,7 +379,8 @@ Status DecodeRunner::Build(int max_batch, int max_tokens, int verify_n, int* lay
   rng_.seed(ctx_.opt.seed * 1000003 + 17);
   const int64_t T = max_tokens_;
   const int64_t max_slots = T * d_.topk + d_.experts;
-  const int64_t pool = d_.experts > 0 ? ExpectedDistinctExperts(static_cast<int>(d_.experts), static_cast<int>(d_.topk), T) : 0;
+  const int64_t pool =
+      d_.experts > 0 ? ExpectedDistinctExperts(static_cast<int>(d_.experts), static_cast<int>(d_.topk), T) : 0;
 
   LayerKind target;
   target.mla = d_.mla;
@@ -529,8 +531,8 @@ Status DecodeRunner::AllReduce(RankModel& m, void* buf, int64_t count) {
 Status DecodeRunner::GqaAttention(RankModel& m, Layer& L, int seqs, int qps, bool draft, PiecewiseGraphs* pw) {
   const LayerKind& k = L.kind;
   const int64_t T = int64_t(seqs) * qps;
-  RETURN_IF_ERROR(GemmBf16(m.blas.get(), draft ? m.cat.data() : m.normed.data(), L.qkv, m.qkv_out.data(), T, k.qkv_n(),
-                           k.qkv_k));
+  RETURN_IF_ERROR(
+      GemmBf16(m.blas.get(), draft ? m.cat.data() : m.normed.data(), L.qkv, m.qkv_out.data(), T, k.qkv_n(), k.qkv_k));
   // The attention core: KV append and the attention kernel.
   RETURN_IF_ERROR(AttentionCore(pw, [this, &m, &L, seqs, qps, pos = pos_ % context_]() -> Status {
     const LayerKind& k = L.kind;
@@ -571,10 +573,11 @@ Status DecodeRunner::MlaAttention(RankModel& m, Layer& L, int seqs, int qps, Pie
   const int64_t H = d.q_heads, qk = d.nope + d.rope;
   char* qa = m.qa_out.as<char>();
   RETURN_IF_ERROR(GemmBf16(h, m.normed.data(), L.qkv_a, qa, T, d.qa_n(), d.h));
-  CUDA_RETURN_IF_ERROR(LaunchRmsNormRows(qa, d.qa_n(), L.q_a_norm, m.q_lat.data(), d.q_lora, T,
-                                         static_cast<int>(d.q_lora), 1e-6f, s));
+  CUDA_RETURN_IF_ERROR(
+      LaunchRmsNormRows(qa, d.qa_n(), L.q_a_norm, m.q_lat.data(), d.q_lora, T, static_cast<int>(d.q_lora), 1e-6f, s));
   void* kv = qa + d.q_lora * 2;
-  CUDA_RETURN_IF_ERROR(LaunchRmsNormRows(kv, d.qa_n(), L.kv_a_norm, kv, d.qa_n(), T, static_cast<int>(d.kv_lora), 1e-6f, s));
+  CUDA_RETURN_IF_ERROR(
+      LaunchRmsNormRows(kv, d.qa_n(), L.kv_a_norm, kv, d.qa_n(), T, static_cast<int>(d.kv_lora), 1e-6f, s));
   RETURN_IF_ERROR(GemmBf16(h, m.q_lat.data(), L.q_b, m.qb_out.data(), T, H * qk, d.q_lora));
   RETURN_IF_ERROR(AttentionCore(pw, [this, &m, &L, kv, seqs, qps, pos = pos_ % context_]() -> Status {
     const Dims& d = m.d;
@@ -582,8 +585,8 @@ Status DecodeRunner::MlaAttention(RankModel& m, Layer& L, int seqs, int qps, Pie
     cublasHandle_t h = m.blas.get();
     const int64_t T = int64_t(seqs) * qps;
     const int64_t H = d.q_heads, qk = d.nope + d.rope, lat = d.latent();
-    CUDA_RETURN_IF_ERROR(LaunchRowsToCache(kv, d.qa_n(), static_cast<int>(lat), L.k_cache.data(), seqs, qps, context_,
-                                           pos, s));
+    CUDA_RETURN_IF_ERROR(
+        LaunchRowsToCache(kv, d.qa_n(), static_cast<int>(lat), L.k_cache.data(), seqs, qps, context_, pos, s));
     // q_full[t][head][0:kv_lora] = q_nope[t][head] * W_kc[head]^T ; q_full[t][head][kv_lora:] = q_rope.
     RETURN_IF_ERROR(GemmBf16StridedBatched(h, m.qb_out.data(), H * qk, qk, L.w_kc, d.kv_lora * d.nope, m.q_full.data(),
                                            H * lat, lat, T, d.kv_lora, d.nope, H));
@@ -630,8 +633,9 @@ Status DecodeRunner::Moe(RankModel& m, Layer& L, int64_t T) {
   const int64_t off = L.expert_offset % (m.pool - ed + 1);
   const int64_t mi = d.moe_inter;
   CUDA_RETURN_IF_ERROR(LaunchMoeGather(m.normed.data(), m.e_in.data(), T, k, slots, static_cast<int>(d.h), s));
-  RETURN_IF_ERROR(GemmBf16StridedBatched(h, m.e_in.data(), d.h, rows * d.h, m.pool_gu.as<char>() + off * 2 * mi * d.h * 2,
-                                         2 * mi * d.h, m.e_gu.data(), 2 * mi, rows * 2 * mi, rows, 2 * mi, d.h, ed));
+  RETURN_IF_ERROR(GemmBf16StridedBatched(h, m.e_in.data(), d.h, rows * d.h,
+                                         m.pool_gu.as<char>() + off * 2 * mi * d.h * 2, 2 * mi * d.h, m.e_gu.data(),
+                                         2 * mi, rows * 2 * mi, rows, 2 * mi, d.h, ed));
   CUDA_RETURN_IF_ERROR(LaunchSiluMul(m.e_gu.data(), m.e_act.data(), slots, static_cast<int>(mi), s));
   RETURN_IF_ERROR(GemmBf16StridedBatched(h, m.e_act.data(), mi, rows * mi, m.pool_down.as<char>() + off * d.h * mi * 2,
                                          d.h * mi, m.e_out.data(), d.h, rows * d.h, rows, d.h, mi, ed));
@@ -642,8 +646,8 @@ Status DecodeRunner::Moe(RankModel& m, Layer& L, int64_t T) {
     RETURN_IF_ERROR(GemmBf16(h, m.s_act.data(), L.sdown, m.s_out.data(), T, d.h, d.shared_inter));
     shared = m.s_out.data();
   }
-  CUDA_RETURN_IF_ERROR(LaunchMoeCombine(m.e_out.data(), m.topk_w.as<float>(), shared, m.x.data(), T, k,
-                                        static_cast<int>(d.h), s));
+  CUDA_RETURN_IF_ERROR(
+      LaunchMoeCombine(m.e_out.data(), m.topk_w.as<float>(), shared, m.x.data(), T, k, static_cast<int>(d.h), s));
   return Status::Ok();
 }
 
@@ -666,13 +670,17 @@ Status DecodeRunner::Forward(RankModel& m, int seqs, int qps, bool draft, PhaseR
   const int nlayers = draft ? 1 : static_cast<int>(m.layers.size());
   for (int l = 0; l < nlayers; ++l) {
     Layer& L = draft ? m.draft : m.layers[l];
-    CUDA_RETURN_IF_ERROR(LaunchRmsNorm(m.x.data(), m.resid.data(), L.n1, m.normed.data(), T, static_cast<int>(d.h), 1e-5f, s));
-    if (L.kind.mla) RETURN_IF_ERROR(MlaAttention(m, L, seqs, qps, pw));
-    else RETURN_IF_ERROR(GqaAttention(m, L, seqs, qps, draft, pw));
+    CUDA_RETURN_IF_ERROR(
+        LaunchRmsNorm(m.x.data(), m.resid.data(), L.n1, m.normed.data(), T, static_cast<int>(d.h), 1e-5f, s));
+    if (L.kind.mla)
+      RETURN_IF_ERROR(MlaAttention(m, L, seqs, qps, pw));
+    else
+      RETURN_IF_ERROR(GqaAttention(m, L, seqs, qps, draft, pw));
     RETURN_IF_ERROR(ph->Fine("attention"));
     RETURN_IF_ERROR(AllReduce(m, m.x.data(), T * d.h));
     RETURN_IF_ERROR(ph->Fine("allreduce"));
-    CUDA_RETURN_IF_ERROR(LaunchRmsNorm(m.x.data(), m.resid.data(), L.n2, m.normed.data(), T, static_cast<int>(d.h), 1e-5f, s));
+    CUDA_RETURN_IF_ERROR(
+        LaunchRmsNorm(m.x.data(), m.resid.data(), L.n2, m.normed.data(), T, static_cast<int>(d.h), 1e-5f, s));
     if (L.kind.moe) {
       RETURN_IF_ERROR(Moe(m, L, T));
       RETURN_IF_ERROR(ph->Fine("moe"));
@@ -688,13 +696,13 @@ Status DecodeRunner::Forward(RankModel& m, int seqs, int qps, bool draft, PhaseR
   }
   CUDA_RETURN_IF_ERROR(LaunchRmsNorm(m.x.data(), m.resid.data(), m.final_norm.data(), m.normed.data(), T,
                                      static_cast<int>(d.h), 1e-5f, s));
-  RETURN_IF_ERROR(GemmBf16(h, m.normed.data(), draft ? m.draft_lm.data() : m.lm_head.data(), m.logits.data(), T,
-                           vocab_local, d.h));
+  RETURN_IF_ERROR(
+      GemmBf16(h, m.normed.data(), draft ? m.draft_lm.data() : m.lm_head.data(), m.logits.data(), T, vocab_local, d.h));
   RETURN_IF_ERROR(ph->Fine("lm_head"));
   const void* logits = m.logits.data();
   if (m.tp > 1) {
-    NCCL_RETURN_IF_ERROR(ncclAllGather(m.logits.data(), m.gathered.data(), T * vocab_local, ncclBfloat16,
-                                       comms_.get(m.rank), s));
+    NCCL_RETURN_IF_ERROR(
+        ncclAllGather(m.logits.data(), m.gathered.data(), T * vocab_local, ncclBfloat16, comms_.get(m.rank), s));
     logits = m.gathered.data();
     RETURN_IF_ERROR(ph->Fine("logits_gather"));
   }
@@ -710,13 +718,17 @@ Status DecodeRunner::Step(RankModel& m, int batch, bool spec, Capture capture, c
   cudaStream_t s = m.stream.get();
   const int S = ctx_.opt.draft_steps;
   auto read_tokens = [&](int64_t count) -> Status {
-    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(m.ids_host.data(), m.ids.data(), count * sizeof(int), cudaMemcpyDeviceToHost, s));
+    CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(m.ids_host.data(), m.ids.data(), count * sizeof(int), cudaMemcpyDeviceToHost, s));
     return SyncStream(m.device, s, ctx_.opt.collective_timeout_s, "decode step");
   };
   if (!spec) {
-    if (capture == Capture::kGraph) RETURN_IF_ERROR(g.whole[0].Launch(s));
-    else if (capture == Capture::kPiecewise) RETURN_IF_ERROR(g.plain.Replay(s));
-    else RETURN_IF_ERROR(Forward(m, batch, qps, false, ph));
+    if (capture == Capture::kGraph)
+      RETURN_IF_ERROR(g.whole[0].Launch(s));
+    else if (capture == Capture::kPiecewise)
+      RETURN_IF_ERROR(g.plain.Replay(s));
+    else
+      RETURN_IF_ERROR(Forward(m, batch, qps, false, ph));
     return read_tokens(int64_t(batch) * qps);
   }
   // Draft forwards and verify.
@@ -743,9 +755,12 @@ Status DecodeRunner::Step(RankModel& m, int batch, bool spec, Capture capture, c
   // The host gap is not GPU time: bank the GPU phases so far and restart the phase clock.
   RETURN_IF_ERROR(ph->Flush());
   RETURN_IF_ERROR(ph->Start());
-  if (capture == Capture::kGraph) RETURN_IF_ERROR(g.whole[1].Launch(s));
-  else if (capture == Capture::kPiecewise) RETURN_IF_ERROR(g.extend.Replay(s));
-  else RETURN_IF_ERROR(Forward(m, batch, verify_n_, true, ph));
+  if (capture == Capture::kGraph)
+    RETURN_IF_ERROR(g.whole[1].Launch(s));
+  else if (capture == Capture::kPiecewise)
+    RETURN_IF_ERROR(g.extend.Replay(s));
+  else
+    RETURN_IF_ERROR(Forward(m, batch, verify_n_, true, ph));
   RETURN_IF_ERROR(ph->Mark("draft_extend"));
   return SyncStream(m.device, s, ctx_.opt.collective_timeout_s, "draft extend");
 }
@@ -763,23 +778,24 @@ Status DecodeRunner::RunConfig(int batch, Capture capture, bool spec, int qps) {
     StepGraphs& g = graphs[r];
     if (capture == Capture::kGraph) {
       if (!spec) {
-        ASSIGN_OR_RETURN(GraphExec e, GraphExec::Capture(m.device, m.stream.get(), [&] { return Forward(m, batch, qps, false, &none); }));
+        ASSIGN_OR_RETURN(GraphExec e, GraphExec::Capture(m.device, m.stream.get(),
+                                                         [&] { return Forward(m, batch, qps, false, &none); }));
         g.whole.push_back(std::move(e));
       } else {
         ASSIGN_OR_RETURN(GraphExec e0, GraphExec::Capture(m.device, m.stream.get(), [&]() -> Status {
-          for (int i = 0; i < S - 1; ++i) RETURN_IF_ERROR(Forward(m, batch, 1, true, &none));
-          return Forward(m, batch, verify_n_, false, &none);
-        }));
-        ASSIGN_OR_RETURN(GraphExec e1, GraphExec::Capture(m.device, m.stream.get(), [&] { return Forward(m, batch, verify_n_, true, &none); }));
+                           for (int i = 0; i < S - 1; ++i) RETURN_IF_ERROR(Forward(m, batch, 1, true, &none));
+                           return Forward(m, batch, verify_n_, false, &none);
+                         }));
+        ASSIGN_OR_RETURN(GraphExec e1, GraphExec::Capture(m.device, m.stream.get(),
+                                                          [&] { return Forward(m, batch, verify_n_, true, &none); }));
         g.whole.push_back(std::move(e0));
         g.whole.push_back(std::move(e1));
       }
     } else if (capture == Capture::kPiecewise) {
       // One piecewise capture per forward kind; the S - 1 draft forwards replay the same one.
       auto pieces = [&](int qps, bool draft) {
-        return PiecewiseGraphs::Capture(m.device, m.stream.get(), [&](PiecewiseGraphs* pw) {
-          return Forward(m, batch, qps, draft, &none, pw);
-        });
+        return PiecewiseGraphs::Capture(m.device, m.stream.get(),
+                                        [&](PiecewiseGraphs* pw) { return Forward(m, batch, qps, draft, &none, pw); });
       };
       if (!spec) {
         ASSIGN_OR_RETURN(g.plain, pieces(qps, false));
@@ -853,8 +869,11 @@ Status DecodeRunner::RunConfig(int batch, Capture capture, bool spec, int qps) {
 
   auto* it = ctx_.NewItem(trace::SUITE_DECODE, spec ? trace::KIND_SPEC_CYCLE : trace::KIND_DECODE_STEP,
                           "decode/" + shape_.name() + "/tp" + std::to_string(tp_) +
-                              (spec ? "/spec" : qps > 1 ? "/verify" : "/plain") + "/" + CaptureName(capture) + "/b" +
-                              std::to_string(batch) + (qps > 1 ? "/q" + std::to_string(qps) : ""));
+                              (spec      ? "/spec"
+                               : qps > 1 ? "/verify"
+                                         : "/plain") +
+                              "/" + CaptureName(capture) + "/b" + std::to_string(batch) +
+                              (qps > 1 ? "/q" + std::to_string(qps) : ""));
   auto* p = it->mutable_decode();
   p->set_model(shape_.name());
   p->set_tp(tp_);
@@ -941,20 +960,22 @@ Status RunDecodeSuite(Context& ctx) {
       return st.Annotate(name);
     }
     if (layers_run < shape.layers())
-      ctx.Note(trace::Note::INFO, kSuite, name + ": layers reduced from " + std::to_string(shape.layers()) + " to " +
-                                              std::to_string(layers_run) + " to fit GPU memory at tp " + std::to_string(tp));
-    if (shape.num_experts() > 0)
       ctx.Note(trace::Note::INFO, kSuite,
-               name + ": routed experts: a pool of " + std::to_string(runner.pool()) + " of " +
-                   std::to_string(shape.num_experts()) +
-                   " experts' weights shared by the MoE layers (each layer runs the expected number of distinct experts "
-                   "for its token count, a contiguous run of the pool at a per-layer offset; token-expert pairs split "
-                   "evenly; the router's top-k weights combine them)");
+               name + ": layers reduced from " + std::to_string(shape.layers()) + " to " + std::to_string(layers_run) +
+                   " to fit GPU memory at tp " + std::to_string(tp));
+    if (shape.num_experts() > 0)
+      ctx.Note(
+          trace::Note::INFO, kSuite,
+          name + ": routed experts: a pool of " + std::to_string(runner.pool()) + " of " +
+              std::to_string(shape.num_experts()) +
+              " experts' weights shared by the MoE layers (each layer runs the expected number of distinct experts "
+              "for its token count, a contiguous run of the pool at a per-layer offset; token-expert pairs split "
+              "evenly; the router's top-k weights combine them)");
     ctx.Note(trace::Note::INFO, kSuite,
              name + ": draft " + shape.draft() + (shape.draft_file().empty() ? "" : " (" + shape.draft_file() + ")") +
-                 ": heads " + std::to_string(shape.draft_heads()) + ", KV heads " + std::to_string(shape.draft_kv_heads()) +
-                 ", intermediate " + std::to_string(shape.draft_intermediate()) + ", draft vocab " +
-                 std::to_string(shape.draft_vocab()));
+                 ": heads " + std::to_string(shape.draft_heads()) + ", KV heads " +
+                 std::to_string(shape.draft_kv_heads()) + ", intermediate " +
+                 std::to_string(shape.draft_intermediate()) + ", draft vocab " + std::to_string(shape.draft_vocab()));
     for (int b : ctx.opt.decode_batches)
       for (bool spec : {false, true})
         for (Capture capture : {Capture::kEager, Capture::kGraph, Capture::kPiecewise}) {

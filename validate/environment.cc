@@ -97,12 +97,12 @@ std::string Lower(std::string s) {
 
 trace::PathClass FromNvmlTopology(int level) {
   switch (level) {
-    case 0: return trace::PATH_SELF;    // NVML_TOPOLOGY_INTERNAL
-    case 10: return trace::PATH_PIX;    // SINGLE
-    case 20: return trace::PATH_PXB;    // MULTIPLE
-    case 30: return trace::PATH_PHB;    // HOSTBRIDGE
-    case 40: return trace::PATH_NODE;   // NODE
-    case 50: return trace::PATH_SYS;    // SYSTEM
+    case 0: return trace::PATH_SELF;   // NVML_TOPOLOGY_INTERNAL
+    case 10: return trace::PATH_PIX;   // SINGLE
+    case 20: return trace::PATH_PXB;   // MULTIPLE
+    case 30: return trace::PATH_PHB;   // HOSTBRIDGE
+    case 40: return trace::PATH_NODE;  // NODE
+    case 50: return trace::PATH_SYS;   // SYSTEM
     default: return trace::PATH_CLASS_UNSPECIFIED;
   }
 }
@@ -203,7 +203,10 @@ StatusOr<trace::Environment> CollectEnvironment(const std::vector<int>& devices)
       if (nvml.max_clock && nvml.max_clock(h, 2, &x) == 0) g->set_memory_clock_max_mhz(x);
       if (nvml.power && nvml.power(h, &x) == 0) g->set_power_limit_mw(x);
       bool got = false;
-      if (nvml.cur_gen && nvml.cur_gen(h, &x) == 0) { g->set_pcie_generation_current(x); got = true; }
+      if (nvml.cur_gen && nvml.cur_gen(h, &x) == 0) {
+        g->set_pcie_generation_current(x);
+        got = true;
+      }
       if (nvml.max_gen && nvml.max_gen(h, &x) == 0) g->set_pcie_generation_max(x);
       if (nvml.cur_width && nvml.cur_width(h, &x) == 0) g->set_pcie_width_current(x);
       if (nvml.max_width && nvml.max_width(h, &x) == 0) g->set_pcie_width_max(x);

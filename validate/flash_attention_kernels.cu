@@ -31,8 +31,8 @@ namespace {
 using namespace mma;  // NOLINT: the shared tensor-core building blocks
 
 constexpr int kHeadDim = 128;
-constexpr int kTileTokens = 64;            // KV tokens per shared-memory tile
-constexpr int kChunks = kHeadDim / 8;      // 16-byte chunks per K/V row
+constexpr int kTileTokens = 64;        // KV tokens per shared-memory tile
+constexpr int kChunks = kHeadDim / 8;  // 16-byte chunks per K/V row
 constexpr int kWarps = 4;
 constexpr int kTileUint4 = kTileTokens * kChunks;  // one K (or V) tile, in 16-byte units
 constexpr float kLog2e = 1.4426950408889634f;
@@ -42,12 +42,11 @@ constexpr float kLn2 = 0.6931471805599453f;
 __device__ __forceinline__ int Swizzle(int r, int c) { return r * kChunks + (c ^ (r & 7)); }
 
 template <int RTB>
-__global__ void __launch_bounds__(kWarps * 32)
-    FlashMmaKernel(AttentionArgs a, int row_blocks, float scale_log2) {
-  constexpr int kWarpsPerTile = kWarps / RTB;             // warps sharing one row tile
+__global__ void __launch_bounds__(kWarps * 32) FlashMmaKernel(AttentionArgs a, int row_blocks, float scale_log2) {
+  constexpr int kWarpsPerTile = kWarps / RTB;               // warps sharing one row tile
   constexpr int kWarpTokens = kTileTokens / kWarpsPerTile;  // tokens of each KV tile per warp
   constexpr int kNb = kWarpTokens / 8;                      // n8 blocks of S per warp
-  extern __shared__ uint4 smem[];  // [2 stages][K | V][kTileUint4]
+  extern __shared__ uint4 smem[];                           // [2 stages][K | V][kTileUint4]
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int gid = lane >> 2, tig = lane & 3;
@@ -69,7 +68,8 @@ __global__ void __launch_bounds__(kWarps * 32)
     const __nv_bfloat16* qp = nullptr;
     if (vr < V) {
       const int j = vr / G, head = kvh * G + vr % G;
-      qp = static_cast<const __nv_bfloat16*>(a.q) + (int64_t(seq) * a.q_per_seq + j) * qstride + int64_t(head) * kHeadDim;
+      qp = static_cast<const __nv_bfloat16*>(a.q) + (int64_t(seq) * a.q_per_seq + j) * qstride +
+           int64_t(head) * kHeadDim;
       limit[h] = a.context - a.q_per_seq + j;
     } else {
       limit[h] = a.context - 1;  // padding row: Q = 0, output discarded
@@ -88,8 +88,10 @@ __global__ void __launch_bounds__(kWarps * 32)
   const int64_t t1 = min(a.context, t0 + per_split);
   const int ntiles = t1 > t0 ? static_cast<int>((t1 - t0 + kTileTokens - 1) / kTileTokens) : 0;
 
-  const __nv_bfloat16* kbase = static_cast<const __nv_bfloat16*>(a.k) + (int64_t(seq) * a.kv_heads + kvh) * a.context * kHeadDim;
-  const __nv_bfloat16* vbase = static_cast<const __nv_bfloat16*>(a.v) + (int64_t(seq) * a.kv_heads + kvh) * a.context * kHeadDim;
+  const __nv_bfloat16* kbase =
+      static_cast<const __nv_bfloat16*>(a.k) + (int64_t(seq) * a.kv_heads + kvh) * a.context * kHeadDim;
+  const __nv_bfloat16* vbase =
+      static_cast<const __nv_bfloat16*>(a.v) + (int64_t(seq) * a.kv_heads + kvh) * a.context * kHeadDim;
   auto load_tile = [&](int stage, int64_t tt0) {
     uint4* ks = smem + stage * 2 * kTileUint4;
     uint4* vs = ks + kTileUint4;
@@ -237,7 +239,8 @@ __global__ void __launch_bounds__(kWarps * 32)
           __float2bfloat16(ll > 0.f ? aa / ll : 0.f);
     } else {
       // The combine kernel's partial format: [row][head][split] -> (max in natural-log units, sum, acc).
-      float* p = static_cast<float*>(a.workspace) + ((out_row * a.q_heads + head) * gridDim.y + blockIdx.y) * (2 + kHeadDim);
+      float* p =
+          static_cast<float*>(a.workspace) + ((out_row * a.q_heads + head) * gridDim.y + blockIdx.y) * (2 + kHeadDim);
       if (d == 0) {
         p[0] = mm == -INFINITY ? -1e30f : mm * kLn2;
         p[1] = ll;
@@ -251,8 +254,8 @@ template <int RTB>
 cudaError_t LaunchRtb(const AttentionArgs& a, int row_blocks, cudaStream_t stream) {
   constexpr size_t kSmem = 2 * 2 * kTileUint4 * sizeof(uint4);  // 64 KiB: two stages of K and V
   static_assert(kWarps * 16 * (2 + kHeadDim) * sizeof(float) <= kSmem, "merge area fits the tiles");
-  cudaError_t e = cudaFuncSetAttribute(FlashMmaKernel<RTB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(kSmem));
+  cudaError_t e =
+      cudaFuncSetAttribute(FlashMmaKernel<RTB>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmem));
   if (e != cudaSuccess) return e;
   const float scale_log2 = kLog2e / sqrtf(static_cast<float>(kHeadDim));
   dim3 grid(a.seqs * a.kv_heads * row_blocks, a.splits);
@@ -269,8 +272,8 @@ FlashMmaOccupancy OccupancyRtb() {
   if (cudaFuncSetAttribute(FlashMmaKernel<RTB>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmem)) !=
           cudaSuccess ||
       cudaFuncGetAttributes(&attr, FlashMmaKernel<RTB>) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o.resident_blocks_per_sm, FlashMmaKernel<RTB>, kWarps * 32, kSmem) !=
-          cudaSuccess)
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o.resident_blocks_per_sm, FlashMmaKernel<RTB>, kWarps * 32,
+                                                    kSmem) != cudaSuccess)
     return o;
   o.registers_per_thread = attr.numRegs;
   o.ok = true;
@@ -280,7 +283,9 @@ FlashMmaOccupancy OccupancyRtb() {
 }  // namespace
 
 FlashMmaOccupancy FlashMmaOccupancyOf(int row_tiles_per_block) {
-  return row_tiles_per_block == 1 ? OccupancyRtb<1>() : row_tiles_per_block == 2 ? OccupancyRtb<2>() : OccupancyRtb<4>();
+  return row_tiles_per_block == 1   ? OccupancyRtb<1>()
+         : row_tiles_per_block == 2 ? OccupancyRtb<2>()
+                                    : OccupancyRtb<4>();
 }
 
 int FlashMmaRowTilesPerBlock(int q_heads, int kv_heads, int q_per_seq) {
@@ -301,7 +306,7 @@ cudaError_t LaunchFlashMmaAttention(const AttentionArgs& a, cudaStream_t stream)
   const int rtb = FlashMmaRowTilesPerBlock(a.q_heads, a.kv_heads, a.q_per_seq);
   const int row_tiles = (a.q_heads / a.kv_heads * a.q_per_seq + 15) / 16;
   const int row_blocks = (row_tiles + rtb - 1) / rtb;
-  cudaError_t e = rtb == 1 ? LaunchRtb<1>(a, row_blocks, stream)
+  cudaError_t e = rtb == 1   ? LaunchRtb<1>(a, row_blocks, stream)
                   : rtb == 2 ? LaunchRtb<2>(a, row_blocks, stream)
                              : LaunchRtb<4>(a, row_blocks, stream);
   if (e != cudaSuccess || a.splits == 1 || !a.combine) return e;

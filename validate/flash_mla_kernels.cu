@@ -37,15 +37,16 @@ namespace {
 
 using namespace mma;  // NOLINT: the shared tensor-core building blocks
 
-constexpr int kDqk = 576;                   // latent + rope
-constexpr int kDv = 512;                    // latent: V
-constexpr int kChunks = kDqk / 8;           // 16-byte chunks per cache row (72)
-constexpr int kQUint4 = 16 * kChunks;              // the block's 16 query rows
-constexpr int kPChunks = 8;                        // P row: up to 64 bf16 (8 chunks, swizzled)
+constexpr int kDqk = 576;              // latent + rope
+constexpr int kDv = 512;               // latent: V
+constexpr int kChunks = kDqk / 8;      // 16-byte chunks per cache row (72)
+constexpr int kQUint4 = 16 * kChunks;  // the block's 16 query rows
+constexpr int kPChunks = 8;            // P row: up to 64 bf16 (8 chunks, swizzled)
 constexpr int kPUint4 = 16 * kPChunks;
 // Shared memory of an instantiation: two K stages, Q, P, and per warp a row max and a row sum.
 constexpr size_t SmemBytes(int tile_tokens, int warps) {
-  return (2 * size_t(tile_tokens) * kChunks + kQUint4 + kPUint4) * sizeof(uint4) + 2 * size_t(warps) * 16 * sizeof(float);
+  return (2 * size_t(tile_tokens) * kChunks + kQUint4 + kPUint4) * sizeof(uint4) +
+         2 * size_t(warps) * 16 * sizeof(float);
 }
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
@@ -250,7 +251,8 @@ FlashMmaOccupancy FlashMlaOccupancyOf() {
   constexpr size_t smem = SmemBytes(kLaunchTileTokens, kLaunchWarps);
   auto* kernel = FlashMlaKernel<kLaunchTileTokens, kLaunchWarps>;
   cudaFuncAttributes attr{};
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)) != cudaSuccess ||
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)) !=
+          cudaSuccess ||
       cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o.resident_blocks_per_sm, kernel, kLaunchWarps * 32, smem) !=
           cudaSuccess)
@@ -263,9 +265,8 @@ FlashMmaOccupancy FlashMlaOccupancyOf() {
 int FlashMlaBlocks(const AttentionArgs& a) { return a.seqs * ((a.q_heads * a.q_per_seq + 15) / 16); }
 
 cudaError_t LaunchFlashMlaAttention(const AttentionArgs& a, cudaStream_t stream) {
-  if (a.head_dim != kDqk || a.v_head_dim != kDv || a.v != a.k || a.kv_heads != 1 || a.q_heads < 1 ||
-      a.splits < 1 || a.context < a.q_per_seq || a.q_per_seq < 1 ||
-      (a.q_row_stride != 0 && a.q_row_stride % 8 != 0))
+  if (a.head_dim != kDqk || a.v_head_dim != kDv || a.v != a.k || a.kv_heads != 1 || a.q_heads < 1 || a.splits < 1 ||
+      a.context < a.q_per_seq || a.q_per_seq < 1 || (a.q_row_stride != 0 && a.q_row_stride % 8 != 0))
     return cudaErrorInvalidValue;
   const int row_blocks = (a.q_heads * a.q_per_seq + 15) / 16;
   const float scale_log2 = kLog2e / sqrtf(static_cast<float>(kDqk));

@@ -10,9 +10,9 @@ namespace specsim::validate {
 Status GemmBf16(cublasHandle_t h, const void* in, const void* w, void* out, int64_t m, int64_t n, int64_t k) {
   const float alpha = 1.0f, beta = 0.0f;
   CUBLAS_RETURN_IF_ERROR(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-                                      static_cast<int>(k), &alpha, w, CUDA_R_16BF, static_cast<int>(k), in,
-                                      CUDA_R_16BF, static_cast<int>(k), &beta, out, CUDA_R_16BF,
-                                      static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                                      static_cast<int>(k), &alpha, w, CUDA_R_16BF, static_cast<int>(k), in, CUDA_R_16BF,
+                                      static_cast<int>(k), &beta, out, CUDA_R_16BF, static_cast<int>(n),
+                                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   return Status::Ok();
 }
 
@@ -50,7 +50,7 @@ StatusOr<LtGemmPlan> LtGemmPlan::Create(int device, int64_t m, int64_t n, int64_
   cublasLtMatmulPreference_t pref = nullptr;
   CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceCreate(&pref));
   cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                          &p.workspace_bytes_, sizeof(p.workspace_bytes_));
+                                                           &p.workspace_bytes_, sizeof(p.workspace_bytes_));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   if (st == CUBLAS_STATUS_SUCCESS)

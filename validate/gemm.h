@@ -20,7 +20,6 @@ Status GemmBf16StridedBatched(cublasHandle_t h, const void* in, int64_t in_ld, i
                               int64_t w_stride, void* out, int64_t out_ld, int64_t out_stride, int64_t m, int64_t n,
                               int64_t k, int64_t batch);
 
-
 // ---- cuBLASLt ----
 // One bf16 GEMM shape (same layout as GemmBf16: out[m, n] = in[m, k] * W[n, k]^T, row-major, as a
 // torch.nn.functional.linear without bias) planned through cuBLASLt: the first algorithm of

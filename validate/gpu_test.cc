@@ -35,10 +35,10 @@ int GpuCount() {
     if (GpuCount() == 0) GTEST_SKIP() << "no CUDA GPU"; \
   } while (0)
 
-#define ASSERT_OK(expr)                                  \
-  do {                                                   \
-    auto _s = (expr);                                    \
-    ASSERT_TRUE(_s.ok()) << _s.ToString();               \
+#define ASSERT_OK(expr)                    \
+  do {                                     \
+    auto _s = (expr);                      \
+    ASSERT_TRUE(_s.ok()) << _s.ToString(); \
   } while (0)
 
 float Bf(uint16_t b) {
@@ -124,7 +124,8 @@ void CheckAttention(AttentionImpl impl, int seqs, int qps, int q_heads, int kv_h
       for (auto& x : sc) sum += (x = std::exp(x - mx));
       for (int d = 0; d < vd; ++d) {
         double acc = 0;
-        for (int64_t t = 0; t < visible; ++t) acc += sc[t] * Bf(v[((size_t(s) * kv_heads + kvh) * ctx + t) * vstride + d]);
+        for (int64_t t = 0; t < visible; ++t)
+          acc += sc[t] * Bf(v[((size_t(s) * kv_heads + kvh) * ctx + t) * vstride + d]);
         double ref = acc / sum;
         max_err = std::max(max_err, std::abs(ref - Bf(got[(size_t(r) * q_heads + h) * vd + d])));
       }
@@ -147,14 +148,14 @@ TEST(GpuKernels, ReferenceAttentionMatchesCpuReference) {
 TEST(GpuKernels, FlashMmaAttentionMatchesCpuReference) {
   REQUIRE_GPU();
   const AttentionImpl f = AttentionImpl::kFlashMma;
-  CheckAttention(f, 2, 1, 8, 2, 128, 128, false, 300, 1);     // 4 rows: one 16-row tile, 4 warps split tokens
-  CheckAttention(f, 2, 2, 8, 2, 128, 128, false, 300, 3);     // 8 rows, 3 splits
+  CheckAttention(f, 2, 1, 8, 2, 128, 128, false, 300, 1);  // 4 rows: one 16-row tile, 4 warps split tokens
+  CheckAttention(f, 2, 2, 8, 2, 128, 128, false, 300, 3);  // 8 rows, 3 splits
   CheckAttention(f, 1, 1, 32, 8, 128, 128, false, 1000, 4);
-  CheckAttention(f, 1, 8, 32, 8, 128, 128, false, 500, 2);    // 32 rows: 2 tiles per block
-  CheckAttention(f, 2, 16, 32, 8, 128, 128, false, 700, 1);   // 64 rows: 4 tiles per block
-  CheckAttention(f, 1, 20, 8, 2, 128, 128, false, 333, 8);    // 80 rows: 2 row blocks, empty splits
-  CheckAttention(f, 3, 5, 16, 16, 128, 128, false, 129, 2);   // MHA (G = 1), context just past 2 tiles
-  CheckAttention(f, 1, 64, 8, 2, 128, 128, false, 64, 1);     // q = context: the first token sees itself only
+  CheckAttention(f, 1, 8, 32, 8, 128, 128, false, 500, 2);   // 32 rows: 2 tiles per block
+  CheckAttention(f, 2, 16, 32, 8, 128, 128, false, 700, 1);  // 64 rows: 4 tiles per block
+  CheckAttention(f, 1, 20, 8, 2, 128, 128, false, 333, 8);   // 80 rows: 2 row blocks, empty splits
+  CheckAttention(f, 3, 5, 16, 16, 128, 128, false, 129, 2);  // MHA (G = 1), context just past 2 tiles
+  CheckAttention(f, 1, 64, 8, 2, 128, 128, false, 64, 1);    // q = context: the first token sees itself only
 }
 
 // The launch geometry the simulator's flash_mma model takes (sim/compute/attention_cost.cc:
@@ -233,8 +234,7 @@ TEST(GpuKernels, RmsNormMatchesCpuReference) {
       EXPECT_EQ(got_res[t * H + i], ToBf(sum[i]));
     }
     double inv = 1.0 / std::sqrt(ss / H + 1e-5);
-    for (int i = 0; i < H; ++i)
-      max_err = std::max(max_err, std::abs(sum[i] * inv * Bf(w[i]) - Bf(got[t * H + i])));
+    for (int i = 0; i < H; ++i) max_err = std::max(max_err, std::abs(sum[i] * inv * Bf(w[i]) - Bf(got[t * H + i])));
   }
   EXPECT_LT(max_err, 0.05);
 }
@@ -301,8 +301,10 @@ TEST(GpuKernels, RmsNormRowsInPlaceOnASlice) {
     for (int i = 0; i < H; ++i) ss += double(Bf(x[t * W + OFF + i])) * Bf(x[t * W + OFF + i]);
     const double inv = 1.0 / std::sqrt(ss / H + 1e-6);
     for (int i = 0; i < W; ++i) {
-      if (i < OFF || i >= OFF + H) EXPECT_EQ(got[t * W + i], x[t * W + i]);
-      else EXPECT_NEAR(Bf(got[t * W + i]), Bf(x[t * W + i]) * inv * Bf(w[i - OFF]), 0.05);
+      if (i < OFF || i >= OFF + H)
+        EXPECT_EQ(got[t * W + i], x[t * W + i]);
+      else
+        EXPECT_NEAR(Bf(got[t * W + i]), Bf(x[t * W + i]) * inv * Bf(w[i - OFF]), 0.05);
     }
   }
 }
@@ -444,10 +446,13 @@ TEST(GpuTiming, EventsAndEnvironment) {
   auto s = Stream::Create(0);
   ASSERT_TRUE(s.ok());
   TimingConfig cfg{2, 5, 30};
-  auto t = TimeOp(0, s->get(), cfg, [&]() -> Status {
-    CUDA_RETURN_IF_ERROR(LaunchEmptyKernel(1, 32, s->get()));
-    return Status::Ok();
-  }, "empty kernel");
+  auto t = TimeOp(
+      0, s->get(), cfg,
+      [&]() -> Status {
+        CUDA_RETURN_IF_ERROR(LaunchEmptyKernel(1, 32, s->get()));
+        return Status::Ok();
+      },
+      "empty kernel");
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   ASSERT_EQ(t->size(), 5u);
   for (double us : *t) EXPECT_GT(us, 0.0);

@@ -15,8 +15,7 @@ namespace specsim::validate {
 cudaError_t LaunchReadKernel(const void* src, int64_t bytes, uint64_t* sink, int blocks, int threads,
                              cudaStream_t stream);
 // Writes `bytes` at `dst` with 16-byte stores of `value`.
-cudaError_t LaunchWriteKernel(void* dst, int64_t bytes, uint32_t value, int blocks, int threads,
-                              cudaStream_t stream);
+cudaError_t LaunchWriteKernel(void* dst, int64_t bytes, uint32_t value, int blocks, int threads, cudaStream_t stream);
 // An empty kernel (launch overhead).
 cudaError_t LaunchEmptyKernel(int blocks, int threads, cudaStream_t stream);
 
@@ -51,18 +50,18 @@ constexpr int kMaxArBlocks = 64;
 struct CustomAllreduceArgs {
   int rank = 0;
   int nranks = 1;
-  int64_t count = 0;              // bf16 elements, multiple of 8
-  const void* input = nullptr;    // this rank's input (device)
-  void* output = nullptr;         // this rank's output (device)
+  int64_t count = 0;            // bf16 elements, multiple of 8
+  const void* input = nullptr;  // this rank's input (device)
+  void* output = nullptr;       // this rank's output (device)
   // Exchange buffers of every rank, each 2*count elements ([staged input | reduced slice]), in
   // peer device memory (P2P) or mapped host memory; all readable and writable from this GPU.
   void* exchange[kMaxRanks] = {};
   // Signal areas of every rank: kMaxRanks * kMaxArBlocks uint32 flags each, zero-initialised.
   uint32_t* signals[kMaxRanks] = {};
-  uint32_t* epochs = nullptr;     // this rank's per-block barrier counters (device, kMaxArBlocks)
-  int* error = nullptr;           // set to 1 when a barrier waits longer than timeout_ns
+  uint32_t* epochs = nullptr;  // this rank's per-block barrier counters (device, kMaxArBlocks)
+  int* error = nullptr;        // set to 1 when a barrier waits longer than timeout_ns
   uint64_t timeout_ns = 5000000000ULL;
-  int blocks = 36;                // <= kMaxArBlocks, the same on every rank
+  int blocks = 36;  // <= kMaxArBlocks, the same on every rank
   int threads = 512;
 };
 // One-shot: stage input, barrier, sum every rank's full staged input, barrier.
@@ -147,17 +146,16 @@ cudaError_t LaunchFlashMlaAttention(const AttentionArgs& a, cudaStream_t stream)
 // ---- layer pieces (layer_kernels.cu) ----
 // If residual != nullptr: residual += x (in place), then out = rmsnorm(residual) * weight;
 // else out = rmsnorm(x) * weight. [tokens][hidden] bf16, hidden a multiple of 8.
-cudaError_t LaunchRmsNorm(const void* x, void* residual, const void* weight, void* out, int64_t tokens,
-                          int hidden, float eps, cudaStream_t stream);
+cudaError_t LaunchRmsNorm(const void* x, void* residual, const void* weight, void* out, int64_t tokens, int hidden,
+                          float eps, cudaStream_t stream);
 // out[t][i] = silu(gu[t][i]) * gu[t][inter + i]; gu: [tokens][2*inter].
 cudaError_t LaunchSiluMul(const void* gu, void* out, int64_t tokens, int inter, cudaStream_t stream);
 // out[t] = table[ids[t] - vocab_start] when in [0, vocab_local), else zeros (vocab-parallel embedding).
 cudaError_t LaunchEmbedding(const int* ids, const void* table, void* out, int64_t tokens, int hidden,
                             int64_t vocab_start, int64_t vocab_local, cudaStream_t stream);
 // Copies this step's K and V (from qkv output rows [q | k | v]) into the cache at position `pos`.
-cudaError_t LaunchKvAppend(const void* qkv, void* k_cache, void* v_cache, int seqs, int q_per_seq,
-                           int q_heads, int kv_heads, int head_dim, int64_t context, int64_t pos,
-                           cudaStream_t stream);
+cudaError_t LaunchKvAppend(const void* qkv, void* k_cache, void* v_cache, int seqs, int q_per_seq, int q_heads,
+                           int kv_heads, int head_dim, int64_t context, int64_t pos, cudaStream_t stream);
 // ids[r] = argmax_j logits[r][j]; logits: [rows][vocab] bf16.
 cudaError_t LaunchArgmax(const void* logits, int* ids, int rows, int64_t vocab, cudaStream_t stream);
 // out[t][0..hidden) = rmsnorm(x[t][0..hidden)) * weight over rows x_stride / out_stride elements apart

@@ -53,10 +53,14 @@ Status Gemms(Context& ctx, Rig& r, const trace::ModelShape& m, int tp) {
         }
         TimingConfig cfg = ctx.Timing(3, 20);
         int iter = 0;
-        auto t = TimeOp(r.device, s, cfg, [&]() -> Status {
-          const void* wp = w[iter++ % copies].data();
-          return lt ? plan.Run(in.data(), wp, out.data(), s) : GemmBf16(r.blas.get(), in.data(), wp, out.data(), mt, g.n, g.k);
-        }, std::string("gemm ") + library + " " + g.op);
+        auto t = TimeOp(
+            r.device, s, cfg,
+            [&]() -> Status {
+              const void* wp = w[iter++ % copies].data();
+              return lt ? plan.Run(in.data(), wp, out.data(), s)
+                        : GemmBf16(r.blas.get(), in.data(), wp, out.data(), mt, g.n, g.k);
+            },
+            std::string("gemm ") + library + " " + g.op);
         if (!t.ok()) return t.status();
         auto* it = ctx.NewItem(trace::SUITE_KERNELS, trace::KIND_GEMM,
                                "kernels/gemm/" + m.name() + "/tp" + std::to_string(tp) + "/" + g.op +
@@ -157,8 +161,9 @@ Status Attention(Context& ctx, Rig& r, const trace::ModelShape& m, int tp) {
     args.context = ctxlen;
     args.splits = AttentionSplits(pt.impl, args, r.sm_count);
     // The buffer holds max_kv_tokens per KV head; this point uses its start as a [b][kv][ctxlen] cache.
-    ASSIGN_OR_RETURN(DeviceBuffer ws, DeviceBuffer::Create(r.device, AttentionWorkspaceBytes(b * qps, a.q_heads,
-                                                                                             a.v_head_dim, args.splits)));
+    ASSIGN_OR_RETURN(
+        DeviceBuffer ws,
+        DeviceBuffer::Create(r.device, AttentionWorkspaceBytes(b * qps, a.q_heads, a.v_head_dim, args.splits)));
     args.q = q.data();
     args.k = k.data();
     args.v = a.kv_shared ? k.data() : v.data();
@@ -166,10 +171,13 @@ Status Attention(Context& ctx, Rig& r, const trace::ModelShape& m, int tp) {
     args.workspace = ws.data();
     const TimingConfig cfg = ctx.Timing(3, 20);
     auto time_call = [&](const AttentionArgs& call, const char* what) {
-      return TimeOp(r.device, s, cfg, [&]() -> Status {
-        CUDA_RETURN_IF_ERROR(LaunchAttention(pt.impl, call, s));
-        return Status::Ok();
-      }, what);
+      return TimeOp(
+          r.device, s, cfg,
+          [&]() -> Status {
+            CUDA_RETURN_IF_ERROR(LaunchAttention(pt.impl, call, s));
+            return Status::Ok();
+          },
+          what);
     };
     auto t = time_call(args, "attention");
     if (!t.ok()) return t.status();
@@ -198,7 +206,8 @@ Status Attention(Context& ctx, Rig& r, const trace::ModelShape& m, int tp) {
     p->set_v_head_dim(a.v_head_dim);
     p->set_kv_shared(a.kv_shared);
     p->set_dtype(trace::DTYPE_BF16);
-    const int64_t kv_bytes = int64_t(b) * a.kv_heads * ctxlen * (a.kv_shared ? a.head_dim : a.head_dim + a.v_head_dim) * 2;
+    const int64_t kv_bytes =
+        int64_t(b) * a.kv_heads * ctxlen * (a.kv_shared ? a.head_dim : a.head_dim + a.v_head_dim) * 2;
     p->set_kv_bytes(kv_bytes);
     p->set_splits(args.splits);
     p->set_model(m.name());
@@ -228,10 +237,14 @@ Status RmsNorm(Context& ctx, Rig& r, const std::vector<int>& hiddens) {
     for (bool fused : {false, true}) {
       for (int64_t t : tokens) {
         TimingConfig cfg = ctx.Timing(3, 30);
-        auto tm = TimeOp(r.device, s, cfg, [&]() -> Status {
-          CUDA_RETURN_IF_ERROR(LaunchRmsNorm(x.data(), fused ? res.data() : nullptr, w.data(), out.data(), t, h, 1e-5f, s));
-          return Status::Ok();
-        }, "rmsnorm");
+        auto tm = TimeOp(
+            r.device, s, cfg,
+            [&]() -> Status {
+              CUDA_RETURN_IF_ERROR(
+                  LaunchRmsNorm(x.data(), fused ? res.data() : nullptr, w.data(), out.data(), t, h, 1e-5f, s));
+              return Status::Ok();
+            },
+            "rmsnorm");
         if (!tm.ok()) return tm.status();
         auto* it = ctx.NewItem(trace::SUITE_KERNELS, trace::KIND_RMSNORM,
                                std::string("kernels/rmsnorm/") + (fused ? "residual/" : "plain/") + "h" +
@@ -263,10 +276,12 @@ Status LaunchOverhead(Context& ctx, Rig& r) {
       if (graph) {
         ASSIGN_OR_RETURN(exec, GraphExec::Capture(r.device, s, body));
       }
-      auto t = TimeOp(r.device, s, cfg, [&]() -> Status { return graph ? exec.Launch(s) : body(); }, "launch overhead");
+      auto t = TimeOp(
+          r.device, s, cfg, [&]() -> Status { return graph ? exec.Launch(s) : body(); }, "launch overhead");
       if (!t.ok()) return t.status();
-      auto* it = ctx.NewItem(trace::SUITE_KERNELS, trace::KIND_LAUNCH_OVERHEAD,
-                             std::string("kernels/launch/") + (graph ? "graph" : "eager") + "/k" + std::to_string(kernels));
+      auto* it =
+          ctx.NewItem(trace::SUITE_KERNELS, trace::KIND_LAUNCH_OVERHEAD,
+                      std::string("kernels/launch/") + (graph ? "graph" : "eager") + "/k" + std::to_string(kernels));
       auto* p = it->mutable_launch();
       p->set_kernels(kernels);
       p->set_cuda_graph(graph);

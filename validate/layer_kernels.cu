@@ -258,8 +258,8 @@ cudaError_t LaunchTopK(const void* logits, int64_t tokens, int experts, int k, i
 cudaError_t LaunchMoeGather(const void* in, void* out, int64_t tokens, int k, int64_t slots, int hidden,
                             cudaStream_t stream) {
   if (hidden % 8 != 0 || slots < 1 || tokens < 1) return cudaErrorInvalidValue;
-  MoeGatherKernel<<<static_cast<unsigned>(slots), 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(in),
-                                                                    static_cast<__nv_bfloat16*>(out), tokens, k, hidden);
+  MoeGatherKernel<<<static_cast<unsigned>(slots), 256, 0, stream>>>(
+      static_cast<const __nv_bfloat16*>(in), static_cast<__nv_bfloat16*>(out), tokens, k, hidden);
   return cudaGetLastError();
 }
 
@@ -280,18 +280,17 @@ cudaError_t LaunchSiluMul(const void* gu, void* out, int64_t tokens, int inter, 
 cudaError_t LaunchEmbedding(const int* ids, const void* table, void* out, int64_t tokens, int hidden,
                             int64_t vocab_start, int64_t vocab_local, cudaStream_t stream) {
   if (hidden % 8 != 0) return cudaErrorInvalidValue;
-  EmbeddingKernel<<<static_cast<unsigned>(tokens), 256, 0, stream>>>(
-      ids, static_cast<const __nv_bfloat16*>(table), static_cast<__nv_bfloat16*>(out), hidden, vocab_start,
-      vocab_local);
+  EmbeddingKernel<<<static_cast<unsigned>(tokens), 256, 0, stream>>>(ids, static_cast<const __nv_bfloat16*>(table),
+                                                                     static_cast<__nv_bfloat16*>(out), hidden,
+                                                                     vocab_start, vocab_local);
   return cudaGetLastError();
 }
 
 cudaError_t LaunchKvAppend(const void* qkv, void* k_cache, void* v_cache, int seqs, int q_per_seq, int q_heads,
                            int kv_heads, int head_dim, int64_t context, int64_t pos, cudaStream_t stream) {
-  KvAppendKernel<<<seqs * q_per_seq, 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(qkv),
-                                                       static_cast<__nv_bfloat16*>(k_cache),
-                                                       static_cast<__nv_bfloat16*>(v_cache), q_per_seq, q_heads,
-                                                       kv_heads, head_dim, context, pos);
+  KvAppendKernel<<<seqs * q_per_seq, 256, 0, stream>>>(
+      static_cast<const __nv_bfloat16*>(qkv), static_cast<__nv_bfloat16*>(k_cache),
+      static_cast<__nv_bfloat16*>(v_cache), q_per_seq, q_heads, kv_heads, head_dim, context, pos);
   return cudaGetLastError();
 }
 

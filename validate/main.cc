@@ -121,8 +121,10 @@ int main(int argc, char** argv) {
   // N ways): it needs one GPU whatever N. Every other suite runs N ranks.
   const bool kernels_only = opt.suites == std::vector<std::string>{"kernels"};
   if (ctx.tp() > ctx.n() && !kernels_only) {
-    std::fprintf(stderr, "specsim-validate: --tp %d needs %d GPUs, %d used (only --suites kernels measures a "
-                 "TP-%d deployment's per-GPU shapes on fewer)\n", ctx.tp(), ctx.tp(), ctx.n(), ctx.tp());
+    std::fprintf(stderr,
+                 "specsim-validate: --tp %d needs %d GPUs, %d used (only --suites kernels measures a "
+                 "TP-%d deployment's per-GPU shapes on fewer)\n",
+                 ctx.tp(), ctx.tp(), ctx.n(), ctx.tp());
     return 2;
   }
   for (int d : ctx.devices) {
@@ -150,11 +152,16 @@ int main(int argc, char** argv) {
     auto s0 = std::chrono::steady_clock::now();
     const int before = t.items_size();
     Status st;
-    if (suite == "pcie") st = RunPcieSuite(ctx);
-    else if (suite == "collectives") st = RunCollectivesSuite(ctx);
-    else if (suite == "kernels") st = RunKernelsSuite(ctx);
-    else if (suite == "decode") st = RunDecodeSuite(ctx);
-    else if (suite == "pacing") st = RunPacingSuite(ctx);
+    if (suite == "pcie")
+      st = RunPcieSuite(ctx);
+    else if (suite == "collectives")
+      st = RunCollectivesSuite(ctx);
+    else if (suite == "kernels")
+      st = RunKernelsSuite(ctx);
+    else if (suite == "decode")
+      st = RunDecodeSuite(ctx);
+    else if (suite == "pacing")
+      st = RunPacingSuite(ctx);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
     if (!st.ok()) {
       ++failed;
@@ -165,8 +172,8 @@ int main(int argc, char** argv) {
         cudaGetLastError();
       }
     }
-    std::fprintf(stderr, "specsim-validate: suite %s: %d items in %.1f s%s\n", suite.c_str(),
-                 t.items_size() - before, secs, st.ok() ? "" : " (stopped early)");
+    std::fprintf(stderr, "specsim-validate: suite %s: %d items in %.1f s%s\n", suite.c_str(), t.items_size() - before,
+                 secs, st.ok() ? "" : " (stopped early)");
   }
   t.set_wall_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   if (!opt.nccl_logs.empty()) {

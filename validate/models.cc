@@ -86,13 +86,15 @@ class Checker {
 std::string Check(const config::Model& m, const std::string& file, const pb::TextFormat::ParseInfoTree& tree) {
   Checker c(file, tree);
   using F = config::Model;
-  if (m.family() == F::FAMILY_UNSPECIFIED) c.Problem("", "family", "missing (LLAMA, QWEN3, QWEN3_MOE, DEEPSEEK_V3, GPT_OSS or EAGLE3)");
+  if (m.family() == F::FAMILY_UNSPECIFIED)
+    c.Problem("", "family", "missing (LLAMA, QWEN3, QWEN3_MOE, DEEPSEEK_V3, GPT_OSS or EAGLE3)");
   c.Positive("", "num_layers", m.num_layers());
   c.Positive("", "hidden_size", m.hidden_size());
   c.Positive("", "num_attention_heads", m.num_attention_heads());
   c.Positive("", "vocab_size", m.vocab_size());
   const bool mla = m.family() == F::DEEPSEEK_V3 || m.has_mla();
-  const bool moe = m.family() == F::QWEN3_MOE || m.family() == F::DEEPSEEK_V3 || m.family() == F::GPT_OSS || m.has_moe();
+  const bool moe =
+      m.family() == F::QWEN3_MOE || m.family() == F::DEEPSEEK_V3 || m.family() == F::GPT_OSS || m.has_moe();
   if (mla) {
     c.Positive("mla", "q_lora_rank", m.mla().q_lora_rank());
     c.Positive("mla", "kv_lora_rank", m.mla().kv_lora_rank());
@@ -103,18 +105,21 @@ std::string Check(const config::Model& m, const std::string& file, const pb::Tex
     c.Positive("", "num_key_value_heads", m.num_key_value_heads());
     c.Positive("", "head_dim", m.head_dim());
     if (m.num_key_value_heads() > 0 && m.num_attention_heads() % m.num_key_value_heads() != 0)
-      c.Problem("", "num_attention_heads", std::to_string(m.num_attention_heads()) + " is not a multiple of num_key_value_heads " +
-                                               std::to_string(m.num_key_value_heads()));
+      c.Problem("", "num_attention_heads",
+                std::to_string(m.num_attention_heads()) + " is not a multiple of num_key_value_heads " +
+                    std::to_string(m.num_key_value_heads()));
   }
   if (moe) {
     c.Positive("moe", "num_experts", m.moe().num_experts());
     c.Positive("moe", "experts_per_token", m.moe().experts_per_token());
     c.Positive("moe", "moe_intermediate_size", m.moe().moe_intermediate_size());
     if (m.moe().experts_per_token() > m.moe().num_experts() && m.moe().num_experts() > 0)
-      c.Problem("moe", "experts_per_token", std::to_string(m.moe().experts_per_token()) + " exceeds num_experts " +
-                                                std::to_string(m.moe().num_experts()));
+      c.Problem("moe", "experts_per_token",
+                std::to_string(m.moe().experts_per_token()) + " exceeds num_experts " +
+                    std::to_string(m.moe().num_experts()));
     if (m.moe().first_dense_layers() < 0 || m.moe().first_dense_layers() > m.num_layers())
-      c.Problem("moe", "first_dense_layers", std::to_string(m.moe().first_dense_layers()) + " is outside 0..num_layers");
+      c.Problem("moe", "first_dense_layers",
+                std::to_string(m.moe().first_dense_layers()) + " is outside 0..num_layers");
     if (m.moe().first_dense_layers() > 0) c.Positive("", "intermediate_size", m.intermediate_size());
   } else {
     c.Positive("", "intermediate_size", m.intermediate_size());
@@ -258,7 +263,8 @@ StatusOr<trace::ModelShape> LoadModel(const std::string& arg, const std::vector<
 
 Status AttachEagle3Draft(const config::Model& head, const std::string& file, trace::ModelShape* t) {
   if (head.family() != config::Model::EAGLE3)
-    return InvalidArgument(file + ": family " + config::Model::Family_Name(head.family()) + " is not an EAGLE-3 head (EAGLE3)");
+    return InvalidArgument(file + ": family " + config::Model::Family_Name(head.family()) +
+                           " is not an EAGLE-3 head (EAGLE3)");
   if (head.hidden_size() != t->hidden())
     return InvalidArgument(file + ": hidden_size " + std::to_string(head.hidden_size()) + " differs from " + t->name() +
                            "'s " + std::to_string(t->hidden()));
@@ -291,8 +297,8 @@ Status AttachDraftModels(const std::vector<std::string>& args, const std::vector
       }
     }
     if (matched == 0)
-      return InvalidArgument(path + ": eagle3.target \"" + head.eagle3().target() + "\" is none of the --model models (" +
-                             names + ")");
+      return InvalidArgument(path + ": eagle3.target \"" + head.eagle3().target() +
+                             "\" is none of the --model models (" + names + ")");
   }
   return Status::Ok();
 }
@@ -301,7 +307,8 @@ StatusOr<std::vector<GemmShape>> LayerGemms(const trace::ModelShape& m, int tp) 
   if (tp < 1) return InvalidArgument("tp must be >= 1");
   auto divides = [&](int64_t v, const char* what) -> Status {
     if (v % tp != 0)
-      return InvalidArgument(m.name() + ": tp " + std::to_string(tp) + " does not divide " + what + " " + std::to_string(v));
+      return InvalidArgument(m.name() + ": tp " + std::to_string(tp) + " does not divide " + what + " " +
+                             std::to_string(v));
     return Status::Ok();
   };
   RETURN_IF_ERROR(divides(m.heads(), "heads"));

@@ -17,8 +17,8 @@ trace::ModelShape Load(const std::string& name) {
 }
 
 TEST(Models, ShortNamesAndPathsLoadTheRepositoryModels) {
-  for (const char* n : {"llama-3.1-8b", "llama-3.1-70b", "qwen3-32b", "kimi-k2", "deepseek-v3", "qwen3-235b-a22b",
-                        "gpt-oss-120b"}) {
+  for (const char* n :
+       {"llama-3.1-8b", "llama-3.1-70b", "qwen3-32b", "kimi-k2", "deepseek-v3", "qwen3-235b-a22b", "gpt-oss-120b"}) {
     auto m = LoadModel(n, Roots());
     ASSERT_TRUE(m.ok()) << n << ": " << m.status().message();
     EXPECT_EQ(m->name(), n);
@@ -155,7 +155,8 @@ TEST(ModelParse, MissingAndInconsistentFieldsAreNamedWithTheirLine) {
   ASSERT_FALSE(r.ok());
   const std::string& msg = r.status().message();
   EXPECT_NE(msg.find("tiny.textproto:5: num_attention_heads: 6 is not a multiple of num_key_value_heads 4"),
-            std::string::npos) << msg;
+            std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("tiny.textproto: intermediate_size: missing"), std::string::npos) << msg;
   auto moe = ParseModelText(
       "family: QWEN3_MOE num_layers: 2 hidden_size: 64 num_attention_heads: 4 num_key_value_heads: 4 head_dim: 16\n"
@@ -163,11 +164,13 @@ TEST(ModelParse, MissingAndInconsistentFieldsAreNamedWithTheirLine) {
       "moe.textproto");
   ASSERT_FALSE(moe.ok());
   EXPECT_NE(moe.status().message().find("moe.textproto:5: moe.experts_per_token: 8 exceeds num_experts 4"),
-            std::string::npos) << moe.status().message();
-  auto mla = ParseModelText("family: DEEPSEEK_V3 num_layers: 1 hidden_size: 64 num_attention_heads: 4 vocab_size: 9\n"
-                            "intermediate_size: 8 moe { num_experts: 4 experts_per_token: 2 moe_intermediate_size: 8 }\n"
-                            "mla { q_lora_rank: 16 }\n",
-                            "mla.textproto");
+            std::string::npos)
+      << moe.status().message();
+  auto mla = ParseModelText(
+      "family: DEEPSEEK_V3 num_layers: 1 hidden_size: 64 num_attention_heads: 4 vocab_size: 9\n"
+      "intermediate_size: 8 moe { num_experts: 4 experts_per_token: 2 moe_intermediate_size: 8 }\n"
+      "mla { q_lora_rank: 16 }\n",
+      "mla.textproto");
   ASSERT_FALSE(mla.ok());
   EXPECT_NE(mla.status().message().find("mla.kv_lora_rank: missing"), std::string::npos) << mla.status().message();
 }
@@ -192,7 +195,7 @@ TEST(ModelParse, StemAndResolution) {
 
 TEST(Models, ExpectedDistinctExperts) {
   EXPECT_EQ(ExpectedDistinctExperts(384, 8, 1), 8);
-  EXPECT_EQ(ExpectedDistinctExperts(384, 8, 8), 60);   // 384 * (1 - (47/48)^8) = 59.5
+  EXPECT_EQ(ExpectedDistinctExperts(384, 8, 8), 60);  // 384 * (1 - (47/48)^8) = 59.5
   EXPECT_EQ(ExpectedDistinctExperts(384, 8, 128), 358);
   EXPECT_EQ(ExpectedDistinctExperts(4, 2, 1000), 4);
   EXPECT_EQ(ExpectedDistinctExperts(0, 2, 10), 0);

@@ -150,13 +150,11 @@ int64_t NcclLoggedBytes(const trace::CollectiveParams& p) {
   if (dt == 0) return 0;
   switch (p.op()) {
     case trace::ALLREDUCE:
-    case trace::ALLGATHER:
-      return p.count() * dt;
+    case trace::ALLGATHER: return p.count() * dt;
     case trace::REDUCESCATTER:
       if (p.nranks() <= 0 || p.count() % p.nranks() != 0) return 0;
       return p.count() / p.nranks() * dt;
-    default:
-      return 0;
+    default: return 0;
   }
 }
 

@@ -28,9 +28,7 @@ struct NcclPick {
   std::string algo;   // "RING", "TREE", "NVLS", ...
   std::string proto;  // "LL", "LL128", "SIMPLE"
   int channels = 0;   // Hi - Lo + 1 (0 when the line has no channel range)
-  bool operator==(const NcclPick& o) const {
-    return algo == o.algo && proto == o.proto && channels == o.channels;
-  }
+  bool operator==(const NcclPick& o) const { return algo == o.algo && proto == o.proto && channels == o.channels; }
 };
 
 struct NcclTuningLine {
@@ -51,8 +49,8 @@ class NcclPickTable {
   Status AddFile(const std::string& path);
   // The pick for (op, bytes as NCCL logs them), or nullptr.
   const NcclPick* Find(trace::CollectiveOp op, int64_t bytes) const;
-  int64_t lines() const { return lines_; }          // tuning lines used
-  size_t size() const { return counts_.size(); }    // distinct (op, bytes)
+  int64_t lines() const { return lines_; }        // tuning lines used
+  size_t size() const { return counts_.size(); }  // distinct (op, bytes)
 
  private:
   struct Seen {

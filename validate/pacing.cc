@@ -13,14 +13,12 @@ HostCostSampler::HostCostSampler(const trace::HostCost& cost, int rank)
 
 double HostCostSampler::NextUs() {
   switch (cost_.distribution()) {
-    case trace::HostCost::FIXED:
-      return std::max(0.0, cost_.mean_us());
+    case trace::HostCost::FIXED: return std::max(0.0, cost_.mean_us());
     case trace::HostCost::EXPONENTIAL: {
       const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;  // [0, 1)
       return -std::max(0.0, cost_.mean_us()) * std::log1p(-u);
     }
-    default:
-      return 0.0;
+    default: return 0.0;
   }
 }
 
@@ -35,22 +33,17 @@ trace::HostCost MakeHostCost(trace::HostCost::Distribution d, double mean_us, ui
 std::string HostCostLabel(const trace::HostCost& cost) {
   char buf[32];
   switch (cost.distribution()) {
-    case trace::HostCost::FIXED:
-      std::snprintf(buf, sizeof(buf), "fixed%gus", cost.mean_us());
-      return buf;
-    case trace::HostCost::EXPONENTIAL:
-      std::snprintf(buf, sizeof(buf), "exp%gus", cost.mean_us());
-      return buf;
-    default:
-      return "none";
+    case trace::HostCost::FIXED: std::snprintf(buf, sizeof(buf), "fixed%gus", cost.mean_us()); return buf;
+    case trace::HostCost::EXPONENTIAL: std::snprintf(buf, sizeof(buf), "exp%gus", cost.mean_us()); return buf;
+    default: return "none";
   }
 }
 
 void SpinForUs(double us) {
   if (!(us > 0)) return;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double, std::micro>(us));
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double, std::micro>(us));
   while (std::chrono::steady_clock::now() < deadline) {
   }
 }
@@ -90,8 +83,7 @@ Status TimedBarrier::ArriveAndWait(double timeout_s) {
       if (waited > timeout_s) {
         // The parties that still arrive would wait for this one forever: break the barrier.
         broken_.store(true, std::memory_order_release);
-        return DeadlineExceeded("the other ranks did not reach the barrier within " + std::to_string(timeout_s) +
-                                " s");
+        return DeadlineExceeded("the other ranks did not reach the barrier within " + std::to_string(timeout_s) + " s");
       }
       if (waited > 1e-3) std::this_thread::yield();
     }

@@ -51,13 +51,13 @@ struct PacingRank {
   int device = 0;
   Stream stream;
   CublasHandle blas;
-  DeviceBuffer send, recv;             // skew: out-of-place allreduce, up to 1 MiB
-  DeviceBuffer stamps;                 // skew: 2 x capacity uint64 (globaltimer ns)
-  DeviceBuffer counter;                // skew: the stamp kernel's replay counter
-  std::vector<DeviceBuffer> weights;   // layers: kLayers x [4096][4096] bf16
-  DeviceBuffer x, y;                   // layers: [kMaxTokens][4096] GEMM input and output
-  Event start, end, fence;             // per-iteration events
-  std::vector<Event> in_flight;        // skew without sync: kMaxInFlight ring
+  DeviceBuffer send, recv;            // skew: out-of-place allreduce, up to 1 MiB
+  DeviceBuffer stamps;                // skew: 2 x capacity uint64 (globaltimer ns)
+  DeviceBuffer counter;               // skew: the stamp kernel's replay counter
+  std::vector<DeviceBuffer> weights;  // layers: kLayers x [4096][4096] bf16
+  DeviceBuffer x, y;                  // layers: [kMaxTokens][4096] GEMM input and output
+  Event start, end, fence;            // per-iteration events
+  std::vector<Event> in_flight;       // skew without sync: kMaxInFlight ring
 };
 
 void FillCollective(const Context& ctx, int64_t bytes, bool graph, bool in_place, int ops_per_graph,
@@ -90,7 +90,8 @@ TimingConfig PacingTiming(const Context& ctx, int warmup, int iters, int quick_i
 // connect) sets up a communicator's peer connections at the first collective that needs them, and
 // that set-up is not allowed while a stream is being captured ("operation not permitted when stream
 // is capturing"): every size a graph will hold runs once eagerly first.
-Status WarmNcclAllReduce(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms, int64_t count, bool layer_buffers) {
+Status WarmNcclAllReduce(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms, int64_t count,
+                         bool layer_buffers) {
   return ParallelFor(ctx.n(), [&](int r) -> Status {
     PacingRank& pr = ranks[r];
     CUDA_RETURN_IF_ERROR(cudaSetDevice(pr.device));
@@ -153,8 +154,8 @@ Status RunSkew(Context& ctx, std::vector<PacingRank>& ranks, const std::vector<G
     unsigned int replays = 0;
     std::vector<uint64_t> stamps(2 * static_cast<size_t>(cfg.iters));
     CUDA_RETURN_IF_ERROR(cudaMemcpy(&replays, pr.counter.data(), sizeof(replays), cudaMemcpyDeviceToHost));
-    CUDA_RETURN_IF_ERROR(cudaMemcpy(stamps.data(), pr.stamps.data(), stamps.size() * sizeof(uint64_t),
-                                    cudaMemcpyDeviceToHost));
+    CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(stamps.data(), pr.stamps.data(), stamps.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
     if (replays != static_cast<unsigned int>(cfg.iters))
       return Internal("stamp counter at " + std::to_string(replays) + " after " + std::to_string(cfg.iters) +
                       " replays");
@@ -210,14 +211,15 @@ Status SkewItems(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms)
     RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
       PacingRank& pr = ranks[r];
       ASSIGN_OR_RETURN(graphs[r], GraphExec::Capture(pr.device, pr.stream.get(), [&]() -> Status {
-        auto* stamps = pr.stamps.as<uint64_t>();
-        auto* counter = pr.counter.as<unsigned int>();
-        cudaStream_t s = pr.stream.get();
-        CUDA_RETURN_IF_ERROR(LaunchStampKernel(stamps, counter, 0, cfg.iters, s));
-        NCCL_RETURN_IF_ERROR(ncclAllReduce(pr.send.data(), pr.recv.data(), count, ncclBfloat16, ncclSum, comms.get(r), s));
-        CUDA_RETURN_IF_ERROR(LaunchStampKernel(stamps, counter, 1, cfg.iters, s));
-        return Status::Ok();
-      }));
+                         auto* stamps = pr.stamps.as<uint64_t>();
+                         auto* counter = pr.counter.as<unsigned int>();
+                         cudaStream_t s = pr.stream.get();
+                         CUDA_RETURN_IF_ERROR(LaunchStampKernel(stamps, counter, 0, cfg.iters, s));
+                         NCCL_RETURN_IF_ERROR(ncclAllReduce(pr.send.data(), pr.recv.data(), count, ncclBfloat16,
+                                                            ncclSum, comms.get(r), s));
+                         CUDA_RETURN_IF_ERROR(LaunchStampKernel(stamps, counter, 1, cfg.iters, s));
+                         return Status::Ok();
+                       }));
       return Status::Ok();
     }));
     for (const SkewCase& c : cases)
@@ -282,8 +284,10 @@ Status RunLoop(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms, c
     for (int i = 0; i < cfg.warmup + cfg.iters; ++i) {
       if (i == cfg.warmup) RETURN_IF_ERROR(barrier.ArriveAndWait(cfg.timeout_s));
       CUDA_RETURN_IF_ERROR(cudaEventRecord(pr.start.get(), s));
-      if (c.graph) RETURN_IF_ERROR(graphs[r].Launch(s));
-      else RETURN_IF_ERROR(EnqueueLayers(pr, comms.get(r), c, &cost));
+      if (c.graph)
+        RETURN_IF_ERROR(graphs[r].Launch(s));
+      else
+        RETURN_IF_ERROR(EnqueueLayers(pr, comms.get(r), c, &cost));
       CUDA_RETURN_IF_ERROR(cudaEventRecord(pr.end.get(), s));
       RETURN_IF_ERROR(SpinWaitEvent(pr.end.get(), cfg.timeout_s, what));
       if (i < cfg.warmup) continue;
@@ -351,8 +355,8 @@ Status LoopItems(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms)
         RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
           PacingRank& pr = ranks[r];
           ASSIGN_OR_RETURN(graphs[r], GraphExec::Capture(pr.device, pr.stream.get(), [&] {
-            return EnqueueLayers(pr, comms.get(r), base, nullptr);
-          }));
+                             return EnqueueLayers(pr, comms.get(r), base, nullptr);
+                           }));
           return Status::Ok();
         }));
         for (const Pacing& pc : pacings) {

@@ -22,7 +22,8 @@ TEST(HostCostSampler, NoneAndFixed) {
 
 TEST(HostCostSampler, SeededPerRankAndDeterministic) {
   const trace::HostCost c = MakeHostCost(trace::HostCost::EXPONENTIAL, 10, 1234);
-  HostCostSampler a(c, 0), b(c, 0), other_rank(c, 1), other_seed(MakeHostCost(trace::HostCost::EXPONENTIAL, 10, 1235), 0);
+  HostCostSampler a(c, 0), b(c, 0), other_rank(c, 1),
+      other_seed(MakeHostCost(trace::HostCost::EXPONENTIAL, 10, 1235), 0);
   bool rank_differs = false, seed_differs = false;
   for (int i = 0; i < 50; ++i) {
     const double x = a.NextUs();

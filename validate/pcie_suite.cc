@@ -35,9 +35,9 @@ struct GpuRig {
   int device = 0;
   int rank = 0;
   int sm_count = 1;
-  std::vector<Stream> streams;          // 8
-  std::vector<Event> fork_events;       // 8
-  DeviceBuffer dev;                     // max_bytes * 8 (concurrent copies use slices)
+  std::vector<Stream> streams;     // 8
+  std::vector<Event> fork_events;  // 8
+  DeviceBuffer dev;                // max_bytes * 8 (concurrent copies use slices)
   DeviceBuffer sink;
   HostBuffer pinned, pageable, mapped;  // pinned: max_bytes * 8
 };
@@ -104,11 +104,14 @@ Status HostDeviceCopies(Context& ctx, GpuRig& r) {
         std::vector<double> us;
         if (pinned) {
           void* host = r.pinned.data();
-          auto t = TimeOp(r.device, s, cfg, [&]() -> Status {
-            CUDA_RETURN_IF_ERROR(h2d ? cudaMemcpyAsync(r.dev.data(), host, bytes, cudaMemcpyHostToDevice, s)
-                                     : cudaMemcpyAsync(host, r.dev.data(), bytes, cudaMemcpyDeviceToHost, s));
-            return Status::Ok();
-          }, "pinned copy");
+          auto t = TimeOp(
+              r.device, s, cfg,
+              [&]() -> Status {
+                CUDA_RETURN_IF_ERROR(h2d ? cudaMemcpyAsync(r.dev.data(), host, bytes, cudaMemcpyHostToDevice, s)
+                                         : cudaMemcpyAsync(host, r.dev.data(), bytes, cudaMemcpyDeviceToHost, s));
+                return Status::Ok();
+              },
+              "pinned copy");
           if (!t.ok()) return t.status();
           us = *t;
         } else {
@@ -126,9 +129,9 @@ Status HostDeviceCopies(Context& ctx, GpuRig& r) {
             us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a).count());
           }
         }
-        auto* it = ctx.NewItem(trace::SUITE_PCIE, h2d ? trace::KIND_H2D_COPY : trace::KIND_D2H_COPY,
-                               std::string("pcie/") + DirName(dir) + (pinned ? "/pinned/" : "/pageable/") + g + "/" +
-                                   SizeLabel(bytes));
+        auto* it = ctx.NewItem(
+            trace::SUITE_PCIE, h2d ? trace::KIND_H2D_COPY : trace::KIND_D2H_COPY,
+            std::string("pcie/") + DirName(dir) + (pinned ? "/pinned/" : "/pageable/") + g + "/" + SizeLabel(bytes));
         Transfer(it, bytes, dir, pinned ? trace::HOST_PINNED : trace::HOST_PAGEABLE, trace::MECHANISM_COPY_ENGINE,
                  r.device);
         FillStats(us, cfg, pinned ? "cuda_events" : "host_wall_clock", it);
@@ -139,18 +142,21 @@ Status HostDeviceCopies(Context& ctx, GpuRig& r) {
   // Both directions at once (pinned).
   for (int64_t bytes : sizes) {
     TimingConfig cfg = ctx.Timing(3, IterationsFor(bytes, 1LL << 30, 5, 60));
-    auto t = TimeOp(r.device, s, cfg, [&]() -> Status {
-      return ForkJoin(r, 2, [&](int i, cudaStream_t cs) -> Status {
-        char* dev = r.dev.as<char>() + i * bytes;
-        char* host = static_cast<char*>(r.pinned.data()) + i * bytes;
-        CUDA_RETURN_IF_ERROR(i == 0 ? cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, cs)
-                                    : cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, cs));
-        return Status::Ok();
-      });
-    }, "bidirectional copy");
+    auto t = TimeOp(
+        r.device, s, cfg,
+        [&]() -> Status {
+          return ForkJoin(r, 2, [&](int i, cudaStream_t cs) -> Status {
+            char* dev = r.dev.as<char>() + i * bytes;
+            char* host = static_cast<char*>(r.pinned.data()) + i * bytes;
+            CUDA_RETURN_IF_ERROR(i == 0 ? cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, cs)
+                                        : cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, cs));
+            return Status::Ok();
+          });
+        },
+        "bidirectional copy");
     if (!t.ok()) return t.status();
-    auto* it = ctx.NewItem(trace::SUITE_PCIE, trace::KIND_BIDIR_COPY,
-                           "pcie/bidir/pinned/" + g + "/" + SizeLabel(bytes));
+    auto* it =
+        ctx.NewItem(trace::SUITE_PCIE, trace::KIND_BIDIR_COPY, "pcie/bidir/pinned/" + g + "/" + SizeLabel(bytes));
     auto* tp = Transfer(it, bytes, trace::DIRECTION_BIDIR, trace::HOST_PINNED, trace::MECHANISM_COPY_ENGINE, r.device);
     tp->set_streams(2);
     tp->set_total_bytes(2 * bytes);
@@ -158,23 +164,26 @@ Status HostDeviceCopies(Context& ctx, GpuRig& r) {
     it->set_gbps(GBps(2.0 * bytes, it->stats().median_us()));
   }
   // k concurrent copies of one direction on k streams.
-  std::vector<int64_t> csizes = ctx.opt.quick ? std::vector<int64_t>{1 << 20}
-                                              : std::vector<int64_t>{64 << 10, 1 << 20, 16 << 20};
+  std::vector<int64_t> csizes =
+      ctx.opt.quick ? std::vector<int64_t>{1 << 20} : std::vector<int64_t>{64 << 10, 1 << 20, 16 << 20};
   for (trace::Direction dir : {trace::DIRECTION_H2D, trace::DIRECTION_D2H}) {
     for (int k : {2, 4, 7}) {
       for (int64_t bytes : csizes) {
         if (bytes * k > 2 * ctx.opt.max_bytes) continue;
         TimingConfig cfg = ctx.Timing(3, IterationsFor(bytes * k, 1LL << 30, 5, 60));
-        auto t = TimeOp(r.device, s, cfg, [&]() -> Status {
-          return ForkJoin(r, k, [&](int i, cudaStream_t cs) -> Status {
-            char* dev = r.dev.as<char>() + i * bytes;
-            char* host = static_cast<char*>(r.pinned.data()) + i * bytes;
-            CUDA_RETURN_IF_ERROR(dir == trace::DIRECTION_H2D
-                                     ? cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, cs)
-                                     : cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, cs));
-            return Status::Ok();
-          });
-        }, "concurrent copies");
+        auto t = TimeOp(
+            r.device, s, cfg,
+            [&]() -> Status {
+              return ForkJoin(r, k, [&](int i, cudaStream_t cs) -> Status {
+                char* dev = r.dev.as<char>() + i * bytes;
+                char* host = static_cast<char*>(r.pinned.data()) + i * bytes;
+                CUDA_RETURN_IF_ERROR(dir == trace::DIRECTION_H2D
+                                         ? cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, cs)
+                                         : cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, cs));
+                return Status::Ok();
+              });
+            },
+            "concurrent copies");
         if (!t.ok()) return t.status();
         auto* it = ctx.NewItem(trace::SUITE_PCIE, trace::KIND_CONCURRENT_COPIES,
                                std::string("pcie/concurrent/") + DirName(dir) + "/x" + std::to_string(k) + "/" + g +
@@ -194,7 +203,10 @@ Status ZeroCopy(Context& ctx, GpuRig& r) {
   const std::string g = "gpu" + std::to_string(r.device);
   cudaStream_t s = r.streams[0].get();
   const int64_t big = std::min<int64_t>(ctx.opt.max_bytes, ctx.opt.quick ? (16 << 20) : (64 << 20));
-  struct Point { int64_t bytes; int blocks; };
+  struct Point {
+    int64_t bytes;
+    int blocks;
+  };
   std::vector<Point> pts;
   for (int b : BlockCounts(r.sm_count, ctx.opt.quick)) pts.push_back({big, b});
   for (int64_t small : {int64_t{16}, int64_t{4096}, int64_t{65536}}) pts.push_back({small, 1});
@@ -203,12 +215,15 @@ Status ZeroCopy(Context& ctx, GpuRig& r) {
       // A single block moves little per microsecond: keep its transfers short.
       int64_t bytes = p.blocks < 8 && p.bytes == big ? std::min<int64_t>(big, 4 << 20) : p.bytes;
       TimingConfig cfg = ctx.Timing(2, IterationsFor(bytes, 512LL << 20, 5, 50));
-      auto t = TimeOp(r.device, s, cfg, [&]() -> Status {
-        CUDA_RETURN_IF_ERROR(write ? LaunchWriteKernel(r.mapped.device_ptr(), bytes, 7u, p.blocks, kThreads, s)
-                                   : LaunchReadKernel(r.mapped.device_ptr(), bytes, r.sink.as<uint64_t>(), p.blocks,
-                                                      kThreads, s));
-        return Status::Ok();
-      }, "zero-copy kernel");
+      auto t = TimeOp(
+          r.device, s, cfg,
+          [&]() -> Status {
+            CUDA_RETURN_IF_ERROR(
+                write ? LaunchWriteKernel(r.mapped.device_ptr(), bytes, 7u, p.blocks, kThreads, s)
+                      : LaunchReadKernel(r.mapped.device_ptr(), bytes, r.sink.as<uint64_t>(), p.blocks, kThreads, s));
+            return Status::Ok();
+          },
+          "zero-copy kernel");
       if (!t.ok()) return t.status();
       auto* it = ctx.NewItem(trace::SUITE_PCIE, write ? trace::KIND_ZERO_COPY_WRITE : trace::KIND_ZERO_COPY_READ,
                              std::string("pcie/zerocopy/") + (write ? "write/" : "read/") + g + "/b" +
@@ -305,10 +320,10 @@ Status LatencyUnderLoad(Context& ctx, GpuRig& r) {
         FillStats(us, cfg, "cuda_events", it);
         it->set_gbps(GBps(small, it->stats().median_us()));
         if (queued_behind > 0)
-          ctx.Note(trace::Note::INFO, kSuite, it->name() + ": in " + std::to_string(queued_behind) + " of " +
-                                                  std::to_string(reps) +
-                                                  " repetitions the small copies queued behind the bulk copy "
-                                                  "(one sample each: bulk start to small copy end)");
+          ctx.Note(trace::Note::INFO, kSuite,
+                   it->name() + ": in " + std::to_string(queued_behind) + " of " + std::to_string(reps) +
+                       " repetitions the small copies queued behind the bulk copy "
+                       "(one sample each: bulk start to small copy end)");
       }
     }
   }
@@ -452,9 +467,12 @@ Status PeerPairs(Context& ctx, std::vector<GpuRig>& rigs) {
     GpuRig& src = rigs[i];
     GpuRig& dst = rigs[j];
     const bool kernel = mech != trace::MECHANISM_COPY_ENGINE;
-    if (kernel && !ctx.CanAccessPeer(mech == trace::MECHANISM_KERNEL_READ ? j : i, mech == trace::MECHANISM_KERNEL_READ ? i : j))
+    if (kernel &&
+        !ctx.CanAccessPeer(mech == trace::MECHANISM_KERNEL_READ ? j : i, mech == trace::MECHANISM_KERNEL_READ ? i : j))
       return Status::Ok();
-    const char* mname = mech == trace::MECHANISM_COPY_ENGINE ? "copy" : mech == trace::MECHANISM_KERNEL_READ ? "read" : "write";
+    const char* mname = mech == trace::MECHANISM_COPY_ENGINE   ? "copy"
+                        : mech == trace::MECHANISM_KERNEL_READ ? "read"
+                                                               : "write";
     const std::string name = std::string("pcie/p2p/") + mname + "/gpu" + std::to_string(src.device) + "-gpu" +
                              std::to_string(dst.device) + (kernel ? "/b" + std::to_string(blocks) : "") + "/" +
                              SizeLabel(bytes);
@@ -462,19 +480,22 @@ Status PeerPairs(Context& ctx, std::vector<GpuRig>& rigs) {
     GpuRig& runner = mech == trace::MECHANISM_KERNEL_READ ? dst : src;
     cudaStream_t s = runner.streams[0].get();
     TimingConfig cfg = ctx.Timing(3, IterationsFor(bytes, 1LL << 30, 5, 50));
-    auto t = TimeOp(runner.device, s, cfg, [&]() -> Status {
-      if (mech == trace::MECHANISM_COPY_ENGINE)
-        CUDA_RETURN_IF_ERROR(cudaMemcpyPeerAsync(dst.dev.data(), dst.device, src.dev.data(), src.device, bytes, s));
-      else if (mech == trace::MECHANISM_KERNEL_READ)
-        CUDA_RETURN_IF_ERROR(LaunchReadKernel(src.dev.data(), bytes, dst.sink.as<uint64_t>(), blocks, kThreads, s));
-      else
-        CUDA_RETURN_IF_ERROR(LaunchWriteKernel(dst.dev.data(), bytes, 5u, blocks, kThreads, s));
-      return Status::Ok();
-    }, "peer transfer");
+    auto t = TimeOp(
+        runner.device, s, cfg,
+        [&]() -> Status {
+          if (mech == trace::MECHANISM_COPY_ENGINE)
+            CUDA_RETURN_IF_ERROR(cudaMemcpyPeerAsync(dst.dev.data(), dst.device, src.dev.data(), src.device, bytes, s));
+          else if (mech == trace::MECHANISM_KERNEL_READ)
+            CUDA_RETURN_IF_ERROR(LaunchReadKernel(src.dev.data(), bytes, dst.sink.as<uint64_t>(), blocks, kThreads, s));
+          else
+            CUDA_RETURN_IF_ERROR(LaunchWriteKernel(dst.dev.data(), bytes, 5u, blocks, kThreads, s));
+          return Status::Ok();
+        },
+        "peer transfer");
     if (!t.ok()) return t.status();
-    trace::Kind kind = mech == trace::MECHANISM_COPY_ENGINE ? trace::KIND_P2P_COPY
+    trace::Kind kind = mech == trace::MECHANISM_COPY_ENGINE   ? trace::KIND_P2P_COPY
                        : mech == trace::MECHANISM_KERNEL_READ ? trace::KIND_P2P_KERNEL_READ
-                                                               : trace::KIND_P2P_KERNEL_WRITE;
+                                                              : trace::KIND_P2P_KERNEL_WRITE;
     auto* it = ctx.NewItem(trace::SUITE_PCIE, kind, name);
     auto* tp = Transfer(it, bytes, trace::DIRECTION_P2P, trace::HOST_NONE, mech, runner.device);
     tp->set_src_gpu(src.device);
@@ -533,8 +554,10 @@ Status RunPcieSuite(Context& ctx) {
       for (int j = 0; j < ctx.n(); ++j) {
         if (i == j || !ctx.CanAccessPeer(i, j)) continue;
         cudaError_t e = cudaDeviceEnablePeerAccess(ctx.devices[j], 0);
-        if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();
-        else CUDA_RETURN_IF_ERROR(e);
+        if (e == cudaErrorPeerAccessAlreadyEnabled)
+          cudaGetLastError();
+        else
+          CUDA_RETURN_IF_ERROR(e);
       }
     }
     bool any_missing = false;

@@ -47,7 +47,7 @@ TEST(Stats, NcclTestsBusBw) {
   EXPECT_DOUBLE_EQ(BusBwFactor(trace::ALLGATHER, 8), 0.875);
   EXPECT_DOUBLE_EQ(BusBwFactor(trace::REDUCESCATTER, 4), 0.75);
   EXPECT_DOUBLE_EQ(BusBwFactor(trace::ALLREDUCE, 1), 0.0);
-  EXPECT_DOUBLE_EQ(GBps(1e9, 1e6), 1.0);   // 1 GB in 1 s
+  EXPECT_DOUBLE_EQ(GBps(1e9, 1e6), 1.0);  // 1 GB in 1 s
   EXPECT_DOUBLE_EQ(TFlops(2e12, 1e6), 2.0);
   EXPECT_DOUBLE_EQ(GBps(1, 0), 0.0);
 }

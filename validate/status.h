@@ -11,8 +11,16 @@
 
 namespace specsim::validate {
 
-enum class StatusCode { kOk = 0, kInvalidArgument, kNotFound, kUnavailable, kOutOfMemory,
-                        kDeadlineExceeded, kInternal, kDataLoss };
+enum class StatusCode {
+  kOk = 0,
+  kInvalidArgument,
+  kNotFound,
+  kUnavailable,
+  kOutOfMemory,
+  kDeadlineExceeded,
+  kInternal,
+  kDataLoss
+};
 
 class [[nodiscard]] Status {
  public:
@@ -86,14 +94,13 @@ class [[nodiscard]] StatusOr {
 #define SPECSIM_CONCAT_INNER(a, b) a##b
 #define SPECSIM_CONCAT(a, b) SPECSIM_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                                   \
-  do {                                                          \
-    ::specsim::validate::Status _st = (expr);                   \
-    if (!_st.ok()) return _st;                                  \
+#define RETURN_IF_ERROR(expr)                 \
+  do {                                        \
+    ::specsim::validate::Status _st = (expr); \
+    if (!_st.ok()) return _st;                \
   } while (0)
 
-#define ASSIGN_OR_RETURN(lhs, expr)                                        \
-  auto SPECSIM_CONCAT(_so_, __LINE__) = (expr);                            \
-  if (!SPECSIM_CONCAT(_so_, __LINE__).ok())                                \
-    return SPECSIM_CONCAT(_so_, __LINE__).status();                        \
+#define ASSIGN_OR_RETURN(lhs, expr)                                                         \
+  auto SPECSIM_CONCAT(_so_, __LINE__) = (expr);                                             \
+  if (!SPECSIM_CONCAT(_so_, __LINE__).ok()) return SPECSIM_CONCAT(_so_, __LINE__).status(); \
   lhs = std::move(SPECSIM_CONCAT(_so_, __LINE__)).value()

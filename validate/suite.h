@@ -19,8 +19,8 @@ namespace specsim::validate {
 
 struct Context {
   Options opt;
-  std::vector<int> devices;            // CUDA ordinals; rank r drives devices[r]
-  std::vector<cudaDeviceProp> props;   // per rank
+  std::vector<int> devices;           // CUDA ordinals; rank r drives devices[r]
+  std::vector<cudaDeviceProp> props;  // per rank
   trace::Trace* trace = nullptr;
 
   int n() const { return static_cast<int>(devices.size()); }

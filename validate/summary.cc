@@ -35,8 +35,8 @@ std::string SummaryTable(const trace::Trace& t) {
     o << "GPU " << g.index() << ": " << g.name() << ", " << g.sm_count() << " SMs, " << (g.memory_bytes() >> 20)
       << " MiB, PCIe gen " << g.pcie_generation_current() << " x" << g.pcie_width_current() << " (max gen "
       << g.pcie_generation_max() << " x" << g.pcie_width_max() << ", " << g.pcie_source() << ")\n";
-  o << "driver " << env.driver_version() << ", CUDA " << env.cuda_runtime_version() << ", NCCL "
-    << env.nccl_version() << ", " << t.items_size() << " items, " << Fmt("%.0f", t.wall_seconds()) << " s\n";
+  o << "driver " << env.driver_version() << ", CUDA " << env.cuda_runtime_version() << ", NCCL " << env.nccl_version()
+    << ", " << t.items_size() << " items, " << Fmt("%.0f", t.wall_seconds()) << " s\n";
 
   // Per kind, the interesting rows.
   std::map<std::string, const trace::Item*> by_name;
@@ -66,11 +66,15 @@ std::string SummaryTable(const trace::Trace& t) {
       if (it.transfer().gpu() != g.index()) continue;
       const auto& tp = it.transfer();
       const bool big = tp.bytes() == max_copy;
-      if ((it.kind() == trace::KIND_H2D_COPY || it.kind() == trace::KIND_D2H_COPY || it.kind() == trace::KIND_BIDIR_COPY) && big)
-        pcie_row(gs + " " + it.name().substr(5), Fmt("%.1f GB/s", it.gbps()) + " (" + Fmt("%.0f us", it.stats().median_us()) + ")");
+      if ((it.kind() == trace::KIND_H2D_COPY || it.kind() == trace::KIND_D2H_COPY ||
+           it.kind() == trace::KIND_BIDIR_COPY) &&
+          big)
+        pcie_row(gs + " " + it.name().substr(5),
+                 Fmt("%.1f GB/s", it.gbps()) + " (" + Fmt("%.0f us", it.stats().median_us()) + ")");
       if ((it.kind() == trace::KIND_H2D_COPY || it.kind() == trace::KIND_D2H_COPY) && tp.bytes() == 4)
         pcie_row(gs + " " + it.name().substr(5), Fmt("%.2f us median", it.stats().median_us()) +
-                                                     Fmt(" (p10 %.2f", it.stats().p10_us()) + Fmt(", p90 %.2f)", it.stats().p90_us()));
+                                                     Fmt(" (p10 %.2f", it.stats().p10_us()) +
+                                                     Fmt(", p90 %.2f)", it.stats().p90_us()));
       if (it.kind() == trace::KIND_LATENCY_UNDER_LOAD && tp.bytes() == 4)
         pcie_row(gs + " " + it.name().substr(5), Fmt("%.2f us median", it.stats().median_us()) +
                                                      Fmt(" (p90 %.2f us", it.stats().p90_us()) +
@@ -103,8 +107,9 @@ std::string SummaryTable(const trace::Trace& t) {
       o << "-- collectives (allreduce; time, algbw, busbw, check) --\n";
       coll_header = true;
     }
-    o << "  " << it.name().substr(12) << ": " << Fmt("%.1f us", it.stats().median_us()) << Fmt(", %.1f GB/s", it.algbw_gbps())
-      << Fmt(", %.1f GB/s", it.busbw_gbps()) << (it.check().passed() ? ", ok" : ", CHECK FAILED") << "\n";
+    o << "  " << it.name().substr(12) << ": " << Fmt("%.1f us", it.stats().median_us())
+      << Fmt(", %.1f GB/s", it.algbw_gbps()) << Fmt(", %.1f GB/s", it.busbw_gbps())
+      << (it.check().passed() ? ", ok" : ", CHECK FAILED") << "\n";
   }
 
   // GEMMs: per model and op, time at 1 and 256 tokens.
@@ -118,14 +123,17 @@ std::string SummaryTable(const trace::Trace& t) {
       gemm_header = true;
     }
     o << "  " << it.gemm().model() << " tp" << it.gemm().tp() << " " << it.gemm().op() << " [n=" << it.gemm().n()
-      << ", k=" << it.gemm().k() << "]: m=1 " << Fmt("%.1f us", it.stats().median_us()) << Fmt(" (%.0f GB/s)", it.gbps());
+      << ", k=" << it.gemm().k() << "]: m=1 " << Fmt("%.1f us", it.stats().median_us())
+      << Fmt(" (%.0f GB/s)", it.gbps());
     if (other != by_name.end())
-      o << ", m=256 " << Fmt("%.1f us", other->second->stats().median_us()) << Fmt(" (%.0f TFLOP/s)", other->second->tflops());
+      o << ", m=256 " << Fmt("%.1f us", other->second->stats().median_us())
+        << Fmt(" (%.0f TFLOP/s)", other->second->tflops());
     o << "\n";
   }
   bool k_header = false;
   for (const auto& it : t.items()) {
-    bool att = it.kind() == trace::KIND_ATTENTION && it.attention().context() == 4096 && it.attention().query_tokens() == 1;
+    bool att =
+        it.kind() == trace::KIND_ATTENTION && it.attention().context() == 4096 && it.attention().query_tokens() == 1;
     bool launch = it.kind() == trace::KIND_LAUNCH_OVERHEAD && it.launch().kernels() == 100;
     if (!att && !launch) continue;
     if (!k_header) {
@@ -133,7 +141,8 @@ std::string SummaryTable(const trace::Trace& t) {
       k_header = true;
     }
     if (att)
-      o << "  " << it.name().substr(8) << ": " << Fmt("%.1f us", it.stats().median_us()) << Fmt(", %.0f GB/s KV", it.gbps()) << "\n";
+      o << "  " << it.name().substr(8) << ": " << Fmt("%.1f us", it.stats().median_us())
+        << Fmt(", %.0f GB/s KV", it.gbps()) << "\n";
     else
       o << "  " << it.name().substr(8) << ": " << Fmt("%.2f us per kernel", it.us_per_kernel()) << "\n";
   }
@@ -154,7 +163,8 @@ std::string SummaryTable(const trace::Trace& t) {
   bool p_header = false;
   for (const auto& it : t.items()) {
     const bool skew = it.kind() == trace::KIND_COLLECTIVE_SKEW;
-    const bool loop = it.kind() == trace::KIND_LAYER_LOOP && it.layer_loop().gemm() && it.layer_loop().allreduce_bytes() > 0;
+    const bool loop =
+        it.kind() == trace::KIND_LAYER_LOOP && it.layer_loop().gemm() && it.layer_loop().allreduce_bytes() > 0;
     if (!skew && !loop) continue;
     if (!p_header) {
       o << "-- pacing (skew: longest rank's allreduce, mean wait per rank; layers: slowest rank per loop) --\n";

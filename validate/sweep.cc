@@ -15,9 +15,7 @@ std::vector<int64_t> GeometricSizes(int64_t lo, int64_t hi, int64_t factor) {
   return out;
 }
 
-std::vector<int64_t> CopySizes(int64_t max_bytes, bool quick) {
-  return GeometricSizes(4, max_bytes, quick ? 16 : 4);
-}
+std::vector<int64_t> CopySizes(int64_t max_bytes, bool quick) { return GeometricSizes(4, max_bytes, quick ? 16 : 4); }
 
 std::vector<int64_t> CollectiveSizes(int64_t max_bytes, bool quick) {
   if (max_bytes < 1024) return {max_bytes};

@@ -46,13 +46,14 @@ StatusOr<std::vector<double>> TimeOpOnce(int device, cudaStream_t stream, const 
     }
     if (gate_us > 0) {
       const cudaError_t q = cudaEventQuery(start[first].get());
-      if (q == cudaSuccess) *gate_held = false;
-      else if (q != cudaErrorNotReady) CUDA_RETURN_IF_ERROR(q);
+      if (q == cudaSuccess)
+        *gate_held = false;
+      else if (q != cudaErrorNotReady)
+        CUDA_RETURN_IF_ERROR(q);
     }
   }
   const double gate_s = gate_us * 1e-6 * gates;
-  if (cfg.iters > 0)
-    RETURN_IF_ERROR(WaitEvent(stop.back().get(), cfg.timeout_s + gate_s + 0.001 * cfg.iters, what));
+  if (cfg.iters > 0) RETURN_IF_ERROR(WaitEvent(stop.back().get(), cfg.timeout_s + gate_s + 0.001 * cfg.iters, what));
   std::vector<double> us(cfg.iters);
   for (int i = 0; i < cfg.iters; ++i) {
     float ms = 0;
@@ -66,7 +67,8 @@ StatusOr<std::vector<double>> TimeOpOnce(int device, cudaStream_t stream, const 
 
 StatusOr<std::vector<double>> TimeOp(int device, cudaStream_t stream, const TimingConfig& cfg,
                                      const std::function<Status()>& op, const std::string& what) {
-  return TimeOpOnAll({device}, {stream}, cfg, [&](int) { return op(); }, what, nullptr);
+  return TimeOpOnAll(
+      {device}, {stream}, cfg, [&](int) { return op(); }, what, nullptr);
 }
 
 Status ParallelFor(int n, const std::function<Status(int)>& fn) {
@@ -114,7 +116,8 @@ StatusOr<std::vector<double>> TimeOpOnAll(const std::vector<int>& devices, const
     std::vector<char> held(n, 1);
     RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
       bool h = true;
-      auto t = TimeOpOnce(devices[r], streams[r], cfg, gate_us, batch, [&] { return op(r); }, what, &h);
+      auto t = TimeOpOnce(
+          devices[r], streams[r], cfg, gate_us, batch, [&] { return op(r); }, what, &h);
       if (!t.ok()) return t.status();
       per[r] = std::move(t).value();
       held[r] = h;

@@ -33,7 +33,7 @@ struct TimingConfig {
   int iters = 20;
   double timeout_s = 60.0;
   // > 0: gated timing (see above), the spin before the timed iterations in microseconds (scaled
-// down with the batch when the iterations go in batches).
+  // down with the batch when the iterations go in batches).
   double gate_us = 0.0;
 };
 

@@ -83,9 +83,7 @@ TEST(TraceIo, UnwritableDirectoryIsAnError) {
   EXPECT_NE(st.message().find("/nonexistent-dir-specsim"), std::string::npos);
 }
 
-TEST(TraceIo, ReadErrors) {
-  EXPECT_EQ(ReadTrace("/nonexistent-specsim.pb").status().code(), StatusCode::kNotFound);
-}
+TEST(TraceIo, ReadErrors) { EXPECT_EQ(ReadTrace("/nonexistent-specsim.pb").status().code(), StatusCode::kNotFound); }
 
 }  // namespace
 }  // namespace specsim::validate

@@ -486,7 +486,8 @@ TEST(FitTest, RecoversNcclPerStepCostsPerTransportAndProtocol) {
   auto kept = Fit(two, {}, topo, DefaultParams(topo, 0));
   ASSERT_TRUE(kept.ok()) << kept.status().ToString();
   bool named = false;
-  for (const std::string& s : kept->not_fitted) named = named || s.find("nccl.p2p_pcie.simple.allreduce.hop_latency_us") == 0;
+  for (const std::string& s : kept->not_fitted)
+    named = named || s.find("nccl.p2p_pcie.simple.allreduce.hop_latency_us") == 0;
   EXPECT_TRUE(named);
   // One rank count with small (hop-bound) and large (channel-bound) messages, channels growing
   // with the size as NCCL picks them on two NVLink-joined H200s (traces/h200-2x-default-2026-11-30),
@@ -505,7 +506,7 @@ TEST(FitTest, RecoversNcclPerStepCostsPerTransportAndProtocol) {
   nv_truth.nccl.protocol.per_op[{coll::NcclTransport::kP2pNvLink, coll::NcclProto::kLl, ar}] = nv_ll;
   trace::Trace sizes;
   // One channel-bound size (1 MiB, eager and in a graph), as LL's range ends there.
-  const std::vector<std::pair<int64_t, int>> picks = {{1 << 10, 1},     {4 << 10, 1},  {16 << 10, 2}, {64 << 10, 8},
+  const std::vector<std::pair<int64_t, int>> picks = {{1 << 10, 1},    {4 << 10, 1},  {16 << 10, 2}, {64 << 10, 8},
                                                       {256 << 10, 22}, {1 << 20, 24}, {1 << 20, 24}};
   for (const auto& [bytes, channels] : picks)
     AddAllreduce(&sizes, 2, bytes, "LL")->mutable_collective()->set_nccl_chosen_channels(channels);
@@ -544,7 +545,7 @@ TEST(HoldoutTest, SplitIsDeterministicPerSuiteAndSeedDependent) {
   EXPECT_EQ(a.test.size() + a.train.size(), 70u);
   int pcie = 0;
   for (int i : a.test) pcie += t.items(i).suite() == trace::SUITE_PCIE;
-  EXPECT_EQ(pcie, 15);                          // round(0.3 * 50)
+  EXPECT_EQ(pcie, 15);                                   // round(0.3 * 50)
   EXPECT_EQ(static_cast<int>(a.test.size()) - pcie, 6);  // round(0.3 * 20)
   // Train and test partition the items.
   std::set<int> all(a.test.begin(), a.test.end());
@@ -701,7 +702,8 @@ TEST(HardwareFromTraceTest, EnvironmentValuesOutOfRangeNameTheTraceField) {
            {"environment.gpus[0].memory_bytes = 0", [](trace::Gpu* g) { g->set_memory_bytes(0); }},
            {"environment.gpus[0].memory_bytes = 17592186044417",
             [](trace::Gpu* g) { g->set_memory_bytes((int64_t{1} << 44) + 1); }},
-           {"environment.gpus[0].pcie_generation_current = 7", [](trace::Gpu* g) { g->set_pcie_generation_current(7); }},
+           {"environment.gpus[0].pcie_generation_current = 7",
+            [](trace::Gpu* g) { g->set_pcie_generation_current(7); }},
            {"environment.gpus[0].pcie_width_max = -1", [](trace::Gpu* g) { g->set_pcie_width_max(-1); }},
            {"environment.gpus[0].numa_node = -2", [](trace::Gpu* g) { g->set_numa_node(-2); }},
            {"environment.gpus[0].l2_cache_bytes = -5", [](trace::Gpu* g) { g->set_l2_cache_bytes(-5); }},
@@ -773,8 +775,10 @@ struct SuiteBounds {
 };
 using TraceBounds = std::map<std::string, SuiteBounds>;  // by suite
 
-const TraceBounds kDefaultBounds = {{"pcie", {0.05, 0.25}},    {"collectives", {0.10, 0.25}},
-                                    {"kernels", {0.06, 0.25}}, {"decode", {0.10, 0.25}},
+const TraceBounds kDefaultBounds = {{"pcie", {0.05, 0.25}},
+                                    {"collectives", {0.10, 0.25}},
+                                    {"kernels", {0.06, 0.25}},
+                                    {"decode", {0.10, 0.25}},
                                     {"pacing", {0.10, 0.25}}};
 
 const std::map<std::string, TraceBounds>& CiBounds() {

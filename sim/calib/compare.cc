@@ -197,7 +197,8 @@ std::string PacingRegime(const trace::Item& item) {
   const trace::LayerLoopParams& l = item.layer_loop();
   const trace::HostCost::Distribution d = l.host_cost().distribution();
   const bool host_cost = d == trace::HostCost::FIXED || d == trace::HostCost::EXPONENTIAL;
-  return "pacing layers " + l.capture() + (host_cost ? "+host" : "") + (l.slow_rank() >= 0 ? " slow rank" : " balanced");
+  return "pacing layers " + l.capture() + (host_cost ? "+host" : "") +
+         (l.slow_rank() >= 0 ? " slow rank" : " balanced");
 }
 
 }  // namespace
@@ -269,7 +270,8 @@ std::vector<ShapeGroup> VerifyWidthShapes(const trace::Trace& trace, const std::
             "/b" + std::to_string(a.batch()) + "/ctx" + std::to_string(a.context());
     } else if (item.has_decode() && !item.decode().speculative()) {
       const trace::DecodeParams& d = item.decode();
-      key = "decode/" + d.model() + "/tp" + std::to_string(d.tp()) + "/" + DecodeCaptureOf(d) + "/b" + std::to_string(d.batch());
+      key = "decode/" + d.model() + "/tp" + std::to_string(d.tp()) + "/" + DecodeCaptureOf(d) + "/b" +
+            std::to_string(d.batch());
     } else {
       continue;
     }

@@ -40,8 +40,8 @@ struct ItemResult {
   std::string suite, name;
   bool simulated = false;
   double predicted_us = 0, measured_us = 0;
-  double error = 0;       // signed fraction
-  std::string reason;     // when !simulated
+  double error = 0;    // signed fraction
+  std::string reason;  // when !simulated
 };
 
 struct SuiteStats {
@@ -51,10 +51,10 @@ struct SuiteStats {
 };
 
 struct ComparisonResult {
-  std::vector<ItemResult> items;        // the evaluated items (held-out ones with a hold-out)
+  std::vector<ItemResult> items;  // the evaluated items (held-out ones with a hold-out)
   // Over simulated items, in suite order pcie, collectives, kernels, decode, pacing (then any other).
   std::vector<SuiteStats> suites;
-  FitResult fit;                        // what the predictions used (start params when no fit)
+  FitResult fit;  // what the predictions used (start params when no fit)
   bool fitted = false;
   double holdout = 0;
 };
@@ -64,7 +64,7 @@ double Percentile(std::vector<double> values, double q);
 std::vector<SuiteStats> SuiteStatistics(const std::vector<ItemResult>& items);
 
 struct CompareOptions {
-  double holdout = 0;   // 0: no fit here, predict every item with `params`
+  double holdout = 0;  // 0: no fit here, predict every item with `params`
   uint64_t seed = 1;
 };
 
@@ -76,8 +76,8 @@ StatusOr<ComparisonResult> Compare(const trace::Trace& trace, const net::Topolog
 // One suite over the seeds of CompareHoldoutSeeds.
 struct SuiteSeedSummary {
   std::string suite;
-  int seeds = 0;               // seeds with at least one simulated held-out item of the suite
-  int n_min = 0, n_max = 0;    // simulated held-out items per seed (equal unless some can't be simulated)
+  int seeds = 0;             // seeds with at least one simulated held-out item of the suite
+  int n_min = 0, n_max = 0;  // simulated held-out items per seed (equal unless some can't be simulated)
   double median_abs_error_median = 0, median_abs_error_min = 0, median_abs_error_max = 0;
   double p90_abs_error_median = 0;
   std::vector<double> median_abs_error_per_seed, p90_abs_error_per_seed;  // in seed order
@@ -85,9 +85,9 @@ struct SuiteSeedSummary {
 
 struct HoldoutSummary {
   double fraction = 0;
-  int seeds = 0;                          // seeds 1..seeds were used
-  std::vector<SuiteSeedSummary> suites;   // in the suite order of ComparisonResult::suites
-  std::vector<ComparisonResult> per_seed; // per_seed[s - 1]: the comparison of seed s
+  int seeds = 0;                           // seeds 1..seeds were used
+  std::vector<SuiteSeedSummary> suites;    // in the suite order of ComparisonResult::suites
+  std::vector<ComparisonResult> per_seed;  // per_seed[s - 1]: the comparison of seed s
 };
 
 // Compare with holdout `fraction` for each seed 1..`seeds`, summarised per suite as described at
@@ -119,7 +119,7 @@ struct ShapePoint {
   double error = 0;  // predicted_ratio / measured_ratio - 1
 };
 struct ShapeGroup {
-  std::string name;  // e.g. "kernels/attention/llama-3.1-8b/tp1/flash_mma/b8/ctx4096"
+  std::string name;                // e.g. "kernels/attention/llama-3.1-8b/tp1/flash_mma/b8/ctx4096"
   std::vector<ShapePoint> points;  // ascending q, q = 1 first (ratio 1)
 };
 // Groups with a simulated q = 1 item and at least one simulated q > 1 item.

@@ -297,10 +297,10 @@ ItemResult Result(int index, double measured, double predicted) {
 
 TEST(VerifyWidthShapes, RatiosAreToTheGroupsQ1AndGroupsDifferOnlyInQ) {
   trace::Trace t;
-  AddAttention(&t, 8, 1, 4096, 40);   // 0
-  AddAttention(&t, 8, 4, 4096, 50);   // 1
-  AddAttention(&t, 8, 16, 4096, 100); // 2
-  AddAttention(&t, 1, 4, 4096, 30);   // 3: another group without its q = 1: no shape
+  AddAttention(&t, 8, 1, 4096, 40);    // 0
+  AddAttention(&t, 8, 4, 4096, 50);    // 1
+  AddAttention(&t, 8, 16, 4096, 100);  // 2
+  AddAttention(&t, 1, 4, 4096, 30);    // 3: another group without its q = 1: no shape
   std::vector<ItemResult> items = {Result(0, 40, 44), Result(1, 50, 55), Result(2, 100, 88), Result(3, 30, 30)};
   const std::vector<ShapeGroup> shapes = VerifyWidthShapes(t, items);
   ASSERT_EQ(shapes.size(), 1u);
@@ -347,14 +347,14 @@ TEST(RegimeStatistics, PacingByLoopCaptureAndBalanceDecodeByCapture) {
     it->mutable_layer_loop()->mutable_host_cost()->set_distribution(host);
     it->mutable_layer_loop()->set_slow_rank(slow_rank);
   };
-  layers("graph", trace::HostCost::NONE, -1);         // 0
-  layers("eager", trace::HostCost::NONE, 1);          // 1
-  layers("eager", trace::HostCost::EXPONENTIAL, 1);   // 2
-  trace::Item* skew = t.add_items();                  // 3
+  layers("graph", trace::HostCost::NONE, -1);        // 0
+  layers("eager", trace::HostCost::NONE, 1);         // 1
+  layers("eager", trace::HostCost::EXPONENTIAL, 1);  // 2
+  trace::Item* skew = t.add_items();                 // 3
   skew->set_suite(trace::SUITE_PACING);
   skew->set_kind(trace::KIND_COLLECTIVE_SKEW);
   skew->mutable_skew()->set_slow_rank(-1);
-  trace::Item* dec = t.add_items();                   // 4
+  trace::Item* dec = t.add_items();  // 4
   dec->set_suite(trace::SUITE_DECODE);
   dec->set_kind(trace::KIND_DECODE_STEP);
   dec->mutable_decode()->set_capture("piecewise");

@@ -143,8 +143,9 @@ struct Fitter {
     }
     LinearProblem p = MultiStreamProblem(best);
     if (p.rows.empty()) {
-      result.not_fitted.push_back("fabric.duplex_factor, fabric.multi_stream_overhead_ns: no bidirectional or "
-                                  "concurrent copies (defaults kept)");
+      result.not_fitted.push_back(
+          "fabric.duplex_factor, fabric.multi_stream_overhead_ns: no bidirectional or "
+          "concurrent copies (defaults kept)");
       return OkStatus();
     }
     ASSIGN_OR_RETURN(LinearSolution s, SolveLeastSquares(p, options.fix_undetermined, "multi-stream copies"));
@@ -164,12 +165,14 @@ struct Fitter {
     std::vector<std::pair<double, double>> writes;
     std::vector<const trace::Item*> reads;
     for (const trace::Item* it : items) {
-      if (it->kind() == trace::KIND_ZERO_COPY_WRITE) writes.push_back({double(it->transfer().bytes()), MeasuredNs(*it)});
+      if (it->kind() == trace::KIND_ZERO_COPY_WRITE)
+        writes.push_back({double(it->transfer().bytes()), MeasuredNs(*it)});
       if (it->kind() == trace::KIND_ZERO_COPY_READ) reads.push_back(it);
     }
     RETURN_IF_ERROR(FitClass("fabric.zero_copy_write", writes, &f.zero_copy_write));
     if (reads.empty()) {
-      result.not_fitted.push_back("fabric.zero_copy_read, fabric.kernel_read_per_sm_gbps: no zero-copy reads (default kept)");
+      result.not_fitted.push_back(
+          "fabric.zero_copy_read, fabric.kernel_read_per_sm_gbps: no zero-copy reads (default kept)");
       return OkStatus();
     }
     // Start: the best observed rate is the link; the best one-block rate the per-SM cap.
@@ -191,8 +194,10 @@ struct Fitter {
       for (const trace::Item* it : reads) {
         const double b = double(it->transfer().bytes()), ns = MeasuredNs(*it);
         const int used = std::max(1, std::min(it->transfer().blocks(), sms));
-        if (used * per_sm < link) p.AddRow({1, 0, b / used}, ns, 1 / ns);
-        else p.AddRow({1, b, 0}, ns, 1 / ns);
+        if (used * per_sm < link)
+          p.AddRow({1, 0, b / used}, ns, 1 / ns);
+        else
+          p.AddRow({1, b, 0}, ns, 1 / ns);
       }
       ASSIGN_OR_RETURN(s, SolveLeastSquares(p, true, "zero-copy reads"));
       const double new_link = s.determined[1] && s.x[1] > 0 ? 1 / s.x[1] : link;
@@ -225,8 +230,9 @@ struct Fitter {
       rows[PathClassName(it->transfer().path_class())][k].push_back({double(it->transfer().bytes()), MeasuredNs(*it)});
     }
     if (rows.empty()) {
-      result.not_fitted.push_back("fabric.p2p (per path class): no GPU-to-GPU items (one GPU?): the simulator's "
-                                  "routed-path defaults are kept");
+      result.not_fitted.push_back(
+          "fabric.p2p (per path class): no GPU-to-GPU items (one GPU?): the simulator's "
+          "routed-path defaults are kept");
       return OkStatus();
     }
     for (auto& [cls, by_kind] : rows) {
@@ -237,7 +243,8 @@ struct Fitter {
       P2pParams& pp = result.params.fabric.p2p[cls];
       pp = P2pDefaults(topology, any->transfer().src_gpu(), any->transfer().dst_gpu(), result.params.compute);
       const std::string base = "fabric.p2p." + cls;
-      if (by_kind.count(trace::KIND_P2P_COPY)) RETURN_IF_ERROR(FitClass(base + ".copy", by_kind[trace::KIND_P2P_COPY], &pp.copy));
+      if (by_kind.count(trace::KIND_P2P_COPY))
+        RETURN_IF_ERROR(FitClass(base + ".copy", by_kind[trace::KIND_P2P_COPY], &pp.copy));
       if (by_kind.count(trace::KIND_P2P_KERNEL_WRITE))
         RETURN_IF_ERROR(FitClass(base + ".kernel_write", by_kind[trace::KIND_P2P_KERNEL_WRITE], &pp.kernel_write));
       if (by_kind.count(trace::KIND_P2P_KERNEL_READ))
@@ -304,8 +311,21 @@ struct Fitter {
         }
       }
       // Unknowns in log space (costs > 0) and logit space (efficiency in (0, 1)).
-      enum { kRampA, kMemA, kTileA, kRowA, kTileLatA, kRowLatA, kBlockA, kBlockRowA, kBlockRowLatA, kCombineA,
-             kCombineBlockA, kCombineSplitA, kColsA };
+      enum {
+        kRampA,
+        kMemA,
+        kTileA,
+        kRowA,
+        kTileLatA,
+        kRowLatA,
+        kBlockA,
+        kBlockRowA,
+        kBlockRowLatA,
+        kCombineA,
+        kCombineBlockA,
+        kCombineSplitA,
+        kColsA
+      };
       auto to_impl = [&impl](const std::vector<double>& x) {
         compute::AttentionImplementation a = impl;
         a.ramp_ns = std::exp(x[kRampA]);
@@ -356,7 +376,8 @@ struct Fitter {
         best.value = std::numeric_limits<double>::infinity();
         for (double shift : {0.0, -1.0, 1.0}) {
           std::vector<double> start = x;
-          for (int j : {kRampA, kTileA, kRowA, kTileLatA, kRowLatA, kBlockA, kBlockRowA, kBlockRowLatA}) start[j] += shift;
+          for (int j : {kRampA, kTileA, kRowA, kTileLatA, kRowLatA, kBlockA, kBlockRowA, kBlockRowLatA})
+            start[j] += shift;
           NelderMeadResult r = MinimizeNelderMead(f, start, std::vector<double>(x.size(), 0.5), 1e-12, kEvaluations);
           r = MinimizeNelderMead(f, r.x, std::vector<double>(x.size(), 0.1), 1e-12, kEvaluations);  // restart in place
           if (r.value < best.value) best = r;
@@ -406,7 +427,23 @@ struct Fitter {
     return OkStatus();
   }
 
-  enum Col { kIssue, kFloor, kGraphLaunch, kGraphGap, kRamp, kInvMem, kInvSkinny, kInvAtt, kInvGemmC, kInvL2, kRampGemm, kRampAtt, kInvAttC, kInvCol, kCols };
+  enum Col {
+    kIssue,
+    kFloor,
+    kGraphLaunch,
+    kGraphGap,
+    kRamp,
+    kInvMem,
+    kInvSkinny,
+    kInvAtt,
+    kInvGemmC,
+    kInvL2,
+    kRampGemm,
+    kRampAtt,
+    kInvAttC,
+    kInvCol,
+    kCols
+  };
 
   // GEMM items by library (GemmParams.library; empty: cublasGemmEx, validate's only library
   // before 2026-11-30). The main library's (the decode loop's, else the one with the most items)
@@ -445,7 +482,8 @@ struct Fitter {
       result.params.compute.gemm_library = lib;
       result.params.compute.gemm_libraries.clear();
       only([&](const trace::Item* it) {
-        return it->kind() == trace::KIND_LAUNCH_OVERHEAD || (it->kind() == trace::KIND_GEMM && GemmLibraryOf(it->gemm()) == lib);
+        return it->kind() == trace::KIND_LAUNCH_OVERHEAD ||
+               (it->kind() == trace::KIND_GEMM && GemmLibraryOf(it->gemm()) == lib);
       });
       Status lib_status = FitComputeWithGemmOverlap();
       const compute::ComputeParams fitted = result.params.compute;
@@ -456,7 +494,8 @@ struct Fitter {
         for (const trace::Item* it : items) {
           if (it->kind() != trace::KIND_GEMM) continue;
           const Prediction p = at.Predict(*it);
-          if (p.simulated && p.predicted_us > 0) sum += std::pow(std::log(p.predicted_us / (MeasuredNs(*it) * 1e-3)), 2);
+          if (p.simulated && p.predicted_us > 0)
+            sum += std::pow(std::log(p.predicted_us / (MeasuredNs(*it) * 1e-3)), 2);
         }
       }
       const double residual = std::sqrt(sum / std::max(1, n));
@@ -528,12 +567,14 @@ struct Fitter {
     std::vector<const trace::Item*> ks;
     for (const trace::Item* it : items) {
       const trace::Kind k = it->kind();
-      if (k == trace::KIND_LAUNCH_OVERHEAD) ks.push_back(it);
+      if (k == trace::KIND_LAUNCH_OVERHEAD)
+        ks.push_back(it);
       else if ((k == trace::KIND_GEMM || k == trace::KIND_RMSNORM) && KernelOfItem(*it).ok)
         ks.push_back(it);
     }
     if (ks.empty()) {
-      result.not_fitted.push_back("compute (launch overheads, kernel floor, efficiencies): no kernel items (defaults kept)");
+      result.not_fitted.push_back(
+          "compute (launch overheads, kernel floor, efficiencies): no kernel items (defaults kept)");
       return OkStatus();
     }
     const net::GpuSpec& gpu = topology.gpu_spec(0);
@@ -553,7 +594,8 @@ struct Fitter {
         if (it->kind() != trace::KIND_GEMM) continue;
         const ItemKernel ik = KernelOfItem(*it);
         if (ik.ok && ik.kernel.n > 0)
-          cp.gemm_column_rate_gbps = std::max(cp.gemm_column_rate_gbps, ik.kernel.weight_bytes / (ik.kernel.n * MeasuredNs(*it)));
+          cp.gemm_column_rate_gbps =
+              std::max(cp.gemm_column_rate_gbps, ik.kernel.weight_bytes / (ik.kernel.n * MeasuredNs(*it)));
       }
     }
     double l2_gbps = result.params.bench.l2_resident_bandwidth_gbps > 0 ? result.params.bench.l2_resident_bandwidth_gbps
@@ -563,16 +605,32 @@ struct Fitter {
     LinearProblem p;
     for (int round = 0; round < 20; ++round) {
       p = LinearProblem{};
-      p.names = {"compute.launch_overhead_eager_ns", "compute.kernel_floor_ns", "compute.graph_launch_ns",
-                 "compute.launch_overhead_graph_ns", "compute.memory_ramp_ns", "compute.inverse_memory_efficiency",
-                 "compute.inverse_skinny_gemm_memory_efficiency", "compute.inverse_attention_memory_efficiency",
-                 "compute.inverse_gemm_compute_efficiency", "compute.inverse_l2_resident_bandwidth",
-                 "compute.gemm_memory_ramp_ns", "compute.attention_memory_ramp_ns",
-                 "compute.inverse_attention_compute_efficiency", "compute.inverse_gemm_column_rate"};
-      p.defaults = {cp.launch_overhead_eager_ns, cp.kernel_floor_ns, cp.graph_launch_ns, cp.launch_overhead_graph_ns,
-                    cp.memory_ramp_ns, 1 / cp.memory_efficiency, 1 / cp.skinny_gemm_memory_efficiency,
-                    1 / cp.attention_memory_efficiency, 1 / cp.gemm_compute_efficiency, 1 / l2_gbps,
-                    cp.RampNs(compute::KernelClass::kGemm), cp.RampNs(compute::KernelClass::kAttention),
+      p.names = {"compute.launch_overhead_eager_ns",
+                 "compute.kernel_floor_ns",
+                 "compute.graph_launch_ns",
+                 "compute.launch_overhead_graph_ns",
+                 "compute.memory_ramp_ns",
+                 "compute.inverse_memory_efficiency",
+                 "compute.inverse_skinny_gemm_memory_efficiency",
+                 "compute.inverse_attention_memory_efficiency",
+                 "compute.inverse_gemm_compute_efficiency",
+                 "compute.inverse_l2_resident_bandwidth",
+                 "compute.gemm_memory_ramp_ns",
+                 "compute.attention_memory_ramp_ns",
+                 "compute.inverse_attention_compute_efficiency",
+                 "compute.inverse_gemm_column_rate"};
+      p.defaults = {cp.launch_overhead_eager_ns,
+                    cp.kernel_floor_ns,
+                    cp.graph_launch_ns,
+                    cp.launch_overhead_graph_ns,
+                    cp.memory_ramp_ns,
+                    1 / cp.memory_efficiency,
+                    1 / cp.skinny_gemm_memory_efficiency,
+                    1 / cp.attention_memory_efficiency,
+                    1 / cp.gemm_compute_efficiency,
+                    1 / l2_gbps,
+                    cp.RampNs(compute::KernelClass::kGemm),
+                    cp.RampNs(compute::KernelClass::kAttention),
                     1 / cp.attention_compute_efficiency,
                     cp.gemm_column_rate_gbps > 0 ? 1 / cp.gemm_column_rate_gbps : 0};
       compute::ComputeParams safe = cp;
@@ -582,8 +640,9 @@ struct Fitter {
       clamp(safe.attention_memory_efficiency);
       clamp(safe.gemm_compute_efficiency);
       clamp(safe.attention_compute_efficiency);
-      for (double* v : {&safe.kernel_floor_ns, &safe.memory_ramp_ns, &safe.gemm_memory_ramp_ns, &safe.attention_memory_ramp_ns, &safe.launch_overhead_eager_ns,
-                        &safe.launch_overhead_graph_ns, &safe.graph_launch_ns})
+      for (double* v :
+           {&safe.kernel_floor_ns, &safe.memory_ramp_ns, &safe.gemm_memory_ramp_ns, &safe.attention_memory_ramp_ns,
+            &safe.launch_overhead_eager_ns, &safe.launch_overhead_graph_ns, &safe.graph_launch_ns})
         *v = std::max(0.0, *v);
       compute::KernelCostModel cost(gpu, safe);
       std::vector<int> cls;
@@ -619,18 +678,21 @@ struct Fitter {
         BenchParams bench;
         bench.l2_resident_bandwidth_gbps = l2_gbps;
         const bool resident = L2Resident(*it, kernel, gpu, bench);
-        const double memory_ns = resident ? safe.memory_ramp_ns + kernel.bytes / l2_gbps
-                                          : cost.MemoryNs(kernel);
+        const double memory_ns = resident ? safe.memory_ramp_ns + kernel.bytes / l2_gbps : cost.MemoryNs(kernel);
         // A kernel that moves bytes is a memory or compute row, never a floor row: the floor is the
         // empty kernel of the launch items, and a small kernel's extra time is the memory ramp
         // (which the fit keeps above the floor whenever small kernels outlast empty ones).
         int c = kernel.bytes > 0 ? 1 : 0;  // 0 floor, 1 memory, 2 compute
         double best = c == 1 ? memory_ns : safe.kernel_floor_ns;
-        if (compute_ns > best) { c = 2; best = compute_ns; }
+        if (compute_ns > best) {
+          c = 2;
+          best = compute_ns;
+        }
         // Items the law calls host-bound and that measure within 1.3x the host's per-call period
         // (issue + floor) say nothing of the device time: near the period a call measures part
         // host, part device.
-        if (!KernelTimeOnly(*it) && TimedKernelHostBound(cost, result.params.bench, std::max(best, safe.kernel_floor_ns)) &&
+        if (!KernelTimeOnly(*it) &&
+            TimedKernelHostBound(cost, result.params.bench, std::max(best, safe.kernel_floor_ns)) &&
             ns < 1.3 * (safe.launch_overhead_eager_ns + safe.kernel_floor_ns))
           continue;
         if (c == 0) {
@@ -641,13 +703,18 @@ struct Fitter {
         auto memory_terms = [&](double w) {
           row[kernel.kernel_class == compute::KernelClass::kGemm        ? kRampGemm
               : kernel.kernel_class == compute::KernelClass::kAttention ? kRampAtt
-                                                                         : kRamp] += w;
+                                                                        : kRamp] += w;
           const double x = kernel.bytes / gpu.memory_bandwidth_gbps;
-          if (resident) row[kInvL2] += w * kernel.bytes;
-          else if (cost.ColumnLimited(kernel)) row[kInvCol] += w * (kernel.weight_bytes > 0 ? kernel.weight_bytes : kernel.bytes) / kernel.n;
-          else if (kernel.kernel_class == compute::KernelClass::kGemm) row[kInvSkinny] += w * x;
-          else if (kernel.kernel_class == compute::KernelClass::kAttention) row[kInvAtt] += w * x;
-          else row[kInvMem] += w * x;
+          if (resident)
+            row[kInvL2] += w * kernel.bytes;
+          else if (cost.ColumnLimited(kernel))
+            row[kInvCol] += w * (kernel.weight_bytes > 0 ? kernel.weight_bytes : kernel.bytes) / kernel.n;
+          else if (kernel.kernel_class == compute::KernelClass::kGemm)
+            row[kInvSkinny] += w * x;
+          else if (kernel.kernel_class == compute::KernelClass::kAttention)
+            row[kInvAtt] += w * x;
+          else
+            row[kInvMem] += w * x;
         };
         auto gemm_compute_terms = [&](double w) {
           const double ramp = kernel.m > 0 ? kernel.m / (kernel.m + safe.gemm_m_half) : 1.0;
@@ -689,8 +756,9 @@ struct Fitter {
           lp.defaults[kGraphGap] = 0;
           ASSIGN_OR_RETURN(ls, SolveLeastSquares(lp, true, "launch overheads"));
           ls.points[kGraphGap] = ls.points[kGraphLaunch];
-          result.not_fitted.push_back("compute.launch_overhead_graph_ns: the graph's per-kernel time is below the "
-                                      "eager launches' device tail; held at 0");
+          result.not_fitted.push_back(
+              "compute.launch_overhead_graph_ns: the graph's per-kernel time is below the "
+              "eager launches' device tail; held at 0");
         }
         // Kernel rows: move the issue term to the right-hand side.
         const double issue = ls.has_items[kIssue] ? ls.x[kIssue] : cp.launch_overhead_eager_ns;
@@ -737,26 +805,53 @@ struct Fitter {
         return InvalidArgumentError("compute fit: cannot determine " + bad +
                                     ": the trace's kernel and launch items do not separate them");
     }
-    const char* names[kCols] = {"compute.launch_overhead_eager_ns", "compute.kernel_floor_ns", "compute.graph_launch_ns",
-                                "compute.launch_overhead_graph_ns", "compute.memory_ramp_ns", "compute.memory_efficiency",
-                                "compute.skinny_gemm_memory_efficiency", "compute.attention_memory_efficiency",
-                                "compute.gemm_compute_efficiency", "compute.l2_resident_bandwidth_gbps",
-                                "compute.gemm_memory_ramp_ns", "compute.attention_memory_ramp_ns",
-                                "compute.attention_compute_efficiency", "compute.gemm_column_rate_gbps"};
-    const char* units[kCols] = {"ns", "ns", "ns", "ns", "ns", "", "", "", "", "GB/s", "ns", "ns", "", "GB/s per column"};
+    const char* names[kCols] = {"compute.launch_overhead_eager_ns",
+                                "compute.kernel_floor_ns",
+                                "compute.graph_launch_ns",
+                                "compute.launch_overhead_graph_ns",
+                                "compute.memory_ramp_ns",
+                                "compute.memory_efficiency",
+                                "compute.skinny_gemm_memory_efficiency",
+                                "compute.attention_memory_efficiency",
+                                "compute.gemm_compute_efficiency",
+                                "compute.l2_resident_bandwidth_gbps",
+                                "compute.gemm_memory_ramp_ns",
+                                "compute.attention_memory_ramp_ns",
+                                "compute.attention_compute_efficiency",
+                                "compute.gemm_column_rate_gbps"};
+    const char* units[kCols] = {"ns", "ns", "ns",   "ns", "ns", "", "",
+                                "",   "",   "GB/s", "ns", "ns", "", "GB/s per column"};
     // A column rate that binds no item is not a measurement: back to the default (no limit).
     if (!s.has_items[kInvCol]) cp.gemm_column_rate_gbps = compute::ComputeParams{}.gemm_column_rate_gbps;
-    const double values[kCols] = {cp.launch_overhead_eager_ns, cp.kernel_floor_ns, cp.graph_launch_ns,
-                                  cp.launch_overhead_graph_ns, cp.memory_ramp_ns, cp.memory_efficiency,
-                                  cp.skinny_gemm_memory_efficiency, cp.attention_memory_efficiency,
-                                  cp.gemm_compute_efficiency, l2_gbps, cp.gemm_memory_ramp_ns,
-                                  cp.attention_memory_ramp_ns, cp.attention_compute_efficiency, cp.gemm_column_rate_gbps};
+    const double values[kCols] = {cp.launch_overhead_eager_ns,
+                                  cp.kernel_floor_ns,
+                                  cp.graph_launch_ns,
+                                  cp.launch_overhead_graph_ns,
+                                  cp.memory_ramp_ns,
+                                  cp.memory_efficiency,
+                                  cp.skinny_gemm_memory_efficiency,
+                                  cp.attention_memory_efficiency,
+                                  cp.gemm_compute_efficiency,
+                                  l2_gbps,
+                                  cp.gemm_memory_ramp_ns,
+                                  cp.attention_memory_ramp_ns,
+                                  cp.attention_compute_efficiency,
+                                  cp.gemm_column_rate_gbps};
     const compute::ComputeParams defaults;
-    const double default_values[kCols] = {defaults.launch_overhead_eager_ns, defaults.kernel_floor_ns,
-                                          defaults.graph_launch_ns, defaults.launch_overhead_graph_ns,
-                                          defaults.memory_ramp_ns, defaults.memory_efficiency,
-                                          defaults.skinny_gemm_memory_efficiency, defaults.attention_memory_efficiency,
-                                          defaults.gemm_compute_efficiency, 0, 0, 0, 0, 0};
+    const double default_values[kCols] = {defaults.launch_overhead_eager_ns,
+                                          defaults.kernel_floor_ns,
+                                          defaults.graph_launch_ns,
+                                          defaults.launch_overhead_graph_ns,
+                                          defaults.memory_ramp_ns,
+                                          defaults.memory_efficiency,
+                                          defaults.skinny_gemm_memory_efficiency,
+                                          defaults.attention_memory_efficiency,
+                                          defaults.gemm_compute_efficiency,
+                                          0,
+                                          0,
+                                          0,
+                                          0,
+                                          0};
     (void)default_values;
     for (int j = 0; j < kCols; ++j) {
       if (!s.has_items[j]) {
@@ -771,7 +866,8 @@ struct Fitter {
       if (s.determined[j] && !(values[j] > 0 && values[j] <= 1.0))
         bad += std::string(bad.empty() ? "" : "; ") + names[j] + " = " + std::to_string(values[j]);
     for (int j : {kIssue, kFloor, kGraphLaunch, kGraphGap, kRamp, kRampGemm, kRampAtt, kInvCol})
-      if (s.determined[j] && values[j] < 0) bad += std::string(bad.empty() ? "" : "; ") + names[j] + " = " + std::to_string(values[j]);
+      if (s.determined[j] && values[j] < 0)
+        bad += std::string(bad.empty() ? "" : "; ") + names[j] + " = " + std::to_string(values[j]);
     if (!bad.empty()) {
       if (!options.fix_undetermined)
         return InvalidArgumentError("compute fit: unphysical values (" + bad +
@@ -783,8 +879,8 @@ struct Fitter {
       cp.attention_memory_efficiency = std::clamp(cp.attention_memory_efficiency, 1e-3, 1.0);
       cp.gemm_compute_efficiency = std::clamp(cp.gemm_compute_efficiency, 1e-3, 1.0);
       cp.attention_compute_efficiency = std::clamp(cp.attention_compute_efficiency, 1e-3, 1.0);
-      for (double* v : {&cp.kernel_floor_ns, &cp.memory_ramp_ns, &cp.gemm_memory_ramp_ns, &cp.attention_memory_ramp_ns, &cp.launch_overhead_eager_ns,
-                        &cp.launch_overhead_graph_ns, &cp.graph_launch_ns})
+      for (double* v : {&cp.kernel_floor_ns, &cp.memory_ramp_ns, &cp.gemm_memory_ramp_ns, &cp.attention_memory_ramp_ns,
+                        &cp.launch_overhead_eager_ns, &cp.launch_overhead_graph_ns, &cp.graph_launch_ns})
         *v = std::max(0.0, *v);
       cp.gemm_column_rate_gbps = std::max(0.0, cp.gemm_column_rate_gbps);
       result.not_fitted.push_back("compute: clamped into range: " + bad);
@@ -811,13 +907,16 @@ struct Fitter {
         const NcclParams& n = result.params.nccl;
         const compute::ComputeParams& cp = result.params.compute;
         std::vector<SimUnknown> u = {
-            {"nccl.local_copy_ramp_ns", "ns", n.local_copy_ramp_ns > 0 ? n.local_copy_ramp_ns : cp.memory_ramp_ns, 100, 1e-3, 1e6},
-            {"nccl.local_copy_memory_efficiency", "", n.local_copy_memory_efficiency > 0 ? n.local_copy_memory_efficiency : cp.memory_efficiency,
-             0.01, 0.01, 1.0}};
-        RETURN_IF_ERROR(FitBySimulation("nccl one-rank calls in graphs", graph, u, [](const std::vector<double>& t, CalibParams* p) {
-          p->nccl.local_copy_ramp_ns = t[0];
-          p->nccl.local_copy_memory_efficiency = t[1];
-        }));
+            {"nccl.local_copy_ramp_ns", "ns", n.local_copy_ramp_ns > 0 ? n.local_copy_ramp_ns : cp.memory_ramp_ns, 100,
+             1e-3, 1e6},
+            {"nccl.local_copy_memory_efficiency", "",
+             n.local_copy_memory_efficiency > 0 ? n.local_copy_memory_efficiency : cp.memory_efficiency, 0.01, 0.01,
+             1.0}};
+        RETURN_IF_ERROR(FitBySimulation("nccl one-rank calls in graphs", graph, u,
+                                        [](const std::vector<double>& t, CalibParams* p) {
+                                          p->nccl.local_copy_ramp_ns = t[0];
+                                          p->nccl.local_copy_memory_efficiency = t[1];
+                                        }));
       }
     }
     // The eager calls: host-bound ones (the prediction moves with the overhead) measure
@@ -853,7 +952,8 @@ struct Fitter {
     if (!any) {
       result.not_fitted.push_back("nccl.local_call_overhead_ns: no one-rank NCCL items (default kept)");
     } else if (s.x.empty()) {
-      result.not_fitted.push_back("nccl.local_call_overhead_ns: every eager one-rank call is device-bound (default kept)");
+      result.not_fitted.push_back(
+          "nccl.local_call_overhead_ns: every eager one-rank call is device-bound (default kept)");
     } else {
       Record("nccl.local_call_overhead_ns", "ns", result.params.nccl.local_call_overhead_ns, s, 0);
     }
@@ -865,10 +965,10 @@ struct Fitter {
   // One unknown of a simulation-backed fit.
   struct SimUnknown {
     std::string name, unit;
-    double value = 0;   // start, then the fit
-    double step = 1;    // finite-difference step
+    double value = 0;  // start, then the fit
+    double step = 1;   // finite-difference step
     double lo = 0, hi = 1e12;
-    int give_up = -1;   // >= 0: kept at its start, in this order, when the items cannot separate it
+    int give_up = -1;  // >= 0: kept at its start, in this order, when the items cannot separate it
   };
 
   // Damped Gauss-Newton: linearises every item's predicted median in the unknowns by finite
@@ -954,9 +1054,10 @@ struct Fitter {
     for (int j = 0; j < k; ++j) {
       if (!ever_determined[j]) {
         theta[j] = unknowns[j].value;
-        result.not_fitted.push_back(unknowns[j].name +
-                                    (ever_had_items[j] ? ": not separable by the items used" : ": no item depends on it") +
-                                    " (kept at " + std::to_string(theta[j]) + " " + unknowns[j].unit + ": the default, or an earlier pass's fit)");
+        result.not_fitted.push_back(
+            unknowns[j].name + (ever_had_items[j] ? ": not separable by the items used" : ": no item depends on it") +
+            " (kept at " + std::to_string(theta[j]) + " " + unknowns[j].unit +
+            ": the default, or an earlier pass's fit)");
       } else {
         result.fitted.push_back({unknowns[j].name, unknowns[j].unit, theta[j], group_residual, points[j]});
       }
@@ -992,7 +1093,8 @@ struct Fitter {
     }
     if (multi == 0) {
       result.not_fitted.push_back(
-          "nccl per-step costs (per transport and protocol): need NCCL collectives of 2 or more ranks (NCCL's tables kept)");
+          "nccl per-step costs (per transport and protocol): need NCCL collectives of 2 or more ranks (NCCL's tables "
+          "kept)");
       return OkStatus();
     }
     // Two passes: the groups, then NCCL's eager and in-graph per-call extras from what is left
@@ -1027,8 +1129,10 @@ struct Fitter {
       const bool graph = it->collective().cuda_graph();
       std::string key = it->name();
       const std::string mode = graph ? "/graph/" : "/eager/";
-      if (const size_t at_mode = key.find(mode); at_mode != std::string::npos) key.replace(at_mode, mode.size(), "/");
-      else key += graph ? "#graph" : "#eager";
+      if (const size_t at_mode = key.find(mode); at_mode != std::string::npos)
+        key.replace(at_mode, mode.size(), "/");
+      else
+        key += graph ? "#graph" : "#eager";
       Side& side = pairs[key][graph ? 1 : 0];
       side.measured_ns = MeasuredNs(*it);
       side.predicted_ns = p.predicted_us * 1e3;
@@ -1050,8 +1154,8 @@ struct Fitter {
     const size_t n = use.size();
     const double median = n % 2 ? use[n / 2] : 0.5 * (use[n / 2 - 1] + use[n / 2]);
     result.params.nccl.graph_call_extra_ns += median;
-    result.fitted.push_back({"nccl.graph_call_extra_ns", "ns", result.params.nccl.graph_call_extra_ns, 0,
-                             static_cast<int>(2 * n)});
+    result.fitted.push_back(
+        {"nccl.graph_call_extra_ns", "ns", result.params.nccl.graph_call_extra_ns, 0, static_cast<int>(2 * n)});
   }
 
   Status FitNcclGroup(const std::tuple<coll::NcclTransport, coll::NcclProto, int>& key,
@@ -1059,11 +1163,12 @@ struct Fitter {
     {
       const auto [transport, proto, op] = key;
       const std::string base = std::string("nccl.") + coll::NcclTransportName(transport) + "." +
-                               coll::NcclProtoName(proto) + "." + coll::CollectiveName(static_cast<coll::Collective>(op));
+                               coll::NcclProtoName(proto) + "." +
+                               coll::CollectiveName(static_cast<coll::Collective>(op));
       const coll::ProtocolCost& cost = result.params.nccl.protocol.per_op[key];
-      const coll::ProtocolModel table = coll::ApplyProtocolOverrides(
-          coll::NcclProtocolModel(proto, coll::NcclAlgo::kRing, coll::NcclHwOf(transport)), proto, transport,
-          result.params.nccl.protocol, op);
+      const coll::ProtocolModel table =
+          coll::ApplyProtocolOverrides(coll::NcclProtocolModel(proto, coll::NcclAlgo::kRing, coll::NcclHwOf(transport)),
+                                       proto, transport, result.params.nccl.protocol, op);
       // Channel rate start: slightly above the largest item's measured bus bandwidth per channel
       // (so that it binds there and the fit can move it).
       double channel_start = 0;
@@ -1072,7 +1177,8 @@ struct Fitter {
         if (ch <= 0) {  // not recorded: the channels the planner gives the call
           auto request = CollectiveRequestOf(it->collective(), result.params);
           net::Router router(topology);
-          auto plan = request.ok() ? coll::PlanCollective(topology, router, *request) : StatusOr<coll::PlannedCollective>(request.status());
+          auto plan = request.ok() ? coll::PlanCollective(topology, router, *request)
+                                   : StatusOr<coll::PlannedCollective>(request.status());
           ch = plan.ok() ? plan->channels : 1;
         }
         channel_start = std::max(channel_start, 1.2 * it->busbw_gbps() / std::max(1, ch));
@@ -1081,7 +1187,8 @@ struct Fitter {
       std::vector<SimUnknown> u = {
           {base + ".base_latency_us", "us", NanosFromPicos(table.base_latency_ps) * 1e-3, 0.5, 0, 200, 1},
           {base + ".hop_latency_us", "us", NanosFromPicos(table.hop_latency_ps) * 1e-3, 0.25, 0, 100, 0},
-          {base + ".channel_gbps", "GB/s", std::max(channel_start, 0.1), 0.05 * std::max(channel_start, 0.1), 0.01, 1e4, 2}};
+          {base + ".channel_gbps", "GB/s", std::max(channel_start, 0.1), 0.05 * std::max(channel_start, 0.1), 0.01, 1e4,
+           2}};
       const size_t fitted_before = result.fitted.size(), not_fitted_before = result.not_fitted.size();
       RETURN_IF_ERROR(FitBySimulation(base, group_items, u, [key](const std::vector<double>& t, CalibParams* p) {
         coll::ProtocolCost& c = p->nccl.protocol.per_op[key];
@@ -1120,8 +1227,10 @@ struct Fitter {
       CustomAllreduceParams& c = result.params.custom;
       std::vector<SimUnknown> u = {
           // Start above any path latency (the floor must bind to be moved): 20 us.
-          {base + ".flag_latency_us", "us", std::max(host ? c.host_flag_latency_us : c.peer_flag_latency_us, 20.0), 0.25, 0, 500},
-          {base + ".read_gbps_per_block", "GB/s", std::max(start_rate, 0.1), 0.05 * std::max(start_rate, 0.1), 0.01, 1e4}};
+          {base + ".flag_latency_us", "us", std::max(host ? c.host_flag_latency_us : c.peer_flag_latency_us, 20.0),
+           0.25, 0, 500},
+          {base + ".read_gbps_per_block", "GB/s", std::max(start_rate, 0.1), 0.05 * std::max(start_rate, 0.1), 0.01,
+           1e4}};
       RETURN_IF_ERROR(FitBySimulation(base, group_items, u, [host](const std::vector<double>& t, CalibParams* p) {
         (host ? p->custom.host_flag_latency_us : p->custom.peer_flag_latency_us) = t[0];
         (host ? p->custom.host_read_gbps_per_block : p->custom.peer_read_gbps_per_block) = t[1];
@@ -1140,9 +1249,10 @@ struct Fitter {
     for (const trace::Item* it : items)
       if (it->kind() == trace::KIND_LAYER_LOOP || it->kind() == trace::KIND_COLLECTIVE_SKEW) loops.push_back(it);
     if (loops.empty()) {
-      result.not_fitted.push_back("host.library_issue_us, host.collective_issue_us, host.graph_launch_us, host.jitter_mean_us, "
-                                  "host.sync_wake_us: no host-paced loops (pacing suite) in the trace (defaults kept: the "
-                                  "compute model's launch overheads, no jitter)");
+      result.not_fitted.push_back(
+          "host.library_issue_us, host.collective_issue_us, host.graph_launch_us, host.jitter_mean_us, "
+          "host.sync_wake_us: no host-paced loops (pacing suite) in the trace (defaults kept: the "
+          "compute model's launch overheads, no jitter)");
       return OkStatus();
     }
     HostParams& h = result.params.host;
@@ -1150,7 +1260,8 @@ struct Fitter {
     std::vector<SimUnknown> u = {
         {"host.library_issue_us", "us", h.library_issue_us.value_or(2 * launch_us), 0.25, 0, 500},
         {"host.collective_issue_us", "us", h.collective_issue_us.value_or(2 * launch_us), 0.25, 0, 500},
-        {"host.graph_launch_us", "us", h.graph_launch_us.value_or(result.params.compute.graph_launch_ns * 1e-3), 0.25, 0, 500},
+        {"host.graph_launch_us", "us", h.graph_launch_us.value_or(result.params.compute.graph_launch_ns * 1e-3), 0.25,
+         0, 500},
         {"host.jitter_mean_us", "us", std::max(h.jitter_mean_us, 0.5), 0.1, 0, 100},
         {"host.sync_wake_us", "us", h.sync_wake_us.value_or(1.0), 0.25, 0, 500}};
     return FitBySimulation("host pacing", loops, u, [](const std::vector<double>& t, CalibParams* p) {
@@ -1173,29 +1284,34 @@ struct Fitter {
     for (const trace::Item* it : items)
       if (it->kind() == trace::KIND_LATENCY_UNDER_LOAD) loads.push_back(it);
     if (loads.empty()) {
-      result.not_fitted.push_back("fabric.h2d_bypass_max_bytes, fabric.under_load_extra_ns: no latency-under-load items (defaults kept)");
+      result.not_fitted.push_back(
+          "fabric.h2d_bypass_max_bytes, fabric.under_load_extra_ns: no latency-under-load items (defaults kept)");
       return OkStatus();
     }
     for (const trace::Item* it : loads) {
       const trace::TransferParams& t = it->transfer();
       const double bytes = static_cast<double>(t.bytes()), ns = MeasuredNs(*it);
       const TransferClass& load = Host(t.load_direction(), t.host_memory());
-      const bool queued = t.direction() == t.load_direction() && ns > 0.5 * load.TimeNs(static_cast<double>(t.load_bytes()));
+      const bool queued =
+          t.direction() == t.load_direction() && ns > 0.5 * load.TimeNs(static_cast<double>(t.load_bytes()));
       if (t.direction() == trace::DIRECTION_H2D && t.load_direction() == trace::DIRECTION_H2D) {
-        if (queued) smallest_queued = smallest_queued == 0 ? bytes : std::min(smallest_queued, bytes);
-        else largest_bypass = std::max(largest_bypass, bytes);
+        if (queued)
+          smallest_queued = smallest_queued == 0 ? bytes : std::min(smallest_queued, bytes);
+        else
+          largest_bypass = std::max(largest_bypass, bytes);
       }
       if (queued) continue;
       const TransferClass& c = Host(t.direction(), t.host_memory());
-      const double rate = t.direction() == t.load_direction() ? 0.5 * c.bandwidth_gbps : f.duplex_factor * c.bandwidth_gbps;
+      const double rate =
+          t.direction() == t.load_direction() ? 0.5 * c.bandwidth_gbps : f.duplex_factor * c.bandwidth_gbps;
       extra[UnderLoadKey(t.direction(), t.load_direction())].push_back(ns - c.latency_ns - bytes / rate);
     }
     if (largest_bypass > 0 && (smallest_queued == 0 || largest_bypass < smallest_queued)) {
       f.h2d_bypass_max_bytes = largest_bypass;
-      result.fitted.push_back({"fabric.h2d_bypass_max_bytes", "B", largest_bypass, 0,
-                               static_cast<int>(loads.size())});
+      result.fitted.push_back({"fabric.h2d_bypass_max_bytes", "B", largest_bypass, 0, static_cast<int>(loads.size())});
     } else {
-      result.not_fitted.push_back("fabric.h2d_bypass_max_bytes: no H2D copy bypassed a running H2D copy (every copy queues)");
+      result.not_fitted.push_back(
+          "fabric.h2d_bypass_max_bytes: no H2D copy bypassed a running H2D copy (every copy queues)");
     }
     for (auto& [key, values] : extra) {
       const double mean = std::accumulate(values.begin(), values.end(), 0.0) / values.size();
@@ -1229,12 +1345,14 @@ struct Fitter {
       return OkStatus();
     }
     if (binding.empty()) {
-      result.not_fitted.push_back("fabric.host_memory_gbps: copies on several GPUs ran as fast as alone (no shared limit seen)");
+      result.not_fitted.push_back(
+          "fabric.host_memory_gbps: copies on several GPUs ran as fast as alone (no shared limit seen)");
       return OkStatus();
     }
     std::sort(binding.begin(), binding.end());
     f.host_memory_gbps = binding[binding.size() / 2];
-    result.fitted.push_back({"fabric.host_memory_gbps", "GB/s", f.host_memory_gbps, 0, static_cast<int>(binding.size())});
+    result.fitted.push_back(
+        {"fabric.host_memory_gbps", "GB/s", f.host_memory_gbps, 0, static_cast<int>(binding.size())});
     return OkStatus();
   }
 };
@@ -1266,8 +1384,8 @@ Status FitTimedCallGap(const Fitter& before_kernels, Fitter* f) {
   for (const trace::Item* it : before_kernels.items) {
     const bool graph_decode = (it->kind() == trace::KIND_DECODE_STEP || it->kind() == trace::KIND_SPEC_CYCLE) &&
                               it->has_decode() && DecodeCaptureOf(it->decode()) == "graph";
-    const bool graph_layers = it->kind() == trace::KIND_LAYER_LOOP && it->layer_loop().capture() == "graph" &&
-                              it->layer_loop().gemm();
+    const bool graph_layers =
+        it->kind() == trace::KIND_LAYER_LOOP && it->layer_loop().capture() == "graph" && it->layer_loop().gemm();
     if (graph_decode || graph_layers) loops.push_back(it);
   }
   if (loops.empty()) {
@@ -1308,7 +1426,8 @@ Status FitTimedCallGap(const Fitter& before_kernels, Fitter* f) {
     try_gap(coarse + 250);
   }
   if (best_gap < 0) {
-    f->result.not_fitted.push_back("compute.timed_call_gap_ns: no graph loop could be predicted (the eager device gap is used)");
+    f->result.not_fitted.push_back(
+        "compute.timed_call_gap_ns: no graph loop could be predicted (the eager device gap is used)");
     return OkStatus();
   }
   Fitter chosen = before_kernels;
@@ -1337,7 +1456,8 @@ StatusOr<FitResult> Fit(const trace::Trace& trace, const std::vector<int>& indic
                                [](const trace::Item* it) { return !(it->stats().median_us() > 0); }),
                 f.items.end());
   if (f.items.empty())
-    return InvalidArgumentError("no item of the trace has a measured time (every stats.median_us is 0): nothing to fit");
+    return InvalidArgumentError(
+        "no item of the trace has a measured time (every stats.median_us is 0): nothing to fit");
   int max_engines = 1;
   for (const trace::Gpu& g : trace.environment().gpus()) max_engines = std::max(max_engines, g.async_engine_count());
   RETURN_IF_ERROR(f.FitHostCopies());
@@ -1352,7 +1472,8 @@ StatusOr<FitResult> Fit(const trace::Trace& trace, const std::vector<int>& indic
   return std::move(f.result);
 }
 
-config::Calibration CalibrationFromFit(const FitResult& result, const net::Topology& topology, const std::string& source) {
+config::Calibration CalibrationFromFit(const FitResult& result, const net::Topology& topology,
+                                       const std::string& source) {
   config::Calibration c = ToCalibrationProto(result.params);
   c.set_source(source);
   // Derived GPU-model fields on the host path of GPU 0.

@@ -34,7 +34,7 @@
 namespace specsim::calib {
 
 struct FittedParam {
-  std::string name;   // e.g. "fabric.h2d_pinned.bandwidth_gbps"
+  std::string name;  // e.g. "fabric.h2d_pinned.bandwidth_gbps"
   std::string unit;
   double value = 0;
   double residual = 0;  // rms relative residual of the items behind it

@@ -17,9 +17,9 @@ constexpr double kGpuLinkLatencyNs = 275;
 constexpr double kSwitchForwardNs = 100;
 constexpr double kRootComplexForwardNs = 500;
 constexpr double kPciePayloadEfficiency = 0.914;
-constexpr double kDramGbps = 460.8;          // [PLACEHOLDER] 12-channel DDR5-4800 socket
-constexpr double kSocketLinkGbps = 64;       // [PLACEHOLDER] xGMI / UPI order of magnitude
-constexpr double kSocketLinkLatencyNs = 300; // [PLACEHOLDER]
+constexpr double kDramGbps = 460.8;              // [PLACEHOLDER] 12-channel DDR5-4800 socket
+constexpr double kSocketLinkGbps = 64;           // [PLACEHOLDER] xGMI / UPI order of magnitude
+constexpr double kSocketLinkLatencyNs = 300;     // [PLACEHOLDER]
 constexpr double kOutstandingBytesPerSm = 3360;  // [PLACEHOLDER] as in the bundled configs
 
 double PcieRawGbps(int gen, int lanes) {
@@ -41,13 +41,15 @@ struct UnionFind {
 const std::vector<KnownGpu>& KnownGpus() {
   static const std::vector<KnownGpu> table = {
       {"H200", "H200", 4800, 989, 1979, 0, 450,
-       "NVIDIA H200 datasheet (docs/reference/hardware.md): 4.8 TB/s HBM3e, 989 dense BF16, 3958 sparse FP8 / 2; NVLink 4 900 GB/s total "
+       "NVIDIA H200 datasheet (docs/reference/hardware.md): 4.8 TB/s HBM3e, 989 dense BF16, 3958 sparse FP8 / 2; "
+       "NVLink 4 900 GB/s total "
        "over 18 links (nvidia-smi topo -m on the 2x H200 box: NV18)",
        18},
       {"H100 PCIe", "H100 PCIe", 2000, 756, 1513, 0, 0,
        "NVIDIA H100 datasheet, PCIe column: 2 TB/s, 1513 sparse BF16 / 2, 3026 sparse FP8 / 2"},
       {"H100", "H100 SXM", 3350, 989, 1979, 0, 450,
-       "NVIDIA H100 datasheet, SXM column: 3.35 TB/s, 1979 sparse BF16 / 2, 3958 sparse FP8 / 2; NVLink 4 (18 links, 900 GB/s)",
+       "NVIDIA H100 datasheet, SXM column: 3.35 TB/s, 1979 sparse BF16 / 2, 3958 sparse FP8 / 2; NVLink 4 (18 links, "
+       "900 GB/s)",
        18},
       {"RTX PRO 6000 Blackwell Server", "RTX PRO 6000 Blackwell Server Edition", 1597, 500, 1000, 2000, 0,
        "docs/reference/hardware.md: 1597 GB/s (Server Edition), ~0.5 / 1 / 2 PF dense BF16 / FP8 / FP4"},
@@ -102,8 +104,10 @@ StatusOr<config::Hardware> HardwareFromTrace(const trace::Trace& trace, const st
   const std::string gpu_names = env.gpus(0).name();
   hw.set_description(std::to_string(env.gpus_size()) + "x " + gpu_names + " (from trace " + env.hostname() + ", " +
                      trace.started_at_utc() + ")");
-  if (env.cpu_model().find("AMD") != std::string::npos) hw.set_cpu_vendor(config::Hardware::AMD);
-  else if (env.cpu_model().find("Intel") != std::string::npos) hw.set_cpu_vendor(config::Hardware::INTEL);
+  if (env.cpu_model().find("AMD") != std::string::npos)
+    hw.set_cpu_vendor(config::Hardware::AMD);
+  else if (env.cpu_model().find("Intel") != std::string::npos)
+    hw.set_cpu_vendor(config::Hardware::INTEL);
 
   // GPU models, one per distinct name.
   std::map<std::string, std::string> model_of;  // device name -> model name
@@ -275,8 +279,10 @@ std::string HardwareTextProto(const config::Hardware& hw, const trace::Trace& tr
   return "# proto-file: proto/specsim/hardware.proto\n"
          "# proto-message: specsim.config.Hardware\n"
          "#\n"
-         "# Written by `specsim hardware-from-trace` from a trace by " + trace.tool() + " " + trace.tool_version() +
-         " started " + trace.started_at_utc() + " on '" + trace.environment().hostname() + "'.\n"
+         "# Written by `specsim hardware-from-trace` from a trace by " +
+         trace.tool() + " " + trace.tool_version() + " started " + trace.started_at_utc() + " on '" +
+         trace.environment().hostname() +
+         "'.\n"
          "# From the trace: GPU count, names, arch (compute capability), SMs, memory, L2, PCIe generation and width,\n"
          "#   NUMA nodes (sockets), CPU vendor, P2P path classes (switch hierarchy, NVLink).\n"
          "# From specsim's table of known GPUs (memory bandwidth, dense tensor rates, NVLink rate):\n" +

@@ -28,15 +28,15 @@
 namespace specsim::calib {
 
 struct KnownGpu {
-  const char* match;           // substring of the CUDA device name
-  const char* model_name;      // GpuModel.name written
+  const char* match;       // substring of the CUDA device name
+  const char* model_name;  // GpuModel.name written
   double memory_bandwidth_gbps;
   double bf16_dense_tflops;
-  double fp8_dense_tflops;     // 0: none
-  double fp4_dense_tflops;     // 0: none
+  double fp8_dense_tflops;           // 0: none
+  double fp4_dense_tflops;           // 0: none
   double nvlink_gbps_per_direction;  // 0: no NVLink
   const char* source;
-  int nvlinks = 0;             // NVLink links per GPU on the SXM boards (NV#), 0: none / unknown
+  int nvlinks = 0;  // NVLink links per GPU on the SXM boards (NV#), 0: none / unknown
 };
 
 // The table, most specific names first.

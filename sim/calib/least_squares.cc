@@ -59,7 +59,8 @@ StatusOr<LinearSolution> SolveLeastSquares(const LinearProblem& p, bool fix_unde
     // Non-finite coefficients (a measurement of 1e-307 us weighs 1e307) have no least-squares
     // solution: Eigen's SVD would report InvalidInput and leave its state undefined.
     if (!a.allFinite() || !b.allFinite())
-      return InvalidArgumentError(what + ": the items' values overflow the fit (a measured time or size out of any "
+      return InvalidArgumentError(what +
+                                  ": the items' values overflow the fit (a measured time or size out of any "
                                   "physical range; check the trace's items)");
     Eigen::JacobiSVD<Eigen::MatrixXd> svd(a, Eigen::ComputeThinU | Eigen::ComputeFullV);
     if (svd.info() != Eigen::Success) return InvalidArgumentError(what + ": the least-squares solve failed");
@@ -79,8 +80,10 @@ StatusOr<LinearSolution> SolveLeastSquares(const LinearProblem& p, bool fix_unde
           first = j;
           break;
         }
-      if (first >= 0) undetermined.push_back(first);
-      else undetermined.insert(undetermined.end(), in_null.begin(), in_null.end());
+      if (first >= 0)
+        undetermined.push_back(first);
+      else
+        undetermined.insert(undetermined.end(), in_null.begin(), in_null.end());
     }
     if (!undetermined.empty()) {
       std::sort(undetermined.begin(), undetermined.end());

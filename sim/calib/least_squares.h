@@ -26,12 +26,12 @@
 namespace specsim::calib {
 
 struct LinearProblem {
-  std::vector<std::string> names;       // one per unknown
-  std::vector<double> defaults;         // used for unknowns that stay fixed
+  std::vector<std::string> names;  // one per unknown
+  std::vector<double> defaults;    // used for unknowns that stay fixed
   std::vector<std::vector<double>> rows;
   std::vector<double> rhs;
-  std::vector<double> weights;          // per row, > 0
-  std::vector<int> give_up_order;       // optional: unknown indices, the first kept at its default first
+  std::vector<double> weights;     // per row, > 0
+  std::vector<int> give_up_order;  // optional: unknown indices, the first kept at its default first
 
   // Adds a row; `coefficients` has one entry per unknown.
   void AddRow(std::vector<double> coefficients, double rhs_value, double weight);
@@ -39,10 +39,10 @@ struct LinearProblem {
 
 struct LinearSolution {
   std::vector<double> x;
-  std::vector<bool> determined;         // false: kept at the default
-  std::vector<bool> has_items;          // false: no row touches the unknown
-  std::vector<int> points;              // rows touching each unknown
-  std::vector<double> residual_rms;     // rms weighted residual over the rows touching it
+  std::vector<bool> determined;      // false: kept at the default
+  std::vector<bool> has_items;       // false: no row touches the unknown
+  std::vector<int> points;           // rows touching each unknown
+  std::vector<double> residual_rms;  // rms weighted residual over the rows touching it
 };
 
 // InvalidArgument naming the unknowns when an unknown with items is undetermined and

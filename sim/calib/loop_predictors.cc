@@ -33,7 +33,8 @@ double Median(std::vector<double> v) {
 int IterationsOf(const trace::Item& item) { return std::max(kMinIterations, item.stats().iterations()); }
 
 // The collective's transfer alone (its kernel's launch is the timeline's), ps.
-StatusOr<SimTime> TransferPs(const trace::CollectiveParams& c, const net::Topology& topology, const CalibParams& params) {
+StatusOr<SimTime> TransferPs(const trace::CollectiveParams& c, const net::Topology& topology,
+                             const CalibParams& params) {
   ASSIGN_OR_RETURN(coll::CollectiveRequest request, CollectiveRequestOf(c, params));
   net::Router router(topology);
   ASSIGN_OR_RETURN(coll::PlannedCollective plan, coll::PlanCollective(topology, router, request));
@@ -59,8 +60,7 @@ Status CheckHostCost(const trace::HostCost& c) {
     case trace::HostCost::DISTRIBUTION_UNSPECIFIED:
     case trace::HostCost::NONE:
     case trace::HostCost::FIXED:
-    case trace::HostCost::EXPONENTIAL:
-      break;
+    case trace::HostCost::EXPONENTIAL: break;
     default:
       return InvalidArgumentError("host cost distribution " + trace::HostCost::Distribution_Name(c.distribution()) +
                                   " is not modelled");
@@ -72,7 +72,9 @@ Status CheckHostCost(const trace::HostCost& c) {
 }  // namespace
 
 llm::HostModel HostModelFrom(const HostParams& host, const compute::KernelCostModel& cost) {
-  auto or_default = [](const std::optional<double>& us, SimTime fallback) { return us ? PicosFromMicros(*us) : fallback; };
+  auto or_default = [](const std::optional<double>& us, SimTime fallback) {
+    return us ? PicosFromMicros(*us) : fallback;
+  };
   llm::HostModel h;
   const SimTime launch = cost.LaunchOverhead(false);
   h.kernel_issue_ps = or_default(host.kernel_issue_us, launch);
@@ -97,10 +99,12 @@ Prediction PredictLayerLoop(const trace::Item& item, const net::Topology& topolo
   if (n < 1 || l.layers() < 1) return Failed("layer loop without ranks or layers");
   if (ar)
     for (int g : l.collective().gpus())
-      if (g < 0 || g >= topology.num_gpus()) return Failed("GPU " + std::to_string(g) + " is not in the hardware config");
+      if (g < 0 || g >= topology.num_gpus())
+        return Failed("GPU " + std::to_string(g) + " is not in the hardware config");
   if (Status s = CheckHostCost(l.host_cost()); !s.ok()) return Failed(s.message());
   const bool graph = l.capture() == "graph";
-  if (!graph && l.capture() != "eager") return Failed("layer loop capture '" + l.capture() + "' is not known (graph, eager)");
+  if (!graph && l.capture() != "eager")
+    return Failed("layer loop capture '" + l.capture() + "' is not known (graph, eager)");
   const int gpu0 = ar && l.collective().gpus_size() > 0 ? l.collective().gpus(0) : 0;
   auto cost = compute::KernelCostModel::Create(topology.gpu_spec(gpu0), params.compute);
   if (!cost.ok()) return Failed(cost.status().message());
@@ -254,7 +258,8 @@ Prediction PredictDecodeLoop(const trace::Trace& trace, const trace::Item& item,
   llm::LoopSpec loop;
   loop.phases = {"forward", "host"};
   auto read_back = [&](double tokens) {
-    loop.stages.push_back(llm::LoopStage::Copy(PicosFromNanos(readback.TimeNs(4.0 * tokens)), kHost, "read tokens back"));
+    loop.stages.push_back(
+        llm::LoopStage::Copy(PicosFromNanos(readback.TimeNs(4.0 * tokens)), kHost, "read tokens back"));
     loop.stages.push_back(llm::LoopStage::HostSync(kHost, "wait for the read-back"));
   };
   if (!d.speculative()) {

@@ -47,8 +47,10 @@ NelderMeadResult MinimizeNelderMead(const std::function<double(const std::vector
     if (fr < v[0]) {
       const std::vector<double> xe = point(c, s[n], -2);
       const double fe = eval(xe);
-      if (fe < fr) s[n] = xe, v[n] = fe;
-      else s[n] = xr, v[n] = fr;
+      if (fe < fr)
+        s[n] = xe, v[n] = fe;
+      else
+        s[n] = xr, v[n] = fr;
     } else if (fr < v[n - 1]) {
       s[n] = xr, v[n] = fr;
     } else {

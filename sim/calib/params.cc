@@ -116,7 +116,8 @@ StatusOr<coll::ProtocolOverrides> ProtocolOverridesFromProto(const config::NcclC
     if (!e.op().empty()) {
       auto op = coll::ParseCollective(e.op());
       if (!op.ok() || *op == coll::Collective::kAllToAll)
-        return InvalidArgumentError(where + ".op \"" + e.op() + "\": allowed values are \"\" (every op), allreduce, allgather, reducescatter");
+        return InvalidArgumentError(where + ".op \"" + e.op() +
+                                    "\": allowed values are \"\" (every op), allreduce, allgather, reducescatter");
       target = &o.per_op[{*t, *p, static_cast<int>(*op)}];
     }
     coll::ProtocolCost& cost = *target;
@@ -178,7 +179,8 @@ CalibParams ApplyCalibrationProto(CalibParams p, const config::Calibration& c) {
   for (const config::CustomAllreduceCalibration& ca : c.custom_allreduce()) {
     if (ca.transport() != "peer" && ca.transport() != "host") continue;  // the loader's check names it
     const bool host = ca.transport() == "host";
-    if (ca.flag_latency_us() > 0) (host ? p.custom.host_flag_latency_us : p.custom.peer_flag_latency_us) = ca.flag_latency_us();
+    if (ca.flag_latency_us() > 0)
+      (host ? p.custom.host_flag_latency_us : p.custom.peer_flag_latency_us) = ca.flag_latency_us();
     if (ca.read_gbps_per_block() > 0)
       (host ? p.custom.host_read_gbps_per_block : p.custom.peer_read_gbps_per_block) = ca.read_gbps_per_block();
   }
@@ -309,7 +311,8 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
   };
   for (const auto& [key, cost] : o.per_transport) write(key.first, key.second, "", cost);
   for (const auto& [key, cost] : o.per_op)
-    write(std::get<0>(key), std::get<1>(key), coll::CollectiveName(static_cast<coll::Collective>(std::get<2>(key))), cost);
+    write(std::get<0>(key), std::get<1>(key), coll::CollectiveName(static_cast<coll::Collective>(std::get<2>(key))),
+          cost);
   if (p.nccl.eager_call_extra_ns != 0) c.mutable_nccl()->set_eager_call_extra_ns(p.nccl.eager_call_extra_ns);
   {
     config::HostPacingCalibration* h = c.mutable_host();

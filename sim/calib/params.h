@@ -44,7 +44,7 @@ struct FabricParams {
   int copy_engines_per_direction = 1;
   double copy_engine_setup_ns = 0;
   TransferClass zero_copy_read, zero_copy_write;
-  double kernel_read_per_sm_gbps = 0;  // 0: no per-SM cap
+  double kernel_read_per_sm_gbps = 0;    // 0: no per-SM cap
   std::map<std::string, P2pParams> p2p;  // by path class name ("PIX", ...)
   // Host-to-device copies of at most this many bytes do not queue behind a running H2D copy
   // (carried in the command stream); 0: every copy queues.
@@ -130,8 +130,7 @@ StatusOr<coll::ProtocolOverrides> ProtocolOverridesFromProto(const config::NcclC
 CalibParams DefaultParams(const net::Topology& topology, int gpu);
 
 // P2P transfer defaults for GPUs src -> dst over the routed path (same law as host copies).
-P2pParams P2pDefaults(const net::Topology& topology, int src_gpu, int dst_gpu,
-                      const compute::ComputeParams& compute);
+P2pParams P2pDefaults(const net::Topology& topology, int src_gpu, int dst_gpu, const compute::ComputeParams& compute);
 
 // Non-zero fields of `calibration` override `params`.
 CalibParams ApplyCalibrationProto(CalibParams params, const config::Calibration& calibration);

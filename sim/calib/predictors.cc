@@ -62,7 +62,8 @@ ItemKernel KernelOfItem(const trace::Item& item) {
     case trace::KIND_GEMM: {
       const trace::GemmParams& g = item.gemm();
       if (g.dtype() != trace::DTYPE_BF16 && g.dtype() != trace::DTYPE_FP16) {
-        r.reason = "GEMM dtype " + trace::DType_Name(g.dtype()) + ": the cost model has tensor rates for bf16/fp8/fp4 only";
+        r.reason =
+            "GEMM dtype " + trace::DType_Name(g.dtype()) + ": the cost model has tensor rates for bf16/fp8/fp4 only";
         return r;
       }
       const double m = g.m(), n = g.n(), kk = g.k();
@@ -79,8 +80,9 @@ ItemKernel KernelOfItem(const trace::Item& item) {
     case trace::KIND_ATTENTION: {
       const trace::AttentionParams& a = item.attention();
       if (a.kv_shared() && AttentionImplementationOf(a) == "simt_reference") {
-        r.reason = "MLA attention on validate's CUDA-core reference kernel over the latent cache: not a production "
-                   "MLA decode kernel (flash_mla, FlashMLA), which is what the cost model represents";
+        r.reason =
+            "MLA attention on validate's CUDA-core reference kernel over the latent cache: not a production "
+            "MLA decode kernel (flash_mla, FlashMLA), which is what the cost model represents";
         return r;
       }
       const double tokens = double(a.batch()) * a.query_tokens();
@@ -88,8 +90,8 @@ ItemKernel KernelOfItem(const trace::Item& item) {
       k.kernel_class = compute::KernelClass::kAttention;
       k.bytes = static_cast<double>(a.kv_bytes()) + tokens * a.q_heads() * (a.head_dim() + a.v_head_dim()) * 2.0;
       k.flops = 2 * tokens * a.q_heads() * len * (a.head_dim() + a.v_head_dim());
-      k.has_attention_call = a.batch() >= 1 && a.query_tokens() >= 1 && a.q_heads() >= 1 && a.kv_heads() >= 1 &&
-                             a.context() >= 1;
+      k.has_attention_call =
+          a.batch() >= 1 && a.query_tokens() >= 1 && a.q_heads() >= 1 && a.kv_heads() >= 1 && a.context() >= 1;
       k.attention.seqs = a.batch();
       k.attention.query_tokens = a.query_tokens();
       k.attention.q_heads = a.q_heads();
@@ -108,13 +110,12 @@ ItemKernel KernelOfItem(const trace::Item& item) {
       r.ok = true;
       return r;
     }
-    default:
-      r.reason = "not a single-kernel item";
-      return r;
+    default: r.reason = "not a single-kernel item"; return r;
   }
 }
 
-bool L2Resident(const trace::Item& item, const compute::Kernel& kernel, const net::GpuSpec& gpu, const BenchParams& bench) {
+bool L2Resident(const trace::Item& item, const compute::Kernel& kernel, const net::GpuSpec& gpu,
+                const BenchParams& bench) {
   if (bench.l2_resident_bandwidth_gbps <= 0) return false;
   // Only RMSNorm: GEMM items rotate weight copies larger than the L2, and the attention kernel's time
   // is dominated by its fixed split/reduce cost (its own ramp), not by where its bytes come from.
@@ -142,11 +143,13 @@ double Predictor::HostCopiesTogetherNs(const trace::TransferParams& t) const {
   // Each copy at its class rate, times the duplex factor when its GPU moves both directions;
   // together never above the shared host limit (scaled down alike).
   std::map<int, int> directions_of_gpu;
-  for (const trace::ConcurrentCopy& c : t.copies()) directions_of_gpu[c.gpu()] |= c.direction() == trace::DIRECTION_H2D ? 1 : 2;
+  for (const trace::ConcurrentCopy& c : t.copies())
+    directions_of_gpu[c.gpu()] |= c.direction() == trace::DIRECTION_H2D ? 1 : 2;
   std::vector<double> rate;
   double total = 0;
   for (const trace::ConcurrentCopy& c : t.copies()) {
-    const TransferClass& cls = HostClass(c.direction(), c.host_memory() == trace::HOST_MEMORY_UNSPECIFIED ? trace::HOST_PINNED : c.host_memory());
+    const TransferClass& cls = HostClass(
+        c.direction(), c.host_memory() == trace::HOST_MEMORY_UNSPECIFIED ? trace::HOST_PINNED : c.host_memory());
     rate.push_back(cls.bandwidth_gbps * (directions_of_gpu[c.gpu()] == 3 ? f.duplex_factor : 1.0));
     total += rate.back();
   }
@@ -200,17 +203,20 @@ StatusOr<coll::CollectiveRequest> CollectiveRequestOf(const trace::CollectivePar
       std::transform(a.begin(), a.end(), a.begin(), ::tolower);
       auto chosen = coll::ParseAlgorithm(a);
       if (!chosen.ok() || (*chosen != coll::Algorithm::kRing && *chosen != coll::Algorithm::kTree))
-        return InvalidArgumentError("NCCL ran algorithm " + c.nccl_chosen_algo() + ", which specsim does not model (ring, tree)");
+        return InvalidArgumentError("NCCL ran algorithm " + c.nccl_chosen_algo() +
+                                    ", which specsim does not model (ring, tree)");
       request.algorithm = *chosen;
     }
     if (!c.nccl_chosen_proto().empty()) {
       auto p = coll::ParseNcclProto(c.nccl_chosen_proto());
-      if (!p.ok()) return InvalidArgumentError("NCCL ran protocol " + c.nccl_chosen_proto() + ", which specsim does not model");
+      if (!p.ok())
+        return InvalidArgumentError("NCCL ran protocol " + c.nccl_chosen_proto() + ", which specsim does not model");
       request.protocol = *p;
     }
     if (c.nccl_chosen_channels() > 0) request.channels = c.nccl_chosen_channels();
   } else {
-    request.algorithm = c.implementation() == trace::IMPL_ONE_SHOT ? coll::Algorithm::kOneShot : coll::Algorithm::kTwoShot;
+    request.algorithm =
+        c.implementation() == trace::IMPL_ONE_SHOT ? coll::Algorithm::kOneShot : coll::Algorithm::kTwoShot;
     if (c.blocks() > 0) request.custom_blocks = c.blocks();
     // validate's kernels stage the input into their exchange buffers (validate/allreduce_kernels.cu).
     request.custom_stage_input = true;
@@ -218,7 +224,8 @@ StatusOr<coll::CollectiveRequest> CollectiveRequestOf(const trace::CollectivePar
     const bool host = request.custom_host_mapped;
     request.custom_flag_latency_ps =
         PicosFromMicros(host ? params.custom.host_flag_latency_us : params.custom.peer_flag_latency_us);
-    request.custom_read_gbps_per_block = host ? params.custom.host_read_gbps_per_block : params.custom.peer_read_gbps_per_block;
+    request.custom_read_gbps_per_block =
+        host ? params.custom.host_read_gbps_per_block : params.custom.peer_read_gbps_per_block;
   }
   request.protocol_overrides = params.nccl.protocol;
   return request;
@@ -252,25 +259,18 @@ Prediction Predictor::Predict(const trace::Item& item) const {
     case trace::KIND_P2P_COPY:
     case trace::KIND_P2P_KERNEL_READ:
     case trace::KIND_P2P_KERNEL_WRITE:
-    case trace::KIND_HOST_COPIES_MULTI:
-      return PredictTransfer(item);
+    case trace::KIND_HOST_COPIES_MULTI: return PredictTransfer(item);
     case trace::KIND_GEMM:
     case trace::KIND_ATTENTION:
     case trace::KIND_RMSNORM:
-    case trace::KIND_LAUNCH_OVERHEAD:
-      return PredictKernel(item);
+    case trace::KIND_LAUNCH_OVERHEAD: return PredictKernel(item);
     case trace::KIND_COLLECTIVE:
-    case trace::KIND_CUSTOM_ALLREDUCE:
-      return PredictCollective(item);
+    case trace::KIND_CUSTOM_ALLREDUCE: return PredictCollective(item);
     case trace::KIND_DECODE_STEP:
-    case trace::KIND_SPEC_CYCLE:
-      return PredictDecode(item);
-    case trace::KIND_LAYER_LOOP:
-      return PredictLayerLoop(item, topology_, params_);
-    case trace::KIND_COLLECTIVE_SKEW:
-      return PredictSkewLoop(item, topology_, params_);
-    default:
-      return NotSimulated("item kind " + trace::Kind_Name(item.kind()) + " is not known to this specsim");
+    case trace::KIND_SPEC_CYCLE: return PredictDecode(item);
+    case trace::KIND_LAYER_LOOP: return PredictLayerLoop(item, topology_, params_);
+    case trace::KIND_COLLECTIVE_SKEW: return PredictSkewLoop(item, topology_, params_);
+    default: return NotSimulated("item kind " + trace::Kind_Name(item.kind()) + " is not known to this specsim");
   }
 }
 
@@ -282,8 +282,10 @@ Prediction Predictor::PredictTransfer(const trace::Item& item) const {
   const bool p2p = item.kind() == trace::KIND_P2P_COPY || item.kind() == trace::KIND_P2P_KERNEL_READ ||
                    item.kind() == trace::KIND_P2P_KERNEL_WRITE;
   if (p2p) {
-    if (t.src_gpu() < 0 || t.src_gpu() >= topology_.num_gpus()) return NotSimulated(GpuRangeReason(t.src_gpu(), topology_));
-    if (t.dst_gpu() < 0 || t.dst_gpu() >= topology_.num_gpus()) return NotSimulated(GpuRangeReason(t.dst_gpu(), topology_));
+    if (t.src_gpu() < 0 || t.src_gpu() >= topology_.num_gpus())
+      return NotSimulated(GpuRangeReason(t.src_gpu(), topology_));
+    if (t.dst_gpu() < 0 || t.dst_gpu() >= topology_.num_gpus())
+      return NotSimulated(GpuRangeReason(t.dst_gpu(), topology_));
   } else if (item.kind() == trace::KIND_HOST_COPIES_MULTI) {
     if (t.copies_size() == 0) return NotSimulated("host copies item without its copies");
     for (const trace::ConcurrentCopy& c : t.copies())
@@ -293,8 +295,7 @@ Prediction Predictor::PredictTransfer(const trace::Item& item) const {
   }
   switch (item.kind()) {
     case trace::KIND_H2D_COPY:
-    case trace::KIND_D2H_COPY:
-      return Us(HostClass(t.direction(), t.host_memory()).TimeNs(bytes));
+    case trace::KIND_D2H_COPY: return Us(HostClass(t.direction(), t.host_memory()).TimeNs(bytes));
     case trace::KIND_BIDIR_COPY: {
       const TransferClass& h = HostClass(trace::DIRECTION_H2D, t.host_memory());
       const TransferClass& d = HostClass(trace::DIRECTION_D2H, t.host_memory());
@@ -320,8 +321,7 @@ Prediction Predictor::PredictTransfer(const trace::Item& item) const {
       }
       return Us(c.latency_ns + extra + bytes / (f.duplex_factor * c.bandwidth_gbps));
     }
-    case trace::KIND_HOST_COPIES_MULTI:
-      return Us(HostCopiesTogetherNs(t));
+    case trace::KIND_HOST_COPIES_MULTI: return Us(HostCopiesTogetherNs(t));
     case trace::KIND_ZERO_COPY_READ: {
       double rate = f.zero_copy_read.bandwidth_gbps;
       const int sms = topology_.gpu_spec(t.gpu()).sm_count;
@@ -329,12 +329,9 @@ Prediction Predictor::PredictTransfer(const trace::Item& item) const {
         rate = std::min(rate, std::min(t.blocks(), sms) * f.kernel_read_per_sm_gbps);
       return Us(f.zero_copy_read.latency_ns + bytes / rate);
     }
-    case trace::KIND_ZERO_COPY_WRITE:
-      return Us(f.zero_copy_write.TimeNs(bytes));
-    case trace::KIND_P2P_COPY:
-      return Us(P2pFor(t).copy.TimeNs(bytes));
-    case trace::KIND_P2P_KERNEL_WRITE:
-      return Us(P2pFor(t).kernel_write.TimeNs(bytes));
+    case trace::KIND_ZERO_COPY_WRITE: return Us(f.zero_copy_write.TimeNs(bytes));
+    case trace::KIND_P2P_COPY: return Us(P2pFor(t).copy.TimeNs(bytes));
+    case trace::KIND_P2P_KERNEL_WRITE: return Us(P2pFor(t).kernel_write.TimeNs(bytes));
     case trace::KIND_P2P_KERNEL_READ: {
       const TransferClass c = P2pFor(t).kernel_read;
       double rate = c.bandwidth_gbps;
@@ -343,8 +340,7 @@ Prediction Predictor::PredictTransfer(const trace::Item& item) const {
         rate = std::min(rate, std::min(t.blocks(), sms) * f.kernel_read_per_sm_gbps);
       return Us(c.latency_ns + bytes / rate);
     }
-    default:
-      return NotSimulated("not a transfer");
+    default: return NotSimulated("not a transfer");
   }
 }
 
@@ -383,7 +379,8 @@ Prediction Predictor::PredictKernel(const trace::Item& item) const {
   if (L2Resident(item, k.kernel, topology_.gpu_spec(gpu), params_.bench)) {
     // Same law as KernelTime, with the memory term at the L2-resident bandwidth.
     const compute::ComputeParams& cp = params_.compute;
-    double device = std::max(cp.kernel_floor_ns, cp.memory_ramp_ns + k.kernel.bytes / params_.bench.l2_resident_bandwidth_gbps);
+    double device =
+        std::max(cp.kernel_floor_ns, cp.memory_ramp_ns + k.kernel.bytes / params_.bench.l2_resident_bandwidth_gbps);
     const double e_c = cost->ComputeEfficiency(k.kernel);
     if (k.kernel.flops > 0 && e_c > 0)
       device = std::max(device, k.kernel.flops / (cost->PeakTflops(k.kernel.math_dtype) * 1e3 * e_c));
@@ -421,7 +418,8 @@ Prediction Predictor::PredictCollective(const trace::Item& item) const {
     compute::ComputeParams cp = params_.compute;
     if (params_.nccl.local_copy_ramp_ns > 0 || params_.nccl.local_copy_memory_efficiency > 0) {
       if (params_.nccl.local_copy_ramp_ns > 0) cp.memory_ramp_ns = params_.nccl.local_copy_ramp_ns;
-      if (params_.nccl.local_copy_memory_efficiency > 0) cp.memory_efficiency = params_.nccl.local_copy_memory_efficiency;
+      if (params_.nccl.local_copy_memory_efficiency > 0)
+        cp.memory_efficiency = params_.nccl.local_copy_memory_efficiency;
       auto local = compute::KernelCostModel::Create(topology_.gpu_spec(gpu0), cp);
       if (!local.ok()) return NotSimulated(local.status().message());
       cost = std::move(local);
@@ -432,10 +430,12 @@ Prediction Predictor::PredictCollective(const trace::Item& item) const {
     // Eager calls are timed like single kernels (TimedKernelNs), with NCCL's per-call cost on the
     // host's side: max(issue + floor + overhead, device + timed gap).
     auto eager = [&](double device) {
-      return Us(std::max(TimedKernelNs(*cost, params_.bench, device), cp.launch_overhead_eager_ns + cp.kernel_floor_ns + overhead));
+      return Us(std::max(TimedKernelNs(*cost, params_.bench, device),
+                         cp.launch_overhead_eager_ns + cp.kernel_floor_ns + overhead));
     };
     if (resident) {
-      const double device = std::max(cp.kernel_floor_ns, cp.memory_ramp_ns + copy.bytes / params_.bench.l2_resident_bandwidth_gbps);
+      const double device =
+          std::max(cp.kernel_floor_ns, cp.memory_ramp_ns + copy.bytes / params_.bench.l2_resident_bandwidth_gbps);
       if (c.cuda_graph()) return Us(cp.graph_launch_ns / ops + device + cp.launch_overhead_graph_ns);
       return eager(device);
     }
@@ -500,7 +500,8 @@ StatusOr<llm::DecodeSetup> DecodeSetupOfItem(const trace::Trace& trace_, const t
     }
   }
   if (d.layers_run() > 0) target.num_layers = d.layers_run();
-  if (target.is_moe() && d.dense_layers_run() + d.moe_layers_run() > 0) target.moe.first_dense_layers = d.dense_layers_run();
+  if (target.is_moe() && d.dense_layers_run() + d.moe_layers_run() > 0)
+    target.moe.first_dense_layers = d.dense_layers_run();
   llm::DecodeSetup setup;
   setup.topology = &topology_;
   setup.target = target;
@@ -599,9 +600,12 @@ StatusOr<llm::DecodeSetup> DecodeSetupOfItem(const trace::Trace& trace_, const t
   validate_loop.name = "specsim-validate";
   const std::string capture = DecodeCaptureOf(d);
   llm::CaptureMode mode = llm::CaptureMode::kEager;
-  if (capture == "graph") mode = llm::CaptureMode::kFull;
-  else if (capture == "piecewise") mode = llm::CaptureMode::kPiecewise;
-  else if (capture != "eager") return InvalidArgumentError("decode capture '" + capture + "' is not known (graph, piecewise, eager)");
+  if (capture == "graph")
+    mode = llm::CaptureMode::kFull;
+  else if (capture == "piecewise")
+    mode = llm::CaptureMode::kPiecewise;
+  else if (capture != "eager")
+    return InvalidArgumentError("decode capture '" + capture + "' is not known (graph, piecewise, eager)");
   validate_loop.capture = {mode, mode, mode, mode};
   setup.framework = validate_loop;
   return setup;

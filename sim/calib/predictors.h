@@ -119,7 +119,8 @@ StatusOr<llm::DecodeSetup> DecodeSetupOfItem(const trace::Trace& trace, const tr
 // RMSNorm items re-run one kernel on the same buffers: when the bytes it moves fit in the GPU's L2
 // and bench.l2_resident_bandwidth_gbps is set, its memory term runs at that bandwidth (GEMM items
 // rotate weight copies larger than the L2; attention time is dominated by its own fixed cost).
-bool L2Resident(const trace::Item& item, const compute::Kernel& kernel, const net::GpuSpec& gpu, const BenchParams& bench);
+bool L2Resident(const trace::Item& item, const compute::Kernel& kernel, const net::GpuSpec& gpu,
+                const BenchParams& bench);
 
 class Predictor {
  public:

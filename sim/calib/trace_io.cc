@@ -73,7 +73,8 @@ StatusOr<trace::Trace> LoadTrace(const std::string& path) {
   ASSIGN_OR_RETURN(std::string bytes, io::ReadFileToString(path));
   trace::Trace t;
   if (!t.ParseFromString(bytes))
-    return InvalidArgumentError(path + ": not a binary specsim.trace.Trace (proto/specsim/trace.proto); "
+    return InvalidArgumentError(path +
+                                ": not a binary specsim.trace.Trace (proto/specsim/trace.proto); "
                                 "pass the .pb file, not the .json copy");
   if (t.schema_version() != 1)
     return InvalidArgumentError(path + ": schema_version = " + std::to_string(t.schema_version()) +
@@ -92,12 +93,13 @@ Status ValidateTraceItems(const trace::Trace& t, const std::string& path) {
   {
     const auto& gpus = t.environment().gpus();
     if (gpus.size() > 1024)
-      return InvalidArgumentError(path + ": environment.gpus has " + std::to_string(gpus.size()) + " entries: at most 1024");
+      return InvalidArgumentError(path + ": environment.gpus has " + std::to_string(gpus.size()) +
+                                  " entries: at most 1024");
     std::set<int> seen;
     for (int i = 0; i < gpus.size(); ++i)
       if (!seen.insert(gpus[i].index()).second)
-        return InvalidArgumentError(path + ": environment.gpus[" + std::to_string(i) + "].index = " +
-                                    std::to_string(gpus[i].index()) + ": listed twice");
+        return InvalidArgumentError(path + ": environment.gpus[" + std::to_string(i) +
+                                    "].index = " + std::to_string(gpus[i].index()) + ": listed twice");
   }
   for (int i = 0; i < t.items_size(); ++i) {
     const trace::Item& it = t.items(i);
@@ -175,7 +177,8 @@ StatusOr<trace::Trace> MergeTraces(const std::vector<std::pair<std::string, trac
       if (!names.insert(out->name()).second)
         return InvalidArgumentError(path + ": item '" + item.name() + "' becomes '" + out->name() +
                                     "', a name another trace's item already has (the same file given twice, or two "
-                                    "traces with the file stem '" + stem + "': rename one)");
+                                    "traces with the file stem '" +
+                                    stem + "': rename one)");
     }
     for (const trace::Note& n : t.notes()) {
       trace::Note* out = merged.add_notes();

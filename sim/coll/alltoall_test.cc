@@ -36,7 +36,9 @@ TEST(AllToAllTest, CrossingAndMechanism) {
   EXPECT_EQ(x.a_to_b_bytes, 16 * S / n);
   EXPECT_EQ(x.b_to_a_bytes, 16 * S / n);
   for (const ScheduleOp& op : s.ops) {
-    if (op.kind == OpKind::kTransfer) { EXPECT_EQ(op.mechanism, net::Mechanism::kHostStaged); }
+    if (op.kind == OpKind::kTransfer) {
+      EXPECT_EQ(op.mechanism, net::Mechanism::kHostStaged);
+    }
   }
 }
 

@@ -7,19 +7,18 @@ namespace specsim::coll {
 Status ValidateRankOrder(int num_ranks, const std::vector<int>& order) {
   if (order.empty()) return OkStatus();
   if (static_cast<int>(order.size()) != num_ranks) {
-    return InvalidArgumentError("order has " + std::to_string(order.size()) +
-                                " ranks: must list all " + std::to_string(num_ranks));
+    return InvalidArgumentError("order has " + std::to_string(order.size()) + " ranks: must list all " +
+                                std::to_string(num_ranks));
   }
   std::vector<bool> seen(num_ranks, false);
   for (size_t i = 0; i < order.size(); ++i) {
     const int r = order[i];
     if (r < 0 || r >= num_ranks) {
-      return InvalidArgumentError("order[" + std::to_string(i) + "] = " + std::to_string(r) +
-                                  ": must be in [0, " + std::to_string(num_ranks) + ")");
+      return InvalidArgumentError("order[" + std::to_string(i) + "] = " + std::to_string(r) + ": must be in [0, " +
+                                  std::to_string(num_ranks) + ")");
     }
     if (seen[r]) {
-      return InvalidArgumentError("order[" + std::to_string(i) + "] = " + std::to_string(r) +
-                                  ": rank listed twice");
+      return InvalidArgumentError("order[" + std::to_string(i) + "] = " + std::to_string(r) + ": rank listed twice");
     }
     seen[r] = true;
   }
@@ -29,14 +28,13 @@ Status ValidateRankOrder(int num_ranks, const std::vector<int>& order) {
 Status ValidateMechanismMatrix(int num_ranks, const MechanismMatrix& matrix) {
   if (matrix.empty()) return OkStatus();
   if (static_cast<int>(matrix.size()) != num_ranks) {
-    return InvalidArgumentError("mechanism matrix has " + std::to_string(matrix.size()) +
-                                " rows: must be " + std::to_string(num_ranks));
+    return InvalidArgumentError("mechanism matrix has " + std::to_string(matrix.size()) + " rows: must be " +
+                                std::to_string(num_ranks));
   }
   for (size_t i = 0; i < matrix.size(); ++i) {
     if (static_cast<int>(matrix[i].size()) != num_ranks) {
       return InvalidArgumentError("mechanism matrix row " + std::to_string(i) + " has " +
-                                  std::to_string(matrix[i].size()) + " entries: must be " +
-                                  std::to_string(num_ranks));
+                                  std::to_string(matrix[i].size()) + " entries: must be " + std::to_string(num_ranks));
     }
   }
   return OkStatus();
@@ -71,8 +69,8 @@ void ApplyStepProtocol(const ProtocolModel& protocol, ScheduleOp* transfer) {
 Status ValidateStepProtocols(int num_ranks, const StepProtocols& steps) {
   if (steps.transport.empty()) return OkStatus();
   if (static_cast<int>(steps.transport.size()) != num_ranks)
-    return InvalidArgumentError("transport matrix has " + std::to_string(steps.transport.size()) +
-                                " rows: must be " + std::to_string(num_ranks));
+    return InvalidArgumentError("transport matrix has " + std::to_string(steps.transport.size()) + " rows: must be " +
+                                std::to_string(num_ranks));
   for (int i = 0; i < num_ranks; ++i) {
     if (static_cast<int>(steps.transport[i].size()) != num_ranks)
       return InvalidArgumentError("transport matrix row " + std::to_string(i) + " has " +

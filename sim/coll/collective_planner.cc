@@ -34,8 +34,7 @@ double NcclLinkBandwidthGbps(const net::Link& link, net::CpuVendor vendor, int s
     case net::LinkKind::kNvLink:
       if (link.nvlinks > 0) return link.nvlinks * NcclNvLinkPerLinkGbps(sm);
       return link.payload_gbps();
-    case net::LinkKind::kMemory:
-      return link.payload_gbps();
+    case net::LinkKind::kMemory: return link.payload_gbps();
   }
   return link.payload_gbps();
 }
@@ -107,8 +106,8 @@ const char* AlgorithmName(Algorithm a) {
 
 StatusOr<Algorithm> ParseAlgorithm(std::string_view name) {
   const std::string n = AsciiLower(name);
-  for (Algorithm a : {Algorithm::kAuto, Algorithm::kRing, Algorithm::kTree, Algorithm::kOneShot,
-                      Algorithm::kTwoShot, Algorithm::kDirect}) {
+  for (Algorithm a : {Algorithm::kAuto, Algorithm::kRing, Algorithm::kTree, Algorithm::kOneShot, Algorithm::kTwoShot,
+                      Algorithm::kDirect}) {
     if (n == AlgorithmName(a)) return a;
   }
   return InvalidArgumentError("algorithm '" + std::string(name) +
@@ -117,8 +116,8 @@ StatusOr<Algorithm> ParseAlgorithm(std::string_view name) {
 
 StatusOr<Collective> ParseCollective(std::string_view name) {
   const std::string n = AsciiLower(name);
-  for (Collective c : {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
-                       Collective::kAllToAll}) {
+  for (Collective c :
+       {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter, Collective::kAllToAll}) {
     if (n == CollectiveName(c)) return c;
   }
   return InvalidArgumentError("collective '" + std::string(name) +
@@ -241,7 +240,9 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
   if (request.collective == Collective::kAllToAll && algo != Algorithm::kDirect && algo != Algorithm::kAuto)
     return InvalidArgumentError("alltoall runs as direct sends: use --algo direct or auto");
   if (algo == Algorithm::kDirect && request.collective != Collective::kAllToAll)
-    return InvalidArgumentError("--algo direct is the all-to-all algorithm; allreduce/allgather/reducescatter use ring, tree, oneshot, twoshot or auto");
+    return InvalidArgumentError(
+        "--algo direct is the all-to-all algorithm; allreduce/allgather/reducescatter use ring, tree, oneshot, twoshot "
+        "or auto");
 
   if (nccl_algo && request.collective != Collective::kAllToAll) {
     if (algo == Algorithm::kRing) tuning_in.algos = {NcclAlgo::kRing};
@@ -253,9 +254,9 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
     plan.channels = request.channels > 0 ? request.channels : std::max(1, tuned.channels);
     plan.choice = (algo == Algorithm::kAuto ? "NCCL's pick: " : "NCCL's protocol pick: ") + tuned.reason;
     if (request.channels > 0) plan.choice += "; channels fixed at " + std::to_string(request.channels);
-    const ProtocolModel protocol = ApplyProtocolOverrides(NcclProtocolModel(tuned.proto, tuned.algo, hw), tuned.proto,
-                                                          worst_transport, request.protocol_overrides,
-                                                          static_cast<int>(request.collective));
+    const ProtocolModel protocol =
+        ApplyProtocolOverrides(NcclProtocolModel(tuned.proto, tuned.algo, hw), tuned.proto, worst_transport,
+                               request.protocol_overrides, static_cast<int>(request.collective));
     fill_steps(tuned.proto, tuned.algo);
     if (tuned.algo == NcclAlgo::kTree) {
       TreeOptions options;
@@ -287,9 +288,9 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
     AllToAllOptions options;
     options.channels = request.channels > 0 ? request.channels : 1;
     const NcclProto a2a_proto = request.protocol.value_or(NcclProto::kSimple);
-    options.protocol = ApplyProtocolOverrides(NcclProtocolModel(a2a_proto, NcclAlgo::kRing, hw), a2a_proto,
-                                              worst_transport, request.protocol_overrides,
-                                              static_cast<int>(request.collective));
+    options.protocol =
+        ApplyProtocolOverrides(NcclProtocolModel(a2a_proto, NcclAlgo::kRing, hw), a2a_proto, worst_transport,
+                               request.protocol_overrides, static_cast<int>(request.collective));
     options.mechanism = transport.mechanism;
     fill_steps(a2a_proto, NcclAlgo::kRing);
     options.steps = steps;
@@ -303,7 +304,8 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
   }
 
   // One-shot / two-shot custom allreduce: pull-based kernel reads of peer memory (cudaIpc).
-  if (request.protocol) return InvalidArgumentError("--proto applies to NCCL algorithms (ring, tree), not to oneshot/twoshot");
+  if (request.protocol)
+    return InvalidArgumentError("--proto applies to NCCL algorithms (ring, tree), not to oneshot/twoshot");
   CustomAllReduceOptions options;
   options.blocks = request.custom_blocks;
   options.launch_delay_ps = request.custom_launch_ps;
@@ -324,11 +326,12 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
   plan.algorithm = AlgorithmName(algo);
   plan.protocol = "";
   plan.channels = options.blocks;
-  plan.choice = std::string("custom ") + AlgorithmName(algo) + " allreduce, " + std::to_string(options.blocks) +
-                " blocks, " +
-                (options.host_mapped ? "exchange buffers in mapped host memory" + std::string(request.p2p_disable ? " (P2P disabled)" : "")
-                 : options.stage_input ? "inputs staged in exchange buffers, peer reads over P2P"
-                                       : "peer reads over P2P");
+  plan.choice =
+      std::string("custom ") + AlgorithmName(algo) + " allreduce, " + std::to_string(options.blocks) + " blocks, " +
+      (options.host_mapped
+           ? "exchange buffers in mapped host memory" + std::string(request.p2p_disable ? " (P2P disabled)" : "")
+       : options.stage_input ? "inputs staged in exchange buffers, peer reads over P2P"
+                             : "peer reads over P2P");
   return plan;
 }
 

@@ -52,8 +52,8 @@ struct CollectiveRequest {
   bool custom_stage_input = false;
   bool custom_host_mapped = false;
   SimTime custom_flag_latency_ps = 0;
-  double custom_read_gbps_per_block = 0;    // 0: the fabric's own read cap only
-  ProtocolOverrides protocol_overrides;     // calibrated NCCL per-step costs (protocol.h)
+  double custom_read_gbps_per_block = 0;  // 0: the fabric's own read cap only
+  ProtocolOverrides protocol_overrides;   // calibrated NCCL per-step costs (protocol.h)
   int64_t bytes = 0;
 };
 

@@ -147,8 +147,7 @@ std::vector<int> AddLaunchAndStage(Schedule& s, int64_t bytes, const CustomAllRe
 
 }  // namespace
 
-Status ValidateCustomAllReduceOptions(int num_ranks, int64_t bytes,
-                                      const CustomAllReduceOptions& options) {
+Status ValidateCustomAllReduceOptions(int num_ranks, int64_t bytes, const CustomAllReduceOptions& options) {
   RETURN_IF_ERROR(ValidateBasics(num_ranks, bytes, 1));
   if (options.blocks < 1) {
     return InvalidArgumentError("blocks = " + std::to_string(options.blocks) + ": must be >= 1");
@@ -161,7 +160,8 @@ Status ValidateCustomAllReduceOptions(int num_ranks, int64_t bytes,
   if (options.flag_latency_ps < 0) return InvalidArgumentError("flag_latency_ps must be >= 0");
   if (!(options.read_gbps_per_block >= 0)) return InvalidArgumentError("read_gbps_per_block must be >= 0");
   if (options.host_mapped && !options.stage_input)
-    return InvalidArgumentError("host_mapped needs stage_input: without peer access the inputs are read from host copies");
+    return InvalidArgumentError(
+        "host_mapped needs stage_input: without peer access the inputs are read from host copies");
   return OkStatus();
 }
 
@@ -180,8 +180,8 @@ Schedule BuildOneShotAllReduce(int n, int64_t bytes, const CustomAllReduceOption
   for (int r = 0; r < n; ++r) {
     for (int p = 0; p < n; ++p) {
       if (p == r) continue;
-      pulls[r].push_back(s.Add(Pull(p, r, src, Buffer::kOut, DataEffect::kReduce, 0, n, bytes, sms, host,
-                                    {ready[r], start[p][r]})));
+      pulls[r].push_back(
+          s.Add(Pull(p, r, src, Buffer::kOut, DataEffect::kReduce, 0, n, bytes, sms, host, {ready[r], start[p][r]})));
     }
     // Its own host copy: read like a peer's (the output already holds its own contribution).
     if (host)
@@ -211,8 +211,8 @@ Schedule BuildTwoShotAllReduce(int n, int64_t bytes, const CustomAllReduceOption
     const int64_t block = EvenShareBytes(bytes, n, r);
     for (int p = 0; p < n; ++p) {
       if (p == r) continue;
-      scatter[r].push_back(s.Add(Pull(p, r, src, reduced, DataEffect::kReduce, r, r + 1, block, sms, host,
-                                      {ready[r], start[p][r]})));
+      scatter[r].push_back(
+          s.Add(Pull(p, r, src, reduced, DataEffect::kReduce, r, r + 1, block, sms, host, {ready[r], start[p][r]})));
     }
     if (staged) {
       if (host) {
@@ -247,10 +247,9 @@ Schedule BuildTwoShotAllReduce(int n, int64_t bytes, const CustomAllReduceOption
     if (staged) {
       const int64_t block = EvenShareBytes(bytes, n, r);
       // Its own block: from its host copy, or a local copy.
-      gather[r].push_back(host ? s.Add(Pull(r, r, reduced, Buffer::kOut, DataEffect::kCopy, r, r + 1, block, sms, true,
-                                            scatter[r]))
-                               : s.Add(Local(r, reduced, Buffer::kOut, DataEffect::kCopy, r, r + 1, 2 * block,
-                                             scatter[r])));
+      gather[r].push_back(
+          host ? s.Add(Pull(r, r, reduced, Buffer::kOut, DataEffect::kCopy, r, r + 1, block, sms, true, scatter[r]))
+               : s.Add(Local(r, reduced, Buffer::kOut, DataEffect::kCopy, r, r + 1, 2 * block, scatter[r])));
     }
   }
   AddBarrier(s, gather, options);  // end barrier

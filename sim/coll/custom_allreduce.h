@@ -53,8 +53,7 @@ struct CustomAllReduceOptions {
 
 // InvalidArgument for num_ranks < 1, bytes < 0, blocks < 1, flag bytes < 0, negative times, or
 // host_mapped without stage_input.
-Status ValidateCustomAllReduceOptions(int num_ranks, int64_t bytes,
-                                      const CustomAllReduceOptions& options);
+Status ValidateCustomAllReduceOptions(int num_ranks, int64_t bytes, const CustomAllReduceOptions& options);
 
 // REQUIRES: ValidateCustomAllReduceOptions(...).ok().
 Schedule BuildOneShotAllReduce(int num_ranks, int64_t bytes, const CustomAllReduceOptions& options);

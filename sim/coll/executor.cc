@@ -56,9 +56,7 @@ void ScheduleExecutor::StartOp(Run* run, int index) {
   const SimTime start = queue_->now();
   if (run->op_times != nullptr) (*run->op_times)[index].first = start;
   switch (op.kind) {
-    case OpKind::kDelay:
-      queue_->ScheduleAfter(op.duration_ps, [this, run, index] { FinishOp(run, index); });
-      return;
+    case OpKind::kDelay: queue_->ScheduleAfter(op.duration_ps, [this, run, index] { FinishOp(run, index); }); return;
     case OpKind::kLocal: {
       const double gbps = topology_->gpu_spec(rank_gpus_[op.dst_rank]).memory_bandwidth_gbps;
       SimTime t = static_cast<SimTime>(std::ceil(static_cast<double>(op.bytes) / BytesPerPicoFromGbps(gbps)));
@@ -70,8 +68,10 @@ void ScheduleExecutor::StartOp(Run* run, int index) {
       spec.src_node = topology_->gpus[rank_gpus_[op.src_rank]];
       spec.dst_node = topology_->gpus[rank_gpus_[op.dst_rank]];
       // A buffer in host memory: the memory of its rank's socket (checked by the planner).
-      if (op.host_end == HostEnd::kSrc) spec.src_node = topology_->HostMemoryOfSocket(topology_->nodes[spec.src_node].socket);
-      if (op.host_end == HostEnd::kDst) spec.dst_node = topology_->HostMemoryOfSocket(topology_->nodes[spec.dst_node].socket);
+      if (op.host_end == HostEnd::kSrc)
+        spec.src_node = topology_->HostMemoryOfSocket(topology_->nodes[spec.src_node].socket);
+      if (op.host_end == HostEnd::kDst)
+        spec.dst_node = topology_->HostMemoryOfSocket(topology_->nodes[spec.dst_node].socket);
       SPECSIM_CHECK(spec.src_node >= 0 && spec.dst_node >= 0) << "host-memory transfer on a socket without HOST_MEMORY";
       spec.bytes = op.bytes;
       spec.mechanism = op.mechanism;
@@ -119,7 +119,8 @@ CollectiveTiming TimeCollective(const Schedule& schedule, const net::Router& rou
   fabric.set_record_trace(trace != nullptr);
   ScheduleExecutor executor(&queue, &fabric, &topology, rank_gpus);
   SimTime end = -1;
-  executor.Start(&schedule, [&] { end = queue.now(); }, op_times);
+  executor.Start(
+      &schedule, [&] { end = queue.now(); }, op_times);
   queue.Run();
   SPECSIM_CHECK_GE(end, 0) << "schedule did not complete (dependency cycle?)";
   CollectiveTiming timing;

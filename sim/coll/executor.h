@@ -56,8 +56,8 @@ class ScheduleExecutor {
 // Result of running one collective alone on an idle fabric.
 struct CollectiveTiming {
   SimTime duration_ps = 0;
-  std::string busiest_resource;     // e.g. "cpu0->cpu1"
-  double busiest_utilisation = 0;   // wire bytes / (payload capacity x duration), in [0, 1]
+  std::string busiest_resource;    // e.g. "cpu0->cpu1"
+  double busiest_utilisation = 0;  // wire bytes / (payload capacity x duration), in [0, 1]
   double busiest_bytes = 0;
   uint64_t events = 0;
   int64_t flows = 0;

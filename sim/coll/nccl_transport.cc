@@ -14,8 +14,7 @@ StatusOr<net::PathClass> ParseP2pLevel(std::string_view level) {
   if (s == "pxb") return net::PathClass::kPxb;
   if (s == "phb") return net::PathClass::kPhb;
   if (s == "sys") return net::PathClass::kSys;
-  return InvalidArgumentError("NCCL_P2P_LEVEL \"" + std::string(level) +
-                              "\": allowed values are pix, pxb, phb, sys");
+  return InvalidArgumentError("NCCL_P2P_LEVEL \"" + std::string(level) + "\": allowed values are pix, pxb, phb, sys");
 }
 
 StatusOr<NcclTransportChoice> ChooseNcclTransport(const NcclTransportInput& input) {
@@ -47,8 +46,8 @@ StatusOr<NcclTransportChoice> ChooseNcclTransport(const NcclTransportInput& inpu
     for (int j = 0; j < n; ++j) {
       if (i == j) continue;
       const net::PathClass c = input.path_class[i][j];
-      const bool p2p = !input.p2p_disable &&
-                       (c == net::PathClass::kNvLink || static_cast<int>(c) <= static_cast<int>(out.level));
+      const bool p2p =
+          !input.p2p_disable && (c == net::PathClass::kNvLink || static_cast<int>(c) <= static_cast<int>(out.level));
       out.mechanism[i][j] = p2p ? net::Mechanism::kKernelWrite : net::Mechanism::kHostStaged;
       if (p2p) {
         ++out.p2p_pairs;
@@ -58,14 +57,14 @@ StatusOr<NcclTransportChoice> ChooseNcclTransport(const NcclTransportInput& inpu
       }
     }
   }
-  out.reason = why + "; " + std::to_string(out.p2p_pairs) + " pairs P2P, " +
-               std::to_string(out.shm_pairs) + " pairs SHM";
+  out.reason =
+      why + "; " + std::to_string(out.p2p_pairs) + " pairs P2P, " + std::to_string(out.shm_pairs) + " pairs SHM";
   if (!input.p2p_disable && !shm_by_class.empty()) {
     out.reason += " (";
     bool first = true;
     for (const auto& [c, count] : shm_by_class) {
-      out.reason += std::string(first ? "" : ", ") + std::to_string(count) + " " + net::PathClassName(c) +
-                    " > " + net::PathClassName(out.level);
+      out.reason += std::string(first ? "" : ", ") + std::to_string(count) + " " + net::PathClassName(c) + " > " +
+                    net::PathClassName(out.level);
       first = false;
     }
     out.reason += ")";

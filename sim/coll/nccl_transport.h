@@ -36,10 +36,10 @@ struct NcclTransportInput {
 };
 
 struct NcclTransportChoice {
-  MechanismMatrix mechanism;      // [src][dst]: kKernelWrite (P2P) or kHostStaged (SHM)
+  MechanismMatrix mechanism;                    // [src][dst]: kKernelWrite (P2P) or kHostStaged (SHM)
   net::PathClass level = net::PathClass::kPxb;  // the effective P2P level
-  int p2p_pairs = 0;              // ordered pairs (i != j) using P2P
-  int shm_pairs = 0;              // ordered pairs using SHM
+  int p2p_pairs = 0;                            // ordered pairs (i != j) using P2P
+  int shm_pairs = 0;                            // ordered pairs using SHM
   // e.g. "P2P level PXB (NCCL >= 2.23 default); 48 pairs P2P, 8 pairs SHM (SYS > PXB)".
   std::string reason;
 };

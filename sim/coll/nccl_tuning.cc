@@ -11,23 +11,23 @@
 namespace specsim::coll {
 namespace {
 
-constexpr int kNcclMaxChannels = 32;             // MAXCHANNELS
+constexpr int kNcclMaxChannels = 32;  // MAXCHANNELS
 constexpr int kNcclSearchMaxChannels = kNcclMaxChannels / 2;
 constexpr double kFallbackBwGbps = 0.1;
 
 // treeCorrectionFactor[proto][log2i(bytes >> 6)], NCCL 2.28.3 tuning.cc (the same in 2.30.7).
-constexpr double kTreeCorrectionLl[23] = {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5,
+constexpr double kTreeCorrectionLl[23] = {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
                                           .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0};
-constexpr double kTreeCorrectionLl128[23] = {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6,
+constexpr double kTreeCorrectionLl128[23] = {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
                                              .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0};
 constexpr double kTreeCorrectionSimple[23] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
                                               .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9};
 
 double LlMaxBwGbps(int sm) {
-  if (sm >= 100) return 282;   // Blackwell, sm120 included
-  if (sm >= 90) return 141;    // Hopper
-  if (sm >= 80) return 87.7;   // Ampere
-  return 39.0;                 // Volta
+  if (sm >= 100) return 282;  // Blackwell, sm120 included
+  if (sm >= 90) return 141;   // Hopper
+  if (sm >= 80) return 87.7;  // Ampere
+  return 39.0;                // Volta
 }
 
 // perChMaxTreeBw for one node: Volta 26.5, Ampere 24.0, Hopper 38.7, Blackwell 70.0 (tuning.cc
@@ -108,11 +108,11 @@ StatusOr<NcclGraph> SearchNcclRingGraph(const NcclGraphInput& in) {
   }
   if (in.max_channels < 0 || in.min_channels < 0) return InvalidArgumentError("channel limits must be >= 0");
   if (in.max_channels > 0 && in.min_channels > in.max_channels) {
-    return InvalidArgumentError("min_channels = " + std::to_string(in.min_channels) + " > max_channels = " +
-                                std::to_string(in.max_channels));
+    return InvalidArgumentError("min_channels = " + std::to_string(in.min_channels) +
+                                " > max_channels = " + std::to_string(in.max_channels));
   }
-  const int search_max = in.max_channels > 0 ? std::min(in.max_channels, kNcclSearchMaxChannels)
-                                             : kNcclSearchMaxChannels;
+  const int search_max =
+      in.max_channels > 0 ? std::min(in.max_channels, kNcclSearchMaxChannels) : kNcclSearchMaxChannels;
   NcclGraph g;
   double best_total = 0;
   for (double speed : NcclSearchSpeedsGbps(in.sm)) {
@@ -144,9 +144,9 @@ StatusOr<NcclGraph> SearchNcclRingGraph(const NcclGraphInput& in) {
     g.reason = "no ring fits the " + Fmt(in.ring_bottleneck_gbps) +
                " GB/s bottleneck at any search speed: NCCL falls back to simple order, 1 channel at 0.1 GB/s";
   } else {
-    g.reason = "search " + std::to_string(g.search_channels) + " x " + Fmt(g.search_speed_gbps) +
-               " GB/s -> graph " + std::to_string(g.graph_channels) + " x " + Fmt(g.bw_intra_gbps) +
-               " GB/s, " + std::to_string(g.comm_channels) + " channels";
+    g.reason = "search " + std::to_string(g.search_channels) + " x " + Fmt(g.search_speed_gbps) + " GB/s -> graph " +
+               std::to_string(g.graph_channels) + " x " + Fmt(g.bw_intra_gbps) + " GB/s, " +
+               std::to_string(g.comm_channels) + " channels";
   }
   return g;
 }
@@ -192,8 +192,7 @@ int NcclChannelsUsed(Collective collective, NcclProto proto, int num_ranks, int 
   return static_cast<int>(std::clamp<int64_t>(used, 1, comm_channels));
 }
 
-NcclCallShape ShrinkNcclChannels(NcclAlgo algo, NcclProto proto, int num_ranks, int comm_channels,
-                                 int64_t bytes) {
+NcclCallShape ShrinkNcclChannels(NcclAlgo algo, NcclProto proto, int num_ranks, int comm_channels, int64_t bytes) {
   int nc = comm_channels;
   int nt = proto == NcclProto::kLl128 ? 640 : (algo == NcclAlgo::kTree && proto == NcclProto::kSimple) ? 640 : 512;
   int64_t threshold = proto == NcclProto::kSimple ? 64 : 8;  // NCCL_{LL,LL128,SIMPLE}_THREAD_THRESHOLD
@@ -233,8 +232,8 @@ StatusOr<NcclTuningResult> TuneNccl(const NcclTuningInput& in, int64_t bytes) {
       c.algo = algo;
       c.proto = proto;
       c.allowed = std::count(in.algos.begin(), in.algos.end(), algo) > 0 &&
-                  std::count(in.protos.begin(), in.protos.end(), proto) > 0 &&
-                  (algo == NcclAlgo::kRing || allreduce) && (proto != NcclProto::kLl128 || ll128_possible);
+                  std::count(in.protos.begin(), in.protos.end(), proto) > 0 && (algo == NcclAlgo::kRing || allreduce) &&
+                  (proto != NcclProto::kLl128 || ll128_possible);
       double bus = g.graph_channels * g.bw_intra_gbps;
       if (algo == NcclAlgo::kRing) {
         c.latency_us = NcclBaseLatencyUs(algo, proto) + nsteps * NcclHopLatencyUs(hw, algo, proto);
@@ -273,13 +272,14 @@ StatusOr<NcclTuningResult> TuneNccl(const NcclTuningInput& in, int64_t bytes) {
     }
   }
   if (best == nullptr) {
-    const bool only_ll128 = std::all_of(in.protos.begin(), in.protos.end(), [](NcclProto p) { return p == NcclProto::kLl128; });
+    const bool only_ll128 =
+        std::all_of(in.protos.begin(), in.protos.end(), [](NcclProto p) { return p == NcclProto::kLl128; });
     if (only_ll128 && !ll128_possible)
       return InvalidArgumentError(std::string("protocol LL128: NCCL enables it only when every ring path is NVLink "
                                               "(tuning.cc: typeIntra <= PATH_NVB); this ring's worst path is ") +
                                   net::PathClassName(in.worst_path) + ": use ll or simple");
-    return InvalidArgumentError(std::string("no allowed NCCL algorithm/protocol for ") +
-                                CollectiveName(in.collective) + " (tree is allreduce only)");
+    return InvalidArgumentError(std::string("no allowed NCCL algorithm/protocol for ") + CollectiveName(in.collective) +
+                                " (tree is allreduce only)");
   }
   result.algo = best->algo;
   result.proto = best->proto;

@@ -87,12 +87,12 @@ struct NcclGraphInput {
 };
 
 struct NcclGraph {
-  int search_channels = 0;     // as the search found them
+  int search_channels = 0;  // as the search found them
   double search_speed_gbps = 0;
-  int graph_channels = 0;      // after duplication: the nChannels of busBw
-  double bw_intra_gbps = 0;    // after duplication
-  int comm_channels = 0;       // channels the communicator runs (before per-call shrinking)
-  bool fell_back = false;      // no speed fitted: 1 channel at 0.1 GB/s
+  int graph_channels = 0;    // after duplication: the nChannels of busBw
+  double bw_intra_gbps = 0;  // after duplication
+  int comm_channels = 0;     // channels the communicator runs (before per-call shrinking)
+  bool fell_back = false;    // no speed fitted: 1 channel at 0.1 GB/s
   std::string reason;
 };
 
@@ -103,7 +103,7 @@ struct NcclTuningInput {
   int num_ranks = 8;
   net::PathClass worst_path = net::PathClass::kPhb;  // worst GPU-GPU path class of the ring
   NcclGraphInput graph;
-  std::vector<NcclAlgo> algos = {NcclAlgo::kRing, NcclAlgo::kTree};   // NCCL_ALGO
+  std::vector<NcclAlgo> algos = {NcclAlgo::kRing, NcclAlgo::kTree};                         // NCCL_ALGO
   std::vector<NcclProto> protos = {NcclProto::kLl, NcclProto::kLl128, NcclProto::kSimple};  // NCCL_PROTO
   bool tree_correction = true;  // apply NCCL's size-dependent Tree correction table
 };
@@ -139,14 +139,13 @@ struct NcclCallShape {
   int channels = 0;
   int threads = 0;
 };
-NcclCallShape ShrinkNcclChannels(NcclAlgo algo, NcclProto proto, int num_ranks, int comm_channels,
-                                 int64_t bytes);
+NcclCallShape ShrinkNcclChannels(NcclAlgo algo, NcclProto proto, int num_ranks, int comm_channels, int64_t bytes);
 
 // Rule 5: the channels one collective of `bytes` (nccl-tests size: the full buffer) really runs on,
 // given the per-call channel count `call_channels` and the communicator's `comm_channels`.
 // REQUIRES: 1 <= call_channels <= comm_channels, num_ranks >= 1, bytes >= 0.
-int NcclChannelsUsed(Collective collective, NcclProto proto, int num_ranks, int call_channels,
-                     int comm_channels, int64_t bytes);
+int NcclChannelsUsed(Collective collective, NcclProto proto, int num_ranks, int call_channels, int comm_channels,
+                     int64_t bytes);
 
 // NCCL's NVLink bandwidth per link (topo.h SMxx_NVLINK_BW): sm80 20, sm90 20.6, sm100+ 40.1 GB/s.
 double NcclNvLinkPerLinkGbps(int sm);

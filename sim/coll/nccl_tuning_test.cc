@@ -143,8 +143,8 @@ TEST(NcclTuningTest, TreeToRingRatios) {
   // The correction table scales tree algBw by size: 1.5 MB -> log2(1.5e6 / 64) = 14: Simple 0.5.
   in.tree_correction = true;
   const auto corrected = TuneNccl(in, 1'500'000);
-  EXPECT_NEAR(Candidate(*corrected, NcclAlgo::kTree, NcclProto::kSimple).alg_bw_gbps,
-              0.5 * 0.85 * 0.92 * 48 * 0.5, 1e-9);
+  EXPECT_NEAR(Candidate(*corrected, NcclAlgo::kTree, NcclProto::kSimple).alg_bw_gbps, 0.5 * 0.85 * 0.92 * 48 * 0.5,
+              1e-9);
   // Forcing tree (NCCL_ALGO=Tree) picks tree.
   in.algos = {NcclAlgo::kTree};
   EXPECT_EQ(TuneNccl(in, 1 << 20)->algo, NcclAlgo::kTree);
@@ -203,7 +203,7 @@ TEST(NcclTuningTest, ChannelsUsedMatchNccl228OnTheTwoGpuBox) {
     const NcclCallShape shape = ShrinkNcclChannels(NcclAlgo::kRing, NcclProto::kLl, 2, comm, bytes);
     return NcclChannelsUsed(c, NcclProto::kLl, 2, shape.channels, comm, bytes);
   };
-  const std::vector<std::pair<int64_t, int>> nvlink = {{1 << 10, 1}, {4 << 10, 1}, {16 << 10, 2}, {64 << 10, 8},
+  const std::vector<std::pair<int64_t, int>> nvlink = {{1 << 10, 1},    {4 << 10, 1},  {16 << 10, 2},  {64 << 10, 8},
                                                        {256 << 10, 22}, {1 << 20, 24}, {256 << 20, 24}};
   for (auto [bytes, channels] : nvlink) EXPECT_EQ(used(Collective::kAllReduce, 24, bytes), channels) << bytes;
   // All-gather of nccl-tests size S = 2 x the per-rank send bytes NCCL logs.
@@ -226,7 +226,8 @@ TEST(NcclTuningTest, Ll128OnlyOverNvLink) {
   EXPECT_TRUE(ll128.allowed);
   // bus = min(0.92 * channels * bw, channels * 36.7) on Hopper-class (sm >= 90) rings.
   const double bus = r->graph.graph_channels * r->graph.bw_intra_gbps;
-  EXPECT_NEAR(ll128.bus_bw_gbps, std::min(0.92 * bus, r->graph.graph_channels * (in.graph.sm >= 100 ? 40.0 : 36.7)), 1e-9);
+  EXPECT_NEAR(ll128.bus_bw_gbps, std::min(0.92 * bus, r->graph.graph_channels * (in.graph.sm >= 100 ? 40.0 : 36.7)),
+              1e-9);
 }
 
 TEST(NcclTuningTest, InputErrors) {

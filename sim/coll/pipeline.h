@@ -30,9 +30,7 @@ inline int ChunksPerBlock(int64_t block_bytes, const ProtocolModel& protocol, in
 
 class ConnectionOrder {
  public:
-  ConnectionOrder(int slots, bool in_order) : slots_(slots), in_order_(in_order) {
-    SPECSIM_CHECK_GT(slots, 0);
-  }
+  ConnectionOrder(int slots, bool in_order) : slots_(slots), in_order_(in_order) { SPECSIM_CHECK_GT(slots, 0); }
   // Appends the dependencies of the connection's next transfer.
   void AddDeps(std::vector<int32_t>& deps) const {
     const int j = static_cast<int>(ops_.size());

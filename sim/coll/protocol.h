@@ -46,8 +46,8 @@ enum class NcclAlgo { kRing, kTree };
 enum class NcclHw { kPci, kNvLink };  // NCCL_HW_PCI / NCCL_HW_NVLINK: the ring's link type
 enum class NcclTransport { kP2pNvLink, kP2pPcie, kShm };
 
-const char* NcclProtoName(NcclProto p);  // "ll", "ll128", "simple"
-const char* NcclAlgoName(NcclAlgo a);    // "ring", "tree"
+const char* NcclProtoName(NcclProto p);          // "ll", "ll128", "simple"
+const char* NcclAlgoName(NcclAlgo a);            // "ring", "tree"
 const char* NcclTransportName(NcclTransport t);  // "p2p_nvlink", "p2p_pcie", "shm"
 
 // "ll" | "ll128" | "simple" (case-insensitive); otherwise InvalidArgument listing the allowed values.
@@ -83,18 +83,17 @@ inline constexpr int64_t kNcclLlSlotPayloadBytes = kNcclLlBufferBytes / kNcclSte
 inline constexpr int64_t kNcclLl128SlotPayloadBytes = kNcclLl128BufferBytes / kNcclSteps / 128 * 120;
 
 struct ProtocolModel {
-  std::string name;               // "ll", "ll128", "simple", "ideal"
-  double wire_efficiency = 1.0;   // payload / wire bytes, (0, 1]
-  SimTime hop_latency_ps = 0;     // floor of every transfer (one step of one chunk)
-  SimTime base_latency_ps = 0;    // once per collective, per rank
+  std::string name;                 // "ll", "ll128", "simple", "ideal"
+  double wire_efficiency = 1.0;     // payload / wire bytes, (0, 1]
+  SimTime hop_latency_ps = 0;       // floor of every transfer (one step of one chunk)
+  SimTime base_latency_ps = 0;      // once per collective, per rank
   double channel_payload_gbps = 0;  // per channel and direction; 0 = no cap
-  int64_t slot_payload_bytes = 0; // payload per connection slot: the largest chunk
-  int slots = kNcclSteps;         // buffers per connection: chunks in flight
+  int64_t slot_payload_bytes = 0;   // payload per connection slot: the largest chunk
+  int slots = kNcclSteps;           // buffers per connection: chunks in flight
 };
 
 // NCCL's protocol `proto` for algorithm `algo` on links of type `hw` (no channel cap).
-ProtocolModel NcclProtocolModel(NcclProto proto, NcclAlgo algo = NcclAlgo::kRing,
-                                NcclHw hw = NcclHw::kPci);
+ProtocolModel NcclProtocolModel(NcclProto proto, NcclAlgo algo = NcclAlgo::kRing, NcclHw hw = NcclHw::kPci);
 // Efficiency 1, zero latencies, one chunk per step however large: the textbook alpha-beta ring.
 ProtocolModel IdealProtocol();
 

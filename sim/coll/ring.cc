@@ -28,8 +28,7 @@ Schedule BuildRing(Collective collective, int n, int64_t bytes, const RingOption
   s.num_segments = n * num_channels * chunks;
   s.total_bytes = bytes;
 
-  s.ops.reserve(static_cast<size_t>(n) +
-                static_cast<size_t>(phases.size()) * (n - 1) * chunks * num_channels * n);
+  s.ops.reserve(static_cast<size_t>(n) + static_cast<size_t>(phases.size()) * (n - 1) * chunks * num_channels * n);
   const std::vector<int> start = AddStartDelays(&s, n, proto.base_latency_ps);
   if (n == 1) return s;
 
@@ -47,8 +46,8 @@ Schedule BuildRing(Collective collective, int n, int64_t bytes, const RingOption
       for (int k = 0; k < chunks; ++k) {
         for (int c = 0; c < num_channels; ++c) {
           for (int p = 0; p < n; ++p) {
-            const int block = phase == RingPhase::kReduceScatter ? order[Mod(p - step - 1, n)]
-                                                                 : order[Mod(p - step, n)];
+            const int block =
+                phase == RingPhase::kReduceScatter ? order[Mod(p - step - 1, n)] : order[Mod(p - step, n)];
             const int segment = (block * num_channels + c) * chunks + k;
             ScheduleOp t;
             t.kind = OpKind::kTransfer;

@@ -32,13 +32,13 @@
 namespace specsim::coll {
 
 struct RingOptions {
-  std::vector<int> order;                  // a permutation of 0..n-1; empty = 0, 1, ..., n-1
-  int channels = 1;                        // parallel rings, each over 1/channels of the buffer
+  std::vector<int> order;  // a permutation of 0..n-1; empty = 0, 1, ..., n-1
+  int channels = 1;        // parallel rings, each over 1/channels of the buffer
   ProtocolModel protocol = IdealProtocol();
-  MechanismMatrix mechanism;               // [src][dst]; empty = kKernelWrite (NCCL P2P) everywhere
-  StepProtocols steps;                     // per-transport step costs; empty = `protocol` for every step
-  int max_chunks_per_step = 16;            // cap on chunks per (channel, step), see pipeline.h
-  bool connection_in_order = true;         // see pipeline.h
+  MechanismMatrix mechanism;        // [src][dst]; empty = kKernelWrite (NCCL P2P) everywhere
+  StepProtocols steps;              // per-transport step costs; empty = `protocol` for every step
+  int max_chunks_per_step = 16;     // cap on chunks per (channel, step), see pipeline.h
+  bool connection_in_order = true;  // see pipeline.h
 };
 
 // InvalidArgument when the options cannot build a ring on num_ranks ranks (order not a

@@ -53,8 +53,8 @@ TEST(RingTest, AllReduceInvariantsOverRanksChannelsProtocols) {
           o.channels = channels;
           o.protocol = Protocol(proto);
           const Schedule s = BuildRingAllReduce(n, S, o);
-          SCOPED_TRACE("n=" + std::to_string(n) + " channels=" + std::to_string(channels) + " " +
-                       proto + " S=" + std::to_string(S));
+          SCOPED_TRACE("n=" + std::to_string(n) + " channels=" + std::to_string(channels) + " " + proto +
+                       " S=" + std::to_string(S));
           ASSERT_TRUE(CheckSchedule(s).ok()) << CheckSchedule(s).ToString();
           // Bytes sent per rank = 2(n-1)/n * S: n-1 blocks in each phase. Blocks differ by at most
           // one byte per segment when S does not split evenly.
@@ -93,7 +93,9 @@ TEST(RingTest, AllGatherAndReduceScatter) {
           ASSERT_TRUE(CheckSchedule(s).ok()) << CheckSchedule(s).ToString();
           // (n-1)/n * S per rank: n-1 steps of one block.
           for (int64_t sent : BytesSentPerRank(s)) EXPECT_NEAR(sent, (n - 1.0) / n * S, s.num_segments);
-          if (proto == "ideal" && channels == 1) { EXPECT_EQ(LongestTransferChain(s), n - 1); }
+          if (proto == "ideal" && channels == 1) {
+            EXPECT_EQ(LongestTransferChain(s), n - 1);
+          }
         }
       }
     }
@@ -152,9 +154,7 @@ std::map<std::tuple<int, int, int>, std::vector<int>> Connections(const Schedule
   return conns;
 }
 
-bool HasDep(const ScheduleOp& op, int dep) {
-  return std::find(op.deps.begin(), op.deps.end(), dep) != op.deps.end();
-}
+bool HasDep(const ScheduleOp& op, int dep) { return std::find(op.deps.begin(), op.deps.end(), dep) != op.deps.end(); }
 
 TEST(RingTest, ConnectionOrderAndSlots) {
   for (bool in_order : {true, false}) {
@@ -170,8 +170,12 @@ TEST(RingTest, ConnectionOrderAndSlots) {
       ASSERT_EQ(ops.size(), 4u * 16);  // 2(n-1) steps x 16 chunks
       for (size_t j = 0; j < ops.size(); ++j) {
         const ScheduleOp& op = s.ops[ops[j]];
-        if (j >= 8) { EXPECT_TRUE(HasDep(op, ops[j - 8])) << "slot reuse " << j; }
-        if (j >= 1) { EXPECT_EQ(HasDep(op, ops[j - 1]), in_order) << j; }
+        if (j >= 8) {
+          EXPECT_TRUE(HasDep(op, ops[j - 8])) << "slot reuse " << j;
+        }
+        if (j >= 1) {
+          EXPECT_EQ(HasDep(op, ops[j - 1]), in_order) << j;
+        }
       }
     }
   }

@@ -14,8 +14,7 @@ const char* CollectiveName(Collective c) {
   return "?";
 }
 
-net::Mechanism MechanismAt(const MechanismMatrix& matrix, int src, int dst,
-                           net::Mechanism fallback) {
+net::Mechanism MechanismAt(const MechanismMatrix& matrix, int src, int dst, net::Mechanism fallback) {
   if (matrix.empty()) return fallback;
   SPECSIM_CHECK(src >= 0 && src < static_cast<int>(matrix.size())) << "src=" << src;
   SPECSIM_CHECK(dst >= 0 && dst < static_cast<int>(matrix[src].size())) << "dst=" << dst;

@@ -57,12 +57,12 @@ int64_t EvenShareBytes(int64_t total, int parts, int index);
 
 struct ScheduleOp {
   OpKind kind = OpKind::kTransfer;
-  int src_rank = -1;        // kTransfer: the rank whose memory is read
-  int dst_rank = -1;        // kTransfer: the rank whose memory is written; kLocal/kDelay: the rank
+  int src_rank = -1;  // kTransfer: the rank whose memory is read
+  int dst_rank = -1;  // kTransfer: the rank whose memory is written; kLocal/kDelay: the rank
   Buffer src_buffer = Buffer::kOut;
   Buffer dst_buffer = Buffer::kOut;
   DataEffect effect = DataEffect::kNone;
-  int segment_begin = 0;    // [segment_begin, segment_end) of the buffers
+  int segment_begin = 0;  // [segment_begin, segment_end) of the buffers
   int segment_end = 0;
   // kTransfer: payload bytes moved. kLocal: bytes read plus written by the local kernel.
   int64_t bytes = 0;
@@ -95,12 +95,12 @@ struct ScheduleOp {
 
 struct Schedule {
   Collective collective = Collective::kAllReduce;
-  std::string algorithm;   // "ring", "tree", "oneshot", "twoshot", "direct"
-  std::string protocol;    // "ll", "simple", "" when not applicable
+  std::string algorithm;  // "ring", "tree", "oneshot", "twoshot", "direct"
+  std::string protocol;   // "ll", "simple", "" when not applicable
   int channels = 1;
   int num_ranks = 0;
   int num_segments = 0;
-  int64_t total_bytes = 0; // the collective's size in nccl-tests' sense (the full buffer)
+  int64_t total_bytes = 0;  // the collective's size in nccl-tests' sense (the full buffer)
   std::vector<ScheduleOp> ops;
 
   // Appends an op and returns its index. REQUIRES: every dep < the new index.

@@ -71,9 +71,7 @@ Status Violation(const Schedule& s, int index, const std::string& what) {
 // The rank whose buffer an op reads (its source side).
 int SourceRank(const ScheduleOp& op) { return op.kind == OpKind::kTransfer ? op.src_rank : op.dst_rank; }
 
-bool MovesData(const ScheduleOp& op) {
-  return op.kind != OpKind::kDelay && op.effect != DataEffect::kNone;
-}
+bool MovesData(const ScheduleOp& op) { return op.kind != OpKind::kDelay && op.effect != DataEffect::kNone; }
 
 Status CheckStructure(const Schedule& s) {
   const int n = s.num_ranks;
@@ -83,13 +81,11 @@ Status CheckStructure(const Schedule& s) {
                                 ": the checker supports at most 1024 ranks");
   }
   if (s.num_segments <= 0) {
-    return InvalidArgumentError("schedule: num_segments = " + std::to_string(s.num_segments) +
-                                ": must be > 0");
+    return InvalidArgumentError("schedule: num_segments = " + std::to_string(s.num_segments) + ": must be > 0");
   }
   if (s.collective == Collective::kAllToAll && s.num_segments % (n * n) != 0) {
-    return InvalidArgumentError("alltoall schedule: num_segments = " +
-                                std::to_string(s.num_segments) + ": must be a multiple of n*n = " +
-                                std::to_string(n * n));
+    return InvalidArgumentError("alltoall schedule: num_segments = " + std::to_string(s.num_segments) +
+                                ": must be a multiple of n*n = " + std::to_string(n * n));
   }
   auto rank_ok = [n](int r) { return r >= 0 && r < n; };
   for (int i = 0; i < static_cast<int>(s.ops.size()); ++i) {
@@ -114,9 +110,9 @@ Status CheckStructure(const Schedule& s) {
     }
     if (MovesData(op)) {
       if (op.segment_begin < 0 || op.segment_end > s.num_segments || op.segment_begin >= op.segment_end) {
-        return Violation(s, i, "segments [" + std::to_string(op.segment_begin) + ", " +
-                                   std::to_string(op.segment_end) + ") not a non-empty range of [0, " +
-                                   std::to_string(s.num_segments) + ")");
+        return Violation(s, i,
+                         "segments [" + std::to_string(op.segment_begin) + ", " + std::to_string(op.segment_end) +
+                             ") not a non-empty range of [0, " + std::to_string(s.num_segments) + ")");
       }
     }
     if (op.unordered_reduce && op.effect != DataEffect::kReduce) {
@@ -200,9 +196,10 @@ Status CheckDataFlow(const Schedule& s, const Locations& loc, RankSets& state) {
       if (overlap) {
         std::vector<uint64_t> both(words);
         for (int w = 0; w < words; ++w) both[w] = dst[w] & src[w];
-        return Violation(s, i, Locations::LocationName(op.dst_rank, op.dst_buffer, seg) + ": reducing " +
-                                   SetToString(src, words) + " into " + SetToString(dst, words) + " counts " +
-                                   SetToString(both.data(), words) + " twice");
+        return Violation(s, i,
+                         Locations::LocationName(op.dst_rank, op.dst_buffer, seg) + ": reducing " +
+                             SetToString(src, words) + " into " + SetToString(dst, words) + " counts " +
+                             SetToString(both.data(), words) + " twice");
       }
       for (int w = 0; w < words; ++w) dst[w] |= src[w];
     }
@@ -304,8 +301,8 @@ Status CheckRaces(const Schedule& s, const Locations& loc) {
   auto touch = [&](int i, int l, Access access) -> Status {
     auto check = [&](int first) -> Status {
       if (first == i || ancestry.IsAncestor(first, i)) return OkStatus();
-      return Violation(s, i, "races with op " + std::to_string(first) + " on " + loc.Name(l) +
-                                 " (no dependency path orders them)");
+      return Violation(
+          s, i, "races with op " + std::to_string(first) + " on " + loc.Name(l) + " (no dependency path orders them)");
     };
     if (last_write[l] >= 0) RETURN_IF_ERROR(check(last_write[l]));
     for (int t = since[l]; t >= 0; t = touches[t].next) {
@@ -373,8 +370,7 @@ std::vector<int64_t> BytesReceivedPerRank(const Schedule& schedule, TrafficFilte
   return bytes;
 }
 
-CrossingTraffic CrossingBytes(const Schedule& schedule, const std::vector<int>& side_of_rank,
-                              TrafficFilter filter) {
+CrossingTraffic CrossingBytes(const Schedule& schedule, const std::vector<int>& side_of_rank, TrafficFilter filter) {
   SPECSIM_CHECK_EQ(static_cast<int>(side_of_rank.size()), schedule.num_ranks);
   CrossingTraffic traffic;
   for (const ScheduleOp& op : schedule.ops) {

@@ -47,10 +47,8 @@ enum class TrafficFilter {
 };
 
 // Payload bytes of transfers, summed per source rank / per destination rank (size num_ranks).
-std::vector<int64_t> BytesSentPerRank(const Schedule& schedule,
-                                      TrafficFilter filter = TrafficFilter::kData);
-std::vector<int64_t> BytesReceivedPerRank(const Schedule& schedule,
-                                          TrafficFilter filter = TrafficFilter::kData);
+std::vector<int64_t> BytesSentPerRank(const Schedule& schedule, TrafficFilter filter = TrafficFilter::kData);
+std::vector<int64_t> BytesReceivedPerRank(const Schedule& schedule, TrafficFilter filter = TrafficFilter::kData);
 
 // Bytes of transfers whose endpoints lie on different sides of a cut (e.g. the two PCIe switches
 // or sockets of a box): side_of_rank[r] is 0 (side A) or 1 (side B).

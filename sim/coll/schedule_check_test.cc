@@ -43,8 +43,7 @@ TEST(ScheduleCheckTest, MissingCopyLeavesOutputIncomplete) {
   s.ops.pop_back();  // rank 0 never gets segment 1 back
   const Status st = CheckSchedule(s);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("rank 0 out segment 1 holds {0}, expected {0,1}"), std::string::npos)
-      << st.message();
+  EXPECT_NE(st.message().find("rank 0 out segment 1 holds {0}, expected {0,1}"), std::string::npos) << st.message();
 }
 
 TEST(ScheduleCheckTest, CopyBeforeReduceIsARace) {
@@ -119,16 +118,14 @@ TEST(ScheduleCheckTest, ConcurrentReducesRaceUnlessUnordered) {
     s.Add(Transfer((seg + 1) % 3, seg, DataEffect::kReduce, seg));
     s.Add(Transfer((seg + 2) % 3, seg, DataEffect::kReduce, seg, {static_cast<int32_t>(s.ops.size() - 1)}));
   }
-  EXPECT_NE(CheckSchedule(s).message().find("op 1 (transfer 2->0 ch 0): races with op 0"),
-            std::string::npos)
+  EXPECT_NE(CheckSchedule(s).message().find("op 1 (transfer 2->0 ch 0): races with op 0"), std::string::npos)
       << CheckSchedule(s).message();
   s.ops[0].unordered_reduce = true;
   s.ops[1].unordered_reduce = true;
   EXPECT_TRUE(CheckSchedule(s).ok()) << CheckSchedule(s).ToString();
   // An unordered reduce still conflicts with a concurrent read of its destination.
   s.Add(Transfer(0, 1, DataEffect::kCopy, 0, {0}));  // reads rank 0 seg 0 while op 1 may write
-  EXPECT_NE(CheckSchedule(s).message().find("races with op 1"), std::string::npos)
-      << CheckSchedule(s).message();
+  EXPECT_NE(CheckSchedule(s).message().find("races with op 1"), std::string::npos) << CheckSchedule(s).message();
 }
 
 TEST(ScheduleCheckTest, AllGatherInitialContentsFollowOwnership) {
@@ -141,13 +138,13 @@ TEST(ScheduleCheckTest, AllGatherInitialContentsFollowOwnership) {
   s.collective = Collective::kAllGather;
   s.num_ranks = 2;
   s.num_segments = 4;
-  for (int seg = 0; seg < 4; ++seg) s.Add(Transfer(SegmentOwner(seg, 2, 4), 1 - SegmentOwner(seg, 2, 4), DataEffect::kCopy, seg));
+  for (int seg = 0; seg < 4; ++seg)
+    s.Add(Transfer(SegmentOwner(seg, 2, 4), 1 - SegmentOwner(seg, 2, 4), DataEffect::kCopy, seg));
   EXPECT_TRUE(CheckSchedule(s).ok()) << CheckSchedule(s).ToString();
   // Copying from the wrong rank delivers an empty segment.
   s.ops[1].src_rank = 1;
   s.ops[1].dst_rank = 0;
-  EXPECT_NE(CheckSchedule(s).message().find("rank 0 out segment 1 holds {}, expected {0}"),
-            std::string::npos)
+  EXPECT_NE(CheckSchedule(s).message().find("rank 0 out segment 1 holds {}, expected {0}"), std::string::npos)
       << CheckSchedule(s).message();
 }
 
@@ -166,8 +163,7 @@ TEST(ScheduleCheckTest, AllToAllLayout) {
   s.Add(b);
   EXPECT_TRUE(CheckSchedule(s).ok()) << CheckSchedule(s).ToString();
   s.ops.pop_back();
-  EXPECT_NE(CheckSchedule(s).message().find("rank 0 out segment 2 holds {}, expected {1}"),
-            std::string::npos)
+  EXPECT_NE(CheckSchedule(s).message().find("rank 0 out segment 2 holds {}, expected {1}"), std::string::npos)
       << CheckSchedule(s).message();
   s.num_segments = 6;  // not a multiple of n*n
   EXPECT_FALSE(CheckSchedule(s).ok());
@@ -235,8 +231,7 @@ TEST(ScheduleCheckMutationTest, RemovingTheArrivalDependencyIsARace) {
   std::erase(ring.ops[8].deps, 7);
   const Status st = CheckSchedule(ring);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("op 8 (transfer 0->1 ch 0): races with op 7"), std::string::npos)
-      << st.message();
+  EXPECT_NE(st.message().find("op 8 (transfer 0->1 ch 0): races with op 7"), std::string::npos) << st.message();
 }
 
 TEST(ScheduleCheckMutationTest, TwoShotAllGatherWithoutMiddleBarrierRaces) {

@@ -16,8 +16,7 @@ Schedule BuildTreeAllReduce(int n, int64_t bytes, const TreeOptions& options) {
   const std::vector<int> order = OrderOrIdentity(n, options.order);
   const ProtocolModel& proto = options.protocol;
   const int num_channels = options.channels;
-  const int chunks = ChunksPerBlock((bytes + num_channels - 1) / num_channels, proto,
-                                    options.max_chunks_per_step);
+  const int chunks = ChunksPerBlock((bytes + num_channels - 1) / num_channels, proto, options.max_chunks_per_step);
   Schedule s;
   s.collective = Collective::kAllReduce;
   s.algorithm = "tree";
@@ -36,8 +35,8 @@ Schedule BuildTreeAllReduce(int n, int64_t bytes, const TreeOptions& options) {
   std::vector<std::vector<ConnectionOrder>> down = up;
 
   // `ready`: the ops after which the sender holds the chunk.
-  auto transfer = [&](int from_pos, int to_pos, DataEffect effect, int c, int segment,
-                      std::vector<int32_t> ready, ConnectionOrder& conn) {
+  auto transfer = [&](int from_pos, int to_pos, DataEffect effect, int c, int segment, std::vector<int32_t> ready,
+                      ConnectionOrder& conn) {
     ScheduleOp t;
     t.kind = OpKind::kTransfer;
     t.src_rank = order[from_pos];

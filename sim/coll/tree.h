@@ -28,7 +28,7 @@
 namespace specsim::coll {
 
 struct TreeOptions {
-  std::vector<int> order;        // chain order, root first; empty = 0, 1, ..., n-1
+  std::vector<int> order;  // chain order, root first; empty = 0, 1, ..., n-1
   int channels = 1;
   ProtocolModel protocol = IdealProtocol();
   MechanismMatrix mechanism;     // [src][dst]; empty = kKernelWrite everywhere

@@ -109,7 +109,8 @@ AttentionTerms AttentionTime(const AttentionImplementation& impl, const Attentio
   t.tiles_ns = std::max(double(g.sm_blocks) * tiles * (impl.tile_ns + impl.row_ns * rows),
                         double(g.rounds) * tiles * (impl.tile_latency_ns + impl.row_latency_ns * rows));
   if (g.splits > 1)
-    t.combine_ns = impl.combine_ns + double(g.combine_waves) * (impl.combine_block_ns + impl.combine_split_ns * double(g.splits));
+    t.combine_ns =
+        impl.combine_ns + double(g.combine_waves) * (impl.combine_block_ns + impl.combine_split_ns * double(g.splits));
   return t;
 }
 

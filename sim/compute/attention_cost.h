@@ -63,25 +63,25 @@ struct AttentionImplementation {
   int row_tile = 16;
   int max_rows_per_block = 64;
   int kv_tile_tokens = 64;
-  int blocks_per_sm = 2;          // resident blocks per SM (registers / shared memory)
+  int blocks_per_sm = 2;  // resident blocks per SM (registers / shared memory)
   // Where the resident count differs by rows per block (one kernel instantiation each):
   // (rows_per_block, blocks_per_sm) pairs overriding blocks_per_sm.
   std::vector<std::pair<int, int>> blocks_per_sm_by_rows;
-  int split_blocks_per_sm = 2;    // split-KV target: blocks before splitting x splits ~ this x SMs
-  bool splits_round_down = false; // ... at most this x SMs (full rounds of one resident block)
-  int min_split_tokens = 128;     // no split shorter than this
-  int max_splits = 0;             // 0: no limit
-  int combine_blocks_per_sm = 16; // the merge pass: one block per (query row, head)
-  int combine_value_blocks = 1;   // ... and per 128 output values (MLA's 512: 4)
+  int split_blocks_per_sm = 2;     // split-KV target: blocks before splitting x splits ~ this x SMs
+  bool splits_round_down = false;  // ... at most this x SMs (full rounds of one resident block)
+  int min_split_tokens = 128;      // no split shorter than this
+  int max_splits = 0;              // 0: no limit
+  int combine_blocks_per_sm = 16;  // the merge pass: one block per (query row, head)
+  int combine_value_blocks = 1;    // ... and per 128 output values (MLA's 512: 4)
   // Costs (ns), fitted by `specsim calibrate` per implementation.
   double ramp_ns = 5000;
   double memory_efficiency = 0.8;  // of the GPU's memory bandwidth, streaming the cache
-  double tile_ns = 500;             // per tile of every block on the SM (throughput)
+  double tile_ns = 500;            // per tile of every block on the SM (throughput)
   double row_ns = 10;
-  double tile_latency_ns = 2000;    // per tile of one block per round (latency)
+  double tile_latency_ns = 2000;  // per tile of one block per round (latency)
   double row_latency_ns = 5;
   double block_ns = 1000;
-  double block_row_ns = 300;        // per query row of every block on the SM (throughput)
+  double block_row_ns = 300;          // per query row of every block on the SM (throughput)
   double block_row_latency_ns = 100;  // per query row of one block per round (latency)
   double combine_ns = 2000;
   double combine_block_ns = 2000;
@@ -95,27 +95,27 @@ Status ValidateAttentionImplementation(const AttentionImplementation& impl);
 // One attention call per GPU.
 struct AttentionCall {
   int64_t seqs = 1;
-  int64_t query_tokens = 1;   // per sequence
-  int64_t q_heads = 1;        // per GPU
-  int64_t kv_heads = 1;       // per GPU
-  int64_t context = 1;        // cached tokens attended per sequence
-  double kv_bytes = 0;        // cache bytes read per call
-  int splits = 0;             // 0: the implementation's split policy
-  bool latent = false;        // MLA's shared latent cache (one KV head, V within K)
+  int64_t query_tokens = 1;  // per sequence
+  int64_t q_heads = 1;       // per GPU
+  int64_t kv_heads = 1;      // per GPU
+  int64_t context = 1;       // cached tokens attended per sequence
+  double kv_bytes = 0;       // cache bytes read per call
+  int splits = 0;            // 0: the implementation's split policy
+  bool latent = false;       // MLA's shared latent cache (one KV head, V within K)
 };
 
 struct AttentionGeometry {
-  int64_t rows_padded = 0;     // per (sequence, KV head)
+  int64_t rows_padded = 0;  // per (sequence, KV head)
   int64_t rows_per_block = 0;
-  int64_t valid_rows = 0;      // per block
+  int64_t valid_rows = 0;  // per block
   int64_t row_blocks = 0;
   int64_t splits = 0;
   int64_t blocks = 0;
-  int64_t resident = 0;        // blocks per SM
-  int64_t sm_blocks = 0;       // on the busiest SM
-  int64_t rounds = 0;          // of resident blocks on it
-  int64_t kv_tiles = 0;        // per block
-  int64_t combine_waves = 0;   // 0 without a merge pass (one split)
+  int64_t resident = 0;       // blocks per SM
+  int64_t sm_blocks = 0;      // on the busiest SM
+  int64_t rounds = 0;         // of resident blocks on it
+  int64_t kv_tiles = 0;       // per block
+  int64_t combine_waves = 0;  // 0 without a merge pass (one split)
 };
 
 // REQUIRES: ValidateAttentionImplementation(impl) OK, call fields >= 1, sm_count >= 1 (CHECKed).

@@ -20,9 +20,11 @@ TEST(AttentionGeometry, FlashMmaRowTilesMatchTheKernel) {
   // validate/flash_attention_kernels.cu: FlashMmaRowTilesPerBlock = 1, 2, 4 tiles of 16 for 1, 2,
   // >= 3 tiles of G q rows (G = 4 here).
   const auto impl = SpecsimValidateKernel("flash_mma").value();
-  struct Case { int64_t q, padded, per_block, row_blocks; };
-  for (Case c : {Case{1, 16, 16, 1}, Case{4, 16, 16, 1}, Case{8, 32, 32, 1}, Case{12, 48, 64, 1},
-                 Case{16, 64, 64, 1}, Case{32, 128, 64, 2}, Case{128, 512, 64, 8}}) {
+  struct Case {
+    int64_t q, padded, per_block, row_blocks;
+  };
+  for (Case c : {Case{1, 16, 16, 1}, Case{4, 16, 16, 1}, Case{8, 32, 32, 1}, Case{12, 48, 64, 1}, Case{16, 64, 64, 1},
+                 Case{32, 128, 64, 2}, Case{128, 512, 64, 8}}) {
     const AttentionGeometry g = GeometryOf(impl, Llama8bTp1(1, c.q, 4096), 132);
     EXPECT_EQ(g.rows_padded, c.padded) << c.q;
     EXPECT_EQ(g.rows_per_block, c.per_block) << c.q;

@@ -13,23 +13,23 @@ const char* DTypeName(DType d);
 double DTypeBytes(DType d);  // 2, 1, 0.5, 0.5
 
 enum class KernelClass {
-  kGemm,          // dense GEMM (projections, dense MLP, LM head, shared experts)
-  kGroupedGemm,   // routed experts (MoE grouped GEMM)
-  kAttention,     // attention over the KV cache (decode / verify)
-  kNorm,          // RMSNorm (+ residual)
-  kElementwise,   // activation, rotary, residual, copies
-  kRouter,        // MoE gating + top-k
-  kEmbedding,     // embedding lookup
-  kSampling,      // softmax / argmax / top-k sampling over logits
+  kGemm,         // dense GEMM (projections, dense MLP, LM head, shared experts)
+  kGroupedGemm,  // routed experts (MoE grouped GEMM)
+  kAttention,    // attention over the KV cache (decode / verify)
+  kNorm,         // RMSNorm (+ residual)
+  kElementwise,  // activation, rotary, residual, copies
+  kRouter,       // MoE gating + top-k
+  kEmbedding,    // embedding lookup
+  kSampling,     // softmax / argmax / top-k sampling over logits
 };
 
 const char* KernelClassName(KernelClass c);
 
 struct Kernel {
-  std::string name;               // e.g. "layer3.qkv_proj"
+  std::string name;  // e.g. "layer3.qkv_proj"
   KernelClass kernel_class = KernelClass::kGemm;
-  double flops = 0;               // per GPU
-  double bytes = 0;               // device-memory bytes read + written, per GPU
+  double flops = 0;                 // per GPU
+  double bytes = 0;                 // device-memory bytes read + written, per GPU
   DType math_dtype = DType::kBf16;  // selects the tensor-core peak
   // GEMM shape per GPU (m = tokens, n, k), 0 for other classes; used for efficiency by shape.
   double m = 0, n = 0, k = 0;

@@ -19,8 +19,7 @@ Status CheckFraction(const char* field, double v) {
 
 Status CheckNonNegative(const char* prefix, const char* field, double v) {
   if (!(v >= 0) || !std::isfinite(v)) {
-    return InvalidArgumentError(std::string(prefix) + field + " = " + std::to_string(v) +
-                                ": must be >= 0");
+    return InvalidArgumentError(std::string(prefix) + field + " = " + std::to_string(v) + ": must be >= 0");
   }
   return OkStatus();
 }
@@ -80,7 +79,8 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
     a.tile_ns = ac.tile_ns();
     a.row_ns = ac.row_ns();
     a.combine_ns = ac.combine_ns();
-    for (const auto& rr : ac.blocks_per_sm_by_rows()) a.blocks_per_sm_by_rows.push_back({rr.rows_per_block(), rr.blocks_per_sm()});
+    for (const auto& rr : ac.blocks_per_sm_by_rows())
+      a.blocks_per_sm_by_rows.push_back({rr.rows_per_block(), rr.blocks_per_sm()});
     a.combine_blocks_per_sm = ac.combine_blocks_per_sm();
     a.block_ns = ac.block_ns();
     a.tile_latency_ns = ac.tile_latency_ns();
@@ -97,10 +97,8 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
 Status ValidateComputeParams(const ComputeParams& p) {
   RETURN_IF_ERROR(CheckFraction("gemm_compute_efficiency", p.gemm_compute_efficiency));
   RETURN_IF_ERROR(CheckFraction("skinny_gemm_memory_efficiency", p.skinny_gemm_memory_efficiency));
-  RETURN_IF_ERROR(
-      CheckFraction("grouped_gemm_compute_efficiency", p.grouped_gemm_compute_efficiency));
-  RETURN_IF_ERROR(
-      CheckFraction("grouped_gemm_memory_efficiency", p.grouped_gemm_memory_efficiency));
+  RETURN_IF_ERROR(CheckFraction("grouped_gemm_compute_efficiency", p.grouped_gemm_compute_efficiency));
+  RETURN_IF_ERROR(CheckFraction("grouped_gemm_memory_efficiency", p.grouped_gemm_memory_efficiency));
   RETURN_IF_ERROR(CheckFraction("attention_memory_efficiency", p.attention_memory_efficiency));
   RETURN_IF_ERROR(CheckFraction("attention_compute_efficiency", p.attention_compute_efficiency));
   RETURN_IF_ERROR(CheckFraction("memory_efficiency", p.memory_efficiency));
@@ -114,11 +112,14 @@ Status ValidateComputeParams(const ComputeParams& p) {
   RETURN_IF_ERROR(CheckNonNegative(pre, "eager_device_gap_ns", p.eager_device_gap_ns));
   RETURN_IF_ERROR(CheckNonNegative(pre, "gemm_column_rate_gbps", p.gemm_column_rate_gbps));
   if (!(p.gemm_overlap >= 0 && p.gemm_overlap <= 1))
-    return InvalidArgumentError("ComputeParams.gemm_overlap = " + std::to_string(p.gemm_overlap) + ": must be in [0, 1]");
-  for (const AttentionImplementation& a : p.attention_implementations) RETURN_IF_ERROR(ValidateAttentionImplementation(a));
+    return InvalidArgumentError("ComputeParams.gemm_overlap = " + std::to_string(p.gemm_overlap) +
+                                ": must be in [0, 1]");
+  for (const AttentionImplementation& a : p.attention_implementations)
+    RETURN_IF_ERROR(ValidateAttentionImplementation(a));
   for (const auto* v : {&p.attention_regimes.decode, &p.attention_regimes.verify, &p.attention_regimes.mla_decode,
                         &p.attention_regimes.mla_verify}) {
-    if (v->size() > 1) return InvalidArgumentError("ComputeParams.attention_regimes: at most one implementation per regime");
+    if (v->size() > 1)
+      return InvalidArgumentError("ComputeParams.attention_regimes: at most one implementation per regime");
     for (const AttentionImplementation& a : *v) RETURN_IF_ERROR(ValidateAttentionImplementation(a));
   }
   return OkStatus();
@@ -127,12 +128,11 @@ Status ValidateComputeParams(const ComputeParams& p) {
 Status ValidateGpuForCompute(const net::GpuSpec& gpu) {
   const std::string pre = "gpu_specs[" + gpu.name + "].";
   if (!(gpu.memory_bandwidth_gbps > 0)) {
-    return InvalidArgumentError(pre + "memory_bandwidth_gbps = " +
-                                std::to_string(gpu.memory_bandwidth_gbps) + ": must be > 0");
+    return InvalidArgumentError(pre + "memory_bandwidth_gbps = " + std::to_string(gpu.memory_bandwidth_gbps) +
+                                ": must be > 0");
   }
   if (!(gpu.bf16_dense_tflops > 0)) {
-    return InvalidArgumentError(
-        pre + "bf16_dense_tflops = " + std::to_string(gpu.bf16_dense_tflops) + ": must be > 0");
+    return InvalidArgumentError(pre + "bf16_dense_tflops = " + std::to_string(gpu.bf16_dense_tflops) + ": must be > 0");
   }
   RETURN_IF_ERROR(CheckNonNegative(pre.c_str(), "fp8_dense_tflops", gpu.fp8_dense_tflops));
   RETURN_IF_ERROR(CheckNonNegative(pre.c_str(), "fp4_dense_tflops", gpu.fp4_dense_tflops));
@@ -190,8 +190,7 @@ double ComputeParams::RampNs(KernelClass c) const {
   return memory_ramp_ns;
 }
 
-KernelCostModel::KernelCostModel(const net::GpuSpec& gpu, ComputeParams params)
-    : gpu_(gpu), params_(params) {
+KernelCostModel::KernelCostModel(const net::GpuSpec& gpu, ComputeParams params) : gpu_(gpu), params_(params) {
   Status g = ValidateGpuForCompute(gpu_);
   SPECSIM_CHECK(g.ok()) << g.ToString();
   Status p = ValidateComputeParams(params_);
@@ -208,14 +207,10 @@ double KernelCostModel::PeakTflops(DType math) const {
   const double bf16 = gpu_.bf16_dense_tflops;
   const double fp8 = gpu_.fp8_dense_tflops > 0 ? gpu_.fp8_dense_tflops : bf16;
   switch (math) {
-    case DType::kBf16:
-      return bf16;
-    case DType::kFp8:
-      return fp8;
-    case DType::kFp4:
-      return gpu_.fp4_dense_tflops > 0 ? gpu_.fp4_dense_tflops : fp8;
-    case DType::kInt4:
-      return bf16;
+    case DType::kBf16: return bf16;
+    case DType::kFp8: return fp8;
+    case DType::kFp4: return gpu_.fp4_dense_tflops > 0 ? gpu_.fp4_dense_tflops : fp8;
+    case DType::kInt4: return bf16;
   }
   return bf16;
 }
@@ -227,28 +222,20 @@ double KernelCostModel::ComputeEfficiency(const Kernel& k) const {
   };
   switch (k.kernel_class) {
     case KernelClass::kGemm:
-    case KernelClass::kRouter:
-      return params_.gemm_compute_efficiency * ramp(k.m);
-    case KernelClass::kGroupedGemm:
-      return params_.grouped_gemm_compute_efficiency * ramp(k.m);
-    case KernelClass::kAttention:
-      return params_.attention_compute_efficiency;
-    default:
-      return 0;  // no compute term
+    case KernelClass::kRouter: return params_.gemm_compute_efficiency * ramp(k.m);
+    case KernelClass::kGroupedGemm: return params_.grouped_gemm_compute_efficiency * ramp(k.m);
+    case KernelClass::kAttention: return params_.attention_compute_efficiency;
+    default: return 0;  // no compute term
   }
 }
 
 double KernelCostModel::MaxMemoryEfficiency(KernelClass c) const {
   switch (c) {
     case KernelClass::kGemm:
-    case KernelClass::kRouter:
-      return params_.skinny_gemm_memory_efficiency;
-    case KernelClass::kGroupedGemm:
-      return params_.grouped_gemm_memory_efficiency;
-    case KernelClass::kAttention:
-      return params_.attention_memory_efficiency;
-    default:
-      return params_.memory_efficiency;
+    case KernelClass::kRouter: return params_.skinny_gemm_memory_efficiency;
+    case KernelClass::kGroupedGemm: return params_.grouped_gemm_memory_efficiency;
+    case KernelClass::kAttention: return params_.attention_memory_efficiency;
+    default: return params_.memory_efficiency;
   }
 }
 
@@ -264,7 +251,8 @@ SimTime KernelCostModel::KernelTime(const Kernel& k) const {
   SPECSIM_CHECK(k.flops >= 0 && k.bytes >= 0) << k.name;
   double ns = params_.kernel_floor_ns;
   if (k.kernel_class == KernelClass::kAttention && k.has_attention_call && gpu_.sm_count > 0) {
-    if (const AttentionImplementation* impl = params_.attention_regimes.For(k.attention.query_tokens, k.attention.latent)) {
+    if (const AttentionImplementation* impl =
+            params_.attention_regimes.For(k.attention.query_tokens, k.attention.latent)) {
       return PicosFromNanos(
           std::max(ns, AttentionTime(*impl, k.attention, gpu_.sm_count, gpu_.memory_bandwidth_gbps).total_ns()));
     }
@@ -305,13 +293,10 @@ double KernelCostModel::MemoryNs(const Kernel& k) const {
 }
 
 SimTime KernelCostModel::LaunchOverhead(bool cuda_graph) const {
-  return PicosFromNanos(cuda_graph ? params_.launch_overhead_graph_ns
-                                   : params_.launch_overhead_eager_ns);
+  return PicosFromNanos(cuda_graph ? params_.launch_overhead_graph_ns : params_.launch_overhead_eager_ns);
 }
 
-SimTime KernelCostModel::GraphLaunchOverhead() const {
-  return PicosFromNanos(params_.graph_launch_ns);
-}
+SimTime KernelCostModel::GraphLaunchOverhead() const { return PicosFromNanos(params_.graph_launch_ns); }
 
 SimTime KernelCostModel::SequenceTime(const std::vector<Kernel>& kernels, bool cuda_graph) const {
   if (cuda_graph) {

@@ -121,10 +121,8 @@ TEST(KernelCostTest, GemmOverlapAddsAShareOfTheSmallerTerm) {
 TEST(KernelCostTest, GemmEfficiencyRampsWithM) {
   KernelCostModel model(H200(), ComputeParams{});
   // e_c(m) = 0.70 * m / (m + 32)
-  EXPECT_NEAR(model.ComputeEfficiency(Make(KernelClass::kGemm, 1, 1, DType::kBf16, 32)), 0.35,
-              1e-12);
-  EXPECT_NEAR(model.ComputeEfficiency(Make(KernelClass::kGemm, 1, 1, DType::kBf16, 96)), 0.525,
-              1e-12);
+  EXPECT_NEAR(model.ComputeEfficiency(Make(KernelClass::kGemm, 1, 1, DType::kBf16, 32)), 0.35, 1e-12);
+  EXPECT_NEAR(model.ComputeEfficiency(Make(KernelClass::kGemm, 1, 1, DType::kBf16, 96)), 0.525, 1e-12);
   double prev = 0;
   for (double m : {1.0, 8.0, 64.0, 512.0, 8192.0}) {
     double e = model.ComputeEfficiency(Make(KernelClass::kGemm, 1, 1, DType::kBf16, m));
@@ -158,8 +156,8 @@ TEST(KernelCostTest, FloorApplies) {
 
 TEST(KernelCostTest, TimeRisesWithBytes) {
   KernelCostModel model(H200(), ComputeParams{});
-  for (KernelClass c : {KernelClass::kGemm, KernelClass::kAttention, KernelClass::kElementwise,
-                        KernelClass::kGroupedGemm}) {
+  for (KernelClass c :
+       {KernelClass::kGemm, KernelClass::kAttention, KernelClass::kElementwise, KernelClass::kGroupedGemm}) {
     SimTime prev = 0;
     for (double b = 1e7; b <= 1e10; b *= 3) {
       SimTime t = model.KernelTime(Make(c, 0, b, DType::kBf16, 1));
@@ -243,8 +241,8 @@ namespace {
 // the number of queries with the ramp as its intercept.
 TEST(KernelCostTest, AttentionIsAFixedCostPlusPerQueryWork) {
   ComputeParams p;
-  p.attention_memory_ramp_ns = 20000;       // 20 us fixed
-  p.attention_compute_efficiency = 0.01;    // CUDA-core kernel: far from the tensor peak
+  p.attention_memory_ramp_ns = 20000;     // 20 us fixed
+  p.attention_compute_efficiency = 0.01;  // CUDA-core kernel: far from the tensor peak
   p.kernel_floor_ns = 0;
   KernelCostModel model(H200(), p);
   auto attention = [&](double queries) {

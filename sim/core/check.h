@@ -27,9 +27,9 @@ class CheckFailure {
 }  // namespace specsim::internal
 
 // Usage: SPECSIM_CHECK(x > 0) << "x=" << x;
-#define SPECSIM_CHECK(condition)                                     \
-  if (condition) {                                                   \
-  } else /* NOLINT */                                                \
+#define SPECSIM_CHECK(condition) \
+  if (condition) {               \
+  } else /* NOLINT */            \
     ::specsim::internal::CheckFailure(__FILE__, __LINE__, #condition).stream()
 
 #define SPECSIM_CHECK_OP(a, op, b) SPECSIM_CHECK((a)op(b)) << "(" << (a) << " vs " << (b) << ") "

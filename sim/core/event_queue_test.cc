@@ -99,7 +99,10 @@ TEST(EventQueue, ManyEventsWithCancellationsRunInTimeThenInsertionOrder) {
   std::vector<std::pair<SimTime, int>> expected;
   std::vector<bool> cancelled;
   uint64_t x = 12345;
-  auto next = [&x] { x = x * 6364136223846793005ULL + 1442695040888963407ULL; return x >> 33; };
+  auto next = [&x] {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return x >> 33;
+  };
   for (int i = 0; i < 2000; ++i) {
     const SimTime t = static_cast<SimTime>(next() % 500);
     ids.push_back(q.Schedule(t, [&ran, t, i] { ran.push_back({t, i}); }));
@@ -126,7 +129,6 @@ TEST(EventQueueDeathTest, SchedulingInThePastIsABug) {
   q.Run();
   EXPECT_DEATH(q.Schedule(5, [] {}), "past");
 }
-
 
 // Durations past 2^60 ps (or NaN) saturate instead of overflowing the int64 cast (issue 15,
 // item 2: 1e300 ns latencies became undefined casts, then "event scheduled in the past" aborts).

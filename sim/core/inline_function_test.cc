@@ -45,7 +45,10 @@ TEST(InlineFunction, LargeCallablesLiveOnTheHeap) {
   int calls = 0;
   {
     Counted c(&calls);
-    InlineFunction f = [big, &seen, c] { seen = big[15]; c(); };
+    InlineFunction f = [big, &seen, c] {
+      seen = big[15];
+      c();
+    };
     InlineFunction g;
     g = std::move(f);
     g();

@@ -16,9 +16,9 @@ namespace specsim {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,   // bad input: a config, a flag, a trace
-  kNotFound,          // a file or a named thing that does not exist
-  kFailedPrecondition,// input is well formed but cannot be used (no route, does not fit)
+  kInvalidArgument,     // bad input: a config, a flag, a trace
+  kNotFound,            // a file or a named thing that does not exist
+  kFailedPrecondition,  // input is well formed but cannot be used (no route, does not fit)
   kUnimplemented,
   kInternal,
 };
@@ -90,9 +90,9 @@ class [[nodiscard]] StatusOr {
 #define SPECSIM_STATUS_CONCAT(a, b) SPECSIM_STATUS_CONCAT_INNER(a, b)
 
 // Returns early from the enclosing function when `expr` (a Status) is not OK.
-#define RETURN_IF_ERROR(expr)                         \
-  do {                                                \
-    ::specsim::Status _specsim_status = (expr);       \
+#define RETURN_IF_ERROR(expr)                          \
+  do {                                                 \
+    ::specsim::Status _specsim_status = (expr);        \
     if (!_specsim_status.ok()) return _specsim_status; \
   } while (0)
 

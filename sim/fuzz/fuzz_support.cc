@@ -33,8 +33,8 @@ const config::Scenario& DefaultScenario() {
 }
 
 std::string WriteTempFile(std::string_view slot, std::string_view suffix, std::string_view contents) {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("specsim-fuzz-" + std::to_string(getpid()) + "-" + std::string(slot) + std::string(suffix)))
+  const std::string path = (std::filesystem::temp_directory_path() / ("specsim-fuzz-" + std::to_string(getpid()) + "-" +
+                                                                      std::string(slot) + std::string(suffix)))
                                .string();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
@@ -65,8 +65,8 @@ void TimeCollectivesBounded(const net::Topology& topology, int64_t bytes) {
   for (int g = 0; g < ranks; ++g) base.gpus.push_back(g);
   std::vector<coll::CollectiveRequest> requests;
   for (bool p2p_disable : {false, true})
-    for (coll::Algorithm algorithm : {coll::Algorithm::kRing, coll::Algorithm::kTree, coll::Algorithm::kOneShot,
-                                      coll::Algorithm::kTwoShot}) {
+    for (coll::Algorithm algorithm :
+         {coll::Algorithm::kRing, coll::Algorithm::kTree, coll::Algorithm::kOneShot, coll::Algorithm::kTwoShot}) {
       coll::CollectiveRequest r = base;
       r.algorithm = algorithm;
       r.p2p_disable = p2p_disable;

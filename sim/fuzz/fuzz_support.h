@@ -40,8 +40,6 @@ void EvaluateBounded(config::Scenario scenario, const std::string& calibration_p
 void TimeCollectivesBounded(const net::Topology& topology, int64_t bytes);
 
 // `data` as a string view.
-inline std::string_view AsText(const uint8_t* data, size_t size) {
-  return {reinterpret_cast<const char*>(data), size};
-}
+inline std::string_view AsText(const uint8_t* data, size_t size) { return {reinterpret_cast<const char*>(data), size}; }
 
 }  // namespace specsim::fuzz

@@ -18,9 +18,7 @@ namespace {
 
 using testing::Contains;
 
-std::string SourcePath(const std::string& relative) {
-  return std::string(SPECSIM_SOURCE_DIR) + "/" + relative;
-}
+std::string SourcePath(const std::string& relative) { return std::string(SPECSIM_SOURCE_DIR) + "/" + relative; }
 
 net::Topology Load(const std::string& relative) {
   StatusOr<net::Topology> t = LoadHardwareFile(SourcePath(relative));
@@ -42,12 +40,12 @@ struct Expected {
 };
 
 constexpr Expected kBundled[] = {
-    {"configs/hardware/rtxpro6000-8x-dual-socket.textproto", 8,
-     "RTX PRO 6000 Blackwell Server Edition", net::CpuVendor::kAmd, 2},
-    {"configs/hardware/rtxpro6000-8x-pcie-switch.textproto", 8,
-     "RTX PRO 6000 Blackwell Server Edition", net::CpuVendor::kAmd, 1},
-    {"configs/hardware/rtxpro6000-4x-pcie-switch.textproto", 4,
-     "RTX PRO 6000 Blackwell Server Edition", net::CpuVendor::kAmd, 1},
+    {"configs/hardware/rtxpro6000-8x-dual-socket.textproto", 8, "RTX PRO 6000 Blackwell Server Edition",
+     net::CpuVendor::kAmd, 2},
+    {"configs/hardware/rtxpro6000-8x-pcie-switch.textproto", 8, "RTX PRO 6000 Blackwell Server Edition",
+     net::CpuVendor::kAmd, 1},
+    {"configs/hardware/rtxpro6000-4x-pcie-switch.textproto", 4, "RTX PRO 6000 Blackwell Server Edition",
+     net::CpuVendor::kAmd, 1},
     {"configs/hardware/h200-1x.textproto", 1, "H200", net::CpuVendor::kUnknown, 1},
     {"configs/hardware/h200-2x-nvlink.textproto", 2, "H200", net::CpuVendor::kIntel, 1},
     {"configs/hardware/h200-8x-nvlink.textproto", 8, "H200", net::CpuVendor::kIntel, 2},
@@ -96,8 +94,8 @@ TEST(BundledConfigsTest, TableCoversTheDirectory) {
   for (const auto& entry : std::filesystem::directory_iterator(SourcePath("configs/hardware"))) {
     if (entry.path().extension() != ".textproto") continue;
     const std::string relative = "configs/hardware/" + entry.path().filename().string();
-    EXPECT_TRUE(std::any_of(std::begin(kBundled), std::end(kBundled),
-                            [&](const Expected& e) { return relative == e.file; }))
+    EXPECT_TRUE(
+        std::any_of(std::begin(kBundled), std::end(kBundled), [&](const Expected& e) { return relative == e.file; }))
         << relative << " is not in kBundled";
   }
 }

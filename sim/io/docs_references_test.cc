@@ -19,10 +19,11 @@ namespace fs = std::filesystem;
 // The text files people and the build read: code, configs, models, scripts and docs (generated
 // traces and their JSON copies excepted).
 std::vector<fs::path> TextFiles(const fs::path& root) {
-  static const std::set<std::string> kExtensions = {".cc", ".h", ".cu", ".cuh", ".proto", ".textproto", ".md",
-                                                    ".sh", ".py", ".cmake", ".txt", ".json"};
+  static const std::set<std::string> kExtensions = {".cc", ".h",  ".cu", ".cuh",   ".proto", ".textproto",
+                                                    ".md", ".sh", ".py", ".cmake", ".txt",   ".json"};
   std::vector<fs::path> out;
-  for (const char* dir : {"sim", "validate", "configs", "models", "scripts", "bench", "docs", "proto", "cmake", ".ci"}) {
+  for (const char* dir :
+       {"sim", "validate", "configs", "models", "scripts", "bench", "docs", "proto", "cmake", ".ci"}) {
     const fs::path d = root / dir;
     if (!fs::exists(d)) continue;
     for (const auto& e : fs::recursive_directory_iterator(d)) {
@@ -49,7 +50,8 @@ TEST(DocsReferences, NothingCitesADocumentOutsideTheRepository) {
   ASSERT_GT(files.size(), 100u);
   // The project's starting notes were ../shared/docs/{reference,calibration-box,rank-timelines,
   // house-style}.md: cited by name ("reference.md section 4") or by path.
-  const std::regex outside(R"((\.\./)?shared/docs|(^|[^/\w-])reference\.md|(^|[^/\w-])(rank-timelines|house-style)\.md)");
+  const std::regex outside(
+      R"((\.\./)?shared/docs|(^|[^/\w-])reference\.md|(^|[^/\w-])(rank-timelines|house-style)\.md)");
   const std::string self = "docs_references_test.cc";
   int offenders = 0;
   for (const fs::path& f : files) {
@@ -58,8 +60,8 @@ TEST(DocsReferences, NothingCitesADocumentOutsideTheRepository) {
     std::string line;
     for (int n = 1; std::getline(lines, line); ++n) {
       if (std::regex_search(line, outside)) {
-        ADD_FAILURE() << fs::relative(f, root).string() << ":" << n << ": cites a document outside the repository: "
-                      << line;
+        ADD_FAILURE() << fs::relative(f, root).string() << ":" << n
+                      << ": cites a document outside the repository: " << line;
         ++offenders;
       }
     }
@@ -78,7 +80,8 @@ TEST(DocsReferences, EveryCitedDocsFileExists) {
       // Within docs/ itself a relative link ("reference/pcie.md") is not matched; a path that starts
       // inside a longer one ("validate/docs/...") would be, and none exists.
       if (!seen.insert(path).second) continue;
-      EXPECT_TRUE(fs::exists(root / path)) << fs::relative(f, root).string() << " cites " << path << ", which does not exist";
+      EXPECT_TRUE(fs::exists(root / path))
+          << fs::relative(f, root).string() << " cites " << path << ", which does not exist";
     }
   }
   EXPECT_GE(seen.size(), 5u);  // docs/reference/*.md and docs/calibration-box.md are cited

@@ -80,8 +80,7 @@ TEST_F(EmptyWorkingDirectory, LoadFallsBackToTheEmbeddedCopy) {
 
 TEST_F(EmptyWorkingDirectory, DiskFileWinsOverTheEmbeddedCopy) {
   std::filesystem::create_directories("configs/hardware");
-  std::ofstream("configs/hardware/h200-1x.textproto")
-      << "nodes { name: \"x\" kind: CPU_ROOT_COMPLEX }\n";
+  std::ofstream("configs/hardware/h200-1x.textproto") << "nodes { name: \"x\" kind: CPU_ROOT_COMPLEX }\n";
   StatusOr<net::Topology> t = LoadHardwareFile("configs/hardware/h200-1x.textproto");
   ASSERT_FALSE(t.ok());
   EXPECT_TRUE(Contains(t.status().message(), "configs/hardware/h200-1x.textproto: zero GPUs"));

@@ -45,7 +45,8 @@ TEST(WriteFileAtomically, AMissingDirectoryIsAnErrorNamingThePath) {
 // with a regular file when specsim ran as root (--out /dev/null). /dev/full's failed write is an
 // error, and the device stays.
 TEST(WriteFileAtomically, DevicesAreWrittenInPlaceNeverReplaced) {
-  if (!fs::is_character_file("/dev/null") || !fs::is_character_file("/dev/full")) GTEST_SKIP() << "no /dev/null, /dev/full";
+  if (!fs::is_character_file("/dev/null") || !fs::is_character_file("/dev/full"))
+    GTEST_SKIP() << "no /dev/null, /dev/full";
   EXPECT_TRUE(WriteFileAtomically("/dev/null", "discarded").ok());
   EXPECT_TRUE(fs::is_character_file("/dev/null"));
   const Status full = WriteFileAtomically("/dev/full", std::string(1 << 16, 'x'));

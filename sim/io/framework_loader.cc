@@ -24,8 +24,8 @@ using config::FrameworkProfile;
 using config::Jitter;
 using config::PhaseCapture;
 
-constexpr const char* kCostFields[] = {"eager_op_host_us", "graph_replay_host_us",
-                                       "decode_step_host_us", "spec_cycle_host_us"};
+constexpr const char* kCostFields[] = {"eager_op_host_us", "graph_replay_host_us", "decode_step_host_us",
+                                       "spec_cycle_host_us"};
 constexpr const char* kPhases[] = {"decode", "draft", "verify", "draft_extend"};
 
 std::string Number(double v) { return fmt::format("{}", v); }
@@ -72,8 +72,7 @@ void CheckProfile(const FrameworkProfile& p, bool partial, std::vector<Problem>*
   const pb::Reflection* r = p.GetReflection();
   const pb::Descriptor* d = p.GetDescriptor();
   if (!partial && p.name().empty()) {
-    out->push_back({"name", p.has_name() ? "\"\"" : "(unset)",
-                    "required: the profile's short name, e.g. \"sglang\""});
+    out->push_back({"name", p.has_name() ? "\"\"" : "(unset)", "required: the profile's short name, e.g. \"sglang\""});
   }
   const pb::EnumDescriptor* modes = config::CaptureMode_descriptor();
   const pb::Descriptor* cd = PhaseCapture::descriptor();
@@ -114,11 +113,13 @@ void CheckProfile(const FrameworkProfile& p, bool partial, std::vector<Problem>*
     for (int i = 0; i < c.world_sizes_size(); ++i) {
       const int w = c.world_sizes(i);
       if (w < 2 || w > 1024)
-        out->push_back({fmt::format("custom_allreduce.world_sizes[{}]", i), std::to_string(w), "must be in [2, 1024] (GPUs)"});
+        out->push_back(
+            {fmt::format("custom_allreduce.world_sizes[{}]", i), std::to_string(w), "must be in [2, 1024] (GPUs)"});
     }
     if (!partial && c.world_sizes_size() == 0)
-      out->push_back({"custom_allreduce.world_sizes", "(empty)",
-                      "required when custom_allreduce is given: the world sizes its kernel supports, e.g. [2, 4, 6, 8]"});
+      out->push_back(
+          {"custom_allreduce.world_sizes", "(empty)",
+           "required when custom_allreduce is given: the world sizes its kernel supports, e.g. [2, 4, 6, 8]"});
     for (int i = 0; i < c.one_shot_only_world_sizes_size(); ++i) {
       const int w = c.one_shot_only_world_sizes(i);
       if (w < 2 || w > 1024)
@@ -129,7 +130,8 @@ void CheckProfile(const FrameworkProfile& p, bool partial, std::vector<Problem>*
       out->push_back({"custom_allreduce.max_world_size_without_full_nvlink",
                       std::to_string(c.max_world_size_without_full_nvlink()), "must be >= 0 (GPUs)"});
     if (c.has_max_bytes() && c.max_bytes() < 0)
-      out->push_back({"custom_allreduce.max_bytes", std::to_string(c.max_bytes()), "must be >= 0 (bytes; 0: no limit)"});
+      out->push_back(
+          {"custom_allreduce.max_bytes", std::to_string(c.max_bytes()), "must be >= 0 (bytes; 0: no limit)"});
   }
   if (!p.has_jitter()) return;
   const Jitter& j = p.jitter();
@@ -203,24 +205,23 @@ StatusOr<llm::FrameworkProfile> Convert(const FrameworkProfile& p, std::string_v
   CheckProfile(p, /*partial=*/false, &problems);
   llm::FrameworkProfile out;
   if (p.has_jitter()) out.jitter = ToJitter(p.jitter());
-  const bool jitter_fields_ok = std::none_of(problems.begin(), problems.end(), [](const Problem& q) {
-    return q.path.rfind("jitter", 0) == 0;
-  });
+  const bool jitter_fields_ok =
+      std::none_of(problems.begin(), problems.end(), [](const Problem& q) { return q.path.rfind("jitter", 0) == 0; });
   if (p.has_jitter() && jitter_fields_ok) {
     // What the field checks above do not cover: the empirical list's length and order.
     const Status s = llm::ValidateJitter(out.jitter, "jitter");
     if (!s.ok()) {
       const bool list = s.message().find("quantiles_us") != std::string::npos;
-      problems.push_back({list ? "jitter.quantiles_us" : "jitter", list ? QuantilesText(p.jitter()) : JitterText(p.jitter()),
-                          s.message()});
+      problems.push_back({list ? "jitter.quantiles_us" : "jitter",
+                          list ? QuantilesText(p.jitter()) : JitterText(p.jitter()), s.message()});
     }
   }
   if (!problems.empty()) {
     std::string message;
     for (const Problem& q : problems) {
       const std::string at = LocationOf(tree, q.path);
-      message += fmt::format("{}{}{}: {} = {}: {}", message.empty() ? "" : "\n", display,
-                             at.empty() ? "" : ":" + at, q.path, q.value, q.rule);
+      message += fmt::format("{}{}{}: {} = {}: {}", message.empty() ? "" : "\n", display, at.empty() ? "" : ":" + at,
+                             q.path, q.value, q.rule);
     }
     return InvalidArgumentError(message);
   }
@@ -270,8 +271,7 @@ StatusOr<llm::FrameworkProfile> ParseAndConvert(std::string_view text, std::stri
 
 }  // namespace
 
-StatusOr<llm::FrameworkProfile> FrameworkFromProto(const FrameworkProfile& profile,
-                                                   const std::string& display_name) {
+StatusOr<llm::FrameworkProfile> FrameworkFromProto(const FrameworkProfile& profile, const std::string& display_name) {
   return Convert(profile, display_name, nullptr);
 }
 
@@ -297,8 +297,7 @@ StatusOr<llm::FrameworkProfile> LoadFrameworkFile(const std::string& path) {
   return ParseFramework(file.text, file.display_name);
 }
 
-std::vector<std::string> FrameworkOverrideProblems(const FrameworkProfile& overrides,
-                                                   const std::string& prefix) {
+std::vector<std::string> FrameworkOverrideProblems(const FrameworkProfile& overrides, const std::string& prefix) {
   std::vector<Problem> problems;
   CheckProfile(overrides, /*partial=*/true, &problems);
   std::vector<std::string> out;

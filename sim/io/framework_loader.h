@@ -49,8 +49,7 @@ StatusOr<llm::FrameworkProfile> ParseFramework(std::string_view text, std::strin
 // a bundled path such as "configs/frameworks/vllm.textproto" (errors then name "<path> (embedded
 // copy)"). NotFound when neither exists. `display_name` (may be null) receives the name used in
 // messages.
-StatusOr<config::FrameworkProfile> LoadFrameworkProtoFile(const std::string& path,
-                                                          std::string* display_name = nullptr);
+StatusOr<config::FrameworkProfile> LoadFrameworkProtoFile(const std::string& path, std::string* display_name = nullptr);
 StatusOr<llm::FrameworkProfile> LoadFrameworkFile(const std::string& path);
 
 // The problems of a partial profile, one "PREFIXFIELD = VALUE: RULE" string each (no file name):
@@ -62,8 +61,7 @@ std::vector<std::string> FrameworkOverrideProblems(const config::FrameworkProfil
 // Applies `overrides` to `*profile`: optional scalars when set, capture modes other than
 // CAPTURE_MODE_UNSPECIFIED, the jitter field by field (distribution when set, mean_us and sigma
 // when set, quantiles_us when non-empty, replacing the whole list). REQUIRES: profile != nullptr.
-void MergeFrameworkOverrides(const config::FrameworkProfile& overrides,
-                             config::FrameworkProfile* profile);
+void MergeFrameworkOverrides(const config::FrameworkProfile& overrides, config::FrameworkProfile* profile);
 
 // The names of the fields `overrides` sets, e.g. "eager_op_host_us, capture.verify" ("" if none).
 std::string OverriddenFrameworkFields(const config::FrameworkProfile& overrides);

@@ -23,9 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::Contains;
 
-std::string SourcePath(const std::string& relative) {
-  return std::string(SPECSIM_SOURCE_DIR) + "/" + relative;
-}
+std::string SourcePath(const std::string& relative) { return std::string(SPECSIM_SOURCE_DIR) + "/" + relative; }
 
 std::string ReadDisk(const std::string& relative) {
   std::ifstream in(SourcePath(relative));
@@ -41,7 +39,7 @@ constexpr const char* kProfiles[] = {
 };
 
 llm::CaptureMode Mode(config::CaptureMode m) {
-  return m == config::FULL ? llm::CaptureMode::kFull
+  return m == config::FULL        ? llm::CaptureMode::kFull
          : m == config::PIECEWISE ? llm::CaptureMode::kPiecewise
                                   : llm::CaptureMode::kEager;
 }
@@ -52,8 +50,7 @@ class BundledFrameworkTest : public ::testing::TestWithParam<const char*> {};
 TEST_P(BundledFrameworkTest, LoadsWithTheFilesValues) {
   StatusOr<llm::FrameworkProfile> f = LoadFrameworkFile(SourcePath(GetParam()));
   ASSERT_TRUE(f.ok()) << f.status().ToString();
-  StatusOr<config::FrameworkProfile> raw =
-      ParseTextProto<config::FrameworkProfile>(ReadDisk(GetParam()), GetParam());
+  StatusOr<config::FrameworkProfile> raw = ParseTextProto<config::FrameworkProfile>(ReadDisk(GetParam()), GetParam());
   ASSERT_TRUE(raw.ok()) << raw.status().ToString();
   EXPECT_EQ(f->name, raw->name());
   EXPECT_EQ(f->source, raw->source());
@@ -72,9 +69,9 @@ TEST_P(BundledFrameworkTest, LoadsWithTheFilesValues) {
   EXPECT_EQ(f->jitter.sigma, raw->jitter().sigma());
   EXPECT_EQ(f->jitter.quantiles_us.size(), static_cast<size_t>(raw->jitter().quantiles_us_size()));
   // Every field is written out in the file (nothing left to a default).
-  EXPECT_TRUE(raw->has_eager_op_host_us() && raw->has_graph_replay_host_us() &&
-              raw->has_decode_step_host_us() && raw->has_spec_cycle_host_us() &&
-              raw->has_sync_each_step() && raw->has_sync_each_cycle() && raw->has_jitter());
+  EXPECT_TRUE(raw->has_eager_op_host_us() && raw->has_graph_replay_host_us() && raw->has_decode_step_host_us() &&
+              raw->has_spec_cycle_host_us() && raw->has_sync_each_step() && raw->has_sync_each_cycle() &&
+              raw->has_jitter());
   // The file's stem is the profile's name.
   EXPECT_EQ(fs::path(GetParam()).stem().string(), f->name);
 }
@@ -109,8 +106,7 @@ TEST(BundledFrameworksTest, TableCoversTheDirectory) {
   for (const auto& entry : fs::directory_iterator(SourcePath("configs/frameworks"))) {
     if (entry.path().extension() != ".textproto") continue;
     const std::string relative = "configs/frameworks/" + entry.path().filename().string();
-    EXPECT_TRUE(std::any_of(std::begin(kProfiles), std::end(kProfiles),
-                            [&](const char* s) { return relative == s; }))
+    EXPECT_TRUE(std::any_of(std::begin(kProfiles), std::end(kProfiles), [&](const char* s) { return relative == s; }))
         << relative << " is not in kProfiles";
   }
 }
@@ -182,7 +178,8 @@ TEST(FrameworkParseTest, GoodProfileConverts) {
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   EXPECT_EQ(plain->jitter.kind, llm::Jitter::Kind::kNone);
   // sync_each_step false is a value, not "unset".
-  StatusOr<llm::FrameworkProfile> ahead = ParseFramework(Edit("sync_each_step: true", "sync_each_step: false"), "f.textproto");
+  StatusOr<llm::FrameworkProfile> ahead =
+      ParseFramework(Edit("sync_each_step: true", "sync_each_step: false"), "f.textproto");
   ASSERT_TRUE(ahead.ok()) << ahead.status().ToString();
   EXPECT_FALSE(ahead->sync_each_step);
 }
@@ -200,8 +197,8 @@ TEST(FrameworkParseTest, UnsetFieldsAreErrors) {
   EXPECT_TRUE(Contains(ErrorOf(Edit("decode_step_host_us: 50", "")),
                        "f.textproto: decode_step_host_us = (unset): required: microseconds, finite and >= 0 "
                        "(write 0 for none"));
-  EXPECT_TRUE(Contains(ErrorOf(Edit("sync_each_step: true", "")),
-                       "f.textproto: sync_each_step = (unset): required: true"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(Edit("sync_each_step: true", "")), "f.textproto: sync_each_step = (unset): required: true"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("name: \"test\"", "")), "f.textproto: name = (unset): required"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("name: \"test\"", "name: \"\"")), "f.textproto:1:1: name = \"\": required"));
 }
@@ -214,8 +211,7 @@ TEST(FrameworkParseTest, UnspecifiedCaptureModeNamesTheAllowedValues) {
   EXPECT_TRUE(Contains(ErrorOf(Edit("draft: FULL", "draft: CAPTURE_MODE_UNSPECIFIED")),
                        "capture.draft = CAPTURE_MODE_UNSPECIFIED: must be set, one of FULL, PIECEWISE, EAGER"));
   // No capture block at all: all four, in one message.
-  const std::string e =
-      ErrorOf(Edit("capture { decode: FULL draft: FULL verify: PIECEWISE draft_extend: EAGER }", ""));
+  const std::string e = ErrorOf(Edit("capture { decode: FULL draft: FULL verify: PIECEWISE draft_extend: EAGER }", ""));
   for (const char* phase : {"decode", "draft", "verify", "draft_extend"}) {
     EXPECT_TRUE(Contains(e, std::string("f.textproto: capture.") + phase + " = CAPTURE_MODE_UNSPECIFIED"));
   }
@@ -288,7 +284,8 @@ TEST(FrameworkParseTest, EveryProblemReportedTogether) {
 }
 
 TEST(FrameworkParseTest, UnknownFieldGetsTextprotoHint) {
-  EXPECT_TRUE(Contains(ErrorOf(Edit("eager_op_host_us: 10", "eager_op_hostus: 10")), "Did you mean \"eager_op_host_us\"?"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(Edit("eager_op_host_us: 10", "eager_op_hostus: 10")), "Did you mean \"eager_op_host_us\"?"));
 }
 
 TEST(FrameworkFileTest, MissingFileIsNotFoundNamingThePath) {
@@ -312,10 +309,10 @@ TEST(FrameworkOverridesTest, ProblemsNameOnlyTheFieldsSet) {
 }
 
 TEST(FrameworkOverridesTest, MergeReplacesOnlyTheFieldsSet) {
-  StatusOr<config::FrameworkProfile> base = ParseFrameworkProto(
-      Edit("jitter { distribution: LOGNORMAL mean_us: 3 sigma: 0.5 }",
-           "jitter { distribution: EMPIRICAL quantiles_us: [1, 2, 3] }"),
-      "f.textproto");
+  StatusOr<config::FrameworkProfile> base =
+      ParseFrameworkProto(Edit("jitter { distribution: LOGNORMAL mean_us: 3 sigma: 0.5 }",
+                               "jitter { distribution: EMPIRICAL quantiles_us: [1, 2, 3] }"),
+                          "f.textproto");
   ASSERT_TRUE(base.ok()) << base.status().ToString();
   config::FrameworkProfile o;
   o.set_eager_op_host_us(0);  // a zero is a value
@@ -332,8 +329,8 @@ TEST(FrameworkOverridesTest, MergeReplacesOnlyTheFieldsSet) {
   EXPECT_EQ(f->graph_replay_host_us, 2);  // kept
   EXPECT_FALSE(f->sync_each_step);
   EXPECT_EQ(f->capture.decode, llm::CaptureMode::kEager);
-  EXPECT_EQ(f->capture.verify, llm::CaptureMode::kPiecewise);  // kept
-  EXPECT_EQ(f->jitter.kind, llm::Jitter::Kind::kEmpirical);     // kept
+  EXPECT_EQ(f->capture.verify, llm::CaptureMode::kPiecewise);      // kept
+  EXPECT_EQ(f->jitter.kind, llm::Jitter::Kind::kEmpirical);        // kept
   EXPECT_EQ(f->jitter.quantiles_us, (std::vector<double>{5, 6}));  // replaced, not appended
   EXPECT_EQ(OverriddenFrameworkFields(config::FrameworkProfile()), "");
 }

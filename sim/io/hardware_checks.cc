@@ -10,14 +10,11 @@
 
 namespace specsim::io {
 
-void ValidationErrors::Add(const std::string& path, const std::string& value,
-                           const std::string& rule) {
+void ValidationErrors::Add(const std::string& path, const std::string& value, const std::string& rule) {
   lines_.push_back(fmt::format("{}: {} = {}: {}", filename_, path, value, rule));
 }
 
-void ValidationErrors::AddPlain(const std::string& text) {
-  lines_.push_back(fmt::format("{}: {}", filename_, text));
-}
+void ValidationErrors::AddPlain(const std::string& text) { lines_.push_back(fmt::format("{}: {}", filename_, text)); }
 
 void ValidationErrors::Positive(const std::string& path, double value) {
   if (!(value > 0) || !std::isfinite(value)) Add(path, fmt::format("{}", value), "must be > 0");
@@ -28,7 +25,8 @@ void ValidationErrors::NonNegative(const std::string& path, double value) {
 }
 
 void ValidationErrors::Between(const std::string& path, double value, double lo, double hi, const std::string& why) {
-  if (!(value >= lo && value <= hi)) Add(path, fmt::format("{}", value), fmt::format("must be in [{}, {}] ({})", lo, hi, why));
+  if (!(value >= lo && value <= hi))
+    Add(path, fmt::format("{}", value), fmt::format("must be in [{}, {}] ({})", lo, hi, why));
 }
 
 Status ValidationErrors::ToStatus(StatusCode code) const {
@@ -43,15 +41,12 @@ namespace {
 namespace pb = google::protobuf;
 using config::Hardware;
 
-
 std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
 
-void CheckGpuModels(const Hardware& hw, ValidationErrors* errors,
-                    std::map<std::string, int>* model_index) {
+void CheckGpuModels(const Hardware& hw, ValidationErrors* errors, std::map<std::string, int>* model_index) {
   for (int i = 0; i < hw.gpu_models_size(); ++i) {
     const config::GpuModel& m = hw.gpu_models(i);
-    const std::string path =
-        fmt::format("gpu_models[{}] ({})", i, m.name().empty() ? "unnamed" : Quoted(m.name()));
+    const std::string path = fmt::format("gpu_models[{}] ({})", i, m.name().empty() ? "unnamed" : Quoted(m.name()));
     if (m.name().empty()) {
       errors->Add(path + ".name", "\"\"", "must be non-empty");
     } else if (!model_index->emplace(m.name(), i).second) {
@@ -59,8 +54,7 @@ void CheckGpuModels(const Hardware& hw, ValidationErrors* errors,
                   fmt::format("duplicates gpu_models[{}]", model_index->at(m.name())));
     }
     if (m.arch().empty()) errors->Add(path + ".arch", "\"\"", "must be non-empty, e.g. \"sm90\"");
-    if (m.sm_count() <= 0)
-      errors->Add(path + ".sm_count", std::to_string(m.sm_count()), "must be > 0");
+    if (m.sm_count() <= 0) errors->Add(path + ".sm_count", std::to_string(m.sm_count()), "must be > 0");
     errors->Positive(path + ".memory_gib", m.memory_gib());
     errors->Between(path + ".memory_bandwidth_gbps", m.memory_bandwidth_gbps(), 1e-3, 1e6, "GB/s");
     errors->Between(path + ".bf16_dense_tflops", m.bf16_dense_tflops(), 1e-3, 1e6, "TFLOP/s");
@@ -68,37 +62,32 @@ void CheckGpuModels(const Hardware& hw, ValidationErrors* errors,
     errors->NonNegative(path + ".fp8_dense_tflops", m.fp8_dense_tflops());
     errors->NonNegative(path + ".fp4_dense_tflops", m.fp4_dense_tflops());
     if (m.copy_engines_per_direction() < 1) {
-      errors->Add(path + ".copy_engines_per_direction",
-                  std::to_string(m.copy_engines_per_direction()), "must be >= 1");
+      errors->Add(path + ".copy_engines_per_direction", std::to_string(m.copy_engines_per_direction()), "must be >= 1");
     }
     errors->NonNegative(path + ".copy_engine_setup_ns", m.copy_engine_setup_ns());
-    errors->Positive(path + ".kernel_read_outstanding_bytes_per_sm",
-                     m.kernel_read_outstanding_bytes_per_sm());
+    errors->Positive(path + ".kernel_read_outstanding_bytes_per_sm", m.kernel_read_outstanding_bytes_per_sm());
   }
 }
 
 std::string DefinedModels(const Hardware& hw) {
   if (hw.gpu_models_size() == 0) return "no gpu_models are defined";
   std::string out;
-  for (const config::GpuModel& m : hw.gpu_models())
-    out += (out.empty() ? "" : ", ") + Quoted(m.name());
+  for (const config::GpuModel& m : hw.gpu_models()) out += (out.empty() ? "" : ", ") + Quoted(m.name());
   return "defined gpu_models: " + out;
 }
 
-void CheckNodes(const Hardware& hw, const std::map<std::string, int>& model_index,
-                ValidationErrors* errors, std::map<std::string, int>* node_index) {
+void CheckNodes(const Hardware& hw, const std::map<std::string, int>& model_index, ValidationErrors* errors,
+                std::map<std::string, int>* node_index) {
   const pb::EnumDescriptor* kinds = config::Node::Kind_descriptor();
   int gpu_count = 0;
   std::map<int, int> memory_of_socket;
   for (int i = 0; i < hw.nodes_size(); ++i) {
     const config::Node& n = hw.nodes(i);
-    const std::string path =
-        fmt::format("nodes[{}] ({})", i, n.name().empty() ? "unnamed" : n.name());
+    const std::string path = fmt::format("nodes[{}] ({})", i, n.name().empty() ? "unnamed" : n.name());
     if (n.name().empty()) {
       errors->Add(path + ".name", "\"\"", "must be non-empty");
     } else if (!node_index->emplace(n.name(), i).second) {
-      errors->Add(path + ".name", Quoted(n.name()),
-                  fmt::format("duplicates nodes[{}]", node_index->at(n.name())));
+      errors->Add(path + ".name", Quoted(n.name()), fmt::format("duplicates nodes[{}]", node_index->at(n.name())));
     }
     const std::string kind_name = EnumValueName(kinds, n.kind());
     if (n.kind() == config::Node::KIND_UNSPECIFIED || !config::Node::Kind_IsValid(n.kind())) {
@@ -108,8 +97,7 @@ void CheckNodes(const Hardware& hw, const std::map<std::string, int>& model_inde
     if (n.kind() == config::Node::GPU) {
       ++gpu_count;
       if (model_index.count(n.gpu_model()) == 0) {
-        errors->Add(path + ".gpu_model", Quoted(n.gpu_model()),
-                    "must name a gpu_models entry; " + DefinedModels(hw));
+        errors->Add(path + ".gpu_model", Quoted(n.gpu_model()), "must name a gpu_models entry; " + DefinedModels(hw));
       }
     } else if (!n.gpu_model().empty()) {
       errors->Add(path + ".gpu_model", Quoted(n.gpu_model()),
@@ -119,30 +107,27 @@ void CheckNodes(const Hardware& hw, const std::map<std::string, int>& model_inde
     errors->NonNegative(path + ".p2p_forward_bandwidth_gbps", n.p2p_forward_bandwidth_gbps());
     errors->NonNegative(path + ".p2p_forward_collapse_per_flow", n.p2p_forward_collapse_per_flow());
     if (n.kind() != config::Node::CPU_ROOT_COMPLEX) {
-      const std::string rule =
-          "only allowed on CPU_ROOT_COMPLEX nodes (this node is " + kind_name + ")";
+      const std::string rule = "only allowed on CPU_ROOT_COMPLEX nodes (this node is " + kind_name + ")";
       if (n.p2p_forward_bandwidth_gbps() != 0) {
-        errors->Add(path + ".p2p_forward_bandwidth_gbps",
-                    fmt::format("{}", n.p2p_forward_bandwidth_gbps()), rule);
+        errors->Add(path + ".p2p_forward_bandwidth_gbps", fmt::format("{}", n.p2p_forward_bandwidth_gbps()), rule);
       }
       if (n.p2p_forward_collapse_per_flow() != 0) {
-        errors->Add(path + ".p2p_forward_collapse_per_flow",
-                    fmt::format("{}", n.p2p_forward_collapse_per_flow()), rule);
+        errors->Add(path + ".p2p_forward_collapse_per_flow", fmt::format("{}", n.p2p_forward_collapse_per_flow()),
+                    rule);
       }
     }
     if (n.kind() == config::Node::HOST_MEMORY) {
       const auto [it, inserted] = memory_of_socket.emplace(n.socket(), i);
       if (!inserted) {
         errors->Add(path + ".socket", std::to_string(n.socket()),
-                    fmt::format("socket already has HOST_MEMORY nodes[{}] ({}); one per socket",
-                                it->second, hw.nodes(it->second).name()));
+                    fmt::format("socket already has HOST_MEMORY nodes[{}] ({}); one per socket", it->second,
+                                hw.nodes(it->second).name()));
       }
     }
   }
   if (gpu_count == 0) {
     errors->AddPlain(
-        fmt::format("zero GPUs: nodes ({} given) must include at least one node with kind: GPU",
-                    hw.nodes_size()));
+        fmt::format("zero GPUs: nodes ({} given) must include at least one node with kind: GPU", hw.nodes_size()));
   }
 }
 
@@ -150,27 +135,20 @@ void CheckNodes(const Hardware& hw, const std::map<std::string, int>& model_inde
 bool EndpointAllowed(config::Link::Kind link, config::Node::Kind node) {
   switch (link) {
     case config::Link::PCIE:
-      return node == config::Node::GPU || node == config::Node::PCIE_SWITCH ||
-             node == config::Node::CPU_ROOT_COMPLEX;
-    case config::Link::NVLINK:
-      return node == config::Node::GPU || node == config::Node::NVSWITCH;
-    case config::Link::CPU_INTERCONNECT:
-      return node == config::Node::CPU_ROOT_COMPLEX;
-    case config::Link::MEMORY:
-      return node == config::Node::HOST_MEMORY || node == config::Node::CPU_ROOT_COMPLEX;
-    default:
-      return true;  // kind errors are reported on their own
+      return node == config::Node::GPU || node == config::Node::PCIE_SWITCH || node == config::Node::CPU_ROOT_COMPLEX;
+    case config::Link::NVLINK: return node == config::Node::GPU || node == config::Node::NVSWITCH;
+    case config::Link::CPU_INTERCONNECT: return node == config::Node::CPU_ROOT_COMPLEX;
+    case config::Link::MEMORY: return node == config::Node::HOST_MEMORY || node == config::Node::CPU_ROOT_COMPLEX;
+    default: return true;  // kind errors are reported on their own
   }
 }
 
-constexpr const char* kEndpointRule[] = {
-    "", "PCIE links join GPU, PCIE_SWITCH or CPU_ROOT_COMPLEX nodes",
-    "CPU_INTERCONNECT links join two CPU_ROOT_COMPLEX nodes",
-    "NVLINK links join GPU or NVSWITCH nodes",
-    "MEMORY links join one HOST_MEMORY and one CPU_ROOT_COMPLEX node"};
+constexpr const char* kEndpointRule[] = {"", "PCIE links join GPU, PCIE_SWITCH or CPU_ROOT_COMPLEX nodes",
+                                         "CPU_INTERCONNECT links join two CPU_ROOT_COMPLEX nodes",
+                                         "NVLINK links join GPU or NVSWITCH nodes",
+                                         "MEMORY links join one HOST_MEMORY and one CPU_ROOT_COMPLEX node"};
 
-void CheckLinks(const Hardware& hw, const std::map<std::string, int>& node_index,
-                ValidationErrors* errors) {
+void CheckLinks(const Hardware& hw, const std::map<std::string, int>& node_index, ValidationErrors* errors) {
   const pb::EnumDescriptor* kinds = config::Link::Kind_descriptor();
   const pb::EnumDescriptor* node_kinds = config::Node::Kind_descriptor();
   std::map<std::pair<int, int>, int> pairs;
@@ -179,15 +157,11 @@ void CheckLinks(const Hardware& hw, const std::map<std::string, int>& node_index
     const std::string path = fmt::format("links[{}] ({}<->{})", j, l.a(), l.b());
     const auto a = node_index.find(l.a());
     const auto b = node_index.find(l.b());
-    if (a == node_index.end())
-      errors->Add(path + ".a", Quoted(l.a()), "must name a node; no node has that name");
-    if (b == node_index.end())
-      errors->Add(path + ".b", Quoted(l.b()), "must name a node; no node has that name");
-    const bool kind_ok =
-        l.kind() != config::Link::KIND_UNSPECIFIED && config::Link::Kind_IsValid(l.kind());
+    if (a == node_index.end()) errors->Add(path + ".a", Quoted(l.a()), "must name a node; no node has that name");
+    if (b == node_index.end()) errors->Add(path + ".b", Quoted(l.b()), "must name a node; no node has that name");
+    const bool kind_ok = l.kind() != config::Link::KIND_UNSPECIFIED && config::Link::Kind_IsValid(l.kind());
     if (!kind_ok) {
-      errors->Add(path + ".kind", EnumValueName(kinds, l.kind()),
-                  "must be one of " + AllowedEnumValues(kinds));
+      errors->Add(path + ".kind", EnumValueName(kinds, l.kind()), "must be one of " + AllowedEnumValues(kinds));
     }
     if (a != node_index.end() && b != node_index.end()) {
       if (a->second == b->second) {
@@ -197,21 +171,18 @@ void CheckLinks(const Hardware& hw, const std::map<std::string, int>& node_index
         const auto [it, inserted] = pairs.emplace(key, j);
         if (!inserted) {
           errors->Add(path, "(" + l.a() + ", " + l.b() + ")",
-                      fmt::format("duplicates links[{}]; give one link with the total bandwidth",
-                                  it->second));
+                      fmt::format("duplicates links[{}]; give one link with the total bandwidth", it->second));
         }
       }
       for (const auto& [end, node] : {std::pair{"a", a->second}, std::pair{"b", b->second}}) {
         const config::Node::Kind node_kind = hw.nodes(node).kind();
         if (kind_ok && !EndpointAllowed(l.kind(), node_kind)) {
-          errors->Add(
-              fmt::format("{}.{}", path, end),
-              Quoted(hw.nodes(node).name()) + " (" + EnumValueName(node_kinds, node_kind) + ")",
-              kEndpointRule[l.kind()]);
+          errors->Add(fmt::format("{}.{}", path, end),
+                      Quoted(hw.nodes(node).name()) + " (" + EnumValueName(node_kinds, node_kind) + ")",
+                      kEndpointRule[l.kind()]);
         }
       }
-      if (kind_ok && l.kind() == config::Link::MEMORY &&
-          hw.nodes(a->second).kind() == hw.nodes(b->second).kind()) {
+      if (kind_ok && l.kind() == config::Link::MEMORY && hw.nodes(a->second).kind() == hw.nodes(b->second).kind()) {
         errors->Add(path + ".kind", "MEMORY", kEndpointRule[config::Link::MEMORY]);
       }
     }
@@ -228,15 +199,12 @@ void CheckLinks(const Hardware& hw, const std::map<std::string, int>& node_index
       }
       const int w = l.pcie_lanes();
       if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16) {
-        errors->Add(path + ".pcie_lanes", std::to_string(w),
-                    "PCIE links need one of 1, 2, 4, 8, 16");
+        errors->Add(path + ".pcie_lanes", std::to_string(w), "PCIE links need one of 1, 2, 4, 8, 16");
       }
     } else if (kind_ok) {
-      const std::string rule =
-          "only allowed on PCIE links (this link is " + EnumValueName(kinds, l.kind()) + ")";
+      const std::string rule = "only allowed on PCIE links (this link is " + EnumValueName(kinds, l.kind()) + ")";
       if (l.pcie_gen() != 0) errors->Add(path + ".pcie_gen", std::to_string(l.pcie_gen()), rule);
-      if (l.pcie_lanes() != 0)
-        errors->Add(path + ".pcie_lanes", std::to_string(l.pcie_lanes()), rule);
+      if (l.pcie_lanes() != 0) errors->Add(path + ".pcie_lanes", std::to_string(l.pcie_lanes()), rule);
     }
     if (l.nvlinks() != 0 && (l.kind() != config::Link::NVLINK || l.nvlinks() < 0 || l.nvlinks() > 64)) {
       errors->Add(path + ".nvlinks", std::to_string(l.nvlinks()),
@@ -247,8 +215,7 @@ void CheckLinks(const Hardware& hw, const std::map<std::string, int>& node_index
 
 }  // namespace
 
-void CheckHardwareFields(const config::Hardware& hardware, ValidationErrors* errors,
-                         HardwareIndex* index) {
+void CheckHardwareFields(const config::Hardware& hardware, ValidationErrors* errors, HardwareIndex* index) {
   CheckGpuModels(hardware, errors, &index->models);
   CheckNodes(hardware, index->models, errors, &index->nodes);
   CheckLinks(hardware, index->nodes, errors);
@@ -265,14 +232,12 @@ void CheckHostMemory(const net::Topology& t, ValidationErrors* errors) {
       const net::Node& cpu = t.nodes[l.a == i ? l.b : l.a];
       linked = true;
       if (cpu.socket != n.socket) {
-        errors->Add(
-            path + ".socket", std::to_string(n.socket),
-            fmt::format("must equal the socket of its root complex {} ({})", cpu.name, cpu.socket));
+        errors->Add(path + ".socket", std::to_string(n.socket),
+                    fmt::format("must equal the socket of its root complex {} ({})", cpu.name, cpu.socket));
       }
     }
     if (!linked) {
-      errors->AddPlain(path +
-                       ": HOST_MEMORY needs a MEMORY link to a CPU_ROOT_COMPLEX; none found");
+      errors->AddPlain(path + ": HOST_MEMORY needs a MEMORY link to a CPU_ROOT_COMPLEX; none found");
     }
   }
   // Host copies and NCCL's SHM transport stage through the memory of the GPU's socket.
@@ -295,16 +260,15 @@ void CheckGpusConnected(const net::Topology& t, ValidationErrors* errors) {
     for (int j = i + 1; j < t.num_gpus(); ++j) {
       if (router.Reachable(t.gpus[i], t.gpus[j])) continue;
       if (++missing > kMaxReported) continue;
-      errors->AddPlain(fmt::format(
-          "no route between GPUs {} and {} (nodes[{}] and nodes[{}]): every pair of GPUs must be "
-          "joined by links through PCIE_SWITCH, CPU_ROOT_COMPLEX or NVSWITCH nodes (traffic never "
-          "passes through a GPU or HOST_MEMORY)",
-          t.nodes[t.gpus[i]].name, t.nodes[t.gpus[j]].name, t.gpus[i], t.gpus[j]));
+      errors->AddPlain(
+          fmt::format("no route between GPUs {} and {} (nodes[{}] and nodes[{}]): every pair of GPUs must be "
+                      "joined by links through PCIE_SWITCH, CPU_ROOT_COMPLEX or NVSWITCH nodes (traffic never "
+                      "passes through a GPU or HOST_MEMORY)",
+                      t.nodes[t.gpus[i]].name, t.nodes[t.gpus[j]].name, t.gpus[i], t.gpus[j]));
     }
   }
   if (missing > kMaxReported) {
-    errors->AddPlain(
-        fmt::format("... and {} more GPU pairs with no route", missing - kMaxReported));
+    errors->AddPlain(fmt::format("... and {} more GPU pairs with no route", missing - kMaxReported));
   }
   // Every GPU sits on PCIe under a root complex: host copies, NCCL's SHM transport and mapped host
   // buffers go from any GPU to the memory of any socket (a box of GPUs joined only by NVLink once
@@ -314,11 +278,11 @@ void CheckGpusConnected(const net::Topology& t, ValidationErrors* errors) {
     for (int m = 0; m < static_cast<int>(t.nodes.size()); ++m) {
       if (t.nodes[m].kind != net::NodeKind::kHostMemory || router.Reachable(t.gpus[i], m)) continue;
       if (++unhosted > kMaxReported) continue;
-      errors->AddPlain(fmt::format(
-          "no route from GPU {} (nodes[{}]) to host memory {} (nodes[{}]): every GPU needs a PCIe path to "
-          "a CPU_ROOT_COMPLEX, and the sockets a CPU_INTERCONNECT between them (host copies and NCCL's SHM "
-          "transport reach every socket's memory)",
-          t.nodes[t.gpus[i]].name, t.gpus[i], t.nodes[m].name, m));
+      errors->AddPlain(
+          fmt::format("no route from GPU {} (nodes[{}]) to host memory {} (nodes[{}]): every GPU needs a PCIe path to "
+                      "a CPU_ROOT_COMPLEX, and the sockets a CPU_INTERCONNECT between them (host copies and NCCL's SHM "
+                      "transport reach every socket's memory)",
+                      t.nodes[t.gpus[i]].name, t.gpus[i], t.nodes[m].name, m));
     }
   }
   if (unhosted > kMaxReported) {

@@ -43,8 +43,7 @@ struct HardwareIndex {
 };
 
 // Every per-field rule on gpu_models, nodes and links.
-void CheckHardwareFields(const config::Hardware& hardware, ValidationErrors* errors,
-                         HardwareIndex* index);
+void CheckHardwareFields(const config::Hardware& hardware, ValidationErrors* errors, HardwareIndex* index);
 
 // Every HOST_MEMORY has a MEMORY link to a root complex of its socket.
 void CheckHostMemory(const net::Topology& topology, ValidationErrors* errors);

@@ -15,18 +15,12 @@ using config::Hardware;
 
 net::NodeKind ToNodeKind(config::Node::Kind kind) {
   switch (kind) {
-    case config::Node::GPU:
-      return net::NodeKind::kGpu;
-    case config::Node::PCIE_SWITCH:
-      return net::NodeKind::kPcieSwitch;
-    case config::Node::CPU_ROOT_COMPLEX:
-      return net::NodeKind::kCpuRootComplex;
-    case config::Node::HOST_MEMORY:
-      return net::NodeKind::kHostMemory;
-    case config::Node::NVSWITCH:
-      return net::NodeKind::kNvSwitch;
-    default:
-      break;
+    case config::Node::GPU: return net::NodeKind::kGpu;
+    case config::Node::PCIE_SWITCH: return net::NodeKind::kPcieSwitch;
+    case config::Node::CPU_ROOT_COMPLEX: return net::NodeKind::kCpuRootComplex;
+    case config::Node::HOST_MEMORY: return net::NodeKind::kHostMemory;
+    case config::Node::NVSWITCH: return net::NodeKind::kNvSwitch;
+    default: break;
   }
   SPECSIM_CHECK(false) << "unvalidated node kind " << kind;
   return net::NodeKind::kGpu;
@@ -34,16 +28,11 @@ net::NodeKind ToNodeKind(config::Node::Kind kind) {
 
 net::LinkKind ToLinkKind(config::Link::Kind kind) {
   switch (kind) {
-    case config::Link::PCIE:
-      return net::LinkKind::kPcie;
-    case config::Link::CPU_INTERCONNECT:
-      return net::LinkKind::kCpuInterconnect;
-    case config::Link::NVLINK:
-      return net::LinkKind::kNvLink;
-    case config::Link::MEMORY:
-      return net::LinkKind::kMemory;
-    default:
-      break;
+    case config::Link::PCIE: return net::LinkKind::kPcie;
+    case config::Link::CPU_INTERCONNECT: return net::LinkKind::kCpuInterconnect;
+    case config::Link::NVLINK: return net::LinkKind::kNvLink;
+    case config::Link::MEMORY: return net::LinkKind::kMemory;
+    default: break;
   }
   SPECSIM_CHECK(false) << "unvalidated link kind " << kind;
   return net::LinkKind::kPcie;
@@ -51,14 +40,10 @@ net::LinkKind ToLinkKind(config::Link::Kind kind) {
 
 net::CpuVendor ToCpuVendor(Hardware::CpuVendor vendor) {
   switch (vendor) {
-    case Hardware::AMD:
-      return net::CpuVendor::kAmd;
-    case Hardware::INTEL:
-      return net::CpuVendor::kIntel;
-    case Hardware::ARM:
-      return net::CpuVendor::kArm;
-    default:
-      return net::CpuVendor::kUnknown;
+    case Hardware::AMD: return net::CpuVendor::kAmd;
+    case Hardware::INTEL: return net::CpuVendor::kIntel;
+    case Hardware::ARM: return net::CpuVendor::kArm;
+    default: return net::CpuVendor::kUnknown;
   }
 }
 
@@ -114,8 +99,7 @@ net::Topology Convert(const Hardware& hw, const std::map<std::string, int>& mode
 
 }  // namespace
 
-StatusOr<net::Topology> TopologyFromHardware(const config::Hardware& hardware,
-                                             std::string_view filename) {
+StatusOr<net::Topology> TopologyFromHardware(const config::Hardware& hardware, std::string_view filename) {
   ValidationErrors errors(filename);
   HardwareIndex index;
   CheckHardwareFields(hardware, &errors, &index);

@@ -35,8 +35,7 @@
 namespace specsim::io {
 
 // Validates `hardware` and converts it. `filename` prefixes every error message.
-StatusOr<net::Topology> TopologyFromHardware(const config::Hardware& hardware,
-                                             std::string_view filename);
+StatusOr<net::Topology> TopologyFromHardware(const config::Hardware& hardware, std::string_view filename);
 
 // Parses text-format Hardware (errors as in textproto.h), then TopologyFromHardware.
 StatusOr<net::Topology> ParseHardware(std::string_view text, std::string_view filename);

@@ -66,8 +66,7 @@ TEST(HardwareLoaderTest, GoodConfigConverts) {
 }
 
 TEST(HardwareLoaderTest, CpuVendorMaps) {
-  StatusOr<net::Topology> t =
-      ParseHardware(std::string(kGood) + "cpu_vendor: INTEL", "box.textproto");
+  StatusOr<net::Topology> t = ParseHardware(std::string(kGood) + "cpu_vendor: INTEL", "box.textproto");
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->cpu_vendor, net::CpuVendor::kIntel);
 }
@@ -78,8 +77,7 @@ TEST(HardwareLoaderTest, NegativeBandwidth) {
                    "pcie_lanes: 16 }\n  links { a: \"gpu1\"",
                    "bandwidth_gbps: -5 latency_ns: 275 payload_efficiency: 0.9 pcie_gen: 5 "
                    "pcie_lanes: 16 }\n  links { a: \"gpu1\""));
-  EXPECT_TRUE(
-      Contains(m, "box.textproto: links[0] (gpu0<->cpu0).bandwidth_gbps = -5: must be in [0.001, 100000]"));
+  EXPECT_TRUE(Contains(m, "box.textproto: links[0] (gpu0<->cpu0).bandwidth_gbps = -5: must be in [0.001, 100000]"));
 }
 
 TEST(HardwareLoaderTest, UnknownFieldNamesFileFieldAndAllowedFields) {
@@ -91,16 +89,14 @@ TEST(HardwareLoaderTest, UnknownFieldNamesFileFieldAndAllowedFields) {
 }
 
 TEST(HardwareLoaderTest, NoRouteBetweenTwoGpus) {
-  StatusOr<net::Topology> t =
-      ParseHardware(Edit("links { a: \"gpu1\" b: \"cpu0\" kind: PCIE bandwidth_gbps: 63 "
-                         "latency_ns: 275 payload_efficiency: 0.9 pcie_gen: 5 pcie_lanes: 16 }",
-                         ""),
-                    "box.textproto");
+  StatusOr<net::Topology> t = ParseHardware(Edit("links { a: \"gpu1\" b: \"cpu0\" kind: PCIE bandwidth_gbps: 63 "
+                                                 "latency_ns: 275 payload_efficiency: 0.9 pcie_gen: 5 pcie_lanes: 16 }",
+                                                 ""),
+                                            "box.textproto");
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(Contains(
-      t.status().message(),
-      "box.textproto: no route between GPUs gpu0 and gpu1 (nodes[2] and nodes[3]): every pair"));
+  EXPECT_TRUE(Contains(t.status().message(),
+                       "box.textproto: no route between GPUs gpu0 and gpu1 (nodes[2] and nodes[3]): every pair"));
 }
 
 // Traffic never passes through a GPU (as net::Router routes it): a chain gpu0 - gpu1 - gpu2 of
@@ -179,10 +175,9 @@ TEST(HardwareLoaderTest, EnumTypoListsAllowedKinds) {
 
 TEST(HardwareLoaderTest, UnsetKindListsAllowedKinds) {
   const std::string m = ErrorOf(Edit("name: \"gpu0\" kind: GPU", "name: \"gpu0\""));
-  EXPECT_TRUE(
-      Contains(m,
-               "box.textproto: nodes[2] (gpu0).kind = KIND_UNSPECIFIED: must be one of GPU, "
-               "PCIE_SWITCH, CPU_ROOT_COMPLEX, HOST_MEMORY, NVSWITCH"));
+  EXPECT_TRUE(Contains(m,
+                       "box.textproto: nodes[2] (gpu0).kind = KIND_UNSPECIFIED: must be one of GPU, "
+                       "PCIE_SWITCH, CPU_ROOT_COMPLEX, HOST_MEMORY, NVSWITCH"));
 }
 
 TEST(HardwareLoaderTest, UndefinedEnumNumberIsRejected) {
@@ -193,21 +188,19 @@ TEST(HardwareLoaderTest, UndefinedEnumNumberIsRejected) {
 }
 
 TEST(HardwareLoaderTest, MissingGpuModelListsDefinedModels) {
-  const std::string m = ErrorOf(Edit("name: \"gpu1\" kind: GPU gpu_model: \"G\"",
-                                     "name: \"gpu1\" kind: GPU gpu_model: \"H100\""));
-  EXPECT_TRUE(
-      Contains(m,
-               "box.textproto: nodes[3] (gpu1).gpu_model = \"H100\": must name a gpu_models "
-               "entry; defined gpu_models: \"G\""));
+  const std::string m =
+      ErrorOf(Edit("name: \"gpu1\" kind: GPU gpu_model: \"G\"", "name: \"gpu1\" kind: GPU gpu_model: \"H100\""));
+  EXPECT_TRUE(Contains(m,
+                       "box.textproto: nodes[3] (gpu1).gpu_model = \"H100\": must name a gpu_models "
+                       "entry; defined gpu_models: \"G\""));
 }
 
 TEST(HardwareLoaderTest, GpuModelNumbers) {
   const std::string m = ErrorOf(Edit("sm_count: 1 memory_gib: 1", "sm_count: 0 memory_gib: -2"));
   EXPECT_TRUE(Contains(m, "gpu_models[0] (\"G\").sm_count = 0: must be > 0"));
   EXPECT_TRUE(Contains(m, "gpu_models[0] (\"G\").memory_gib = -2: must be > 0"));
-  EXPECT_TRUE(
-      Contains(ErrorOf(Edit("copy_engines_per_direction: 1", "copy_engines_per_direction: 0")),
-               "gpu_models[0] (\"G\").copy_engines_per_direction = 0: must be >= 1"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("copy_engines_per_direction: 1", "copy_engines_per_direction: 0")),
+                       "gpu_models[0] (\"G\").copy_engines_per_direction = 0: must be >= 1"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("bf16_dense_tflops: 1", "bf16_dense_tflops: nan")),
                        "gpu_models[0] (\"G\").bf16_dense_tflops = nan: must be in [0.001, 1000000]"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("memory_bandwidth_gbps: 1", "memory_bandwidth_gbps: inf")),
@@ -217,16 +210,15 @@ TEST(HardwareLoaderTest, GpuModelNumbers) {
 TEST(HardwareLoaderTest, DuplicateAndEmptyNames) {
   EXPECT_TRUE(Contains(ErrorOf(Edit("name: \"gpu1\"", "name: \"gpu0\"")),
                        "nodes[3] (gpu0).name = \"gpu0\": duplicates nodes[2]"));
-  EXPECT_TRUE(Contains(ErrorOf(Edit("name: \"mem0\"", "name: \"\"")),
-                       "nodes[1] (unnamed).name = \"\": must be non-empty"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(Edit("name: \"mem0\"", "name: \"\"")), "nodes[1] (unnamed).name = \"\": must be non-empty"));
 }
 
 TEST(HardwareLoaderTest, LinkChecks) {
-  EXPECT_TRUE(Contains(ErrorOf(Edit("b: \"mem0\"", "b: \"mem9\"")),
-                       "links[2] (cpu0<->mem9).b = \"mem9\": must name a node"));
   EXPECT_TRUE(
-      Contains(ErrorOf(Edit("a: \"gpu0\" b: \"cpu0\"", "a: \"gpu0\" b: \"gpu0\"")),
-               "links[0] (gpu0<->gpu0).b = \"gpu0\": a link must join two different nodes"));
+      Contains(ErrorOf(Edit("b: \"mem0\"", "b: \"mem9\"")), "links[2] (cpu0<->mem9).b = \"mem9\": must name a node"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("a: \"gpu0\" b: \"cpu0\"", "a: \"gpu0\" b: \"gpu0\"")),
+                       "links[0] (gpu0<->gpu0).b = \"gpu0\": a link must join two different nodes"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("kind: PCIE ", "")),
                        "links[0] (gpu0<->cpu0).kind = KIND_UNSPECIFIED: must be one of PCIE, "
                        "CPU_INTERCONNECT, NVLINK, MEMORY"));
@@ -238,43 +230,38 @@ TEST(HardwareLoaderTest, LinkChecks) {
                        "links[0] (gpu0<->cpu0).payload_efficiency = 0: must be in (0, 1]"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("pcie_gen: 5", "pcie_gen: 7")),
                        "links[0] (gpu0<->cpu0).pcie_gen = 7: PCIE links need 1..6"));
-  EXPECT_TRUE(
-      Contains(ErrorOf(Edit("pcie_lanes: 16", "pcie_lanes: 3")),
-               "links[0] (gpu0<->cpu0).pcie_lanes = 3: PCIE links need one of 1, 2, 4, 8, 16"));
-  EXPECT_TRUE(Contains(
-      ErrorOf(Edit("payload_efficiency: 1 }", "payload_efficiency: 1 pcie_gen: 5 }")),
-      "links[2] (cpu0<->mem0).pcie_gen = 5: only allowed on PCIE links (this link is MEMORY)"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("pcie_lanes: 16", "pcie_lanes: 3")),
+                       "links[0] (gpu0<->cpu0).pcie_lanes = 3: PCIE links need one of 1, 2, 4, 8, 16"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("payload_efficiency: 1 }", "payload_efficiency: 1 pcie_gen: 5 }")),
+                       "links[2] (cpu0<->mem0).pcie_gen = 5: only allowed on PCIE links (this link is MEMORY)"));
   const std::string duplicate =
       R"txt(links { a: "cpu0" b: "gpu0" kind: PCIE bandwidth_gbps: 63 payload_efficiency: 1 pcie_gen: 5 pcie_lanes: 16 })txt";
-  EXPECT_TRUE(Contains(ErrorOf(std::string(kGood) + duplicate),
-                       "links[3] (cpu0<->gpu0) = (cpu0, gpu0): duplicates links[0]"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(std::string(kGood) + duplicate), "links[3] (cpu0<->gpu0) = (cpu0, gpu0): duplicates links[0]"));
 }
 
 TEST(HardwareLoaderTest, LinkEndpointKinds) {
-  EXPECT_TRUE(Contains(
-      ErrorOf(Edit("a: \"gpu0\" b: \"cpu0\" kind: PCIE", "a: \"gpu0\" b: \"cpu0\" kind: NVLINK")),
-      "links[0] (gpu0<->cpu0).b = \"cpu0\" (CPU_ROOT_COMPLEX): NVLINK links join GPU or NVSWITCH "
-      "nodes"));
-  EXPECT_TRUE(Contains(ErrorOf(Edit("a: \"cpu0\" b: \"mem0\" kind: MEMORY",
-                                    "a: \"cpu0\" b: \"mem0\" kind: CPU_INTERCONNECT")),
-                       "links[2] (cpu0<->mem0).b = \"mem0\" (HOST_MEMORY): CPU_INTERCONNECT links "
-                       "join two CPU_ROOT_COMPLEX nodes"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("a: \"gpu0\" b: \"cpu0\" kind: PCIE", "a: \"gpu0\" b: \"cpu0\" kind: NVLINK")),
+                       "links[0] (gpu0<->cpu0).b = \"cpu0\" (CPU_ROOT_COMPLEX): NVLINK links join GPU or NVSWITCH "
+                       "nodes"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(Edit("a: \"cpu0\" b: \"mem0\" kind: MEMORY", "a: \"cpu0\" b: \"mem0\" kind: CPU_INTERCONNECT")),
+               "links[2] (cpu0<->mem0).b = \"mem0\" (HOST_MEMORY): CPU_INTERCONNECT links "
+               "join two CPU_ROOT_COMPLEX nodes"));
 }
 
 TEST(HardwareLoaderTest, P2pFieldsOnlyOnRootComplex) {
+  EXPECT_TRUE(Contains(ErrorOf(Edit("name: \"mem0\" kind: HOST_MEMORY",
+                                    "name: \"mem0\" kind: HOST_MEMORY p2p_forward_bandwidth_gbps: 10")),
+                       "nodes[1] (mem0).p2p_forward_bandwidth_gbps = 10: only allowed on CPU_ROOT_COMPLEX "
+                       "nodes (this node is HOST_MEMORY)"));
   EXPECT_TRUE(
-      Contains(ErrorOf(Edit("name: \"mem0\" kind: HOST_MEMORY",
-                            "name: \"mem0\" kind: HOST_MEMORY p2p_forward_bandwidth_gbps: 10")),
-               "nodes[1] (mem0).p2p_forward_bandwidth_gbps = 10: only allowed on CPU_ROOT_COMPLEX "
-               "nodes (this node is HOST_MEMORY)"));
-  EXPECT_TRUE(Contains(ErrorOf(Edit("forward_latency_ns: 500",
-                                    "forward_latency_ns: 500 p2p_forward_collapse_per_flow: -1")),
-                       "nodes[0] (cpu0).p2p_forward_collapse_per_flow = -1: must be >= 0"));
-  StatusOr<net::Topology> ok =
-      ParseHardware(Edit("forward_latency_ns: 500",
-                         "forward_latency_ns: 500 p2p_forward_bandwidth_gbps: 20 "
-                         "p2p_forward_collapse_per_flow: 0.5"),
-                    "box.textproto");
+      Contains(ErrorOf(Edit("forward_latency_ns: 500", "forward_latency_ns: 500 p2p_forward_collapse_per_flow: -1")),
+               "nodes[0] (cpu0).p2p_forward_collapse_per_flow = -1: must be >= 0"));
+  StatusOr<net::Topology> ok = ParseHardware(Edit("forward_latency_ns: 500",
+                                                  "forward_latency_ns: 500 p2p_forward_bandwidth_gbps: 20 "
+                                                  "p2p_forward_collapse_per_flow: 0.5"),
+                                             "box.textproto");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_DOUBLE_EQ(ok->nodes[0].p2p_forward_bandwidth_gbps, 20);
   EXPECT_DOUBLE_EQ(ok->nodes[0].p2p_forward_collapse_per_flow, 0.5);
@@ -285,18 +272,15 @@ TEST(HardwareLoaderTest, HostMemoryNeedsMemoryLinkOnItsSocket) {
                                     "400 latency_ns: 0 payload_efficiency: 1 }",
                                     "")),
                        "nodes[1] (mem0): HOST_MEMORY needs a MEMORY link to a CPU_ROOT_COMPLEX"));
-  EXPECT_TRUE(
-      Contains(ErrorOf(Edit("kind: HOST_MEMORY", "kind: HOST_MEMORY socket: 1")),
-               "nodes[1] (mem0).socket = 1: must equal the socket of its root complex cpu0 (0)"));
-  EXPECT_TRUE(
-      Contains(ErrorOf(std::string(kGood) + "nodes { name: \"mem1\" kind: HOST_MEMORY }"),
-               "nodes[4] (mem1).socket = 0: socket already has HOST_MEMORY nodes[1] (mem0)"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("kind: HOST_MEMORY", "kind: HOST_MEMORY socket: 1")),
+                       "nodes[1] (mem0).socket = 1: must equal the socket of its root complex cpu0 (0)"));
+  EXPECT_TRUE(Contains(ErrorOf(std::string(kGood) + "nodes { name: \"mem1\" kind: HOST_MEMORY }"),
+                       "nodes[4] (mem1).socket = 0: socket already has HOST_MEMORY nodes[1] (mem0)"));
 }
 
 TEST(HardwareLoaderTest, GpuModelOnlyOnGpus) {
-  EXPECT_TRUE(Contains(
-      ErrorOf(Edit("kind: HOST_MEMORY", "kind: HOST_MEMORY gpu_model: \"G\"")),
-      "nodes[1] (mem0).gpu_model = \"G\": only allowed on GPU nodes (this node is HOST_MEMORY)"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("kind: HOST_MEMORY", "kind: HOST_MEMORY gpu_model: \"G\"")),
+                       "nodes[1] (mem0).gpu_model = \"G\": only allowed on GPU nodes (this node is HOST_MEMORY)"));
 }
 
 TEST(HardwareLoaderTest, ReportsEveryFieldProblemAtOnce) {

@@ -21,10 +21,8 @@ using nlohmann::json;
 constexpr const char* kSupportedTypes = "llama, qwen3, qwen3_moe, deepseek_v3, kimi_k2, gpt_oss";
 
 bool IsSupportedType(const std::string& t) {
-  return t == "llama" || t == "qwen3" || t == "qwen3_moe" || t == "deepseek_v3" ||
-         t == "kimi_k2" || t == "gpt_oss";
+  return t == "llama" || t == "qwen3" || t == "qwen3_moe" || t == "deepseek_v3" || t == "kimi_k2" || t == "gpt_oss";
 }
-
 
 // Reads fields from "text_config" when present there, else from the top level; collects every
 // problem as one line "FILE: FIELD ...".
@@ -165,8 +163,7 @@ bool LooksLikeEagle3(const json& root, const Reader& r) {
 
 // gpt-oss: layer_types -> sliding_window_every (layer l sliding when l % every == 0), or 0 when
 // no layer is sliding. Records an error for other patterns.
-int SlidingEveryFromLayerTypes(const json& types, const std::string& path, int num_layers,
-                               Reader* r) {
+int SlidingEveryFromLayerTypes(const json& types, const std::string& path, int num_layers, Reader* r) {
   if (!types.is_array()) {
     r->Error(fmt::format("{}: must be a list of \"sliding_attention\" / \"full_attention\"", path));
     return 0;
@@ -179,14 +176,13 @@ int SlidingEveryFromLayerTypes(const json& types, const std::string& path, int n
     } else if (t == "full_attention") {
       sliding.push_back(false);
     } else {
-      r->Error(fmt::format("{}[{}] = {}: allowed values: \"sliding_attention\", \"full_attention\"",
-                           path, i, t.dump()));
+      r->Error(
+          fmt::format("{}[{}] = {}: allowed values: \"sliding_attention\", \"full_attention\"", path, i, t.dump()));
       return 0;
     }
   }
   if (num_layers > 0 && static_cast<int>(sliding.size()) != num_layers) {
-    r->Error(fmt::format("{}: has {} entries, num_hidden_layers = {}: must match", path,
-                         sliding.size(), num_layers));
+    r->Error(fmt::format("{}: has {} entries, num_hidden_layers = {}: must match", path, sliding.size(), num_layers));
     return 0;
   }
   if (std::none_of(sliding.begin(), sliding.end(), [](bool s) { return s; })) return 0;
@@ -195,10 +191,10 @@ int SlidingEveryFromLayerTypes(const json& types, const std::string& path, int n
     for (size_t l = 0; l < sliding.size() && matches; ++l) matches = sliding[l] == (l % every == 0);
     if (matches) return static_cast<int>(every);
   }
-  r->Error(fmt::format(
-      "{}: pattern not supported: specsim models layer l as sliding exactly when "
-      "l % sliding_window_every == 0 (e.g. sliding, full, sliding, full, ...)",
-      path));
+  r->Error(
+      fmt::format("{}: pattern not supported: specsim models layer l as sliding exactly when "
+                  "l % sliding_window_every == 0 (e.g. sliding, full, sliding, full, ...)",
+                  path));
   return 0;
 }
 
@@ -238,13 +234,13 @@ StatusOr<config::Model> ImportHfConfig(std::string_view json_text, std::string_v
   const std::optional<std::string> type = ModelType(root, &r, &type_path);
   if (!r.ok()) return r.ToStatus();
   if (!type.has_value()) {
-    return InvalidArgumentError(
-        fmt::format("{}: model_type: missing (supported: {})", filename, kSupportedTypes));
+    return InvalidArgumentError(fmt::format("{}: model_type: missing (supported: {})", filename, kSupportedTypes));
   }
   if (!IsSupportedType(*type)) {
-    return InvalidArgumentError(fmt::format("{}: {} = \"{}\": not supported; supported model_type "
-                                            "values: {}",
-                                            filename, type_path, *type, kSupportedTypes));
+    return InvalidArgumentError(
+        fmt::format("{}: {} = \"{}\": not supported; supported model_type "
+                    "values: {}",
+                    filename, type_path, *type, kSupportedTypes));
   }
 
   config::Model m;
@@ -254,10 +250,10 @@ StatusOr<config::Model> ImportHfConfig(std::string_view json_text, std::string_v
   const bool gpt_oss = *type == "gpt_oss";
   if (eagle3) {
     if (*type != "llama") {
-      return InvalidArgumentError(fmt::format(
-          "{}: an EAGLE-3 head (draft_vocab_size or an *Eagle3* architecture) with {} = \"{}\": "
-          "only llama-style EAGLE-3 heads are supported",
-          filename, type_path, *type));
+      return InvalidArgumentError(
+          fmt::format("{}: an EAGLE-3 head (draft_vocab_size or an *Eagle3* architecture) with {} = \"{}\": "
+                      "only llama-style EAGLE-3 heads are supported",
+                      filename, type_path, *type));
     }
     m.set_family(config::Model::EAGLE3);
   } else if (*type == "llama") {
@@ -306,30 +302,32 @@ StatusOr<config::Model> ImportHfConfig(std::string_view json_text, std::string_v
       moe->set_moe_intermediate_size(r.RequiredInt({"moe_intermediate_size"}, why));
       moe->set_first_dense_layers(r.OptionalInt("first_k_dense_replace", 0));
       if (std::optional<int> freq = r.Int("moe_layer_freq"); freq && *freq != 1) {
-        r.Error(fmt::format("{} = {}: not supported: specsim models every layer from "
-                            "first_k_dense_replace on as MoE (moe_layer_freq 1)",
-                            r.PathOf("moe_layer_freq"), *freq));
+        r.Error(
+            fmt::format("{} = {}: not supported: specsim models every layer from "
+                        "first_k_dense_replace on as MoE (moe_layer_freq 1)",
+                        r.PathOf("moe_layer_freq"), *freq));
       }
     } else if (gpt_oss) {
       moe->set_num_experts(r.RequiredInt({"num_local_experts", "num_experts"}, why));
       moe->set_experts_per_token(r.RequiredInt({"experts_per_token", "num_experts_per_tok"}, why));
-      moe->set_moe_intermediate_size(
-          r.RequiredInt({"intermediate_size"}, why + " (the per-expert MLP size)"));
+      moe->set_moe_intermediate_size(r.RequiredInt({"intermediate_size"}, why + " (the per-expert MLP size)"));
     } else {
       moe->set_num_experts(r.RequiredInt({"num_experts", "num_local_experts"}, why));
       moe->set_experts_per_token(r.RequiredInt({"num_experts_per_tok"}, why));
       moe->set_moe_intermediate_size(r.RequiredInt({"moe_intermediate_size"}, why));
       if (std::optional<int> step = r.Int("decoder_sparse_step"); step && *step != 1) {
-        r.Error(fmt::format("{} = {}: not supported: specsim models every layer as MoE "
-                            "(decoder_sparse_step 1)",
-                            r.PathOf("decoder_sparse_step"), *step));
+        r.Error(
+            fmt::format("{} = {}: not supported: specsim models every layer as MoE "
+                        "(decoder_sparse_step 1)",
+                        r.PathOf("decoder_sparse_step"), *step));
       }
       std::string path;
       if (const json* only = r.Find("mlp_only_layers", &path);
           only != nullptr && !(only->is_array() && only->empty())) {
-        r.Error(fmt::format("{} = {}: not supported: specsim models every layer as MoE "
-                            "(mlp_only_layers [])",
-                            path, only->dump()));
+        r.Error(
+            fmt::format("{} = {}: not supported: specsim models every layer as MoE "
+                        "(mlp_only_layers [])",
+                        path, only->dump()));
       }
     }
   }
@@ -359,15 +357,17 @@ StatusOr<config::Model> ImportHfConfig(std::string_view json_text, std::string_v
       m.set_sliding_window_every(2);  // transformers' GptOssConfig default: even layers slide
     }
     if (m.sliding_window_every() > 0 && m.sliding_window() <= 0) {
-      r.Error(fmt::format("sliding_window: missing or 0 while layer_types has sliding layers "
-                          "(required {})",
-                          why));
+      r.Error(
+          fmt::format("sliding_window: missing or 0 while layer_types has sliding layers "
+                      "(required {})",
+                      why));
     }
     if (m.sliding_window_every() == 0) m.set_sliding_window(0);
   } else if (r.OptionalBool("use_sliding_window", false)) {
-    r.Error(fmt::format("{} = true: not supported for model_type \"{}\" (specsim models sliding "
-                        "windows only for gpt_oss)",
-                        r.PathOf("use_sliding_window"), *type));
+    r.Error(
+        fmt::format("{} = true: not supported for model_type \"{}\" (specsim models sliding "
+                    "windows only for gpt_oss)",
+                    r.PathOf("use_sliding_window"), *type));
   }
 
   if (eagle3) {

@@ -116,8 +116,9 @@ TEST(HfConfigTest, GptOssLayerTypesAndPerExpertIntermediate) {
       "num_attention_heads": 64, "intermediate_size": 2880, "vocab_size": 1,
       "num_local_experts": 32, "experts_per_token": 4, "sliding_window": 128,
       "layer_types": ["full_attention", "sliding_attention", "local"]})");
-  EXPECT_TRUE(Contains(e, "layer_types[2] = \"local\": allowed values: \"sliding_attention\", "
-                          "\"full_attention\""));
+  EXPECT_TRUE(Contains(e,
+                       "layer_types[2] = \"local\": allowed values: \"sliding_attention\", "
+                       "\"full_attention\""));
 }
 
 TEST(HfConfigTest, KimiK2MapsToDeepseekV3WithMlaHeadDim) {

@@ -51,15 +51,13 @@ void CheckModel(const Model& m, ValidationErrors* e) {
            fmt::format("must divide num_attention_heads = {}", m.num_attention_heads()));
   }
 
-  const bool moe_family =
-      f == Model::QWEN3_MOE || f == Model::DEEPSEEK_V3 || f == Model::GPT_OSS;
+  const bool moe_family = f == Model::QWEN3_MOE || f == Model::DEEPSEEK_V3 || f == Model::GPT_OSS;
   const bool dense_layers = !moe_family || (f == Model::DEEPSEEK_V3 && m.moe().first_dense_layers() > 0);
   if (dense_layers) {
     if (m.intermediate_size() <= 0) {
       e->Add("intermediate_size", std::to_string(m.intermediate_size()),
-             f == Model::DEEPSEEK_V3
-                 ? "must be > 0 (moe.first_dense_layers > 0: those layers use the dense MLP)"
-                 : fmt::format("must be > 0 (family {} has a dense MLP)", family));
+             f == Model::DEEPSEEK_V3 ? "must be > 0 (moe.first_dense_layers > 0: those layers use the dense MLP)"
+                                     : fmt::format("must be > 0 (family {} has a dense MLP)", family));
     }
   } else {
     NonNegativeInt(e, "intermediate_size", m.intermediate_size());
@@ -72,31 +70,28 @@ void CheckModel(const Model& m, ValidationErrors* e) {
       e->Add("moe", "(absent)", fmt::format("required for family {} (a mixture-of-experts model)", family));
     } else {
       PositiveInt(e, "moe.num_experts", moe.num_experts());
-      if (moe.experts_per_token() < 1 ||
-          (moe.num_experts() > 0 && moe.experts_per_token() > moe.num_experts())) {
+      if (moe.experts_per_token() < 1 || (moe.num_experts() > 0 && moe.experts_per_token() > moe.num_experts())) {
         e->Add("moe.experts_per_token", std::to_string(moe.experts_per_token()),
                fmt::format("must be in [1, moe.num_experts = {}]", moe.num_experts()));
       }
       PositiveInt(e, "moe.moe_intermediate_size", moe.moe_intermediate_size());
       NonNegativeInt(e, "moe.num_shared_experts", moe.num_shared_experts());
-      if (moe.first_dense_layers() < 0 ||
-          (m.num_layers() > 0 && moe.first_dense_layers() >= m.num_layers())) {
+      if (moe.first_dense_layers() < 0 || (m.num_layers() > 0 && moe.first_dense_layers() >= m.num_layers())) {
         e->Add("moe.first_dense_layers", std::to_string(moe.first_dense_layers()),
                fmt::format("must be in [0, num_layers = {})", m.num_layers()));
       }
     }
   } else if (m.has_moe() && moe.ByteSizeLong() > 0) {
     e->Add("moe", fmt::format("{{ num_experts: {} ... }}", moe.num_experts()),
-           fmt::format("must be empty for family {} (MoE families: QWEN3_MOE, DEEPSEEK_V3, GPT_OSS)",
-                       family));
+           fmt::format("must be empty for family {} (MoE families: QWEN3_MOE, DEEPSEEK_V3, GPT_OSS)", family));
   }
 
   // MLA: all or nothing, and only DEEPSEEK_V3.
   const config::MlaConfig& mla = m.mla();
-  const int mla_fields[] = {mla.q_lora_rank(), mla.kv_lora_rank(), mla.qk_nope_head_dim(),
-                            mla.qk_rope_head_dim(), mla.v_head_dim()};
-  const char* mla_names[] = {"mla.q_lora_rank", "mla.kv_lora_rank", "mla.qk_nope_head_dim",
-                             "mla.qk_rope_head_dim", "mla.v_head_dim"};
+  const int mla_fields[] = {mla.q_lora_rank(), mla.kv_lora_rank(), mla.qk_nope_head_dim(), mla.qk_rope_head_dim(),
+                            mla.v_head_dim()};
+  const char* mla_names[] = {"mla.q_lora_rank", "mla.kv_lora_rank", "mla.qk_nope_head_dim", "mla.qk_rope_head_dim",
+                             "mla.v_head_dim"};
   bool any_mla = false;
   for (int v : mla_fields) any_mla = any_mla || v != 0;
   if (f == Model::DEEPSEEK_V3) {
@@ -117,8 +112,7 @@ void CheckModel(const Model& m, ValidationErrors* e) {
   NonNegativeInt(e, "sliding_window_every", m.sliding_window_every());
   if ((m.sliding_window() > 0) != (m.sliding_window_every() > 0)) {
     e->Add("sliding_window_every", std::to_string(m.sliding_window_every()),
-           fmt::format("sliding_window = {}: both must be 0 (no sliding window) or both > 0",
-                       m.sliding_window()));
+           fmt::format("sliding_window = {}: both must be 0 (no sliding window) or both > 0", m.sliding_window()));
   } else if (m.num_layers() > 0 && m.sliding_window_every() > m.num_layers()) {
     e->Add("sliding_window_every", std::to_string(m.sliding_window_every()),
            fmt::format("must be <= num_layers = {}", m.num_layers()));
@@ -127,11 +121,9 @@ void CheckModel(const Model& m, ValidationErrors* e) {
   // EAGLE-3.
   const config::Eagle3Config& eagle = m.eagle3();
   if (f == Model::EAGLE3) {
-    if (eagle.draft_vocab_size() <= 0 ||
-        (m.vocab_size() > 0 && eagle.draft_vocab_size() > m.vocab_size())) {
+    if (eagle.draft_vocab_size() <= 0 || (m.vocab_size() > 0 && eagle.draft_vocab_size() > m.vocab_size())) {
       e->Add("eagle3.draft_vocab_size", std::to_string(eagle.draft_vocab_size()),
-             fmt::format("required for family EAGLE3: must be in [1, vocab_size = {}]",
-                         m.vocab_size()));
+             fmt::format("required for family EAGLE3: must be in [1, vocab_size = {}]", m.vocab_size()));
     }
     NonNegativeInt(e, "eagle3.fused_hidden_states", eagle.fused_hidden_states());
   } else if (m.has_eagle3() && eagle.ByteSizeLong() > 0) {
@@ -144,20 +136,13 @@ void CheckModel(const Model& m, ValidationErrors* e) {
 
 llm::ModelFamily ToFamily(Model::Family f) {
   switch (f) {
-    case Model::LLAMA:
-      return llm::ModelFamily::kLlama;
-    case Model::QWEN3:
-      return llm::ModelFamily::kQwen3;
-    case Model::QWEN3_MOE:
-      return llm::ModelFamily::kQwen3Moe;
-    case Model::DEEPSEEK_V3:
-      return llm::ModelFamily::kDeepseekV3;
-    case Model::GPT_OSS:
-      return llm::ModelFamily::kGptOss;
-    case Model::EAGLE3:
-      return llm::ModelFamily::kEagle3;
-    default:
-      break;
+    case Model::LLAMA: return llm::ModelFamily::kLlama;
+    case Model::QWEN3: return llm::ModelFamily::kQwen3;
+    case Model::QWEN3_MOE: return llm::ModelFamily::kQwen3Moe;
+    case Model::DEEPSEEK_V3: return llm::ModelFamily::kDeepseekV3;
+    case Model::GPT_OSS: return llm::ModelFamily::kGptOss;
+    case Model::EAGLE3: return llm::ModelFamily::kEagle3;
+    default: break;
   }
   SPECSIM_CHECK(false) << "unvalidated model family " << f;
   return llm::ModelFamily::kLlama;
@@ -199,8 +184,7 @@ StatusOr<llm::ModelSpec> ModelFromProto(const config::Model& model, std::string_
   s.sliding_window_every = model.sliding_window_every();
   if (model.family() == Model::EAGLE3) {
     s.eagle3.draft_vocab_size = model.eagle3().draft_vocab_size();
-    s.eagle3.fused_hidden_states =
-        model.eagle3().fused_hidden_states() > 0 ? model.eagle3().fused_hidden_states() : 3;
+    s.eagle3.fused_hidden_states = model.eagle3().fused_hidden_states() > 0 ? model.eagle3().fused_hidden_states() : 3;
     s.eagle3.target = model.eagle3().target();
   } else {
     s.eagle3 = llm::Eagle3Spec{.draft_vocab_size = 0, .fused_hidden_states = 0, .target = ""};

@@ -24,9 +24,7 @@ namespace {
 namespace pb = google::protobuf;
 using testing::Contains;
 
-std::string SourcePath(const std::string& relative) {
-  return std::string(SPECSIM_SOURCE_DIR) + "/" + relative;
-}
+std::string SourcePath(const std::string& relative) { return std::string(SPECSIM_SOURCE_DIR) + "/" + relative; }
 
 std::string ReadSource(const std::string& relative) {
   std::ifstream in(SourcePath(relative));
@@ -97,20 +95,13 @@ void ExpectSameShape(const pb::Message& want, const pb::Message& got, const std:
       case pb::FieldDescriptor::CPPTYPE_MESSAGE:
         ExpectSameShape(rw->GetMessage(want, f), rg->GetMessage(got, f), path + ".");
         break;
-      case pb::FieldDescriptor::CPPTYPE_INT32:
-        EXPECT_EQ(rw->GetInt32(want, f), rg->GetInt32(got, f)) << path;
-        break;
-      case pb::FieldDescriptor::CPPTYPE_BOOL:
-        EXPECT_EQ(rw->GetBool(want, f), rg->GetBool(got, f)) << path;
-        break;
+      case pb::FieldDescriptor::CPPTYPE_INT32: EXPECT_EQ(rw->GetInt32(want, f), rg->GetInt32(got, f)) << path; break;
+      case pb::FieldDescriptor::CPPTYPE_BOOL: EXPECT_EQ(rw->GetBool(want, f), rg->GetBool(got, f)) << path; break;
       case pb::FieldDescriptor::CPPTYPE_ENUM:
         EXPECT_EQ(rw->GetEnumValue(want, f), rg->GetEnumValue(got, f)) << path;
         break;
-      case pb::FieldDescriptor::CPPTYPE_STRING:
-        EXPECT_EQ(rw->GetString(want, f), rg->GetString(got, f)) << path;
-        break;
-      default:
-        ADD_FAILURE() << path << ": compare not implemented for " << f->cpp_type_name();
+      case pb::FieldDescriptor::CPPTYPE_STRING: EXPECT_EQ(rw->GetString(want, f), rg->GetString(got, f)) << path; break;
+      default: ADD_FAILURE() << path << ": compare not implemented for " << f->cpp_type_name();
     }
   }
 }
@@ -125,7 +116,8 @@ std::vector<BundledModel> WithHfConfig() {
 
 std::string TestName(const ::testing::TestParamInfo<BundledModel>& info) {
   std::string name = info.param.file;
-  std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
+  std::replace_if(
+      name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
   return name;
 }
 
@@ -151,9 +143,8 @@ INSTANTIATE_TEST_SUITE_P(AllHfConfigs, HfImportTest, ::testing::ValuesIn(WithHfC
 // Every models/*.textproto and models/hf/*.json is in the table (so each one is tested).
 TEST(BundledModelsTest, TableCoversTheDirectories) {
   auto in_table = [](const std::string& stem, bool hf) {
-    return std::any_of(std::begin(kModels), std::end(kModels), [&](const BundledModel& b) {
-      return stem == b.file && (!hf || b.has_hf_config);
-    });
+    return std::any_of(std::begin(kModels), std::end(kModels),
+                       [&](const BundledModel& b) { return stem == b.file && (!hf || b.has_hf_config); });
   };
   for (const auto& entry : std::filesystem::directory_iterator(SourcePath("models"))) {
     if (entry.path().extension() != ".textproto") continue;
@@ -212,10 +203,10 @@ TEST(ModelLoaderTest, Eagle3KimiHeadCountsToAboutOnePointEightBillion) {
   const double h = m->hidden_size;
   const double q = double(m->num_attention_heads) * m->head_dim;
   const double kv = double(m->num_key_value_heads) * m->head_dim;
-  const double own = 3 * h * h                       // fc 3h -> h
-                     + 2 * h * q + 2 * (2 * h * kv)  // q, k, v over 2h
-                     + q * h                         // o
-                     + 3 * h * m->intermediate_size  // SwiGLU MLP
+  const double own = 3 * h * h                                  // fc 3h -> h
+                     + 2 * h * q + 2 * (2 * h * kv)             // q, k, v over 2h
+                     + q * h                                    // o
+                     + 3 * h * m->intermediate_size             // SwiGLU MLP
                      + double(m->eagle3.draft_vocab_size) * h;  // draft LM head
   EXPECT_DOUBLE_EQ(own, 633077760.0);
   EXPECT_NEAR(own + double(m->vocab_size) * h, 1.8e9, 0.05e9);  // + the embedding copy
@@ -260,9 +251,8 @@ TEST(ModelLoaderTest, BadModelsNameFileFieldAndRule) {
   EXPECT_TRUE(Contains(ErrorOf(Edit("family: QWEN3_MOE", "")),
                        "m.textproto: family = FAMILY_UNSPECIFIED: must be set, one of LLAMA, "
                        "QWEN3, QWEN3_MOE, DEEPSEEK_V3, GPT_OSS, EAGLE3"));
-  const std::string kv =
-      ErrorOf(Edit("hidden_size: 64 num_attention_heads: 8\n  num_key_value_heads: 2",
-                   "hidden_size: 0 num_attention_heads: 8\n  num_key_value_heads: 3"));
+  const std::string kv = ErrorOf(Edit("hidden_size: 64 num_attention_heads: 8\n  num_key_value_heads: 2",
+                                      "hidden_size: 0 num_attention_heads: 8\n  num_key_value_heads: 3"));
   EXPECT_TRUE(Contains(kv, "m.textproto: num_key_value_heads = 3: must divide num_attention_heads = 8"));
   EXPECT_TRUE(Contains(kv, "m.textproto: hidden_size = 0: must be > 0"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("experts_per_token: 2", "experts_per_token: 9")),
@@ -288,15 +278,15 @@ TEST(ModelLoaderTest, MlaIsAllOrNothing) {
     moe { num_experts: 8 experts_per_token: 2 moe_intermediate_size: 32 first_dense_layers: 1 }
     mla { q_lora_rank: 16 kv_lora_rank: 16 qk_nope_head_dim: 16 qk_rope_head_dim: 8 }
   )txt";
-  EXPECT_TRUE(Contains(ErrorOf(ds), "m.textproto: mla.v_head_dim = 0: must be > 0 (family "
-                                    "DEEPSEEK_V3 uses multi-head latent attention"));
+  EXPECT_TRUE(Contains(ErrorOf(ds),
+                       "m.textproto: mla.v_head_dim = 0: must be > 0 (family "
+                       "DEEPSEEK_V3 uses multi-head latent attention"));
   std::string full = ds;
   full.replace(full.find("qk_rope_head_dim: 8"), 19, "qk_rope_head_dim: 8 v_head_dim: 16");
   StatusOr<llm::ModelSpec> ok = ParseModel(full, "m.textproto");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   full.replace(full.find("intermediate_size: 128"), 22, "intermediate_size: 0");
-  EXPECT_TRUE(Contains(ErrorOf(full),
-                       "intermediate_size = 0: must be > 0 (moe.first_dense_layers > 0"));
+  EXPECT_TRUE(Contains(ErrorOf(full), "intermediate_size = 0: must be > 0 (moe.first_dense_layers > 0"));
 }
 
 TEST(ModelLoaderTest, Eagle3NeedsDraftVocab) {
@@ -304,8 +294,9 @@ TEST(ModelLoaderTest, Eagle3NeedsDraftVocab) {
     family: EAGLE3 num_layers: 1 hidden_size: 64 num_attention_heads: 8 num_key_value_heads: 2
     head_dim: 8 vocab_size: 1000 intermediate_size: 128
   )txt";
-  EXPECT_TRUE(Contains(ErrorOf(head), "m.textproto: eagle3.draft_vocab_size = 0: required for "
-                                      "family EAGLE3: must be in [1, vocab_size = 1000]"));
+  EXPECT_TRUE(Contains(ErrorOf(head),
+                       "m.textproto: eagle3.draft_vocab_size = 0: required for "
+                       "family EAGLE3: must be in [1, vocab_size = 1000]"));
   EXPECT_TRUE(ParseModel(head + " eagle3 { draft_vocab_size: 100 }", "m.textproto").ok());
 }
 

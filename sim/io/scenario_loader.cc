@@ -35,8 +35,6 @@ using config::Speculation;
 
 std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
 
-
-
 void CheckDType(ValidationErrors* e, const std::string& path, config::DType d) {
   if (d == config::DTYPE_UNSPECIFIED || !config::DType_IsValid(d)) {
     e->Add(path, EnumValueName(config::DType_descriptor(), d),
@@ -72,12 +70,10 @@ void CheckSpeculation(const Speculation& s, ValidationErrors* e) {
            "must be empty for method MTP (the draft is the target model's own NEXTN layers)");
   }
   if (s.num_steps() < 1) {
-    e->Add("speculation.num_steps", std::to_string(s.num_steps()),
-           "must be >= 1 (--speculative-num-steps)");
+    e->Add("speculation.num_steps", std::to_string(s.num_steps()), "must be >= 1 (--speculative-num-steps)");
   }
   if (s.topk() < 1) {
-    e->Add("speculation.topk", std::to_string(s.topk()),
-           "must be >= 1 (--speculative-eagle-topk)");
+    e->Add("speculation.topk", std::to_string(s.topk()), "must be >= 1 (--speculative-eagle-topk)");
   }
   if (s.num_draft_tokens() < 2) {
     e->Add("speculation.num_draft_tokens", std::to_string(s.num_draft_tokens()),
@@ -109,18 +105,17 @@ void CheckSpeculation(const Speculation& s, ValidationErrors* e) {
              "must be in [0, 4096] (0: the scenario's own speculation shape)");
   }
   if (probs == 0 && hist == 0) {
-    e->AddPlain(fmt::format(
-        "speculation: method {} needs acceptance: set speculation.acceptance_probabilities (per-position "
-        "acceptance p_1..p_S of the top-1 draft token, in [0, 1]) and/or "
-        "speculation.accept_length_histogram (num_steps + 1 counts, index i = i drafts accepted)",
-        method));
+    e->AddPlain(
+        fmt::format("speculation: method {} needs acceptance: set speculation.acceptance_probabilities (per-position "
+                    "acceptance p_1..p_S of the top-1 draft token, in [0, 1]) and/or "
+                    "speculation.accept_length_histogram (num_steps + 1 counts, index i = i drafts accepted)",
+                    method));
   }
   if (probs > 0) {
     for (int i = 0; i < probs; ++i) {
       const double p = s.acceptance_probabilities(i);
       if (!(p >= 0 && p <= 1)) {
-        e->Add(fmt::format("speculation.acceptance_probabilities[{}]", i), fmt::format("{}", p),
-               "must be in [0, 1]");
+        e->Add(fmt::format("speculation.acceptance_probabilities[{}]", i), fmt::format("{}", p), "must be in [0, 1]");
       }
     }
   }
@@ -170,8 +165,7 @@ void CheckScenario(const Scenario& sc, ValidationErrors* e) {
   const int tp = p.tensor_parallel();
   if (tp < 1) e->Add("parallelism.tensor_parallel", std::to_string(tp), "must be >= 1");
   if (p.expert_parallel() < 0) {
-    e->Add("parallelism.expert_parallel", std::to_string(p.expert_parallel()),
-           "must be >= 0 (0 or 1 = off)");
+    e->Add("parallelism.expert_parallel", std::to_string(p.expert_parallel()), "must be >= 0 (0 or 1 = off)");
   } else if (p.expert_parallel() > 1 && tp >= 1 && tp % p.expert_parallel() != 0) {
     e->Add("parallelism.expert_parallel", std::to_string(p.expert_parallel()),
            fmt::format("must divide parallelism.tensor_parallel = {}", tp));
@@ -201,8 +195,7 @@ void CheckScenario(const Scenario& sc, ValidationErrors* e) {
   }
   if (s.max_context_length() != 0 && s.max_context_length() < s.context_length()) {
     e->Add("serving.max_context_length", std::to_string(s.max_context_length()),
-           fmt::format("must be 0 (= context_length) or >= serving.context_length = {}",
-                       s.context_length()));
+           fmt::format("must be 0 (= context_length) or >= serving.context_length = {}", s.context_length()));
   }
   CheckDType(e, "serving.weight_dtype", s.weight_dtype());
   CheckDType(e, "serving.activation_dtype", s.activation_dtype());
@@ -355,9 +348,7 @@ std::string SetScalar(pb::Message* msg, const pb::FieldDescriptor* f, const std:
       rep ? r->AddBool(msg, f, v) : r->SetBool(msg, f, v);
       return "";
     }
-    case pb::FieldDescriptor::CPPTYPE_STRING:
-      rep ? r->AddString(msg, f, text) : r->SetString(msg, f, text);
-      return "";
+    case pb::FieldDescriptor::CPPTYPE_STRING: rep ? r->AddString(msg, f, text) : r->SetString(msg, f, text); return "";
     case pb::FieldDescriptor::CPPTYPE_ENUM: {
       const pb::EnumDescriptor* e = f->enum_type();
       const pb::EnumValueDescriptor* v = e->FindValueByName(text);
@@ -365,14 +356,13 @@ std::string SetScalar(pb::Message* msg, const pb::FieldDescriptor* f, const std:
         if (AsciiLower(std::string(e->value(i)->name())) == AsciiLower(text)) v = e->value(i);
       }
       if (v == nullptr) {
-        return fmt::format("\"{}\" is not a value of {}; allowed values: {}", text,
-                           std::string(e->full_name()), AllowedEnumValues(e));
+        return fmt::format("\"{}\" is not a value of {}; allowed values: {}", text, std::string(e->full_name()),
+                           AllowedEnumValues(e));
       }
       rep ? r->AddEnum(msg, f, v) : r->SetEnum(msg, f, v);
       return "";
     }
-    case pb::FieldDescriptor::CPPTYPE_MESSAGE:
-      break;
+    case pb::FieldDescriptor::CPPTYPE_MESSAGE: break;
   }
   return "cannot set a message field from text";
 }
@@ -395,8 +385,7 @@ std::string ApplyTo(pb::Message* root, const std::string& path, const std::strin
     const std::string at = walked.empty() ? std::string(d->full_name()) : walked;
     const pb::FieldDescriptor* f = name.empty() ? nullptr : d->FindFieldByName(name);
     if (f == nullptr) {
-      return fmt::format("unknown field \"{}\" in {}; fields allowed there: {}", name, at,
-                         FieldNames(d));
+      return fmt::format("unknown field \"{}\" in {}; fields allowed there: {}", name, at, FieldNames(d));
     }
     walked += (walked.empty() ? "" : ".") + name;
     const bool last = i + 1 == parts.size();
@@ -409,8 +398,8 @@ std::string ApplyTo(pb::Message* root, const std::string& path, const std::strin
       continue;
     }
     if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
-      return fmt::format("{} is a message: set one of its fields ({}.FIELD=VALUE): {}", walked,
-                         walked, FieldNames(f->message_type()));
+      return fmt::format("{} is a message: set one of its fields ({}.FIELD=VALUE): {}", walked, walked,
+                         FieldNames(f->message_type()));
     }
     if (!f->is_repeated()) {
       const std::string error = SetScalar(msg, f, value);
@@ -423,12 +412,10 @@ std::string ApplyTo(pb::Message* root, const std::string& path, const std::strin
     while (true) {
       const size_t comma = value.find(',', from);
       const std::string item =
-          Trim(std::string_view(value).substr(from, comma == std::string::npos ? std::string::npos
-                                                                               : comma - from));
+          Trim(std::string_view(value).substr(from, comma == std::string::npos ? std::string::npos : comma - from));
       const std::string error = SetScalar(msg, f, item);
       if (!error.empty()) {
-        return fmt::format("{}[{}]: {} (repeated fields take a comma list a,b,c)", walked, index,
-                           error);
+        return fmt::format("{}[{}]: {} (repeated fields take a comma list a,b,c)", walked, index, error);
       }
       if (comma == std::string::npos) break;
       from = comma + 1;
@@ -454,8 +441,7 @@ StatusOr<config::Scenario> ParseScenario(std::string_view text, std::string_view
   return scenario;
 }
 
-Status ResolveScenarioPaths(config::Scenario* scenario, const std::string& scenario_path,
-                            bool embedded) {
+Status ResolveScenarioPaths(config::Scenario* scenario, const std::string& scenario_path, bool embedded) {
   SPECSIM_CHECK(scenario != nullptr);
   const fs::path dir = fs::path(scenario_path).parent_path();
   const std::string display = embedded ? StripDotSlash(scenario_path) + " (embedded copy)" : scenario_path;
@@ -497,8 +483,7 @@ StatusOr<LoadedScenarioFile> LoadScenarioWithFramework(const std::string& path) 
   return loaded;
 }
 
-StatusOr<llm::FrameworkProfile> ScenarioFramework(const config::Scenario& scenario,
-                                                  std::string_view filename) {
+StatusOr<llm::FrameworkProfile> ScenarioFramework(const config::Scenario& scenario, std::string_view filename) {
   const std::string path = scenario.framework().empty() ? kDefaultFrameworkPath : scenario.framework();
   std::string display;
   StatusOr<config::FrameworkProfile> profile = LoadFrameworkProtoFile(path, &display);
@@ -542,10 +527,10 @@ Status ApplyOverride(config::Scenario* scenario, std::string_view assignment) {
   const std::string a(assignment);
   const size_t eq = a.find('=');
   if (eq == std::string::npos || Trim(std::string_view(a).substr(0, eq)).empty()) {
-    return InvalidArgumentError(fmt::format(
-        "--set {}: expected FIELD.PATH=VALUE, e.g. speculation.num_steps=3 or "
-        "speculation.acceptance_probabilities=0.8,0.6,0.4",
-        a));
+    return InvalidArgumentError(
+        fmt::format("--set {}: expected FIELD.PATH=VALUE, e.g. speculation.num_steps=3 or "
+                    "speculation.acceptance_probabilities=0.8,0.6,0.4",
+                    a));
   }
   const std::string path = Trim(std::string_view(a).substr(0, eq));
   const std::string value = Trim(std::string_view(a).substr(eq + 1));

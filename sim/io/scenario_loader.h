@@ -65,8 +65,7 @@ StatusOr<config::Scenario> ParseScenario(std::string_view text, std::string_view
 // Rewrites the relative paths of `scenario` as described above for a scenario read from
 // `scenario_path` (`embedded`: it was the embedded copy, so only rule 3 applies). InvalidArgument
 // naming the field when a file is found nowhere. REQUIRES: scenario != nullptr.
-Status ResolveScenarioPaths(config::Scenario* scenario, const std::string& scenario_path,
-                            bool embedded);
+Status ResolveScenarioPaths(config::Scenario* scenario, const std::string& scenario_path, bool embedded);
 
 // ReadConfigFile (disk, else the embedded copy of a bundled path such as
 // "configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto"), ParseScenario,
@@ -78,8 +77,7 @@ StatusOr<config::Scenario> LoadScenarioFile(const std::string& path);
 // `filename` prefixes every error; errors in the profile file name that file (and its line:col).
 // Call it again after --set overrides (they may change framework, framework_overrides or
 // serving.cuda_graphs).
-StatusOr<llm::FrameworkProfile> ScenarioFramework(const config::Scenario& scenario,
-                                                  std::string_view filename);
+StatusOr<llm::FrameworkProfile> ScenarioFramework(const config::Scenario& scenario, std::string_view filename);
 
 // A scenario file loaded with its framework profile.
 struct LoadedScenarioFile {

@@ -24,9 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::Contains;
 
-std::string SourcePath(const std::string& relative) {
-  return std::string(SPECSIM_SOURCE_DIR) + "/" + relative;
-}
+std::string SourcePath(const std::string& relative) { return std::string(SPECSIM_SOURCE_DIR) + "/" + relative; }
 
 constexpr const char* kScenarios[] = {
     "configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto",
@@ -104,8 +102,7 @@ TEST(BundledScenariosTest, TableCoversTheDirectory) {
   for (const auto& entry : fs::directory_iterator(SourcePath("configs/scenarios"))) {
     if (entry.path().extension() != ".textproto") continue;
     const std::string relative = "configs/scenarios/" + entry.path().filename().string();
-    EXPECT_TRUE(std::any_of(std::begin(kScenarios), std::end(kScenarios),
-                            [&](const char* s) { return relative == s; }))
+    EXPECT_TRUE(std::any_of(std::begin(kScenarios), std::end(kScenarios), [&](const char* s) { return relative == s; }))
         << relative << " is not in kScenarios";
   }
 }
@@ -153,37 +150,36 @@ TEST(ScenarioValidationTest, GoodScenarioParses) {
 
 TEST(ScenarioValidationTest, TopkOneForcesDraftTokensNamingBothFields) {
   const std::string e = ErrorOf(Edit("num_draft_tokens: 4", "num_draft_tokens: 6"));
-  EXPECT_TRUE(Contains(e, "s.textproto: speculation.num_draft_tokens = 6: must equal "
-                          "speculation.num_steps + 1 = 4 when speculation.topk = 1"));
+  EXPECT_TRUE(Contains(e,
+                       "s.textproto: speculation.num_draft_tokens = 6: must equal "
+                       "speculation.num_steps + 1 = 4 when speculation.topk = 1"));
 }
 
 TEST(ScenarioValidationTest, TreeDraftTokensBound) {
-  EXPECT_TRUE(ParseScenario(Edit("topk: 1 num_draft_tokens: 4", "topk: 4 num_draft_tokens: 8"),
-                            "s.textproto")
-                  .ok());
+  EXPECT_TRUE(ParseScenario(Edit("topk: 1 num_draft_tokens: 4", "topk: 4 num_draft_tokens: 8"), "s.textproto").ok());
   EXPECT_TRUE(Contains(ErrorOf(Edit("topk: 1 num_draft_tokens: 4", "topk: 2 num_draft_tokens: 20")),
                        "must be <= 1 + topk + (num_steps - 1) * topk^2 = 11"));
 }
 
 TEST(ScenarioValidationTest, HistogramOfWrongLength) {
-  const std::string e = ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
-                                     "accept_length_histogram: [1, 2, 3]"));
-  EXPECT_TRUE(Contains(e, "s.textproto: speculation.accept_length_histogram = (3 values): must "
-                          "have speculation.num_steps + 1 = 4 values"));
-  EXPECT_TRUE(ParseScenario(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
-                                 "accept_length_histogram: [1, 2, 3, 0]"),
+  const std::string e =
+      ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]", "accept_length_histogram: [1, 2, 3]"));
+  EXPECT_TRUE(Contains(e,
+                       "s.textproto: speculation.accept_length_histogram = (3 values): must "
+                       "have speculation.num_steps + 1 = 4 values"));
+  EXPECT_TRUE(ParseScenario(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]", "accept_length_histogram: [1, 2, 3, 0]"),
                             "s.textproto")
                   .ok());
-  EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
-                                    "accept_length_histogram: [0, 0, -1, 0]")),
-                       "speculation.accept_length_histogram[2] = -1: must be in [0, 1e15]"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]", "accept_length_histogram: [0, 0, -1, 0]")),
+               "speculation.accept_length_histogram[2] = -1: must be in [0, 1e15]"));
   // Issue 15, item 8: 1e308 counts overflowed the sum and gave tau 1.00.
-  EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
-                                    "accept_length_histogram: [1e308, 1e308, 1, 1]")),
-                       "speculation.accept_length_histogram[0] = 1e+308: must be in [0, 1e15]"));
-  EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
-                                    "accept_length_histogram: [0, 0, 0, 0]")),
-                       "the sum must be > 0"));
+  EXPECT_TRUE(Contains(
+      ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]", "accept_length_histogram: [1e308, 1e308, 1, 1]")),
+      "speculation.accept_length_histogram[0] = 1e+308: must be in [0, 1e15]"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]", "accept_length_histogram: [0, 0, 0, 0]")),
+               "the sum must be > 0"));
 }
 
 // Acceptance: per-position probabilities and/or a histogram (sim/llm/acceptance.h
@@ -210,16 +206,15 @@ TEST(ScenarioValidationTest, AcceptanceRules) {
   EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
                                     "accept_length_histogram: [1, 1, 1] histogram_num_steps: 1")),
                        "must have speculation.histogram_num_steps + 1 = 2 values"));
-  EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
-                                    "acceptance_probabilities: [0.8] histogram_topk: -1")),
-                       "speculation.histogram_topk = -1: must be in [0, 4096]"));
+  EXPECT_TRUE(Contains(
+      ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]", "acceptance_probabilities: [0.8] histogram_topk: -1")),
+      "speculation.histogram_topk = -1: must be in [0, 4096]"));
 }
 
 TEST(ScenarioValidationTest, OtherRules) {
   EXPECT_TRUE(Contains(ErrorOf(Edit("draft_model: \"models/eagle3-llama-3.1-8b.textproto\"", "")),
                        "speculation.draft_model = \"\": required for method EAGLE3"));
-  EXPECT_TRUE(Contains(ErrorOf(Edit("method: EAGLE3", "method: MTP")),
-                       "must be empty for method MTP"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("method: EAGLE3", "method: MTP")), "must be empty for method MTP"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("method: EAGLE3", "")),
                        "speculation.method = METHOD_UNSPECIFIED: must be set when a speculation "
                        "block is present, one of NONE, EAGLE3, MTP"));
@@ -228,21 +223,20 @@ TEST(ScenarioValidationTest, OtherRules) {
                        "\"\", \"auto\", \"ring\", \"tree\", \"oneshot\", \"twoshot\""));
   const std::string e = ErrorOf(Edit("tensor_parallel: 1", "tensor_parallel: 0"));
   EXPECT_TRUE(Contains(e, "s.textproto: parallelism.tensor_parallel = 0: must be >= 1"));
-  EXPECT_TRUE(Contains(ErrorOf(Edit("batch_size: 1", "batch_size: 0")),
-                       "serving.batch_size = 0: must be >= 1"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("batch_size: 1", "batch_size: 0")), "serving.batch_size = 0: must be >= 1"));
   // Issue 15, item 6: bounds on work (cycles = 2e9 ran 49 s; 100,000 channels minutes).
   EXPECT_TRUE(Contains(ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
                                     "acceptance_probabilities: [0.8, 0.6, 0.4] cycles: 2000000000")),
                        "speculation.cycles = 2000000000: must be in [0, 1000000]"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("allreduce_algorithm: \"ring\"", "allreduce_algorithm: \"ring\" channels: 100000")),
                        "communication.channels = 100000: must be in [0, 64]"));
-  EXPECT_TRUE(Contains(ErrorOf(Edit("context_length: 0", "context_length: -1")),
-                       "serving.context_length = -1: must be >= 0"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(Edit("context_length: 0", "context_length: -1")), "serving.context_length = -1: must be >= 0"));
   EXPECT_TRUE(Contains(ErrorOf(Edit(" kv_cache_dtype: FP8", "")),
                        "serving.kv_cache_dtype = DTYPE_UNSPECIFIED: must be set, one of BF16, FP8, "
                        "FP4, INT4"));
-  EXPECT_TRUE(Contains(ErrorOf(Edit("model: \"models/llama-3.1-8b.textproto\"", "")),
-                       "s.textproto: model = \"\": required"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(Edit("model: \"models/llama-3.1-8b.textproto\"", "")), "s.textproto: model = \"\": required"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("tensor_parallel: 1", "tensor_parallel: 2 gpus: [0, 0]")),
                        "parallelism.gpus[1] = 0: appears twice"));
   // NONE ignores the rest of the block (the baseline of a speculative scenario).
@@ -253,8 +247,7 @@ TEST(ScenarioValidationTest, OtherRules) {
 }
 
 TEST(ScenarioValidationTest, UnknownFieldInFileGetsTextprotoHint) {
-  EXPECT_TRUE(Contains(ErrorOf(Edit("batch_size: 1", "batch_sise: 1")),
-                       "Did you mean \"batch_size\"?"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("batch_size: 1", "batch_sise: 1")), "Did you mean \"batch_size\"?"));
 }
 
 TEST(ScenarioPathsTest, RelativeToTheScenarioDirectoryFirst) {
@@ -279,7 +272,8 @@ TEST(ScenarioPathsTest, RelativeToTheScenarioDirectoryFirst) {
   StatusOr<config::Scenario> bad = LoadScenarioFile((dir / "bad.textproto").string());
   fs::remove_all(dir);
   ASSERT_FALSE(bad.ok());
-  EXPECT_TRUE(Contains(bad.status().message(), "bad.textproto: model = \"models/none.textproto\": no such file; looked for"));
+  EXPECT_TRUE(
+      Contains(bad.status().message(), "bad.textproto: model = \"models/none.textproto\": no such file; looked for"));
   EXPECT_TRUE(Contains(bad.status().message(), "embedded copy models/none.textproto"));
 }
 
@@ -331,12 +325,14 @@ TEST(ApplyOverrideTest, UnknownFieldListsTheFieldsAtThatLevel) {
   Status s = ApplyOverride(&sc, "speculation.numsteps=3");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Contains(s.message(), "--set speculation.numsteps=3: unknown field \"numsteps\" in "
-                                    "speculation; fields allowed there: method, draft_model, "
-                                    "num_steps, topk"));
+  EXPECT_TRUE(Contains(s.message(),
+                       "--set speculation.numsteps=3: unknown field \"numsteps\" in "
+                       "speculation; fields allowed there: method, draft_model, "
+                       "num_steps, topk"));
   s = ApplyOverride(&sc, "speculaton.num_steps=3");
-  EXPECT_TRUE(Contains(s.message(), "unknown field \"speculaton\" in specsim.config.Scenario; "
-                                    "fields allowed there: name, description, hardware, model"));
+  EXPECT_TRUE(Contains(s.message(),
+                       "unknown field \"speculaton\" in specsim.config.Scenario; "
+                       "fields allowed there: name, description, hardware, model"));
   EXPECT_FALSE(sc.has_speculation());  // unchanged on error
 }
 
@@ -344,9 +340,10 @@ TEST(ApplyOverrideTest, EnumTypoListsAllowedValues) {
   config::Scenario sc;
   Status s = ApplyOverride(&sc, "speculation.method=EAGEL3");
   ASSERT_FALSE(s.ok());
-  EXPECT_TRUE(Contains(s.message(), "--set speculation.method=EAGEL3: speculation.method: "
-                                    "\"EAGEL3\" is not a value of specsim.config.Speculation.Method; "
-                                    "allowed values: NONE, EAGLE3, MTP"));
+  EXPECT_TRUE(Contains(s.message(),
+                       "--set speculation.method=EAGEL3: speculation.method: "
+                       "\"EAGEL3\" is not a value of specsim.config.Speculation.Method; "
+                       "allowed values: NONE, EAGLE3, MTP"));
   s = ApplyOverride(&sc, "serving.weight_dtype=fp16");
   EXPECT_TRUE(Contains(s.message(), "allowed values: BF16, FP8, FP4, INT4"));
 }
@@ -357,10 +354,8 @@ TEST(ApplyOverrideTest, OtherErrors) {
                        "--set speculation.num_steps: expected FIELD.PATH=VALUE"));
   EXPECT_TRUE(Contains(ApplyOverride(&sc, "speculation.num_steps=three").message(),
                        "speculation.num_steps: \"three\" is not a valid int32"));
-  EXPECT_TRUE(Contains(ApplyOverride(&sc, "speculation.num_steps=3000000000").message(),
-                       "is not a valid int32"));
-  EXPECT_TRUE(Contains(ApplyOverride(&sc, "serving.cuda_graphs=yes").message(),
-                       "(true, false, 1 or 0)"));
+  EXPECT_TRUE(Contains(ApplyOverride(&sc, "speculation.num_steps=3000000000").message(), "is not a valid int32"));
+  EXPECT_TRUE(Contains(ApplyOverride(&sc, "serving.cuda_graphs=yes").message(), "(true, false, 1 or 0)"));
   EXPECT_TRUE(Contains(ApplyOverride(&sc, "speculation=EAGLE3").message(),
                        "speculation is a message: set one of its fields (speculation.FIELD=VALUE): "
                        "method, draft_model"));
@@ -433,10 +428,10 @@ TEST(ScenarioFrameworkTest, OverridesFromTheFileAndFromSet) {
   StatusOr<llm::FrameworkProfile> vllm = LoadFrameworkFile("configs/frameworks/vllm.textproto");
   ASSERT_TRUE(vllm.ok()) << vllm.status().ToString();
   EXPECT_EQ(f->name, "vllm");
-  EXPECT_EQ(f->eager_op_host_us, 0);                                    // overridden to zero
-  EXPECT_EQ(f->capture.verify, llm::CaptureMode::kFull);                // overridden
-  EXPECT_EQ(f->capture.draft, vllm->capture.draft);                     // kept
-  EXPECT_EQ(f->decode_step_host_us, vllm->decode_step_host_us);         // kept
+  EXPECT_EQ(f->eager_op_host_us, 0);                             // overridden to zero
+  EXPECT_EQ(f->capture.verify, llm::CaptureMode::kFull);         // overridden
+  EXPECT_EQ(f->capture.draft, vllm->capture.draft);              // kept
+  EXPECT_EQ(f->decode_step_host_us, vllm->decode_step_host_us);  // kept
   EXPECT_TRUE(Contains(f->source, "; framework_overrides: capture.verify, eager_op_host_us"));
 
   ASSERT_TRUE(ApplyOverride(&sc, "framework_overrides.sync_each_step=false").ok());
@@ -451,8 +446,9 @@ TEST(ScenarioFrameworkTest, OverridesFromTheFileAndFromSet) {
 }
 
 TEST(ScenarioFrameworkTest, BadOverridesNameTheScenarioAndTheField) {
-  EXPECT_TRUE(Contains(ErrorOf(Edit("communication {", "framework_overrides { spec_cycle_host_us: -5 } communication {")),
-                       "s.textproto: framework_overrides.spec_cycle_host_us = -5: must be finite and >= 0"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(Edit("communication {", "framework_overrides { spec_cycle_host_us: -5 } communication {")),
+               "s.textproto: framework_overrides.spec_cycle_host_us = -5: must be finite and >= 0"));
   config::Scenario sc = Parsed(kGood);
   ASSERT_TRUE(ApplyOverride(&sc, "framework_overrides.jitter.sigma=6").ok());
   EXPECT_TRUE(Contains(ValidateScenario(sc, "s.textproto").message(),
@@ -466,7 +462,8 @@ TEST(ScenarioFrameworkTest, BadOverridesNameTheScenarioAndTheField) {
   ASSERT_TRUE(ValidateScenario(sc, "s.textproto").ok());
   f = ScenarioFramework(sc, "s.textproto");
   ASSERT_FALSE(f.ok());
-  EXPECT_TRUE(Contains(f.status().message(), "s.textproto: framework_overrides on configs/frameworks/sglang.textproto"));
+  EXPECT_TRUE(
+      Contains(f.status().message(), "s.textproto: framework_overrides on configs/frameworks/sglang.textproto"));
   EXPECT_TRUE(Contains(f.status().message(), "jitter.quantiles_us = []: jitter.quantiles_us needs at least 2 values"));
 }
 
@@ -487,7 +484,8 @@ TEST(ScenarioFrameworkTest, BadProfileFileNamesTheScenarioTheProfileAndTheField)
   StatusOr<config::Scenario> missing = LoadScenarioFile((dir / "missing.textproto").string());
   fs::remove_all(dir);
   ASSERT_FALSE(sc.ok());
-  EXPECT_TRUE(Contains(sc.status().message(), "s.textproto: framework = \"" + (dir / "slow.textproto").string() + "\": "));
+  EXPECT_TRUE(
+      Contains(sc.status().message(), "s.textproto: framework = \"" + (dir / "slow.textproto").string() + "\": "));
   EXPECT_TRUE(Contains(sc.status().message(), "slow.textproto:3:1: eager_op_host_us = -1: must be finite and >= 0"));
   ASSERT_FALSE(missing.ok());
   EXPECT_TRUE(Contains(missing.status().message(),

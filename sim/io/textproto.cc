@@ -87,8 +87,7 @@ std::string ClosestHint(const std::string& typed, const std::vector<std::string>
       best_distance = d;
     }
   }
-  if (best == nullptr || best_distance == 0 ||
-      best_distance > std::max<size_t>(2, typed.size() / 3)) {
+  if (best == nullptr || best_distance == 0 || best_distance > std::max<size_t>(2, typed.size() / 3)) {
     return "";
   }
   return " Did you mean \"" + *best + "\"?";
@@ -110,8 +109,7 @@ struct Context {
   int value_column = -1;
 };
 
-Context ReplayTo(std::string_view text, const pb::Descriptor* root, int line, int column,
-                 const std::string& value) {
+Context ReplayTo(std::string_view text, const pb::Descriptor* root, int line, int column, const std::string& value) {
   Context context;
   if (text.size() > static_cast<size_t>(INT_MAX)) return context;
   pb::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
@@ -131,13 +129,10 @@ Context ReplayTo(std::string_view text, const pb::Descriptor* root, int line, in
       context.value_column = token.column;
     }
     if (token.type == pb::io::Tokenizer::TYPE_IDENTIFIER) {
-      const bool is_value =
-          previous == ":" || (bracket_depth > 0 && (previous == "[" || previous == ","));
+      const bool is_value = previous == ":" || (bracket_depth > 0 && (previous == "[" || previous == ","));
       if (!is_value) pending = stack.back() ? stack.back()->FindFieldByName(t) : nullptr;
     } else if (t == "{" || t == "<") {
-      stack.push_back(pending != nullptr && pending->message_type() != nullptr
-                          ? pending->message_type()
-                          : nullptr);
+      stack.push_back(pending != nullptr && pending->message_type() != nullptr ? pending->message_type() : nullptr);
     } else if (t == "}" || t == ">") {
       if (stack.size() > 1) stack.pop_back();
     } else if (t == "[") {
@@ -153,8 +148,7 @@ Context ReplayTo(std::string_view text, const pb::Descriptor* root, int line, in
 
 // Every enum type of a field called `field_name` in messages reachable from `root`.
 void CollectEnumsNamed(const pb::Descriptor* message, const std::string& field_name,
-                       std::vector<const pb::Descriptor*>* visited,
-                       std::vector<const pb::EnumDescriptor*>* enums) {
+                       std::vector<const pb::Descriptor*>* visited, std::vector<const pb::EnumDescriptor*>* enums) {
   if (std::find(visited->begin(), visited->end(), message) != visited->end()) return;
   visited->push_back(message);
   for (int i = 0; i < message->field_count(); ++i) {
@@ -172,8 +166,7 @@ void CollectEnumsNamed(const pb::Descriptor* message, const std::string& field_n
 std::string EnumValuesHint(const std::string& typed, const pb::EnumDescriptor* e) {
   std::vector<std::string> names;
   for (int i = 0; i < e->value_count(); ++i) names.push_back(std::string(e->value(i)->name()));
-  return ClosestHint(typed, names) + " Allowed values of " + std::string(e->full_name()) + ": " +
-         Join(names) + ".";
+  return ClosestHint(typed, names) + " Allowed values of " + std::string(e->full_name()) + ": " + Join(names) + ".";
 }
 
 // Protobuf: Message type "specsim.config.Link" has no field named "bandwdith_gbps".
@@ -184,8 +177,7 @@ std::string UnknownFieldHint(const std::string& message, const pb::DescriptorPoo
   const pb::Descriptor* type = pool->FindMessageTypeByName(type_name);
   if (type == nullptr) return "";
   std::vector<std::string> names;
-  for (int i = 0; i < type->field_count(); ++i)
-    names.push_back(std::string(type->field(i)->name()));
+  for (int i = 0; i < type->field_count(); ++i) names.push_back(std::string(type->field(i)->name()));
   return ClosestHint(field_name, names) + " Fields of " + type_name + ": " + Join(names) + ".";
 }
 
@@ -239,8 +231,7 @@ std::string FirstNonFinite(const pb::Message& m, const std::string& prefix) {
           if (std::string bad = FirstNonFinite(sub, path + "."); !bad.empty()) return bad;
           continue;
         }
-        default:
-          continue;
+        default: continue;
       }
       if (!std::isfinite(v)) return path + " = " + (std::isnan(v) ? std::string("nan") : v > 0 ? "inf" : "-inf");
     }
@@ -256,8 +247,7 @@ Status CheckFiniteNumbers(const google::protobuf::Message& message, std::string_
   return OkStatus();
 }
 
-Status ParseTextProtoInto(std::string_view text, std::string_view filename,
-                          google::protobuf::Message* message) {
+Status ParseTextProtoInto(std::string_view text, std::string_view filename, google::protobuf::Message* message) {
   SPECSIM_CHECK(message != nullptr);
   message->Clear();
   const std::string file(filename);
@@ -276,11 +266,10 @@ Status ParseTextProtoInto(std::string_view text, std::string_view filename,
     std::string hint = UnknownFieldHint(error.message, root->file()->pool());
     if (hint.empty()) hint = UnknownEnumHint(text, root, &error);
     if (!out.empty()) out += "\n";
-    out += file + ":" + std::to_string(error.line + 1) + ":" + std::to_string(error.column + 1) +
-           ": " + error.message + hint;
+    out += file + ":" + std::to_string(error.line + 1) + ":" + std::to_string(error.column + 1) + ": " + error.message +
+           hint;
   }
-  if (out.empty())
-    out = file + ": not a valid " + std::string(root->full_name()) + " in text format";
+  if (out.empty()) out = file + ": not a valid " + std::string(root->full_name()) + " in text format";
   // A JSON file where a textproto belongs (e.g. a Hugging Face config.json given as a scenario).
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && (text[first] == '{' || text[first] == '['))

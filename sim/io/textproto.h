@@ -22,8 +22,7 @@ namespace specsim::io {
 
 // Parses `text` into `*message` (cleared first). `filename` is only used in error messages.
 // REQUIRES: message != nullptr.
-Status ParseTextProtoInto(std::string_view text, std::string_view filename,
-                          google::protobuf::Message* message);
+Status ParseTextProtoInto(std::string_view text, std::string_view filename, google::protobuf::Message* message);
 
 // InvalidArgument "FILE: field.path = nan: must be a finite number" for the first float / double
 // field of `message` (nested messages included) that is NaN or infinite. For configs without

@@ -17,8 +17,8 @@ using config::Hardware;
 using testing::Contains;
 
 TEST(TextProtoTest, ParsesValidText) {
-  StatusOr<Hardware> hw = ParseTextProto<Hardware>(
-      "name: \"x\"\n# a comment\nnodes { name: \"gpu0\" kind: GPU }\n", "box.textproto");
+  StatusOr<Hardware> hw =
+      ParseTextProto<Hardware>("name: \"x\"\n# a comment\nnodes { name: \"gpu0\" kind: GPU }\n", "box.textproto");
   ASSERT_TRUE(hw.ok()) << hw.status().ToString();
   EXPECT_EQ(hw->name(), "x");
   ASSERT_EQ(hw->nodes_size(), 1);
@@ -28,8 +28,8 @@ TEST(TextProtoTest, ParsesValidText) {
 // Issue 15, item 4: a calibration with latency_ns: nan (written from 0-byte items) was accepted;
 // CheckFiniteNumbers names the first non-finite number, nested and repeated fields included.
 TEST(TextProtoTest, NonFiniteNumbersAreNamed) {
-  auto c = ParseTextProto<config::Calibration>(
-      "fabric { h2d_pinned { latency_ns: nan bandwidth_gbps: 50 } }\n", "cal.textproto");
+  auto c = ParseTextProto<config::Calibration>("fabric { h2d_pinned { latency_ns: nan bandwidth_gbps: 50 } }\n",
+                                               "cal.textproto");
   ASSERT_TRUE(c.ok()) << c.status().ToString();  // the text format takes nan
   Status s = CheckFiniteNumbers(*c, "cal.textproto");
   EXPECT_TRUE(Contains(s.message(), "cal.textproto: fabric.h2d_pinned.latency_ns = nan: must be a finite number"))
@@ -37,8 +37,8 @@ TEST(TextProtoTest, NonFiniteNumbersAreNamed) {
   auto ok = ParseTextProto<config::Calibration>("fabric { h2d_pinned { latency_ns: 5000 } }\n", "cal.textproto");
   ASSERT_TRUE(ok.ok());
   EXPECT_TRUE(CheckFiniteNumbers(*ok, "cal.textproto").ok());
-  auto hw = ParseTextProto<Hardware>("nodes { name: \"g\" kind: GPU } links { a: \"g\" b: \"g\" bandwidth_gbps: inf }\n",
-                                     "box.textproto");
+  auto hw = ParseTextProto<Hardware>(
+      "nodes { name: \"g\" kind: GPU } links { a: \"g\" b: \"g\" bandwidth_gbps: inf }\n", "box.textproto");
   ASSERT_TRUE(hw.ok());
   EXPECT_TRUE(Contains(CheckFiniteNumbers(*hw, "box.textproto").message(), "links[0].bandwidth_gbps = inf"));
 }
@@ -108,14 +108,13 @@ TEST(TextProtoTest, EnumTypoInLinkListsLinkKinds) {
 }
 
 TEST(TextProtoTest, EnumTypoFoundInListAndAngleBracketSyntax) {
-  StatusOr<Hardware> list = ParseTextProto<Hardware>(
-      "nodes: [{ name: \"a\" kind: GPU }, { name: \"b\" kind: NVSWICH }]\n", "box.textproto");
+  StatusOr<Hardware> list =
+      ParseTextProto<Hardware>("nodes: [{ name: \"a\" kind: GPU }, { name: \"b\" kind: NVSWICH }]\n", "box.textproto");
   ASSERT_FALSE(list.ok());
   EXPECT_TRUE(Contains(list.status().message(), "Allowed values of specsim.config.Node.Kind"));
   EXPECT_TRUE(Contains(list.status().message(), "Did you mean \"NVSWITCH\"?"));
 
-  StatusOr<Hardware> angle =
-      ParseTextProto<Hardware>("links < a: \"x\" kind: NVLNK >\n", "box.textproto");
+  StatusOr<Hardware> angle = ParseTextProto<Hardware>("links < a: \"x\" kind: NVLNK >\n", "box.textproto");
   ASSERT_FALSE(angle.ok());
   EXPECT_TRUE(Contains(angle.status().message(), "Allowed values of specsim.config.Link.Kind"));
 }
@@ -123,22 +122,19 @@ TEST(TextProtoTest, EnumTypoFoundInListAndAngleBracketSyntax) {
 TEST(TextProtoTest, TopLevelEnumTypo) {
   StatusOr<Hardware> hw = ParseTextProto<Hardware>("cpu_vendor: AMDD\n", "box.textproto");
   ASSERT_FALSE(hw.ok());
-  EXPECT_TRUE(
-      Contains(hw.status().message(),
-               "Allowed values of specsim.config.Hardware.CpuVendor: CPU_VENDOR_UNSPECIFIED, "
-               "AMD, INTEL, ARM."));
+  EXPECT_TRUE(Contains(hw.status().message(),
+                       "Allowed values of specsim.config.Hardware.CpuVendor: CPU_VENDOR_UNSPECIFIED, "
+                       "AMD, INTEL, ARM."));
 }
 
 TEST(TextProtoTest, SyntaxErrorHasLineAndColumn) {
-  StatusOr<Hardware> hw =
-      ParseTextProto<Hardware>("name: \"x\"\nnodes { name: \"a\"\n", "box.textproto");
+  StatusOr<Hardware> hw = ParseTextProto<Hardware>("name: \"x\"\nnodes { name: \"a\"\n", "box.textproto");
   ASSERT_FALSE(hw.ok());
   EXPECT_TRUE(Contains(hw.status().message(), "box.textproto:3:"));
 }
 
 TEST(TextProtoTest, WrongValueTypeIsAnError) {
-  StatusOr<Hardware> hw =
-      ParseTextProto<Hardware>("links { bandwidth_gbps: \"fast\" }\n", "box.textproto");
+  StatusOr<Hardware> hw = ParseTextProto<Hardware>("links { bandwidth_gbps: \"fast\" }\n", "box.textproto");
   ASSERT_FALSE(hw.ok());
   EXPECT_TRUE(Contains(hw.status().message(), "box.textproto:1:"));
 }
@@ -169,9 +165,7 @@ TEST(TextProtoTest, GarbageNeverCrashes) {
     for (int e = 0; e < edits; ++e) {
       const size_t at = rng() % (text.size() + 1);
       switch (rng() % 3) {
-        case 0:
-          text.insert(at, 1, alphabet[rng() % alphabet.size()]);
-          break;
+        case 0: text.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
         case 1:
           if (at < text.size()) text.erase(at, 1);
           break;

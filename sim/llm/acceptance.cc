@@ -40,8 +40,8 @@ StatusOr<AcceptanceModel> AcceptanceModel::FromHistogram(const std::vector<doubl
   double sum = 0;
   for (size_t i = 0; i < histogram.size(); ++i) {
     if (!(histogram[i] >= 0) || !std::isfinite(histogram[i]))
-      return InvalidArgumentError("accept_length_histogram[" + std::to_string(i) + "] = " +
-                                  std::to_string(histogram[i]) + ": must be a finite count >= 0");
+      return InvalidArgumentError("accept_length_histogram[" + std::to_string(i) +
+                                  "] = " + std::to_string(histogram[i]) + ": must be a finite count >= 0");
     sum += histogram[i];
   }
   if (sum <= 0) return InvalidArgumentError("accept_length_histogram: all counts are 0");
@@ -84,10 +84,13 @@ std::vector<double> PerPositionOfHistogram(const std::vector<double>& histogram)
   return p;
 }
 
-StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num_steps, int topk, int num_draft_tokens) {
+StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num_steps, int topk,
+                                             int num_draft_tokens) {
   if (num_steps < 1 || topk < 1 || num_draft_tokens < 2)
-    return InvalidArgumentError(fmt::format("speculation shape {}/{}/{}: num_steps and topk must be >= 1, "
-                                            "num_draft_tokens >= 2", num_steps, topk, num_draft_tokens));
+    return InvalidArgumentError(
+        fmt::format("speculation shape {}/{}/{}: num_steps and topk must be >= 1, "
+                    "num_draft_tokens >= 2",
+                    num_steps, topk, num_draft_tokens));
   const std::string shape = fmt::format("{}/{}/{}", num_steps, topk, num_draft_tokens);
   const bool measured = !data.histogram.empty();
   const std::string measured_shape =
@@ -108,7 +111,8 @@ StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num
     from_tree = data.histogram_topk > 1;
     basis = fmt::format("the per-depth acceptance of the histogram measured with {}", measured_shape);
   } else {
-    return InvalidArgumentError("speculation: no acceptance known (give acceptance_probabilities or accept_length_histogram)");
+    return InvalidArgumentError(
+        "speculation: no acceptance known (give acceptance_probabilities or accept_length_histogram)");
   }
   if (p.empty()) return InvalidArgumentError("speculation: the histogram has no depth (give counts for 0..S accepted)");
   const int positions = MaxAcceptedPerCycle(num_steps, num_draft_tokens);

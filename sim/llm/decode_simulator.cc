@@ -38,7 +38,8 @@ StatusOr<std::unique_ptr<DecodeSimulator>> DecodeSimulator::Create(DecodeSetup s
   for (int g : setup.gpus) {
     if (g < 0 || g >= setup.topology->num_gpus())
       return InvalidArgumentError("parallelism: GPU " + std::to_string(g) + " does not exist on '" +
-                                  setup.topology->name + "' (GPUs 0-" + std::to_string(setup.topology->num_gpus() - 1) + ")");
+                                  setup.topology->name + "' (GPUs 0-" + std::to_string(setup.topology->num_gpus() - 1) +
+                                  ")");
   }
   if (setup.batch < 1) return InvalidArgumentError("serving.batch_size must be >= 1");
   if (setup.context_length < 0) return InvalidArgumentError("serving.context_length must be >= 0");
@@ -49,7 +50,8 @@ StatusOr<std::unique_ptr<DecodeSimulator>> DecodeSimulator::Create(DecodeSetup s
     if (spec.num_draft_tokens < 2) return InvalidArgumentError("speculation.num_draft_tokens must be >= 2");
     if (!spec.acceptance) return InvalidArgumentError("speculation: no acceptance model");
     if (spec.acceptance->max_accepted() > MaxAcceptedPerCycle(spec.num_steps, spec.num_draft_tokens))
-      return InvalidArgumentError("speculation: the acceptance model allows " + std::to_string(spec.acceptance->max_accepted()) +
+      return InvalidArgumentError("speculation: the acceptance model allows " +
+                                  std::to_string(spec.acceptance->max_accepted()) +
                                   " accepted tokens, more than min(num_steps, num_draft_tokens - 1) = " +
                                   std::to_string(MaxAcceptedPerCycle(spec.num_steps, spec.num_draft_tokens)));
     if (spec.cycles < 1) return InvalidArgumentError("speculation.cycles must be >= 1");
@@ -77,8 +79,7 @@ StatusOr<ForwardPass> DecodeSimulator::BuildPass(PassKind kind, int tokens_per_s
   shape.expert_weight_dtype = setup_.expert_weight_dtype;
   switch (kind) {
     case PassKind::kTargetDecode:
-    case PassKind::kVerify:
-      return BuildForwardPass(setup_.target, setup_.parallel, shape);
+    case PassKind::kVerify: return BuildForwardPass(setup_.target, setup_.parallel, shape);
     case PassKind::kDraftExtend:
     case PassKind::kDraftStep:
       if (setup_.speculation.method == SpeculationMethod::kMtp)
@@ -103,9 +104,7 @@ StatusOr<SimTime> DecodeSimulator::CollectiveTime(CommKind kind, int64_t bytes) 
   request.gpus = setup_.gpus;
   request.bytes = bytes;
   switch (kind) {
-    case CommKind::kAllReduce:
-      request.collective = coll::Collective::kAllReduce;
-      break;
+    case CommKind::kAllReduce: request.collective = coll::Collective::kAllReduce; break;
     case CommKind::kAllGather:
       // The logits gather is NCCL's: the custom allreduce kernels do not implement it.
       request.collective = coll::Collective::kAllGather;
@@ -177,11 +176,14 @@ StatusOr<PassTiming> DecodeSimulator::SimulatePassOnEventEngine(PassKind kind, i
   // kernel depends on besides the GPU chain.
   auto launch = [&](int rank, const std::string& name) -> int {
     if (graphs) {
-      gpu_last[rank] = add_delay(rank, cost_->LaunchOverhead(true), {gpu_last[rank]}, record ? name + " (graph gap)" : "", "launch");
+      gpu_last[rank] =
+          add_delay(rank, cost_->LaunchOverhead(true), {gpu_last[rank]}, record ? name + " (graph gap)" : "", "launch");
       return -1;
     }
-    gpu_last[rank] = add_delay(rank, cost_->EagerDeviceGap(), {gpu_last[rank]}, record ? name + " (launch gap)" : "", "launch");
-    cpu_last[rank] = add_delay(rank, cost_->LaunchOverhead(false), {cpu_last[rank]}, record ? name + " (issue)" : "", "cpu");
+    gpu_last[rank] =
+        add_delay(rank, cost_->EagerDeviceGap(), {gpu_last[rank]}, record ? name + " (launch gap)" : "", "launch");
+    cpu_last[rank] =
+        add_delay(rank, cost_->LaunchOverhead(false), {cpu_last[rank]}, record ? name + " (issue)" : "", "cpu");
     return cpu_last[rank];
   };
   if (graphs) {
@@ -208,8 +210,8 @@ StatusOr<PassTiming> DecodeSimulator::SimulatePassOnEventEngine(PassKind kind, i
     }
   }
   std::vector<std::pair<SimTime, SimTime>> op_times;
-  coll::CollectiveTiming run = coll::TimeCollective(schedule, *router_, setup_.gpus, nullptr,
-                                                    slices != nullptr ? &op_times : nullptr);
+  coll::CollectiveTiming run =
+      coll::TimeCollective(schedule, *router_, setup_.gpus, nullptr, slices != nullptr ? &op_times : nullptr);
   timing.total_ps = run.duration_ps;
   SPECSIM_CHECK_GE(timing.total_ps, timing.compute_ps + timing.comm_ps) << "kernels and collectives are serial";
   timing.launch_ps = timing.total_ps - timing.compute_ps - timing.comm_ps;
@@ -304,8 +306,10 @@ StatusOr<const DecodeSimulator::PassSegment*> DecodeSimulator::Segment(PassKind 
       const bool attention = step.kernel.kernel_class == compute::KernelClass::kAttention;
       t.kind = TimelineStep::Kind::kKernel;
       t.graph = mode == CaptureMode::kFull || (mode == CaptureMode::kPiecewise && !attention);
-      if (t.graph) open_segment();
-      else segment_open = false;  // an eager op ends the captured segment (piecewise)
+      if (t.graph)
+        open_segment();
+      else
+        segment_open = false;  // an eager op ends the captured segment (piecewise)
       t.host_class = step.kernel.kernel_class == compute::KernelClass::kGemm ||
                              step.kernel.kernel_class == compute::KernelClass::kGroupedGemm
                          ? HostOpClass::kLibrary
@@ -362,7 +366,9 @@ LoopStage LoopStage::Copy(SimTime device_ps, int phase, std::string label) {
   return s;
 }
 
-LoopStage LoopStage::HostSync(int phase, std::string label) { return StageOf(Kind::kHostSync, phase, std::move(label)); }
+LoopStage LoopStage::HostSync(int phase, std::string label) {
+  return StageOf(Kind::kHostSync, phase, std::move(label));
+}
 
 LoopStage LoopStage::HostWork(double host_us, int phase, std::string label) {
   LoopStage s = StageOf(Kind::kHostWork, phase, std::move(label));
@@ -517,7 +523,9 @@ StatusOr<PassTiming> DecodeSimulator::SimulatePass(PassKind kind, int tokens_per
   if (slices != nullptr) {
     for (const RankSlice& rs : rank_slices) {
       if (rs.rank != 0 || rs.host) continue;
-      const std::string cat = rs.category == "compute" ? "compute" : rs.category.rfind("comm", 0) == 0 ? "comm" : "launch";
+      const std::string cat = rs.category == "compute"            ? "compute"
+                              : rs.category.rfind("comm", 0) == 0 ? "comm"
+                                                                  : "launch";
       slices->push_back({rs.name, cat, rs.start_ps, rs.end_ps});
     }
   }
@@ -585,7 +593,8 @@ StatusOr<DecodeResult> DecodeSimulator::Run() {
     b.total_ps = static_cast<SimTime>(std::llround(total / iterations));
     b.compute_ps = static_cast<SimTime>(std::llround(acc[kPhaseDecode].compute_ps / iterations));
     b.wait_ps = static_cast<SimTime>(std::llround(acc[kPhaseDecode].wait_ps / iterations));
-    b.comm_ps = static_cast<SimTime>(std::llround((acc[kPhaseDecode].transfer_ps + acc[kPhaseDecode].wait_ps) / iterations));
+    b.comm_ps =
+        static_cast<SimTime>(std::llround((acc[kPhaseDecode].transfer_ps + acc[kPhaseDecode].wait_ps) / iterations));
     b.launch_ps = std::max<SimTime>(0, b.total_ps - b.compute_ps - b.comm_ps);
     for (const TimelineStep& s : step->steps) b.collectives += s.kind == TimelineStep::Kind::kCollective;
     ASSIGN_OR_RETURN(PassTiming single, Pass(PassKind::kTargetDecode, 1));
@@ -615,9 +624,9 @@ StatusOr<DecodeResult> DecodeSimulator::Run() {
     // the GPU advances as before and the host by its own costs. Exact: clocks are integers and
     // the accounts integer-valued doubles below 2^53 ps.
     struct CycleMemo {
-      SimTime lead = 0;                   // GPU-bound entries: the GPU's lead over the host before
+      SimTime lead = 0;                                  // GPU-bound entries: the GPU's lead over the host before
       SimTime host = 0, gpu = 0, launched = 0, end = 0;  // after: relative to the GPU clock before
-                                          // (GPU-bound entries: host relative to the host clock)
+                                                         // (GPU-bound entries: host relative to the host clock)
       std::vector<PhaseAccount> increments;
     };
     std::map<std::tuple<int, SimTime, SimTime>, CycleMemo> memo;
@@ -703,7 +712,8 @@ StatusOr<DecodeResult> DecodeSimulator::Run() {
     b.verify_compute_ms = ms(v.compute_ps);
     b.verify_comm_ms = ms(v.transfer_ps + v.wait_ps);
     b.verify_wait_ms = ms(v.wait_ps);
-    b.launch_sync_ms = std::max(0.0, result.cycle_ms - b.draft_compute_ms - b.draft_comm_ms - b.verify_compute_ms - b.verify_comm_ms);
+    b.launch_sync_ms =
+        std::max(0.0, result.cycle_ms - b.draft_compute_ms - b.draft_comm_ms - b.verify_compute_ms - b.verify_comm_ms);
     b.wait_max_ms = ms(d.wait_max_ps + v.wait_max_ps + e.wait_max_ps);
     b.host_bound_share = result.cycle_ms > 0 ? b.launch_sync_ms / result.cycle_ms : 0;
   }

@@ -54,11 +54,11 @@ enum class SpeculationMethod { kNone, kEagle3, kMtp };
 
 struct SpeculationSettings {
   SpeculationMethod method = SpeculationMethod::kNone;
-  int num_steps = 0;          // --speculative-num-steps
-  int topk = 1;               // --speculative-eagle-topk
-  int num_draft_tokens = 1;   // --speculative-num-draft-tokens (tokens verified per sequence)
+  int num_steps = 0;         // --speculative-num-steps
+  int topk = 1;              // --speculative-eagle-topk
+  int num_draft_tokens = 1;  // --speculative-num-draft-tokens (tokens verified per sequence)
   std::optional<AcceptanceModel> acceptance;
-  std::string acceptance_basis;      // where the acceptance comes from (AcceptanceForShape)
+  std::string acceptance_basis;  // where the acceptance comes from (AcceptanceForShape)
   bool acceptance_upper_bound = false;
   uint64_t seed = 0;
   int cycles = 1000;
@@ -67,16 +67,16 @@ struct SpeculationSettings {
 struct DecodeSetup {
   const net::Topology* topology = nullptr;  // must outlive the simulator
   ModelSpec target;
-  std::optional<ModelSpec> draft;           // EAGLE-3 head
+  std::optional<ModelSpec> draft;  // EAGLE-3 head
   ParallelSpec parallel;
-  std::vector<int> gpus;                    // rank -> GPU index; empty: 0..tp-1
+  std::vector<int> gpus;  // rank -> GPU index; empty: 0..tp-1
   int batch = 1;
   int context_length = 0;
   compute::DType weight_dtype = compute::DType::kBf16;
   compute::DType activation_dtype = compute::DType::kBf16;
   compute::DType kv_dtype = compute::DType::kBf16;
   std::optional<compute::DType> expert_weight_dtype;  // unset: weight_dtype
-  bool cuda_graphs = true;             // without a framework: every phase full graphs, else eager
+  bool cuda_graphs = true;                            // without a framework: every phase full graphs, else eager
   // How the ranks' hosts pace their GPUs. framework unset: capture from cuda_graphs, no framework
   // costs, no jitter.
   std::optional<FrameworkProfile> framework;
@@ -133,10 +133,10 @@ struct LoopSpec {
 
 struct PassTiming {
   SimTime total_ps = 0;
-  SimTime compute_ps = 0;   // kernel device time
-  SimTime comm_ps = 0;      // collectives as a profiler on rank 0 shows them: wait + transfer
-  SimTime wait_ps = 0;      // of which rank 0 waited for the last rank
-  SimTime launch_ps = 0;    // time not spent in kernels or collectives: launch gaps, host-bound issue, syncs
+  SimTime compute_ps = 0;  // kernel device time
+  SimTime comm_ps = 0;     // collectives as a profiler on rank 0 shows them: wait + transfer
+  SimTime wait_ps = 0;     // of which rank 0 waited for the last rank
+  SimTime launch_ps = 0;   // time not spent in kernels or collectives: launch gaps, host-bound issue, syncs
   int kernels = 0;
   int collectives = 0;
 };
@@ -153,26 +153,26 @@ struct TimelineSlice {
 struct CycleBreakdown {
   double draft_compute_ms = 0;
   double draft_comm_ms = 0;
-  double draft_wait_ms = 0;        // rank 0's wait for the last rank at draft collectives
+  double draft_wait_ms = 0;  // rank 0's wait for the last rank at draft collectives
   double verify_compute_ms = 0;
   double verify_comm_ms = 0;
   double verify_wait_ms = 0;
-  double launch_sync_ms = 0;       // launch gaps, host-bound issue, host work and syncs
-  double wait_max_ms = 0;          // per collective the longest wait of any rank, summed
-  double host_bound_share = 0;     // launch_sync / cycle
+  double launch_sync_ms = 0;    // launch gaps, host-bound issue, host work and syncs
+  double wait_max_ms = 0;       // per collective the longest wait of any rank, summed
+  double host_bound_share = 0;  // launch_sync / cycle
 };
 
 // One distinct collective of the run, as planned and simulated.
 struct CollectiveInfo {
   CommKind kind = CommKind::kAllReduce;
   int64_t bytes = 0;
-  std::string algorithm;       // what ran: "ring", "tree", "oneshot", ...
+  std::string algorithm;  // what ran: "ring", "tree", "oneshot", ...
   std::string protocol;
   int channels = 0;
   double time_us = 0;
   std::string busiest_link;
   double busiest_utilisation = 0;
-  std::string description;     // "allreduce 14336 B: ring/ll/2ch 35.1 us, busiest gpu0->cpu0 (12%)"
+  std::string description;  // "allreduce 14336 B: ring/ll/2ch 35.1 us, busiest gpu0->cpu0 (12%)"
 };
 
 struct DecodeResult {
@@ -180,13 +180,13 @@ struct DecodeResult {
   double baseline_step_ms = 0;
   double baseline_tokens_per_s = 0;
   bool speculative = false;
-  double tau = 0;             // sampled mean tokens per cycle (bonus included)
-  double tau_expected = 0;    // from the acceptance model
-  double cycle_ms = 0;        // mean over cycles
+  double tau = 0;           // sampled mean tokens per cycle (bonus included)
+  double tau_expected = 0;  // from the acceptance model
+  double cycle_ms = 0;      // mean over cycles
   double speculative_tokens_per_s = 0;
   double speedup = 0;
   int cycles = 0;
-  CycleBreakdown breakdown;   // mean per cycle
+  CycleBreakdown breakdown;  // mean per cycle
   PassTiming verify;
   PassTiming draft_step;
   // The distinct collectives that ran, in order of first use.

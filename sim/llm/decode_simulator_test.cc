@@ -166,12 +166,15 @@ TEST(DecodeSimulator, RankTimelinesEqualTheEventEngineWithoutJitter) {
       s.cuda_graphs = graphs;
       auto sim = DecodeSimulator::Create(s);
       ASSERT_TRUE(sim.ok()) << sim.status().ToString();
-      for (auto [kind, tokens] : {std::pair{PassKind::kTargetDecode, 1}, {PassKind::kVerify, 4},
-                                  {PassKind::kDraftExtend, 2}, {PassKind::kDraftStep, 1}}) {
+      for (auto [kind, tokens] : {std::pair{PassKind::kTargetDecode, 1},
+                                  {PassKind::kVerify, 4},
+                                  {PassKind::kDraftExtend, 2},
+                                  {PassKind::kDraftStep, 1}}) {
         auto timeline = (*sim)->Pass(kind, tokens);
         auto reference = (*sim)->SimulatePassOnEventEngine(kind, tokens);
         ASSERT_TRUE(timeline.ok() && reference.ok());
-        EXPECT_EQ(timeline->total_ps, reference->total_ps) << "tp " << tp << " graphs " << graphs << " " << PassKindName(kind);
+        EXPECT_EQ(timeline->total_ps, reference->total_ps)
+            << "tp " << tp << " graphs " << graphs << " " << PassKindName(kind);
         EXPECT_EQ(timeline->compute_ps, reference->compute_ps);
         EXPECT_EQ(timeline->comm_ps, reference->comm_ps);
       }
@@ -240,7 +243,8 @@ TEST(DecodeSimulator, ReplayedCyclesGiveTheResultOfRunningEveryCycle) {
         auto a = (*DecodeSimulator::Create(s))->Run();
         auto b = (*DecodeSimulator::Create(every))->Run();
         ASSERT_TRUE(a.ok() && b.ok());
-        SCOPED_TRACE(std::to_string(static_cast<int>(mode)) + (sync ? " sync " : " no sync ") + std::to_string(cycle_host_us));
+        SCOPED_TRACE(std::to_string(static_cast<int>(mode)) + (sync ? " sync " : " no sync ") +
+                     std::to_string(cycle_host_us));
         EXPECT_EQ(a->cycle_ms, b->cycle_ms);
         EXPECT_EQ(a->tau, b->tau);
         EXPECT_EQ(a->speculative_tokens_per_s, b->speculative_tokens_per_s);

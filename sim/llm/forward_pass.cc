@@ -34,9 +34,7 @@ DType MathDtype(DType weight, DType activation) {
   return DTypeBytes(weight) > DTypeBytes(activation) ? weight : activation;
 }
 
-int KvHeadsPerGpu(const ModelSpec& m, int tp) {
-  return m.num_key_value_heads >= tp ? m.num_key_value_heads / tp : 1;
-}
+int KvHeadsPerGpu(const ModelSpec& m, int tp) { return m.num_key_value_heads >= tp ? m.num_key_value_heads / tp : 1; }
 
 // KV bytes per context token per layer on one GPU.
 double KvBytesPerTokenLayer(const ModelSpec& m, int tp, DType kv) {
@@ -46,8 +44,7 @@ double KvBytesPerTokenLayer(const ModelSpec& m, int tp, DType kv) {
 
 class PassBuilder {
  public:
-  PassBuilder(const ModelSpec& model, const ParallelSpec& par, const PassShape& shape,
-              std::string prefix)
+  PassBuilder(const ModelSpec& model, const ParallelSpec& par, const PassShape& shape, std::string prefix)
       : m_(model), p_(par), s_(shape), prefix_(std::move(prefix)) {
     out_.model = model.name;
     out_.parallel = par;
@@ -61,8 +58,7 @@ class PassBuilder {
     ab_ = DTypeBytes(shape.activation_dtype);
     kvb_ = DTypeBytes(shape.kv_dtype);
     math_ = MathDtype(shape.weight_dtype, shape.activation_dtype);
-    expert_math_ =
-        MathDtype(shape.expert_weight_dtype.value_or(shape.weight_dtype), shape.activation_dtype);
+    expert_math_ = MathDtype(shape.expert_weight_dtype.value_or(shape.weight_dtype), shape.activation_dtype);
     out_.steps.reserve(static_cast<size_t>(model.num_layers + 2) * 24);  // ~20 steps per layer
   }
 
@@ -82,8 +78,8 @@ class PassBuilder {
 
   // A GEMM with per-GPU shape (m, n, k) over weights of `wbytes` bytes per element; its weights are
   // resident and read once.
-  void Gemm(const std::string& name, int layer, double m, double n, double k, double wbytes,
-            DType math, KernelClass cls = KernelClass::kGemm) {
+  void Gemm(const std::string& name, int layer, double m, double n, double k, double wbytes, DType math,
+            KernelClass cls = KernelClass::kGemm) {
     const double w = n * k * wbytes;
     Kernel& kr = AddKernel(name, layer, cls, 2 * m * n * k, w + m * k * ab_ + m * n * kBf16);
     kr.math_dtype = math;
@@ -129,28 +125,21 @@ class PassBuilder {
     Gemm(prefix_ + head_name, -1, T_, vl, h_, wb_, math_);
     if (!resident_head) out_.weight_bytes_per_gpu = before_w;
     if (tp_ > 1) {
-      AddComm(CommKind::kAllGather,
-              static_cast<int64_t>(std::llround(T_ * vl * tp_ * s_.logit_bytes)),
+      AddComm(CommKind::kAllGather, static_cast<int64_t>(std::llround(T_ * vl * tp_ * s_.logit_bytes)),
               prefix_ + "logits_allgather", -1);
     }
-    AddKernel(prefix_ + "sampling", -1, KernelClass::kSampling, 5 * T_ * vocab,
-              T_ * vocab * (s_.logit_bytes + 4 + 4));
+    AddKernel(prefix_ + "sampling", -1, KernelClass::kSampling, 5 * T_ * vocab, T_ * vocab * (s_.logit_bytes + 4 + 4));
   }
 
   // Replicated Linear (EAGLE-3 fc, MTP eh_proj): n = h, k = in.
-  void ReplicatedProjection(const std::string& name, double in) {
-    Gemm(prefix_ + name, -1, T_, h_, in, wb_, math_);
-  }
+  void ReplicatedProjection(const std::string& name, double in) { Gemm(prefix_ + name, -1, T_, h_, in, wb_, math_); }
 
   ForwardPass Finish() { return std::move(out_); }
 
  private:
-  std::string Name(int layer, const char* what) const {
-    return prefix_ + "layer" + std::to_string(layer) + "." + what;
-  }
+  std::string Name(int layer, const char* what) const { return prefix_ + "layer" + std::to_string(layer) + "." + what; }
 
-  Kernel& AddKernel(const std::string& name, int layer, KernelClass cls, double flops,
-                    double bytes) {
+  Kernel& AddKernel(const std::string& name, int layer, KernelClass cls, double flops, double bytes) {
     PassStep step;
     step.kind = PassStep::kKernel;
     step.layer = layer;
@@ -188,8 +177,8 @@ class PassBuilder {
     if (IsSlidingLayer(m_, layer)) ctx = std::min<double>(ctx, m_.sliding_window);
     const double L = ctx + s_.tokens_per_sequence;
     const double kv_read = s_.batch * L * kv_token_bytes;
-    Kernel& k = AddKernel(Name(layer, "attention"), layer, KernelClass::kAttention,
-                          T_ * flops_per_pos * L, kv_read + q_out_bytes);
+    Kernel& k = AddKernel(Name(layer, "attention"), layer, KernelClass::kAttention, T_ * flops_per_pos * L,
+                          kv_read + q_out_bytes);
     k.math_dtype = DType::kBf16;
     k.has_attention_call = s_.batch >= 1 && q_heads >= 1 && kv_heads >= 1;
     k.attention.seqs = s_.batch;
@@ -207,8 +196,8 @@ class PassBuilder {
     const double hl = m_.num_attention_heads / tp_;
     const double kvl = KvHeadsPerGpu(m_, tp_);
     Gemm(Name(layer, "qkv_proj"), layer, T_, (hl + 2 * kvl) * d, qkv_input, wb_, math_);
-    Elementwise(Name(layer, "rope_kv_store"), layer,
-                2 * T_ * (hl + kvl) * d * kBf16 + T_ * 2 * kvl * d * kvb_, 6 * T_ * (hl + kvl) * d);
+    Elementwise(Name(layer, "rope_kv_store"), layer, 2 * T_ * (hl + kvl) * d * kBf16 + T_ * 2 * kvl * d * kvb_,
+                6 * T_ * (hl + kvl) * d);
     Attention(layer, 2 * kvl * d * kvb_, 2 * T_ * hl * d * kBf16, 4 * hl * d, hl, kvl);
     Gemm(Name(layer, "o_proj"), layer, T_, h_, hl * d, wb_, math_);
   }
@@ -216,15 +205,15 @@ class PassBuilder {
   void MlaAttention(int layer) {
     const MlaSpec& a = m_.mla;
     const double hl = m_.num_attention_heads / tp_;
-    const double rq = a.q_lora_rank, rkv = a.kv_lora_rank, dn = a.qk_nope_head_dim,
-                 dr = a.qk_rope_head_dim, dv = a.v_head_dim;
+    const double rq = a.q_lora_rank, rkv = a.kv_lora_rank, dn = a.qk_nope_head_dim, dr = a.qk_rope_head_dim,
+                 dv = a.v_head_dim;
     Gemm(Name(layer, "qkv_a_proj"), layer, T_, rq + rkv + dr, h_, wb_, math_);  // replicated
     Norm(Name(layer, "qkv_a_norm"), layer, rq + rkv, false);
     Gemm(Name(layer, "q_b_proj"), layer, T_, hl * (dn + dr), rq, wb_, math_);
     // Absorbed W_UK: per head [T, dn] x [dn, rkv].
     Gemm(Name(layer, "q_absorb"), layer, T_, hl * rkv, dn, wb_, math_);
-    Elementwise(Name(layer, "rope_kv_store"), layer,
-                2 * T_ * hl * dr * kBf16 + T_ * (rkv + dr) * (kBf16 + kvb_), 6 * T_ * hl * dr);
+    Elementwise(Name(layer, "rope_kv_store"), layer, 2 * T_ * hl * dr * kBf16 + T_ * (rkv + dr) * (kBf16 + kvb_),
+                6 * T_ * hl * dr);
     Attention(layer, (rkv + dr) * kvb_, T_ * hl * (2 * rkv + dr) * kBf16, 2 * hl * (2 * rkv + dr), hl, 1,
               /*latent=*/true);
     // Absorbed W_UV: per head [T, rkv] x [rkv, dv].
@@ -233,12 +222,10 @@ class PassBuilder {
   }
 
   // gate_up, act, down over `tokens` rows with `il` intermediate per GPU.
-  void DenseMlp(int layer, const std::string& tag, double il, double tokens, DType math,
-                double wbytes) {
+  void DenseMlp(int layer, const std::string& tag, double il, double tokens, DType math, double wbytes) {
     const double T = tokens;
     Gemm(Name(layer, (tag + "gate_up_proj").c_str()), layer, T, 2 * il, h_, wbytes, math);
-    Elementwise(Name(layer, (tag + "act").c_str()), layer, T * 2 * il * kBf16 + T * il * ab_,
-                4 * T * il);
+    Elementwise(Name(layer, (tag + "act").c_str()), layer, T * 2 * il * kBf16 + T * il * ab_, 4 * T * il);
     Gemm(Name(layer, (tag + "down_proj").c_str()), layer, T, h_, il, wbytes, math);
   }
 
@@ -250,14 +237,12 @@ class PassBuilder {
 
   // Routed experts: `routings` (token, expert) pairs on this GPU over `distinct_local` experts
   // whose per-GPU intermediate is `il`; `resident_experts` experts' weights live here.
-  void RoutedExperts(int layer, double routings, double distinct_local, double il,
-                     double resident_experts) {
+  void RoutedExperts(int layer, double routings, double distinct_local, double il, double resident_experts) {
     const double per_expert_m = distinct_local > 0 ? routings / distinct_local : 0;
     auto grouped = [&](const char* what, double n, double k) {
       const double w_read = distinct_local * n * k * eb_;
-      Kernel& kr =
-          AddKernel(Name(layer, what), layer, KernelClass::kGroupedGemm, 2 * routings * n * k,
-                    w_read + routings * k * ab_ + routings * n * kBf16);
+      Kernel& kr = AddKernel(Name(layer, what), layer, KernelClass::kGroupedGemm, 2 * routings * n * k,
+                             w_read + routings * k * ab_ + routings * n * kBf16);
       kr.math_dtype = expert_math_;
       kr.m = per_expert_m;
       kr.n = n;
@@ -266,8 +251,7 @@ class PassBuilder {
       out_.weight_bytes_per_gpu += resident_experts * n * k * eb_;
     };
     grouped("experts_gate_up", 2 * il, h_);
-    Elementwise(Name(layer, "experts_act"), layer, routings * 2 * il * kBf16 + routings * il * ab_,
-                4 * routings * il);
+    Elementwise(Name(layer, "experts_act"), layer, routings * 2 * il * kBf16 + routings * il * ab_, 4 * routings * il);
     grouped("experts_down", h_, il);
   }
 
@@ -281,8 +265,7 @@ class PassBuilder {
     if (moe.num_shared_experts > 0) {
       DenseMlp(layer, "shared_", il * moe.num_shared_experts, T_, math_, wb_);
     }
-    Elementwise(Name(layer, "moe_sum"), layer,
-                T_ * moe.experts_per_token * h_ * kBf16 + T_ * h_ * kBf16,
+    Elementwise(Name(layer, "moe_sum"), layer, T_ * moe.experts_per_token * h_ * kBf16 + T_ * h_ * kBf16,
                 T_ * moe.experts_per_token * h_);
     AllReduce(Name(layer, "moe_allreduce"), layer);
   }
@@ -297,17 +280,15 @@ class PassBuilder {
     AddComm(CommKind::kAllToAll, a2a, Name(layer, "moe_dispatch"), layer);
     const double D = ExpectedDistinctExperts(moe.num_experts, moe.experts_per_token, out_.tokens);
     out_.expected_distinct_experts = D;
-    RoutedExperts(layer, T_ * k / ep, D / ep, moe.moe_intermediate_size,
-                  static_cast<double>(moe.num_experts) / ep);
+    RoutedExperts(layer, T_ * k / ep, D / ep, moe.moe_intermediate_size, static_cast<double>(moe.num_experts) / ep);
     AddComm(CommKind::kAllToAll, a2a, Name(layer, "moe_combine"), layer);
     if (moe.num_shared_experts > 0) {
-      DenseMlp(layer, "shared_",
-               static_cast<double>(moe.moe_intermediate_size) * moe.num_shared_experts, ts, math_,
+      DenseMlp(layer, "shared_", static_cast<double>(moe.moe_intermediate_size) * moe.num_shared_experts, ts, math_,
                wb_);
     }
     Elementwise(Name(layer, "moe_sum"), layer, ts * k * h_ * kBf16 + ts * h_ * kBf16, ts * k * h_);
-    AddComm(CommKind::kAllGather, static_cast<int64_t>(std::llround(T_ * h_ * kBf16)),
-            Name(layer, "moe_allgather"), layer);
+    AddComm(CommKind::kAllGather, static_cast<int64_t>(std::llround(T_ * h_ * kBf16)), Name(layer, "moe_allgather"),
+            layer);
   }
 
   const ModelSpec& m_;
@@ -321,15 +302,13 @@ class PassBuilder {
 };
 
 Status ValidateShape(const PassShape& s) {
-  if (s.batch < 1)
-    return InvalidArgumentError("PassShape.batch = " + std::to_string(s.batch) + ": must be >= 1");
+  if (s.batch < 1) return InvalidArgumentError("PassShape.batch = " + std::to_string(s.batch) + ": must be >= 1");
   if (s.tokens_per_sequence < 1) {
-    return InvalidArgumentError("PassShape.tokens_per_sequence = " +
-                                std::to_string(s.tokens_per_sequence) + ": must be >= 1");
+    return InvalidArgumentError("PassShape.tokens_per_sequence = " + std::to_string(s.tokens_per_sequence) +
+                                ": must be >= 1");
   }
   if (s.context_length < 0) {
-    return InvalidArgumentError("PassShape.context_length = " + std::to_string(s.context_length) +
-                                ": must be >= 0");
+    return InvalidArgumentError("PassShape.context_length = " + std::to_string(s.context_length) + ": must be >= 0");
   }
   if (s.logit_bytes != 2 && s.logit_bytes != 4) {
     return InvalidArgumentError("PassShape.logit_bytes = " + std::to_string(s.logit_bytes) +
@@ -342,27 +321,23 @@ Status ValidateShape(const PassShape& s) {
 
 const char* CommKindName(CommKind k) {
   switch (k) {
-    case CommKind::kAllReduce:
-      return "allreduce";
-    case CommKind::kAllGather:
-      return "allgather";
-    case CommKind::kAllToAll:
-      return "alltoall";
+    case CommKind::kAllReduce: return "allreduce";
+    case CommKind::kAllGather: return "allgather";
+    case CommKind::kAllToAll: return "alltoall";
   }
   return "?";
 }
 
 int ForwardPass::num_kernels() const {
-  return static_cast<int>(std::count_if(
-      steps.begin(), steps.end(), [](const PassStep& s) { return s.kind == PassStep::kKernel; }));
+  return static_cast<int>(
+      std::count_if(steps.begin(), steps.end(), [](const PassStep& s) { return s.kind == PassStep::kKernel; }));
 }
 
 int ForwardPass::num_comms() const { return static_cast<int>(steps.size()) - num_kernels(); }
 
 int ForwardPass::num_comms(CommKind kind) const {
-  return static_cast<int>(std::count_if(steps.begin(), steps.end(), [&](const PassStep& s) {
-    return s.kind == PassStep::kComm && s.comm.kind == kind;
-  }));
+  return static_cast<int>(std::count_if(
+      steps.begin(), steps.end(), [&](const PassStep& s) { return s.kind == PassStep::kComm && s.comm.kind == kind; }));
 }
 
 double ForwardPass::flops_per_gpu() const {
@@ -398,16 +373,11 @@ std::vector<CommPoint> ForwardPass::comms() const {
 }
 
 Status ValidateForPass(const ModelSpec& m, const ParallelSpec& p) {
-  if (p.tp < 1)
-    return InvalidArgumentError("ParallelSpec.tp = " + std::to_string(p.tp) + ": must be >= 1");
-  if (p.ep < 1)
-    return InvalidArgumentError("ParallelSpec.ep = " + std::to_string(p.ep) + ": must be >= 1");
-  if (m.num_layers < 1)
-    return InvalidArgumentError(Field(m, "num_layers", m.num_layers) + ": must be >= 1");
-  if (m.hidden_size < 1)
-    return InvalidArgumentError(Field(m, "hidden_size", m.hidden_size) + ": must be >= 1");
-  if (m.vocab_size < 1)
-    return InvalidArgumentError(Field(m, "vocab_size", m.vocab_size) + ": must be >= 1");
+  if (p.tp < 1) return InvalidArgumentError("ParallelSpec.tp = " + std::to_string(p.tp) + ": must be >= 1");
+  if (p.ep < 1) return InvalidArgumentError("ParallelSpec.ep = " + std::to_string(p.ep) + ": must be >= 1");
+  if (m.num_layers < 1) return InvalidArgumentError(Field(m, "num_layers", m.num_layers) + ": must be >= 1");
+  if (m.hidden_size < 1) return InvalidArgumentError(Field(m, "hidden_size", m.hidden_size) + ": must be >= 1");
+  if (m.vocab_size < 1) return InvalidArgumentError(Field(m, "vocab_size", m.vocab_size) + ": must be >= 1");
   if (m.num_attention_heads < 1 || m.num_attention_heads % p.tp != 0) {
     return InvalidArgumentError(Field(m, "num_attention_heads", m.num_attention_heads) +
                                 ": must be >= 1 and divisible by tp = " + std::to_string(p.tp));
@@ -420,13 +390,11 @@ Status ValidateForPass(const ModelSpec& m, const ParallelSpec& p) {
                                   "v_head_dim must be >= 1 when kv_lora_rank > 0");
     }
   } else {
-    if (m.head_dim < 1)
-      return InvalidArgumentError(Field(m, "head_dim", m.head_dim) + ": must be >= 1");
+    if (m.head_dim < 1) return InvalidArgumentError(Field(m, "head_dim", m.head_dim) + ": must be >= 1");
     const int kv = m.num_key_value_heads;
     if (kv < 1 || (kv % p.tp != 0 && p.tp % kv != 0)) {
-      return InvalidArgumentError(
-          Field(m, "num_key_value_heads", kv) +
-          ": must be >= 1 and divide or be divisible by tp = " + std::to_string(p.tp));
+      return InvalidArgumentError(Field(m, "num_key_value_heads", kv) +
+                                  ": must be >= 1 and divide or be divisible by tp = " + std::to_string(p.tp));
     }
   }
   if (HasDenseLayers(m) && (m.intermediate_size < 1 || m.intermediate_size % p.tp != 0)) {
@@ -435,13 +403,12 @@ Status ValidateForPass(const ModelSpec& m, const ParallelSpec& p) {
   }
   if (p.ep > 1) {
     if (!m.is_moe()) {
-      return InvalidArgumentError("ParallelSpec.ep = " + std::to_string(p.ep) + ": model " +
-                                  m.name + " has no routed experts (ep must be 1)");
+      return InvalidArgumentError("ParallelSpec.ep = " + std::to_string(p.ep) + ": model " + m.name +
+                                  " has no routed experts (ep must be 1)");
     }
     if (p.ep != p.tp) {
-      return InvalidArgumentError("ParallelSpec.ep = " + std::to_string(p.ep) +
-                                  ": must be 1 or equal to tp = " + std::to_string(p.tp) +
-                                  " (experts and attention share the same GPUs)");
+      return InvalidArgumentError("ParallelSpec.ep = " + std::to_string(p.ep) + ": must be 1 or equal to tp = " +
+                                  std::to_string(p.tp) + " (experts and attention share the same GPUs)");
     }
     if (m.moe.num_experts % p.ep != 0) {
       return InvalidArgumentError(Field(m, "moe.num_experts", m.moe.num_experts) +
@@ -451,24 +418,21 @@ Status ValidateForPass(const ModelSpec& m, const ParallelSpec& p) {
   if (m.is_moe()) {
     const MoeSpec& e = m.moe;
     if (e.experts_per_token < 1 || e.experts_per_token > e.num_experts) {
-      return InvalidArgumentError(
-          Field(m, "moe.experts_per_token", e.experts_per_token) +
-          ": must be in [1, num_experts = " + std::to_string(e.num_experts) + "]");
+      return InvalidArgumentError(Field(m, "moe.experts_per_token", e.experts_per_token) +
+                                  ": must be in [1, num_experts = " + std::to_string(e.num_experts) + "]");
     }
     if (e.moe_intermediate_size < 1 || e.moe_intermediate_size % (p.tp / p.ep) != 0) {
       return InvalidArgumentError(Field(m, "moe.moe_intermediate_size", e.moe_intermediate_size) +
                                   ": must be >= 1 and divisible by tp/ep");
     }
     if (e.num_shared_experts < 0) {
-      return InvalidArgumentError(Field(m, "moe.num_shared_experts", e.num_shared_experts) +
-                                  ": must be >= 0");
+      return InvalidArgumentError(Field(m, "moe.num_shared_experts", e.num_shared_experts) + ": must be >= 0");
     }
   }
   return OkStatus();
 }
 
-StatusOr<ForwardPass> BuildForwardPass(const ModelSpec& model, const ParallelSpec& parallel,
-                                       const PassShape& shape) {
+StatusOr<ForwardPass> BuildForwardPass(const ModelSpec& model, const ParallelSpec& parallel, const PassShape& shape) {
   RETURN_IF_ERROR(ValidateShape(shape));
   RETURN_IF_ERROR(ValidateForPass(model, parallel));
   PassBuilder b(model, parallel, shape, "");
@@ -479,20 +443,17 @@ StatusOr<ForwardPass> BuildForwardPass(const ModelSpec& model, const ParallelSpe
 }
 
 StatusOr<ForwardPass> BuildEagle3DraftPass(const ModelSpec& draft, const ModelSpec& target,
-                                           const ParallelSpec& parallel, const PassShape& shape,
-                                           bool apply_fc) {
+                                           const ParallelSpec& parallel, const PassShape& shape, bool apply_fc) {
   RETURN_IF_ERROR(ValidateShape(shape));
   if (!draft.is_eagle3()) {
     return InvalidArgumentError("model " + draft.name + ": family must be EAGLE3 for a draft head");
   }
   if (draft.hidden_size != target.hidden_size) {
-    return InvalidArgumentError(Field(draft, "hidden_size", draft.hidden_size) +
-                                ": must equal the target's (" + target.name + ": " +
-                                std::to_string(target.hidden_size) + ")");
+    return InvalidArgumentError(Field(draft, "hidden_size", draft.hidden_size) + ": must equal the target's (" +
+                                target.name + ": " + std::to_string(target.hidden_size) + ")");
   }
   if (draft.is_moe() || draft.is_mla()) {
-    return InvalidArgumentError("model " + draft.name +
-                                ": an EAGLE-3 head is one dense GQA layer (no moe / mla)");
+    return InvalidArgumentError("model " + draft.name + ": an EAGLE-3 head is one dense GQA layer (no moe / mla)");
   }
   // The head has no experts: the target's ep does not apply to it.
   const ParallelSpec tp_only{parallel.tp, 1};
@@ -503,8 +464,7 @@ StatusOr<ForwardPass> BuildEagle3DraftPass(const ModelSpec& draft, const ModelSp
   head.num_layers = 1;
   head.vocab_size = target.vocab_size;
   head.sliding_window = 0;
-  const int draft_vocab =
-      draft.eagle3.draft_vocab_size > 0 ? draft.eagle3.draft_vocab_size : draft.vocab_size;
+  const int draft_vocab = draft.eagle3.draft_vocab_size > 0 ? draft.eagle3.draft_vocab_size : draft.vocab_size;
   PassBuilder b(head, tp_only, shape, "eagle3.");
   b.Embedding(/*resident=*/false);
   const int fused = draft.eagle3.fused_hidden_states > 0 ? draft.eagle3.fused_hidden_states : 3;
@@ -517,8 +477,7 @@ StatusOr<ForwardPass> BuildEagle3DraftPass(const ModelSpec& draft, const ModelSp
   return pass;
 }
 
-StatusOr<ForwardPass> BuildMtpDraftPass(const ModelSpec& target, const ParallelSpec& parallel,
-                                        const PassShape& shape) {
+StatusOr<ForwardPass> BuildMtpDraftPass(const ModelSpec& target, const ParallelSpec& parallel, const PassShape& shape) {
   RETURN_IF_ERROR(ValidateShape(shape));
   RETURN_IF_ERROR(ValidateForPass(target, parallel));
   // One extra layer, indexed after the target's last (is_moe_layer is true for MoE targets).
@@ -534,8 +493,8 @@ StatusOr<ForwardPass> BuildMtpDraftPass(const ModelSpec& target, const ParallelS
   return pass;
 }
 
-double KvCacheBytesPerGpu(const ModelSpec& model, const ParallelSpec& parallel, DType kv_dtype,
-                          int64_t batch, int64_t context) {
+double KvCacheBytesPerGpu(const ModelSpec& model, const ParallelSpec& parallel, DType kv_dtype, int64_t batch,
+                          int64_t context) {
   const double per_token = KvBytesPerTokenLayer(model, parallel.tp, kv_dtype);
   double total = 0;
   for (int l = 0; l < model.num_layers; ++l) {

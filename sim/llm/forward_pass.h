@@ -138,8 +138,7 @@ struct ForwardPass {
 
 // The target model's forward pass over T = batch * tokens_per_sequence tokens.
 // Errors (InvalidArgument) name the field: tp not dividing the heads, ep not 1 or tp, ...
-StatusOr<ForwardPass> BuildForwardPass(const ModelSpec& model, const ParallelSpec& parallel,
-                                       const PassShape& shape);
+StatusOr<ForwardPass> BuildForwardPass(const ModelSpec& model, const ParallelSpec& parallel, const PassShape& shape);
 
 // One EAGLE-3 draft forward (docs/reference/speculative-decoding.md): shared target embedding (+ its allreduce);
 // `apply_fc`: the FC fusing 3 target hidden states (3h -> h, a plain replicated Linear in SGLang),
@@ -152,21 +151,19 @@ StatusOr<ForwardPass> BuildForwardPass(const ModelSpec& model, const ParallelSpe
 // parallel.tp). shape.weight_dtype is the head's own (EAGLE-3 heads ship in bf16 even for quantized
 // targets).
 StatusOr<ForwardPass> BuildEagle3DraftPass(const ModelSpec& draft, const ModelSpec& target,
-                                           const ParallelSpec& parallel, const PassShape& shape,
-                                           bool apply_fc = true);
+                                           const ParallelSpec& parallel, const PassShape& shape, bool apply_fc = true);
 
 // One MTP (NEXTN) draft forward: shared embedding (+ allreduce), enorm and hnorm, eh_proj (2h -> h,
 // replicated), one extra target-shaped decoder layer (an MoE layer for DeepSeek-V3/Kimi-K2), a
 // final norm and the target's shared LM head (+ gather, sampling). Resident weights: eh_proj, the
 // layer and its norms.
-StatusOr<ForwardPass> BuildMtpDraftPass(const ModelSpec& target, const ParallelSpec& parallel,
-                                        const PassShape& shape);
+StatusOr<ForwardPass> BuildMtpDraftPass(const ModelSpec& target, const ParallelSpec& parallel, const PassShape& shape);
 
 // KV cache bytes per GPU for `batch` sequences of `context` tokens each: sum over layers of
 // batch * min(context, window_l) * per-token bytes (GQA: 2*KVl*d*kvb; MLA: (rkv+dr)*kvb, not split
 // over TP). Assumes a hybrid pool that keeps only the window for sliding layers.
-double KvCacheBytesPerGpu(const ModelSpec& model, const ParallelSpec& parallel,
-                          compute::DType kv_dtype, int64_t batch, int64_t context);
+double KvCacheBytesPerGpu(const ModelSpec& model, const ParallelSpec& parallel, compute::DType kv_dtype, int64_t batch,
+                          int64_t context);
 
 // Checks the model's shape against the parallel spec (the errors BuildForwardPass returns).
 Status ValidateForPass(const ModelSpec& model, const ParallelSpec& parallel);

@@ -104,8 +104,7 @@ TEST(ForwardPassTest, KimiK2Int4AtTp8IsParamsTimesHalfOverEight) {
   // Expert parallelism holds the same routed-expert bytes (E/8 whole experts vs 1/8 of every
   // expert) but replicates the shared expert on every GPU: + 60 layers * 3*7168*2048 * 0.5 B * 7/8.
   ForwardPass ep = Build(KimiK2(), {8, 8}, s);
-  EXPECT_NEAR(ep.weight_bytes_per_gpu - p.weight_bytes_per_gpu,
-              60.0 * 3 * 7168 * 2048 * 0.5 * 7 / 8, 1e3);
+  EXPECT_NEAR(ep.weight_bytes_per_gpu - p.weight_bytes_per_gpu, 60.0 * 3 * 7168 * 2048 * 0.5 * 7 / 8, 1e3);
 }
 
 TEST(ForwardPassTest, MoeVerifyReadsMoreExpertWeightsThanDecode) {
@@ -125,28 +124,22 @@ TEST(ForwardPassTest, MoeVerifyReadsMoreExpertWeightsThanDecode) {
   ForwardPass d1 = Build(Llama31_8B(), {1, 1}, Decode());
   PassShape v4 = Decode();
   v4.tokens_per_sequence = 4;
-  EXPECT_DOUBLE_EQ(Build(Llama31_8B(), {1, 1}, v4).weight_bytes_read_per_gpu,
-                   d1.weight_bytes_read_per_gpu);
+  EXPECT_DOUBLE_EQ(Build(Llama31_8B(), {1, 1}, v4).weight_bytes_read_per_gpu, d1.weight_bytes_read_per_gpu);
 }
 
 TEST(ForwardPassTest, KvBytesGrowLinearlyWithContext) {
-  auto kv = [](int ctx) {
-    return Build(Llama31_8B(), {1, 1}, Decode(1, ctx)).kv_bytes_read_per_gpu;
-  };
+  auto kv = [](int ctx) { return Build(Llama31_8B(), {1, 1}, Decode(1, ctx)).kv_bytes_read_per_gpu; };
   // Llama-3.1-8B bf16: 2 (K,V) * 8 heads * 128 * 2 B = 4096 B per token per layer, 32 layers.
   EXPECT_DOUBLE_EQ(kv(1000), 1001.0 * 4096 * 32);
   EXPECT_DOUBLE_EQ(kv(4000) - kv(2000), 2 * (kv(2000) - kv(1000)));
   // Batch multiplies it; a verify of N tokens reads each sequence's KV once (+ its N tokens).
-  EXPECT_DOUBLE_EQ(Build(Llama31_8B(), {1, 1}, Decode(4, 1000)).kv_bytes_read_per_gpu,
-                   4 * kv(1000));
+  EXPECT_DOUBLE_EQ(Build(Llama31_8B(), {1, 1}, Decode(4, 1000)).kv_bytes_read_per_gpu, 4 * kv(1000));
   PassShape v = Decode(1, 1000);
   v.tokens_per_sequence = 4;
   EXPECT_DOUBLE_EQ(Build(Llama31_8B(), {1, 1}, v).kv_bytes_read_per_gpu, 1004.0 * 4096 * 32);
   // TP8: one kv head per GPU.
-  EXPECT_DOUBLE_EQ(Build(Llama31_8B(), {8, 1}, Decode(1, 1000)).kv_bytes_read_per_gpu,
-                   kv(1000) / 8);
-  EXPECT_DOUBLE_EQ(KvCacheBytesPerGpu(Llama31_8B(), {1, 1}, DType::kBf16, 1, 1000),
-                   1000.0 * 4096 * 32);
+  EXPECT_DOUBLE_EQ(Build(Llama31_8B(), {8, 1}, Decode(1, 1000)).kv_bytes_read_per_gpu, kv(1000) / 8);
+  EXPECT_DOUBLE_EQ(KvCacheBytesPerGpu(Llama31_8B(), {1, 1}, DType::kBf16, 1, 1000), 1000.0 * 4096 * 32);
 }
 
 TEST(ForwardPassTest, MlaLatentCacheIsNotSplitOverTp) {
@@ -189,8 +182,7 @@ TEST(ForwardPassTest, DenseFlopsAreTwiceActiveParamsPerToken) {
     ModelSpec m;
     double gemm_params;
   };
-  for (const Case& c : {Case{Llama31_8B(), 8.03e9 - 128256.0 * 4096},
-                        Case{Llama31_70B(), 70.55e9 - 128256.0 * 8192}}) {
+  for (const Case& c : {Case{Llama31_8B(), 8.03e9 - 128256.0 * 4096}, Case{Llama31_70B(), 70.55e9 - 128256.0 * 8192}}) {
     for (int tp : {1, 8}) {
       ForwardPass p = Build(c.m, {tp, 1}, Decode(16, 16));
       EXPECT_NEAR(p.flops_per_gpu() * tp / (2 * c.gemm_params * 16), 1.0, 0.02) << c.m.name << tp;

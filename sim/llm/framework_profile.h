@@ -35,8 +35,8 @@ struct PhaseCapture {
 };
 
 struct FrameworkProfile {
-  std::string name;                 // e.g. "sglang", "vllm", "cpp-graph"
-  std::string source;               // where its values come from (file and version), for reports
+  std::string name;    // e.g. "sglang", "vllm", "cpp-graph"
+  std::string source;  // where its values come from (file and version), for reports
   PhaseCapture capture;
   double eager_op_host_us = 0;      // the framework's own host time per eagerly launched op
   double graph_replay_host_us = 0;  // its own host time around each graph replay
@@ -56,10 +56,10 @@ struct FrameworkProfile {
   std::string attention_mla_decode, attention_mla_verify;
   // When it runs its own custom allreduce instead of NCCL (framework.proto CustomAllreduceRule).
   struct CustomAllreduceRule {
-    bool stated = false;                     // false: the profile states no rule
-    std::vector<int> world_sizes;            // supported at all
+    bool stated = false;           // false: the profile states no rule
+    std::vector<int> world_sizes;  // supported at all
     int max_world_size_without_full_nvlink = 0;
-    int64_t max_bytes = 0;                   // 0: no limit
+    int64_t max_bytes = 0;  // 0: no limit
     std::string source;
     std::vector<int> one_shot_only_world_sizes;  // always one-shot there (else by message size)
     // Whether it runs on `world_size` GPUs, NVLink between every pair or not.

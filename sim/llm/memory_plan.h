@@ -108,9 +108,8 @@ struct MemoryPlan {
 // `draft`: an EAGLE-3 head, or nullopt (then serving.mtp_draft selects the MTP layer, or no draft).
 // Errors: the forward-pass errors (shapes vs parallelism), a bad shape, a GPU without memory.
 StatusOr<MemoryPlan> PlanMemory(const ModelSpec& target, const std::optional<ModelSpec>& draft,
-                                const ParallelSpec& parallel, const ServingShape& serving,
-                                const net::GpuSpec& gpu, const CommBufferSpec& comm = {},
-                                const RuntimeMemorySpec& runtime = {});
+                                const ParallelSpec& parallel, const ServingShape& serving, const net::GpuSpec& gpu,
+                                const CommBufferSpec& comm = {}, const RuntimeMemorySpec& runtime = {});
 
 // A readable table: one line per item in GiB with its note, the total, the capacity and the
 // verdict.

@@ -4,18 +4,12 @@ namespace specsim::llm {
 
 const char* ModelFamilyName(ModelFamily f) {
   switch (f) {
-    case ModelFamily::kLlama:
-      return "llama";
-    case ModelFamily::kQwen3:
-      return "qwen3";
-    case ModelFamily::kQwen3Moe:
-      return "qwen3_moe";
-    case ModelFamily::kDeepseekV3:
-      return "deepseek_v3";
-    case ModelFamily::kGptOss:
-      return "gpt_oss";
-    case ModelFamily::kEagle3:
-      return "eagle3";
+    case ModelFamily::kLlama: return "llama";
+    case ModelFamily::kQwen3: return "qwen3";
+    case ModelFamily::kQwen3Moe: return "qwen3_moe";
+    case ModelFamily::kDeepseekV3: return "deepseek_v3";
+    case ModelFamily::kGptOss: return "gpt_oss";
+    case ModelFamily::kEagle3: return "eagle3";
   }
   return "unknown";
 }

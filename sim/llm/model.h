@@ -11,15 +11,15 @@ enum class ModelFamily { kLlama, kQwen3, kQwen3Moe, kDeepseekV3, kGptOss, kEagle
 const char* ModelFamilyName(ModelFamily f);
 
 struct MoeSpec {
-  int num_experts = 0;            // 0: dense model
+  int num_experts = 0;  // 0: dense model
   int num_shared_experts = 0;
   int experts_per_token = 0;
   int moe_intermediate_size = 0;
-  int first_dense_layers = 0;     // layers [0, first_dense_layers) use the dense MLP
+  int first_dense_layers = 0;  // layers [0, first_dense_layers) use the dense MLP
 };
 
 struct MlaSpec {
-  int q_lora_rank = 0;            // 0: no MLA
+  int q_lora_rank = 0;  // 0: no MLA
   int kv_lora_rank = 0;
   int qk_nope_head_dim = 0;
   int qk_rope_head_dim = 0;

@@ -15,8 +15,7 @@ bool FiniteNonNegative(double v) { return std::isfinite(v) && v >= 0; }
 
 Status ValidateJitter(const Jitter& j, const std::string& where) {
   switch (j.kind) {
-    case Jitter::Kind::kNone:
-      return OkStatus();
+    case Jitter::Kind::kNone: return OkStatus();
     case Jitter::Kind::kExponential:
       if (!FiniteNonNegative(j.mean_us)) return InvalidArgumentError(where + ".mean_us must be finite and >= 0");
       return OkStatus();
@@ -85,8 +84,7 @@ SimTime RankTimelines::Draw(int rank) {
   std::mt19937_64& g = rng_[rank];
   double us = 0;
   switch (j.kind) {
-    case Jitter::Kind::kNone:
-      return 0;
+    case Jitter::Kind::kNone: return 0;
     case Jitter::Kind::kExponential: {
       if (j.mean_us <= 0) return 0;
       std::exponential_distribution<double> e(1.0 / j.mean_us);
@@ -229,8 +227,9 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
         if (lock && s.graph && s.rank == -1) {
           // Every rank: ready = max(g, L_r) + gap = g + gap (lockstep has g >= L_r).
           const double factor = KernelFactor(0);
-          const SimTime d = factor == 1.0 ? s.device_ps
-                                          : static_cast<SimTime>(std::llround(static_cast<double>(s.device_ps) * factor));
+          const SimTime d = factor == 1.0
+                                ? s.device_ps
+                                : static_cast<SimTime>(std::llround(static_cast<double>(s.device_ps) * factor));
           g = g + hm.graph_gap_ps + d + s.fixed_gpu_ps;
           if (acc != nullptr) acc->compute_ps += static_cast<double>(d);
           break;
@@ -244,8 +243,9 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
         for (auto [r, end] = rank_range(s); r < end; ++r) {
           const SimTime start = make_ready(s, r);
           const double factor = KernelFactor(r);
-          const SimTime d = factor == 1.0 ? s.device_ps
-                                          : static_cast<SimTime>(std::llround(static_cast<double>(s.device_ps) * factor));
+          const SimTime d = factor == 1.0
+                                ? s.device_ps
+                                : static_cast<SimTime>(std::llround(static_cast<double>(s.device_ps) * factor));
           gpu_clk_[r] = start + d + s.fixed_gpu_ps;
           if (slices != nullptr) add_slice(r, false, s.label, "kernel", "", "compute", start, gpu_clk_[r]);
           if (r == 0 && acc != nullptr) acc->compute_ps += static_cast<double>(d);  // merged gaps are launch time

@@ -48,9 +48,9 @@ namespace specsim::llm {
 struct Jitter {
   enum class Kind { kNone, kExponential, kLognormal, kEmpirical };
   Kind kind = Kind::kNone;
-  double mean_us = 0;                  // kExponential, kLognormal: the jitter's own mean (added)
-  double sigma = 0;                    // kLognormal: sigma of ln(x)
-  std::vector<double> quantiles_us;    // kEmpirical: equally spaced quantiles q_0..q_k (k >= 1)
+  double mean_us = 0;                // kExponential, kLognormal: the jitter's own mean (added)
+  double sigma = 0;                  // kLognormal: sigma of ln(x)
+  std::vector<double> quantiles_us;  // kEmpirical: equally spaced quantiles q_0..q_k (k >= 1)
 };
 
 // InvalidArgument naming the field: negative or non-finite values, an empirical list of fewer
@@ -60,15 +60,15 @@ Status ValidateJitter(const Jitter& jitter, const std::string& where);
 // What the host spends per op and what the GPU inserts between ops (sim/compute's launch model,
 // calibrated by the layer loops of the pacing suite).
 struct HostModel {
-  SimTime kernel_issue_ps = 0;       // an eager raw kernel launch (cudaLaunchKernel)
-  SimTime library_issue_ps = 0;      // an eager library call (cuBLAS GEMM)
-  SimTime collective_issue_ps = 0;   // an eager collective call (ncclAllReduce, ...)
-  SimTime framework_op_ps = 0;       // the serving framework's own per-op cost in eager mode (Python)
-  SimTime graph_launch_ps = 0;       // one cudaGraphLaunch of a captured segment
-  SimTime sync_wake_ps = 0;          // a host sync: from the GPU finishing to the host running on
-  SimTime eager_gap_ps = 0;          // GPU gap before an eagerly launched op
-  SimTime graph_gap_ps = 0;          // GPU gap before an op inside a replayed graph
-  Jitter jitter;                     // on every host issue, graph launch and host work
+  SimTime kernel_issue_ps = 0;      // an eager raw kernel launch (cudaLaunchKernel)
+  SimTime library_issue_ps = 0;     // an eager library call (cuBLAS GEMM)
+  SimTime collective_issue_ps = 0;  // an eager collective call (ncclAllReduce, ...)
+  SimTime framework_op_ps = 0;      // the serving framework's own per-op cost in eager mode (Python)
+  SimTime graph_launch_ps = 0;      // one cudaGraphLaunch of a captured segment
+  SimTime sync_wake_ps = 0;         // a host sync: from the GPU finishing to the host running on
+  SimTime eager_gap_ps = 0;         // GPU gap before an eagerly launched op
+  SimTime graph_gap_ps = 0;         // GPU gap before an op inside a replayed graph
+  Jitter jitter;                    // on every host issue, graph launch and host work
 };
 
 // Per-rank GPU time variation: a constant factor per rank (empty: 1 everywhere) and a per-kernel
@@ -83,16 +83,16 @@ enum class HostOpClass { kKernel, kLibrary, kCollective };
 struct TimelineStep {
   enum class Kind { kKernel, kCollective, kGraphLaunch, kHostSync, kHostWork };
   Kind kind = Kind::kKernel;
-  bool graph = false;               // kKernel / kCollective: inside the last launched segment
+  bool graph = false;                             // kKernel / kCollective: inside the last launched segment
   HostOpClass host_class = HostOpClass::kKernel;  // eager ops: which issue cost
-  SimTime device_ps = 0;            // kKernel: device time (scaled by the rank's GPU factor)
-  SimTime fixed_gpu_ps = 0;         // kKernel: further GPU time not scaled (merged graph gaps)
-  SimTime transfer_ps = 0;          // kCollective: the transfer once every rank arrived
-  SimTime host_ps = 0;              // kHostWork: host time; eager ops: extra host time of this op
-  double host_exp_mean_us = 0;      // kHostWork: plus an Exp(mean) draw of its own (an injected cost)
-  int rank = -1;                    // -1: every rank; else only this rank runs the step
-  int phase = 0;                    // index into TimelineProgram::phases
-  std::string label;                // for traces (may be empty)
+  SimTime device_ps = 0;                          // kKernel: device time (scaled by the rank's GPU factor)
+  SimTime fixed_gpu_ps = 0;                       // kKernel: further GPU time not scaled (merged graph gaps)
+  SimTime transfer_ps = 0;                        // kCollective: the transfer once every rank arrived
+  SimTime host_ps = 0;                            // kHostWork: host time; eager ops: extra host time of this op
+  double host_exp_mean_us = 0;                    // kHostWork: plus an Exp(mean) draw of its own (an injected cost)
+  int rank = -1;                                  // -1: every rank; else only this rank runs the step
+  int phase = 0;                                  // index into TimelineProgram::phases
+  std::string label;                              // for traces (may be empty)
 };
 
 struct TimelineProgram {
@@ -106,11 +106,11 @@ Status ValidateProgram(const TimelineProgram& program, int num_ranks);
 
 // Where the time of one run went, per phase (indices as in the program), summed over runs.
 struct PhaseAccount {
-  double compute_ps = 0;    // rank 0's kernel device time
-  double transfer_ps = 0;   // collectives: the transfers
-  double wait_ps = 0;       // collectives: rank 0's wait for the last rank
-  double wait_max_ps = 0;   // collectives: the longest wait of any rank, summed per collective
-  double span_ps = 0;       // the phase's share of the run on rank 0 (its steps' GPU and host advance)
+  double compute_ps = 0;   // rank 0's kernel device time
+  double transfer_ps = 0;  // collectives: the transfers
+  double wait_ps = 0;      // collectives: rank 0's wait for the last rank
+  double wait_max_ps = 0;  // collectives: the longest wait of any rank, summed per collective
+  double span_ps = 0;      // the phase's share of the run on rank 0 (its steps' GPU and host advance)
   int collectives = 0;
 
   PhaseAccount& operator+=(const PhaseAccount& o) {
@@ -136,9 +136,9 @@ struct PhaseAccount {
 // One slice of a rank's host or GPU track, for Perfetto.
 struct RankSlice {
   int rank = 0;
-  bool host = false;        // host thread track, else GPU stream track
+  bool host = false;  // host thread track, else GPU stream track
   std::string name;
-  std::string category;     // "compute", "comm-wait", "comm-transfer", "launch", "host", "sync"
+  std::string category;  // "compute", "comm-wait", "comm-transfer", "launch", "host", "sync"
   SimTime start_ps = 0, end_ps = 0;
 };
 
@@ -153,7 +153,7 @@ struct RunResult {
   // host sync: the host never held the GPU back, so the GPU clocks did not depend on the host's,
   // and the same program from a state where the GPU leads by more ends the same way.
   SimTime min_gpu_lead_ps = kSimTimeMax;
-  bool host_synced = false;         // a host sync step ran
+  bool host_synced = false;  // a host sync step ran
 };
 
 class RankTimelines {
@@ -184,8 +184,8 @@ class RankTimelines {
 
  private:
   void gpu_clock_init(int num_ranks);
-  SimTime Draw(int rank);           // one host-jitter draw for `rank`
-  double KernelFactor(int rank);    // rank factor x the per-kernel draw
+  SimTime Draw(int rank);         // one host-jitter draw for `rank`
+  double KernelFactor(int rank);  // rank factor x the per-kernel draw
 
   HostModel host_model_;
   GpuVariation gpu_;

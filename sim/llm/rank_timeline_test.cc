@@ -50,7 +50,7 @@ TEST(RankTimeline, OneLateRankDelaysTheOtherByItsLateness) {
   EXPECT_EQ(r.gpu_end_ps[1], 22 * kUs);
   EXPECT_DOUBLE_EQ(r.wait_ps[0], 7.0 * kUs);  // rank 0's collective: 7 us of wait + 5 of transfer
   EXPECT_DOUBLE_EQ(r.wait_ps[1], 0.0);
-  EXPECT_EQ(r.span_ps, 22 * kUs);             // 15 us without the late rank: longer by d
+  EXPECT_EQ(r.span_ps, 22 * kUs);  // 15 us without the late rank: longer by d
   EXPECT_DOUBLE_EQ(acc[0].wait_ps, 7.0 * kUs);
   EXPECT_DOUBLE_EQ(acc[0].transfer_ps, 5.0 * kUs);
   EXPECT_EQ(acc[0].collectives, 1);
@@ -206,7 +206,6 @@ TEST(RankTimeline, ValidationNamesTheProblem) {
   EXPECT_FALSE(ValidateJitter(j, "host.jitter").ok());
 }
 
-
 // The lockstep and mirrored-rank shortcuts (graph ops evaluated once for ranks whose GPU clocks
 // agree; without jitter, one rank standing for all) must give exactly what the per-rank
 // recurrences give. Asking for slices turns the shortcuts off, so each random program runs twice,
@@ -240,14 +239,24 @@ TEST(RankTimeline, ShortcutsGiveThePerRankRecurrencesExactly) {
     for (int i = 0; i < steps; ++i) {
       TimelineStep s;
       switch (rng() % 9) {
-        case 0: case 1: s = Kernel((1 + rng() % 40) * kUs, launched && rng() % 3 != 0); break;
+        case 0:
+        case 1: s = Kernel((1 + rng() % 40) * kUs, launched && rng() % 3 != 0); break;
         case 2: s = Collective((1 + rng() % 30) * kUs, launched && rng() % 2 == 0); break;
-        case 3: s = Of(TimelineStep::Kind::kGraphLaunch, (rng() % 4) * kUs); launched = true; break;
+        case 3:
+          s = Of(TimelineStep::Kind::kGraphLaunch, (rng() % 4) * kUs);
+          launched = true;
+          break;
         case 4: s = Of(TimelineStep::Kind::kHostSync); break;
         case 5: s = Of(TimelineStep::Kind::kHostWork, (rng() % 50) * kUs); break;
-        case 6: s = Of(TimelineStep::Kind::kHostWork, 0); s.host_exp_mean_us = rng() % 2 == 0 ? 3.0 : 0.0; break;
+        case 6:
+          s = Of(TimelineStep::Kind::kHostWork, 0);
+          s.host_exp_mean_us = rng() % 2 == 0 ? 3.0 : 0.0;
+          break;
         case 7: s = Kernel((1 + rng() % 40) * kUs, launched && rng() % 2 == 0, static_cast<int>(rng() % n)); break;
-        default: s = Kernel((1 + rng() % 10) * kUs, launched); s.host_class = HostOpClass::kLibrary; break;
+        default:
+          s = Kernel((1 + rng() % 10) * kUs, launched);
+          s.host_class = HostOpClass::kLibrary;
+          break;
       }
       s.phase = static_cast<int>(rng() % 2);
       p.steps.push_back(s);

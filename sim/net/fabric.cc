@@ -171,7 +171,8 @@ void Fabric::BeginFlow(TransferSpec spec, DoneCallback done, int engine) {
     }
   }
   if (spec.payload_cap_gbps > 0)
-    f.cap_bytes_per_ps = std::min(f.cap_bytes_per_ps, BytesPerPicoFromGbps(spec.payload_cap_gbps / spec.wire_efficiency));
+    f.cap_bytes_per_ps =
+        std::min(f.cap_bytes_per_ps, BytesPerPicoFromGbps(spec.payload_cap_gbps / spec.wire_efficiency));
   f.latency_ps = PicosFromNanos(latency_ns);
   f.remaining_wire_bytes = static_cast<double>(spec.bytes) / spec.wire_efficiency;
   f.spec = std::move(spec);
@@ -215,7 +216,8 @@ void Fabric::Recompute() {
   }
   views_scratch_.clear();
   for (const Flow& f : flows_)
-    views_scratch_.push_back({f.route->resources.data(), static_cast<int>(f.route->resources.size()), f.cap_bytes_per_ps});
+    views_scratch_.push_back(
+        {f.route->resources.data(), static_cast<int>(f.route->resources.size()), f.cap_bytes_per_ps});
   solver_.Solve(capacity_scratch_, views_scratch_, &rates_scratch_);
 
   SimTime now = queue_->now();
@@ -271,8 +273,8 @@ void Fabric::OnCompletion() {
     // The last bytes were charged to the resources by Advance(); a remainder below one
     // picosecond of transfer is rounding.
     if (record_trace_) {
-      flow_records_.push_back(
-          {f.spec.label, f.spec.src_node, f.spec.dst_node, f.spec.mechanism, f.spec.bytes, f.start_ps, now + f.latency_ps});
+      flow_records_.push_back({f.spec.label, f.spec.src_node, f.spec.dst_node, f.spec.mechanism, f.spec.bytes,
+                               f.start_ps, now + f.latency_ps});
     }
     if (f.engine >= 0) EngineFree(f.engine);
     queue_->ScheduleAfter(f.latency_ps, std::move(f.done));

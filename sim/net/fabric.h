@@ -36,12 +36,12 @@ namespace specsim::net {
 struct TransferSpec {
   int src_node = -1;
   int dst_node = -1;
-  int64_t bytes = 0;              // payload
+  int64_t bytes = 0;  // payload
   Mechanism mechanism = Mechanism::kKernelWrite;
-  double wire_efficiency = 1.0;   // payload share of wire bytes, (0, 1]
-  double read_sms = 0;            // kKernelRead: SMs issuing reads
-  double payload_cap_gbps = 0;    // the most payload GB/s the issuer moves (0: no cap beyond links)
-  std::string label;              // shown in traces (callers fill it only when record_trace())
+  double wire_efficiency = 1.0;  // payload share of wire bytes, (0, 1]
+  double read_sms = 0;           // kKernelRead: SMs issuing reads
+  double payload_cap_gbps = 0;   // the most payload GB/s the issuer moves (0: no cap beyond links)
+  std::string label;             // shown in traces (callers fill it only when record_trace())
 };
 
 // One finished flow, for traces.
@@ -51,8 +51,8 @@ struct FlowRecord {
   int dst_node = -1;
   Mechanism mechanism = Mechanism::kKernelWrite;
   int64_t bytes = 0;
-  SimTime start_ps = 0;   // first byte on the wire
-  SimTime end_ps = 0;     // last byte delivered
+  SimTime start_ps = 0;  // first byte on the wire
+  SimTime end_ps = 0;    // last byte delivered
 };
 
 // The aggregate rate of one resource from `time_ps` on, for traces.
@@ -99,13 +99,13 @@ class Fabric {
     int64_t id = 0;
     TransferSpec spec;
     const RouteResources* route = nullptr;
-    double cap_bytes_per_ps = 0;       // +inf when uncapped
+    double cap_bytes_per_ps = 0;  // +inf when uncapped
     double remaining_wire_bytes = 0;
-    double rate = 0;                   // bytes per ps
+    double rate = 0;  // bytes per ps
     SimTime finish_ps = kSimTimeMax;
     SimTime latency_ps = 0;
     SimTime start_ps = 0;
-    int engine = -1;                   // copy engine index in engines_, or -1
+    int engine = -1;  // copy engine index in engines_, or -1
     DoneCallback done;
   };
   struct CopyEngine {
@@ -126,10 +126,10 @@ class Fabric {
   const Topology* topology_;
   const Router* router_;
   std::vector<double> capacity_bytes_per_ps_;
-  std::vector<double> collapse_per_flow_;     // per resource, CPU forwarding only
-  std::vector<int> cpu_resource_of_node_;     // node -> resource or -1
+  std::vector<double> collapse_per_flow_;  // per resource, CPU forwarding only
+  std::vector<int> cpu_resource_of_node_;  // node -> resource or -1
   std::vector<double> resource_bytes_;
-  std::vector<double> resource_rate_;         // current aggregate, for trace samples
+  std::vector<double> resource_rate_;  // current aggregate, for trace samples
   std::vector<Flow> flows_;
   std::unordered_map<int64_t, RouteResources> routes_;  // by (src, dst, staged)
   // Scratch kept between events (no allocation per event in steady state).
@@ -140,8 +140,8 @@ class Fabric {
   std::vector<double> rates_scratch_;
   std::vector<double> new_rate_scratch_;
   std::vector<Flow> finished_scratch_;
-  std::vector<CopyEngine> engines_;           // [gpu][direction][engine] flattened
-  std::vector<int> engine_base_;              // first engine of (gpu, direction): gpu*2+dir
+  std::vector<CopyEngine> engines_;  // [gpu][direction][engine] flattened
+  std::vector<int> engine_base_;     // first engine of (gpu, direction): gpu*2+dir
   SimTime last_update_ps_ = 0;
   bool recompute_pending_ = false;
   EventId completion_event_ = 0;

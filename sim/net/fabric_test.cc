@@ -131,7 +131,8 @@ TEST(Fabric, HostStagedGoesThroughHostMemory) {
   EXPECT_EQ(done[0], 20'000'000 + 500'000);
   // A second SHM flow the other way shares nothing: the uplink is split duplex... but both flows
   // cross the uplink in both directions, so they share it: 2S/B.
-  auto two = RunAll(t, {Spec(g0, g1, 1'000'000, Mechanism::kHostStaged), Spec(g1, g0, 1'000'000, Mechanism::kHostStaged)});
+  auto two =
+      RunAll(t, {Spec(g0, g1, 1'000'000, Mechanism::kHostStaged), Spec(g1, g0, 1'000'000, Mechanism::kHostStaged)});
   EXPECT_EQ(two[0], 40'000'000 + 500'000);
 }
 
@@ -154,9 +155,7 @@ TEST(Fabric, CpuForwardingCollapsesWithManyFlows) {
   EXPECT_EQ(one[0], 25'000'000);
 }
 
-TEST(Fabric, ZeroByteTransferTakesOnlyLatency) {
-  EXPECT_EQ(RunAll(Pair(), {Spec(0, 1, 0)})[0], 500'000);
-}
+TEST(Fabric, ZeroByteTransferTakesOnlyLatency) { EXPECT_EQ(RunAll(Pair(), {Spec(0, 1, 0)})[0], 500'000); }
 
 TEST(Fabric, AccountsWireBytesPerResource) {
   EventQueue q;

@@ -49,13 +49,13 @@ class MaxMinSolver {
   void Solve(const std::vector<double>& capacity, const std::vector<MaxMinFlowView>& flows, std::vector<double>* rates);
 
  private:
-  std::vector<double> remaining_;      // per resource
-  std::vector<int> unfrozen_on_;       // per resource: unfrozen crossings (zero between solves)
-  std::vector<int> first_flow_;        // per resource in use: its flows are flows_on_[first, first + count)
+  std::vector<double> remaining_;  // per resource
+  std::vector<int> unfrozen_on_;   // per resource: unfrozen crossings (zero between solves)
+  std::vector<int> first_flow_;    // per resource in use: its flows are flows_on_[first, first + count)
   std::vector<int> flow_count_;
   std::vector<int> flows_on_;
-  std::vector<int> in_use_;            // resources carrying unfrozen flows
-  std::vector<int> capped_;            // unfrozen flows with a finite cap
+  std::vector<int> in_use_;  // resources carrying unfrozen flows
+  std::vector<int> capped_;  // unfrozen flows with a finite cap
   std::vector<char> frozen_;
 };
 

@@ -159,7 +159,8 @@ TEST(MaxMin, ReusedSolverGivesTheReferenceRatesBitForBit) {
       p.flows.push_back(f);
     }
     std::vector<MaxMinFlowView> views;
-    for (const MaxMinFlow& f : p.flows) views.push_back({f.resources.data(), static_cast<int>(f.resources.size()), f.cap});
+    for (const MaxMinFlow& f : p.flows)
+      views.push_back({f.resources.data(), static_cast<int>(f.resources.size()), f.cap});
     std::vector<double> rates;
     solver.Solve(p.capacity, views, &rates);
     const std::vector<double> want = ReferenceProgressiveFilling(p);

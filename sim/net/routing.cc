@@ -108,8 +108,8 @@ const Path& Router::Route(int src, int dst) const {
   path->nodes.push_back(src);
   std::reverse(path->hops.begin(), path->hops.end());
   std::reverse(path->nodes.begin(), path->nodes.end());
-  const bool peer_to_peer = topology_.nodes[src].kind != NodeKind::kHostMemory &&
-                            topology_.nodes[dst].kind != NodeKind::kHostMemory;
+  const bool peer_to_peer =
+      topology_.nodes[src].kind != NodeKind::kHostMemory && topology_.nodes[dst].kind != NodeKind::kHostMemory;
   for (const Hop& hop : path->hops) path->latency_ns += topology_.links[hop.link].latency_ns;
   for (size_t i = 1; i + 1 < path->nodes.size(); ++i) {
     const Node& node = topology_.nodes[path->nodes[i]];
@@ -149,10 +149,14 @@ PathClass Router::GpuPathClass(int gpu_i, int gpu_j) const {
     if (node == NodeKind::kPcieSwitch) ++switches;
   }
   PathClass c;
-  if (all_nvlink) c = PathClass::kNvLink;
-  else if (crosses_sockets) c = PathClass::kSys;
-  else if (through_cpu) c = PathClass::kPhb;
-  else c = switches <= 1 ? PathClass::kPix : PathClass::kPxb;
+  if (all_nvlink)
+    c = PathClass::kNvLink;
+  else if (crosses_sockets)
+    c = PathClass::kSys;
+  else if (through_cpu)
+    c = PathClass::kPhb;
+  else
+    c = switches <= 1 ? PathClass::kPix : PathClass::kPxb;
   gpu_path_class_[cell] = static_cast<int8_t>(c);
   return c;
 }

@@ -35,11 +35,11 @@ struct Hop {
 };
 
 struct Path {
-  int src = -1;             // node
-  int dst = -1;             // node
+  int src = -1;  // node
+  int dst = -1;  // node
   std::vector<Hop> hops;
-  std::vector<int> nodes;   // src, intermediate nodes..., dst
-  double latency_ns = 0;    // one way: link latencies + forward latency of intermediate nodes
+  std::vector<int> nodes;  // src, intermediate nodes..., dst
+  double latency_ns = 0;   // one way: link latencies + forward latency of intermediate nodes
   // Intermediate CPU root complexes the path is forwarded through between two non-memory links
   // (GPU-to-GPU P2P through a CPU): they charge its p2p forwarding resource.
   std::vector<int> forwarding_cpus;
@@ -81,7 +81,7 @@ class Router {
   mutable std::mutex mu_;
   mutable std::vector<std::unique_ptr<SearchTree>> trees_;            // per source node
   mutable std::unordered_map<int64_t, std::unique_ptr<Path>> paths_;  // by src * nodes + dst
-  mutable std::vector<int8_t> gpu_path_class_;  // [gpu_i * gpus + gpu_j], -1 until asked
+  mutable std::vector<int8_t> gpu_path_class_;                        // [gpu_i * gpus + gpu_j], -1 until asked
 };
 
 }  // namespace specsim::net

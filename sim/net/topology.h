@@ -37,9 +37,9 @@ struct Node {
   std::string name;
   NodeKind kind = NodeKind::kGpu;
   int socket = 0;
-  int gpu_spec = -1;                       // index into Topology::gpu_specs, GPUs only
-  double forward_latency_ns = 0;           // crossing this node
-  double p2p_forward_bandwidth_gbps = 0;   // CPU root complex; 0 = unlimited
+  int gpu_spec = -1;                      // index into Topology::gpu_specs, GPUs only
+  double forward_latency_ns = 0;          // crossing this node
+  double p2p_forward_bandwidth_gbps = 0;  // CPU root complex; 0 = unlimited
   double p2p_forward_collapse_per_flow = 0;
 };
 
@@ -52,7 +52,7 @@ struct Link {
   double payload_efficiency = 1;  // (0, 1]
   int pcie_gen = 0;
   int pcie_lanes = 0;
-  int nvlinks = 0;                // NVLINK links: bonded NVLink links (NV#), 0 = unknown
+  int nvlinks = 0;  // NVLINK links: bonded NVLink links (NV#), 0 = unknown
 
   double payload_gbps() const { return bandwidth_gbps * payload_efficiency; }
 };

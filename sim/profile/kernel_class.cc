@@ -60,9 +60,12 @@ KernelClass ClassifyKernel(const std::string& name) {
 NcclKernel ParseNcclKernelName(const std::string& name) {
   NcclKernel k;
   std::string body;
-  if (name.rfind("ncclDevKernel_", 0) == 0) body = name.substr(14);
-  else if (name.rfind("ncclKernel_", 0) == 0) body = name.substr(11);
-  else return k;
+  if (name.rfind("ncclDevKernel_", 0) == 0)
+    body = name.substr(14);
+  else if (name.rfind("ncclKernel_", 0) == 0)
+    body = name.substr(11);
+  else
+    return k;
   body = body.substr(0, body.find('('));
   std::vector<std::string> parts;
   size_t start = 0;
@@ -79,8 +82,8 @@ NcclKernel ParseNcclKernelName(const std::string& name) {
   static const char* kReductions[] = {"Sum", "Prod", "Max", "Min", "PreMulSum", "SumPostDiv"};
   for (size_t i = 1; i < parts.size(); ++i) {
     const std::string& p = parts[i];
-    const bool algorithm = std::any_of(std::begin(kAlgorithms), std::end(kAlgorithms),
-                                       [&](const char* a) { return p == a; });
+    const bool algorithm =
+        std::any_of(std::begin(kAlgorithms), std::end(kAlgorithms), [&](const char* a) { return p == a; });
     if (algorithm) {
       k.algorithm = p;
       // COLLNET_DIRECT / COLLNET_CHAIN / NVLS_TREE are two tokens.

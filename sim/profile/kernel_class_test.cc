@@ -13,12 +13,18 @@ TEST(KernelClassTest, NamesFromProfilesOfTorchAndServingStacks) {
   const Case cases[] = {
       // traces/profiles/torch-tp2-h200-2026-11-30 (torch 2.11, cuBLASLt, cuDNN SDPA)
       {"nvjet_sm90_tst_64x8_64x16_4x1_v_bz_splitK_NNT", KernelClass::kGemm},
-      {"void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16>(...)", KernelClass::kGemm},
-      {"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_cga1x1x1", KernelClass::kAttention},
-      {"void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(...)", KernelClass::kNorm},
+      {"void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16>(...)",
+       KernelClass::kGemm},
+      {"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_cga1x1x1",
+       KernelClass::kAttention},
+      {"void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(...)",
+       KernelClass::kNorm},
       {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", KernelClass::kNccl},
-      {"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<c10::BFloat16, at::native::ArgMaxOps<c10::BFloat16>>>", KernelClass::kSampling},
-      {"void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>>", KernelClass::kOther},
+      {"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<c10::BFloat16, "
+       "at::native::ArgMaxOps<c10::BFloat16>>>",
+       KernelClass::kSampling},
+      {"void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>>",
+       KernelClass::kOther},
       // serving stacks' kernels (names as their sources define them)
       {"void flashinfer::BatchDecodeWithPagedKVCacheKernel<...>", KernelClass::kAttention},
       {"void flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4>>", KernelClass::kAttention},

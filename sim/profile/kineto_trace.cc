@@ -118,8 +118,10 @@ class Handler : public nlohmann::json::json_sax_t {
     if (InDevices()) {
       if (Depth() == 3) event_[key_] = std::move(v);
     } else if (InEvent()) {
-      if (Depth() == 3) event_[key_] = std::move(v);
-      else if (Depth() == 4 && stack_[3].key == "args") args_[key_] = std::move(v);
+      if (Depth() == 3)
+        event_[key_] = std::move(v);
+      else if (Depth() == 4 && stack_[3].key == "args")
+        args_[key_] = std::move(v);
       else if (Depth() == 5 && stack_[3].key == "args" && stack_[4].key == "grid" && !args_.count("grid.x"))
         args_["grid.x"] = std::move(v);  // a kernel's grid: [x, y, z]
       else if (Depth() == 5 && stack_[3].key == "args" && stack_[4].key == "Input type")
@@ -248,8 +250,9 @@ StatusOr<KinetoTrace> Parse(std::istream& in, const std::string& name, const GzS
                                 std::to_string(h.error_position()) + " of the uncompressed text)");
   if (!ok) {
     // The parser stopped with nothing left to read: the text ended before the JSON did.
-    const bool truncated = h.error().find("unexpected end of input") != std::string::npos ||
-                           std::istream::traits_type::eq_int_type(in.rdbuf()->sgetc(), std::istream::traits_type::eof());
+    const bool truncated =
+        h.error().find("unexpected end of input") != std::string::npos ||
+        std::istream::traits_type::eq_int_type(in.rdbuf()->sgetc(), std::istream::traits_type::eof());
     if (truncated)
       return InvalidArgumentError(name + ": the JSON text stops at byte " + std::to_string(h.error_position()) +
                                   " (a truncated trace: was the profiler stopped before it finished writing?)");

@@ -32,11 +32,11 @@ struct KinetoKernel {
   int device = -1;
   int64_t stream = -1;
   int64_t correlation = -1;
-  int grid_x = -1;            // blocks in x (an NCCL kernel's channels)
+  int grid_x = -1;  // blocks in x (an NCCL kernel's channels)
   // NCCL collective kernels (torch's record_param_comms arguments), empty / -1 otherwise.
-  std::string collective;     // e.g. "allreduce", "_allgather_base"
+  std::string collective;  // e.g. "allreduce", "_allgather_base"
   int64_t in_elements = -1, out_elements = -1;
-  std::string dtype;          // e.g. "BFloat16"
+  std::string dtype;  // e.g. "BFloat16"
   int group_size = -1;
   // The operator that launched it (its cpu_op's "External id"; -1 when none was recorded). A
   // kernel replayed from a CUDA graph carries the graph launch's id, not its operator's.
@@ -85,16 +85,16 @@ struct KinetoDevice {
 struct KinetoTrace {
   std::string path;
   std::vector<KinetoDevice> devices;
-  int rank = -1;        // distributedInfo.rank; -1 when the trace has none
-  int world_size = 0;   // distributedInfo.world_size
+  int rank = -1;       // distributedInfo.rank; -1 when the trace has none
+  int world_size = 0;  // distributedInfo.world_size
   std::string nccl_version;
-  std::vector<KinetoKernel> kernels;        // in file order
-  std::vector<KinetoRange> ranges;          // host ranges
-  std::vector<KinetoRange> gpu_ranges;      // their GPU spans
+  std::vector<KinetoKernel> kernels;    // in file order
+  std::vector<KinetoRange> ranges;      // host ranges
+  std::vector<KinetoRange> gpu_ranges;  // their GPU spans
   std::vector<KinetoLaunch> launches;
-  std::vector<KinetoOp> ops;                // kShapeOps calls, in file order
-  std::map<std::string, int64_t> ignored;   // events not kept, by category ("" = none)
-  int64_t events = 0;                       // traceEvents entries read
+  std::vector<KinetoOp> ops;               // kShapeOps calls, in file order
+  std::map<std::string, int64_t> ignored;  // events not kept, by category ("" = none)
+  int64_t events = 0;                      // traceEvents entries read
 };
 
 // Reads `path` (gzip when its first two bytes are the gzip magic). InvalidArgument naming the file

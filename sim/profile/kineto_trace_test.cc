@@ -84,21 +84,25 @@ TEST(KinetoTraceTest, ClearErrorsForWhatIsNotAKinetoTrace) {
   const std::string text = kTrace;
   auto cut = ParseKinetoTrace(text.substr(0, text.size() / 2), "cut.json");
   ASSERT_FALSE(cut.ok());
-  EXPECT_NE(cut.status().message().find("cut.json: the JSON text stops at byte"), std::string::npos) << cut.status().message();
+  EXPECT_NE(cut.status().message().find("cut.json: the JSON text stops at byte"), std::string::npos)
+      << cut.status().message();
   auto garbage = ParseKinetoTrace("PK\x03\x04 not json", "x.zip");
   ASSERT_FALSE(garbage.ok());
-  EXPECT_NE(garbage.status().message().find("x.zip: not JSON at byte"), std::string::npos) << garbage.status().message();
+  EXPECT_NE(garbage.status().message().find("x.zip: not JSON at byte"), std::string::npos)
+      << garbage.status().message();
   auto other = ParseKinetoTrace(R"({"events": []})", "other.json");
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.status().message().find("no \"traceEvents\" array"), std::string::npos);
-  auto cpu_only = ParseKinetoTrace(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1}]})", "cpu.json");
+  auto cpu_only = ParseKinetoTrace(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1}]})",
+                                   "cpu.json");
   ASSERT_FALSE(cpu_only.ok());
   EXPECT_NE(cpu_only.status().message().find("no GPU kernels"), std::string::npos);
   EXPECT_EQ(ReadKinetoTrace("/nonexistent/trace.json").status().code(), StatusCode::kNotFound);
 }
 
 std::string TempPath(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("specsim_kineto_" + std::to_string(::getpid()) + "_" + name)).string();
+  return (std::filesystem::temp_directory_path() / ("specsim_kineto_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 
 TEST(KinetoTraceTest, ReadsGzipAndPlainFilesAndRefusesATruncatedGzip) {

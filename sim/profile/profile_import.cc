@@ -118,8 +118,8 @@ bool IsGraphLaunch(const std::string& call) { return call.find("GraphLaunch") !=
 // torch's dtype name for the dtype in an NCCL kernel's name ("" when unknown).
 std::string TorchDtype(const std::string& nccl) {
   static const std::map<std::string, std::string> kNames = {
-      {"bf16", "BFloat16"}, {"bfloat16", "BFloat16"}, {"f16", "Half"}, {"half", "Half"}, {"f32", "Float"},
-      {"float", "Float"},   {"f64", "Double"},       {"i8", "Char"},  {"u8", "Byte"},   {"i32", "Int"},
+      {"bf16", "BFloat16"}, {"bfloat16", "BFloat16"},    {"f16", "Half"},          {"half", "Half"}, {"f32", "Float"},
+      {"float", "Float"},   {"f64", "Double"},           {"i8", "Char"},           {"u8", "Byte"},   {"i32", "Int"},
       {"i64", "Long"},      {"f8e4m3", "Float8_e4m3fn"}, {"f8e5m2", "Float8_e5m2"}};
   auto it = kNames.find(nccl);
   return it == kNames.end() ? std::string() : it->second;
@@ -189,9 +189,10 @@ void CollectGemmCalls(const KinetoTrace& t, GemmCallMap* calls, std::map<std::st
 
 int DtypeBytes(const std::string& dtype) {
   static const std::map<std::string, int> kBytes = {
-      {"BFloat16", 2}, {"Half", 2}, {"Float", 4}, {"Double", 8}, {"Byte", 1}, {"Char", 1}, {"Bool", 1},
-      {"Short", 2},    {"Int", 4},  {"Long", 8},  {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1},
-      {"bf16", 2},     {"f16", 2},  {"f32", 4},   {"f64", 8}, {"u8", 1}, {"i8", 1}, {"i32", 4}, {"i64", 8}};
+      {"BFloat16", 2},      {"Half", 2},        {"Float", 4}, {"Double", 8}, {"Byte", 1},
+      {"Char", 1},          {"Bool", 1},        {"Short", 2}, {"Int", 4},    {"Long", 8},
+      {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}, {"bf16", 2},  {"f16", 2},    {"f32", 4},
+      {"f64", 8},           {"u8", 1},          {"i8", 1},    {"i32", 4},    {"i64", 8}};
   auto it = kBytes.find(dtype);
   return it == kBytes.end() ? 0 : it->second;
 }
@@ -210,7 +211,8 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
   }
   for (const KinetoTrace& t : ranks)
     if (t.rank < 0)
-      return InvalidArgumentError(t.path + ": no distributedInfo.rank: with several files, each must say its rank "
+      return InvalidArgumentError(t.path +
+                                  ": no distributedInfo.rank: with several files, each must say its rank "
                                   "(a trace of a torch.distributed process has it)");
   std::sort(ranks.begin(), ranks.end(), [](const KinetoTrace& a, const KinetoTrace& b) { return a.rank < b.rank; });
   const int world = std::max(1, ranks[0].world_size);
@@ -222,7 +224,9 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     std::string missing, repeated;
     std::set<int> seen;
     for (const KinetoTrace& t : ranks) {
-      if (t.rank >= world) return InvalidArgumentError(t.path + ": rank " + std::to_string(t.rank) + " of world size " + std::to_string(world));
+      if (t.rank >= world)
+        return InvalidArgumentError(t.path + ": rank " + std::to_string(t.rank) + " of world size " +
+                                    std::to_string(world));
       if (!seen.insert(t.rank).second) repeated += (repeated.empty() ? "" : ", ") + std::to_string(t.rank);
     }
     for (int r = 0; r < world; ++r)
@@ -256,8 +260,10 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
       if (l.correlation >= 0) launch_of[l.correlation] = &l;
     std::map<int64_t, ThreadRanges> phase_ranges, run_ranges;
     for (const KinetoRange& g : t.ranges) {
-      if (phases.count(g.name)) phase_ranges[g.tid].sorted.push_back(&g);
-      else if (!options.run_prefix.empty() && g.name.rfind(options.run_prefix, 0) == 0) run_ranges[g.tid].sorted.push_back(&g);
+      if (phases.count(g.name))
+        phase_ranges[g.tid].sorted.push_back(&g);
+      else if (!options.run_prefix.empty() && g.name.rfind(options.run_prefix, 0) == 0)
+        run_ranges[g.tid].sorted.push_back(&g);
     }
     for (auto& [tid, v] : phase_ranges) v.Finish();
     for (auto& [tid, v] : run_ranges) v.Finish();
@@ -285,7 +291,8 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
             PassInstance p;
             p.phase = range != nullptr ? range->name : std::string(kGraphReplayPhase);
             p.host_start = range != nullptr ? range->start_ns : launch->start_ns;
-            p.host_end = range != nullptr ? range->start_ns + range->duration_ns : launch->start_ns + launch->duration_ns;
+            p.host_end =
+                range != nullptr ? range->start_ns + range->duration_ns : launch->start_ns + launch->duration_ns;
             auto rr = run_ranges.find(launch->tid);
             const int j = rr == run_ranges.end() ? -1 : rr->second.Innermost(p.host_start);
             if (j >= 0) p.run = rr->second.sorted[j]->name.substr(options.run_prefix.size());
@@ -376,7 +383,8 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
       if (it == eager_sequence.end() || !it->second) continue;
       const Sequence& agreed = *it->second;
       bool same_ops = true;
-      for (size_t j = 0; j < calls_of[g].size(); ++j) same_ops = same_ops && std::get<0>(agreed[j]) == op_of[calls_of[g][j]];
+      for (size_t j = 0; j < calls_of[g].size(); ++j)
+        same_ops = same_ops && std::get<0>(agreed[j]) == op_of[calls_of[g][j]];
       if (!same_ops) continue;
       for (size_t j = 0; j < calls_of[g].size(); ++j) {
         const size_t i = calls_of[g][j];
@@ -415,7 +423,9 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     inst.transfer_us = inst.duration_us[last];
     // torch records the message (elements, dtype) on eagerly launched collectives only; a graph
     // replay's kernel has its dtype in its name at most.
-    const std::string dtype = !k0.dtype.empty() ? k0.dtype : !pass_dtype[i].empty() ? pass_dtype[i] : TorchDtype(name.dtype);
+    const std::string dtype = !k0.dtype.empty()        ? k0.dtype
+                              : !pass_dtype[i].empty() ? pass_dtype[i]
+                                                       : TorchDtype(name.dtype);
     const int bytes_per = DtypeBytes(dtype);
     const int64_t elements = pass_elements[i] > 0 ? pass_elements[i] : std::max(k0.in_elements, k0.out_elements);
     // The pass learns its allreduce size (tokens per pass) from an inferred first allreduce too.
@@ -450,8 +460,8 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     std::get<1>(key) = sizes.begin()->first;
     std::get<2>(key) = sizes.begin()->second;
     std::get<7>(key).clear();
-    inferred.insert(op + " " + algorithm + "/" + protocol + " on " + std::to_string(channels) + " channels: " +
-                       std::to_string(sizes.begin()->first) + " B");
+    inferred.insert(op + " " + algorithm + "/" + protocol + " on " + std::to_string(channels) +
+                    " channels: " + std::to_string(sizes.begin()->first) + " B");
     auto& dst = calls[key];
     const int64_t elements = sizes.begin()->first / std::max(1, DtypeBytes(sizes.begin()->second));
     for (Instance& inst : it->second) {
@@ -554,8 +564,8 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     c.transfer_us = Median(transfer);
     c.wait_us_mean = wait_sum / static_cast<double>(list.size() * world);
     c.name = "profile/nccl/" + AsciiLower(op) + "/" + (graph ? "graph" : "eager") + "/n" + std::to_string(world) + "/" +
-             (bytes > 0 ? SizeName(bytes) : "unknown-size") + (dtype.empty() || dtype == "BFloat16" ? "" : "/" + dtype) +
-             (where.empty() ? "" : " [" + where + "]");
+             (bytes > 0 ? SizeName(bytes) : "unknown-size") +
+             (dtype.empty() || dtype == "BFloat16" ? "" : "/" + dtype) + (where.empty() ? "" : " [" + where + "]");
     out.collectives.push_back(c);
     // The trace item, when the simulator has the op and the size is known.
     trace::CollectiveOp top = op == "AllReduce"       ? trace::ALLREDUCE

@@ -79,39 +79,39 @@ struct PassGroup {
   int passes = 0;          // over all ranks
   double gpu_span_us = 0;  // medians over the passes
   double host_span_us = 0;
-  double gpu_idle_us = 0;  // within the GPU span, no kernel of the pass running (host gaps)
+  double gpu_idle_us = 0;                 // within the GPU span, no kernel of the pass running (host gaps)
   std::map<std::string, double> busy_us;  // by kernel class name
-  double busy_total_us = 0;  // median of the union of the pass's kernel intervals (span - idle)
+  double busy_total_us = 0;               // median of the union of the pass's kernel intervals (span - idle)
   // NCCL allreduce kernels per pass (a dense TP layer has two) and the elements of the first one
   // when torch recorded them (eager launches; -1 otherwise): tokens per pass = elements / hidden.
   int allreduces = 0;
   int64_t allreduce_elements = -1;
-  std::string Key() const;                // e.g. "verify [spec.graph/n4] graph, 42 kernels"
+  std::string Key() const;  // e.g. "verify [spec.graph/n4] graph, 42 kernels"
 };
 
 struct CollectiveGroup {
-  std::string name;           // the trace item's name, e.g. "profile/nccl/allreduce/graph/n2/8KiB"
-  std::string op;             // NCCL's: AllReduce, AllGather, ...
+  std::string name;  // the trace item's name, e.g. "profile/nccl/allreduce/graph/n2/8KiB"
+  std::string op;    // NCCL's: AllReduce, AllGather, ...
   std::string algorithm, protocol, dtype;
-  int64_t bytes = 0;          // nccl-tests' size
+  int64_t bytes = 0;  // nccl-tests' size
   int channels = 0;
   bool graph = false;
   int instances = 0;
-  double transfer_us = 0;     // median over instances
-  double wait_us_mean = 0;    // mean over instances and ranks
+  double transfer_us = 0;   // median over instances
+  double wait_us_mean = 0;  // mean over instances and ranks
   double wait_us_max = 0;
   std::map<std::string, int> phases;  // instances by the phase they ran in (rank 0's attribution)
 };
 
 struct GemmGroup {
-  std::string name;        // the trace item's name, e.g. "profile/gemm/aten/m1/n3072/k4096"
-  std::string op;          // aten::mm or aten::addmm
+  std::string name;  // the trace item's name, e.g. "profile/gemm/aten/m1/n3072/k4096"
+  std::string op;    // aten::mm or aten::addmm
   int64_t m = 0, n = 0, k = 0;
-  std::string dtype;       // torch's, e.g. "BFloat16"
-  int calls = 0;           // over all ranks
+  std::string dtype;         // torch's, e.g. "BFloat16"
+  int calls = 0;             // over all ranks
   int kernels_per_call = 0;  // the most any call launched (2: split-K main + reduce)
   std::string main_kernel;   // the longest kernel's name of the first call
-  double median_us = 0;    // per call: its kernels' summed durations
+  double median_us = 0;      // per call: its kernels' summed durations
 };
 
 struct ProfileImport {
@@ -122,9 +122,9 @@ struct ProfileImport {
   // aten::mm / addmm calls whose kernels were seen but whose shape could not be read (no Input
   // Dims: record_shapes off, or a dtype the GEMM model has not), by reason.
   std::map<std::string, int64_t> gemms_skipped;
-  int64_t kernels = 0;             // over all ranks
+  int64_t kernels = 0;  // over all ranks
   int64_t kernels_in_passes = 0;
-  int64_t kernels_without_launch = 0;  // no correlated host call in the trace
+  int64_t kernels_without_launch = 0;      // no correlated host call in the trace
   std::map<std::string, int64_t> ignored;  // events not kept, by category, summed over ranks
   trace::Trace trace;
 };

@@ -12,9 +12,10 @@ KinetoTrace Rank(int rank, int64_t allreduce_start_ns, int64_t allreduce_ns) {
   t.path = "rank" + std::to_string(rank) + ".json";
   t.rank = rank;
   t.world_size = 2;
-  t.ranges = {{"specsim.run/spec.graph/n4", 0, 1000000, 1, 1}, {"verify", 1000, 200000, 1, 2},
-              {"draft", 300000, 50000, 1, 3}};
-  t.launches = {{"cudaLaunchKernel", 2000, 5000, 1, 10}, {"cudaGraphLaunch", 10000, 8000, 1, 11},
+  t.ranges = {
+      {"specsim.run/spec.graph/n4", 0, 1000000, 1, 1}, {"verify", 1000, 200000, 1, 2}, {"draft", 300000, 50000, 1, 3}};
+  t.launches = {{"cudaLaunchKernel", 2000, 5000, 1, 10},
+                {"cudaGraphLaunch", 10000, 8000, 1, 11},
                 {"cudaLaunchKernel", 301000, 5000, 1, 12}};
   KinetoKernel gemm;
   gemm.name = "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_NNT";
@@ -205,12 +206,11 @@ TEST(ProfileImportTest, TheCommittedTwoRankProfile) {
   const CollectiveGroup& g8 = *calls["profile/nccl/allreduce/graph/n2/8KiB"];
   EXPECT_EQ(g8.algorithm, "RING");
   EXPECT_EQ(g8.protocol, "LL");
-  EXPECT_GT(g8.transfer_us, 2);   // an NVLink LL allreduce of 8 KiB: a few us
+  EXPECT_GT(g8.transfer_us, 2);  // an NVLink LL allreduce of 8 KiB: a few us
   EXPECT_LT(g8.transfer_us, 30);
   EXPECT_GE(g8.wait_us_mean, 0);
   EXPECT_GT(r->trace.items_size(), 0);
 }
-
 
 // GEMM items: the kernels of one aten::mm / addmm call (split-K: main + reduce) are one call of the
 // operator's shape; calls of one shape are pooled over ranks; graph-replayed kernels (no operator)
@@ -232,7 +232,12 @@ TEST(ProfileImportTest, EagerGemmCallsBecomeGemmItemsOfTheirShape) {
     // The draft range's kernel: an addmm with a bias, 2 us longer on rank 1.
     t.kernels[2].external_id = 60;
     t.kernels[2].duration_ns = 3000 + 2000 * rank;
-    t.ops.push_back({"aten::addmm", 300500, 6000, 1, 60, {{2048}, {1, 4096}, {4096, 2048}},
+    t.ops.push_back({"aten::addmm",
+                     300500,
+                     6000,
+                     1,
+                     60,
+                     {{2048}, {1, 4096}, {4096, 2048}},
                      {"c10::BFloat16", "c10::BFloat16", "c10::BFloat16"}});
     // A shapeless call (record_shapes off): its kernel is the orphan.
     t.kernels[3].external_id = 70;
@@ -270,7 +275,6 @@ TEST(ProfileImportTest, EagerGemmCallsBecomeGemmItemsOfTheirShape) {
   EXPECT_EQ(item->stats().iterations(), 2);
 }
 
-
 // A graph-replayed pass launches what an eager pass of the same phase and kernel count launched: its
 // NCCL calls take that pass's sizes call by call, even where the channel count (here 5, which no
 // eager call used) cannot tell; the pass learns its tokens from them.
@@ -282,7 +286,8 @@ TEST(ProfileImportTest, GraphReplaySizesFromTheEagerPassOfTheSamePhase) {
     t.rank = rank;
     t.world_size = 2;
     t.ranges = {{"verify", 0, 100000, 1, 1}, {"verify", 200000, 100000, 1, 2}};
-    t.launches = {{"cudaLaunchKernel", 1000, 2000, 1, 10}, {"cudaLaunchKernel", 4000, 2000, 1, 11},
+    t.launches = {{"cudaLaunchKernel", 1000, 2000, 1, 10},
+                  {"cudaLaunchKernel", 4000, 2000, 1, 11},
                   {"cudaGraphLaunch", 201000, 5000, 1, 20}};
     auto kernel = [](const char* name, int64_t start, int64_t corr) {
       KinetoKernel k;

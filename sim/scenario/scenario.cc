@@ -20,8 +20,7 @@ StatusOr<compute::DType> ToDType(config::DType d, const std::string& field) {
     case config::FP8: return compute::DType::kFp8;
     case config::FP4: return compute::DType::kFp4;
     case config::INT4: return compute::DType::kInt4;
-    default:
-      return InvalidArgumentError(field + " is not set: allowed values are BF16, FP8, FP4, INT4");
+    default: return InvalidArgumentError(field + " is not set: allowed values are BF16, FP8, FP4, INT4");
   }
 }
 
@@ -35,11 +34,13 @@ Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::Fra
   for (const compute::AttentionImplementation& a : have) names += (names.empty() ? "" : ", ") + a.name;
   auto pick = [&](const std::string& name, const std::string& field) -> StatusOr<compute::AttentionImplementation> {
     if (calibration.empty())
-      return InvalidArgumentError(field + " = \"" + name + "\": attention costs come from a calibration, and none is given "
+      return InvalidArgumentError(field + " = \"" + name +
+                                  "\": attention costs come from a calibration, and none is given "
                                   "(scenario `calibration` or --calibration)");
     if (const compute::AttentionImplementation* a = compute->FindAttentionImplementation(name)) return *a;
     return InvalidArgumentError(field + " = \"" + name + "\": calibration " + calibration +
-                                " has no such attention implementation (it has: " + (names.empty() ? "none" : names) + ")");
+                                " has no such attention implementation (it has: " + (names.empty() ? "none" : names) +
+                                ")");
   };
   compute->attention_regimes = {};
   compute::AttentionRegimes& r = compute->attention_regimes;
@@ -73,12 +74,12 @@ Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::Fra
   if (!have.empty() && !applied) {
     const std::string& dn = mla ? framework.attention_mla_decode : framework.attention_decode;
     const std::string& vn = mla ? framework.attention_mla_verify : framework.attention_verify;
-    warnings->push_back("calibration " + calibration + ": attention costs fitted for " + names +
-                        " are not applied to " + (framework.name.empty() ? "the framework" : framework.name) +
-                        "'s " + (mla ? "MLA " : "") + "attention (" +
-                        (dn.empty() && vn.empty() ? std::string("kernels not stated") : "decode " + dn + ", verify " + vn) +
-                        "); it keeps the roofline attention terms. Apply one explicitly with "
-                        "--set attention_costs.decode=NAME (and attention_costs.verify=NAME).");
+    warnings->push_back(
+        "calibration " + calibration + ": attention costs fitted for " + names + " are not applied to " +
+        (framework.name.empty() ? "the framework" : framework.name) + "'s " + (mla ? "MLA " : "") + "attention (" +
+        (dn.empty() && vn.empty() ? std::string("kernels not stated") : "decode " + dn + ", verify " + vn) +
+        "); it keeps the roofline attention terms. Apply one explicitly with "
+        "--set attention_costs.decode=NAME (and attention_costs.verify=NAME).");
   }
   return OkStatus();
 }
@@ -111,7 +112,8 @@ llm::AcceptanceData AcceptanceDataOf(const config::Speculation& sp) {
   d.histogram.assign(sp.accept_length_histogram().begin(), sp.accept_length_histogram().end());
   d.histogram_num_steps = sp.histogram_num_steps() > 0 ? sp.histogram_num_steps() : sp.num_steps();
   d.histogram_topk = sp.histogram_topk() > 0 ? sp.histogram_topk() : std::max(1, sp.topk());
-  d.histogram_num_draft_tokens = sp.histogram_num_draft_tokens() > 0 ? sp.histogram_num_draft_tokens() : sp.num_draft_tokens();
+  d.histogram_num_draft_tokens =
+      sp.histogram_num_draft_tokens() > 0 ? sp.histogram_num_draft_tokens() : sp.num_draft_tokens();
   return d;
 }
 

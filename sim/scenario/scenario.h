@@ -21,8 +21,8 @@ inline constexpr const char* kDefaultScenario = "configs/scenarios/kimi-k2-eagle
 
 struct LoadedScenario {
   std::string path;
-  config::Scenario scenario;               // after --set overrides
-  std::unique_ptr<net::Topology> topology; // stable address for setup.topology
+  config::Scenario scenario;                // after --set overrides
+  std::unique_ptr<net::Topology> topology;  // stable address for setup.topology
   llm::DecodeSetup setup;
   // One line each, no "\n": a calibration fitted on another GPU model or GPU count than this
   // scenario's box, or one without provenance (calib::CalibrationWarning). Commands print them on

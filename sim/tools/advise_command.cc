@@ -31,7 +31,8 @@ StatusOr<std::vector<double>> ParseHistogram(const std::string& text) {
       if (pos != item.size() || !(h >= 0 && h <= 1e15)) throw std::invalid_argument(item);
       v.push_back(h);
     } catch (...) {
-      return InvalidArgumentError("--accept-lengths '" + text + "': expected counts in [0, 1e15] separated by commas, "
+      return InvalidArgumentError("--accept-lengths '" + text +
+                                  "': expected counts in [0, 1e15] separated by commas, "
                                   "index i = cycles that accepted i draft tokens, e.g. 80,120,150,180,200,270");
     }
   }
@@ -50,7 +51,8 @@ StatusOr<std::vector<double>> ParseAcceptance(const std::string& text) {
       if (pos != item.size() || !(p >= 0 && p <= 1)) throw std::invalid_argument(item);
       v.push_back(p);
     } catch (...) {
-      return InvalidArgumentError("--acceptance '" + text + "': expected probabilities in [0, 1] separated by commas, e.g. 0.85,0.75,0.65");
+      return InvalidArgumentError("--acceptance '" + text +
+                                  "': expected probabilities in [0, 1] separated by commas, e.g. 0.85,0.75,0.65");
     }
   }
   if (v.empty()) return InvalidArgumentError("--acceptance is empty");
@@ -94,7 +96,8 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
   if (flags.batch > 0) overrides.push_back(fmt::format("serving.batch_size={}", flags.batch));
   if (flags.context >= 0) overrides.push_back(fmt::format("serving.context_length={}", flags.context));
   if (!flags.weight_dtype.empty()) overrides.push_back("serving.weight_dtype=" + flags.weight_dtype);
-  if (!flags.expert_weight_dtype.empty()) overrides.push_back("serving.expert_weight_dtype=" + flags.expert_weight_dtype);
+  if (!flags.expert_weight_dtype.empty())
+    overrides.push_back("serving.expert_weight_dtype=" + flags.expert_weight_dtype);
   if (!flags.kv_dtype.empty()) overrides.push_back("serving.kv_cache_dtype=" + flags.kv_dtype);
   if (!flags.calibration.empty()) overrides.push_back("calibration=" + flags.calibration);
   overrides.push_back("speculation.seed=1");
@@ -128,12 +131,14 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
     if (!h.ok()) return fail(h.status());
     config::Speculation* sp = base.mutable_speculation();
     if (sp->num_steps() < 1)
-      return fail(InvalidArgumentError("--accept-lengths needs the shape it was measured with: a --scenario whose "
-                                       "speculation block sets num_steps, topk and num_draft_tokens"));
+      return fail(
+          InvalidArgumentError("--accept-lengths needs the shape it was measured with: a --scenario whose "
+                               "speculation block sets num_steps, topk and num_draft_tokens"));
     if (static_cast<int>(h->size()) != sp->num_steps() + 1)
-      return fail(InvalidArgumentError(fmt::format("--accept-lengths has {} counts: the scenario's num_steps = {} "
-                                                   "needs {} (index i = i draft tokens accepted, 0..num_steps)",
-                                                   h->size(), sp->num_steps(), sp->num_steps() + 1)));
+      return fail(
+          InvalidArgumentError(fmt::format("--accept-lengths has {} counts: the scenario's num_steps = {} "
+                                           "needs {} (index i = i draft tokens accepted, 0..num_steps)",
+                                           h->size(), sp->num_steps(), sp->num_steps() + 1)));
     *sp->mutable_accept_length_histogram() = {h->begin(), h->end()};
     sp->set_histogram_num_steps(0);
     sp->set_histogram_topk(0);
@@ -164,7 +169,8 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
   const Evaluated* baseline = nullptr;
   for (const Evaluated& e : result->ranked)
     if (e.candidate.spec.method == config::Speculation::NONE && e.candidate.comm.name == "NCCL auto" &&
-        e.candidate.pacing.name == space.pacing.front().name && e.candidate.expert_parallel == 1) baseline = &e;
+        e.candidate.pacing.name == space.pacing.front().name && e.candidate.expert_parallel == 1)
+      baseline = &e;
 
   if (flags.json) {
     nlohmann::json j;
@@ -189,7 +195,8 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
                              {"steps", e.takes.steps}});
     j["families"] = nlohmann::json::array();
     for (const FamilyVerdict& f : result->families)
-      j["families"].push_back({{"family", f.family}, {"best", f.best}, {"tokens_per_s", f.tokens_per_s}, {"bottleneck", f.bottleneck}});
+      j["families"].push_back(
+          {{"family", f.family}, {"best", f.best}, {"tokens_per_s", f.tokens_per_s}, {"bottleneck", f.bottleneck}});
     j["sglang"] = SglangCommand(base, winner.candidate, result->custom_allreduce_by_default);
     out << j.dump(1) << "\n";
     return 0;
@@ -201,22 +208,25 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
   if (!acceptance.empty()) {
     std::string a;
     for (double p : acceptance) a += fmt::format("{}{:g}", a.empty() ? "" : ",", p);
-    out << "#   acceptance per position: " << a << " (extended with its last value; trees credited 1-(1-p)^topk: optimistic)\n";
+    out << "#   acceptance per position: " << a
+        << " (extended with its last value; trees credited 1-(1-p)^topk: optimistic)\n";
   }
   if (known.accept_length_histogram_size() > 0) {
     std::string h;
     for (double c : known.accept_length_histogram()) h += fmt::format("{}{:g}", h.empty() ? "" : ",", c);
     const auto& sp = known;
-    out << fmt::format("#   accept-length histogram {} measured with {}/{}/{}: exact for that shape; its per-depth "
-                       "acceptance for the others{}\n",
-                       h, sp.histogram_num_steps() > 0 ? sp.histogram_num_steps() : sp.num_steps(),
-                       sp.histogram_topk() > 0 ? sp.histogram_topk() : std::max(1, sp.topk()),
-                       sp.histogram_num_draft_tokens() > 0 ? sp.histogram_num_draft_tokens() : sp.num_draft_tokens(),
-                       acceptance.empty() ? "" : " (where no per-position acceptance is given)");
+    out << fmt::format(
+        "#   accept-length histogram {} measured with {}/{}/{}: exact for that shape; its per-depth "
+        "acceptance for the others{}\n",
+        h, sp.histogram_num_steps() > 0 ? sp.histogram_num_steps() : sp.num_steps(),
+        sp.histogram_topk() > 0 ? sp.histogram_topk() : std::max(1, sp.topk()),
+        sp.histogram_num_draft_tokens() > 0 ? sp.histogram_num_draft_tokens() : sp.num_draft_tokens(),
+        acceptance.empty() ? "" : " (where no per-position acceptance is given)");
   }
-  out << fmt::format("#   evaluated {} of {} configurations ({}){}\n", result->evaluated, result->space_size,
-                     flags.exhaustive ? "exhaustive" : "pruned: allreduce choices ranked first, then speculation settings",
-                     result->did_not_fit > 0 ? fmt::format("; {} did not fit in memory", result->did_not_fit) : "");
+  out << fmt::format(
+      "#   evaluated {} of {} configurations ({}){}\n", result->evaluated, result->space_size,
+      flags.exhaustive ? "exhaustive" : "pruned: allreduce choices ranked first, then speculation settings",
+      result->did_not_fit > 0 ? fmt::format("; {} did not fit in memory", result->did_not_fit) : "");
   // Wall time goes to stderr so that stdout is the same on every run.
   if (flags.progress) err << fmt::format("specsim advise: {} configurations in {:.1f} s\n", result->evaluated, secs);
   out << fmt::format("#   framework {}: its custom allreduce {} on this box (configs/frameworks/{}.textproto)\n",
@@ -231,7 +241,9 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
                        baseline ? e.tokens_per_s / baseline->tokens_per_s : 0.0, EffortName(e.takes.effort),
                        e.candidate.Label());
   }
-  if (baseline) out << fmt::format("#   (vs base: against no speculation, NCCL auto, CUDA graphs: {:.1f} tok/s)\n", baseline->tokens_per_s);
+  if (baseline)
+    out << fmt::format("#   (vs base: against no speculation, NCCL auto, CUDA graphs: {:.1f} tok/s)\n",
+                       baseline->tokens_per_s);
   if (!result->harder.empty()) {
     out << "#\n# harder options: faster than the winner, and what each takes\n";
     for (const Evaluated& e : result->harder)
@@ -255,10 +267,11 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
 
 void AddAdviseCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<AdviseFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "advise",
-      "Search speculation settings, allreduce choice, CUDA graphs / capture mode / host syncs and TP/EP for the fastest configuration of a model "
-      "on a box; print the top configurations, why each family of alternatives loses, and SGLang flags for the winner.");
+  CLI::App* cmd = app.add_subcommand("advise",
+                                     "Search speculation settings, allreduce choice, CUDA graphs / capture mode / host "
+                                     "syncs and TP/EP for the fastest configuration of a model "
+                                     "on a box; print the top configurations, why each family of alternatives loses, "
+                                     "and SGLang flags for the winner.");
   cmd->add_option("--scenario", flags->scenario, "base scenario (the other flags override it)");
   cmd->add_option("--hardware", flags->hardware, "hardware textproto");
   cmd->add_option("--model", flags->model, "model textproto or Hugging Face config.json");
@@ -270,7 +283,8 @@ void AddAdviseCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--weight-dtype", flags->weight_dtype, "BF16 | FP8 | FP4 | INT4");
   cmd->add_option("--expert-weight-dtype", flags->expert_weight_dtype, "routed experts: BF16 | FP8 | FP4 | INT4");
   cmd->add_option("--kv-dtype", flags->kv_dtype, "BF16 | FP8");
-  cmd->add_option("--acceptance", flags->acceptance, "per-position acceptance of the draft's top-1 token, e.g. 0.85,0.75,0.65");
+  cmd->add_option("--acceptance", flags->acceptance,
+                  "per-position acceptance of the draft's top-1 token, e.g. 0.85,0.75,0.65");
   cmd->add_option("--accept-lengths", flags->accept_lengths,
                   "accept-length histogram measured with the scenario's speculation shape: counts of cycles that "
                   "accepted 0, 1, ..., num_steps draft tokens");

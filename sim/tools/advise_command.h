@@ -13,13 +13,13 @@ class App;  // <CLI/CLI.hpp>, included where the flags are registered
 namespace specsim::tools {
 
 struct AdviseFlags {
-  std::string scenario;       // optional base scenario; the flags below override it
+  std::string scenario;  // optional base scenario; the flags below override it
   std::string hardware;
   std::string model;
-  std::string draft;          // EAGLE-3 head; empty: no EAGLE-3 (unless the scenario names one)
-  int tp = 0;                 // 0: the scenario's, else every GPU of the box
-  int batch = 0;              // 0: the scenario's, else 1
-  int context = -1;           // -1: the scenario's, else 4096
+  std::string draft;  // EAGLE-3 head; empty: no EAGLE-3 (unless the scenario names one)
+  int tp = 0;         // 0: the scenario's, else every GPU of the box
+  int batch = 0;      // 0: the scenario's, else 1
+  int context = -1;   // -1: the scenario's, else 4096
   bool tp_given = false, batch_given = false, context_given = false;  // set on the command line
   std::string weight_dtype, expert_weight_dtype, kv_dtype;
   std::string acceptance;      // "0.85,0.75,0.65": per-position acceptance of the draft's top-1 token

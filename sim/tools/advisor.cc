@@ -42,8 +42,11 @@ std::vector<PacingChoice> DefaultPacingChoices() {
   return {{"graphs on", "graphs as the profile says", true, {}},
           {"graphs off", "CUDA graphs off", false, {}},
           {"graphs on, verify piecewise", "verify piecewise", true, {"framework_overrides.capture.verify=PIECEWISE"}},
-          {"graphs on, host runs ahead (no syncs)", "host runs ahead (no per-step / per-cycle sync)", true,
-           {"framework_overrides.sync_each_step=false", "framework_overrides.sync_each_cycle=false"}, true}};
+          {"graphs on, host runs ahead (no syncs)",
+           "host runs ahead (no per-step / per-cycle sync)",
+           true,
+           {"framework_overrides.sync_each_step=false", "framework_overrides.sync_each_cycle=false"},
+           true}};
 }
 
 SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpec& target) {
@@ -64,7 +67,8 @@ SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpe
                    (own.method() == config::Speculation::MTP && target.num_nextn_predict_layers > 0);
   if (can && own.num_steps() >= 1 && own.num_draft_tokens() >= 2) {
     const SpecChoice mine{own.method(), own.num_steps(), std::max(1, own.topk()), own.num_draft_tokens()};
-    if (std::none_of(space.specs.begin(), space.specs.end(), [&](const SpecChoice& s) { return s.Label() == mine.Label(); }))
+    if (std::none_of(space.specs.begin(), space.specs.end(),
+                     [&](const SpecChoice& s) { return s.Label() == mine.Label(); }))
       space.specs.push_back(mine);
   }
   auto c = [](std::string name, std::string family, std::string algo, std::string proto, int ch, std::string level) {
@@ -114,7 +118,8 @@ namespace {
 Evaluated Evaluate(const config::Scenario& base, const Candidate& c, const AdviseOptions& options) {
   Evaluated e;
   e.candidate = c;
-  auto loaded = scenario::BuildScenario(base, "advise", CandidateOverrides(c, base.parallelism().tensor_parallel()), "");
+  auto loaded =
+      scenario::BuildScenario(base, "advise", CandidateOverrides(c, base.parallelism().tensor_parallel()), "");
   if (!loaded.ok()) {
     e.status = "error: " + loaded.status().message();
     return e;
@@ -141,8 +146,9 @@ Evaluated Evaluate(const config::Scenario& base, const Candidate& c, const Advis
 void EvaluateAll(const config::Scenario& base, std::vector<Evaluated>* out, const std::vector<Candidate>& candidates,
                  const AdviseOptions& options, std::ostream& progress, int* counter, int total_hint) {
   std::vector<Evaluated> results(candidates.size());
-  const int threads = std::max(1, std::min<int>(options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency()),
-                                                static_cast<int>(candidates.size())));
+  const int threads = std::max(
+      1, std::min<int>(options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency()),
+                       static_cast<int>(candidates.size())));
   std::atomic<size_t> next{0};
   std::mutex mu;
   std::vector<std::thread> pool;
@@ -200,7 +206,8 @@ std::string Bottleneck(const Evaluated& family_best, const Evaluated& winner) {
   }
   if (worst == "target compute" && !family_best.result.speculative && winner.result.speculative)
     text += fmt::format(": one token per target pass, where the winner verifies {:.2f} per pass", winner.result.tau);
-  if (worst == "launch/sync" && !family_best.candidate.cuda_graphs()) text += ": eager launches cost more than CUDA-graph replay";
+  if (worst == "launch/sync" && !family_best.candidate.cuda_graphs())
+    text += ": eager launches cost more than CUDA-graph replay";
   return text;
 }
 
@@ -239,7 +246,8 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace
     for (size_t i = first; i < all.size(); ++i) all[i].takes = WhatCandidateTakes(all[i].candidate, framework, box);
   };
   int counter = 0;
-  const int hint = static_cast<int>(options.exhaustive ? space.size() : space.comms.size() * 2 + space.specs.size() * 3 + 2);
+  const int hint =
+      static_cast<int>(options.exhaustive ? space.size() : space.comms.size() * 2 + space.specs.size() * 3 + 2);
   auto cross = [&](const std::vector<SpecChoice>& specs, const std::vector<CommChoice>& comms,
                    const std::vector<PacingChoice>& pacing, const std::vector<int>& eps) {
     std::vector<Candidate> v;
@@ -277,13 +285,17 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace
     std::vector<SpecChoice> reference = {space.specs.front()};
     for (const SpecChoice& s : space.specs) {
       if (s.method != config::Speculation::NONE && s.topk == 1 && (reference.size() == 1 || s.num_steps == 3)) {
-        if (reference.size() == 1) reference.push_back(s); else reference[1] = s;
+        if (reference.size() == 1)
+          reference.push_back(s);
+        else
+          reference[1] = s;
       }
     }
     evaluate(cross(reference, space.comms, {pacing0}, {ep0}), &counter, hint);
     std::map<std::string, double> comm_score;
     for (const Evaluated& e : all)
-      if (e.status == "ok") comm_score[e.candidate.comm.name] = std::max(comm_score[e.candidate.comm.name], e.tokens_per_s);
+      if (e.status == "ok")
+        comm_score[e.candidate.comm.name] = std::max(comm_score[e.candidate.comm.name], e.tokens_per_s);
     std::vector<CommChoice> ranked = space.comms;
     std::stable_sort(ranked.begin(), ranked.end(),
                      [&](const CommChoice& a, const CommChoice& b) { return comm_score[a.name] > comm_score[b.name]; });
@@ -304,7 +316,8 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace
       for (const PacingChoice& g : space.pacing)
         for (int ep : space.expert_parallel) {
           const Candidate flip{best->candidate.spec, best->candidate.comm, g, ep};
-          const bool seen_before = std::any_of(flips.begin(), flips.end(), [&](const Candidate& f) { return f.Label() == flip.Label(); });
+          const bool seen_before =
+              std::any_of(flips.begin(), flips.end(), [&](const Candidate& f) { return f.Label() == flip.Label(); });
           if ((g.name != best->candidate.pacing.name || ep != best->candidate.expert_parallel) && !seen_before)
             flips.push_back(flip);
         }
@@ -314,9 +327,12 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace
   if (options.progress) progress << "\n";
   result.evaluated = static_cast<int>(all.size());
   for (const Evaluated& e : all) {
-    if (e.status == "ok") result.ranked.push_back(e);
-    else if (e.status.rfind("does not fit", 0) == 0) ++result.did_not_fit;
-    else return InternalError("advise: configuration '" + e.candidate.Label() + "' failed: " + e.status);
+    if (e.status == "ok")
+      result.ranked.push_back(e);
+    else if (e.status.rfind("does not fit", 0) == 0)
+      ++result.did_not_fit;
+    else
+      return InternalError("advise: configuration '" + e.candidate.Label() + "' failed: " + e.status);
   }
   // Ranked fastest first; configurations whose acceptance is only an upper bound (trees) are
   // listed but cannot be the winner.
@@ -327,12 +343,14 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace
   });
   if (result.ranked.empty()) return FailedPreconditionError("advise: no configuration fits in GPU memory");
   const Evaluated& winner = result.ranked.front();
-  if (winner.candidate.optimistic()) return FailedPreconditionError("advise: only tree configurations fit; their acceptance is unknown");
+  if (winner.candidate.optimistic())
+    return FailedPreconditionError("advise: only tree configurations fit; their acceptance is unknown");
   for (Effort level : {Effort::kLaunchFlag, Effort::kEnvironment, Effort::kCodeChange}) {
     if (level <= winner.takes.effort) continue;
     const Evaluated* best = nullptr;
     for (const Evaluated& e : result.ranked)
-      if (!e.candidate.optimistic() && e.takes.effort == level && (best == nullptr || e.tokens_per_s > best->tokens_per_s))
+      if (!e.candidate.optimistic() && e.takes.effort == level &&
+          (best == nullptr || e.tokens_per_s > best->tokens_per_s))
         best = &e;
     if (best != nullptr && best->tokens_per_s > winner.tokens_per_s) result.harder.push_back(*best);
   }
@@ -377,17 +395,17 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace
         v.bottleneck = "";  // the winner's own family
       } else if (!best->candidate.optimistic() && best->takes.effort > winner.takes.effort &&
                  best->tokens_per_s > winner.tokens_per_s) {
-        v.bottleneck = fmt::format("{:.2f} ms/token faster than the winner, but it {}", winner.ms_per_token - best->ms_per_token,
-                                   best->takes.Text());
+        v.bottleneck = fmt::format("{:.2f} ms/token faster than the winner, but it {}",
+                                   winner.ms_per_token - best->ms_per_token, best->takes.Text());
       } else if (best->candidate.pacing.what_if && best->tokens_per_s > winner.tokens_per_s) {
         v.bottleneck = fmt::format(
             "what-if only: {:.1f} tok/s if the host never waited for the GPU (acceptance kept on the GPU, "
             "scheduling overlapped); not chosen: check that your framework can run so",
             best->tokens_per_s);
       } else if (best->candidate.optimistic() && best->tokens_per_s > winner.tokens_per_s) {
-        v.bottleneck = fmt::format(
-            "upper bound only: {:.1f} tok/s with {}; measure the accept lengths of {} before choosing it",
-            best->tokens_per_s, best->acceptance_basis, best->candidate.spec.Label());
+        v.bottleneck =
+            fmt::format("upper bound only: {:.1f} tok/s with {}; measure the accept lengths of {} before choosing it",
+                        best->tokens_per_s, best->acceptance_basis, best->candidate.spec.Label());
       } else {
         v.bottleneck = Bottleneck(*best, winner);
       }
@@ -401,7 +419,8 @@ std::string SglangCommand(const config::Scenario& base, const Candidate& c, bool
   std::string cmd = fmt::format("python -m sglang.launch_server --model-path <{}> --tp {}", base.model(),
                                 base.parallelism().tensor_parallel());
   if (c.spec.method == config::Speculation::EAGLE3)
-    cmd += fmt::format(" --speculative-algorithm EAGLE3 --speculative-draft-model-path <{}>", base.speculation().draft_model());
+    cmd += fmt::format(" --speculative-algorithm EAGLE3 --speculative-draft-model-path <{}>",
+                       base.speculation().draft_model());
   if (c.spec.method == config::Speculation::MTP) cmd += " --speculative-algorithm NEXTN";
   if (c.spec.method != config::Speculation::NONE)
     cmd += fmt::format(" --speculative-num-steps {} --speculative-eagle-topk {} --speculative-num-draft-tokens {}",
@@ -410,7 +429,8 @@ std::string SglangCommand(const config::Scenario& base, const Candidate& c, bool
   if (!c.pacing.cuda_graphs) cmd += " --disable-cuda-graph";
   std::string notes;
   for (const std::string& o : c.pacing.overrides)
-    notes += "\n# and the framework behaviour " + o + " (no SGLang flag is named for it here: not verified against SGLang)";
+    notes +=
+        "\n# and the framework behaviour " + o + " (no SGLang flag is named for it here: not verified against SGLang)";
   std::string env;
   if (c.comm.algorithm == "oneshot" || c.comm.algorithm == "twoshot") {
     env = custom_allreduce_by_default

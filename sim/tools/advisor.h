@@ -42,8 +42,8 @@ struct SpecChoice {
 };
 
 struct CommChoice {
-  std::string name;            // "NCCL ring LL", ...
-  std::string family;          // what a rejected family is called
+  std::string name;    // "NCCL ring LL", ...
+  std::string family;  // what a rejected family is called
   std::string algorithm, protocol, p2p_level;
   int channels = 0;
 };
@@ -51,8 +51,8 @@ struct CommChoice {
 // How the ranks' hosts drive the GPUs: CUDA graphs on or off, plus scenario overrides of the
 // framework profile (capture mode per phase, host syncs).
 struct PacingChoice {
-  std::string name;                    // "profile's capture", "CUDA graphs off", ...
-  std::string family;                  // what a rejected family is called
+  std::string name;    // "profile's capture", "CUDA graphs off", ...
+  std::string family;  // what a rejected family is called
   bool cuda_graphs = true;
   std::vector<std::string> overrides;  // "framework_overrides.capture.verify=PIECEWISE", ...
   // A behaviour the user may not be able to get from their framework (the host never waiting for
@@ -75,7 +75,7 @@ std::vector<PacingChoice> DefaultPacingChoices();
 struct AdviseOptions {
   std::vector<double> acceptance;  // per position; extended with its last value to any num_steps
   bool exhaustive = false;
-  int threads = 0;                 // 0: all cores
+  int threads = 0;  // 0: all cores
   bool progress = false;
 };
 
@@ -96,19 +96,19 @@ struct Candidate {
 
 struct Evaluated {
   Candidate candidate;
-  std::string status = "ok";   // ok, "does not fit (...)", "error: ..."
+  std::string status = "ok";  // ok, "does not fit (...)", "error: ..."
   llm::DecodeResult result;
   double tokens_per_s = 0;
   double ms_per_token = 0;
-  WhatItTakes takes;           // on the base scenario's framework and box (framework_rules.h)
+  WhatItTakes takes;             // on the base scenario's framework and box (framework_rules.h)
   std::string acceptance_basis;  // where its acceptance comes from (llm::AcceptanceForShape)
 };
 
 struct FamilyVerdict {
   std::string family;
-  std::string best;            // label of the family's best configuration
-  double tokens_per_s = 0;     // 0: none evaluated fitted
-  std::string bottleneck;      // why it loses against the winner (empty for the winner's family)
+  std::string best;         // label of the family's best configuration
+  double tokens_per_s = 0;  // 0: none evaluated fitted
+  std::string bottleneck;   // why it loses against the winner (empty for the winner's family)
 };
 
 struct AdviseResult {
@@ -119,7 +119,7 @@ struct AdviseResult {
   // Per harder effort level, its fastest exact configuration when it beats the winner: what it
   // would buy and what it takes.
   std::vector<Evaluated> harder;
-  std::string framework;               // the base scenario's framework profile
+  std::string framework;                     // the base scenario's framework profile
   bool custom_allreduce_by_default = false;  // the framework runs its own allreduce on this box
   std::vector<FamilyVerdict> families;
   int evaluated = 0;

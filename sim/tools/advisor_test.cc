@@ -108,7 +108,10 @@ TEST(Advisor, PacingChoicesAreTriedAndTheWhatIfNeverWins) {
 // llm::AcceptanceForShape, as simulate's does. With top-1 probabilities, trees are upper bounds:
 // listed, never the winner, and simulate of the same configuration gives the same tokens/s.
 TEST(Advisor, TreeAcceptanceIsAnUpperBoundNeverTheWinnerAndAgreesWithSimulate) {
-  Candidate tree{{config::Speculation::EAGLE3, 3, 2, 8}, {"NCCL auto", "NCCL auto", "auto", "", "", 0}, DefaultPacingChoices()[0], 1};
+  Candidate tree{{config::Speculation::EAGLE3, 3, 2, 8},
+                 {"NCCL auto", "NCCL auto", "auto", "", "", 0},
+                 DefaultPacingChoices()[0],
+                 1};
   const auto o = CandidateOverrides(tree, 8);
   for (const std::string& x : o) EXPECT_EQ(x.find("acceptance"), std::string::npos) << x;
   config::Scenario base = Base();
@@ -138,12 +141,15 @@ TEST(Advisor, TreeAcceptanceIsAnUpperBoundNeverTheWinnerAndAgreesWithSimulate) {
 
 TEST(Advisor, SglangCommandReproducesTheChoice) {
   config::Scenario base = Base();
-  Candidate c{{config::Speculation::EAGLE3, 3, 1, 4}, {"NCCL ring LL, 2 channels", "x", "ring", "ll", "sys", 2}, DefaultPacingChoices()[1], 8};
+  Candidate c{{config::Speculation::EAGLE3, 3, 1, 4},
+              {"NCCL ring LL, 2 channels", "x", "ring", "ll", "sys", 2},
+              DefaultPacingChoices()[1],
+              8};
   std::string cmd = SglangCommand(base, c, /*custom_allreduce_by_default=*/true);
-  for (const char* part : {"--tp 8", "--speculative-algorithm EAGLE3", "--speculative-num-steps 3", "--speculative-eagle-topk 1",
-                           "--speculative-num-draft-tokens 4", "--ep-size 8", "--disable-cuda-graph", "NCCL_ALGO=Ring",
-                           "NCCL_PROTO=LL", "NCCL_MIN_NCHANNELS=2 NCCL_MAX_NCHANNELS=2", "NCCL_P2P_LEVEL=SYS",
-                           "--disable-custom-all-reduce"})
+  for (const char* part :
+       {"--tp 8", "--speculative-algorithm EAGLE3", "--speculative-num-steps 3", "--speculative-eagle-topk 1",
+        "--speculative-num-draft-tokens 4", "--ep-size 8", "--disable-cuda-graph", "NCCL_ALGO=Ring", "NCCL_PROTO=LL",
+        "NCCL_MIN_NCHANNELS=2 NCCL_MAX_NCHANNELS=2", "NCCL_P2P_LEVEL=SYS", "--disable-custom-all-reduce"})
     EXPECT_NE(cmd.find(part), std::string::npos) << part << " in " << cmd;
 }
 
@@ -190,9 +196,8 @@ TEST(AdviseCommand, GivenFlagsOutOfRangeAreErrors) {
   f.hardware = "configs/hardware/h200-2x-nvlink.textproto";
   f.model = "models/llama-3.1-8b.textproto";
   f.progress = false;
-  for (auto [field, text] : std::vector<std::pair<int, std::string>>{{0, "--batch 0: must be >= 1"},
-                                                                     {1, "--context -5: must be >= 0"},
-                                                                     {2, "--tp 0: must be >= 1"}}) {
+  for (auto [field, text] : std::vector<std::pair<int, std::string>>{
+           {0, "--batch 0: must be >= 1"}, {1, "--context -5: must be >= 0"}, {2, "--tp 0: must be >= 1"}}) {
     AdviseFlags g = f;
     if (field == 0) g.batch = 0, g.batch_given = true;
     if (field == 1) g.context = -5, g.context_given = true;

@@ -308,7 +308,8 @@ TEST(CompareCommandTest, CommittedTwoGpuCalibrationPredictsLaterRunsOnAnotherMac
   int traces = 0;
   for (const char* env : {"default", "shm"}) {
     for (int run = 1; run <= 3; ++run) {
-      const std::string trace = fmt::format("{}/traces/repeat/h200-2x-repeat-{}-2026-12-01-r{}.pb", SPECSIM_SOURCE_DIR, env, run);
+      const std::string trace =
+          fmt::format("{}/traces/repeat/h200-2x-repeat-{}-2026-12-01-r{}.pb", SPECSIM_SOURCE_DIR, env, run);
       SCOPED_TRACE(trace);
       std::string err;
       const std::optional<nlohmann::json> compared = CompareJson(trace, calib, &err);

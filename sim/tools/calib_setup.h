@@ -47,7 +47,6 @@ std::vector<KeptDefault> KeptDefaults(const calib::FitResult& fit);
 // Reads a Calibration textproto (bundled paths work as in io::ReadConfigFile).
 StatusOr<config::Calibration> LoadCalibrationFile(const std::string& path);
 
-
 // Loads a calibration and applies its fabric part to `topology` (calib::ApplyFabricCalibration:
 // copy engines, copy setup, outstanding read bytes, host-link rate). The NCCL per-step fields are
 // not applied yet (the planner has no hook for them); errors name the file.

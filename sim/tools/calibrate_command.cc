@@ -52,8 +52,10 @@ int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& e
   google::protobuf::TextFormat::PrintToString(c, &text);
   std::string command = "specsim calibrate";
   for (const std::string& t : flags.traces) command += " " + t;
-  text = "# proto-file: proto/specsim/calibration.proto\n# proto-message: specsim.config.Calibration\n"
-         "# Written by `" + command + "`; hardware " + in->hardware_source + ".\n" + text;
+  text =
+      "# proto-file: proto/specsim/calibration.proto\n# proto-message: specsim.config.Calibration\n"
+      "# Written by `" +
+      command + "`; hardware " + in->hardware_source + ".\n" + text;
   if (!flags.output.empty()) {
     if (Status w = io::WriteFileAtomically(flags.output, text); !w.ok()) {
       err << "specsim calibrate: " << w.message() << "\n";
@@ -65,7 +67,8 @@ int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& e
     nlohmann::json j;
     j["fitted"] = nlohmann::json::array();
     for (const calib::FittedParam& p : fit->fitted)
-      j["fitted"].push_back({{"name", p.name}, {"value", p.value}, {"unit", p.unit}, {"residual", p.residual}, {"points", p.points}});
+      j["fitted"].push_back(
+          {{"name", p.name}, {"value", p.value}, {"unit", p.unit}, {"residual", p.residual}, {"points", p.points}});
     j["not_fitted"] = fit->not_fitted;
     j["kept_defaults"] = nlohmann::json::array();
     for (const KeptDefault& k : kept)
@@ -88,8 +91,10 @@ int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& e
       for (const std::string& v : k.values) out << "      " << v << "\n";
     }
   }
-  if (flags.output.empty()) out << "\n" << text;
-  else out << "\nwrote " << flags.output << "\n";
+  if (flags.output.empty())
+    out << "\n" << text;
+  else
+    out << "\nwrote " << flags.output << "\n";
   return 0;
 }
 

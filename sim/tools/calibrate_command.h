@@ -20,8 +20,8 @@ namespace specsim::tools {
 
 struct CalibrateFlags {
   std::vector<std::string> traces;
-  std::string output;      // -o; empty: print the textproto on `out`
-  std::string hardware;    // empty: built from the (first) trace
+  std::string output;    // -o; empty: print the textproto on `out`
+  std::string hardware;  // empty: built from the (first) trace
   bool json = false;
 };
 

@@ -12,23 +12,25 @@ void ChromeTraceWriter::AddRun(const std::string& name, const coll::FabricTrace&
   const int pid = next_pid_++;
   events_.push_back(json{{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"args", {{"name", name}}}}.dump());
   for (size_t n = 0; n < topology_->nodes.size(); ++n) {
-    events_.push_back(json{{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", n},
+    events_.push_back(json{{"ph", "M"},
+                           {"name", "thread_name"},
+                           {"pid", pid},
+                           {"tid", n},
                            {"args", {{"name", "from " + topology_->nodes[n].name}}}}
                           .dump());
   }
   auto us = [&](SimTime ps) { return MicrosFromPicos(ps + offset_ps_); };
   for (const net::FlowRecord& f : trace.flows) {
-    events_.push_back(json{{"ph", "X"},
-                           {"name", f.label},
-                           {"cat", net::MechanismName(f.mechanism)},
-                           {"pid", pid},
-                           {"tid", f.src_node},
-                           {"ts", us(f.start_ps)},
-                           {"dur", MicrosFromPicos(f.end_ps - f.start_ps)},
-                           {"args",
-                            {{"bytes", f.bytes},
-                             {"src", topology_->nodes[f.src_node].name},
-                             {"dst", topology_->nodes[f.dst_node].name}}}}
+    events_.push_back(json{
+        {"ph", "X"},
+        {"name", f.label},
+        {"cat", net::MechanismName(f.mechanism)},
+        {"pid", pid},
+        {"tid", f.src_node},
+        {"ts", us(f.start_ps)},
+        {"dur", MicrosFromPicos(f.end_ps - f.start_ps)},
+        {"args",
+         {{"bytes", f.bytes}, {"src", topology_->nodes[f.src_node].name}, {"dst", topology_->nodes[f.dst_node].name}}}}
                           .dump());
   }
   for (const net::ResourceRateSample& s : trace.rates) {

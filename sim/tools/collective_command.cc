@@ -41,7 +41,6 @@ int DtypeBytes(const std::string& dtype) {
   return 0;
 }
 
-
 // Explains where one-shot stops beating the ring, from the simulated rows: the first size the ring
 // wins, one-shot's busiest link there, the link where one-shot moves the most bytes relative to
 // the ring, and how far the ring still is from its small-message (latency) floor.
@@ -56,9 +55,11 @@ std::string CrossoverNote(const std::vector<Row>& rows, const std::vector<std::s
   for (size_t i = 0; i < ring.size(); ++i)
     if (oneshot[i]->time_us < ring[i]->time_us) last_win = static_cast<int>(i);
   if (last_win < 0)
-    return "one-shot is slower than the ring at every size simulated: its first row already moves (n-1)*S into every GPU.";
+    return "one-shot is slower than the ring at every size simulated: its first row already moves (n-1)*S into every "
+           "GPU.";
   if (last_win + 1 == static_cast<int>(ring.size()))
-    return fmt::format("one-shot beats the ring up to the largest size simulated ({}).", FormatSize(ring.back()->bytes));
+    return fmt::format("one-shot beats the ring up to the largest size simulated ({}).",
+                       FormatSize(ring.back()->bytes));
   const Row& o = *oneshot[last_win + 1];
   const Row& r = *ring[last_win + 1];
   int worst = -1;
@@ -77,13 +78,14 @@ std::string CrossoverNote(const std::vector<Row>& rows, const std::vector<std::s
       FormatSize(ring[last_win]->bytes), FormatSize(r.bytes), FormatSize(r.bytes), o.busiest_link,
       o.busiest_bytes / 1e6, 100 * o.busiest_utilisation, o.time_us);
   if (worst >= 0) {
-    note += fmt::format("; on {} it moves {:.1f}x the ring's bytes ({:.1f} MB against {:.1f} MB)", resource_names[worst],
-                        worst_ratio, o.resource_bytes[worst] / 1e6, r.resource_bytes[worst] / 1e6);
+    note +=
+        fmt::format("; on {} it moves {:.1f}x the ring's bytes ({:.1f} MB against {:.1f} MB)", resource_names[worst],
+                    worst_ratio, o.resource_bytes[worst] / 1e6, r.resource_bytes[worst] / 1e6);
   }
-  note += fmt::format(". The ring takes {:.1f} us there, {:.1f}x its small-message floor of {:.1f} us ({}): its cost "
-                      "is still mostly its 2(n-1) per-step latencies, while one-shot's grows with the bytes it pulls.",
-                      r.time_us, r.time_us / ring.front()->time_us, ring.front()->time_us,
-                      FormatSize(ring.front()->bytes));
+  note += fmt::format(
+      ". The ring takes {:.1f} us there, {:.1f}x its small-message floor of {:.1f} us ({}): its cost "
+      "is still mostly its 2(n-1) per-step latencies, while one-shot's grows with the bytes it pulls.",
+      r.time_us, r.time_us / ring.front()->time_us, ring.front()->time_us, FormatSize(ring.front()->bytes));
   return note;
 }
 
@@ -120,7 +122,8 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
     base.protocol = *proto;
   }
   // NCCL runs at most MAXCHANNELS = 64 channels (nccl src/include/device.h).
-  for (auto [flag, v] : {std::pair<const char*, int>{"--channels", flags.channels}, {"--min-channels", flags.min_channels},
+  for (auto [flag, v] : {std::pair<const char*, int>{"--channels", flags.channels},
+                         {"--min-channels", flags.min_channels},
                          {"--max-channels", flags.max_channels}})
     if (v < 0 || v > 64)
       return Fail(InvalidArgumentError(
@@ -147,12 +150,15 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
   auto sizes = ParseSizeList(flags.sizes);
   if (!sizes.ok()) return Fail(sizes.status().WithPrefix("--sizes"));
   const int dtype_bytes = DtypeBytes(flags.dtype);
-  if (dtype_bytes == 0) return Fail(InvalidArgumentError("--dtype '" + flags.dtype + "': allowed values are float, fp32, int32, bf16, half, fp16, fp8, int8"));
+  if (dtype_bytes == 0)
+    return Fail(InvalidArgumentError("--dtype '" + flags.dtype +
+                                     "': allowed values are float, fp32, int32, bf16, half, fp16, fp8, int8"));
 
   std::vector<coll::Algorithm> algorithms;
   if (flags.algo == "all") {
     if (base.collective == coll::Collective::kAllReduce)
-      algorithms = {coll::Algorithm::kRing, coll::Algorithm::kTree, coll::Algorithm::kOneShot, coll::Algorithm::kTwoShot};
+      algorithms = {coll::Algorithm::kRing, coll::Algorithm::kTree, coll::Algorithm::kOneShot,
+                    coll::Algorithm::kTwoShot};
     else if (base.collective == coll::Collective::kAllToAll)
       algorithms = {coll::Algorithm::kDirect};
     else
@@ -201,8 +207,8 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
       row.resource_bytes = timing.resource_bytes;
       resource_names = timing.resource_names;
       if (trace) {
-        trace->AddRun(fmt::format("{} {}/{}/{}ch {}", coll::CollectiveName(base.collective), row.algorithm, row.protocol,
-                                  row.channels, FormatSize(bytes)),
+        trace->AddRun(fmt::format("{} {}/{}/{}ch {}", coll::CollectiveName(base.collective), row.algorithm,
+                                  row.protocol, row.channels, FormatSize(bytes)),
                       fabric_trace, timing.duration_ps);
       }
       rows.push_back(std::move(row));
@@ -244,18 +250,17 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
   }
 
   out << fmt::format("# specsim collective: {} on {} ({} GPUs: {}), {}\n", coll::CollectiveName(base.collective),
-                           topology.name, std::count(ranks_text.begin(), ranks_text.end(), ',') + 1, ranks_text,
-                           flags.dtype);
+                     topology.name, std::count(ranks_text.begin(), ranks_text.end(), ',') + 1, ranks_text, flags.dtype);
   out << "# transport: " << transport << "\n#\n";
   out << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "size", "count", "type",
-                           "algo/proto/ch", "time(us)", "algbw", "busbw", "busiest link", "util");
+                     "algo/proto/ch", "time(us)", "algbw", "busbw", "busiest link", "util");
   out << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "(B)", "(elements)", "", "",
-                           "", "(GB/s)", "(GB/s)", "", "");
+                     "", "(GB/s)", "(GB/s)", "", "");
   for (const Row& r : rows) {
     std::string apc = r.algorithm + "/" + (r.protocol.empty() ? "-" : r.protocol) + "/" + std::to_string(r.channels);
     out << fmt::format("  {:>10} {:>12} {:>6}  {:<18} {:>10.2f} {:>8.2f} {:>8.2f}  {:<24} {:>4.0f}%\n", r.bytes,
-                             r.count, flags.dtype, apc, r.time_us, r.algbw, r.busbw, r.busiest_link,
-                             100 * r.busiest_utilisation);
+                       r.count, flags.dtype, apc, r.time_us, r.algbw, r.busbw, r.busiest_link,
+                       100 * r.busiest_utilisation);
   }
   if (algorithms.size() == 1 && algorithms[0] == coll::Algorithm::kAuto) {
     out << "#\n# auto, per size:\n";
@@ -292,7 +297,8 @@ void AddCollectiveCommand(CLI::App& app, int* exit_code) {
                   "one-shot/two-shot kernel launch time before the barrier (0: inside a CUDA graph)")
       ->capture_default_str();
   cmd->add_flag("--json", flags->json, "print JSON: {\"rows\":[...]}");
-  cmd->add_option("--calibration", flags->calibration, "calibration textproto (specsim calibrate): its fabric and NCCL parts");
+  cmd->add_option("--calibration", flags->calibration,
+                  "calibration textproto (specsim calibrate): its fabric and NCCL parts");
   cmd->add_option("--trace", flags->trace, "write a Chrome/Perfetto trace of every flow and link");
   cmd->callback([flags, exit_code] { *exit_code = RunCollective(*flags, std::cout, std::cerr); });
 }

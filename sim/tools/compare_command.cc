@@ -20,7 +20,8 @@ nlohmann::json ItemsJson(const std::vector<calib::ItemResult>& items, nlohmann::
   j["not_simulated"] = nlohmann::json::array();
   for (const calib::ItemResult& r : items) {
     if (r.simulated)
-      j["items"].push_back({{"suite", r.suite}, {"name", r.name}, {"predicted", r.predicted_us}, {"measured", r.measured_us}});
+      j["items"].push_back(
+          {{"suite", r.suite}, {"name", r.name}, {"predicted", r.predicted_us}, {"measured", r.measured_us}});
     else
       j["not_simulated"].push_back({{"suite", r.suite}, {"name", r.name}, {"reason", r.reason}});
   }
@@ -31,7 +32,8 @@ nlohmann::json ItemsJson(const std::vector<calib::ItemResult>& items, nlohmann::
 void PrintRegimesAndShapes(const std::vector<calib::SuiteStats>& regimes, const std::vector<calib::ShapeGroup>& shapes,
                            const std::string& what, std::ostream& out) {
   if (!regimes.empty()) {
-    out << fmt::format("\nby regime ({}):\n{:<36} {:>5} {:>9} {:>9} {:>9}\n", what, "regime", "n", "median", "p90", "max");
+    out << fmt::format("\nby regime ({}):\n{:<36} {:>5} {:>9} {:>9} {:>9}\n", what, "regime", "n", "median", "p90",
+                       "max");
     for (const calib::SuiteStats& s : regimes)
       out << fmt::format("{:<36} {:>5} {:>8.1f}% {:>8.1f}% {:>8.1f}%\n", s.suite, s.n, 100 * s.median_abs_error,
                          100 * s.p90_abs_error, 100 * s.max_abs_error);
@@ -49,17 +51,23 @@ void PrintRegimesAndShapes(const std::vector<calib::SuiteStats>& regimes, const 
   }
 }
 
-nlohmann::json RegimesJson(const std::vector<calib::SuiteStats>& regimes, const std::vector<calib::ShapeGroup>& shapes) {
+nlohmann::json RegimesJson(const std::vector<calib::SuiteStats>& regimes,
+                           const std::vector<calib::ShapeGroup>& shapes) {
   nlohmann::json j;
   j["regimes"] = nlohmann::json::array();
   for (const calib::SuiteStats& s : regimes)
-    j["regimes"].push_back({{"regime", s.suite}, {"n", s.n}, {"median_abs_error", s.median_abs_error},
-                            {"p90_abs_error", s.p90_abs_error}, {"max_abs_error", s.max_abs_error}});
+    j["regimes"].push_back({{"regime", s.suite},
+                            {"n", s.n},
+                            {"median_abs_error", s.median_abs_error},
+                            {"p90_abs_error", s.p90_abs_error},
+                            {"max_abs_error", s.max_abs_error}});
   j["shapes"] = nlohmann::json::array();
   for (const calib::ShapeGroup& g : shapes) {
     nlohmann::json pts = nlohmann::json::array();
     for (const calib::ShapePoint& p : g.points)
-      pts.push_back({{"q", p.q}, {"measured_ratio", p.measured_ratio}, {"predicted_ratio", p.predicted_ratio},
+      pts.push_back({{"q", p.q},
+                     {"measured_ratio", p.measured_ratio},
+                     {"predicted_ratio", p.predicted_ratio},
                      {"error", p.error}});
     j["shapes"].push_back({{"group", g.name}, {"points", pts}});
   }
@@ -71,7 +79,8 @@ void PrintItems(const std::vector<calib::ItemResult>& items, const std::string& 
   out << fmt::format("{:<64} {:>12} {:>12} {:>8}\n", "item", "predicted_us", "measured_us", "error");
   for (const calib::ItemResult& r : items)
     if (r.simulated)
-      out << fmt::format("{:<64} {:>12.4g} {:>12.4g} {:>+7.1f}%\n", r.name, r.predicted_us, r.measured_us, 100 * r.error);
+      out << fmt::format("{:<64} {:>12.4g} {:>12.4g} {:>+7.1f}%\n", r.name, r.predicted_us, r.measured_us,
+                         100 * r.error);
   int missing = 0;
   for (const calib::ItemResult& r : items) missing += !r.simulated;
   if (missing > 0) {
@@ -124,9 +133,9 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
                                          100 * (1 - flags.holdout), flags.trace, 100 * flags.holdout, seeds);
     const calib::ComparisonResult& first = summary->per_seed[0];
     if (!flags.svg.empty()) {
-      Status s = WriteSvg(flags.svg, first.items,
-                          fmt::format("specsim compare: {} (held-out {:.0f}%, seed 1 of {})", flags.trace,
-                                      100 * flags.holdout, seeds));
+      Status s = WriteSvg(
+          flags.svg, first.items,
+          fmt::format("specsim compare: {} (held-out {:.0f}%, seed 1 of {})", flags.trace, 100 * flags.holdout, seeds));
       if (!s.ok()) {
         err << "specsim compare: --svg " << s.message() << "\n";
         return io::kWriteFailedExitCode;
@@ -177,8 +186,9 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
                            range, 100 * s.p90_abs_error_median,
                            s.seeds == flags.seeds ? std::string() : fmt::format("  (over {} seeds)", s.seeds));
       }
-      out << fmt::format("(n: items held out per seed; absolute relative error of the median time per item: per seed "
-                         "the median and p90 over the held-out items, then the median, min and max over the seeds)\n");
+      out << fmt::format(
+          "(n: items held out per seed; absolute relative error of the median time per item: per seed "
+          "the median and p90 over the held-out items, then the median, min and max over the seeds)\n");
       out << data << "\n";
       PrintRegimesAndShapes(regimes, shapes, "each item's held-out predictions, median over the seeds that held it out",
                             out);
@@ -212,10 +222,12 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
       nlohmann::json j;
       j["suites"] = nlohmann::json::array();
       for (const calib::SuiteStats& s : result->suites)
-        j["suites"].push_back({{"suite", s.suite}, {"n", s.n}, {"median_abs_error", s.median_abs_error},
-                               {"p90_abs_error", s.p90_abs_error}, {"max_abs_error", s.max_abs_error}});
-      const nlohmann::json r =
-          RegimesJson(regimes, shapes);
+        j["suites"].push_back({{"suite", s.suite},
+                               {"n", s.n},
+                               {"median_abs_error", s.median_abs_error},
+                               {"p90_abs_error", s.p90_abs_error},
+                               {"max_abs_error", s.max_abs_error}});
+      const nlohmann::json r = RegimesJson(regimes, shapes);
       j["regimes"] = r["regimes"];
       j["shapes"] = r["shapes"];
       out << ItemsJson(result->items, j).dump(1) << "\n";
@@ -254,8 +266,8 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--holdout", flags->holdout,
                   "fit on the rest, report errors on this fraction of the items (median over seeds 1..--seeds)");
   CLI::Option* seed = cmd->add_option("--seed", flags->seed, "one hold-out split of this seed instead of seeds 1..N");
-  CLI::Option* seeds = cmd->add_option("--seeds", flags->seeds, "hold-out summary over split seeds 1..N")
-                           ->capture_default_str();
+  CLI::Option* seeds =
+      cmd->add_option("--seeds", flags->seeds, "hold-out summary over split seeds 1..N")->capture_default_str();
   seed->excludes(seeds);
   cmd->add_option("--svg", flags->svg, "write predicted against measured (log-log) to this SVG file");
   cmd->add_option("--max-error", flags->max_error,

@@ -41,7 +41,7 @@ struct CompareFlags {
   bool seed_given = false;  // --seed S given: one split (seed S), not seeds 1..`seeds`
   int seeds = 10;           // --seeds N: the hold-out summary uses seeds 1..N
   std::string svg;
-  double max_error = 0;   // 0: no check
+  double max_error = 0;  // 0: no check
   bool json = false;
 };
 

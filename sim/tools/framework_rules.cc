@@ -90,12 +90,14 @@ WhatItTakes WhatCandidateTakes(const Candidate& c, const llm::FrameworkProfile& 
                        fw, sizes, rule.max_world_size_without_full_nvlink, rule.source, box.world_size,
                        box.full_nvlink ? "with NVLink between every pair" : "without NVLink between every pair"),
            &w);
-    } else if (c.comm.algorithm == "twoshot" &&
-               std::count(rule.one_shot_only_world_sizes.begin(), rule.one_shot_only_world_sizes.end(), box.world_size) > 0) {
-      Need(Effort::kCodeChange, fmt::format("{} runs one-shot only on {} GPUs ({})", fw, box.world_size, rule.source), &w);
+    } else if (c.comm.algorithm == "twoshot" && std::count(rule.one_shot_only_world_sizes.begin(),
+                                                           rule.one_shot_only_world_sizes.end(), box.world_size) > 0) {
+      Need(Effort::kCodeChange, fmt::format("{} runs one-shot only on {} GPUs ({})", fw, box.world_size, rule.source),
+           &w);
     }
   } else {
-    if (custom_default) Need(Effort::kLaunchFlag, "--disable-custom-all-reduce (" + fw + " runs its own otherwise)", &w);
+    if (custom_default)
+      Need(Effort::kLaunchFlag, "--disable-custom-all-reduce (" + fw + " runs its own otherwise)", &w);
     if (const std::string env = NcclEnvironmentOf(c.comm); !env.empty()) Need(Effort::kEnvironment, env, &w);
   }
   if (!c.pacing.cuda_graphs) Need(Effort::kLaunchFlag, "--disable-cuda-graph", &w);

@@ -48,7 +48,7 @@ TEST(FrameworkRules, CustomAllreduceGateOfTheBundledProfiles) {
     EXPECT_FALSE(rule.RunsOn(4, false)) << path;
     EXPECT_FALSE(rule.RunsOn(8, false)) << path;
     EXPECT_TRUE(rule.RunsOn(8, true)) << path;
-    EXPECT_FALSE(rule.RunsOn(3, true)) << path;   // not a supported world size
+    EXPECT_FALSE(rule.RunsOn(3, true)) << path;  // not a supported world size
     EXPECT_FALSE(rule.RunsOn(16, true)) << path;
     EXPECT_EQ(rule.max_bytes, 8 << 20) << path;
   }
@@ -139,9 +139,10 @@ TEST(FrameworkRules, AdviseOnEveryBundledScenarioRespectsTheRules) {
     auto r = Advise(*base, DefaultSearchSpace(*base, loaded->setup.target), options, progress);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->ranked.front().takes.effort, Effort::kRunsAsIs) << r->ranked.front().candidate.Label();
-    const bool custom_runs = fw.custom_allreduce.stated &&
-                             std::count(fw.custom_allreduce.world_sizes.begin(), fw.custom_allreduce.world_sizes.end(), tp) > 0 &&
-                             (box.full_nvlink || tp <= fw.custom_allreduce.max_world_size_without_full_nvlink);
+    const bool custom_runs =
+        fw.custom_allreduce.stated &&
+        std::count(fw.custom_allreduce.world_sizes.begin(), fw.custom_allreduce.world_sizes.end(), tp) > 0 &&
+        (box.full_nvlink || tp <= fw.custom_allreduce.max_world_size_without_full_nvlink);
     for (const Evaluated& e : r->ranked) {
       const Candidate& c = e.candidate;
       const bool custom = c.comm.algorithm == "oneshot" || c.comm.algorithm == "twoshot";

@@ -103,7 +103,8 @@ TEST(GoldenOutput, SimulateEveryBundledScenario) {
                         "llama-3.1-8b-eagle3-rtxpro6000-4x"}) {
     SimulateFlags f;
     f.scenario = kSource + "/configs/scenarios/" + s + ".textproto";
-    ExpectGolden(std::string("simulate-") + s, [&](std::ostream& out, std::ostream& err) { return RunSimulate(f, out, err); });
+    ExpectGolden(std::string("simulate-") + s,
+                 [&](std::ostream& out, std::ostream& err) { return RunSimulate(f, out, err); });
   }
   SimulateFlags f;
   f.scenario = kSource + "/configs/scenarios/llama-3.1-8b-eagle3-rtxpro6000-4x.textproto";
@@ -117,7 +118,8 @@ TEST(GoldenOutput, AdviseOnTheFourGpuBox) {
   f.scenario = kSource + "/configs/scenarios/llama-3.1-8b-eagle3-rtxpro6000-4x.textproto";
   f.acceptance = "0.8,0.7,0.6";
   f.progress = false;
-  ExpectGolden("advise-llama-3.1-8b-eagle3-rtxpro6000-4x", [&](std::ostream& out, std::ostream& err) { return RunAdvise(f, out, err); });
+  ExpectGolden("advise-llama-3.1-8b-eagle3-rtxpro6000-4x",
+               [&](std::ostream& out, std::ostream& err) { return RunAdvise(f, out, err); });
 }
 
 }  // namespace

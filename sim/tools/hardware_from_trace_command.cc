@@ -21,7 +21,8 @@ int RunHardwareFromTrace(const HardwareFromTraceFlags& flags, std::ostream& out,
   if (name.empty() && trace->environment().gpus_size() > 0) {
     std::string gpu = trace->environment().gpus(0).name();
     if (gpu.rfind("NVIDIA ", 0) == 0) gpu = gpu.substr(7);
-    for (char& c : gpu) c = std::isalnum(static_cast<unsigned char>(c)) ? std::tolower(static_cast<unsigned char>(c)) : '-';
+    for (char& c : gpu)
+      c = std::isalnum(static_cast<unsigned char>(c)) ? std::tolower(static_cast<unsigned char>(c)) : '-';
     name = gpu + "-" + std::to_string(trace->environment().gpus_size()) + "x";
   }
   auto hw = calib::HardwareFromTrace(*trace, name);
@@ -51,7 +52,8 @@ int RunHardwareFromTrace(const HardwareFromTraceFlags& flags, std::ostream& out,
 
 void AddHardwareFromTraceCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<HardwareFromTraceFlags>();
-  CLI::App* cmd = app.add_subcommand("hardware-from-trace", "write a hardware config for the box a trace was measured on");
+  CLI::App* cmd =
+      app.add_subcommand("hardware-from-trace", "write a hardware config for the box a trace was measured on");
   cmd->add_option("trace", flags->trace, "trace written by specsim-validate (.pb)")->required();
   cmd->add_option("-o,--output", flags->output, "hardware textproto to write (default: print)");
   cmd->add_option("--name", flags->name, "config name (default: <gpu>-<n>x)");

@@ -21,7 +21,9 @@ namespace {
 
 bool IsTraceFile(const std::filesystem::path& p) {
   const std::string name = p.filename().string();
-  auto ends = [&](const std::string& s) { return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0; };
+  auto ends = [&](const std::string& s) {
+    return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+  };
   return ends(".json") || ends(".json.gz");
 }
 
@@ -90,10 +92,14 @@ PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::Loa
   PassPrediction p;
   const llm::DecodeSetup& base = loaded.setup;
   llm::PassKind kind;
-  if (g.phase == "decode") kind = llm::PassKind::kTargetDecode;
-  else if (g.phase == "verify") kind = llm::PassKind::kVerify;
-  else if (g.phase == "draft") kind = llm::PassKind::kDraftStep;
-  else if (g.phase == "draft_extend") kind = llm::PassKind::kDraftExtend;
+  if (g.phase == "decode")
+    kind = llm::PassKind::kTargetDecode;
+  else if (g.phase == "verify")
+    kind = llm::PassKind::kVerify;
+  else if (g.phase == "draft")
+    kind = llm::PassKind::kDraftStep;
+  else if (g.phase == "draft_extend")
+    kind = llm::PassKind::kDraftExtend;
   else if (g.phase == profile::kGraphReplayPhase) {
     // A replay with no phase name: a target forward when it runs two or more layers' allreduces
     // pairs (dense TP: two per layer), the draft's when one pair and the scenario has a draft.
@@ -102,12 +108,15 @@ PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::Loa
     const int pairs = g.allreduces / 2;
     const bool one_token = g.allreduce_elements == int64_t{base.target.hidden_size} * std::max(1, base.batch);
     if (g.allreduce_elements <= 0) {
-      p.why = "a graph replay whose allreduce size is unknown (no eager call of the same kind in the profile): "
-              "its tokens per pass cannot be told";
+      p.why =
+          "a graph replay whose allreduce size is unknown (no eager call of the same kind in the profile): "
+          "its tokens per pass cannot be told";
       return p;
     }
-    if (pairs >= 2) kind = one_token ? llm::PassKind::kTargetDecode : llm::PassKind::kVerify;
-    else if (pairs == 1 && base.draft) kind = one_token ? llm::PassKind::kDraftStep : llm::PassKind::kDraftExtend;
+    if (pairs >= 2)
+      kind = one_token ? llm::PassKind::kTargetDecode : llm::PassKind::kVerify;
+    else if (pairs == 1 && base.draft)
+      kind = one_token ? llm::PassKind::kDraftStep : llm::PassKind::kDraftExtend;
     else {
       p.why = "a graph replay with " + std::to_string(g.allreduces) +
               " allreduces: not a dense TP forward whose layers can be counted (name the passes with "
@@ -179,7 +188,8 @@ void AddPassItems(const std::vector<std::pair<const profile::PassGroup*, PassPre
     trace::Item* it = trace->add_items();
     it->set_suite(trace::SUITE_DECODE);
     it->set_kind(trace::KIND_DECODE_STEP);
-    it->set_name("profile/pass/" + g->phase + (g->run.empty() ? "" : "/" + g->run) + "/graph/q" + std::to_string(p.tokens));
+    it->set_name("profile/pass/" + g->phase + (g->run.empty() ? "" : "/" + g->run) + "/graph/q" +
+                 std::to_string(p.tokens));
     trace::DecodeParams* d = it->mutable_decode();
     d->set_model(s.target.name);
     d->set_tp(ranks);
@@ -257,8 +267,10 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
     for (const std::string& w : loaded->warnings) err << "warning: " << w << "\n";
     for (const profile::PassGroup& g : r->passes) {
       PassPrediction p = PredictPassGroup(g, *loaded);
-      if (p.ok) predicted.push_back({&g, std::move(p)});
-      else unpredicted.push_back({&g, p.why});
+      if (p.ok)
+        predicted.push_back({&g, std::move(p)});
+      else
+        unpredicted.push_back({&g, p.why});
     }
     if (!flags.output.empty()) {
       auto model = io::LoadModelProto(loaded->scenario.model());
@@ -290,22 +302,42 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
     j["ignored_events"] = r->ignored;
     j["passes"] = nlohmann::json::array();
     for (const profile::PassGroup& g : r->passes)
-      j["passes"].push_back({{"phase", g.phase}, {"run", g.run}, {"graph", g.graph}, {"kernels", g.kernels},
-                             {"passes", g.passes}, {"gpu_span_us", g.gpu_span_us}, {"host_span_us", g.host_span_us},
+      j["passes"].push_back({{"phase", g.phase},
+                             {"run", g.run},
+                             {"graph", g.graph},
+                             {"kernels", g.kernels},
+                             {"passes", g.passes},
+                             {"gpu_span_us", g.gpu_span_us},
+                             {"host_span_us", g.host_span_us},
                              {"gpu_idle_us", g.gpu_idle_us},
                              {"busy_us", g.busy_us}});
     j["collectives"] = nlohmann::json::array();
     for (const profile::CollectiveGroup& c : r->collectives)
-      j["collectives"].push_back({{"name", c.name}, {"op", c.op}, {"bytes", c.bytes}, {"dtype", c.dtype},
-                                  {"graph", c.graph}, {"algorithm", c.algorithm}, {"protocol", c.protocol},
-                                  {"channels", c.channels}, {"calls", c.instances}, {"transfer_us", c.transfer_us},
-                                  {"wait_us_mean", c.wait_us_mean}, {"wait_us_max", c.wait_us_max},
+      j["collectives"].push_back({{"name", c.name},
+                                  {"op", c.op},
+                                  {"bytes", c.bytes},
+                                  {"dtype", c.dtype},
+                                  {"graph", c.graph},
+                                  {"algorithm", c.algorithm},
+                                  {"protocol", c.protocol},
+                                  {"channels", c.channels},
+                                  {"calls", c.instances},
+                                  {"transfer_us", c.transfer_us},
+                                  {"wait_us_mean", c.wait_us_mean},
+                                  {"wait_us_max", c.wait_us_max},
                                   {"phases", c.phases}});
     j["gemms"] = nlohmann::json::array();
     for (const profile::GemmGroup& g : r->gemms)
-      j["gemms"].push_back({{"name", g.name}, {"op", g.op}, {"m", g.m}, {"n", g.n}, {"k", g.k}, {"dtype", g.dtype},
-                            {"calls", g.calls}, {"kernels_per_call", g.kernels_per_call},
-                            {"main_kernel", g.main_kernel}, {"median_us", g.median_us}});
+      j["gemms"].push_back({{"name", g.name},
+                            {"op", g.op},
+                            {"m", g.m},
+                            {"n", g.n},
+                            {"k", g.k},
+                            {"dtype", g.dtype},
+                            {"calls", g.calls},
+                            {"kernels_per_call", g.kernels_per_call},
+                            {"main_kernel", g.main_kernel},
+                            {"median_us", g.median_us}});
     j["gemms_skipped"] = r->gemms_skipped;
     if (!flags.output.empty()) j["wrote"] = flags.output;
     out << j.dump(1) << "\n";
@@ -314,7 +346,8 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
   out << fmt::format("{} rank(s), {} kernels: {} in passes, {} without their launch call in the trace\n", r->ranks,
                      r->kernels, r->kernels_in_passes, r->kernels_without_launch);
   std::string ignored;
-  for (const auto& [cat, n] : r->ignored) ignored += fmt::format("{}{} {}", ignored.empty() ? "" : ", ", n, cat.empty() ? "(none)" : cat);
+  for (const auto& [cat, n] : r->ignored)
+    ignored += fmt::format("{}{} {}", ignored.empty() ? "" : ", ", n, cat.empty() ? "(none)" : cat);
   out << "events not used: " << (ignored.empty() ? "none" : ignored) << "\n";
   // Passes: one row per group, busy time of the classes that occur.
   std::set<std::string> classes;
@@ -358,12 +391,12 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
   if (loaded) {
     out << "\npasses against " << loaded->path << " (busy = GPU time with a kernel of the pass running; predicted: "
         << "the pass's compute + communication; idle against the predicted launch / sync time; us)\n";
-    out << fmt::format("{:<48} {:>14} {:>7} {:>7} {:>10} {:>10} {:>8} {:>9} {:>9}\n", "pass", "as", "tokens",
-                       "layers", "busy", "predicted", "error", "idle", "launch");
+    out << fmt::format("{:<48} {:>14} {:>7} {:>7} {:>10} {:>10} {:>8} {:>9} {:>9}\n", "pass", "as", "tokens", "layers",
+                       "busy", "predicted", "error", "idle", "launch");
     for (const auto& [g, why] : unpredicted) out << fmt::format("{:<48} not predicted: {}\n", g->Key(), why);
     for (const auto& [g, p] : predicted) {
-      out << fmt::format("{:<48} {:>14} {:>7} {:>7} {:>10.1f} {:>10.1f} {:>+7.1f}% {:>9.1f} {:>9.1f}\n", g->Key(), p.kind,
-                         p.tokens, p.layers, g->busy_total_us, p.busy_us,
+      out << fmt::format("{:<48} {:>14} {:>7} {:>7} {:>10.1f} {:>10.1f} {:>+7.1f}% {:>9.1f} {:>9.1f}\n", g->Key(),
+                         p.kind, p.tokens, p.layers, g->busy_total_us, p.busy_us,
                          100 * (p.busy_us / std::max(1e-9, g->busy_total_us) - 1), g->gpu_idle_us, p.launch_us);
     }
     // By kernel class, graph passes (eager ones under a profiler are dominated by its host cost):
@@ -391,8 +424,8 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
     }
   }
   if (!flags.output.empty())
-    out << "\nwrote " << flags.output << " (" << r->trace.items_size()
-        << " items); compare it with: specsim compare " << flags.output << " --hardware <box.textproto>\n";
+    out << "\nwrote " << flags.output << " (" << r->trace.items_size() << " items); compare it with: specsim compare "
+        << flags.output << " --hardware <box.textproto>\n";
   return 0;
 }
 
@@ -404,9 +437,10 @@ void AddImportProfileCommand(CLI::App& app, int* exit_code) {
       ->required();
   cmd->add_option("-o,--output", flags->output, "write the measurement trace (.pb) for compare / calibrate");
   cmd->add_flag("--json", flags->json, "print JSON");
-  cmd->add_option("--phases", flags->phases, "host range names that mark passes (default: decode draft verify "
-                                             "draft_extend extend prefill; none: every CUDA-graph replay is a pass, "
-                                             "as are replays outside the named ranges anyway)");
+  cmd->add_option("--phases", flags->phases,
+                  "host range names that mark passes (default: decode draft verify "
+                  "draft_extend extend prefill; none: every CUDA-graph replay is a pass, "
+                  "as are replays outside the named ranges anyway)");
   cmd->add_option("--nccl-env", flags->nccl_env,
                   "NCCL_NAME=value: an NCCL variable the run had (the profile does not record them), e.g. "
                   "NCCL_P2P_DISABLE=1; repeatable");

@@ -30,7 +30,8 @@ nlohmann::json CompareOnTheBox(const std::string& pb) {
 }
 
 TEST(ImportProfileCommandTest, TheCommittedProfileToATraceThatCompareReads) {
-  const std::string pb = (std::filesystem::temp_directory_path() / ("specsim_profile_" + std::to_string(::getpid()) + ".pb")).string();
+  const std::string pb =
+      (std::filesystem::temp_directory_path() / ("specsim_profile_" + std::to_string(::getpid()) + ".pb")).string();
   ImportProfileFlags flags;
   flags.paths = {kProfile};
   flags.output = pb;
@@ -112,7 +113,8 @@ TEST(ImportProfileCommandTest, PassGroupsAgainstAScenario) {
   EXPECT_NE(o.find("largest gap: "), std::string::npos) << o;
   EXPECT_NE(o.find("attention "), std::string::npos);
   // With -o the graph target forwards become decode items that compare re-simulates alike.
-  const std::string pb = (std::filesystem::temp_directory_path() / ("specsim_passes_" + std::to_string(::getpid()) + ".pb")).string();
+  const std::string pb =
+      (std::filesystem::temp_directory_path() / ("specsim_passes_" + std::to_string(::getpid()) + ".pb")).string();
   flags.output = pb;
   std::ostringstream wout, werr;
   ASSERT_EQ(RunImportProfile(flags, wout, werr), 0) << werr.str();

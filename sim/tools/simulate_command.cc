@@ -62,9 +62,7 @@ struct PacingVariant {
 
 std::vector<PacingVariant> PacingVariants() {
   using llm::CaptureMode;
-  auto all = [](CaptureMode m) {
-    return [m](llm::FrameworkProfile* f) { f->capture = {m, m, m, m}; };
-  };
+  auto all = [](CaptureMode m) { return [m](llm::FrameworkProfile* f) { f->capture = {m, m, m, m}; }; };
   return {{"as the profile says", [](llm::FrameworkProfile*) {}},
           {"every phase full graph", all(CaptureMode::kFull)},
           {"verify piecewise", [](llm::FrameworkProfile* f) { f->capture.verify = CaptureMode::kPiecewise; }},
@@ -80,21 +78,20 @@ std::vector<PacingVariant> PacingVariants() {
 std::string DTypeLabel(config::DType d) { return config::DType_Name(d); }
 
 nlohmann::json BreakdownJson(const llm::CycleBreakdown& b) {
-  return {{"draft_compute", b.draft_compute_ms},
-          {"draft_comm", b.draft_comm_ms},
-          {"draft_wait", b.draft_wait_ms},
-          {"verify_compute", b.verify_compute_ms},
-          {"verify_comm", b.verify_comm_ms},
-          {"verify_wait", b.verify_wait_ms},
-          {"launch_sync", b.launch_sync_ms},
-          {"wait_max", b.wait_max_ms},
+  return {{"draft_compute", b.draft_compute_ms},   {"draft_comm", b.draft_comm_ms},
+          {"draft_wait", b.draft_wait_ms},         {"verify_compute", b.verify_compute_ms},
+          {"verify_comm", b.verify_comm_ms},       {"verify_wait", b.verify_wait_ms},
+          {"launch_sync", b.launch_sync_ms},       {"wait_max", b.wait_max_ms},
           {"host_bound_share", b.host_bound_share}};
 }
 
 nlohmann::json PassJson(const llm::PassTiming& p) {
-  return {{"total_ms", MillisFromPicos(p.total_ps)}, {"compute_ms", MillisFromPicos(p.compute_ps)},
-          {"comm_ms", MillisFromPicos(p.comm_ps)},   {"wait_ms", MillisFromPicos(p.wait_ps)},
-          {"launch_ms", MillisFromPicos(p.launch_ps)}, {"kernels", p.kernels},
+  return {{"total_ms", MillisFromPicos(p.total_ps)},
+          {"compute_ms", MillisFromPicos(p.compute_ps)},
+          {"comm_ms", MillisFromPicos(p.comm_ps)},
+          {"wait_ms", MillisFromPicos(p.wait_ps)},
+          {"launch_ms", MillisFromPicos(p.launch_ps)},
+          {"kernels", p.kernels},
           {"collectives", p.collectives}};
 }
 
@@ -102,7 +99,8 @@ std::string JitterLabel(const llm::Jitter& j) {
   switch (j.kind) {
     case llm::Jitter::Kind::kNone: return "none";
     case llm::Jitter::Kind::kExponential: return fmt::format("exponential, mean {:.2g} us", j.mean_us);
-    case llm::Jitter::Kind::kLognormal: return fmt::format("lognormal, mean {:.2g} us, sigma {:.2g}", j.mean_us, j.sigma);
+    case llm::Jitter::Kind::kLognormal:
+      return fmt::format("lognormal, mean {:.2g} us, sigma {:.2g}", j.mean_us, j.sigma);
     case llm::Jitter::Kind::kEmpirical: return fmt::format("empirical, {} quantiles", j.quantiles_us.size());
   }
   return "?";
@@ -156,17 +154,29 @@ Status WriteCycleTrace(llm::DecodeSimulator& sim, const llm::DecodeResult& resul
   for (const llm::RankSlice& s : slices) origin = std::min(origin, s.start_ps);
   nlohmann::json events = nlohmann::json::array();
   for (int r = 0; r < setup.parallel.tp; ++r) {
-    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", r + 1},
-                      {"args", {{"name", fmt::format("rank {} (GPU {})", r, r < static_cast<int>(setup.gpus.size()) ? setup.gpus[r] : r)}}}});
+    events.push_back({{"ph", "M"},
+                      {"name", "process_name"},
+                      {"pid", r + 1},
+                      {"args",
+                       {{"name", fmt::format("rank {} (GPU {})", r,
+                                             r < static_cast<int>(setup.gpus.size()) ? setup.gpus[r] : r)}}}});
     events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", r + 1}, {"args", {{"sort_index", r}}}});
-    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", r + 1}, {"tid", 1}, {"args", {{"name", "host thread"}}}});
-    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", r + 1}, {"tid", 2}, {"args", {{"name", "GPU stream"}}}});
+    events.push_back(
+        {{"ph", "M"}, {"name", "thread_name"}, {"pid", r + 1}, {"tid", 1}, {"args", {{"name", "host thread"}}}});
+    events.push_back(
+        {{"ph", "M"}, {"name", "thread_name"}, {"pid", r + 1}, {"tid", 2}, {"args", {{"name", "GPU stream"}}}});
   }
   for (const llm::RankSlice& s : slices) {
-    events.push_back({{"ph", "X"}, {"name", s.name}, {"cat", s.category}, {"pid", s.rank + 1}, {"tid", s.host ? 1 : 2},
-                      {"ts", MicrosFromPicos(s.start_ps - origin)}, {"dur", MicrosFromPicos(s.end_ps - s.start_ps)}});
+    events.push_back({{"ph", "X"},
+                      {"name", s.name},
+                      {"cat", s.category},
+                      {"pid", s.rank + 1},
+                      {"tid", s.host ? 1 : 2},
+                      {"ts", MicrosFromPicos(s.start_ps - origin)},
+                      {"dur", MicrosFromPicos(s.end_ps - s.start_ps)}});
   }
-  return io::WriteFileAtomically(path, nlohmann::json{{"displayTimeUnit", "ns"}, {"traceEvents", events}}.dump() + "\n");
+  return io::WriteFileAtomically(path,
+                                 nlohmann::json{{"displayTimeUnit", "ns"}, {"traceEvents", events}}.dump() + "\n");
 }
 
 }  // namespace
@@ -247,8 +257,12 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     j["scenario"] = sc.name();
     j["baseline"] = {{"tokens_per_s", r.baseline_tokens_per_s}, {"step_ms", r.baseline_step_ms}};
     if (r.speculative) {
-      j["speculative"] = {{"tokens_per_s", r.speculative_tokens_per_s}, {"tau", r.tau}, {"tau_expected", r.tau_expected},
-                          {"cycle_ms", r.cycle_ms}, {"speedup", r.speedup}, {"cycles", r.cycles},
+      j["speculative"] = {{"tokens_per_s", r.speculative_tokens_per_s},
+                          {"tau", r.tau},
+                          {"tau_expected", r.tau_expected},
+                          {"cycle_ms", r.cycle_ms},
+                          {"speedup", r.speedup},
+                          {"cycles", r.cycles},
                           {"acceptance_basis", loaded.setup.speculation.acceptance_basis},
                           {"acceptance_upper_bound", loaded.setup.speculation.acceptance_upper_bound},
                           {"breakdown_ms", BreakdownJson(r.breakdown)}};
@@ -256,14 +270,15 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
       j["speculative"] = nullptr;
     }
     const PacingAssumptions pa = PacingOf(loaded.setup);
-    j["pacing"] = {{"framework", pa.framework},
-                   {"framework_source", pa.source},
-                   {"capture", {{"decode", pa.decode}, {"draft", pa.draft}, {"verify", pa.verify},
-                                {"draft_extend", pa.draft_extend}}},
-                   {"sync_each_step", pa.sync_each_step},
-                   {"sync_each_cycle", pa.sync_each_cycle},
-                   {"host_jitter", pa.jitter},
-                   {"ranks", loaded.setup.parallel.tp}};
+    j["pacing"] = {
+        {"framework", pa.framework},
+        {"framework_source", pa.source},
+        {"capture",
+         {{"decode", pa.decode}, {"draft", pa.draft}, {"verify", pa.verify}, {"draft_extend", pa.draft_extend}}},
+        {"sync_each_step", pa.sync_each_step},
+        {"sync_each_cycle", pa.sync_each_cycle},
+        {"host_jitter", pa.jitter},
+        {"ranks", loaded.setup.parallel.tp}};
     j["baseline"]["pass"] = PassJson(r.baseline_step);
     if (r.speculative) {
       j["speculative"]["verify_pass"] = PassJson(r.verify);
@@ -271,12 +286,14 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     }
     j["algorithms"] = nlohmann::json::array();
     for (const VariantRow& a : algo_rows)
-      j["algorithms"].push_back({{"name", a.name}, {"baseline_tokens_per_s", a.baseline},
-                                 {"speculative_tokens_per_s", a.speculative}});
+      j["algorithms"].push_back(
+          {{"name", a.name}, {"baseline_tokens_per_s", a.baseline}, {"speculative_tokens_per_s", a.speculative}});
     j["pacing_variants"] = nlohmann::json::array();
     for (const VariantRow& a : pacing_rows)
-      j["pacing_variants"].push_back({{"name", a.name}, {"baseline_tokens_per_s", a.baseline},
-                                      {"speculative_tokens_per_s", a.speculative}, {"verify_comm_ms", a.a},
+      j["pacing_variants"].push_back({{"name", a.name},
+                                      {"baseline_tokens_per_s", a.baseline},
+                                      {"speculative_tokens_per_s", a.speculative},
+                                      {"verify_comm_ms", a.a},
                                       {"verify_wait_ms", a.b}});
     j["collectives"] = nlohmann::json::array();
     for (const llm::CollectiveInfo& c : r.collectives) j["collectives"].push_back(c.description);
@@ -286,14 +303,16 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
 
   const llm::DecodeSetup& st = loaded.setup;
   out << fmt::format("# specsim simulate: {}\n", sc.name().empty() ? loaded.path : sc.name());
-  out << fmt::format("#   {} TP{}{} on {}, batch {}, context {}, weights {}{}, CUDA graphs {}\n", st.target.name, st.parallel.tp,
-                     st.parallel.ep > 1 ? fmt::format(" EP{}", st.parallel.ep) : "", st.topology->name, st.batch,
-                     st.context_length, DTypeLabel(sc.serving().weight_dtype()),
-                     sc.serving().expert_weight_dtype() ? " (experts " + DTypeLabel(sc.serving().expert_weight_dtype()) + ")" : "",
-                     st.cuda_graphs ? "on" : "off");
-  out << fmt::format("#   allreduce: {}; memory: {:.1f} of {:.1f} GiB per GPU\n",
-                     sc.communication().allreduce_algorithm().empty() ? "auto" : sc.communication().allreduce_algorithm(),
-                     plan->total_bytes / (1 << 30), plan->capacity_bytes / (1 << 30));
+  out << fmt::format(
+      "#   {} TP{}{} on {}, batch {}, context {}, weights {}{}, CUDA graphs {}\n", st.target.name, st.parallel.tp,
+      st.parallel.ep > 1 ? fmt::format(" EP{}", st.parallel.ep) : "", st.topology->name, st.batch, st.context_length,
+      DTypeLabel(sc.serving().weight_dtype()),
+      sc.serving().expert_weight_dtype() ? " (experts " + DTypeLabel(sc.serving().expert_weight_dtype()) + ")" : "",
+      st.cuda_graphs ? "on" : "off");
+  out << fmt::format(
+      "#   allreduce: {}; memory: {:.1f} of {:.1f} GiB per GPU\n",
+      sc.communication().allreduce_algorithm().empty() ? "auto" : sc.communication().allreduce_algorithm(),
+      plan->total_bytes / (1 << 30), plan->capacity_bytes / (1 << 30));
   {
     // The pacing assumptions: every figure below depends on them (README: framework profiles).
     const PacingAssumptions pa = PacingOf(st);
@@ -302,9 +321,9 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     out << fmt::format("#     capture: decode {}, draft {}, verify {}, draft extend {}; host sync {}; host jitter {}\n",
                        pa.decode, pa.draft, pa.verify, pa.draft_extend,
                        pa.sync_each_step && pa.sync_each_cycle ? "every step and cycle"
-                       : pa.sync_each_step                    ? "every plain step"
-                       : pa.sync_each_cycle                   ? "every speculative cycle"
-                                                              : "never (host runs ahead)",
+                       : pa.sync_each_step                     ? "every plain step"
+                       : pa.sync_each_cycle                    ? "every speculative cycle"
+                                                               : "never (host runs ahead)",
                        pa.jitter);
   }
   out << "#\n";
@@ -317,7 +336,8 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
                        fmt::format("{} {}/{}/{}", sp.method == llm::SpeculationMethod::kMtp ? "MTP" : "EAGLE-3",
                                    sp.num_steps, sp.topk, sp.num_draft_tokens),
                        r.cycle_ms, r.speculative_tokens_per_s, r.tau, r.speedup);
-    out << fmt::format("#   (speculative: mean cycle over {} sampled cycles; tau expected {:.3f})\n", r.cycles, r.tau_expected);
+    out << fmt::format("#   (speculative: mean cycle over {} sampled cycles; tau expected {:.3f})\n", r.cycles,
+                       r.tau_expected);
     out << fmt::format("#   acceptance: {}{}\n", sp.acceptance_basis,
                        sp.acceptance_upper_bound ? " (the speculative figures are upper bounds)" : "");
     out << "#\n# where the cycle goes (ms per cycle):\n";
@@ -326,20 +346,23 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
                        "verify comm", "launch/sync");
     out << fmt::format("  {:>14.3f} {:>12.3f} {:>15.3f} {:>12.3f} {:>12.3f}\n", b.draft_compute_ms, b.draft_comm_ms,
                        b.verify_compute_ms, b.verify_comm_ms, b.launch_sync_ms);
-    out << fmt::format("#   of the comm, waiting for the last rank: draft {:.3f}, verify {:.3f} ms (rank 0; the longest "
-                       "wait of any rank, summed over collectives: {:.3f} ms); host-bound share of the cycle {:.0f}%\n",
-                       b.draft_wait_ms, b.verify_wait_ms, b.wait_max_ms, 100 * b.host_bound_share);
-    out << fmt::format("#   verify pass: {} kernels, {} collectives ({:.3f} ms, of which {:.3f} wait); baseline step: "
-                       "{:.3f} ms compute, {:.3f} ms comm (of which {:.3f} wait)\n",
-                       r.verify.kernels, r.verify.collectives, MillisFromPicos(r.verify.comm_ps),
-                       MillisFromPicos(r.verify.wait_ps), MillisFromPicos(r.baseline_step.compute_ps),
-                       MillisFromPicos(r.baseline_step.comm_ps), MillisFromPicos(r.baseline_step.wait_ps));
+    out << fmt::format(
+        "#   of the comm, waiting for the last rank: draft {:.3f}, verify {:.3f} ms (rank 0; the longest "
+        "wait of any rank, summed over collectives: {:.3f} ms); host-bound share of the cycle {:.0f}%\n",
+        b.draft_wait_ms, b.verify_wait_ms, b.wait_max_ms, 100 * b.host_bound_share);
+    out << fmt::format(
+        "#   verify pass: {} kernels, {} collectives ({:.3f} ms, of which {:.3f} wait); baseline step: "
+        "{:.3f} ms compute, {:.3f} ms comm (of which {:.3f} wait)\n",
+        r.verify.kernels, r.verify.collectives, MillisFromPicos(r.verify.comm_ps), MillisFromPicos(r.verify.wait_ps),
+        MillisFromPicos(r.baseline_step.compute_ps), MillisFromPicos(r.baseline_step.comm_ps),
+        MillisFromPicos(r.baseline_step.wait_ps));
   }
   if (!r.speculative) {
-    out << fmt::format("#   baseline step: {:.3f} ms compute, {:.3f} ms comm (of which {:.3f} waiting for the last "
-                       "rank), {:.3f} ms launch/sync\n",
-                       MillisFromPicos(r.baseline_step.compute_ps), MillisFromPicos(r.baseline_step.comm_ps),
-                       MillisFromPicos(r.baseline_step.wait_ps), MillisFromPicos(r.baseline_step.launch_ps));
+    out << fmt::format(
+        "#   baseline step: {:.3f} ms compute, {:.3f} ms comm (of which {:.3f} waiting for the last "
+        "rank), {:.3f} ms launch/sync\n",
+        MillisFromPicos(r.baseline_step.compute_ps), MillisFromPicos(r.baseline_step.comm_ps),
+        MillisFromPicos(r.baseline_step.wait_ps), MillisFromPicos(r.baseline_step.launch_ps));
   }
   out << "#\n# collectives (each simulated on the fabric once, reused per occurrence):\n";
   for (const llm::CollectiveInfo& c : r.collectives) out << "#   " << c.description << "\n";

@@ -13,9 +13,9 @@ class App;  // <CLI/CLI.hpp>, included where the flags are registered
 namespace specsim::tools {
 
 struct SimulateFlags {
-  std::string scenario;                 // empty: the embedded default
-  std::vector<std::string> set;         // --set field.path=value
-  std::string model;                    // --model: replaces the scenario's model (textproto or HF config.json)
+  std::string scenario;          // empty: the embedded default
+  std::vector<std::string> set;  // --set field.path=value
+  std::string model;             // --model: replaces the scenario's model (textproto or HF config.json)
   std::string calibration;
   bool json = false;
   bool compare_algos = false;

@@ -81,9 +81,9 @@ TEST(SimulateCommand, CompareAlgosTriesCaptureModesAndHostSyncs) {
   std::map<std::string, nlohmann::json> rows;
   const nlohmann::json j = nlohmann::json::parse(o.out);
   for (const auto& r : j["pacing_variants"]) rows[r["name"].get<std::string>()] = r;
-  for (const char* name : {"as the profile says", "every phase full graph", "verify piecewise", "verify eager",
-                           "every phase piecewise", "every phase eager", "no host sync (host runs ahead)",
-                           "host sync every step and cycle"})
+  for (const char* name :
+       {"as the profile says", "every phase full graph", "verify piecewise", "verify eager", "every phase piecewise",
+        "every phase eager", "no host sync (host runs ahead)", "host sync every step and cycle"})
     ASSERT_TRUE(rows.count(name)) << name;
   const auto& full = rows["every phase full graph"];
   const auto& eager = rows["verify eager"];
@@ -111,7 +111,8 @@ TEST(SimulateCommand, EveryBundledScenarioSimulates) {
 TEST(SimulateCommand, EveryBundledTargetModelSimulatesOnTheDefaultBox) {
   int models = 0;
   for (std::string_view name : io::EmbeddedFileNames()) {
-    if (name.rfind("models/", 0) != 0 || name.rfind("models/hf/", 0) == 0 || name.find("eagle3") != std::string_view::npos)
+    if (name.rfind("models/", 0) != 0 || name.rfind("models/hf/", 0) == 0 ||
+        name.find("eagle3") != std::string_view::npos)
       continue;
     SimulateFlags f;
     f.model = std::string(name);
@@ -220,17 +221,19 @@ TEST(SimulateCommand, WarnsWhenTheCalibrationIsFromAnotherBox) {
 // (simulate used to drop them). configs/calibration/h200-2x.textproto has NVLink (P2P) LL allreduce
 // costs fitted from the default and LL traces.
 TEST(SimulateCommand, ScenarioCalibrationCarriesPerTransportNcclCosts) {
-  auto loaded = scenario::LoadScenario(std::string(SPECSIM_SOURCE_DIR) + "/configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto",
-                             {}, "");
+  auto loaded = scenario::LoadScenario(
+      std::string(SPECSIM_SOURCE_DIR) + "/configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto", {}, "");
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   const coll::ProtocolOverrides& o = loaded->setup.allreduce.protocol_overrides;
-  auto it = o.per_op.find({coll::NcclTransport::kP2pNvLink, coll::NcclProto::kLl, static_cast<int>(coll::Collective::kAllReduce)});
+  auto it = o.per_op.find(
+      {coll::NcclTransport::kP2pNvLink, coll::NcclProto::kLl, static_cast<int>(coll::Collective::kAllReduce)});
   ASSERT_NE(it, o.per_op.end());
   EXPECT_TRUE(it->second.base_latency_us.has_value());
   EXPECT_TRUE(it->second.channel_gbps.has_value());
   // And the SHM path's own (fitted on the NCCL_P2P_DISABLE=1 traces).
-  EXPECT_EQ(o.per_op.count({coll::NcclTransport::kShm, coll::NcclProto::kSimple,
-                            static_cast<int>(coll::Collective::kAllReduce)}), 1u);
+  EXPECT_EQ(o.per_op.count(
+                {coll::NcclTransport::kShm, coll::NcclProto::kSimple, static_cast<int>(coll::Collective::kAllReduce)}),
+            1u);
 }
 
 TEST(SimulateCommand, TraceOfOneCycle) {
@@ -262,7 +265,8 @@ TEST(SimulateCommand, TraceOfOneCycle) {
   for (auto& [track, v] : tracks) {
     std::sort(v.begin(), v.end());
     for (size_t i = 1; i < v.size(); ++i)
-      ASSERT_GE(v[i].first, v[i - 1].second - 1e-6) << "pid " << track.first << " tid " << track.second << " slice " << i;
+      ASSERT_GE(v[i].first, v[i - 1].second - 1e-6)
+          << "pid " << track.first << " tid " << track.second << " slice " << i;
   }
 }
 

@@ -20,10 +20,14 @@ StatusOr<int64_t> ParseSizeBytes(const std::string& text) {
   std::string suffix = text.substr(pos);
   if (!suffix.empty() && (suffix.back() == 'B' || suffix.back() == 'b')) suffix.pop_back();
   double scale = 1;
-  if (suffix == "K" || suffix == "k") scale = 1024.0;
-  else if (suffix == "M" || suffix == "m") scale = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "g") scale = 1024.0 * 1024 * 1024;
-  else if (!suffix.empty()) return InvalidArgumentError(bad);
+  if (suffix == "K" || suffix == "k")
+    scale = 1024.0;
+  else if (suffix == "M" || suffix == "m")
+    scale = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "g")
+    scale = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty())
+    return InvalidArgumentError(bad);
   double bytes = value * scale;
   if (!(bytes >= 1) || bytes > 64.0 * 1024 * 1024 * 1024 || bytes != std::floor(bytes))
     return InvalidArgumentError("size '" + text + "': must be a whole number of bytes from 1 to 64G");

@@ -11,7 +11,6 @@ namespace specsim::tools {
 
 namespace {
 
-
 // A "nice" step (1, 2 or 5 x 10^k) so that about `ticks` steps cover `range`.
 double NiceStep(double range, int ticks) {
   double raw = range / ticks;
@@ -68,19 +67,20 @@ std::string RenderSvgLinePlot(const SvgPlot& plot) {
   }
   if (!plot.x_categories.empty()) {
     for (size_t i = 0; i < plot.x_categories.size(); ++i)
-      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(double(i)), top + h + 18,
-                         XmlEscape(plot.x_categories[i]));
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(double(i)),
+                         top + h + 18, XmlEscape(plot.x_categories[i]));
   } else {
     const double xs = NiceStep(x_max - x_min, 6);
     for (double x = std::ceil(x_min / xs) * xs; x <= x_max + xs / 2; x += xs)
-      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:g}</text>\n", px(x), top + h + 18, x);
+      svg +=
+          fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:g}</text>\n", px(x), top + h + 18, x);
   }
   svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"black\"/>\n", left, top, top + h);
   svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"black\"/>\n", left, top + h, left + w);
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", left + w / 2, top + h + 40,
                      XmlEscape(plot.x_label));
-  svg += fmt::format("<text transform=\"translate(20,{:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n", top + h / 2,
-                     XmlEscape(plot.y_label));
+  svg += fmt::format("<text transform=\"translate(20,{:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
+                     top + h / 2, XmlEscape(plot.y_label));
   // Series and legend.
   for (size_t i = 0; i < plot.series.size(); ++i) {
     const SvgSeries& s = plot.series[i];
@@ -89,11 +89,11 @@ std::string RenderSvgLinePlot(const SvgPlot& plot) {
     for (auto [x, y] : s.points) path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", px(x), py(y));
     svg += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", path, colour);
     for (auto [x, y] : s.points)
-      svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{}: {:g}</title></circle>\n", px(x),
-                         py(y), colour, XmlEscape(s.name), y);
+      svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{}: {:g}</title></circle>\n",
+                         px(x), py(y), colour, XmlEscape(s.name), y);
     const double ly = top + 10 + 18 * static_cast<double>(i);
-    svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", left + w + 15, ly - 10,
-                       colour);
+    svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", left + w + 15,
+                       ly - 10, colour);
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + w + 32, ly, XmlEscape(s.name));
   }
   svg += "</svg>\n";

@@ -25,7 +25,8 @@ namespace specsim::tools {
 StatusOr<VaryAxis> ParseVary(const std::string& text) {
   auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    return InvalidArgumentError("--vary '" + text + "': expected field.path=v1,v2,... (e.g. serving.batch_size=1,4,16)");
+    return InvalidArgumentError("--vary '" + text +
+                                "': expected field.path=v1,v2,... (e.g. serving.batch_size=1,4,16)");
   VaryAxis axis;
   axis.field = text.substr(0, eq);
   std::stringstream ss(text.substr(eq + 1));
@@ -60,7 +61,8 @@ struct PointResult {
   llm::DecodeResult result;
 };
 
-PointResult SimulatePoint(const SweepFlags& flags, const std::vector<VaryAxis>& axes, const std::vector<std::string>& point) {
+PointResult SimulatePoint(const SweepFlags& flags, const std::vector<VaryAxis>& axes,
+                          const std::vector<std::string>& point) {
   PointResult pr;
   std::vector<std::string> overrides = flags.set;
   for (size_t i = 0; i < axes.size(); ++i) overrides.push_back(axes[i].field + "=" + point[i]);
@@ -104,7 +106,8 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
     if (!axis.ok()) return fail(axis.status());
     for (const VaryAxis& a : axes)
       if (a.field == axis->field)
-        return fail(InvalidArgumentError("--vary " + axis->field + " is given twice: list all its values in one --vary"));
+        return fail(
+            InvalidArgumentError("--vary " + axis->field + " is given twice: list all its values in one --vary"));
     axes.push_back(*axis);
   }
   // The number of points, before anything is built: a cross product past the threshold needs --yes.
@@ -138,8 +141,9 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
 
   const auto points = CrossProduct(axes);
   std::vector<PointResult> results(points.size());
-  const int threads = std::max(1, std::min<int>(flags.threads > 0 ? flags.threads : static_cast<int>(std::thread::hardware_concurrency()),
-                                                static_cast<int>(points.size())));
+  const int threads = std::max(
+      1, std::min<int>(flags.threads > 0 ? flags.threads : static_cast<int>(std::thread::hardware_concurrency()),
+                       static_cast<int>(points.size())));
   std::atomic<size_t> next{0}, done{0};
   const auto start = std::chrono::steady_clock::now();
   std::mutex progress_mu;
@@ -213,7 +217,8 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
           const std::string& f = axes[a].field;
           others += (others.empty() ? "" : ", ") + f.substr(f.rfind('.') + 1) + "=" + points[i][a];
         }
-      const double x = static_cast<double>(std::find(x_labels.begin(), x_labels.end(), points[i][x_axis]) - x_labels.begin());
+      const double x =
+          static_cast<double>(std::find(x_labels.begin(), x_labels.end(), points[i][x_axis]) - x_labels.begin());
       const llm::DecodeResult& r = results[i].result;
       for (int spec = 0; spec < (r.speculative ? 2 : 1); ++spec) {
         std::string name = std::string(spec ? "speculative" : "baseline") + (others.empty() ? "" : " (" + others + ")");
@@ -242,7 +247,8 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "sweep", "Simulate the cross product of --vary'd scenario fields on all cores; write CSV and optionally an SVG.");
   cmd->add_option("scenario", flags->scenario, "scenario textproto (default: the embedded default scenario)");
-  cmd->add_option("--vary", flags->vary, "field.path=v1,v2,... (repeatable; the cross product is simulated)")->required();
+  cmd->add_option("--vary", flags->vary, "field.path=v1,v2,... (repeatable; the cross product is simulated)")
+      ->required();
   cmd->add_option("--set", flags->set, "fixed override field.path=value (repeatable)");
   cmd->add_option("--calibration", flags->calibration, "calibration textproto");
   cmd->add_option("--out", flags->out, "CSV file (default: stdout)");

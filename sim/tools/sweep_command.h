@@ -16,16 +16,16 @@ class App;  // <CLI/CLI.hpp>, included where the flags are registered
 namespace specsim::tools {
 
 struct SweepFlags {
-  std::string scenario;               // empty: the embedded default
-  std::vector<std::string> vary;      // "field.path=v1,v2,..."
-  std::vector<std::string> set;       // fixed overrides applied before the varied ones
+  std::string scenario;           // empty: the embedded default
+  std::vector<std::string> vary;  // "field.path=v1,v2,..."
+  std::vector<std::string> set;   // fixed overrides applied before the varied ones
   std::string calibration;
-  std::string out;                    // CSV path; empty: stdout
-  std::string svg;                    // SVG path; empty: none
-  std::string x;                      // field on the SVG's x axis; empty: the first --vary
-  int threads = 0;                    // 0: all cores
-  bool progress = true;               // progress bar on stderr
-  bool yes = false;                   // run more than kSweepPointsWithoutYes points
+  std::string out;       // CSV path; empty: stdout
+  std::string svg;       // SVG path; empty: none
+  std::string x;         // field on the SVG's x axis; empty: the first --vary
+  int threads = 0;       // 0: all cores
+  bool progress = true;  // progress bar on stderr
+  bool yes = false;      // run more than kSweepPointsWithoutYes points
 };
 
 // Points a sweep runs without --yes (each point simulates the scenario once: milliseconds to a

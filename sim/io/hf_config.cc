@@ -282,6 +282,8 @@ StatusOr<config::Model> ImportHfConfig(std::string_view json_text, std::string_v
   m.set_vocab_size(r.RequiredInt({"vocab_size"}, why));
   m.set_tie_word_embeddings(r.OptionalBool("tie_word_embeddings", false));
   m.set_num_nextn_predict_layers(r.OptionalInt("num_nextn_predict_layers", 0));
+  // Model classes mapped to code shipped with the checkpoint: frameworks need --trust-remote-code.
+  m.set_trust_remote_code(r.Has("auto_map"));
 
   // Dense MLP size.
   if (gpt_oss) {

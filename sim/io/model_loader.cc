@@ -157,6 +157,8 @@ StatusOr<llm::ModelSpec> ModelFromProto(const config::Model& model, std::string_
 
   llm::ModelSpec s;
   s.name = model.name();
+  s.hf_id = model.hf_id();
+  s.trust_remote_code = model.trust_remote_code();
   s.family = ToFamily(model.family());
   s.num_layers = model.num_layers();
   s.hidden_size = model.hidden_size();

@@ -77,8 +77,9 @@ TEST_P(BundledModelTest, LoadsFromDiskAndEmbeddedCopy) {
   EXPECT_TRUE(Contains(text, "source: "));
 }
 
-// Compares every field except name and source, recursing into sub-messages, so a field added to
-// model.proto later is compared too.
+// Compares every field except name, source and hf_id (a config.json does not name its repository),
+// recursing into sub-messages, so a field added to model.proto later is compared too
+// (trust_remote_code included: the import reads it from config.json's auto_map).
 void ExpectSameShape(const pb::Message& want, const pb::Message& got, const std::string& prefix) {
   const pb::Descriptor* d = want.GetDescriptor();
   const pb::Reflection* rw = want.GetReflection();
@@ -86,7 +87,7 @@ void ExpectSameShape(const pb::Message& want, const pb::Message& got, const std:
   for (int i = 0; i < d->field_count(); ++i) {
     const pb::FieldDescriptor* f = d->field(i);
     const std::string path = prefix + std::string(f->name());
-    if (prefix.empty() && (f->name() == "name" || f->name() == "source")) continue;
+    if (prefix.empty() && (f->name() == "name" || f->name() == "source" || f->name() == "hf_id")) continue;
     if (f->is_repeated()) {
       EXPECT_EQ(rw->FieldSize(want, f), rg->FieldSize(got, f)) << path;
       continue;

@@ -49,6 +49,8 @@ struct ModelSpec {
   int sliding_window_every = 0;
   Eagle3Spec eagle3;
   int num_nextn_predict_layers = 0;
+  std::string hf_id;               // Hugging Face repository, for launch commands ("" unknown)
+  bool trust_remote_code = false;  // the checkpoint ships modelling code (auto_map)
 
   bool is_moe() const { return moe.num_experts > 0; }
   bool is_mla() const { return mla.kv_lora_rank > 0; }

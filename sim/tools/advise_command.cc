@@ -13,6 +13,7 @@
 #include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/tools/advisor.h"
+#include "sim/tools/launch_commands.h"
 #include "sim/scenario/scenario.h"
 
 namespace specsim::tools {
@@ -166,6 +167,20 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
   if (!result.ok()) return fail(result.status());
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const Evaluated& winner = result->ranked.front();
+  LaunchContext launch;
+  launch.target = target;
+  if (!base.speculation().draft_model().empty()) {
+    auto draft = io::LoadModelFile(base.speculation().draft_model());
+    if (!draft.ok()) return fail(draft.status());
+    launch.draft = *draft;
+  }
+  launch.model_path = base.model();
+  launch.draft_path = base.speculation().draft_model();
+  launch.tp = tp;
+  launch.batch = hardware->setup.batch;
+  launch.weight_dtype = hardware->setup.weight_dtype;
+  launch.kv_dtype = hardware->setup.kv_dtype;
+  launch.custom_allreduce_by_default = result->custom_allreduce_by_default;
   const Evaluated* baseline = nullptr;
   for (const Evaluated& e : result->ranked)
     if (e.candidate.spec.method == config::Speculation::NONE && e.candidate.comm.name == "NCCL auto" &&
@@ -197,7 +212,8 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
     for (const FamilyVerdict& f : result->families)
       j["families"].push_back(
           {{"family", f.family}, {"best", f.best}, {"tokens_per_s", f.tokens_per_s}, {"bottleneck", f.bottleneck}});
-    j["sglang"] = SglangCommand(base, winner.candidate, result->custom_allreduce_by_default);
+    j["sglang"] = SglangCommand(launch, winner.candidate);
+    j["vllm"] = VllmCommand(launch, winner.candidate);
     out << j.dump(1) << "\n";
     return 0;
   }
@@ -260,8 +276,14 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
       out << fmt::format("  {:<38} {:>8.1f} tok/s  {}\n", f.family, f.tokens_per_s, f.bottleneck);
     }
   }
-  out << "#\n# to reproduce the winner with SGLang:\n  "
-      << SglangCommand(base, winner.candidate, result->custom_allreduce_by_default) << "\n";
+  out << "#\n# to reproduce the winner (flags as the frameworks document them to our knowledge, not checked against\n"
+         "# their sources here: check them against your version):\n";
+  auto indent = [](std::string s) {
+    for (size_t p = s.find('\n'); p != std::string::npos; p = s.find('\n', p + 3)) s.replace(p, 1, "\n  ");
+    return "  " + s;
+  };
+  out << "# SGLang\n" << indent(SglangCommand(launch, winner.candidate)) << "\n";
+  out << "# vLLM\n" << indent(VllmCommand(launch, winner.candidate)) << "\n";
   return 0;
 }
 

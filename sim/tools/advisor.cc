@@ -415,33 +415,4 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace
   return result;
 }
 
-std::string SglangCommand(const config::Scenario& base, const Candidate& c, bool custom_allreduce_by_default) {
-  std::string cmd = fmt::format("python -m sglang.launch_server --model-path <{}> --tp {}", base.model(),
-                                base.parallelism().tensor_parallel());
-  if (c.spec.method == config::Speculation::EAGLE3)
-    cmd += fmt::format(" --speculative-algorithm EAGLE3 --speculative-draft-model-path <{}>",
-                       base.speculation().draft_model());
-  if (c.spec.method == config::Speculation::MTP) cmd += " --speculative-algorithm NEXTN";
-  if (c.spec.method != config::Speculation::NONE)
-    cmd += fmt::format(" --speculative-num-steps {} --speculative-eagle-topk {} --speculative-num-draft-tokens {}",
-                       c.spec.num_steps, c.spec.topk, c.spec.num_draft_tokens);
-  if (c.expert_parallel > 1) cmd += fmt::format(" --ep-size {}", c.expert_parallel);
-  if (!c.pacing.cuda_graphs) cmd += " --disable-cuda-graph";
-  std::string notes;
-  for (const std::string& o : c.pacing.overrides)
-    notes +=
-        "\n# and the framework behaviour " + o + " (no SGLang flag is named for it here: not verified against SGLang)";
-  std::string env;
-  if (c.comm.algorithm == "oneshot" || c.comm.algorithm == "twoshot") {
-    env = custom_allreduce_by_default
-              ? "# SGLang's custom allreduce, on by default on this box (it picks one-shot or two-shot by message size)"
-              : "# SGLang's custom allreduce does not run on this box as released (more than 2 GPUs without NVLink "
-                "between every pair): a code change (configs/frameworks/sglang.textproto custom_allreduce)";
-  } else {
-    if (custom_allreduce_by_default) cmd += " --disable-custom-all-reduce";
-    if (const std::string nccl = NcclEnvironmentOf(c.comm); !nccl.empty()) env = " " + nccl;
-  }
-  return (env.empty() ? cmd : (env[0] == '#' ? cmd + "\n" + env : env.substr(1) + " " + cmd)) + notes;
-}
-
 }  // namespace specsim::tools

@@ -140,8 +140,4 @@ std::vector<std::string> CandidateOverrides(const Candidate& c, int tp);
 StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& space, const AdviseOptions& options,
                               std::ostream& progress);
 
-// SGLang launch flags and NCCL environment that reproduce a candidate (`custom_allreduce_by_default`:
-// SGLang runs its custom allreduce on this box unless told not to).
-std::string SglangCommand(const config::Scenario& base, const Candidate& c, bool custom_allreduce_by_default);
-
 }  // namespace specsim::tools

@@ -8,6 +8,7 @@
 
 #include "sim/io/scenario_loader.h"
 #include "sim/tools/advise_command.h"
+#include "sim/tools/launch_commands.h"
 #include "sim/scenario/scenario.h"
 
 namespace specsim::tools {
@@ -139,18 +140,44 @@ TEST(Advisor, TreeAcceptanceIsAnUpperBoundNeverTheWinnerAndAgreesWithSimulate) {
   EXPECT_GT(trees, 0);
 }
 
-TEST(Advisor, SglangCommandReproducesTheChoice) {
-  config::Scenario base = Base();
+TEST(Advisor, LaunchCommandsReproduceTheChoice) {
+  auto loaded = scenario::BuildScenario(Base(), "base", {}, "");
+  ASSERT_TRUE(loaded.ok());
+  LaunchContext ctx;
+  ctx.target = loaded->setup.target;
+  ctx.draft = loaded->setup.draft;
+  ctx.model_path = "models/kimi-k2.textproto";
+  ctx.draft_path = "models/eagle3-kimi-k2.textproto";
+  ctx.tp = 8;
+  ctx.batch = 4;
+  ctx.kv_dtype = compute::DType::kFp8;
+  ctx.custom_allreduce_by_default = true;
   Candidate c{{config::Speculation::EAGLE3, 3, 1, 4},
               {"NCCL ring LL, 2 channels", "x", "ring", "ll", "sys", 2},
               DefaultPacingChoices()[1],
               8};
-  std::string cmd = SglangCommand(base, c, /*custom_allreduce_by_default=*/true);
+  const std::string sglang = SglangCommand(ctx, c);
   for (const char* part :
-       {"--tp 8", "--speculative-algorithm EAGLE3", "--speculative-num-steps 3", "--speculative-eagle-topk 1",
-        "--speculative-num-draft-tokens 4", "--ep-size 8", "--disable-cuda-graph", "NCCL_ALGO=Ring", "NCCL_PROTO=LL",
-        "NCCL_MIN_NCHANNELS=2 NCCL_MAX_NCHANNELS=2", "NCCL_P2P_LEVEL=SYS", "--disable-custom-all-reduce"})
-    EXPECT_NE(cmd.find(part), std::string::npos) << part << " in " << cmd;
+       {"--model-path moonshotai/Kimi-K2-Instruct", "--tp 8", "--trust-remote-code", "--kv-cache-dtype fp8_e4m3",
+        "--speculative-algorithm EAGLE3", "--speculative-draft-model-path <models/eagle3-kimi-k2.textproto>",
+        "--speculative-num-steps 3", "--speculative-eagle-topk 1", "--speculative-num-draft-tokens 4", "--ep-size 8",
+        "--disable-cuda-graph", "NCCL_ALGO=Ring", "NCCL_PROTO=LL", "NCCL_MIN_NCHANNELS=2 NCCL_MAX_NCHANNELS=2",
+        "NCCL_P2P_LEVEL=SYS", "--disable-custom-all-reduce"})
+    EXPECT_NE(sglang.find(part), std::string::npos) << part << " in " << sglang;
+  EXPECT_EQ(sglang.find("--cuda-graph-max-bs"), std::string::npos);  // graphs off
+  const std::string vllm = VllmCommand(ctx, c);
+  for (const char* part :
+       {"vllm serve moonshotai/Kimi-K2-Instruct", "--tensor-parallel-size 8", "--trust-remote-code",
+        "--kv-cache-dtype fp8", "--max-num-seqs 4", R"("method": "eagle3")", R"("num_speculative_tokens": 3)",
+        "--enable-expert-parallel", "--enforce-eager", "--disable-custom-all-reduce", "NCCL_PROTO=LL"})
+    EXPECT_NE(vllm.find(part), std::string::npos) << part << " in " << vllm;
+  // A tree has no vLLM flag; a custom allreduce where it does not run is a code change.
+  Candidate tree{
+      {config::Speculation::EAGLE3, 3, 4, 8}, {"two-shot", "x", "twoshot", "", "", 0}, DefaultPacingChoices()[0], 1};
+  ctx.custom_allreduce_by_default = false;
+  EXPECT_NE(VllmCommand(ctx, tree).find("has no vLLM flag"), std::string::npos);
+  EXPECT_NE(SglangCommand(ctx, tree).find("a code change"), std::string::npos);
+  EXPECT_NE(SglangCommand(ctx, tree).find("--cuda-graph-max-bs 4"), std::string::npos);
 }
 
 TEST(AdviseCommand, NeedsAcceptanceWhenSpeculationIsPossible) {

@@ -141,14 +141,14 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
   std::vector<bool> used(topology.num_gpus(), false);
   for (int g : plan.rank_gpus) {
     if (g < 0 || g >= topology.num_gpus())
-      return InvalidArgumentError("--gpus: GPU " + std::to_string(g) + " does not exist; '" + topology.name +
+      return InvalidArgumentError("gpus: GPU " + std::to_string(g) + " does not exist; '" + topology.name +
                                   "' has GPUs 0-" + std::to_string(topology.num_gpus() - 1));
-    if (used[g]) return InvalidArgumentError("--gpus: GPU " + std::to_string(g) + " is listed twice");
+    if (used[g]) return InvalidArgumentError("gpus: GPU " + std::to_string(g) + " is listed twice");
     used[g] = true;
   }
-  if (n < 2) return InvalidArgumentError("--gpus: a collective needs at least 2 GPUs");
+  if (n < 2) return InvalidArgumentError("gpus: a collective needs at least 2 GPUs");
   if (request.bytes < 0) return InvalidArgumentError("size must be >= 0 bytes");
-  if (request.channels < 0) return InvalidArgumentError("--channels must be >= 1 (or 0 for NCCL's choice)");
+  if (request.channels < 0) return InvalidArgumentError("channels: must be >= 1 (or 0 for NCCL's choice)");
 
   // 1. Transport.
   NcclTransportInput transport_in;
@@ -234,15 +234,16 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
   const bool nccl_algo = algo == Algorithm::kAuto || algo == Algorithm::kRing || algo == Algorithm::kTree;
   if (request.collective != Collective::kAllReduce &&
       (algo == Algorithm::kTree || algo == Algorithm::kOneShot || algo == Algorithm::kTwoShot)) {
-    return InvalidArgumentError(std::string("--algo ") + AlgorithmName(algo) + " implements allreduce only; for " +
+    return InvalidArgumentError(std::string("algorithm ") + AlgorithmName(algo) + ": implements allreduce only; for " +
                                 CollectiveName(request.collective) + " use ring or auto");
   }
   if (request.collective == Collective::kAllToAll && algo != Algorithm::kDirect && algo != Algorithm::kAuto)
-    return InvalidArgumentError("alltoall runs as direct sends: use --algo direct or auto");
+    return InvalidArgumentError(std::string("algorithm ") + AlgorithmName(algo) +
+                                ": alltoall runs as direct sends (direct or auto)");
   if (algo == Algorithm::kDirect && request.collective != Collective::kAllToAll)
     return InvalidArgumentError(
-        "--algo direct is the all-to-all algorithm; allreduce/allgather/reducescatter use ring, tree, oneshot, twoshot "
-        "or auto");
+        "algorithm direct: the all-to-all algorithm; allreduce/allgather/reducescatter use ring, tree, oneshot, "
+        "twoshot or auto");
 
   if (nccl_algo && request.collective != Collective::kAllToAll) {
     if (algo == Algorithm::kRing) tuning_in.algos = {NcclAlgo::kRing};
@@ -305,7 +306,7 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
 
   // One-shot / two-shot custom allreduce: pull-based kernel reads of peer memory (cudaIpc).
   if (request.protocol)
-    return InvalidArgumentError("--proto applies to NCCL algorithms (ring, tree), not to oneshot/twoshot");
+    return InvalidArgumentError("protocol: applies to NCCL algorithms (ring, tree), not to oneshot/twoshot");
   CustomAllReduceOptions options;
   options.blocks = request.custom_blocks;
   options.launch_delay_ps = request.custom_launch_ps;

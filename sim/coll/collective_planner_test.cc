@@ -129,7 +129,11 @@ TEST(CollectivePlanner, BadRequestsAreErrorsNotCrashes) {
   request.gpus = {};
   request.collective = Collective::kAllGather;
   request.algorithm = Algorithm::kOneShot;
-  EXPECT_NE(PlanCollective(t, router, request).status().message().find("allreduce only"), std::string::npos);
+  // The library names the request's fields, never a command's flags (the CLI maps them).
+  const std::string m = PlanCollective(t, router, request).status().message();
+  EXPECT_EQ(m.rfind("algorithm oneshot: implements allreduce only", 0), 0u) << m;
+  request.gpus = {1, 1};
+  EXPECT_EQ(PlanCollective(t, router, request).status().message().rfind("gpus: ", 0), 0u);
   EXPECT_NE(ParseAlgorithm("rign").status().message().find("ring"), std::string::npos);
 }
 

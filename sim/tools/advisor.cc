@@ -344,7 +344,9 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace
   if (result.ranked.empty()) return FailedPreconditionError("advise: no configuration fits in GPU memory");
   const Evaluated& winner = result.ranked.front();
   if (winner.candidate.optimistic())
-    return FailedPreconditionError("advise: only tree configurations fit; their acceptance is unknown");
+    return FailedPreconditionError(
+        "advise: only configurations whose acceptance is an upper bound fit (trees credited from top-1 "
+        "probabilities): give an accept-length histogram measured with one of them");
   for (Effort level : {Effort::kLaunchFlag, Effort::kEnvironment, Effort::kCodeChange}) {
     if (level <= winner.takes.effort) continue;
     const Evaluated* best = nullptr;

@@ -22,6 +22,17 @@ namespace specsim::tools {
 
 namespace {
 
+// The planner's errors name CollectiveRequest fields ("algorithm tree: ..."); on the command line
+// those are flags.
+Status WithFlagNames(const Status& s) {
+  static constexpr std::pair<const char*, const char*> kFlags[] = {
+      {"gpus: ", "--gpus: "}, {"channels: ", "--channels: "}, {"algorithm ", "--algo "}, {"protocol: ", "--proto: "}};
+  const std::string& m = s.message();
+  for (const auto& [field, flag] : kFlags)
+    if (m.rfind(field, 0) == 0) return Status(s.code(), flag + m.substr(std::string(field).size()));
+  return s;
+}
+
 struct Row {
   std::string algorithm, protocol;
   int channels = 0;
@@ -181,7 +192,7 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
       request.algorithm = algorithm;
       request.bytes = bytes;
       auto plan = coll::PlanCollective(topology, router, request);
-      if (!plan.ok()) return Fail(plan.status());
+      if (!plan.ok()) return Fail(WithFlagNames(plan.status()));
       transport = plan->transport;
       coll::FabricTrace fabric_trace;
       coll::CollectiveTiming timing =

@@ -103,6 +103,18 @@ TEST(CollectiveCommand, BadFlagsNameTheFlagAndTheAllowedValues) {
     EXPECT_NE(bad.err.find("--custom-launch-us"), std::string::npos) << bad.err;
     EXPECT_NE(bad.err.find("must be in [0, 1000000]"), std::string::npos) << bad.err;
   }
+  // The planner names the request's fields (a scenario reaches it too); the command maps them to
+  // its flags.
+  f = DualSocketAll();
+  f.op = "allgather";
+  f.algo = "tree";
+  Output tree = RunCmd(f);
+  EXPECT_EQ(tree.code, 2);
+  EXPECT_NE(tree.err.find("--algo tree: implements allreduce only"), std::string::npos) << tree.err;
+  f = DualSocketAll();
+  f.algo = "oneshot";
+  f.proto = "ll";
+  EXPECT_NE(RunCmd(f).err.find("--proto: applies to NCCL algorithms"), std::string::npos);
 }
 
 TEST(CollectiveCommand, TraceIsWritten) {

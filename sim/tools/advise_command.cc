@@ -20,44 +20,36 @@ namespace specsim::tools {
 
 namespace {
 
-// Comma-separated counts of an accept-length histogram (--accept-lengths).
-StatusOr<std::vector<double>> ParseHistogram(const std::string& text) {
+// `flag`'s comma-separated numbers, each in [lo, hi]; `expected` says what they are, for the error.
+StatusOr<std::vector<double>> ParseNumbers(const std::string& flag, const std::string& text, double lo, double hi,
+                                           const std::string& expected) {
   std::vector<double> v;
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
     try {
       size_t pos = 0;
-      double h = std::stod(item, &pos);
-      if (pos != item.size() || !(h >= 0 && h <= 1e15)) throw std::invalid_argument(item);
-      v.push_back(h);
+      const double x = std::stod(item, &pos);
+      if (pos != item.size() || !(x >= lo && x <= hi)) throw std::invalid_argument(item);
+      v.push_back(x);
     } catch (...) {
-      return InvalidArgumentError("--accept-lengths '" + text +
-                                  "': expected counts in [0, 1e15] separated by commas, "
-                                  "index i = cycles that accepted i draft tokens, e.g. 80,120,150,180,200,270");
+      return InvalidArgumentError(flag + " '" + text + "': expected " + expected);
     }
   }
-  if (v.empty()) return InvalidArgumentError("--accept-lengths is empty");
+  if (v.empty()) return InvalidArgumentError(flag + " is empty");
   return v;
 }
 
+// --accept-lengths: the counts of an accept-length histogram.
+StatusOr<std::vector<double>> ParseHistogram(const std::string& text) {
+  return ParseNumbers("--accept-lengths", text, 0, 1e15,
+                      "counts in [0, 1e15] separated by commas, index i = cycles that accepted i draft tokens, "
+                      "e.g. 80,120,150,180,200,270");
+}
+
+// --acceptance: per-position probabilities.
 StatusOr<std::vector<double>> ParseAcceptance(const std::string& text) {
-  std::vector<double> v;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    try {
-      size_t pos = 0;
-      double p = std::stod(item, &pos);
-      if (pos != item.size() || !(p >= 0 && p <= 1)) throw std::invalid_argument(item);
-      v.push_back(p);
-    } catch (...) {
-      return InvalidArgumentError("--acceptance '" + text +
-                                  "': expected probabilities in [0, 1] separated by commas, e.g. 0.85,0.75,0.65");
-    }
-  }
-  if (v.empty()) return InvalidArgumentError("--acceptance is empty");
-  return v;
+  return ParseNumbers("--acceptance", text, 0, 1, "probabilities in [0, 1] separated by commas, e.g. 0.85,0.75,0.65");
 }
 
 }  // namespace

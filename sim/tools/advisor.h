@@ -46,6 +46,8 @@ struct CommChoice {
   std::string family;  // what a rejected family is called
   std::string algorithm, protocol, p2p_level;
   int channels = 0;
+  // One-shot or two-shot: the framework's own allreduce kernel, not NCCL.
+  bool custom_allreduce() const { return algorithm == "oneshot" || algorithm == "twoshot"; }
 };
 
 // How the ranks' hosts drive the GPUs: CUDA graphs on or off, plus scenario overrides of the

@@ -59,7 +59,7 @@ std::string Upper(std::string s) {
 }  // namespace
 
 std::string NcclEnvironmentOf(const CommChoice& comm) {
-  if (comm.algorithm == "oneshot" || comm.algorithm == "twoshot") return "";
+  if (comm.custom_allreduce()) return "";
   std::string env;
   if (comm.algorithm == "ring") env += " NCCL_ALGO=Ring";
   // NCCL >= 2.24 enforces NCCL_ALGO strictly (docs/reference/case.md): name the collective so
@@ -77,8 +77,7 @@ WhatItTakes WhatCandidateTakes(const Candidate& c, const llm::FrameworkProfile& 
   const std::string& fw = framework.name.empty() ? std::string("the framework") : framework.name;
   const auto& rule = framework.custom_allreduce;
   const bool custom_default = CustomAllreduceByDefault(framework, box);
-  const bool custom = c.comm.algorithm == "oneshot" || c.comm.algorithm == "twoshot";
-  if (custom) {
+  if (c.comm.custom_allreduce()) {
     if (!rule.stated) {
       Need(Effort::kCodeChange, fmt::format("{}'s profile states no custom-allreduce rule", fw), &w);
     } else if (!custom_default) {

@@ -11,6 +11,10 @@ std::string IdOf(const llm::ModelSpec& m, const std::string& path) {
   return m.hf_id.empty() ? "<" + path + ">" : m.hf_id;
 }
 
+std::string DraftIdOf(const LaunchContext& ctx) {
+  return ctx.draft ? IdOf(*ctx.draft, ctx.draft_path) : "<" + ctx.draft_path + ">";
+}
+
 // Notes shared by both frameworks: weights whose dtype is the checkpoint's choice, behaviour
 // overrides no flag is known for, the custom allreduce where it does not run as released.
 std::string Notes(const LaunchContext& ctx, const Candidate& c, const char* framework) {
@@ -20,8 +24,7 @@ std::string Notes(const LaunchContext& ctx, const Candidate& c, const char* fram
                          compute::DTypeName(ctx.weight_dtype), framework);
   for (const std::string& o : c.pacing.overrides)
     notes += fmt::format("\n# and the framework behaviour {} (no {} flag is known for it)", o, framework);
-  const bool custom = c.comm.algorithm == "oneshot" || c.comm.algorithm == "twoshot";
-  if (custom)
+  if (c.comm.custom_allreduce())
     notes += ctx.custom_allreduce_by_default
                  ? fmt::format(
                        "\n# {}'s custom allreduce, on by default on this box (it picks one-shot or two-shot by size)",
@@ -48,16 +51,14 @@ std::string SglangCommand(const LaunchContext& ctx, const Candidate& c) {
   if (ctx.kv_dtype == compute::DType::kFp8) cmd += " --kv-cache-dtype fp8_e4m3";
   if (c.pacing.cuda_graphs) cmd += fmt::format(" --cuda-graph-max-bs {}", ctx.batch);
   if (c.spec.method == config::Speculation::EAGLE3)
-    cmd += fmt::format(" --speculative-algorithm EAGLE3 --speculative-draft-model-path {}",
-                       ctx.draft ? IdOf(*ctx.draft, ctx.draft_path) : "<" + ctx.draft_path + ">");
+    cmd += fmt::format(" --speculative-algorithm EAGLE3 --speculative-draft-model-path {}", DraftIdOf(ctx));
   if (c.spec.method == config::Speculation::MTP) cmd += " --speculative-algorithm NEXTN";
   if (c.spec.method != config::Speculation::NONE)
     cmd += fmt::format(" --speculative-num-steps {} --speculative-eagle-topk {} --speculative-num-draft-tokens {}",
                        c.spec.num_steps, c.spec.topk, c.spec.num_draft_tokens);
   if (c.expert_parallel > 1) cmd += fmt::format(" --ep-size {}", c.expert_parallel);
   if (!c.pacing.cuda_graphs) cmd += " --disable-cuda-graph";
-  const bool custom = c.comm.algorithm == "oneshot" || c.comm.algorithm == "twoshot";
-  if (!custom && ctx.custom_allreduce_by_default) cmd += " --disable-custom-all-reduce";
+  if (!c.comm.custom_allreduce() && ctx.custom_allreduce_by_default) cmd += " --disable-custom-all-reduce";
   return WithEnvironment(c, cmd) + Notes(ctx, c, "SGLang");
 }
 
@@ -70,7 +71,7 @@ std::string VllmCommand(const LaunchContext& ctx, const Candidate& c) {
   std::string notes;
   if (c.spec.method == config::Speculation::EAGLE3) {
     cmd += fmt::format(R"( --speculative-config '{{"method": "eagle3", "model": "{}", "num_speculative_tokens": {}}}')",
-                       ctx.draft ? IdOf(*ctx.draft, ctx.draft_path) : "<" + ctx.draft_path + ">", c.spec.num_steps);
+                       DraftIdOf(ctx), c.spec.num_steps);
     if (c.spec.topk > 1)
       notes += fmt::format(
           "\n# vLLM's EAGLE proposer drafts a chain: this tree (topk {}, {} tokens verified) has no vLLM flag",
@@ -81,8 +82,7 @@ std::string VllmCommand(const LaunchContext& ctx, const Candidate& c) {
                        c.spec.num_steps);
   if (c.expert_parallel > 1) cmd += " --enable-expert-parallel";
   if (!c.pacing.cuda_graphs) cmd += " --enforce-eager";
-  const bool custom = c.comm.algorithm == "oneshot" || c.comm.algorithm == "twoshot";
-  if (!custom && ctx.custom_allreduce_by_default) cmd += " --disable-custom-all-reduce";
+  if (!c.comm.custom_allreduce() && ctx.custom_allreduce_by_default) cmd += " --disable-custom-all-reduce";
   return WithEnvironment(c, cmd) + notes + Notes(ctx, c, "vLLM");
 }
 

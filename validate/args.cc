@@ -119,6 +119,8 @@ kernels, a synthetic decode loop, multi-rank host pacing) and writes a measureme
   --nccl-log LIST    NCCL logs (comma-separated files) of an earlier run with NCCL_DEBUG=INFO
                      NCCL_DEBUG_SUBSYS=TUNING NCCL_DEBUG_FILE=...: the algorithm, protocol and channels
                      NCCL picked for each op and size are recorded on the NCCL collective items
+  --rank-threads M   free (default): the OS places the ranks' host threads; pinned: rank r's threads
+                     run on one core local to GPU r (sysfs local_cpulist), a physical core per rank
   --help             this text
 NCCL variables (NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_P2P_LEVEL,
 NCCL_P2P_DISABLE, ...) are taken from the environment and recorded; NCCL_NVLS_ENABLE=0 is set when unset.
@@ -129,9 +131,9 @@ StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
   Options o;
   const std::vector<std::string> bool_flags{"--quick", "--help", "-h", "--no-json"};
   const std::vector<std::string> value_flags{
-      "--suites", "--out",      "--model",         "--draft-model", "--tp",    "--gpus",    "--iters",
-      "--warmup", "--seed",     "--max-bytes",     "--timeout",     "--batch", "--context", "--draft-steps",
-      "--accept", "--nccl-log", "--verify-widths", "--verify-batch"};
+      "--suites", "--out",      "--model",         "--draft-model",  "--tp",          "--gpus",    "--iters",
+      "--warmup", "--seed",     "--max-bytes",     "--timeout",      "--batch",       "--context", "--draft-steps",
+      "--accept", "--nccl-log", "--verify-widths", "--verify-batch", "--rank-threads"};
   auto contains = [](const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
   };
@@ -224,6 +226,10 @@ StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
       o.draft_steps = static_cast<int>(v);
     } else if (flag == "--accept") {
       ASSIGN_OR_RETURN(o.acceptance_p, ParseDouble(flag, value, 0.0, 1.0));
+    } else if (flag == "--rank-threads") {
+      if (value != "free" && value != "pinned")
+        return InvalidArgument("--rank-threads: '" + value + "' is not free or pinned");
+      o.rank_threads = value;
     } else if (flag == "--nccl-log") {
       o.nccl_logs = SplitCommaList(value);
       if (o.nccl_logs.empty()) return InvalidArgument("--nccl-log: empty list");

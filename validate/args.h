@@ -43,6 +43,9 @@ struct Options {
   // --nccl-log: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING logs of an earlier run with the same NCCL
   // environment and sizes; their picks are written into the NCCL collective items (nccl_log.h).
   std::vector<std::string> nccl_logs;
+  // --rank-threads: "free" (the OS places the ranks' host threads) or "pinned" (rank r's threads on
+  // one core local to GPU r, rank_threads.h).
+  std::string rank_threads = "free";
   bool no_json = false;  // --no-json
   bool help = false;     // --help
 };

@@ -51,6 +51,19 @@ TEST(ParseArgs, ErrorsNameTheFlag) {
   EXPECT_NE(bad({"--max-bytes", "12XB"}).find("unknown unit"), std::string::npos);
 }
 
+TEST(ParseArgs, RankThreadsFreeByDefaultOrPinned) {
+  auto d = ParseArgs({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->rank_threads, "free");
+  auto p = ParseArgs({"--rank-threads=pinned"});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->rank_threads, "pinned");
+  auto bad = ParseArgs({"--rank-threads", "numa"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'numa' is not free or pinned"), std::string::npos);
+  EXPECT_NE(Usage().find("--rank-threads"), std::string::npos);
+}
+
 TEST(ParseArgs, PacingSuiteAndNcclLogs) {
   auto o = ParseArgs({"--suites", "collectives,pacing", "--nccl-log", "out/a-nccl.123.log,out/a-nccl.124.log"});
   ASSERT_TRUE(o.ok()) << o.status().ToString();

@@ -78,7 +78,7 @@ StatusOr<int64_t> CheckOnce(Context& ctx, std::vector<RankRig>& rigs, NcclComms&
                             const Geometry& g, const std::function<Status(int)>& run) {
   const int n = ctx.n();
   std::vector<unsigned long long> bad(n, 0);
-  RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
+  RETURN_IF_ERROR(ParallelFor(n, ctx.rank_cpus, [&](int r) -> Status {
     RankRig& rr = rigs[r];
     CUDA_RETURN_IF_ERROR(cudaSetDevice(rr.device));
     cudaStream_t s = rr.stream.get();
@@ -123,7 +123,7 @@ Status NcclSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms) {
         int gate_batch = 0;
         std::vector<GraphExec> execs(n);
         if (graph) {
-          RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
+          RETURN_IF_ERROR(ParallelFor(n, ctx.rank_cpus, [&](int r) -> Status {
             ASSIGN_OR_RETURN(execs[r],
                              GraphExec::Capture(rigs[r].device, rigs[r].stream.get(), [&] { return run(r); }));
             return Status::Ok();
@@ -266,7 +266,7 @@ Status CustomSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms, C
       std::vector<unsigned> max_bits(n, 0);
       {
         // NCCL reference into `ref` (all ranks concurrently), then max |custom - nccl|.
-        RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
+        RETURN_IF_ERROR(ParallelFor(n, ctx.rank_cpus, [&](int r) -> Status {
           RankRig& rr = rigs[r];
           CUDA_RETURN_IF_ERROR(cudaSetDevice(rr.device));
           cudaStream_t s = rr.stream.get();
@@ -293,7 +293,7 @@ Status CustomSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms, C
         int gate_batch = 0;
         std::vector<GraphExec> execs(n);
         if (graph) {
-          RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
+          RETURN_IF_ERROR(ParallelFor(n, ctx.rank_cpus, [&](int r) -> Status {
             ASSIGN_OR_RETURN(execs[r],
                              GraphExec::Capture(rigs[r].device, rigs[r].stream.get(), [&] { return run(r); }));
             return Status::Ok();

@@ -408,7 +408,7 @@ Status DecodeRunner::Build(int max_batch, int max_tokens, int verify_n, int* lay
   ranks_.resize(n);
   // Phase 1 on every rank: everything but the target layers (embedding, LM head, draft head, expert
   // pool, activations). Phase 2: as many target layers as the smallest free memory allows.
-  RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
+  RETURN_IF_ERROR(ParallelFor(n, ctx_.rank_cpus, [&](int r) -> Status {
     auto m = std::make_unique<RankModel>();
     m->rank = r;
     m->device = devs[r];
@@ -507,7 +507,7 @@ Status DecodeRunner::Build(int max_batch, int max_tokens, int verify_n, int* lay
   if (L < 1)
     return OutOfMemory(shape_.name() + " at tp " + std::to_string(tp_) + ": not even one layer fits (" +
                        std::to_string(free_min >> 30) + " GiB free per GPU after the fixed buffers)");
-  return ParallelFor(n, [&](int r) -> Status {
+  return ParallelFor(n, ctx_.rank_cpus, [&](int r) -> Status {
     RankModel& m = *ranks_[r];
     CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
     cudaStream_t s = m.stream.get();
@@ -771,7 +771,7 @@ Status DecodeRunner::RunConfig(int batch, Capture capture, bool spec, int qps) {
   TimingConfig cfg = ctx_.Timing(3, 30);
   std::vector<std::vector<double>> per_rank(n);
   std::vector<StepGraphs> graphs(n);
-  RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
+  RETURN_IF_ERROR(ParallelFor(n, ctx_.rank_cpus, [&](int r) -> Status {
     RankModel& m = *ranks_[r];
     CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
     PhaseRec none;
@@ -830,7 +830,7 @@ Status DecodeRunner::RunConfig(int batch, Capture capture, bool spec, int qps) {
   const int phase_steps = capture == Capture::kEager ? 3 : 0;
   double accept_us = 0;
   if (phase_steps > 0) {
-    RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
+    RETURN_IF_ERROR(ParallelFor(n, ctx_.rank_cpus, [&](int r) -> Status {
       RankModel& m = *ranks_[r];
       CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
       const StepGraphs none_g;

@@ -11,6 +11,7 @@
 #include "validate/environment.h"
 #include "validate/models.h"
 #include "validate/nccl_log.h"
+#include "validate/rank_threads.h"
 #include "validate/suite.h"
 #include "validate/summary.h"
 #include "validate/trace_io.h"
@@ -39,6 +40,15 @@ void FillOptions(const Options& o, trace::RunOptions* p) {
   p->set_seed(o.seed);
   p->set_collective_timeout_s(o.collective_timeout_s);
   p->set_max_bytes(o.max_bytes);
+  p->set_rank_threads(o.rank_threads);
+}
+
+// One CPU per rank near its GPU (rank_threads.h).
+StatusOr<std::vector<int>> PinnedRankCpus(const trace::Environment& env) {
+  ASSIGN_OR_RETURN(CpuTopology topology, ReadCpuTopology());
+  std::vector<std::vector<int>> local;
+  for (const auto& g : env.gpus()) local.push_back(LocalCpusOfPciDevice(g.pci_bus_id()));
+  return ChooseRankCpus(local, topology);
 }
 
 }  // namespace
@@ -141,6 +151,20 @@ int main(int argc, char** argv) {
     return 3;
   }
   *t.mutable_environment() = *env;
+  if (opt.rank_threads == "pinned") {
+    auto cpus = PinnedRankCpus(*env);
+    if (!cpus.ok()) {
+      std::fprintf(stderr, "specsim-validate: %s\n", cpus.status().message().c_str());
+      return 2;
+    }
+    ctx.rank_cpus = *cpus;
+    std::string list;
+    for (int r = 0; r < ctx.n(); ++r) {
+      t.mutable_options()->add_rank_cpus(ctx.rank_cpus[r]);
+      list += (r ? ", " : "") + std::to_string(r) + ":" + std::to_string(ctx.rank_cpus[r]);
+    }
+    std::fprintf(stderr, "specsim-validate: rank threads pinned (rank:cpu) %s\n", list.c_str());
+  }
   std::fprintf(stderr, "specsim-validate: %d GPU(s), %s, NCCL %s; suites:", ctx.n(), ctx.props[0].name,
                env->nccl_version().c_str());
   for (const auto& s : opt.suites) std::fprintf(stderr, " %s", s.c_str());

@@ -92,7 +92,7 @@ TimingConfig PacingTiming(const Context& ctx, int warmup, int iters, int quick_i
 // is capturing"): every size a graph will hold runs once eagerly first.
 Status WarmNcclAllReduce(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms, int64_t count,
                          bool layer_buffers) {
-  return ParallelFor(ctx.n(), [&](int r) -> Status {
+  return ParallelFor(ctx.n(), ctx.rank_cpus, [&](int r) -> Status {
     PacingRank& pr = ranks[r];
     CUDA_RETURN_IF_ERROR(cudaSetDevice(pr.device));
     cudaStream_t s = pr.stream.get();
@@ -121,7 +121,7 @@ Status RunSkew(Context& ctx, std::vector<PacingRank>& ranks, const std::vector<G
   const int n = ctx.n();
   std::vector<std::vector<double>> dur(n);
   TimedBarrier barrier(n);
-  RETURN_IF_ERROR(ParallelForWithBarrier(n, &barrier, [&](int r) -> Status {
+  RETURN_IF_ERROR(ParallelForWithBarrier(n, &barrier, ctx.rank_cpus, [&](int r) -> Status {
     PacingRank& pr = ranks[r];
     CUDA_RETURN_IF_ERROR(cudaSetDevice(pr.device));
     cudaStream_t s = pr.stream.get();
@@ -208,7 +208,7 @@ Status SkewItems(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms)
     const int64_t count = bytes / 2;
     RETURN_IF_ERROR(WarmNcclAllReduce(ctx, ranks, comms, count, /*layer_buffers=*/false));
     std::vector<GraphExec> graphs(n);
-    RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
+    RETURN_IF_ERROR(ParallelFor(n, ctx.rank_cpus, [&](int r) -> Status {
       PacingRank& pr = ranks[r];
       ASSIGN_OR_RETURN(graphs[r], GraphExec::Capture(pr.device, pr.stream.get(), [&]() -> Status {
                          auto* stamps = pr.stamps.as<uint64_t>();
@@ -275,7 +275,7 @@ Status RunLoop(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms, c
   const int n = ctx.n();
   std::vector<std::vector<double>> dur(n);
   TimedBarrier barrier(n);
-  RETURN_IF_ERROR(ParallelForWithBarrier(n, &barrier, [&](int r) -> Status {
+  RETURN_IF_ERROR(ParallelForWithBarrier(n, &barrier, ctx.rank_cpus, [&](int r) -> Status {
     PacingRank& pr = ranks[r];
     CUDA_RETURN_IF_ERROR(cudaSetDevice(pr.device));
     cudaStream_t s = pr.stream.get();
@@ -352,7 +352,7 @@ Status LoopItems(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms)
         // The graph of this loop, captured once per rank (NCCL connected eagerly first).
         if (allreduce) RETURN_IF_ERROR(WarmNcclAllReduce(ctx, ranks, comms, m * kHidden, /*layer_buffers=*/true));
         std::vector<GraphExec> graphs(n);
-        RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
+        RETURN_IF_ERROR(ParallelFor(n, ctx.rank_cpus, [&](int r) -> Status {
           PacingRank& pr = ranks[r];
           ASSIGN_OR_RETURN(graphs[r], GraphExec::Capture(pr.device, pr.stream.get(), [&] {
                              return EnqueueLayers(pr, comms.get(r), base, nullptr);
@@ -374,7 +374,7 @@ Status LoopItems(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms)
 Status MakeRanks(Context& ctx, std::vector<PacingRank>& ranks, int stamp_capacity) {
   const int n = ctx.n();
   ranks.resize(n);
-  return ParallelFor(n, [&](int r) -> Status {
+  return ParallelFor(n, ctx.rank_cpus, [&](int r) -> Status {
     PacingRank& pr = ranks[r];
     pr.rank = r;
     pr.device = ctx.devices[r];

@@ -316,7 +316,10 @@ Status LatencyUnderLoad(Context& ctx, GpuRig& r) {
         tp->set_load_bytes(bulk);
         tp->set_load_direction(load_dir);
         tp->set_streams(2);
-        TimingConfig cfg{0, static_cast<int>(us.size()), 0};
+        TimingConfig cfg;
+        cfg.warmup = 0;
+        cfg.iters = static_cast<int>(us.size());
+        cfg.timeout_s = 0;
         FillStats(us, cfg, "cuda_events", it);
         it->set_gbps(GBps(small, it->stats().median_us()));
         if (queued_behind > 0)
@@ -348,7 +351,8 @@ StatusOr<std::vector<std::vector<double>>> CopiesTogether(Context& ctx, std::vec
     if (std::find(ranks.begin(), ranks.end(), c.rank) == ranks.end()) ranks.push_back(c.rank);
   std::vector<std::vector<double>> us(copies.size(), std::vector<double>(cfg.iters, 0.0));
   TimedBarrier barrier(static_cast<int>(ranks.size()));
-  RETURN_IF_ERROR(ParallelForWithBarrier(static_cast<int>(ranks.size()), &barrier, [&](int k) -> Status {
+  const std::vector<int> cpus = ctx.CpusOfRanks(ranks);
+  RETURN_IF_ERROR(ParallelForWithBarrier(static_cast<int>(ranks.size()), &barrier, cpus, [&](int k) -> Status {
     const int r = ranks[k];
     GpuRig& g = rigs[r];
     CUDA_RETURN_IF_ERROR(cudaSetDevice(g.device));

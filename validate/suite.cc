@@ -41,7 +41,15 @@ TimingConfig Context::Timing(int warmup, int iters) const {
   c.warmup = opt.warmup >= 0 ? opt.warmup : (opt.quick ? std::max(1, warmup / 2) : warmup);
   c.iters = opt.iterations > 0 ? opt.iterations : (opt.quick ? std::max(3, iters / 3) : iters);
   c.timeout_s = opt.collective_timeout_s;
+  c.rank_cpus = rank_cpus;
   return c;
+}
+
+std::vector<int> Context::CpusOfRanks(const std::vector<int>& ranks) const {
+  std::vector<int> out;
+  if (rank_cpus.empty()) return out;
+  for (int r : ranks) out.push_back(rank_cpus[r]);
+  return out;
 }
 
 std::string Context::Env(const char* name) {

@@ -22,6 +22,8 @@ struct Context {
   std::vector<int> devices;           // CUDA ordinals; rank r drives devices[r]
   std::vector<cudaDeviceProp> props;  // per rank
   trace::Trace* trace = nullptr;
+  // --rank-threads pinned: rank r's threads run on CPU rank_cpus[r] (rank_threads.h); empty: free.
+  std::vector<int> rank_cpus;
 
   int n() const { return static_cast<int>(devices.size()); }
   int tp() const { return opt.tp > 0 ? opt.tp : n(); }
@@ -29,6 +31,8 @@ struct Context {
   bool CanAccessPeer(int src_rank, int dst_rank) const;
   void Note(trace::Note::Severity sev, const std::string& suite, const std::string& msg) const;
   trace::Item* NewItem(trace::Suite suite, trace::Kind kind, const std::string& name) const;
+  // The CPUs of the listed ranks, in their order (empty when the rank threads are free).
+  std::vector<int> CpusOfRanks(const std::vector<int>& ranks) const;
   // Per-suite defaults, overridden by --iters / --warmup, shrunk by --quick.
   TimingConfig Timing(int warmup, int iters) const;
   // The NCCL variables in force ("" when unset).

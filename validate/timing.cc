@@ -7,6 +7,7 @@
 #include "validate/cuda_util.h"
 #include "validate/kernels.h"
 #include "validate/pacing.h"
+#include "validate/rank_threads.h"
 
 namespace specsim::validate {
 
@@ -71,22 +72,30 @@ StatusOr<std::vector<double>> TimeOp(int device, cudaStream_t stream, const Timi
       {device}, {stream}, cfg, [&](int) { return op(); }, what, nullptr);
 }
 
-Status ParallelFor(int n, const std::function<Status(int)>& fn) {
-  if (n == 1) return fn(0).Annotate("rank 0");
+Status ParallelFor(int n, const std::vector<int>& cpus, const std::function<Status(int)>& fn) {
+  if (!cpus.empty() && static_cast<int>(cpus.size()) < n)
+    return Internal("ParallelFor: " + std::to_string(n) + " ranks, CPUs for " + std::to_string(cpus.size()));
+  auto run = [&](int r) -> Status {
+    ScopedCpuPin pin(cpus.empty() ? -1 : cpus[r]);
+    RETURN_IF_ERROR(pin.status());
+    return fn(r);
+  };
+  if (n == 1) return run(0).Annotate("rank 0");
   std::vector<Status> results(n);
   std::vector<std::thread> threads;
   threads.reserve(n);
-  for (int r = 0; r < n; ++r) threads.emplace_back([&, r] { results[r] = fn(r); });
+  for (int r = 0; r < n; ++r) threads.emplace_back([&, r] { results[r] = run(r); });
   for (auto& t : threads) t.join();
   for (int r = 0; r < n; ++r)
     if (!results[r].ok()) return results[r].Annotate("rank " + std::to_string(r));
   return Status::Ok();
 }
 
-Status ParallelForWithBarrier(int n, TimedBarrier* barrier, const std::function<Status(int)>& fn) {
+Status ParallelForWithBarrier(int n, TimedBarrier* barrier, const std::vector<int>& cpus,
+                              const std::function<Status(int)>& fn) {
   std::mutex mu;
   Status first;
-  Status st = ParallelFor(n, [&](int r) -> Status {
+  Status st = ParallelFor(n, cpus, [&](int r) -> Status {
     Status s = fn(r);
     if (!s.ok()) {
       std::lock_guard<std::mutex> lock(mu);
@@ -114,7 +123,7 @@ StatusOr<std::vector<double>> TimeOpOnAll(const std::vector<int>& devices, const
     const double gate_us = gate ? GateUsFor(batch) * std::max(1.0, cfg.gate_us / GateUsFor(cfg.iters)) : 0.0;
     std::vector<std::vector<double>> per(n);
     std::vector<char> held(n, 1);
-    RETURN_IF_ERROR(ParallelFor(n, [&](int r) -> Status {
+    RETURN_IF_ERROR(ParallelFor(n, cfg.rank_cpus, [&](int r) -> Status {
       bool h = true;
       auto t = TimeOpOnce(
           devices[r], streams[r], cfg, gate_us, batch, [&] { return op(r); }, what, &h);

@@ -35,6 +35,9 @@ struct TimingConfig {
   // > 0: gated timing (see above), the spin before the timed iterations in microseconds (scaled
   // down with the batch when the iterations go in batches).
   double gate_us = 0.0;
+  // Rank r's thread runs on CPU rank_cpus[r] (--rank-threads pinned, rank_threads.h); empty: the OS
+  // places the threads.
+  std::vector<int> rank_cpus;
 };
 
 // A gate long enough for the host to enqueue `iters` iterations of at most a few launches each
@@ -45,15 +48,21 @@ StatusOr<std::vector<double>> TimeOp(int device, cudaStream_t stream, const Timi
                                      const std::function<Status()>& op, const std::string& what);
 
 // Runs fn(rank) for rank in [0, n) on n threads (n == 1: on the calling thread). Returns the
-// first error by rank order, annotated with the rank.
-Status ParallelFor(int n, const std::function<Status(int)>& fn);
+// first error by rank order, annotated with the rank. With `cpus` (one per rank; empty: free)
+// rank r's thread runs pinned to cpus[r] (the calling thread, for n == 1, only while fn runs).
+Status ParallelFor(int n, const std::vector<int>& cpus, const std::function<Status(int)>& fn);
+inline Status ParallelFor(int n, const std::function<Status(int)>& fn) { return ParallelFor(n, {}, fn); }
 
 class TimedBarrier;
 // ParallelFor for ranks that meet at `barrier` (validate/pacing.h): a rank that fails breaks the
 // barrier so that the others stop at once instead of waiting out their timeout, and the error
 // returned is the first one in time (the cause, annotated with its rank), not a later "barrier
 // broken".
-Status ParallelForWithBarrier(int n, TimedBarrier* barrier, const std::function<Status(int)>& fn);
+Status ParallelForWithBarrier(int n, TimedBarrier* barrier, const std::vector<int>& cpus,
+                              const std::function<Status(int)>& fn);
+inline Status ParallelForWithBarrier(int n, TimedBarrier* barrier, const std::function<Status(int)>& fn) {
+  return ParallelForWithBarrier(n, barrier, {}, fn);
+}
 
 StatusOr<std::vector<double>> TimeOpOnAll(const std::vector<int>& devices, const std::vector<cudaStream_t>& streams,
                                           const TimingConfig& cfg, const std::function<Status(int)>& op,

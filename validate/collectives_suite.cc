@@ -6,6 +6,7 @@
 // of its GPU, so that the host threads' launch rate and phase stay out of it.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 
 #include "validate/kernels.h"
@@ -100,10 +101,61 @@ StatusOr<int64_t> CheckOnce(Context& ctx, std::vector<RankRig>& rigs, NcclComms&
   return total;
 }
 
-Status NcclSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms) {
+// One timed collective: per-iteration times of the slowest rank, and how the gate went.
+struct TimedCollective {
+  std::vector<double> us;
+  bool gated = false;
+  int gate_batch = 0;
+};
+
+// Times run(r) on every rank, eagerly or (graph) replayed from a CUDA graph each rank captures of it.
+StatusOr<TimedCollective> TimeCollective(Context& ctx, std::vector<RankRig>& rigs, const TimingConfig& cfg, bool graph,
+                                         const std::function<Status(int)>& run, const std::string& what) {
   const int n = ctx.n();
   std::vector<cudaStream_t> streams;
   for (auto& r : rigs) streams.push_back(r.stream.get());
+  std::vector<GraphExec> execs(n);
+  if (graph) {
+    RETURN_IF_ERROR(ParallelFor(n, ctx.rank_cpus, [&](int r) -> Status {
+      ASSIGN_OR_RETURN(execs[r], GraphExec::Capture(rigs[r].device, rigs[r].stream.get(), [&] { return run(r); }));
+      return Status::Ok();
+    }));
+  }
+  TimedCollective out;
+  ASSIGN_OR_RETURN(out.us, TimeOpOnAll(
+                               ctx.devices, streams, cfg,
+                               [&](int r) -> Status { return graph ? execs[r].Launch(rigs[r].stream.get()) : run(r); },
+                               what, &out.gated, &out.gate_batch));
+  return out;
+}
+
+// The collective parameters every timed collective item carries, its statistics and bandwidths;
+// returns the parameters for the caller's own fields.
+trace::CollectiveParams* FillTimedCollective(const Context& ctx, trace::Item* it, trace::CollectiveOp op,
+                                             trace::Implementation impl, trace::Transport transport, const Geometry& g,
+                                             bool graph, const TimingConfig& cfg, const TimedCollective& t) {
+  auto* p = it->mutable_collective();
+  p->set_op(op);
+  p->set_implementation(impl);
+  p->set_transport(transport);
+  p->set_bytes(g.bytes);
+  p->set_count(g.send_count);
+  p->set_dtype(trace::DTYPE_BF16);
+  p->set_nranks(ctx.n());
+  for (int d : ctx.devices) p->add_gpus(d);
+  p->set_cuda_graph(graph);
+  p->set_ops_per_graph(graph ? 1 : 0);
+  FillStats(t.us, cfg, t.gated ? "cuda_events_gated" : "cuda_events", it);
+  it->mutable_stats()->set_gate_batch(t.gate_batch);
+  if (cfg.gate_us > 0 && !t.gated)
+    ctx.Note(trace::Note::WARNING, kSuite, it->name() + ": no gate held; timed ungated (host launch rate included)");
+  it->set_algbw_gbps(GBps(g.bytes, it->stats().median_us()));
+  it->set_busbw_gbps(it->algbw_gbps() * BusBwFactor(op, ctx.n()));
+  return p;
+}
+
+Status NcclSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms) {
+  const int n = ctx.n();
   for (trace::CollectiveOp op : {trace::ALLREDUCE, trace::ALLGATHER, trace::REDUCESCATTER}) {
     for (int64_t size : CollectiveSizes(ctx.opt.max_bytes, ctx.opt.quick)) {
       const Geometry g = GeometryFor(op, size, n);
@@ -119,44 +171,13 @@ Status NcclSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms) {
         // NCCL's enqueue waits for the GPU when the stream is held (measured on the 2x H200 with NCCL
         // 2.28: no gate up to 83 ms held for 50 eager 1 KiB allreduces), so eager is NCCL's own rate.
         if (graph) cfg.gate_us = GateUsFor(cfg.iters);
-        bool gated = false;
-        int gate_batch = 0;
-        std::vector<GraphExec> execs(n);
-        if (graph) {
-          RETURN_IF_ERROR(ParallelFor(n, ctx.rank_cpus, [&](int r) -> Status {
-            ASSIGN_OR_RETURN(execs[r],
-                             GraphExec::Capture(rigs[r].device, rigs[r].stream.get(), [&] { return run(r); }));
-            return Status::Ok();
-          }));
-        }
-        auto t = TimeOpOnAll(
-            ctx.devices, streams, cfg,
-            [&](int r) -> Status { return graph ? execs[r].Launch(rigs[r].stream.get()) : run(r); },
-            std::string("NCCL ") + OpName(op) + " " + SizeLabel(g.bytes), &gated, &gate_batch);
-        if (!t.ok()) return t.status();
+        ASSIGN_OR_RETURN(
+            TimedCollective t,
+            TimeCollective(ctx, rigs, cfg, graph, run, std::string("NCCL ") + OpName(op) + " " + SizeLabel(g.bytes)));
         auto* it = ctx.NewItem(trace::SUITE_COLLECTIVES, trace::KIND_COLLECTIVE,
                                std::string("collectives/nccl/") + OpName(op) + (graph ? "/graph/" : "/eager/") + "n" +
                                    std::to_string(n) + "/" + SizeLabel(g.bytes));
-        auto* p = it->mutable_collective();
-        p->set_op(op);
-        p->set_implementation(trace::IMPL_NCCL);
-        p->set_transport(trace::TRANSPORT_NCCL);
-        p->set_bytes(g.bytes);
-        p->set_count(g.send_count);
-        p->set_dtype(trace::DTYPE_BF16);
-        p->set_nranks(n);
-        for (int d : ctx.devices) p->add_gpus(d);
-        p->set_cuda_graph(graph);
-        p->set_ops_per_graph(graph ? 1 : 0);
-        FillNcclEnv(p);
-        FillStats(*t, cfg, gated ? "cuda_events_gated" : "cuda_events", it);
-        it->mutable_stats()->set_gate_batch(gate_batch);
-        if (cfg.gate_us > 0 && !gated)
-          ctx.Note(trace::Note::WARNING, kSuite,
-                   it->name() + ": no gate held; timed ungated (host launch rate included)");
-        const double us = it->stats().median_us();
-        it->set_algbw_gbps(GBps(g.bytes, us));
-        it->set_busbw_gbps(it->algbw_gbps() * BusBwFactor(op, n));
+        FillNcclEnv(FillTimedCollective(ctx, it, op, trace::IMPL_NCCL, trace::TRANSPORT_NCCL, g, graph, cfg, t));
         auto* c = it->mutable_check();
         c->set_performed(true);
         c->set_mismatches(*bad);
@@ -234,8 +255,6 @@ StatusOr<std::unique_ptr<CustomRig>> MakeCustomRig(Context& ctx, std::vector<Ran
 
 Status CustomSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms, CustomRig& cr, int64_t max_bytes) {
   const int n = ctx.n();
-  std::vector<cudaStream_t> streams;
-  for (auto& r : rigs) streams.push_back(r.stream.get());
   const char* tname = cr.transport == trace::TRANSPORT_PEER_MEMORY ? "p2p" : "host";
   for (trace::Implementation impl : {trace::IMPL_ONE_SHOT, trace::IMPL_TWO_SHOT}) {
     const char* iname = impl == trace::IMPL_ONE_SHOT ? "oneshot" : "twoshot";
@@ -289,47 +308,16 @@ Status CustomSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms, C
       for (bool graph : {false, true}) {
         TimingConfig cfg = ctx.Timing(5, IterationsFor(g.bytes, 1LL << 30, 10, 50));
         cfg.gate_us = GateUsFor(cfg.iters);  // GPU time, not the host threads' phase
-        bool gated = false;
-        int gate_batch = 0;
-        std::vector<GraphExec> execs(n);
-        if (graph) {
-          RETURN_IF_ERROR(ParallelFor(n, ctx.rank_cpus, [&](int r) -> Status {
-            ASSIGN_OR_RETURN(execs[r],
-                             GraphExec::Capture(rigs[r].device, rigs[r].stream.get(), [&] { return run(r); }));
-            return Status::Ok();
-          }));
-        }
-        auto t = TimeOpOnAll(
-            ctx.devices, streams, cfg,
-            [&](int r) -> Status { return graph ? execs[r].Launch(rigs[r].stream.get()) : run(r); },
-            std::string(iname) + " allreduce " + SizeLabel(g.bytes), &gated, &gate_batch);
-        if (!t.ok()) return t.status();
+        ASSIGN_OR_RETURN(TimedCollective t, TimeCollective(ctx, rigs, cfg, graph, run,
+                                                           std::string(iname) + " allreduce " + SizeLabel(g.bytes)));
         RETURN_IF_ERROR(check_errors());
         auto* it =
             ctx.NewItem(trace::SUITE_COLLECTIVES, trace::KIND_CUSTOM_ALLREDUCE,
                         std::string("collectives/custom/") + iname + "/" + tname + (graph ? "/graph/" : "/eager/") +
                             "n" + std::to_string(n) + "/" + SizeLabel(g.bytes));
-        auto* p = it->mutable_collective();
-        p->set_op(trace::ALLREDUCE);
-        p->set_implementation(impl);
-        p->set_transport(cr.transport);
-        p->set_bytes(g.bytes);
-        p->set_count(g.send_count);
-        p->set_dtype(trace::DTYPE_BF16);
-        p->set_nranks(n);
-        for (int d : ctx.devices) p->add_gpus(d);
-        p->set_cuda_graph(graph);
-        p->set_ops_per_graph(graph ? 1 : 0);
+        auto* p = FillTimedCollective(ctx, it, trace::ALLREDUCE, impl, cr.transport, g, graph, cfg, t);
         p->set_blocks(cr.base[0].blocks);
         p->set_threads_per_block(cr.base[0].threads);
-        FillStats(*t, cfg, gated ? "cuda_events_gated" : "cuda_events", it);
-        it->mutable_stats()->set_gate_batch(gate_batch);
-        if (cfg.gate_us > 0 && !gated)
-          ctx.Note(trace::Note::WARNING, kSuite,
-                   it->name() + ": no gate held; timed ungated (host launch rate included)");
-        const double us = it->stats().median_us();
-        it->set_algbw_gbps(GBps(g.bytes, us));
-        it->set_busbw_gbps(it->algbw_gbps() * BusBwFactor(trace::ALLREDUCE, n));
         auto* c = it->mutable_check();
         c->set_performed(true);
         c->set_mismatches(*bad);

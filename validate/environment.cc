@@ -109,19 +109,6 @@ trace::PathClass FromNvmlTopology(int level) {
 
 }  // namespace
 
-const char* PathClassName(trace::PathClass c) {
-  switch (c) {
-    case trace::PATH_SELF: return "X";
-    case trace::PATH_NVLINK: return "NV";
-    case trace::PATH_PIX: return "PIX";
-    case trace::PATH_PXB: return "PXB";
-    case trace::PATH_PHB: return "PHB";
-    case trace::PATH_NODE: return "NODE";
-    case trace::PATH_SYS: return "SYS";
-    default: return "?";
-  }
-}
-
 void EnsureNcclSafetyEnv() {
   if (!std::getenv("NCCL_NVLS_ENABLE")) setenv("NCCL_NVLS_ENABLE", "0", 1);
 }

@@ -17,6 +17,4 @@ void EnsureNcclSafetyEnv();
 // REQUIRES: devices are valid CUDA ordinals.
 StatusOr<trace::Environment> CollectEnvironment(const std::vector<int>& devices);
 
-const char* PathClassName(trace::PathClass c);
-
 }  // namespace specsim::validate

@@ -153,26 +153,19 @@ __global__ void __launch_bounds__(kWarps * 32) FlashMmaKernel(AttentionArgs a, i
       }
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float mn = fmaxf(m[h], mx);
-      const float base = mn == -INFINITY ? 0.f : mn;  // a row with nothing visible yet stays at zero
-      const float corr = exp2f(m[h] - base);
-      float sum = 0.f;
+      OnlineSoftmaxRow(o, h, m[h], l[h], mx, [&](float base) {
+        float sum = 0.f;
 #pragma unroll
-      for (int nb = 0; nb < kNb; ++nb) {
+        for (int nb = 0; nb < kNb; ++nb) {
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float& x = s[nb][2 * h + e];
-          x = exp2f(x - base);
-          sum += x;
+          for (int e = 0; e < 2; ++e) {
+            float& x = s[nb][2 * h + e];
+            x = exp2f(x - base);
+            sum += x;
+          }
         }
-      }
-      l[h] = l[h] * corr + sum;
-#pragma unroll
-      for (int d = 0; d < kHeadDim / 8; ++d) {
-        o[d][2 * h] *= corr;
-        o[d][2 * h + 1] *= corr;
-      }
-      m[h] = mn;
+        return sum;
+      });
     }
     // O += P V: P (accumulator layout of two n8 blocks) is the A operand of one k16 slice.
 #pragma unroll

@@ -162,23 +162,16 @@ __global__ void __launch_bounds__(kWarps * 32) FlashMlaKernel(AttentionArgs a, i
       float tmax = -INFINITY;
 #pragma unroll
       for (int w = 0; w < kWarps; ++w) tmax = fmaxf(tmax, smax[w * 16 + gid + 8 * h]);
-      const float mn = fmaxf(m[h], tmax);
-      const float base = mn == -INFINITY ? 0.f : mn;  // nothing visible yet: stays at zero
-      const float corr = exp2f(m[h] - base);
-      float sum = 0.f;
+      OnlineSoftmaxRow(o, h, m[h], l[h], tmax, [&](float base) {
+        float sum = 0.f;
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        float& x = s[2 * h + e];
-        x = exp2f(x - base);
-        sum += x;
-      }
-      l[h] = l[h] * corr + sum;
-#pragma unroll
-      for (int d = 0; d < kWarpCols / 8; ++d) {
-        o[d][2 * h] *= corr;
-        o[d][2 * h + 1] *= corr;
-      }
-      m[h] = mn;
+        for (int e = 0; e < 2; ++e) {
+          float& x = s[2 * h + e];
+          x = exp2f(x - base);
+          sum += x;
+        }
+        return sum;
+      });
       // P row gid + 8h, this warp's 8 tokens: chunk `warp`, bf16 pair tig of it.
       reinterpret_cast<uint32_t*>(&ps[Swz(gid + 8 * h, warp, kPChunks)])[tig] = PackBf16(s[2 * h], s[2 * h + 1]);
     }

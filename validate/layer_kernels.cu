@@ -96,19 +96,9 @@ __global__ void KvAppendKernel(const __nv_bfloat16* qkv, __nv_bfloat16* kc, __nv
   }
 }
 
-__global__ void ArgmaxKernel(const __nv_bfloat16* logits, int* ids, int64_t vocab) {
-  const __nv_bfloat16* row = logits + int64_t(blockIdx.x) * vocab;
-  float best = -3.0e38f;
-  int idx = 0;
-  for (int64_t j = threadIdx.x; j < vocab; j += blockDim.x) {
-    float v = __bfloat162float(row[j]);
-    if (v > best) {
-      best = v;
-      idx = static_cast<int>(j);
-    }
-  }
-  __shared__ float sv[32];
-  __shared__ int si[32];
+// Reduces every thread's (best, idx) to the block's largest value, the lowest index among equal
+// ones; the result is valid on thread 0. sv, si: shared scratch of one entry per warp.
+__device__ __forceinline__ void BlockArgmax(float& best, int& idx, float* sv, int* si) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
     float ov = __shfl_xor_sync(0xffffffffu, best, o);
@@ -129,8 +119,24 @@ __global__ void ArgmaxKernel(const __nv_bfloat16* logits, int* ids, int64_t voca
         best = sv[w];
         idx = si[w];
       }
-    ids[blockIdx.x] = idx;
   }
+}
+
+__global__ void ArgmaxKernel(const __nv_bfloat16* logits, int* ids, int64_t vocab) {
+  const __nv_bfloat16* row = logits + int64_t(blockIdx.x) * vocab;
+  float best = -3.0e38f;
+  int idx = 0;
+  for (int64_t j = threadIdx.x; j < vocab; j += blockDim.x) {
+    float v = __bfloat162float(row[j]);
+    if (v > best) {
+      best = v;
+      idx = static_cast<int>(j);
+    }
+  }
+  __shared__ float sv[32];
+  __shared__ int si[32];
+  BlockArgmax(best, idx, sv, si);
+  if (threadIdx.x == 0) ids[blockIdx.x] = idx;
 }
 
 __global__ void RowsToCacheKernel(const __nv_bfloat16* src, int64_t src_stride, int width, __nv_bfloat16* cache,
@@ -160,26 +166,8 @@ __global__ void TopKKernel(const __nv_bfloat16* logits, int experts, int k, int*
         best = vals[e];
         idx = e;
       }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      float ov = __shfl_xor_sync(0xffffffffu, best, o);
-      int oi = __shfl_xor_sync(0xffffffffu, idx, o);
-      if (ov > best || (ov == best && oi < idx)) {
-        best = ov;
-        idx = oi;
-      }
-    }
-    if ((threadIdx.x & 31) == 0) {
-      bv[threadIdx.x >> 5] = best;
-      bi[threadIdx.x >> 5] = idx;
-    }
-    __syncthreads();
+    BlockArgmax(best, idx, bv, bi);
     if (threadIdx.x == 0) {
-      for (int w = 1; w < blockDim.x / 32; ++w)
-        if (bv[w] > best || (bv[w] == best && bi[w] < idx)) {
-          best = bv[w];
-          idx = bi[w];
-        }
       ids[int64_t(blockIdx.x) * k + r] = idx;
       picked[r] = best;
       vals[idx] = -3.0e38f;

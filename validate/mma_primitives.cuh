@@ -1,6 +1,7 @@
 // The tensor-core building blocks validate's flash attention kernels share
 // (flash_attention_kernels.cu, flash_mla_kernels.cu): cp.async copies into shared memory,
-// ldmatrix loads, one mma.m16n8k16 bf16 step, bf16 packing. sm_80 and later.
+// ldmatrix loads, one mma.m16n8k16 bf16 step, bf16 packing, the online-softmax row update. sm_80
+// and later.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -45,6 +46,27 @@ __device__ __forceinline__ void Mma(float (&d)[4], const uint32_t (&a)[4], uint3
 __device__ __forceinline__ uint32_t PackBf16(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<uint32_t*>(&v);
+}
+
+// The online-softmax update of accumulator row h (0: row gid, 1: row gid + 8) for one key tile
+// (FlashAttention-2, Dao 2023, Algorithm 1): with the row's running maximum m and sum l (log2
+// scale) and the tile's row maximum tile_max, m' = max(m, tile_max); exp_sum(base) exponentiates
+// this thread's scores of the row in place as exp2(x - base) and returns their sum; l' = l * corr +
+// that sum and the row's output accumulators o[.][2h], o[.][2h + 1] are scaled by corr = exp2(m -
+// base). base = m', except 0 while nothing in the row is visible (m' = -inf), which keeps the row at zero.
+template <int kCols8, typename ExpSum>
+__device__ __forceinline__ void OnlineSoftmaxRow(float (&o)[kCols8][4], int h, float& m, float& l, float tile_max,
+                                                 ExpSum exp_sum) {
+  const float mn = fmaxf(m, tile_max);
+  const float base = mn == -INFINITY ? 0.f : mn;
+  const float corr = exp2f(m - base);
+  l = l * corr + exp_sum(base);
+#pragma unroll
+  for (int d = 0; d < kCols8; ++d) {
+    o[d][2 * h] *= corr;
+    o[d][2 * h + 1] *= corr;
+  }
+  m = mn;
 }
 
 }  // namespace specsim::validate::mma

@@ -116,14 +116,24 @@ std::string SkewName(const Context& ctx, int64_t bytes, const SkewCase& c) {
          (c.slow_rank >= 0 ? "/slow" + std::to_string(c.slow_rank) : "") + (c.sync ? "/sync" : "/nosync");
 }
 
+// Runs body(rank, its PacingRank with its device current, the barrier the ranks share, its
+// per-iteration durations to fill) on every rank's thread; returns the durations per rank.
+using RankBody = std::function<Status(int, PacingRank&, TimedBarrier&, std::vector<double>*)>;
+StatusOr<std::vector<std::vector<double>>> RunRanks(Context& ctx, std::vector<PacingRank>& ranks,
+                                                    const RankBody& body) {
+  std::vector<std::vector<double>> dur(ctx.n());
+  TimedBarrier barrier(ctx.n());
+  RETURN_IF_ERROR(ParallelForWithBarrier(ctx.n(), &barrier, ctx.rank_cpus, [&](int r) -> Status {
+    CUDA_RETURN_IF_ERROR(cudaSetDevice(ranks[r].device));
+    return body(r, ranks[r], barrier, &dur[r]);
+  }));
+  return dur;
+}
+
 Status RunSkew(Context& ctx, std::vector<PacingRank>& ranks, const std::vector<GraphExec>& graphs, int64_t bytes,
                const SkewCase& c, const TimingConfig& cfg) {
   const int n = ctx.n();
-  std::vector<std::vector<double>> dur(n);
-  TimedBarrier barrier(n);
-  RETURN_IF_ERROR(ParallelForWithBarrier(n, &barrier, ctx.rank_cpus, [&](int r) -> Status {
-    PacingRank& pr = ranks[r];
-    CUDA_RETURN_IF_ERROR(cudaSetDevice(pr.device));
+  auto timed = RunRanks(ctx, ranks, [&](int r, PacingRank& pr, TimedBarrier& barrier, std::vector<double>* dur) {
     cudaStream_t s = pr.stream.get();
     HostCostSampler cost(c.cost, r);
     const double extra_us = r == c.slow_rank ? kSlowHostExtraUs : 0.0;
@@ -162,10 +172,12 @@ Status RunSkew(Context& ctx, std::vector<PacingRank>& ranks, const std::vector<G
     for (int i = 0; i < cfg.iters; ++i) {
       const uint64_t a = stamps[2 * i], b = stamps[2 * i + 1];
       if (a == 0 || b < a) return Internal("missing or reversed globaltimer stamps at replay " + std::to_string(i));
-      dur[r].push_back(static_cast<double>(b - a) * 1e-3);
+      dur->push_back(static_cast<double>(b - a) * 1e-3);
     }
     return Status::Ok();
-  }));
+  });
+  if (!timed.ok()) return timed.status();
+  const std::vector<std::vector<double>>& dur = *timed;
   const SkewTimings st = ComputeSkew(dur);
   auto* it = ctx.NewItem(trace::SUITE_PACING, trace::KIND_COLLECTIVE_SKEW, SkewName(ctx, bytes, c));
   auto* p = it->mutable_skew();
@@ -273,11 +285,7 @@ Status EnqueueLayers(PacingRank& pr, ncclComm_t comm, const LoopCase& c, HostCos
 Status RunLoop(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms, const std::vector<GraphExec>& graphs,
                const LoopCase& c, const TimingConfig& cfg) {
   const int n = ctx.n();
-  std::vector<std::vector<double>> dur(n);
-  TimedBarrier barrier(n);
-  RETURN_IF_ERROR(ParallelForWithBarrier(n, &barrier, ctx.rank_cpus, [&](int r) -> Status {
-    PacingRank& pr = ranks[r];
-    CUDA_RETURN_IF_ERROR(cudaSetDevice(pr.device));
+  auto timed = RunRanks(ctx, ranks, [&](int r, PacingRank& pr, TimedBarrier& barrier, std::vector<double>* dur) {
     cudaStream_t s = pr.stream.get();
     HostCostSampler cost(c.cost, r);
     const std::string what = "layer loop";
@@ -293,10 +301,12 @@ Status RunLoop(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms, c
       if (i < cfg.warmup) continue;
       float ms = 0;
       CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, pr.start.get(), pr.end.get()));
-      dur[r].push_back(ms * 1000.0);
+      dur->push_back(ms * 1000.0);
     }
     return Status::Ok();
-  }));
+  });
+  if (!timed.ok()) return timed.status();
+  const std::vector<std::vector<double>>& dur = *timed;
   std::vector<double> slowest(cfg.iters, 0.0);
   for (int r = 0; r < n; ++r)
     for (int i = 0; i < cfg.iters; ++i) slowest[i] = std::max(slowest[i], dur[r][i]);

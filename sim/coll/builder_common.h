@@ -55,6 +55,30 @@ Status ValidatePipelinedOptions(const char* algorithm, int num_ranks, int64_t by
   return OkStatus();
 }
 
+// A step of a chunk-pipelined builder (ring, tree): segment `segment` of the output buffer sent
+// from rank src to rank dst on `channel`, reduced into the receiver's (kReduce) or copied over it
+// (kCopy); its bytes are the segment's even share of the schedule's, its mechanism the options'
+// for the pair, its wire efficiency, latency floor and rate cap those of the pair's step protocol.
+// Dependencies are the caller's.
+template <typename PipelinedOptions>
+ScheduleOp PipelinedStep(const Schedule& schedule, const PipelinedOptions& options, int src, int dst, int segment,
+                         DataEffect effect, int channel) {
+  ScheduleOp t;
+  t.kind = OpKind::kTransfer;
+  t.src_rank = src;
+  t.dst_rank = dst;
+  t.src_buffer = Buffer::kOut;
+  t.dst_buffer = Buffer::kOut;
+  t.effect = effect;
+  t.segment_begin = segment;
+  t.segment_end = segment + 1;
+  t.bytes = EvenShareBytes(schedule.total_bytes, schedule.num_segments, segment);
+  t.mechanism = MechanismAt(options.mechanism, src, dst);
+  ApplyStepProtocol(StepProtocol(options.protocol, options.steps, src, dst), &t);
+  t.channel = channel;
+  return t;
+}
+
 // One kDelay of `duration_ps` per rank (a collective's start cost: NCCL's base latency, a kernel
 // launch); returns the op index of each rank's delay.
 std::vector<int> AddStartDelays(Schedule* schedule, int num_ranks, SimTime duration_ps);

@@ -49,19 +49,9 @@ Schedule BuildRing(Collective collective, int n, int64_t bytes, const RingOption
             const int block =
                 phase == RingPhase::kReduceScatter ? order[Mod(p - step - 1, n)] : order[Mod(p - step, n)];
             const int segment = (block * num_channels + c) * chunks + k;
-            ScheduleOp t;
-            t.kind = OpKind::kTransfer;
-            t.src_rank = order[p];
-            t.dst_rank = order[Mod(p + 1, n)];
-            t.src_buffer = Buffer::kOut;
-            t.dst_buffer = Buffer::kOut;
-            t.effect = phase == RingPhase::kReduceScatter ? DataEffect::kReduce : DataEffect::kCopy;
-            t.segment_begin = segment;
-            t.segment_end = segment + 1;
-            t.bytes = EvenShareBytes(bytes, s.num_segments, segment);
-            t.mechanism = MechanismAt(options.mechanism, t.src_rank, t.dst_rank);
-            ApplyStepProtocol(StepProtocol(proto, options.steps, t.src_rank, t.dst_rank), &t);
-            t.channel = c;
+            ScheduleOp t =
+                PipelinedStep(s, options, order[p], order[Mod(p + 1, n)], segment,
+                              phase == RingPhase::kReduceScatter ? DataEffect::kReduce : DataEffect::kCopy, c);
             const int ready = arrival[at(c, p, k)];
             t.deps.push_back(ready >= 0 ? ready : start[order[p]]);
             connection[c][p].AddDeps(t.deps);

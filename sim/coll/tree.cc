@@ -37,19 +37,7 @@ Schedule BuildTreeAllReduce(int n, int64_t bytes, const TreeOptions& options) {
   // `ready`: the ops after which the sender holds the chunk.
   auto transfer = [&](int from_pos, int to_pos, DataEffect effect, int c, int segment, std::vector<int32_t> ready,
                       ConnectionOrder& conn) {
-    ScheduleOp t;
-    t.kind = OpKind::kTransfer;
-    t.src_rank = order[from_pos];
-    t.dst_rank = order[to_pos];
-    t.src_buffer = Buffer::kOut;
-    t.dst_buffer = Buffer::kOut;
-    t.effect = effect;
-    t.segment_begin = segment;
-    t.segment_end = segment + 1;
-    t.bytes = EvenShareBytes(bytes, s.num_segments, segment);
-    t.mechanism = MechanismAt(options.mechanism, t.src_rank, t.dst_rank);
-    ApplyStepProtocol(StepProtocol(proto, options.steps, t.src_rank, t.dst_rank), &t);
-    t.channel = c;
+    ScheduleOp t = PipelinedStep(s, options, order[from_pos], order[to_pos], segment, effect, c);
     t.deps = std::move(ready);
     conn.AddDeps(t.deps);
     NormalizeDeps(t.deps);

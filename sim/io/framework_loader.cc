@@ -66,6 +66,54 @@ std::string LocationOf(const pb::TextFormat::ParseInfoTree* tree, const std::str
   return found;
 }
 
+// The serving framework's custom-allreduce rule (world sizes, NVLink limit, size limit).
+void CheckCustomAllreduceRule(const config::CustomAllreduceRule& c, bool partial, std::vector<Problem>* out) {
+  for (int i = 0; i < c.world_sizes_size(); ++i) {
+    const int w = c.world_sizes(i);
+    if (w < 2 || w > 1024)
+      out->push_back(
+          {fmt::format("custom_allreduce.world_sizes[{}]", i), std::to_string(w), "must be in [2, 1024] (GPUs)"});
+  }
+  if (!partial && c.world_sizes_size() == 0)
+    out->push_back({"custom_allreduce.world_sizes", "(empty)",
+                    "required when custom_allreduce is given: the world sizes its kernel supports, e.g. [2, 4, 6, 8]"});
+  for (int i = 0; i < c.one_shot_only_world_sizes_size(); ++i) {
+    const int w = c.one_shot_only_world_sizes(i);
+    if (w < 2 || w > 1024)
+      out->push_back({fmt::format("custom_allreduce.one_shot_only_world_sizes[{}]", i), std::to_string(w),
+                      "must be in [2, 1024] (GPUs)"});
+  }
+  if (c.has_max_world_size_without_full_nvlink() && c.max_world_size_without_full_nvlink() < 0)
+    out->push_back({"custom_allreduce.max_world_size_without_full_nvlink",
+                    std::to_string(c.max_world_size_without_full_nvlink()), "must be >= 0 (GPUs)"});
+  if (c.has_max_bytes() && c.max_bytes() < 0)
+    out->push_back({"custom_allreduce.max_bytes", std::to_string(c.max_bytes()), "must be >= 0 (bytes; 0: no limit)"});
+}
+
+// Host-cost jitter: a distribution and its parameters.
+void CheckJitter(const Jitter& j, bool partial, std::vector<Problem>* out) {
+  const pb::EnumDescriptor* dists = Jitter::Distribution_descriptor();
+  const int dist = j.distribution();
+  const bool dist_unset = dist == Jitter::DISTRIBUTION_UNSPECIFIED;
+  if ((dist_unset && !partial) || (!dist_unset && !Jitter::Distribution_IsValid(dist))) {
+    out->push_back({"jitter.distribution", EnumValueName(dists, dist),
+                    (partial ? "must be one of " : "must be set when a jitter block is present, one of ") +
+                        AllowedEnumValues(dists)});
+  }
+  if (j.has_mean_us() && !(std::isfinite(j.mean_us()) && j.mean_us() >= 0)) {
+    out->push_back({"jitter.mean_us", Number(j.mean_us()), "must be finite and >= 0 (microseconds)"});
+  }
+  if (j.has_sigma() && !(std::isfinite(j.sigma()) && j.sigma() >= 0 && j.sigma() <= 5)) {
+    out->push_back({"jitter.sigma", Number(j.sigma()), "must be in [0, 5] (sigma of ln x)"});
+  }
+  for (int i = 0; i < j.quantiles_us_size(); ++i) {
+    const double q = j.quantiles_us(i);
+    if (!(std::isfinite(q) && q >= 0)) {
+      out->push_back({fmt::format("jitter.quantiles_us[{}]", i), Number(q), "must be finite and >= 0"});
+    }
+  }
+}
+
 // Field rules shared by whole profiles (`partial` false: every field required) and overrides
 // (`partial` true: only the fields set are checked).
 void CheckProfile(const FrameworkProfile& p, bool partial, std::vector<Problem>* out) {
@@ -108,53 +156,8 @@ void CheckProfile(const FrameworkProfile& p, bool partial, std::vector<Problem>*
                     "required: true (the speculative loop waits for the GPU every cycle) or false (the "
                     "host runs ahead)"});
   }
-  if (p.has_custom_allreduce()) {
-    const config::CustomAllreduceRule& c = p.custom_allreduce();
-    for (int i = 0; i < c.world_sizes_size(); ++i) {
-      const int w = c.world_sizes(i);
-      if (w < 2 || w > 1024)
-        out->push_back(
-            {fmt::format("custom_allreduce.world_sizes[{}]", i), std::to_string(w), "must be in [2, 1024] (GPUs)"});
-    }
-    if (!partial && c.world_sizes_size() == 0)
-      out->push_back(
-          {"custom_allreduce.world_sizes", "(empty)",
-           "required when custom_allreduce is given: the world sizes its kernel supports, e.g. [2, 4, 6, 8]"});
-    for (int i = 0; i < c.one_shot_only_world_sizes_size(); ++i) {
-      const int w = c.one_shot_only_world_sizes(i);
-      if (w < 2 || w > 1024)
-        out->push_back({fmt::format("custom_allreduce.one_shot_only_world_sizes[{}]", i), std::to_string(w),
-                        "must be in [2, 1024] (GPUs)"});
-    }
-    if (c.has_max_world_size_without_full_nvlink() && c.max_world_size_without_full_nvlink() < 0)
-      out->push_back({"custom_allreduce.max_world_size_without_full_nvlink",
-                      std::to_string(c.max_world_size_without_full_nvlink()), "must be >= 0 (GPUs)"});
-    if (c.has_max_bytes() && c.max_bytes() < 0)
-      out->push_back(
-          {"custom_allreduce.max_bytes", std::to_string(c.max_bytes()), "must be >= 0 (bytes; 0: no limit)"});
-  }
-  if (!p.has_jitter()) return;
-  const Jitter& j = p.jitter();
-  const pb::EnumDescriptor* dists = Jitter::Distribution_descriptor();
-  const int dist = j.distribution();
-  const bool dist_unset = dist == Jitter::DISTRIBUTION_UNSPECIFIED;
-  if ((dist_unset && !partial) || (!dist_unset && !Jitter::Distribution_IsValid(dist))) {
-    out->push_back({"jitter.distribution", EnumValueName(dists, dist),
-                    (partial ? "must be one of " : "must be set when a jitter block is present, one of ") +
-                        AllowedEnumValues(dists)});
-  }
-  if (j.has_mean_us() && !(std::isfinite(j.mean_us()) && j.mean_us() >= 0)) {
-    out->push_back({"jitter.mean_us", Number(j.mean_us()), "must be finite and >= 0 (microseconds)"});
-  }
-  if (j.has_sigma() && !(std::isfinite(j.sigma()) && j.sigma() >= 0 && j.sigma() <= 5)) {
-    out->push_back({"jitter.sigma", Number(j.sigma()), "must be in [0, 5] (sigma of ln x)"});
-  }
-  for (int i = 0; i < j.quantiles_us_size(); ++i) {
-    const double q = j.quantiles_us(i);
-    if (!(std::isfinite(q) && q >= 0)) {
-      out->push_back({fmt::format("jitter.quantiles_us[{}]", i), Number(q), "must be finite and >= 0"});
-    }
-  }
+  if (p.has_custom_allreduce()) CheckCustomAllreduceRule(p.custom_allreduce(), partial, out);
+  if (p.has_jitter()) CheckJitter(p.jitter(), partial, out);
 }
 
 llm::CaptureMode ToCaptureMode(config::CaptureMode m) {

@@ -214,6 +214,99 @@ std::string BaseName(std::string_view filename) {
   return name;
 }
 
+// The family of a supported model_type (IsSupportedType), EAGLE-3 heads aside.
+config::Model::Family FamilyOfType(const std::string& type) {
+  if (type == "llama") return config::Model::LLAMA;
+  if (type == "qwen3") return config::Model::QWEN3;
+  if (type == "qwen3_moe") return config::Model::QWEN3_MOE;
+  if (type == "deepseek_v3" || type == "kimi_k2") return config::Model::DEEPSEEK_V3;
+  return config::Model::GPT_OSS;
+}
+
+// The MoE block of a qwen3_moe, deepseek_v3 / kimi_k2 or gpt_oss config (each names its fields
+// its own way); refuses layer patterns specsim does not model (not every layer MoE).
+void ReadMoe(const std::string& type, const std::string& why, Reader& r, config::Model* m) {
+  const bool deepseek = type == "deepseek_v3" || type == "kimi_k2";
+  const bool gpt_oss = type == "gpt_oss";
+  config::MoeConfig* moe = m->mutable_moe();
+  if (deepseek) {
+    moe->set_num_experts(r.RequiredInt({"n_routed_experts"}, why));
+    moe->set_num_shared_experts(r.OptionalInt("n_shared_experts", 0));
+    moe->set_experts_per_token(r.RequiredInt({"num_experts_per_tok"}, why));
+    moe->set_moe_intermediate_size(r.RequiredInt({"moe_intermediate_size"}, why));
+    moe->set_first_dense_layers(r.OptionalInt("first_k_dense_replace", 0));
+    if (std::optional<int> freq = r.Int("moe_layer_freq"); freq && *freq != 1) {
+      r.Error(
+          fmt::format("{} = {}: not supported: specsim models every layer from "
+                      "first_k_dense_replace on as MoE (moe_layer_freq 1)",
+                      r.PathOf("moe_layer_freq"), *freq));
+    }
+  } else if (gpt_oss) {
+    moe->set_num_experts(r.RequiredInt({"num_local_experts", "num_experts"}, why));
+    moe->set_experts_per_token(r.RequiredInt({"experts_per_token", "num_experts_per_tok"}, why));
+    moe->set_moe_intermediate_size(r.RequiredInt({"intermediate_size"}, why + " (the per-expert MLP size)"));
+  } else {
+    moe->set_num_experts(r.RequiredInt({"num_experts", "num_local_experts"}, why));
+    moe->set_experts_per_token(r.RequiredInt({"num_experts_per_tok"}, why));
+    moe->set_moe_intermediate_size(r.RequiredInt({"moe_intermediate_size"}, why));
+    if (std::optional<int> step = r.Int("decoder_sparse_step"); step && *step != 1) {
+      r.Error(
+          fmt::format("{} = {}: not supported: specsim models every layer as MoE "
+                      "(decoder_sparse_step 1)",
+                      r.PathOf("decoder_sparse_step"), *step));
+    }
+    std::string path;
+    if (const json* only = r.Find("mlp_only_layers", &path); only != nullptr && !(only->is_array() && only->empty())) {
+      r.Error(
+          fmt::format("{} = {}: not supported: specsim models every layer as MoE "
+                      "(mlp_only_layers [])",
+                      path, only->dump()));
+    }
+  }
+}
+
+// MLA ranks (deepseek_v3 / kimi_k2) or the head dimension (given, or hidden / heads).
+void ReadAttention(bool deepseek, const std::string& why, Reader& r, config::Model* m) {
+  if (deepseek) {
+    config::MlaConfig* mla = m->mutable_mla();
+    mla->set_q_lora_rank(r.RequiredInt({"q_lora_rank"}, why));
+    mla->set_kv_lora_rank(r.RequiredInt({"kv_lora_rank"}, why));
+    mla->set_qk_nope_head_dim(r.RequiredInt({"qk_nope_head_dim"}, why));
+    mla->set_qk_rope_head_dim(r.RequiredInt({"qk_rope_head_dim"}, why));
+    mla->set_v_head_dim(r.RequiredInt({"v_head_dim"}, why));
+    m->set_head_dim(mla->qk_nope_head_dim() + mla->qk_rope_head_dim());
+  } else if (r.Has("head_dim")) {
+    m->set_head_dim(r.Int("head_dim").value_or(0));
+  } else if (m->num_attention_heads() > 0) {
+    m->set_head_dim(m->hidden_size() / m->num_attention_heads());
+  }
+}
+
+// gpt_oss's sliding windows (window and layer pattern); refused for the other types.
+void ReadSlidingWindows(const std::string& type, const std::string& why, Reader& r, config::Model* m) {
+  if (type == "gpt_oss") {
+    m->set_sliding_window(r.OptionalInt("sliding_window", 0));
+    std::string path;
+    if (const json* types = r.Find("layer_types", &path)) {
+      m->set_sliding_window_every(SlidingEveryFromLayerTypes(*types, path, m->num_layers(), &r));
+    } else if (m->sliding_window() > 0) {
+      m->set_sliding_window_every(2);  // transformers' GptOssConfig default: even layers slide
+    }
+    if (m->sliding_window_every() > 0 && m->sliding_window() <= 0) {
+      r.Error(
+          fmt::format("sliding_window: missing or 0 while layer_types has sliding layers "
+                      "(required {})",
+                      why));
+    }
+    if (m->sliding_window_every() == 0) m->set_sliding_window(0);
+  } else if (r.OptionalBool("use_sliding_window", false)) {
+    r.Error(
+        fmt::format("{} = true: not supported for model_type \"{}\" (specsim models sliding "
+                    "windows only for gpt_oss)",
+                    r.PathOf("use_sliding_window"), type));
+  }
+}
+
 }  // namespace
 
 StatusOr<config::Model> ImportHfConfig(std::string_view json_text, std::string_view filename) {
@@ -248,25 +341,13 @@ StatusOr<config::Model> ImportHfConfig(std::string_view json_text, std::string_v
   const bool eagle3 = LooksLikeEagle3(root, r);
   const bool deepseek = *type == "deepseek_v3" || *type == "kimi_k2";
   const bool gpt_oss = *type == "gpt_oss";
-  if (eagle3) {
-    if (*type != "llama") {
-      return InvalidArgumentError(
-          fmt::format("{}: an EAGLE-3 head (draft_vocab_size or an *Eagle3* architecture) with {} = \"{}\": "
-                      "only llama-style EAGLE-3 heads are supported",
-                      filename, type_path, *type));
-    }
-    m.set_family(config::Model::EAGLE3);
-  } else if (*type == "llama") {
-    m.set_family(config::Model::LLAMA);
-  } else if (*type == "qwen3") {
-    m.set_family(config::Model::QWEN3);
-  } else if (*type == "qwen3_moe") {
-    m.set_family(config::Model::QWEN3_MOE);
-  } else if (deepseek) {
-    m.set_family(config::Model::DEEPSEEK_V3);
-  } else {
-    m.set_family(config::Model::GPT_OSS);
+  if (eagle3 && *type != "llama") {
+    return InvalidArgumentError(
+        fmt::format("{}: an EAGLE-3 head (draft_vocab_size or an *Eagle3* architecture) with {} = \"{}\": "
+                    "only llama-style EAGLE-3 heads are supported",
+                    filename, type_path, *type));
   }
+  m.set_family(eagle3 ? config::Model::EAGLE3 : FamilyOfType(*type));
 
   if (std::optional<std::string> name = r.String("_name_or_path"); name && !name->empty()) {
     m.set_name(*name);
@@ -294,83 +375,9 @@ StatusOr<config::Model> ImportHfConfig(std::string_view json_text, std::string_v
     m.set_intermediate_size(r.RequiredInt({"intermediate_size"}, why));
   }
 
-  // MoE.
-  if (*type == "qwen3_moe" || deepseek || gpt_oss) {
-    config::MoeConfig* moe = m.mutable_moe();
-    if (deepseek) {
-      moe->set_num_experts(r.RequiredInt({"n_routed_experts"}, why));
-      moe->set_num_shared_experts(r.OptionalInt("n_shared_experts", 0));
-      moe->set_experts_per_token(r.RequiredInt({"num_experts_per_tok"}, why));
-      moe->set_moe_intermediate_size(r.RequiredInt({"moe_intermediate_size"}, why));
-      moe->set_first_dense_layers(r.OptionalInt("first_k_dense_replace", 0));
-      if (std::optional<int> freq = r.Int("moe_layer_freq"); freq && *freq != 1) {
-        r.Error(
-            fmt::format("{} = {}: not supported: specsim models every layer from "
-                        "first_k_dense_replace on as MoE (moe_layer_freq 1)",
-                        r.PathOf("moe_layer_freq"), *freq));
-      }
-    } else if (gpt_oss) {
-      moe->set_num_experts(r.RequiredInt({"num_local_experts", "num_experts"}, why));
-      moe->set_experts_per_token(r.RequiredInt({"experts_per_token", "num_experts_per_tok"}, why));
-      moe->set_moe_intermediate_size(r.RequiredInt({"intermediate_size"}, why + " (the per-expert MLP size)"));
-    } else {
-      moe->set_num_experts(r.RequiredInt({"num_experts", "num_local_experts"}, why));
-      moe->set_experts_per_token(r.RequiredInt({"num_experts_per_tok"}, why));
-      moe->set_moe_intermediate_size(r.RequiredInt({"moe_intermediate_size"}, why));
-      if (std::optional<int> step = r.Int("decoder_sparse_step"); step && *step != 1) {
-        r.Error(
-            fmt::format("{} = {}: not supported: specsim models every layer as MoE "
-                        "(decoder_sparse_step 1)",
-                        r.PathOf("decoder_sparse_step"), *step));
-      }
-      std::string path;
-      if (const json* only = r.Find("mlp_only_layers", &path);
-          only != nullptr && !(only->is_array() && only->empty())) {
-        r.Error(
-            fmt::format("{} = {}: not supported: specsim models every layer as MoE "
-                        "(mlp_only_layers [])",
-                        path, only->dump()));
-      }
-    }
-  }
-
-  // Attention.
-  if (deepseek) {
-    config::MlaConfig* mla = m.mutable_mla();
-    mla->set_q_lora_rank(r.RequiredInt({"q_lora_rank"}, why));
-    mla->set_kv_lora_rank(r.RequiredInt({"kv_lora_rank"}, why));
-    mla->set_qk_nope_head_dim(r.RequiredInt({"qk_nope_head_dim"}, why));
-    mla->set_qk_rope_head_dim(r.RequiredInt({"qk_rope_head_dim"}, why));
-    mla->set_v_head_dim(r.RequiredInt({"v_head_dim"}, why));
-    m.set_head_dim(mla->qk_nope_head_dim() + mla->qk_rope_head_dim());
-  } else if (r.Has("head_dim")) {
-    m.set_head_dim(r.Int("head_dim").value_or(0));
-  } else if (m.num_attention_heads() > 0) {
-    m.set_head_dim(m.hidden_size() / m.num_attention_heads());
-  }
-
-  // Sliding windows.
-  if (gpt_oss) {
-    m.set_sliding_window(r.OptionalInt("sliding_window", 0));
-    std::string path;
-    if (const json* types = r.Find("layer_types", &path)) {
-      m.set_sliding_window_every(SlidingEveryFromLayerTypes(*types, path, m.num_layers(), &r));
-    } else if (m.sliding_window() > 0) {
-      m.set_sliding_window_every(2);  // transformers' GptOssConfig default: even layers slide
-    }
-    if (m.sliding_window_every() > 0 && m.sliding_window() <= 0) {
-      r.Error(
-          fmt::format("sliding_window: missing or 0 while layer_types has sliding layers "
-                      "(required {})",
-                      why));
-    }
-    if (m.sliding_window_every() == 0) m.set_sliding_window(0);
-  } else if (r.OptionalBool("use_sliding_window", false)) {
-    r.Error(
-        fmt::format("{} = true: not supported for model_type \"{}\" (specsim models sliding "
-                    "windows only for gpt_oss)",
-                    r.PathOf("use_sliding_window"), *type));
-  }
+  if (*type == "qwen3_moe" || deepseek || gpt_oss) ReadMoe(*type, why, r, &m);
+  ReadAttention(deepseek, why, r, &m);
+  ReadSlidingWindows(*type, why, r, &m);
 
   if (eagle3) {
     config::Eagle3Config* e = m.mutable_eagle3();

@@ -33,7 +33,10 @@ void NonNegativeInt(ValidationErrors* e, const std::string& path, int value) {
   if (value < 0) e->Add(path, std::to_string(value), "must be >= 0");
 }
 
-void CheckModel(const Model& m, ValidationErrors* e) {
+bool IsMoeFamily(Model::Family f) { return f == Model::QWEN3_MOE || f == Model::DEEPSEEK_V3 || f == Model::GPT_OSS; }
+
+// Family, the attention shape and the dense MLP.
+void CheckShape(const Model& m, ValidationErrors* e) {
   const Model::Family f = m.family();
   const std::string family = FamilyName(f);
   if (f == Model::FAMILY_UNSPECIFIED || !Model::Family_IsValid(f)) {
@@ -51,8 +54,7 @@ void CheckModel(const Model& m, ValidationErrors* e) {
            fmt::format("must divide num_attention_heads = {}", m.num_attention_heads()));
   }
 
-  const bool moe_family = f == Model::QWEN3_MOE || f == Model::DEEPSEEK_V3 || f == Model::GPT_OSS;
-  const bool dense_layers = !moe_family || (f == Model::DEEPSEEK_V3 && m.moe().first_dense_layers() > 0);
+  const bool dense_layers = !IsMoeFamily(f) || (f == Model::DEEPSEEK_V3 && m.moe().first_dense_layers() > 0);
   if (dense_layers) {
     if (m.intermediate_size() <= 0) {
       e->Add("intermediate_size", std::to_string(m.intermediate_size()),
@@ -62,10 +64,12 @@ void CheckModel(const Model& m, ValidationErrors* e) {
   } else {
     NonNegativeInt(e, "intermediate_size", m.intermediate_size());
   }
+}
 
-  // MoE.
+void CheckMoe(const Model& m, ValidationErrors* e) {
+  const std::string family = FamilyName(m.family());
   const config::MoeConfig& moe = m.moe();
-  if (moe_family) {
+  if (IsMoeFamily(m.family())) {
     if (!m.has_moe()) {
       e->Add("moe", "(absent)", fmt::format("required for family {} (a mixture-of-experts model)", family));
     } else {
@@ -85,8 +89,10 @@ void CheckModel(const Model& m, ValidationErrors* e) {
     e->Add("moe", fmt::format("{{ num_experts: {} ... }}", moe.num_experts()),
            fmt::format("must be empty for family {} (MoE families: QWEN3_MOE, DEEPSEEK_V3, GPT_OSS)", family));
   }
+}
 
-  // MLA: all or nothing, and only DEEPSEEK_V3.
+// MLA: all or nothing, and only DEEPSEEK_V3.
+void CheckMla(const Model& m, ValidationErrors* e) {
   const config::MlaConfig& mla = m.mla();
   const int mla_fields[] = {mla.q_lora_rank(), mla.kv_lora_rank(), mla.qk_nope_head_dim(), mla.qk_rope_head_dim(),
                             mla.v_head_dim()};
@@ -94,7 +100,7 @@ void CheckModel(const Model& m, ValidationErrors* e) {
                              "mla.v_head_dim"};
   bool any_mla = false;
   for (int v : mla_fields) any_mla = any_mla || v != 0;
-  if (f == Model::DEEPSEEK_V3) {
+  if (m.family() == Model::DEEPSEEK_V3) {
     for (int i = 0; i < 5; ++i) {
       if (mla_fields[i] <= 0) {
         e->Add(mla_names[i], std::to_string(mla_fields[i]),
@@ -104,10 +110,12 @@ void CheckModel(const Model& m, ValidationErrors* e) {
     }
   } else if (any_mla) {
     e->Add("mla", fmt::format("{{ kv_lora_rank: {} ... }}", mla.kv_lora_rank()),
-           fmt::format("must be empty for family {} (only DEEPSEEK_V3 uses MLA)", family));
+           fmt::format("must be empty for family {} (only DEEPSEEK_V3 uses MLA)", FamilyName(m.family())));
   }
+}
 
-  // Sliding windows.
+// Sliding windows, the EAGLE-3 head's fields and MTP layers.
+void CheckWindowsAndDraftHeads(const Model& m, ValidationErrors* e) {
   NonNegativeInt(e, "sliding_window", m.sliding_window());
   NonNegativeInt(e, "sliding_window_every", m.sliding_window_every());
   if ((m.sliding_window() > 0) != (m.sliding_window_every() > 0)) {
@@ -118,9 +126,8 @@ void CheckModel(const Model& m, ValidationErrors* e) {
            fmt::format("must be <= num_layers = {}", m.num_layers()));
   }
 
-  // EAGLE-3.
   const config::Eagle3Config& eagle = m.eagle3();
-  if (f == Model::EAGLE3) {
+  if (m.family() == Model::EAGLE3) {
     if (eagle.draft_vocab_size() <= 0 || (m.vocab_size() > 0 && eagle.draft_vocab_size() > m.vocab_size())) {
       e->Add("eagle3.draft_vocab_size", std::to_string(eagle.draft_vocab_size()),
              fmt::format("required for family EAGLE3: must be in [1, vocab_size = {}]", m.vocab_size()));
@@ -128,10 +135,17 @@ void CheckModel(const Model& m, ValidationErrors* e) {
     NonNegativeInt(e, "eagle3.fused_hidden_states", eagle.fused_hidden_states());
   } else if (m.has_eagle3() && eagle.ByteSizeLong() > 0) {
     e->Add("eagle3", fmt::format("{{ draft_vocab_size: {} ... }}", eagle.draft_vocab_size()),
-           fmt::format("must be empty for family {} (only EAGLE3 heads have it)", family));
+           fmt::format("must be empty for family {} (only EAGLE3 heads have it)", FamilyName(m.family())));
   }
 
   NonNegativeInt(e, "num_nextn_predict_layers", m.num_nextn_predict_layers());
+}
+
+void CheckModel(const Model& m, ValidationErrors* e) {
+  CheckShape(m, e);
+  CheckMoe(m, e);
+  CheckMla(m, e);
+  CheckWindowsAndDraftHeads(m, e);
 }
 
 llm::ModelFamily ToFamily(Model::Family f) {

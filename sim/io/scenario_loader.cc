@@ -50,16 +50,8 @@ void CheckOneOf(ValidationErrors* e, const std::string& path, const std::string&
   e->Add(path, Quoted(value), "allowed values: " + list);
 }
 
-void CheckSpeculation(const Speculation& s, ValidationErrors* e) {
-  const pb::EnumDescriptor* methods = Speculation::Method_descriptor();
-  if (s.method() == Speculation::METHOD_UNSPECIFIED || !Speculation::Method_IsValid(s.method())) {
-    e->Add("speculation.method", EnumValueName(methods, s.method()),
-           "must be set when a speculation block is present, one of " + AllowedEnumValues(methods));
-    return;
-  }
-  if (s.method() == Speculation::NONE) return;  // other fields ignored (see the header)
-
-  const std::string method = EnumValueName(methods, s.method());
+// The draft's shape: draft model, steps, top-k and draft tokens (SGLang's rules).
+void CheckDraftShape(const Speculation& s, ValidationErrors* e) {
   if (s.method() == Speculation::EAGLE3 && s.draft_model().empty()) {
     e->Add("speculation.draft_model", "\"\"",
            "required for method EAGLE3: the path of the draft head's model file, e.g. "
@@ -94,7 +86,42 @@ void CheckSpeculation(const Speculation& s, ValidationErrors* e) {
                          most, s.num_steps(), s.topk()));
     }
   }
+}
 
+// The accept-length histogram: num_steps + 1 entries (of its own shape's num_steps when given),
+// finite counts or frequencies, not all zero.
+void CheckAcceptLengthHistogram(const Speculation& s, ValidationErrors* e) {
+  const int hist = s.accept_length_histogram_size();
+  const int steps = s.histogram_num_steps() > 0 ? s.histogram_num_steps() : s.num_steps();
+  const char* which = s.histogram_num_steps() > 0 ? "speculation.histogram_num_steps" : "speculation.num_steps";
+  if (steps >= 1 && hist != steps + 1) {
+    e->Add("speculation.accept_length_histogram", fmt::format("({} values)", hist),
+           fmt::format("must have {} + 1 = {} values (index i = cycles that accepted i draft tokens, "
+                       "i = 0..{})",
+                       which, steps + 1, steps));
+  }
+  double sum = 0;
+  bool valid = true;
+  for (int i = 0; i < hist; ++i) {
+    const double h = s.accept_length_histogram(i);
+    // Counts (or frequencies) of cycles: past 1e15 their sum loses the small entries and can
+    // overflow (1e308 counts gave tau 1.00).
+    if (!(h >= 0 && h <= 1e15)) {
+      valid = false;
+      e->Add(fmt::format("speculation.accept_length_histogram[{}]", i), fmt::format("{}", h),
+             "must be in [0, 1e15] (cycle counts or frequencies)");
+    } else {
+      sum += h;
+    }
+  }
+  if (valid && !(sum > 0)) {
+    e->Add("speculation.accept_length_histogram", "(all zero)", "the sum must be > 0");
+  }
+}
+
+// The acceptance model's inputs: per-position probabilities and/or an accept-length histogram
+// (of the scenario's own shape or of the one named by histogram_*).
+void CheckAcceptance(const Speculation& s, const std::string& method, ValidationErrors* e) {
   const int probs = s.acceptance_probabilities_size();
   const int hist = s.accept_length_histogram_size();
   for (const auto& [field, value] : {std::pair{"histogram_num_steps", s.histogram_num_steps()},
@@ -119,33 +146,19 @@ void CheckSpeculation(const Speculation& s, ValidationErrors* e) {
       }
     }
   }
-  if (hist > 0) {
-    const int steps = s.histogram_num_steps() > 0 ? s.histogram_num_steps() : s.num_steps();
-    const char* which = s.histogram_num_steps() > 0 ? "speculation.histogram_num_steps" : "speculation.num_steps";
-    if (steps >= 1 && hist != steps + 1) {
-      e->Add("speculation.accept_length_histogram", fmt::format("({} values)", hist),
-             fmt::format("must have {} + 1 = {} values (index i = cycles that accepted i draft tokens, "
-                         "i = 0..{})",
-                         which, steps + 1, steps));
-    }
-    double sum = 0;
-    bool valid = true;
-    for (int i = 0; i < hist; ++i) {
-      const double h = s.accept_length_histogram(i);
-      // Counts (or frequencies) of cycles: past 1e15 their sum loses the small entries and can
-      // overflow (1e308 counts gave tau 1.00).
-      if (!(h >= 0 && h <= 1e15)) {
-        valid = false;
-        e->Add(fmt::format("speculation.accept_length_histogram[{}]", i), fmt::format("{}", h),
-               "must be in [0, 1e15] (cycle counts or frequencies)");
-      } else {
-        sum += h;
-      }
-    }
-    if (valid && !(sum > 0)) {
-      e->Add("speculation.accept_length_histogram", "(all zero)", "the sum must be > 0");
-    }
+  if (hist > 0) CheckAcceptLengthHistogram(s, e);
+}
+
+void CheckSpeculation(const Speculation& s, ValidationErrors* e) {
+  const pb::EnumDescriptor* methods = Speculation::Method_descriptor();
+  if (s.method() == Speculation::METHOD_UNSPECIFIED || !Speculation::Method_IsValid(s.method())) {
+    e->Add("speculation.method", EnumValueName(methods, s.method()),
+           "must be set when a speculation block is present, one of " + AllowedEnumValues(methods));
+    return;
   }
+  if (s.method() == Speculation::NONE) return;  // other fields ignored (see the header)
+  CheckDraftShape(s, e);
+  CheckAcceptance(s, EnumValueName(methods, s.method()), e);
   // A cycle costs microseconds to simulate; a million of them is a minute on one core.
   if (s.cycles() < 0 || s.cycles() > 1000000)
     e->Add("speculation.cycles", std::to_string(s.cycles()), "must be in [0, 1000000] (0: the default)");

@@ -1,22 +1,24 @@
 // Fitting the simulator's parameters to a measurement trace (`specsim calibrate`).
 //
-// Groups, each a weighted linear least-squares problem (least_squares.h; weights 1/measured, so
-// relative residuals are minimised) in the laws of predictors.h:
-//   host copies      per class (H2D/D2H x pinned/pageable): t = L + B * (1/BW)
-//   copy engines     c = the engine count (1..the GPU's async engines) whose fit of the concurrent
-//                    copies is best; with it, jointly over bidirectional and concurrent copies:
-//                    O_ms (multi-stream overhead) and 1/duplex
-//   zero copy        read: t = L + B * (1/BW) or L + (B / min(blocks, SMs)) * (1/per-SM rate), each
-//                    item on the side that binds (re-classified until stable); write: t = L + B/BW
-//   P2P              per path class: copy, kernel write, kernel read: t = L + B * (1/BW)
-//   compute          one joint problem over GEMM, attention, RMSNorm and launch items with unknowns
-//                    eager issue, kernel floor, graph launch, graph gap, memory ramp and the
-//                    inverse efficiencies (memory, skinny GEMM, attention, GEMM compute). Each
-//                    kernel item is a row of the roofline term that binds under the current
-//                    parameters (memory: issue + ramp + B/bw * 1/e; compute: issue + F/(peak*ramp(m))
-//                    * 1/e_c; floor: issue + floor); eager launches issue*k + floor (CPU-bound),
-//                    graph launches G + k*(floor + gap). Re-classified until stable (<= 20 rounds).
-//   NCCL, one rank   the eager per-call overhead beyond the copy kernel: mean residual of eager items
+// Groups, each fitted by the file named for what it fits (the law it fits in that file's header
+// comment), in the laws of predictors.h: the linear ones by weighted least squares (least_squares.h;
+// weights 1/measured, so relative residuals are minimised), the ones only the simulator evaluates by
+// Gauss-Newton through the predictor (fit_context.h FitBySimulation):
+//   fit_host_link.cc    host copies per class (H2D/D2H x pinned/pageable): t = L + B * (1/BW); copy
+//                       engines, multi-stream overhead and duplex; zero copy (read: link- or
+//                       per-SM-bound; write); small copies under a bulk copy; the shared host limit
+//   fit_p2p.cc          P2P per path class: copy, kernel write, kernel read: t = L + B * (1/BW); our
+//                       custom allreduce's flag trip and per-block read rate
+//   fit_kernels.cc      compute: one joint problem over GEMM, RMSNorm and launch items (launch
+//                       overheads, kernel floor, ramps, efficiencies), re-classified by the roofline
+//                       side that binds until stable; GEMM overlap and per-library GEMM costs; the
+//                       timed call's gap
+//   fit_attention.cc    attention per implementation (Nelder-Mead on the kernel's geometry)
+//   fit_nccl.cc         NCCL, one rank: local copy kernel and eager per-call overhead; 2+ ranks: per
+//                       (transport, protocol, op) base latency, per-step latency, channel rate; the
+//                       in-graph per-call extra
+//   fit_host_pacing.cc  the ranks' host threads (issue costs, graph launch, jitter, sync wake)
+// fit.cc runs them in order (fitters.h), on the shared state of fit_context.h.
 // A group with no items keeps its defaults and is listed in not_fitted; a group whose items cannot
 // separate its unknowns is an error (calibrate refuses), unless options.fix_undetermined (compare
 // with a hold-out, where a random split may leave a group short), which keeps those defaults.

@@ -89,9 +89,9 @@ struct BenchParams {
   double l2_resident_bandwidth_gbps = 0;  // 0: no L2 residency (every byte from device memory)
   // GPU time a timed single-kernel call adds to its kernel: from the start event to the kernel and
   // from the kernel to the stop event (predictors.h TimedKernelNs). 0: the compute model's eager
-  // device gap. Fitted (fit.cc FitTimedCallGap) from loops that run the same kernels back to back
-  // without events (CUDA-graph decode forwards and layer loops): the kernel items alone cannot
-  // tell it from the kernels' fill times.
+  // device gap. Fitted (fit_kernels.cc FitTimedCallGap) from loops that run the same kernels back
+  // to back without events (CUDA-graph decode forwards and layer loops): the kernel items alone
+  // cannot tell it from the kernels' fill times.
   double timed_call_gap_ns = 0;
 };
 

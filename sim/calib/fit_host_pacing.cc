@@ -1,0 +1,47 @@
+// The ranks' host threads (fitters.h; HostParams, sim/llm/rank_timeline.h HostModel) from the
+// host-paced loops of the pacing suite, through the loops' predictor (loop_predictors.h: the law is
+// the rank timelines):
+//   layer loops, eager   per layer each rank's host issues a library call (the GEMM) and a
+//                        collective call: library_issue_us, collective_issue_us
+//   layer loops, graph   one graph launch per iteration: graph_launch_us
+//   skew loops           the longest rank's wait for the last one to arrive: the natural jitter
+//                        (an exponential per op of mean jitter_mean_us) and the sync wake
+// by FitBySimulation over those items (the loops are seeded identically for every prediction, so
+// the fit sees smooth changes). The raw kernel launch stays the compute fit's eager launch (launch
+// items).
+#include <algorithm>
+
+#include "sim/calib/fitters.h"
+
+namespace specsim::calib {
+
+Status FitHostPacing(FitContext& c) {
+  std::vector<const trace::Item*> loops;
+  for (const trace::Item* it : c.items)
+    if (it->kind() == trace::KIND_LAYER_LOOP || it->kind() == trace::KIND_COLLECTIVE_SKEW) loops.push_back(it);
+  if (loops.empty()) {
+    c.result.not_fitted.push_back(
+        "host.library_issue_us, host.collective_issue_us, host.graph_launch_us, host.jitter_mean_us, "
+        "host.sync_wake_us: no host-paced loops (pacing suite) in the trace (defaults kept: the "
+        "compute model's launch overheads, no jitter)");
+    return OkStatus();
+  }
+  const HostParams& h = c.result.params.host;
+  const double launch_us = c.result.params.compute.launch_overhead_eager_ns * 1e-3;
+  std::vector<SimUnknown> u = {
+      {"host.library_issue_us", "us", h.library_issue_us.value_or(2 * launch_us), 0.25, 0, 500},
+      {"host.collective_issue_us", "us", h.collective_issue_us.value_or(2 * launch_us), 0.25, 0, 500},
+      {"host.graph_launch_us", "us", h.graph_launch_us.value_or(c.result.params.compute.graph_launch_ns * 1e-3), 0.25,
+       0, 500},
+      {"host.jitter_mean_us", "us", std::max(h.jitter_mean_us, 0.5), 0.1, 0, 100},
+      {"host.sync_wake_us", "us", h.sync_wake_us.value_or(1.0), 0.25, 0, 500}};
+  return c.FitBySimulation("host pacing", loops, u, [](const std::vector<double>& t, CalibParams* p) {
+    p->host.library_issue_us = t[0];
+    p->host.collective_issue_us = t[1];
+    p->host.graph_launch_us = t[2];
+    p->host.jitter_mean_us = t[3];
+    p->host.sync_wake_us = t[4];
+  });
+}
+
+}  // namespace specsim::calib

@@ -1,0 +1,48 @@
+// Internal to the fit (fit.h): the fit groups, each in the file named for what it fits, with the
+// law it fits in that file's header comment. fit.cc runs them on one FitContext, in this order:
+// host link, P2P, (fabric applied), kernels, host link under load and host memory, NCCL, custom
+// allreduce, host pacing, and the timed call's gap last (which redoes everything from the kernels
+// on). A group may use what the groups before it fitted.
+#pragma once
+
+#include <functional>
+
+#include "sim/calib/fit_context.h"
+#include "sim/core/status.h"
+
+namespace specsim::calib {
+
+// fit_host_link.cc: host copies per class, copy engines (multi-stream overhead, duplex), zero
+// copy, small copies under a bulk copy, the shared host memory limit.
+Status FitHostCopies(FitContext& c);
+// `max_engines`: the most asynchronous copy engines a GPU of the trace has.
+Status FitCopyEnginesAndDuplex(FitContext& c, int max_engines);
+Status FitZeroCopy(FitContext& c);
+Status FitUnderLoad(FitContext& c);
+Status FitHostMemory(FitContext& c);
+
+// fit_p2p.cc: GPU-to-GPU copies and kernel reads / writes per path class; our one-shot / two-shot
+// allreduce kernels' flag trip and per-block read rate (peer and host-mapped).
+Status FitP2p(FitContext& c);
+Status FitCustomAllreduce(FitContext& c);
+
+// fit_kernels.cc: the compute model (launch overheads, kernel floor, roofline efficiencies and
+// ramps, per GEMM library, with the GEMM overlap), and the timed call's gap.
+Status FitComputeByGemmLibrary(FitContext& c);
+// Redoes the kernel fits from `before_kernels` for each gap tried, then `kernels_onwards` on the
+// best gap; `c` takes that result.
+Status FitTimedCallGap(const FitContext& before_kernels, const std::function<Status(FitContext&)>& kernels_onwards,
+                       FitContext& c);
+
+// fit_attention.cc: attention kernels' costs per implementation.
+Status FitAttention(FitContext& c);
+
+// fit_nccl.cc: one-rank NCCL calls (local copy, per-call overhead); NCCL's per-step costs per
+// transport, protocol and op, and its eager / in-graph per-call extra.
+Status FitNcclLocal(FitContext& c);
+Status FitNcclSteps(FitContext& c);
+
+// fit_host_pacing.cc: the ranks' host threads (issue costs, graph launch, jitter, sync wake).
+Status FitHostPacing(FitContext& c);
+
+}  // namespace specsim::calib

@@ -1,0 +1,109 @@
+// Tests of fit_attention.cc: an attention implementation's costs fitted on synthetic items timed as
+// validate times them (the kernels plus the timed call's gap), from known costs on the kernel's
+// geometry. The model is a max() of terms whose costs do not all show in any set of calls, so the
+// test holds the fitted implementation to the items' times rather than to every cost.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "sim/calib/fit_context.h"
+#include "sim/calib/fitters.h"
+#include "sim/calib/params.h"
+#include "sim/calib/predictors.h"
+#include "sim/calib/test_traces.h"
+#include "sim/compute/attention_cost.h"
+#include "sim/compute/kernel_cost.h"
+
+namespace specsim::calib {
+namespace {
+
+using testing::ContextOf;
+using testing::Fitted;
+using testing::H200;
+
+// A flash_mma call of `batch` sequences x `q` query tokens over `context` cached tokens (32 query
+// heads, 8 KV heads of 128, bf16 cache).
+trace::Item* AddAttention(trace::Trace* t, int batch, int q, int64_t context) {
+  trace::Item* it = t->add_items();
+  it->set_suite(trace::SUITE_KERNELS);
+  it->set_kind(trace::KIND_ATTENTION);
+  it->set_name("attention/" + std::to_string(t->items_size()));
+  trace::AttentionParams* a = it->mutable_attention();
+  a->set_batch(batch);
+  a->set_query_tokens(q);
+  a->set_context(context);
+  a->set_q_heads(32);
+  a->set_kv_heads(8);
+  a->set_head_dim(128);
+  a->set_v_head_dim(128);
+  a->set_kv_bytes(int64_t{batch} * context * 8 * 128 * 2 * 2);
+  a->set_implementation("flash_mma");
+  return it;
+}
+
+compute::AttentionCall CallOf(const trace::Item& it) { return KernelOfItem(it).kernel.attention; }
+
+// Times every item as validate does: the implementation's main kernel and merge pass plus the
+// timed call's gap (with the main kernel timed alone too, + the gap, when `main_alone`).
+void MeasureAttention(trace::Trace* t, const compute::AttentionImplementation& truth, const net::GpuSpec& gpu,
+                      double gap_ns, bool main_alone) {
+  for (trace::Item& it : *t->mutable_items()) {
+    const compute::AttentionTerms terms =
+        compute::AttentionTime(truth, CallOf(it), gpu.sm_count, gpu.memory_bandwidth_gbps);
+    it.mutable_stats()->set_median_us((terms.total_ns() + gap_ns) * 1e-3);
+    if (main_alone) it.mutable_attention()->set_main_kernel_median_us((terms.main_ns() + gap_ns) * 1e-3);
+  }
+}
+
+// Decode and verify calls from one short sequence to 64 long ones (with and without split-KV merge
+// passes), measured under two cost sets, fitted from the geometry's default costs: every item's
+// kernels (its measurement less the gap) are reproduced by the fitted implementation within 2%
+// (rms within 0.5%), every cost is recorded, and the costs these calls pin (the ramp: the fixed
+// cost of every call; the memory efficiency: the long contexts' KV stream) come back within 1%.
+// Once on the whole calls only, once with the main kernels timed alone.
+TEST(FitAttentionTest, FittedCostsReproduceTheKernelTimesOfTwoTruths) {
+  const net::Topology topo = H200();
+  const net::GpuSpec& gpu = topo.gpu_spec(0);
+  auto geometry = compute::SpecsimValidateKernel("flash_mma");
+  ASSERT_TRUE(geometry.ok());
+  compute::AttentionImplementation slow = *geometry, fast = *geometry;
+  slow.ramp_ns = 6000;
+  slow.memory_efficiency = 0.6;
+  slow.tile_ns = 900;
+  slow.combine_ns = 3000;
+  fast.ramp_ns = 2500;
+  fast.memory_efficiency = 0.85;
+  fast.tile_ns = 250;
+  fast.combine_ns = 1200;
+  for (bool main_alone : {false, true}) {
+    for (const compute::AttentionImplementation& truth : {slow, fast}) {
+      trace::Trace t;
+      for (int batch : {1, 8, 32, 64})
+        for (int q : {1, 4})
+          for (int64_t context : {512LL, 4096LL, 32768LL}) AddAttention(&t, batch, q, context);
+      const CalibParams params = DefaultParams(topo, 0);
+      const double gap_ns = TimedCallGapNs(compute::KernelCostModel(gpu, params.compute), params.bench);
+      MeasureAttention(&t, truth, gpu, gap_ns, main_alone);
+      FitContext c = ContextOf(t, topo, params);
+      ASSERT_TRUE(FitAttention(c).ok());
+      const compute::AttentionImplementation* fitted = c.result.params.compute.FindAttentionImplementation("flash_mma");
+      ASSERT_NE(fitted, nullptr);
+      EXPECT_EQ(c.result.fitted.size(), 12u);  // every cost of the implementation
+      double sum = 0;
+      for (const trace::Item& it : t.items()) {
+        const double kernels_ns = it.stats().median_us() * 1e3 - gap_ns;
+        const double predicted_ns =
+            compute::AttentionTime(*fitted, CallOf(it), gpu.sm_count, gpu.memory_bandwidth_gbps).total_ns();
+        EXPECT_NEAR(predicted_ns / kernels_ns, 1, 0.02) << it.name() << " main_alone " << main_alone;
+        sum += std::pow(std::log(predicted_ns / kernels_ns), 2);
+      }
+      EXPECT_LT(std::sqrt(sum / t.items_size()), 0.005) << "main_alone " << main_alone;
+      EXPECT_NEAR(Fitted(c.result, "compute.attention.flash_mma.ramp_ns"), truth.ramp_ns, 0.01 * truth.ramp_ns);
+      EXPECT_NEAR(fitted->memory_efficiency, truth.memory_efficiency, 0.01 * truth.memory_efficiency);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace specsim::calib

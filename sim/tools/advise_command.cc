@@ -52,22 +52,15 @@ StatusOr<std::vector<double>> ParseAcceptance(const std::string& text) {
   return ParseNumbers("--acceptance", text, 0, 1, "probabilities in [0, 1] separated by commas, e.g. 0.85,0.75,0.65");
 }
 
-}  // namespace
-
-int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
-  auto fail = [&err](const Status& s) {
-    err << "specsim advise: " << s.message() << "\n";
-    return 2;
-  };
-  // The base scenario: a file, or one made from the flags.
+// The scenario the search starts from: --scenario, or one made from the flags; the flags
+// override it, and TP defaults to the box's GPU count.
+StatusOr<config::Scenario> BaseScenario(const AdviseFlags& flags) {
   config::Scenario base;
   if (!flags.scenario.empty()) {
-    auto s = io::LoadScenarioFile(flags.scenario);
-    if (!s.ok()) return fail(s.status());
-    base = *s;
+    ASSIGN_OR_RETURN(base, io::LoadScenarioFile(flags.scenario));
   } else {
     if (flags.hardware.empty() || flags.model.empty())
-      return fail(InvalidArgumentError("give --hardware and --model (or --scenario)"));
+      return InvalidArgumentError("give --hardware and --model (or --scenario)");
     base.set_name("advise");
     base.mutable_serving()->set_batch_size(1);
     base.mutable_serving()->set_context_length(4096);
@@ -77,11 +70,11 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
     base.mutable_serving()->set_cuda_graphs(true);
   }
   // Flags given with values the search cannot take (the defaults are 0 / -1 and never given).
-  if (flags.tp_given && flags.tp < 1) return fail(InvalidArgumentError(fmt::format("--tp {}: must be >= 1", flags.tp)));
+  if (flags.tp_given && flags.tp < 1) return InvalidArgumentError(fmt::format("--tp {}: must be >= 1", flags.tp));
   if (flags.batch_given && flags.batch < 1)
-    return fail(InvalidArgumentError(fmt::format("--batch {}: must be >= 1", flags.batch)));
+    return InvalidArgumentError(fmt::format("--batch {}: must be >= 1", flags.batch));
   if (flags.context_given && flags.context < 0)
-    return fail(InvalidArgumentError(fmt::format("--context {}: must be >= 0", flags.context)));
+    return InvalidArgumentError(fmt::format("--context {}: must be >= 0", flags.context));
   std::vector<std::string> overrides;
   if (!flags.hardware.empty()) overrides.push_back("hardware=" + flags.hardware);
   if (!flags.model.empty()) overrides.push_back("model=" + flags.model);
@@ -97,169 +90,175 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
   overrides.push_back("speculation.cycles=1000");
   for (const std::string& o : overrides) {
     Status s = io::ApplyOverride(&base, o);
-    if (!s.ok()) return fail(s.WithPrefix(o));
+    if (!s.ok()) return s.WithPrefix(o);
   }
   if (flags.tp > 0) {
     base.mutable_parallelism()->set_tensor_parallel(flags.tp);
   } else if (base.parallelism().tensor_parallel() <= 0) {
-    auto box = io::LoadHardwareFile(base.hardware());
-    if (!box.ok()) return fail(box.status());
-    base.mutable_parallelism()->set_tensor_parallel(box->num_gpus());
+    ASSIGN_OR_RETURN(net::Topology box, io::LoadHardwareFile(base.hardware()));
+    base.mutable_parallelism()->set_tensor_parallel(box.num_gpus());
   }
-  const int tp = base.parallelism().tensor_parallel();
-  auto hardware = scenario::BuildScenario(base, "advise", {"speculation.method=NONE"}, "");
-  if (!hardware.ok()) return fail(hardware.status());
-  const llm::ModelSpec& target = hardware->setup.target;
+  return base;
+}
 
+// The acceptance the search uses: --acceptance, else the scenario's; --accept-lengths replaces the
+// scenario's histogram (measured with its speculation shape). Error when speculation is possible
+// and no acceptance is known.
+StatusOr<std::vector<double>> SearchAcceptance(const AdviseFlags& flags, bool can_speculate, config::Scenario* base) {
   std::vector<double> acceptance;
-  const bool can_speculate = !base.speculation().draft_model().empty() || target.num_nextn_predict_layers > 0;
   if (!flags.acceptance.empty()) {
-    auto a = ParseAcceptance(flags.acceptance);
-    if (!a.ok()) return fail(a.status());
-    acceptance = *a;
+    ASSIGN_OR_RETURN(acceptance, ParseAcceptance(flags.acceptance));
   }
   if (!flags.accept_lengths.empty()) {
     // Measured with the base scenario's speculation shape (its num_steps / topk / num_draft_tokens).
-    auto h = ParseHistogram(flags.accept_lengths);
-    if (!h.ok()) return fail(h.status());
-    config::Speculation* sp = base.mutable_speculation();
+    ASSIGN_OR_RETURN(std::vector<double> h, ParseHistogram(flags.accept_lengths));
+    config::Speculation* sp = base->mutable_speculation();
     if (sp->num_steps() < 1)
-      return fail(
-          InvalidArgumentError("--accept-lengths needs the shape it was measured with: a --scenario whose "
-                               "speculation block sets num_steps, topk and num_draft_tokens"));
-    if (static_cast<int>(h->size()) != sp->num_steps() + 1)
-      return fail(
-          InvalidArgumentError(fmt::format("--accept-lengths has {} counts: the scenario's num_steps = {} "
-                                           "needs {} (index i = i draft tokens accepted, 0..num_steps)",
-                                           h->size(), sp->num_steps(), sp->num_steps() + 1)));
-    *sp->mutable_accept_length_histogram() = {h->begin(), h->end()};
+      return InvalidArgumentError(
+          "--accept-lengths needs the shape it was measured with: a --scenario whose "
+          "speculation block sets num_steps, topk and num_draft_tokens");
+    if (static_cast<int>(h.size()) != sp->num_steps() + 1)
+      return InvalidArgumentError(
+          fmt::format("--accept-lengths has {} counts: the scenario's num_steps = {} "
+                      "needs {} (index i = i draft tokens accepted, 0..num_steps)",
+                      h.size(), sp->num_steps(), sp->num_steps() + 1));
+    *sp->mutable_accept_length_histogram() = {h.begin(), h.end()};
     sp->set_histogram_num_steps(0);
     sp->set_histogram_topk(0);
     sp->set_histogram_num_draft_tokens(0);
   }
-  const config::Speculation& known = base.speculation();
+  const config::Speculation& known = base->speculation();
   if (can_speculate && acceptance.empty() && known.acceptance_probabilities_size() == 0 &&
       known.accept_length_histogram_size() == 0) {
-    return fail(InvalidArgumentError(
+    return InvalidArgumentError(
         "speculation is possible (a draft model or MTP layers) but no acceptance is known: give --acceptance "
         "p1,p2,... (per-position acceptance of the draft's top-1 token, e.g. 0.85,0.75,0.65) or --accept-lengths "
-        "h0,h1,... (a histogram measured with the scenario's speculation shape), or set them in the scenario"));
+        "h0,h1,... (a histogram measured with the scenario's speculation shape), or set them in the scenario");
   }
   if (acceptance.empty())
     acceptance.assign(known.acceptance_probabilities().begin(), known.acceptance_probabilities().end());
+  return acceptance;
+}
 
-  SearchSpace space = DefaultSearchSpace(base, target);
-  AdviseOptions options;
-  options.acceptance = acceptance;
-  options.exhaustive = flags.exhaustive;
-  options.threads = flags.threads;
-  options.progress = flags.progress;
-  const auto start = std::chrono::steady_clock::now();
-  auto result = Advise(base, space, options, err);
-  if (!result.ok()) return fail(result.status());
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const Evaluated& winner = result->ranked.front();
+// The launch lines' context: the scenario's models, paths, TP, batch and dtypes.
+StatusOr<LaunchContext> LaunchContextOf(const config::Scenario& base, const scenario::LoadedScenario& loaded, int tp,
+                                        bool custom_allreduce_by_default) {
   LaunchContext launch;
-  launch.target = target;
+  launch.target = loaded.setup.target;
   if (!base.speculation().draft_model().empty()) {
-    auto draft = io::LoadModelFile(base.speculation().draft_model());
-    if (!draft.ok()) return fail(draft.status());
-    launch.draft = *draft;
+    ASSIGN_OR_RETURN(launch.draft, io::LoadModelFile(base.speculation().draft_model()));
   }
   launch.model_path = base.model();
   launch.draft_path = base.speculation().draft_model();
   launch.tp = tp;
-  launch.batch = hardware->setup.batch;
-  launch.weight_dtype = hardware->setup.weight_dtype;
-  launch.kv_dtype = hardware->setup.kv_dtype;
-  launch.custom_allreduce_by_default = result->custom_allreduce_by_default;
-  const Evaluated* baseline = nullptr;
-  for (const Evaluated& e : result->ranked)
-    if (e.candidate.spec.method == config::Speculation::NONE && e.candidate.comm.name == "NCCL auto" &&
-        e.candidate.pacing.name == space.pacing.front().name && e.candidate.expert_parallel == 1)
-      baseline = &e;
+  launch.batch = loaded.setup.batch;
+  launch.weight_dtype = loaded.setup.weight_dtype;
+  launch.kv_dtype = loaded.setup.kv_dtype;
+  launch.custom_allreduce_by_default = custom_allreduce_by_default;
+  return launch;
+}
 
-  if (flags.json) {
-    nlohmann::json j;
-    j["evaluated"] = result->evaluated;
-    j["space_size"] = result->space_size;
-    j["did_not_fit"] = result->did_not_fit;
-    j["top"] = nlohmann::json::array();
-    for (int i = 0; i < std::min<int>(flags.top, static_cast<int>(result->ranked.size())); ++i) {
-      const Evaluated& e = result->ranked[i];
-      j["top"].push_back({{"configuration", e.candidate.Label()},
-                          {"tokens_per_s", e.tokens_per_s},
-                          {"ms_per_token", e.ms_per_token},
-                          {"takes", EffortName(e.takes.effort)},
-                          {"steps", e.takes.steps}});
-    }
-    j["framework"] = result->framework;
-    j["harder"] = nlohmann::json::array();
-    for (const Evaluated& e : result->harder)
-      j["harder"].push_back({{"configuration", e.candidate.Label()},
-                             {"tokens_per_s", e.tokens_per_s},
-                             {"takes", EffortName(e.takes.effort)},
-                             {"steps", e.takes.steps}});
-    j["families"] = nlohmann::json::array();
-    for (const FamilyVerdict& f : result->families)
-      j["families"].push_back(
-          {{"family", f.family}, {"best", f.best}, {"tokens_per_s", f.tokens_per_s}, {"bottleneck", f.bottleneck}});
-    j["sglang"] = SglangCommand(launch, winner.candidate);
-    j["vllm"] = VllmCommand(launch, winner.candidate);
-    out << j.dump(1) << "\n";
-    return 0;
+// What advise found, and what printing it needs.
+struct AdviseReport {
+  const AdviseFlags& flags;
+  const config::Scenario& base;
+  const llm::ModelSpec& target;
+  const net::Topology& box;
+  int tp = 1;
+  std::vector<double> acceptance;
+  const AdviseResult& result;
+  double seconds = 0;
+  LaunchContext launch;
+  const Evaluated* baseline = nullptr;  // no speculation, NCCL auto, the first pacing, no EP
+  const Evaluated& winner() const { return result.ranked.front(); }
+};
+
+void PrintAdviseJson(const AdviseReport& r, std::ostream& out) {
+  nlohmann::json j;
+  j["evaluated"] = r.result.evaluated;
+  j["space_size"] = r.result.space_size;
+  j["did_not_fit"] = r.result.did_not_fit;
+  j["top"] = nlohmann::json::array();
+  for (int i = 0; i < std::min<int>(r.flags.top, static_cast<int>(r.result.ranked.size())); ++i) {
+    const Evaluated& e = r.result.ranked[i];
+    j["top"].push_back({{"configuration", e.candidate.Label()},
+                        {"tokens_per_s", e.tokens_per_s},
+                        {"ms_per_token", e.ms_per_token},
+                        {"takes", EffortName(e.takes.effort)},
+                        {"steps", e.takes.steps}});
   }
+  j["framework"] = r.result.framework;
+  j["harder"] = nlohmann::json::array();
+  for (const Evaluated& e : r.result.harder)
+    j["harder"].push_back({{"configuration", e.candidate.Label()},
+                           {"tokens_per_s", e.tokens_per_s},
+                           {"takes", EffortName(e.takes.effort)},
+                           {"steps", e.takes.steps}});
+  j["families"] = nlohmann::json::array();
+  for (const FamilyVerdict& f : r.result.families)
+    j["families"].push_back(
+        {{"family", f.family}, {"best", f.best}, {"tokens_per_s", f.tokens_per_s}, {"bottleneck", f.bottleneck}});
+  j["sglang"] = SglangCommand(r.launch, r.winner().candidate);
+  j["vllm"] = VllmCommand(r.launch, r.winner().candidate);
+  out << j.dump(1) << "\n";
+}
 
-  const net::Topology& box = *hardware->topology;
-  out << fmt::format("# specsim advise: {} on {}, TP{}, batch {}, context {}\n", target.name, box.name, tp,
-                     base.serving().batch_size(), base.serving().context_length());
-  if (!acceptance.empty()) {
+// The header: what was searched, with which acceptance and framework.
+void PrintAdviseHeader(const AdviseReport& r, std::ostream& out, std::ostream& err) {
+  out << fmt::format("# specsim advise: {} on {}, TP{}, batch {}, context {}\n", r.target.name, r.box.name, r.tp,
+                     r.base.serving().batch_size(), r.base.serving().context_length());
+  if (!r.acceptance.empty()) {
     std::string a;
-    for (double p : acceptance) a += fmt::format("{}{:g}", a.empty() ? "" : ",", p);
+    for (double p : r.acceptance) a += fmt::format("{}{:g}", a.empty() ? "" : ",", p);
     out << "#   acceptance per position: " << a
         << " (extended with its last value; trees credited 1-(1-p)^topk: optimistic)\n";
   }
-  if (known.accept_length_histogram_size() > 0) {
+  if (r.base.speculation().accept_length_histogram_size() > 0) {
     std::string h;
-    for (double c : known.accept_length_histogram()) h += fmt::format("{}{:g}", h.empty() ? "" : ",", c);
-    const auto& sp = known;
+    for (double c : r.base.speculation().accept_length_histogram()) h += fmt::format("{}{:g}", h.empty() ? "" : ",", c);
+    const auto& sp = r.base.speculation();
     out << fmt::format(
         "#   accept-length histogram {} measured with {}/{}/{}: exact for that shape; its per-depth "
         "acceptance for the others{}\n",
         h, sp.histogram_num_steps() > 0 ? sp.histogram_num_steps() : sp.num_steps(),
         sp.histogram_topk() > 0 ? sp.histogram_topk() : std::max(1, sp.topk()),
         sp.histogram_num_draft_tokens() > 0 ? sp.histogram_num_draft_tokens() : sp.num_draft_tokens(),
-        acceptance.empty() ? "" : " (where no per-position acceptance is given)");
+        r.acceptance.empty() ? "" : " (where no per-position acceptance is given)");
   }
   out << fmt::format(
-      "#   evaluated {} of {} configurations ({}){}\n", result->evaluated, result->space_size,
-      flags.exhaustive ? "exhaustive" : "pruned: allreduce choices ranked first, then speculation settings",
-      result->did_not_fit > 0 ? fmt::format("; {} did not fit in memory", result->did_not_fit) : "");
+      "#   evaluated {} of {} configurations ({}){}\n", r.result.evaluated, r.result.space_size,
+      r.flags.exhaustive ? "exhaustive" : "pruned: allreduce choices ranked first, then speculation settings",
+      r.result.did_not_fit > 0 ? fmt::format("; {} did not fit in memory", r.result.did_not_fit) : "");
   // Wall time goes to stderr so that stdout is the same on every run.
-  if (flags.progress) err << fmt::format("specsim advise: {} configurations in {:.1f} s\n", result->evaluated, secs);
+  if (r.flags.progress)
+    err << fmt::format("specsim advise: {} configurations in {:.1f} s\n", r.result.evaluated, r.seconds);
   out << fmt::format("#   framework {}: its custom allreduce {} on this box (configs/frameworks/{}.textproto)\n",
-                     result->framework.empty() ? "(none)" : result->framework,
-                     result->custom_allreduce_by_default ? "runs by default" : "does not run as released",
-                     result->framework.empty() ? "*" : result->framework);
+                     r.result.framework.empty() ? "(none)" : r.result.framework,
+                     r.result.custom_allreduce_by_default ? "runs by default" : "does not run as released",
+                     r.result.framework.empty() ? "*" : r.result.framework);
+}
+
+// The ranking, the harder options, the families and the launch lines of the winner.
+void PrintAdviseTables(const AdviseReport& r, std::ostream& out) {
   out << "#\n# top configurations (what runs as is first, then by what it takes)\n";
   out << fmt::format("  {:>4} {:>9} {:>8}  {:<30} {}\n", "rank", "tok/s", "vs base", "takes", "configuration");
-  for (int i = 0; i < std::min<int>(flags.top, static_cast<int>(result->ranked.size())); ++i) {
-    const Evaluated& e = result->ranked[i];
+  for (int i = 0; i < std::min<int>(r.flags.top, static_cast<int>(r.result.ranked.size())); ++i) {
+    const Evaluated& e = r.result.ranked[i];
     out << fmt::format("  {:>4} {:>9.1f} {:>7.2f}x  {:<30} {}\n", i + 1, e.tokens_per_s,
-                       baseline ? e.tokens_per_s / baseline->tokens_per_s : 0.0, EffortName(e.takes.effort),
+                       r.baseline ? e.tokens_per_s / r.baseline->tokens_per_s : 0.0, EffortName(e.takes.effort),
                        e.candidate.Label());
   }
-  if (baseline)
+  if (r.baseline)
     out << fmt::format("#   (vs base: against no speculation, NCCL auto, CUDA graphs: {:.1f} tok/s)\n",
-                       baseline->tokens_per_s);
-  if (!result->harder.empty()) {
+                       r.baseline->tokens_per_s);
+  if (!r.result.harder.empty()) {
     out << "#\n# harder options: faster than the winner, and what each takes\n";
-    for (const Evaluated& e : result->harder)
+    for (const Evaluated& e : r.result.harder)
       out << fmt::format("  {:>9.1f} tok/s ({:+.0f}%)  {}\n      {}\n", e.tokens_per_s,
-                         100.0 * (e.tokens_per_s / winner.tokens_per_s - 1), e.candidate.Label(), e.takes.Text());
+                         100.0 * (e.tokens_per_s / r.winner().tokens_per_s - 1), e.candidate.Label(), e.takes.Text());
   }
   out << "#\n# families: the best of each, and what sinks it against the winner\n";
-  for (const FamilyVerdict& f : result->families) {
+  for (const FamilyVerdict& f : r.result.families) {
     if (f.tokens_per_s <= 0) {
       out << fmt::format("  {:<38} {}\n", f.family, f.bottleneck);
     } else if (f.bottleneck.empty()) {
@@ -274,8 +273,52 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
     for (size_t p = s.find('\n'); p != std::string::npos; p = s.find('\n', p + 3)) s.replace(p, 1, "\n  ");
     return "  " + s;
   };
-  out << "# SGLang\n" << indent(SglangCommand(launch, winner.candidate)) << "\n";
-  out << "# vLLM\n" << indent(VllmCommand(launch, winner.candidate)) << "\n";
+  out << "# SGLang\n" << indent(SglangCommand(r.launch, r.winner().candidate)) << "\n";
+  out << "# vLLM\n" << indent(VllmCommand(r.launch, r.winner().candidate)) << "\n";
+}
+
+}  // namespace
+
+int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
+  auto fail = [&err](const Status& s) {
+    err << "specsim advise: " << s.message() << "\n";
+    return 2;
+  };
+  auto base_or = BaseScenario(flags);
+  if (!base_or.ok()) return fail(base_or.status());
+  config::Scenario base = *std::move(base_or);
+  const int tp = base.parallelism().tensor_parallel();
+  auto hardware = scenario::BuildScenario(base, "advise", {"speculation.method=NONE"}, "");
+  if (!hardware.ok()) return fail(hardware.status());
+  const llm::ModelSpec& target = hardware->setup.target;
+  const bool can_speculate = !base.speculation().draft_model().empty() || target.num_nextn_predict_layers > 0;
+  auto acceptance = SearchAcceptance(flags, can_speculate, &base);
+  if (!acceptance.ok()) return fail(acceptance.status());
+
+  SearchSpace space = DefaultSearchSpace(base, target);
+  AdviseOptions options;
+  options.acceptance = *acceptance;
+  options.exhaustive = flags.exhaustive;
+  options.threads = flags.threads;
+  options.progress = flags.progress;
+  const auto start = std::chrono::steady_clock::now();
+  auto result = Advise(base, space, options, err);
+  if (!result.ok()) return fail(result.status());
+  AdviseReport report{flags, base, target, *hardware->topology, tp, *acceptance, *result};
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto launch = LaunchContextOf(base, *hardware, tp, result->custom_allreduce_by_default);
+  if (!launch.ok()) return fail(launch.status());
+  report.launch = *std::move(launch);
+  for (const Evaluated& e : result->ranked)
+    if (e.candidate.spec.method == config::Speculation::NONE && e.candidate.comm.name == "NCCL auto" &&
+        e.candidate.pacing.name == space.pacing.front().name && e.candidate.expert_parallel == 1)
+      report.baseline = &e;
+  if (flags.json) {
+    PrintAdviseJson(report, out);
+    return 0;
+  }
+  PrintAdviseHeader(report, out, err);
+  PrintAdviseTables(report, out);
   return 0;
 }
 

@@ -179,128 +179,98 @@ Status WriteCycleTrace(llm::DecodeSimulator& sim, const llm::DecodeResult& resul
                                  nlohmann::json{{"displayTimeUnit", "ns"}, {"traceEvents", events}}.dump() + "\n");
 }
 
-}  // namespace
+// --compare-algos: the scenario once per allreduce choice (calibrated NCCL costs kept).
+StatusOr<std::vector<VariantRow>> AllreduceVariantRows(const scenario::LoadedScenario& loaded) {
+  std::vector<VariantRow> rows;  // a: step comm, b: verify comm (ms)
+  for (const AlgoVariant& v : CompareVariants()) {
+    llm::DecodeSetup setup = loaded.setup;
+    auto choice = scenario::AllreduceChoice(v.communication);
+    if (!choice.ok()) return choice.status();
+    choice->protocol_overrides = setup.allreduce.protocol_overrides;  // calibrated NCCL costs stay
+    setup.allreduce = *choice;
+    auto vr = scenario::EvaluateSetup(setup);
+    if (!vr.ok()) return vr.status().WithPrefix(v.name);
+    rows.push_back({v.name, vr->baseline_tokens_per_s, vr->speculative ? vr->speculative_tokens_per_s : 0,
+                    MillisFromPicos(vr->baseline_step.comm_ps), MillisFromPicos(vr->verify.comm_ps)});
+  }
+  return rows;
+}
 
-int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err) {
-  auto fail = [&err](const Status& s) {
-    err << "specsim simulate: " << s.message() << "\n";
-    return 2;
-  };
-  std::vector<std::string> overrides = flags.set;
-  if (!flags.model.empty()) overrides.insert(overrides.begin(), "model=" + flags.model);
-  auto loaded_or = scenario::LoadScenario(flags.scenario, overrides, flags.calibration);
-  if (!loaded_or.ok()) return fail(loaded_or.status());
-  scenario::LoadedScenario& loaded = *loaded_or;
+// --compare-algos: the scenario once per capture mode and host-sync variant (its own allreduce).
+StatusOr<std::vector<VariantRow>> PacingVariantRows(const scenario::LoadedScenario& loaded) {
+  std::vector<VariantRow> rows;  // a: verify comm, b: of which wait (ms)
+  for (const PacingVariant& v : PacingVariants()) {
+    llm::DecodeSetup setup = loaded.setup;
+    if (!setup.framework) {  // no profile: the capture that serving.cuda_graphs gives, no framework costs
+      llm::FrameworkProfile f;
+      f.name = "none";
+      const llm::CaptureMode m = setup.cuda_graphs ? llm::CaptureMode::kFull : llm::CaptureMode::kEager;
+      f.capture = {m, m, m, m};
+      setup.framework = f;
+    }
+    v.apply(&*setup.framework);
+    auto vr = scenario::EvaluateSetup(setup);
+    if (!vr.ok()) return vr.status().WithPrefix(v.name);
+    rows.push_back({v.name, vr->baseline_tokens_per_s, vr->speculative ? vr->speculative_tokens_per_s : 0,
+                    vr->speculative ? vr->breakdown.verify_comm_ms : 0,
+                    vr->speculative ? vr->breakdown.verify_wait_ms : 0});
+  }
+  return rows;
+}
+
+void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::DecodeResult& r,
+                       const std::vector<VariantRow>& algo_rows, const std::vector<VariantRow>& pacing_rows,
+                       std::ostream& out) {
+  nlohmann::json j;
+  j["scenario"] = loaded.scenario.name();
+  j["baseline"] = {{"tokens_per_s", r.baseline_tokens_per_s}, {"step_ms", r.baseline_step_ms}};
+  if (r.speculative) {
+    j["speculative"] = {{"tokens_per_s", r.speculative_tokens_per_s},
+                        {"tau", r.tau},
+                        {"tau_expected", r.tau_expected},
+                        {"cycle_ms", r.cycle_ms},
+                        {"speedup", r.speedup},
+                        {"cycles", r.cycles},
+                        {"acceptance_basis", loaded.setup.speculation.acceptance_basis},
+                        {"acceptance_upper_bound", loaded.setup.speculation.acceptance_upper_bound},
+                        {"breakdown_ms", BreakdownJson(r.breakdown)}};
+  } else {
+    j["speculative"] = nullptr;
+  }
+  const PacingAssumptions pa = PacingOf(loaded.setup);
+  j["pacing"] = {
+      {"framework", pa.framework},
+      {"framework_source", pa.source},
+      {"capture",
+       {{"decode", pa.decode}, {"draft", pa.draft}, {"verify", pa.verify}, {"draft_extend", pa.draft_extend}}},
+      {"sync_each_step", pa.sync_each_step},
+      {"sync_each_cycle", pa.sync_each_cycle},
+      {"host_jitter", pa.jitter},
+      {"ranks", loaded.setup.parallel.tp}};
+  j["baseline"]["pass"] = PassJson(r.baseline_step);
+  if (r.speculative) {
+    j["speculative"]["verify_pass"] = PassJson(r.verify);
+    j["speculative"]["draft_step_pass"] = PassJson(r.draft_step);
+  }
+  j["algorithms"] = nlohmann::json::array();
+  for (const VariantRow& a : algo_rows)
+    j["algorithms"].push_back(
+        {{"name", a.name}, {"baseline_tokens_per_s", a.baseline}, {"speculative_tokens_per_s", a.speculative}});
+  j["pacing_variants"] = nlohmann::json::array();
+  for (const VariantRow& a : pacing_rows)
+    j["pacing_variants"].push_back({{"name", a.name},
+                                    {"baseline_tokens_per_s", a.baseline},
+                                    {"speculative_tokens_per_s", a.speculative},
+                                    {"verify_comm_ms", a.a},
+                                    {"verify_wait_ms", a.b}});
+  j["collectives"] = nlohmann::json::array();
+  for (const llm::CollectiveInfo& c : r.collectives) j["collectives"].push_back(c.description);
+  out << j.dump(1) << "\n";
+}
+
+// The scenario, its memory and the host-pacing assumptions every figure depends on.
+void PrintSimulateHeader(const scenario::LoadedScenario& loaded, const llm::MemoryPlan& plan, std::ostream& out) {
   const config::Scenario& sc = loaded.scenario;
-  for (const std::string& w : loaded.warnings) err << w << "\n";
-
-  if (flags.memory) {
-    auto plan = scenario::PlanScenarioMemory(loaded);
-    if (!plan.ok()) return fail(plan.status().WithPrefix(loaded.path));
-    out << llm::FormatMemoryPlan(*plan);
-    return plan->fits ? 0 : 3;
-  }
-  auto evaluation = scenario::Evaluate(loaded);
-  if (!evaluation.ok()) return fail(evaluation.status());
-  const llm::MemoryPlan* plan = &evaluation->memory;
-  if (!evaluation->result) {
-    err << "specsim simulate: " << loaded.path << ": does not fit in GPU memory:\n" << llm::FormatMemoryPlan(*plan);
-    return 3;
-  }
-  const llm::DecodeResult& r = *evaluation->result;
-
-  std::vector<VariantRow> algo_rows;  // a: step comm, b: verify comm (ms)
-  if (flags.compare_algos) {
-    for (const AlgoVariant& v : CompareVariants()) {
-      llm::DecodeSetup setup = loaded.setup;
-      auto choice = scenario::AllreduceChoice(v.communication);
-      if (!choice.ok()) return fail(choice.status());
-      choice->protocol_overrides = setup.allreduce.protocol_overrides;  // calibrated NCCL costs stay
-      setup.allreduce = *choice;
-      auto vr = scenario::EvaluateSetup(setup);
-      if (!vr.ok()) return fail(vr.status().WithPrefix(v.name));
-      algo_rows.push_back({v.name, vr->baseline_tokens_per_s, vr->speculative ? vr->speculative_tokens_per_s : 0,
-                           MillisFromPicos(vr->baseline_step.comm_ps), MillisFromPicos(vr->verify.comm_ps)});
-    }
-  }
-  std::vector<VariantRow> pacing_rows;  // a: verify comm, b: of which wait (ms)
-  if (flags.compare_algos) {
-    for (const PacingVariant& v : PacingVariants()) {
-      llm::DecodeSetup setup = loaded.setup;
-      if (!setup.framework) {  // no profile: the capture that serving.cuda_graphs gives, no framework costs
-        llm::FrameworkProfile f;
-        f.name = "none";
-        const llm::CaptureMode m = setup.cuda_graphs ? llm::CaptureMode::kFull : llm::CaptureMode::kEager;
-        f.capture = {m, m, m, m};
-        setup.framework = f;
-      }
-      v.apply(&*setup.framework);
-      auto vr = scenario::EvaluateSetup(setup);
-      if (!vr.ok()) return fail(vr.status().WithPrefix(v.name));
-      pacing_rows.push_back({v.name, vr->baseline_tokens_per_s, vr->speculative ? vr->speculative_tokens_per_s : 0,
-                             vr->speculative ? vr->breakdown.verify_comm_ms : 0,
-                             vr->speculative ? vr->breakdown.verify_wait_ms : 0});
-    }
-  }
-  if (!flags.trace.empty()) {
-    auto sim = llm::DecodeSimulator::Create(loaded.setup);
-    if (!sim.ok()) return fail(sim.status().WithPrefix(loaded.path));
-    Status s = WriteCycleTrace(**sim, r, flags.trace);
-    if (!s.ok()) {
-      err << "specsim simulate: --trace " << s.message() << "\n";
-      return io::kWriteFailedExitCode;
-    }
-  }
-
-  if (flags.json) {
-    nlohmann::json j;
-    j["scenario"] = sc.name();
-    j["baseline"] = {{"tokens_per_s", r.baseline_tokens_per_s}, {"step_ms", r.baseline_step_ms}};
-    if (r.speculative) {
-      j["speculative"] = {{"tokens_per_s", r.speculative_tokens_per_s},
-                          {"tau", r.tau},
-                          {"tau_expected", r.tau_expected},
-                          {"cycle_ms", r.cycle_ms},
-                          {"speedup", r.speedup},
-                          {"cycles", r.cycles},
-                          {"acceptance_basis", loaded.setup.speculation.acceptance_basis},
-                          {"acceptance_upper_bound", loaded.setup.speculation.acceptance_upper_bound},
-                          {"breakdown_ms", BreakdownJson(r.breakdown)}};
-    } else {
-      j["speculative"] = nullptr;
-    }
-    const PacingAssumptions pa = PacingOf(loaded.setup);
-    j["pacing"] = {
-        {"framework", pa.framework},
-        {"framework_source", pa.source},
-        {"capture",
-         {{"decode", pa.decode}, {"draft", pa.draft}, {"verify", pa.verify}, {"draft_extend", pa.draft_extend}}},
-        {"sync_each_step", pa.sync_each_step},
-        {"sync_each_cycle", pa.sync_each_cycle},
-        {"host_jitter", pa.jitter},
-        {"ranks", loaded.setup.parallel.tp}};
-    j["baseline"]["pass"] = PassJson(r.baseline_step);
-    if (r.speculative) {
-      j["speculative"]["verify_pass"] = PassJson(r.verify);
-      j["speculative"]["draft_step_pass"] = PassJson(r.draft_step);
-    }
-    j["algorithms"] = nlohmann::json::array();
-    for (const VariantRow& a : algo_rows)
-      j["algorithms"].push_back(
-          {{"name", a.name}, {"baseline_tokens_per_s", a.baseline}, {"speculative_tokens_per_s", a.speculative}});
-    j["pacing_variants"] = nlohmann::json::array();
-    for (const VariantRow& a : pacing_rows)
-      j["pacing_variants"].push_back({{"name", a.name},
-                                      {"baseline_tokens_per_s", a.baseline},
-                                      {"speculative_tokens_per_s", a.speculative},
-                                      {"verify_comm_ms", a.a},
-                                      {"verify_wait_ms", a.b}});
-    j["collectives"] = nlohmann::json::array();
-    for (const llm::CollectiveInfo& c : r.collectives) j["collectives"].push_back(c.description);
-    out << j.dump(1) << "\n";
-    return 0;
-  }
-
   const llm::DecodeSetup& st = loaded.setup;
   out << fmt::format("# specsim simulate: {}\n", sc.name().empty() ? loaded.path : sc.name());
   out << fmt::format(
@@ -312,7 +282,7 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
   out << fmt::format(
       "#   allreduce: {}; memory: {:.1f} of {:.1f} GiB per GPU\n",
       sc.communication().allreduce_algorithm().empty() ? "auto" : sc.communication().allreduce_algorithm(),
-      plan->total_bytes / (1 << 30), plan->capacity_bytes / (1 << 30));
+      plan.total_bytes / (1 << 30), plan.capacity_bytes / (1 << 30));
   {
     // The pacing assumptions: every figure below depends on them (README: framework profiles).
     const PacingAssumptions pa = PacingOf(st);
@@ -327,6 +297,10 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
                        pa.jitter);
   }
   out << "#\n";
+}
+
+// Baseline and speculative throughput, and where the cycle (or the step) goes.
+void PrintThroughputAndBreakdown(const llm::DecodeSetup& st, const llm::DecodeResult& r, std::ostream& out) {
   out << fmt::format("  {:<26} {:>12} {:>10} {:>6} {:>8}\n", "", "step (ms)", "tokens/s", "tau", "speedup");
   out << fmt::format("  {:<26} {:>12.3f} {:>10.1f} {:>6.2f} {:>8}\n", "baseline (no speculation)", r.baseline_step_ms,
                      r.baseline_tokens_per_s, 1.0, "1.00x");
@@ -364,23 +338,80 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
         MillisFromPicos(r.baseline_step.compute_ps), MillisFromPicos(r.baseline_step.comm_ps),
         MillisFromPicos(r.baseline_step.wait_ps), MillisFromPicos(r.baseline_step.launch_ps));
   }
+}
+
+// The --compare-algos tables: one row per variant, baseline and speculative tokens/s, the
+// speedup and two variant-specific columns.
+void PrintVariants(const std::string& title, const std::string& what, const std::string& col_a,
+                   const std::string& col_b, const std::vector<VariantRow>& rows, std::ostream& out) {
+  if (rows.empty()) return;
+  out << "#\n# --compare-algos: the same scenario per " << title << "\n";
+  out << fmt::format("  {:<32} {:>16} {:>18} {:>9} {:>18} {:>16}\n", what, "baseline tok/s", "speculative tok/s",
+                     "speedup", col_a, col_b);
+  for (const VariantRow& a : rows)
+    out << fmt::format("  {:<32} {:>16.1f} {:>18.1f} {:>8.2f}x {:>18.3f} {:>16.3f}\n", a.name, a.baseline,
+                       a.speculative, a.speculative > 0 ? a.speculative / a.baseline : 0.0, a.a, a.b);
+}
+
+}  // namespace
+
+int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err) {
+  auto fail = [&err](const Status& s) {
+    err << "specsim simulate: " << s.message() << "\n";
+    return 2;
+  };
+  std::vector<std::string> overrides = flags.set;
+  if (!flags.model.empty()) overrides.insert(overrides.begin(), "model=" + flags.model);
+  auto loaded_or = scenario::LoadScenario(flags.scenario, overrides, flags.calibration);
+  if (!loaded_or.ok()) return fail(loaded_or.status());
+  scenario::LoadedScenario& loaded = *loaded_or;
+  for (const std::string& w : loaded.warnings) err << w << "\n";
+
+  if (flags.memory) {
+    auto plan = scenario::PlanScenarioMemory(loaded);
+    if (!plan.ok()) return fail(plan.status().WithPrefix(loaded.path));
+    out << llm::FormatMemoryPlan(*plan);
+    return plan->fits ? 0 : 3;
+  }
+  auto evaluation = scenario::Evaluate(loaded);
+  if (!evaluation.ok()) return fail(evaluation.status());
+  const llm::MemoryPlan* plan = &evaluation->memory;
+  if (!evaluation->result) {
+    err << "specsim simulate: " << loaded.path << ": does not fit in GPU memory:\n" << llm::FormatMemoryPlan(*plan);
+    return 3;
+  }
+  const llm::DecodeResult& r = *evaluation->result;
+
+  std::vector<VariantRow> algo_rows, pacing_rows;
+  if (flags.compare_algos) {
+    auto a = AllreduceVariantRows(loaded);
+    if (!a.ok()) return fail(a.status());
+    algo_rows = *std::move(a);
+    auto p = PacingVariantRows(loaded);
+    if (!p.ok()) return fail(p.status());
+    pacing_rows = *std::move(p);
+  }
+  if (!flags.trace.empty()) {
+    auto sim = llm::DecodeSimulator::Create(loaded.setup);
+    if (!sim.ok()) return fail(sim.status().WithPrefix(loaded.path));
+    Status s = WriteCycleTrace(**sim, r, flags.trace);
+    if (!s.ok()) {
+      err << "specsim simulate: --trace " << s.message() << "\n";
+      return io::kWriteFailedExitCode;
+    }
+  }
+
+  if (flags.json) {
+    PrintSimulateJson(loaded, r, algo_rows, pacing_rows, out);
+    return 0;
+  }
+  PrintSimulateHeader(loaded, *plan, out);
+  PrintThroughputAndBreakdown(loaded.setup, r, out);
   out << "#\n# collectives (each simulated on the fabric once, reused per occurrence):\n";
   for (const llm::CollectiveInfo& c : r.collectives) out << "#   " << c.description << "\n";
-  // The --compare-algos tables: one row per variant, baseline and speculative tokens/s, the
-  // speedup and two variant-specific columns.
-  auto print_variants = [&out](const std::string& title, const std::string& what, const std::string& col_a,
-                               const std::string& col_b, const std::vector<VariantRow>& rows) {
-    if (rows.empty()) return;
-    out << "#\n# --compare-algos: the same scenario per " << title << "\n";
-    out << fmt::format("  {:<32} {:>16} {:>18} {:>9} {:>18} {:>16}\n", what, "baseline tok/s", "speculative tok/s",
-                       "speedup", col_a, col_b);
-    for (const VariantRow& a : rows)
-      out << fmt::format("  {:<32} {:>16.1f} {:>18.1f} {:>8.2f}x {:>18.3f} {:>16.3f}\n", a.name, a.baseline,
-                         a.speculative, a.speculative > 0 ? a.speculative / a.baseline : 0.0, a.a, a.b);
-  };
-  print_variants("allreduce choice", "allreduce", "step comm (ms)", "verify comm (ms)", algo_rows);
-  print_variants("capture mode and host sync (the scenario's allreduce)", "pacing", "verify comm (ms)", "of which wait",
-                 pacing_rows);
+  PrintVariants("allreduce choice", "allreduce", "step comm (ms)", "verify comm (ms)", algo_rows, out);
+  PrintVariants("capture mode and host sync (the scenario's allreduce)", "pacing", "verify comm (ms)", "of which wait",
+                pacing_rows, out);
   if (!flags.trace.empty())
     out << "# trace: " << flags.trace << " (one " << (r.speculative ? "cycle" : "step")
         << ", every rank's host thread and GPU stream; open in ui.perfetto.dev)\n";

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -225,6 +226,193 @@ config::Scenario WithAcceptance(config::Scenario base, const std::vector<double>
   return base;
 }
 
+namespace {
+
+// Every combination of the given choices.
+std::vector<Candidate> Cross(const std::vector<SpecChoice>& specs, const std::vector<CommChoice>& comms,
+                             const std::vector<PacingChoice>& pacing, const std::vector<int>& eps) {
+  std::vector<Candidate> v;
+  for (const auto& s : specs)
+    for (const auto& c : comms)
+      for (const auto& g : pacing)
+        for (int ep : eps) v.push_back({s, c, g, ep});
+  return v;
+}
+
+// The fastest exact (non-upper-bound) configuration.
+const Evaluated* FastestExact(const std::vector<Evaluated>& v) {
+  const Evaluated* best = nullptr;
+  for (const Evaluated& e : v)
+    if (e.status == "ok" && !e.candidate.optimistic() && (best == nullptr || e.tokens_per_s > best->tokens_per_s))
+      best = &e;
+  return best;
+}
+
+// The fastest exact configuration of the lowest effort.
+const Evaluated* LeastEffortFastestExact(const std::vector<Evaluated>& v) {
+  const Evaluated* best = nullptr;
+  for (const Evaluated& e : v) {
+    if (e.status != "ok" || e.candidate.optimistic()) continue;
+    if (best == nullptr || e.takes.effort < best->takes.effort ||
+        (e.takes.effort == best->takes.effort && e.tokens_per_s > best->tokens_per_s))
+      best = &e;
+  }
+  return best;
+}
+
+using EvaluateFn = std::function<void(const std::vector<Candidate>&)>;
+
+// The pruned search: (1) every allreduce choice with no speculation and one reference
+// speculation setting; (2) every speculation setting with the three best allreduce choices (and
+// the first); (3) the fastest so far, and the fastest of what takes least, with every other
+// pacing choice and expert parallelism flipped. `all` holds what `evaluate` appended.
+void SearchPruned(const SearchSpace& space, const std::vector<Evaluated>& all, const EvaluateFn& evaluate) {
+  const PacingChoice& pacing0 = space.pacing.front();
+  const int ep0 = space.expert_parallel.front();
+  std::vector<SpecChoice> reference = {space.specs.front()};
+  for (const SpecChoice& s : space.specs) {
+    if (s.method != config::Speculation::NONE && s.topk == 1 && (reference.size() == 1 || s.num_steps == 3)) {
+      if (reference.size() == 1)
+        reference.push_back(s);
+      else
+        reference[1] = s;
+    }
+  }
+  evaluate(Cross(reference, space.comms, {pacing0}, {ep0}));
+  std::map<std::string, double> comm_score;
+  for (const Evaluated& e : all)
+    if (e.status == "ok")
+      comm_score[e.candidate.comm.name] = std::max(comm_score[e.candidate.comm.name], e.tokens_per_s);
+  std::vector<CommChoice> ranked = space.comms;
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const CommChoice& a, const CommChoice& b) { return comm_score[a.name] > comm_score[b.name]; });
+  std::vector<CommChoice> keep(ranked.begin(), ranked.begin() + std::min<size_t>(3, ranked.size()));
+  if (std::none_of(keep.begin(), keep.end(), [&](const CommChoice& c) { return c.name == space.comms.front().name; }))
+    keep.push_back(space.comms.front());
+  std::vector<SpecChoice> rest;
+  for (const SpecChoice& s : space.specs)
+    if (std::none_of(reference.begin(), reference.end(), [&](const SpecChoice& r) { return r.Label() == s.Label(); }))
+      rest.push_back(s);
+  evaluate(Cross(rest, keep, {pacing0}, {ep0}));
+  std::vector<Candidate> flips;
+  for (const Evaluated* best : {FastestExact(all), LeastEffortFastestExact(all)}) {
+    if (best == nullptr) continue;
+    for (const PacingChoice& g : space.pacing)
+      for (int ep : space.expert_parallel) {
+        const Candidate flip{best->candidate.spec, best->candidate.comm, g, ep};
+        const bool seen_before =
+            std::any_of(flips.begin(), flips.end(), [&](const Candidate& f) { return f.Label() == flip.Label(); });
+        if ((g.name != best->candidate.pacing.name || ep != best->candidate.expert_parallel) && !seen_before)
+          flips.push_back(flip);
+      }
+  }
+  evaluate(flips);
+}
+
+// The ranking (fastest first; configurations whose acceptance is only an upper bound, trees, are
+// listed but cannot be the winner; what runs as is before what takes more), the count that did not
+// fit, and the harder options that beat the winner.
+Status RankEvaluated(const std::vector<Evaluated>& all, AdviseResult* result) {
+  for (const Evaluated& e : all) {
+    if (e.status == "ok")
+      result->ranked.push_back(e);
+    else if (e.status.rfind("does not fit", 0) == 0)
+      ++result->did_not_fit;
+    else
+      return InternalError("advise: configuration '" + e.candidate.Label() + "' failed: " + e.status);
+  }
+  std::stable_sort(result->ranked.begin(), result->ranked.end(), [](const Evaluated& a, const Evaluated& b) {
+    if (a.candidate.optimistic() != b.candidate.optimistic()) return !a.candidate.optimistic();
+    if (a.takes.effort != b.takes.effort) return a.takes.effort < b.takes.effort;
+    return a.tokens_per_s > b.tokens_per_s;
+  });
+  if (result->ranked.empty()) return FailedPreconditionError("advise: no configuration fits in GPU memory");
+  const Evaluated& winner = result->ranked.front();
+  if (winner.candidate.optimistic())
+    return FailedPreconditionError(
+        "advise: only configurations whose acceptance is an upper bound fit (trees credited from top-1 "
+        "probabilities): give an accept-length histogram measured with one of them");
+  for (Effort level : {Effort::kLaunchFlag, Effort::kEnvironment, Effort::kCodeChange}) {
+    if (level <= winner.takes.effort) continue;
+    const Evaluated* best = nullptr;
+    for (const Evaluated& e : result->ranked)
+      if (!e.candidate.optimistic() && e.takes.effort == level &&
+          (best == nullptr || e.tokens_per_s > best->tokens_per_s))
+        best = &e;
+    if (best != nullptr && best->tokens_per_s > winner.tokens_per_s) result->harder.push_back(*best);
+  }
+  return OkStatus();
+}
+
+using FamilyMember = std::function<bool(const Candidate&)>;
+
+// Speculation families, allreduce families, pacing choices, expert parallelism.
+std::vector<std::pair<std::string, FamilyMember>> FamiliesOf(const SearchSpace& space) {
+  std::vector<std::pair<std::string, FamilyMember>> families;
+  std::set<std::string> seen;
+  for (const SpecChoice& s : space.specs)
+    if (seen.insert(s.Family()).second)
+      families.push_back({s.Family(), [f = s.Family()](const Candidate& c) { return c.spec.Family() == f; }});
+  for (const CommChoice& c : space.comms)
+    if (seen.insert(c.family).second)
+      families.push_back({c.family, [f = c.family](const Candidate& x) { return x.comm.family == f; }});
+  if (space.pacing.size() > 1)
+    for (const PacingChoice& g : space.pacing)
+      if (seen.insert(g.family).second)
+        families.push_back({g.family, [f = g.family](const Candidate& c) { return c.pacing.family == f; }});
+  if (space.expert_parallel.size() > 1)
+    families.push_back({"expert parallelism (TP+EP)", [](const Candidate& c) { return c.expert_parallel > 1; }});
+  return families;
+}
+
+// What sinks the family's best against the winner ("" for the winner's own family).
+std::string FamilyBottleneck(const Evaluated& best, const Evaluated& winner, bool winners_family) {
+  if (winners_family) return "";
+  if (!best.candidate.optimistic() && best.takes.effort > winner.takes.effort &&
+      best.tokens_per_s > winner.tokens_per_s)
+    return fmt::format("{:.2f} ms/token faster than the winner, but it {}", winner.ms_per_token - best.ms_per_token,
+                       best.takes.Text());
+  if (best.candidate.pacing.what_if && best.tokens_per_s > winner.tokens_per_s)
+    return fmt::format(
+        "what-if only: {:.1f} tok/s if the host never waited for the GPU (acceptance kept on the GPU, "
+        "scheduling overlapped); not chosen: check that your framework can run so",
+        best.tokens_per_s);
+  if (best.candidate.optimistic() && best.tokens_per_s > winner.tokens_per_s)
+    return fmt::format("upper bound only: {:.1f} tok/s with {}; measure the accept lengths of {} before choosing it",
+                       best.tokens_per_s, best.acceptance_basis, best.candidate.spec.Label());
+  return Bottleneck(best, winner);
+}
+
+FamilyVerdict VerdictOf(const std::string& name, const FamilyMember& member, const std::vector<Evaluated>& all,
+                        const std::vector<Evaluated>& ranked) {
+  const Evaluated& winner = ranked.front();
+  FamilyVerdict v;
+  v.family = name;
+  // The family's best exact configuration of the least effort it has; upper bounds (trees) only
+  // for a family of trees.
+  const Evaluated* best = nullptr;
+  for (int pass = 0; pass < 2 && best == nullptr; ++pass) {
+    for (const Evaluated& e : ranked) {
+      if (!member(e.candidate) || (pass == 0 && e.candidate.optimistic())) continue;
+      if (best == nullptr || e.takes.effort < best->takes.effort ||
+          (e.takes.effort == best->takes.effort && e.tokens_per_s > best->tokens_per_s))
+        best = &e;
+    }
+  }
+  if (best == nullptr) {
+    bool any = false;
+    for (const Evaluated& e : all) any = any || member(e.candidate);
+    v.bottleneck = any ? "does not fit in GPU memory" : "not evaluated (pruned)";
+    return v;
+  }
+  v.best = best->candidate.Label();
+  v.tokens_per_s = best->tokens_per_s;
+  v.bottleneck = FamilyBottleneck(*best, winner, member(winner.candidate));
+  return v;
+}
+
+}  // namespace
+
 StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace& space, const AdviseOptions& options,
                               std::ostream& progress) {
   const config::Scenario base = WithAcceptance(base_in, options.acceptance);
@@ -240,180 +428,24 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace
   result.framework = framework.name;
   result.custom_allreduce_by_default = CustomAllreduceByDefault(framework, box);
   std::vector<Evaluated> all;
-  auto evaluate = [&](const std::vector<Candidate>& candidates, int* counter, int hint) {
-    const size_t first = all.size();
-    EvaluateAll(base, &all, candidates, options, progress, counter, hint);
-    for (size_t i = first; i < all.size(); ++i) all[i].takes = WhatCandidateTakes(all[i].candidate, framework, box);
-  };
   int counter = 0;
   const int hint =
       static_cast<int>(options.exhaustive ? space.size() : space.comms.size() * 2 + space.specs.size() * 3 + 2);
-  auto cross = [&](const std::vector<SpecChoice>& specs, const std::vector<CommChoice>& comms,
-                   const std::vector<PacingChoice>& pacing, const std::vector<int>& eps) {
-    std::vector<Candidate> v;
-    for (const auto& s : specs)
-      for (const auto& c : comms)
-        for (const auto& g : pacing)
-          for (int ep : eps) v.push_back({s, c, g, ep});
-    return v;
+  auto evaluate = [&](const std::vector<Candidate>& candidates) {
+    const size_t first = all.size();
+    EvaluateAll(base, &all, candidates, options, progress, &counter, hint);
+    for (size_t i = first; i < all.size(); ++i) all[i].takes = WhatCandidateTakes(all[i].candidate, framework, box);
   };
-  // The fastest exact (non-upper-bound) configuration so far.
-  auto best_of = [](const std::vector<Evaluated>& v) -> const Evaluated* {
-    const Evaluated* best = nullptr;
-    for (const Evaluated& e : v)
-      if (e.status == "ok" && !e.candidate.optimistic() && (best == nullptr || e.tokens_per_s > best->tokens_per_s))
-        best = &e;
-    return best;
-  };
-  // The fastest exact configuration of the lowest effort evaluated so far.
-  auto least_effort_best_of = [](const std::vector<Evaluated>& v) -> const Evaluated* {
-    const Evaluated* best = nullptr;
-    for (const Evaluated& e : v) {
-      if (e.status != "ok" || e.candidate.optimistic()) continue;
-      if (best == nullptr || e.takes.effort < best->takes.effort ||
-          (e.takes.effort == best->takes.effort && e.tokens_per_s > best->tokens_per_s))
-        best = &e;
-    }
-    return best;
-  };
-  const PacingChoice& pacing0 = space.pacing.front();
-  const int ep0 = space.expert_parallel.front();
   if (options.exhaustive) {
-    evaluate(cross(space.specs, space.comms, space.pacing, space.expert_parallel), &counter, hint);
+    evaluate(Cross(space.specs, space.comms, space.pacing, space.expert_parallel));
   } else {
-    // Stage 1: every allreduce choice, with no speculation and one reference speculation setting.
-    std::vector<SpecChoice> reference = {space.specs.front()};
-    for (const SpecChoice& s : space.specs) {
-      if (s.method != config::Speculation::NONE && s.topk == 1 && (reference.size() == 1 || s.num_steps == 3)) {
-        if (reference.size() == 1)
-          reference.push_back(s);
-        else
-          reference[1] = s;
-      }
-    }
-    evaluate(cross(reference, space.comms, {pacing0}, {ep0}), &counter, hint);
-    std::map<std::string, double> comm_score;
-    for (const Evaluated& e : all)
-      if (e.status == "ok")
-        comm_score[e.candidate.comm.name] = std::max(comm_score[e.candidate.comm.name], e.tokens_per_s);
-    std::vector<CommChoice> ranked = space.comms;
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [&](const CommChoice& a, const CommChoice& b) { return comm_score[a.name] > comm_score[b.name]; });
-    std::vector<CommChoice> keep(ranked.begin(), ranked.begin() + std::min<size_t>(3, ranked.size()));
-    if (std::none_of(keep.begin(), keep.end(), [&](const CommChoice& c) { return c.name == space.comms.front().name; }))
-      keep.push_back(space.comms.front());
-    // Stage 2: every speculation setting with the kept allreduce choices.
-    std::vector<SpecChoice> rest;
-    for (const SpecChoice& s : space.specs)
-      if (std::none_of(reference.begin(), reference.end(), [&](const SpecChoice& r) { return r.Label() == s.Label(); }))
-        rest.push_back(s);
-    evaluate(cross(rest, keep, {pacing0}, {ep0}), &counter, hint);
-    // Stage 3: the fastest so far, and the fastest of what takes least, with every other pacing
-    // choice and expert parallelism flipped.
-    std::vector<Candidate> flips;
-    for (const Evaluated* best : {best_of(all), least_effort_best_of(all)}) {
-      if (best == nullptr) continue;
-      for (const PacingChoice& g : space.pacing)
-        for (int ep : space.expert_parallel) {
-          const Candidate flip{best->candidate.spec, best->candidate.comm, g, ep};
-          const bool seen_before =
-              std::any_of(flips.begin(), flips.end(), [&](const Candidate& f) { return f.Label() == flip.Label(); });
-          if ((g.name != best->candidate.pacing.name || ep != best->candidate.expert_parallel) && !seen_before)
-            flips.push_back(flip);
-        }
-    }
-    evaluate(flips, &counter, hint);
+    SearchPruned(space, all, evaluate);
   }
   if (options.progress) progress << "\n";
   result.evaluated = static_cast<int>(all.size());
-  for (const Evaluated& e : all) {
-    if (e.status == "ok")
-      result.ranked.push_back(e);
-    else if (e.status.rfind("does not fit", 0) == 0)
-      ++result.did_not_fit;
-    else
-      return InternalError("advise: configuration '" + e.candidate.Label() + "' failed: " + e.status);
-  }
-  // Ranked fastest first; configurations whose acceptance is only an upper bound (trees) are
-  // listed but cannot be the winner.
-  std::stable_sort(result.ranked.begin(), result.ranked.end(), [](const Evaluated& a, const Evaluated& b) {
-    if (a.candidate.optimistic() != b.candidate.optimistic()) return !a.candidate.optimistic();
-    if (a.takes.effort != b.takes.effort) return a.takes.effort < b.takes.effort;
-    return a.tokens_per_s > b.tokens_per_s;
-  });
-  if (result.ranked.empty()) return FailedPreconditionError("advise: no configuration fits in GPU memory");
-  const Evaluated& winner = result.ranked.front();
-  if (winner.candidate.optimistic())
-    return FailedPreconditionError(
-        "advise: only configurations whose acceptance is an upper bound fit (trees credited from top-1 "
-        "probabilities): give an accept-length histogram measured with one of them");
-  for (Effort level : {Effort::kLaunchFlag, Effort::kEnvironment, Effort::kCodeChange}) {
-    if (level <= winner.takes.effort) continue;
-    const Evaluated* best = nullptr;
-    for (const Evaluated& e : result.ranked)
-      if (!e.candidate.optimistic() && e.takes.effort == level &&
-          (best == nullptr || e.tokens_per_s > best->tokens_per_s))
-        best = &e;
-    if (best != nullptr && best->tokens_per_s > winner.tokens_per_s) result.harder.push_back(*best);
-  }
-
-  // Families: speculation families, allreduce families, pacing choices, expert parallelism.
-  std::vector<std::pair<std::string, std::function<bool(const Candidate&)>>> families;
-  std::set<std::string> seen;
-  for (const SpecChoice& s : space.specs)
-    if (seen.insert(s.Family()).second)
-      families.push_back({s.Family(), [f = s.Family()](const Candidate& c) { return c.spec.Family() == f; }});
-  for (const CommChoice& c : space.comms)
-    if (seen.insert(c.family).second)
-      families.push_back({c.family, [f = c.family](const Candidate& x) { return x.comm.family == f; }});
-  if (space.pacing.size() > 1)
-    for (const PacingChoice& g : space.pacing)
-      if (seen.insert(g.family).second)
-        families.push_back({g.family, [f = g.family](const Candidate& c) { return c.pacing.family == f; }});
-  if (space.expert_parallel.size() > 1)
-    families.push_back({"expert parallelism (TP+EP)", [](const Candidate& c) { return c.expert_parallel > 1; }});
-  for (const auto& [name, member] : families) {
-    FamilyVerdict v;
-    v.family = name;
-    // The family's best exact configuration of the least effort it has; upper bounds (trees) only
-    // for a family of trees.
-    const Evaluated* best = nullptr;
-    for (int pass = 0; pass < 2 && best == nullptr; ++pass) {
-      for (const Evaluated& e : result.ranked) {
-        if (!member(e.candidate) || (pass == 0 && e.candidate.optimistic())) continue;
-        if (best == nullptr || e.takes.effort < best->takes.effort ||
-            (e.takes.effort == best->takes.effort && e.tokens_per_s > best->tokens_per_s))
-          best = &e;
-      }
-    }
-    if (best == nullptr) {
-      bool any = false;
-      for (const Evaluated& e : all) any = any || member(e.candidate);
-      v.bottleneck = any ? "does not fit in GPU memory" : "not evaluated (pruned)";
-    } else {
-      v.best = best->candidate.Label();
-      v.tokens_per_s = best->tokens_per_s;
-      if (member(winner.candidate)) {
-        v.bottleneck = "";  // the winner's own family
-      } else if (!best->candidate.optimistic() && best->takes.effort > winner.takes.effort &&
-                 best->tokens_per_s > winner.tokens_per_s) {
-        v.bottleneck = fmt::format("{:.2f} ms/token faster than the winner, but it {}",
-                                   winner.ms_per_token - best->ms_per_token, best->takes.Text());
-      } else if (best->candidate.pacing.what_if && best->tokens_per_s > winner.tokens_per_s) {
-        v.bottleneck = fmt::format(
-            "what-if only: {:.1f} tok/s if the host never waited for the GPU (acceptance kept on the GPU, "
-            "scheduling overlapped); not chosen: check that your framework can run so",
-            best->tokens_per_s);
-      } else if (best->candidate.optimistic() && best->tokens_per_s > winner.tokens_per_s) {
-        v.bottleneck =
-            fmt::format("upper bound only: {:.1f} tok/s with {}; measure the accept lengths of {} before choosing it",
-                        best->tokens_per_s, best->acceptance_basis, best->candidate.spec.Label());
-      } else {
-        v.bottleneck = Bottleneck(*best, winner);
-      }
-    }
-    result.families.push_back(v);
-  }
+  RETURN_IF_ERROR(RankEvaluated(all, &result));
+  for (const auto& [name, member] : FamiliesOf(space))
+    result.families.push_back(VerdictOf(name, member, all, result.ranked));
   return result;
 }
 

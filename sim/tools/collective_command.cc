@@ -100,36 +100,23 @@ std::string CrossoverNote(const std::vector<Row>& rows, const std::vector<std::s
   return note;
 }
 
-}  // namespace
-
-int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream& err) {
-  auto Fail = [&err](const Status& s) {
-    err << "specsim collective: " << s.message() << "\n";
-    return 2;
-  };
-  auto topology_or = io::LoadHardwareFile(flags.hardware);
-  if (!topology_or.ok()) return Fail(topology_or.status());
-  if (!flags.calibration.empty()) {
-    Status applied = ApplyCalibrationFile(flags.calibration, &*topology_or);
-    if (!applied.ok()) return Fail(applied);
-  }
-  const net::Topology& topology = *topology_or;
-  net::Router router(topology);
-
+// The request every size and algorithm starts from: the flags (op, protocol, channels, GPUs, P2P,
+// custom-allreduce launch) and the calibration's NCCL costs.
+StatusOr<coll::CollectiveRequest> BaseRequest(const CollectiveFlags& flags) {
   coll::CollectiveRequest base;
   if (!flags.calibration.empty()) {
     auto calibration = LoadCalibrationFile(flags.calibration);
-    if (!calibration.ok()) return Fail(calibration.status());
+    if (!calibration.ok()) return (calibration.status());
     auto overrides = calib::ProtocolOverridesFromProto(calibration->nccl());
-    if (!overrides.ok()) return Fail(overrides.status().WithPrefix(flags.calibration + ": nccl"));
+    if (!overrides.ok()) return (overrides.status().WithPrefix(flags.calibration + ": nccl"));
     base.protocol_overrides = *overrides;
   }
   auto collective = coll::ParseCollective(flags.op);
-  if (!collective.ok()) return Fail(collective.status().WithPrefix("--op"));
+  if (!collective.ok()) return (collective.status().WithPrefix("--op"));
   base.collective = *collective;
   if (!flags.proto.empty()) {
     auto proto = coll::ParseNcclProto(flags.proto);
-    if (!proto.ok()) return Fail(proto.status().WithPrefix("--proto"));
+    if (!proto.ok()) return (proto.status().WithPrefix("--proto"));
     base.protocol = *proto;
   }
   // NCCL runs at most MAXCHANNELS = 64 channels (nccl src/include/device.h).
@@ -137,69 +124,77 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
                          {"--min-channels", flags.min_channels},
                          {"--max-channels", flags.max_channels}})
     if (v < 0 || v > 64)
-      return Fail(InvalidArgumentError(
+      return (InvalidArgumentError(
           fmt::format("{} {}: must be in [0, 64] (0: NCCL's choice; NCCL runs at most MAXCHANNELS = 64)", flag, v)));
   base.channels = flags.channels;
   base.min_channels = flags.min_channels;
   base.max_channels = flags.max_channels;
   if (!flags.gpus.empty()) {
     auto gpus = ParseIndexList(flags.gpus);
-    if (!gpus.ok()) return Fail(gpus.status().WithPrefix("--gpus"));
+    if (!gpus.ok()) return (gpus.status().WithPrefix("--gpus"));
     base.gpus = *gpus;
   }
   if (!flags.p2p_level.empty()) {
     auto level = coll::ParseP2pLevel(flags.p2p_level);
-    if (!level.ok()) return Fail(level.status().WithPrefix("--p2p-level"));
+    if (!level.ok()) return (level.status().WithPrefix("--p2p-level"));
     base.p2p_level = *level;
   }
   base.p2p_disable = flags.p2p_disable;
   base.custom_blocks = flags.custom_blocks;
   if (!(flags.custom_launch_us >= 0 && flags.custom_launch_us <= 1e6))
-    return Fail(InvalidArgumentError(fmt::format("--custom-launch-us {}", flags.custom_launch_us) +
-                                     ": must be in [0, 1000000] (us)"));
+    return (InvalidArgumentError(fmt::format("--custom-launch-us {}", flags.custom_launch_us) +
+                                 ": must be in [0, 1000000] (us)"));
   base.custom_launch_ps = PicosFromMicros(flags.custom_launch_us);
-  auto sizes = ParseSizeList(flags.sizes);
-  if (!sizes.ok()) return Fail(sizes.status().WithPrefix("--sizes"));
-  const int dtype_bytes = DtypeBytes(flags.dtype);
-  if (dtype_bytes == 0)
-    return Fail(InvalidArgumentError("--dtype '" + flags.dtype +
-                                     "': allowed values are float, fp32, int32, bf16, half, fp16, fp8, int8"));
+  return base;
+}
 
+// --algo: one algorithm, or `all` of the collective's.
+StatusOr<std::vector<coll::Algorithm>> AlgorithmsOf(const std::string& algo_flag, coll::Collective collective) {
   std::vector<coll::Algorithm> algorithms;
-  if (flags.algo == "all") {
-    if (base.collective == coll::Collective::kAllReduce)
+  if (algo_flag == "all") {
+    if (collective == coll::Collective::kAllReduce)
       algorithms = {coll::Algorithm::kRing, coll::Algorithm::kTree, coll::Algorithm::kOneShot,
                     coll::Algorithm::kTwoShot};
-    else if (base.collective == coll::Collective::kAllToAll)
+    else if (collective == coll::Collective::kAllToAll)
       algorithms = {coll::Algorithm::kDirect};
     else
       algorithms = {coll::Algorithm::kRing};
   } else {
-    auto algo = coll::ParseAlgorithm(flags.algo);
-    if (!algo.ok()) return Fail(InvalidArgumentError(algo.status().message() + ", all").WithPrefix("--algo"));
+    auto algo = coll::ParseAlgorithm(algo_flag);
+    if (!algo.ok()) return (InvalidArgumentError(algo.status().message() + ", all").WithPrefix("--algo"));
     algorithms = {*algo};
   }
 
-  std::unique_ptr<ChromeTraceWriter> trace;
-  if (!flags.trace.empty()) trace = std::make_unique<ChromeTraceWriter>(&topology);
+  return algorithms;
+}
 
+// What the sizes x algorithms sweep gives: a row each, and what the table's header names.
+struct CollectiveSweep {
   std::vector<Row> rows;
   std::string transport, ranks_text;
   std::vector<std::string> resource_names;
-  for (int64_t bytes : *sizes) {
+};
+
+// Plans and times every size with every algorithm on the fabric (into `trace` when given).
+StatusOr<CollectiveSweep> SweepCollective(const net::Topology& topology, const net::Router& router,
+                                          const coll::CollectiveRequest& base, const std::vector<int64_t>& sizes,
+                                          const std::vector<coll::Algorithm>& algorithms, int dtype_bytes,
+                                          ChromeTraceWriter* trace) {
+  CollectiveSweep sweep;
+  for (int64_t bytes : sizes) {
     for (coll::Algorithm algorithm : algorithms) {
       coll::CollectiveRequest request = base;
       request.algorithm = algorithm;
       request.bytes = bytes;
       auto plan = coll::PlanCollective(topology, router, request);
-      if (!plan.ok()) return Fail(WithFlagNames(plan.status()));
-      transport = plan->transport;
+      if (!plan.ok()) return WithFlagNames(plan.status());
+      sweep.transport = plan->transport;
       coll::FabricTrace fabric_trace;
       coll::CollectiveTiming timing =
           coll::TimeCollective(plan->schedule, router, plan->rank_gpus, trace ? &fabric_trace : nullptr);
       const int n = static_cast<int>(plan->rank_gpus.size());
-      if (ranks_text.empty()) {
-        for (int g : plan->rank_gpus) ranks_text += (ranks_text.empty() ? "" : ",") + std::to_string(g);
+      if (sweep.ranks_text.empty()) {
+        for (int g : plan->rank_gpus) sweep.ranks_text += (sweep.ranks_text.empty() ? "" : ",") + std::to_string(g);
       }
       Row row;
       row.algorithm = plan->algorithm;
@@ -216,16 +211,96 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
       row.choice = plan->choice;
       row.events = timing.events;
       row.resource_bytes = timing.resource_bytes;
-      resource_names = timing.resource_names;
+      sweep.resource_names = timing.resource_names;
       if (trace) {
         trace->AddRun(fmt::format("{} {}/{}/{}ch {}", coll::CollectiveName(base.collective), row.algorithm,
                                   row.protocol, row.channels, FormatSize(bytes)),
                       fabric_trace, timing.duration_ps);
       }
-      rows.push_back(std::move(row));
+      sweep.rows.push_back(std::move(row));
     }
   }
 
+  return sweep;
+}
+
+void PrintCollectiveJson(const net::Topology& topology, coll::Collective collective, const CollectiveSweep& sweep,
+                         const std::string& crossover, std::ostream& out) {
+  nlohmann::json j;
+  j["hardware"] = topology.name;
+  j["collective"] = coll::CollectiveName(collective);
+  j["transport"] = sweep.transport;
+  j["rows"] = nlohmann::json::array();
+  for (const Row& r : sweep.rows) {
+    j["rows"].push_back({{"algorithm", r.algorithm},
+                         {"protocol", r.protocol},
+                         {"channels", r.channels},
+                         {"bytes", r.bytes},
+                         {"count", r.count},
+                         {"time_us", r.time_us},
+                         {"algbw_gbps", r.algbw},
+                         {"busbw_gbps", r.busbw},
+                         {"busiest_link", r.busiest_link},
+                         {"busiest_link_utilisation", r.busiest_utilisation},
+                         {"choice", r.choice}});
+  }
+  if (!crossover.empty()) j["crossover"] = crossover;
+  out << j.dump(1) << "\n";
+}
+
+void PrintCollectiveTable(const net::Topology& topology, coll::Collective collective, const std::string& dtype,
+                          const std::vector<coll::Algorithm>& algorithms, const CollectiveSweep& sweep,
+                          const std::string& crossover, std::ostream& out) {
+  out << fmt::format("# specsim collective: {} on {} ({} GPUs: {}), {}\n", coll::CollectiveName(collective),
+                     topology.name, std::count(sweep.ranks_text.begin(), sweep.ranks_text.end(), ',') + 1,
+                     sweep.ranks_text, dtype);
+  out << "# transport: " << sweep.transport << "\n#\n";
+  out << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "size", "count", "type",
+                     "algo/proto/ch", "time(us)", "algbw", "busbw", "busiest link", "util");
+  out << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "(B)", "(elements)", "", "",
+                     "", "(GB/s)", "(GB/s)", "", "");
+  for (const Row& r : sweep.rows) {
+    std::string apc = r.algorithm + "/" + (r.protocol.empty() ? "-" : r.protocol) + "/" + std::to_string(r.channels);
+    out << fmt::format("  {:>10} {:>12} {:>6}  {:<18} {:>10.2f} {:>8.2f} {:>8.2f}  {:<24} {:>4.0f}%\n", r.bytes,
+                       r.count, dtype, apc, r.time_us, r.algbw, r.busbw, r.busiest_link, 100 * r.busiest_utilisation);
+  }
+  if (algorithms.size() == 1 && algorithms[0] == coll::Algorithm::kAuto) {
+    out << "#\n# auto, per size:\n";
+    for (const Row& r : sweep.rows) out << fmt::format("#   {:>6}: {}\n", FormatSize(r.bytes), r.choice);
+  }
+  if (!crossover.empty()) out << "#\n# " << crossover << "\n";
+}
+
+}  // namespace
+
+int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream& err) {
+  auto Fail = [&err](const Status& s) {
+    err << "specsim collective: " << s.message() << "\n";
+    return 2;
+  };
+  auto topology_or = io::LoadHardwareFile(flags.hardware);
+  if (!topology_or.ok()) return Fail(topology_or.status());
+  if (!flags.calibration.empty()) {
+    Status applied = ApplyCalibrationFile(flags.calibration, &*topology_or);
+    if (!applied.ok()) return Fail(applied);
+  }
+  const net::Topology& topology = *topology_or;
+  net::Router router(topology);
+  auto base = BaseRequest(flags);
+  if (!base.ok()) return Fail(base.status());
+  auto sizes = ParseSizeList(flags.sizes);
+  if (!sizes.ok()) return Fail(sizes.status().WithPrefix("--sizes"));
+  const int dtype_bytes = DtypeBytes(flags.dtype);
+  if (dtype_bytes == 0)
+    return Fail(InvalidArgumentError("--dtype '" + flags.dtype +
+                                     "': allowed values are float, fp32, int32, bf16, half, fp16, fp8, int8"));
+  auto algorithms = AlgorithmsOf(flags.algo, base->collective);
+  if (!algorithms.ok()) return Fail(algorithms.status());
+
+  std::unique_ptr<ChromeTraceWriter> trace;
+  if (!flags.trace.empty()) trace = std::make_unique<ChromeTraceWriter>(&topology);
+  auto sweep = SweepCollective(topology, router, *base, *sizes, *algorithms, dtype_bytes, trace.get());
+  if (!sweep.ok()) return Fail(sweep.status());
   if (trace) {
     std::ostringstream trace_out;
     trace->Write(trace_out);
@@ -235,49 +310,12 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
     }
   }
 
-  const std::string crossover = CrossoverNote(rows, resource_names);
+  const std::string crossover = CrossoverNote(sweep->rows, sweep->resource_names);
   if (flags.json) {
-    nlohmann::json j;
-    j["hardware"] = topology.name;
-    j["collective"] = coll::CollectiveName(base.collective);
-    j["transport"] = transport;
-    j["rows"] = nlohmann::json::array();
-    for (const Row& r : rows) {
-      j["rows"].push_back({{"algorithm", r.algorithm},
-                           {"protocol", r.protocol},
-                           {"channels", r.channels},
-                           {"bytes", r.bytes},
-                           {"count", r.count},
-                           {"time_us", r.time_us},
-                           {"algbw_gbps", r.algbw},
-                           {"busbw_gbps", r.busbw},
-                           {"busiest_link", r.busiest_link},
-                           {"busiest_link_utilisation", r.busiest_utilisation},
-                           {"choice", r.choice}});
-    }
-    if (!crossover.empty()) j["crossover"] = crossover;
-    out << j.dump(1) << "\n";
+    PrintCollectiveJson(topology, base->collective, *sweep, crossover, out);
     return 0;
   }
-
-  out << fmt::format("# specsim collective: {} on {} ({} GPUs: {}), {}\n", coll::CollectiveName(base.collective),
-                     topology.name, std::count(ranks_text.begin(), ranks_text.end(), ',') + 1, ranks_text, flags.dtype);
-  out << "# transport: " << transport << "\n#\n";
-  out << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "size", "count", "type",
-                     "algo/proto/ch", "time(us)", "algbw", "busbw", "busiest link", "util");
-  out << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "(B)", "(elements)", "", "",
-                     "", "(GB/s)", "(GB/s)", "", "");
-  for (const Row& r : rows) {
-    std::string apc = r.algorithm + "/" + (r.protocol.empty() ? "-" : r.protocol) + "/" + std::to_string(r.channels);
-    out << fmt::format("  {:>10} {:>12} {:>6}  {:<18} {:>10.2f} {:>8.2f} {:>8.2f}  {:<24} {:>4.0f}%\n", r.bytes,
-                       r.count, flags.dtype, apc, r.time_us, r.algbw, r.busbw, r.busiest_link,
-                       100 * r.busiest_utilisation);
-  }
-  if (algorithms.size() == 1 && algorithms[0] == coll::Algorithm::kAuto) {
-    out << "#\n# auto, per size:\n";
-    for (const Row& r : rows) out << fmt::format("#   {:>6}: {}\n", FormatSize(r.bytes), r.choice);
-  }
-  if (!crossover.empty()) out << "#\n# " << crossover << "\n";
+  PrintCollectiveTable(topology, base->collective, flags.dtype, *algorithms, *sweep, crossover, out);
   if (trace) out << "# trace: " << flags.trace << " (" << trace->num_events() << " events; open in ui.perfetto.dev)\n";
   return 0;
 }

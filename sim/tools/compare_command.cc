@@ -94,6 +94,167 @@ Status WriteSvg(const std::string& path, const std::vector<calib::ItemResult>& i
   return io::WriteFileAtomically(path, calib::ScatterSvg(items, title));
 }
 
+void PrintHoldoutSeedsJson(const CompareFlags& flags, const calib::HoldoutSummary& summary,
+                           const std::vector<calib::SuiteStats>& regimes, const std::vector<calib::ShapeGroup>& shapes,
+                           std::ostream& out) {
+  const calib::ComparisonResult& first = summary.per_seed[0];
+  nlohmann::json j;
+  j["holdout"] = flags.holdout;
+  j["seeds"] = flags.seeds;
+  j["suites"] = nlohmann::json::array();
+  for (const calib::SuiteSeedSummary& s : summary.suites)
+    j["suites"].push_back({{"suite", s.suite},
+                           {"n", s.n_min},
+                           {"n_max", s.n_max},
+                           {"seeds", s.seeds},
+                           {"median_abs_error_median", s.median_abs_error_median},
+                           {"median_abs_error_min", s.median_abs_error_min},
+                           {"median_abs_error_max", s.median_abs_error_max},
+                           {"p90_abs_error_median", s.p90_abs_error_median},
+                           {"median_abs_error_per_seed", s.median_abs_error_per_seed},
+                           {"p90_abs_error_per_seed", s.p90_abs_error_per_seed}});
+  j["items_seed"] = 1;
+  const nlohmann::json r = RegimesJson(regimes, shapes);
+  j["regimes_held_out"] = r["regimes"];
+  j["shapes_held_out"] = r["shapes"];
+  out << ItemsJson(first.items, j).dump(1) << "\n";
+}
+
+void PrintHoldoutSeedsText(const CompareFlags& flags, const CalibInputs& in, const calib::HoldoutSummary& summary,
+                           const std::vector<calib::SuiteStats>& regimes, const std::vector<calib::ShapeGroup>& shapes,
+                           const std::string& data, const std::string& start, std::ostream& out) {
+  const calib::ComparisonResult& first = summary.per_seed[0];
+  const std::string seeds = flags.seeds == 1 ? "seed 1" : fmt::format("seeds 1..{}", flags.seeds);
+  out << fmt::format("specsim compare {}: hardware {}, {}{}\n", flags.trace, in.hardware_source, data, start);
+  const std::string heading =
+      flags.seeds == 1 ? std::string("\nheld-out items (seed 1):\n")
+                       : fmt::format("\nheld-out items of seed 1 only (the summary below is over {}):\n", seeds);
+  PrintItems(first.items, heading, out);
+  out << fmt::format("\n{:<12} {:>9} {:>18} {:>17} {:>15}\n", "suite", "n", "median-of-medians", "[min..max]",
+                     "median-of-p90s");
+  for (const calib::SuiteSeedSummary& s : summary.suites) {
+    const std::string n = s.n_min == s.n_max ? std::to_string(s.n_min) : fmt::format("{}-{}", s.n_min, s.n_max);
+    const std::string range =
+        fmt::format("[{:.1f}%..{:.1f}%]", 100 * s.median_abs_error_min, 100 * s.median_abs_error_max);
+    out << fmt::format("{:<12} {:>9} {:>17.1f}% {:>17} {:>14.1f}%{}\n", s.suite, n, 100 * s.median_abs_error_median,
+                       range, 100 * s.p90_abs_error_median,
+                       s.seeds == flags.seeds ? std::string() : fmt::format("  (over {} seeds)", s.seeds));
+  }
+  out << fmt::format(
+      "(n: items held out per seed; absolute relative error of the median time per item: per seed "
+      "the median and p90 over the held-out items, then the median, min and max over the seeds)\n");
+  out << data << "\n";
+  PrintRegimesAndShapes(regimes, shapes, "each item's held-out predictions, median over the seeds that held it out",
+                        out);
+}
+
+// --holdout without --seed: the hold-out comparison for seeds 1..--seeds, summarised over the seeds.
+int CompareOverSeeds(const CompareFlags& flags, const CalibInputs& in, const std::string& start,
+                     std::vector<std::string>* over, std::ostream& out, std::ostream& err) {
+  auto summary = calib::CompareHoldoutSeeds(in.trace, *in.topology, in.params, flags.holdout, flags.seeds);
+  if (!summary.ok()) {
+    err << "specsim compare: " << flags.trace << ": " << summary.status().message() << "\n";
+    return 2;
+  }
+  const std::string seeds = flags.seeds == 1 ? "seed 1" : fmt::format("seeds 1..{}", flags.seeds);
+  const std::string data = fmt::format("fitted on {:.0f}% of {}'s items, errors on the held-out {:.0f}%, {}",
+                                       100 * (1 - flags.holdout), flags.trace, 100 * flags.holdout, seeds);
+  const calib::ComparisonResult& first = summary->per_seed[0];
+  if (!flags.svg.empty()) {
+    Status s = WriteSvg(
+        flags.svg, first.items,
+        fmt::format("specsim compare: {} (held-out {:.0f}%, seed 1 of {})", flags.trace, 100 * flags.holdout, seeds));
+    if (!s.ok()) {
+      err << "specsim compare: --svg " << s.message() << "\n";
+      return io::kWriteFailedExitCode;
+    }
+  }
+  if (flags.max_error > 0)
+    for (const calib::SuiteSeedSummary& s : summary->suites)
+      if (s.median_abs_error_median > flags.max_error) over->push_back(s.suite);
+  // Regimes and shapes over each item's held-out predictions (median over the seeds that held it out).
+  const std::vector<calib::ItemResult> pooled = calib::PooledHeldOut(*summary);
+  const std::vector<calib::SuiteStats> regimes =
+      calib::RegimeStatistics(in.trace, pooled, first.fit.params.compute, *in.topology);
+  const std::vector<calib::ShapeGroup> shapes = calib::VerifyWidthShapes(in.trace, pooled);
+  if (flags.json) {
+    PrintHoldoutSeedsJson(flags, *summary, regimes, shapes, out);
+  } else {
+    PrintHoldoutSeedsText(flags, in, *summary, regimes, shapes, data, start, out);
+  }
+  return 0;
+}
+
+void PrintComparisonJson(const calib::ComparisonResult& result, const std::vector<calib::SuiteStats>& regimes,
+                         const std::vector<calib::ShapeGroup>& shapes, std::ostream& out) {
+  nlohmann::json j;
+  j["suites"] = nlohmann::json::array();
+  for (const calib::SuiteStats& s : result.suites)
+    j["suites"].push_back({{"suite", s.suite},
+                           {"n", s.n},
+                           {"median_abs_error", s.median_abs_error},
+                           {"p90_abs_error", s.p90_abs_error},
+                           {"max_abs_error", s.max_abs_error}});
+  const nlohmann::json r = RegimesJson(regimes, shapes);
+  j["regimes"] = r["regimes"];
+  j["shapes"] = r["shapes"];
+  out << ItemsJson(result.items, j).dump(1) << "\n";
+}
+
+void PrintComparisonText(const CompareFlags& flags, const CalibInputs& in, const calib::ComparisonResult& result,
+                         const std::vector<calib::SuiteStats>& regimes, const std::vector<calib::ShapeGroup>& shapes,
+                         const std::string& start, std::ostream& out) {
+  out << fmt::format("specsim compare {}: hardware {}, {}\n", flags.trace, in.hardware_source,
+                     flags.holdout > 0
+                         ? fmt::format("fitted on {:.0f}% of the items, errors on the held-out {:.0f}% (seed {}){}",
+                                       100 * (1 - flags.holdout), 100 * flags.holdout, flags.seed, start)
+                     : flags.calibration.empty() ? std::string("default parameters")
+                                                 : "calibration " + flags.calibration);
+  PrintItems(result.items, "\n", out);
+  out << fmt::format("\n{:<12} {:>5} {:>10} {:>10} {:>10}\n", "suite", "n", "median", "p90", "max");
+  for (const calib::SuiteStats& s : result.suites)
+    out << fmt::format("{:<12} {:>5} {:>9.1f}% {:>9.1f}% {:>9.1f}%\n", s.suite, s.n, 100 * s.median_abs_error,
+                       100 * s.p90_abs_error, 100 * s.max_abs_error);
+  out << "(absolute relative error of the median time per item)\n";
+  PrintRegimesAndShapes(regimes, shapes, "the items above", out);
+}
+
+// One comparison: every item (--holdout 0: with the given parameters) or the held-out items of
+// --seed.
+int CompareOnce(const CompareFlags& flags, const CalibInputs& in, const std::string& start,
+                std::vector<std::string>* over, std::ostream& out, std::ostream& err) {
+  calib::CompareOptions options;
+  options.holdout = flags.holdout;
+  options.seed = flags.seed;
+  auto result = calib::Compare(in.trace, *in.topology, in.params, options);
+  if (!result.ok()) {
+    err << "specsim compare: " << flags.trace << ": " << result.status().message() << "\n";
+    return 2;
+  }
+  if (!flags.svg.empty()) {
+    std::string title = "specsim compare: " + flags.trace;
+    if (flags.holdout > 0) title += fmt::format(" (held-out {:.0f}%, seed {})", 100 * flags.holdout, flags.seed);
+    Status s = WriteSvg(flags.svg, result->items, title);
+    if (!s.ok()) {
+      err << "specsim compare: --svg " << s.message() << "\n";
+      return io::kWriteFailedExitCode;
+    }
+  }
+  if (flags.max_error > 0)
+    for (const calib::SuiteStats& s : result->suites)
+      if (s.median_abs_error > flags.max_error) over->push_back(s.suite);
+  const std::vector<calib::SuiteStats> regimes =
+      calib::RegimeStatistics(in.trace, result->items, result->fit.params.compute, *in.topology);
+  const std::vector<calib::ShapeGroup> shapes = calib::VerifyWidthShapes(in.trace, result->items);
+
+  if (flags.json) {
+    PrintComparisonJson(*result, regimes, shapes, out);
+  } else {
+    PrintComparisonText(flags, in, *result, regimes, shapes, start, out);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) {
@@ -122,131 +283,9 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
   const std::string start = flags.calibration.empty() ? "" : ", starting from calibration " + flags.calibration;
   std::vector<std::string> over;  // suites above --max-error
 
-  if (several_seeds) {
-    auto summary = calib::CompareHoldoutSeeds(in->trace, *in->topology, in->params, flags.holdout, flags.seeds);
-    if (!summary.ok()) {
-      err << "specsim compare: " << flags.trace << ": " << summary.status().message() << "\n";
-      return 2;
-    }
-    const std::string seeds = flags.seeds == 1 ? "seed 1" : fmt::format("seeds 1..{}", flags.seeds);
-    const std::string data = fmt::format("fitted on {:.0f}% of {}'s items, errors on the held-out {:.0f}%, {}",
-                                         100 * (1 - flags.holdout), flags.trace, 100 * flags.holdout, seeds);
-    const calib::ComparisonResult& first = summary->per_seed[0];
-    if (!flags.svg.empty()) {
-      Status s = WriteSvg(
-          flags.svg, first.items,
-          fmt::format("specsim compare: {} (held-out {:.0f}%, seed 1 of {})", flags.trace, 100 * flags.holdout, seeds));
-      if (!s.ok()) {
-        err << "specsim compare: --svg " << s.message() << "\n";
-        return io::kWriteFailedExitCode;
-      }
-    }
-    if (flags.max_error > 0)
-      for (const calib::SuiteSeedSummary& s : summary->suites)
-        if (s.median_abs_error_median > flags.max_error) over.push_back(s.suite);
-    // Regimes and shapes over each item's held-out predictions (median over the seeds that held it out).
-    const std::vector<calib::ItemResult> pooled = calib::PooledHeldOut(*summary);
-    const std::vector<calib::SuiteStats> regimes =
-        calib::RegimeStatistics(in->trace, pooled, first.fit.params.compute, *in->topology);
-    const std::vector<calib::ShapeGroup> shapes = calib::VerifyWidthShapes(in->trace, pooled);
-    if (flags.json) {
-      nlohmann::json j;
-      j["holdout"] = flags.holdout;
-      j["seeds"] = flags.seeds;
-      j["suites"] = nlohmann::json::array();
-      for (const calib::SuiteSeedSummary& s : summary->suites)
-        j["suites"].push_back({{"suite", s.suite},
-                               {"n", s.n_min},
-                               {"n_max", s.n_max},
-                               {"seeds", s.seeds},
-                               {"median_abs_error_median", s.median_abs_error_median},
-                               {"median_abs_error_min", s.median_abs_error_min},
-                               {"median_abs_error_max", s.median_abs_error_max},
-                               {"p90_abs_error_median", s.p90_abs_error_median},
-                               {"median_abs_error_per_seed", s.median_abs_error_per_seed},
-                               {"p90_abs_error_per_seed", s.p90_abs_error_per_seed}});
-      j["items_seed"] = 1;
-      const nlohmann::json r = RegimesJson(regimes, shapes);
-      j["regimes_held_out"] = r["regimes"];
-      j["shapes_held_out"] = r["shapes"];
-      out << ItemsJson(first.items, j).dump(1) << "\n";
-    } else {
-      out << fmt::format("specsim compare {}: hardware {}, {}{}\n", flags.trace, in->hardware_source, data, start);
-      const std::string heading =
-          flags.seeds == 1 ? std::string("\nheld-out items (seed 1):\n")
-                           : fmt::format("\nheld-out items of seed 1 only (the summary below is over {}):\n", seeds);
-      PrintItems(first.items, heading, out);
-      out << fmt::format("\n{:<12} {:>9} {:>18} {:>17} {:>15}\n", "suite", "n", "median-of-medians", "[min..max]",
-                         "median-of-p90s");
-      for (const calib::SuiteSeedSummary& s : summary->suites) {
-        const std::string n = s.n_min == s.n_max ? std::to_string(s.n_min) : fmt::format("{}-{}", s.n_min, s.n_max);
-        const std::string range =
-            fmt::format("[{:.1f}%..{:.1f}%]", 100 * s.median_abs_error_min, 100 * s.median_abs_error_max);
-        out << fmt::format("{:<12} {:>9} {:>17.1f}% {:>17} {:>14.1f}%{}\n", s.suite, n, 100 * s.median_abs_error_median,
-                           range, 100 * s.p90_abs_error_median,
-                           s.seeds == flags.seeds ? std::string() : fmt::format("  (over {} seeds)", s.seeds));
-      }
-      out << fmt::format(
-          "(n: items held out per seed; absolute relative error of the median time per item: per seed "
-          "the median and p90 over the held-out items, then the median, min and max over the seeds)\n");
-      out << data << "\n";
-      PrintRegimesAndShapes(regimes, shapes, "each item's held-out predictions, median over the seeds that held it out",
-                            out);
-    }
-  } else {
-    calib::CompareOptions options;
-    options.holdout = flags.holdout;
-    options.seed = flags.seed;
-    auto result = calib::Compare(in->trace, *in->topology, in->params, options);
-    if (!result.ok()) {
-      err << "specsim compare: " << flags.trace << ": " << result.status().message() << "\n";
-      return 2;
-    }
-    if (!flags.svg.empty()) {
-      std::string title = "specsim compare: " + flags.trace;
-      if (flags.holdout > 0) title += fmt::format(" (held-out {:.0f}%, seed {})", 100 * flags.holdout, flags.seed);
-      Status s = WriteSvg(flags.svg, result->items, title);
-      if (!s.ok()) {
-        err << "specsim compare: --svg " << s.message() << "\n";
-        return io::kWriteFailedExitCode;
-      }
-    }
-    if (flags.max_error > 0)
-      for (const calib::SuiteStats& s : result->suites)
-        if (s.median_abs_error > flags.max_error) over.push_back(s.suite);
-    const std::vector<calib::SuiteStats> regimes =
-        calib::RegimeStatistics(in->trace, result->items, result->fit.params.compute, *in->topology);
-    const std::vector<calib::ShapeGroup> shapes = calib::VerifyWidthShapes(in->trace, result->items);
-
-    if (flags.json) {
-      nlohmann::json j;
-      j["suites"] = nlohmann::json::array();
-      for (const calib::SuiteStats& s : result->suites)
-        j["suites"].push_back({{"suite", s.suite},
-                               {"n", s.n},
-                               {"median_abs_error", s.median_abs_error},
-                               {"p90_abs_error", s.p90_abs_error},
-                               {"max_abs_error", s.max_abs_error}});
-      const nlohmann::json r = RegimesJson(regimes, shapes);
-      j["regimes"] = r["regimes"];
-      j["shapes"] = r["shapes"];
-      out << ItemsJson(result->items, j).dump(1) << "\n";
-    } else {
-      out << fmt::format("specsim compare {}: hardware {}, {}\n", flags.trace, in->hardware_source,
-                         flags.holdout > 0
-                             ? fmt::format("fitted on {:.0f}% of the items, errors on the held-out {:.0f}% (seed {}){}",
-                                           100 * (1 - flags.holdout), 100 * flags.holdout, flags.seed, start)
-                         : flags.calibration.empty() ? std::string("default parameters")
-                                                     : "calibration " + flags.calibration);
-      PrintItems(result->items, "\n", out);
-      out << fmt::format("\n{:<12} {:>5} {:>10} {:>10} {:>10}\n", "suite", "n", "median", "p90", "max");
-      for (const calib::SuiteStats& s : result->suites)
-        out << fmt::format("{:<12} {:>5} {:>9.1f}% {:>9.1f}% {:>9.1f}%\n", s.suite, s.n, 100 * s.median_abs_error,
-                           100 * s.p90_abs_error, 100 * s.max_abs_error);
-      out << "(absolute relative error of the median time per item)\n";
-      PrintRegimesAndShapes(regimes, shapes, "the items above", out);
-    }
-  }
+  const int rc = several_seeds ? CompareOverSeeds(flags, *in, start, &over, out, err)
+                               : CompareOnce(flags, *in, start, &over, out, err);
+  if (rc != 0) return rc;
   if (!over.empty()) {
     std::string names;
     for (const std::string& s : over) names += (names.empty() ? "" : ", ") + s;

@@ -92,22 +92,17 @@ std::string CsvField(const std::string& s) {
   return q + "\"";
 }
 
-}  // namespace
-
-int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
-  auto fail = [&err](const Status& s) {
-    err << "specsim sweep: " << s.message() << "\n";
-    return 2;
-  };
-  if (flags.vary.empty()) return fail(InvalidArgumentError("give at least one --vary field.path=v1,v2,..."));
+// The --vary axes, checked: each field once, the point count (past the threshold: --yes), and
+// every value loadable, before anything is simulated.
+StatusOr<std::vector<VaryAxis>> SweepAxes(const SweepFlags& flags) {
+  if (flags.vary.empty()) return InvalidArgumentError("give at least one --vary field.path=v1,v2,...");
   std::vector<VaryAxis> axes;
   for (const std::string& v : flags.vary) {
     auto axis = ParseVary(v);
-    if (!axis.ok()) return fail(axis.status());
+    if (!axis.ok()) return axis.status();
     for (const VaryAxis& a : axes)
       if (a.field == axis->field)
-        return fail(
-            InvalidArgumentError("--vary " + axis->field + " is given twice: list all its values in one --vary"));
+        return InvalidArgumentError("--vary " + axis->field + " is given twice: list all its values in one --vary");
     axes.push_back(*axis);
   }
   // The number of points, before anything is built: a cross product past the threshold needs --yes.
@@ -118,10 +113,10 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
       if (n > int64_t{1} << 40) break;  // no overflow; far past the threshold anyway
     }
     if (n > kSweepPointsWithoutYes && !flags.yes)
-      return fail(InvalidArgumentError(fmt::format(
+      return InvalidArgumentError(fmt::format(
           "{} points (the product of the --vary lists) is more than {} without --yes: each point simulates the "
           "scenario once (milliseconds to a second each); pass --yes to run them all",
-          n, kSweepPointsWithoutYes)));
+          n, kSweepPointsWithoutYes));
   }
   // Every varied value must be acceptable before hours are spent: load each axis' values once.
   for (const VaryAxis& axis : axes) {
@@ -129,17 +124,15 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
       std::vector<std::string> overrides = flags.set;
       overrides.push_back(axis.field + "=" + v);
       auto loaded = scenario::LoadScenario(flags.scenario, overrides, flags.calibration);
-      if (!loaded.ok()) return fail(loaded.status());
+      if (!loaded.ok()) return loaded.status();
     }
   }
-  int x_axis = 0;
-  if (!flags.x.empty()) {
-    auto it = std::find_if(axes.begin(), axes.end(), [&](const VaryAxis& a) { return a.field == flags.x; });
-    if (it == axes.end()) return fail(InvalidArgumentError("--x '" + flags.x + "': not one of the --vary fields"));
-    x_axis = static_cast<int>(it - axes.begin());
-  }
+  return axes;
+}
 
-  const auto points = CrossProduct(axes);
+// Simulates every point on --threads threads (progress on err, at most ten updates a second).
+std::vector<PointResult> SimulatePoints(const SweepFlags& flags, const std::vector<VaryAxis>& axes,
+                                        const std::vector<std::vector<std::string>>& points, std::ostream& err) {
   std::vector<PointResult> results(points.size());
   const int threads = std::max(
       1, std::min<int>(flags.threads > 0 ? flags.threads : static_cast<int>(std::thread::hardware_concurrency()),
@@ -175,7 +168,12 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
   for (auto& th : pool) th.join();
   report(true);
 
-  // The CSV whole, then to --out (written whole or not at all) or stdout.
+  return results;
+}
+
+// The CSV: one column per axis, then the results (empty with the status of a failed point).
+std::string SweepCsv(const std::vector<VaryAxis>& axes, const std::vector<std::vector<std::string>>& points,
+                     const std::vector<PointResult>& results) {
   std::ostringstream csv_text;
   std::ostream* csv = &csv_text;
   for (const VaryAxis& a : axes) *csv << CsvField(a.field) << ",";
@@ -196,45 +194,76 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
                         r.speculative ? r.speedup : 1.0, b.draft_compute_ms, b.draft_comm_ms, b.verify_compute_ms,
                         b.verify_comm_ms, b.launch_sync_ms);
   }
+  return csv_text.str();
+}
+
+// One series per combination of the other axes, for baseline and speculative tokens/s, over the
+// --x axis.
+SvgPlot SweepPlot(const std::vector<VaryAxis>& axes, int x_axis, const std::vector<std::vector<std::string>>& points,
+                  const std::vector<PointResult>& results) {
+  std::map<std::string, SvgSeries> series;
+  std::vector<std::string> order;
+  std::vector<std::string> x_labels = axes[x_axis].values;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (results[i].status != "ok") continue;
+    std::string others;
+    for (size_t a = 0; a < axes.size(); ++a)
+      if (static_cast<int>(a) != x_axis) {
+        // The last component of the field path keeps legends short: "allreduce_algorithm=auto".
+        const std::string& f = axes[a].field;
+        others += (others.empty() ? "" : ", ") + f.substr(f.rfind('.') + 1) + "=" + points[i][a];
+      }
+    const double x =
+        static_cast<double>(std::find(x_labels.begin(), x_labels.end(), points[i][x_axis]) - x_labels.begin());
+    const llm::DecodeResult& r = results[i].result;
+    for (int spec = 0; spec < (r.speculative ? 2 : 1); ++spec) {
+      std::string name = std::string(spec ? "speculative" : "baseline") + (others.empty() ? "" : " (" + others + ")");
+      if (!series.count(name)) order.push_back(name);
+      SvgSeries& s = series[name];
+      s.name = name;
+      s.points.push_back({x, spec ? r.speculative_tokens_per_s : r.baseline_tokens_per_s});
+    }
+  }
+  SvgPlot plot;
+  plot.title = "tokens/s against " + axes[x_axis].field;
+  plot.x_label = axes[x_axis].field;
+  plot.y_label = "tokens/s";
+  plot.x_categories = x_labels;
+  for (const std::string& name : order) plot.series.push_back(series[name]);
+  return plot;
+}
+
+}  // namespace
+
+int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
+  auto fail = [&err](const Status& s) {
+    err << "specsim sweep: " << s.message() << "\n";
+    return 2;
+  };
+  auto axes_or = SweepAxes(flags);
+  if (!axes_or.ok()) return fail(axes_or.status());
+  const std::vector<VaryAxis>& axes = *axes_or;
+  int x_axis = 0;
+  if (!flags.x.empty()) {
+    auto it = std::find_if(axes.begin(), axes.end(), [&](const VaryAxis& a) { return a.field == flags.x; });
+    if (it == axes.end()) return fail(InvalidArgumentError("--x '" + flags.x + "': not one of the --vary fields"));
+    x_axis = static_cast<int>(it - axes.begin());
+  }
+
+  const auto points = CrossProduct(axes);
+  const std::vector<PointResult> results = SimulatePoints(flags, axes, points, err);
+
+  // The CSV whole, then to --out (written whole or not at all) or stdout.
+  const std::string csv_text = SweepCsv(axes, points, results);
   if (flags.out.empty()) {
-    out << csv_text.str();
-  } else if (Status w = io::WriteFileAtomically(flags.out, csv_text.str()); !w.ok()) {
+    out << csv_text;
+  } else if (Status w = io::WriteFileAtomically(flags.out, csv_text); !w.ok()) {
     err << "specsim sweep: --out " << w.message() << "\n";
     return io::kWriteFailedExitCode;
   }
-
   if (!flags.svg.empty()) {
-    // One series per combination of the other axes, for baseline and speculative tokens/s.
-    std::map<std::string, SvgSeries> series;
-    std::vector<std::string> order;
-    std::vector<std::string> x_labels = axes[x_axis].values;
-    for (size_t i = 0; i < points.size(); ++i) {
-      if (results[i].status != "ok") continue;
-      std::string others;
-      for (size_t a = 0; a < axes.size(); ++a)
-        if (static_cast<int>(a) != x_axis) {
-          // The last component of the field path keeps legends short: "allreduce_algorithm=auto".
-          const std::string& f = axes[a].field;
-          others += (others.empty() ? "" : ", ") + f.substr(f.rfind('.') + 1) + "=" + points[i][a];
-        }
-      const double x =
-          static_cast<double>(std::find(x_labels.begin(), x_labels.end(), points[i][x_axis]) - x_labels.begin());
-      const llm::DecodeResult& r = results[i].result;
-      for (int spec = 0; spec < (r.speculative ? 2 : 1); ++spec) {
-        std::string name = std::string(spec ? "speculative" : "baseline") + (others.empty() ? "" : " (" + others + ")");
-        if (!series.count(name)) order.push_back(name);
-        SvgSeries& s = series[name];
-        s.name = name;
-        s.points.push_back({x, spec ? r.speculative_tokens_per_s : r.baseline_tokens_per_s});
-      }
-    }
-    SvgPlot plot;
-    plot.title = "tokens/s against " + axes[x_axis].field;
-    plot.x_label = axes[x_axis].field;
-    plot.y_label = "tokens/s";
-    plot.x_categories = x_labels;
-    for (const std::string& name : order) plot.series.push_back(series[name]);
-    if (Status w = io::WriteFileAtomically(flags.svg, RenderSvgLinePlot(plot)); !w.ok()) {
+    if (Status w = io::WriteFileAtomically(flags.svg, RenderSvgLinePlot(SweepPlot(axes, x_axis, points, results)));
+        !w.ok()) {
       err << "specsim sweep: --svg " << w.message() << "\n";
       return io::kWriteFailedExitCode;
     }

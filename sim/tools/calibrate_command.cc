@@ -15,6 +15,42 @@
 
 namespace specsim::tools {
 
+namespace {
+
+void PrintFitJson(const calib::FitResult& fit, const std::vector<KeptDefault>& kept, std::ostream& out) {
+  nlohmann::json j;
+  j["fitted"] = nlohmann::json::array();
+  for (const calib::FittedParam& p : fit.fitted)
+    j["fitted"].push_back(
+        {{"name", p.name}, {"value", p.value}, {"unit", p.unit}, {"residual", p.residual}, {"points", p.points}});
+  j["not_fitted"] = fit.not_fitted;
+  j["kept_defaults"] = nlohmann::json::array();
+  for (const KeptDefault& k : kept)
+    j["kept_defaults"].push_back({{"names", k.names}, {"reason", k.reason}, {"values", k.values}});
+  out << j.dump(2) << "\n";
+}
+
+void PrintFitTable(const std::string& traces, const CalibInputs& in, const config::Calibration& c,
+                   const calib::FitResult& fit, const std::vector<KeptDefault>& kept, std::ostream& out) {
+  const config::CalibrationProvenance& p = c.provenance();
+  out << fmt::format("Calibration of {} ({} items), {}x {}, hardware {}\n\n", traces, in.trace.items_size(),
+                     p.gpu_count(), p.gpu_name(), in.hardware_source);
+  out << fmt::format("{:<48} {:>14} {:<5} {:>9} {:>6}\n", "parameter", "value", "unit", "residual", "points");
+  for (const calib::FittedParam& fp : fit.fitted)
+    out << fmt::format("{:<48} {:>14.6g} {:<5} {:>8.2f}% {:>6}\n", fp.name, fp.value, fp.unit, 100 * fp.residual,
+                       fp.points);
+  out << "\n(residual: rms relative error of the items behind the value, after the fit)\n";
+  if (!kept.empty()) {
+    out << "\nnot fitted: these parameters keep their defaults (kept values below each):\n";
+    for (const KeptDefault& k : kept) {
+      out << "  " << k.names << (k.reason.empty() ? "" : ": " + k.reason) << "\n";
+      for (const std::string& v : k.values) out << "      " << v << "\n";
+    }
+  }
+}
+
+}  // namespace
+
 int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& err) {
   if (flags.traces.empty()) {
     err << "specsim calibrate: no trace given\n";
@@ -64,33 +100,10 @@ int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& e
   }
   const std::vector<KeptDefault> kept = KeptDefaults(*fit);
   if (flags.json) {
-    nlohmann::json j;
-    j["fitted"] = nlohmann::json::array();
-    for (const calib::FittedParam& p : fit->fitted)
-      j["fitted"].push_back(
-          {{"name", p.name}, {"value", p.value}, {"unit", p.unit}, {"residual", p.residual}, {"points", p.points}});
-    j["not_fitted"] = fit->not_fitted;
-    j["kept_defaults"] = nlohmann::json::array();
-    for (const KeptDefault& k : kept)
-      j["kept_defaults"].push_back({{"names", k.names}, {"reason", k.reason}, {"values", k.values}});
-    out << j.dump(2) << "\n";
+    PrintFitJson(*fit, kept, out);
     return 0;
   }
-  const config::CalibrationProvenance& p = c.provenance();
-  out << fmt::format("Calibration of {} ({} items), {}x {}, hardware {}\n\n", traces, in->trace.items_size(),
-                     p.gpu_count(), p.gpu_name(), in->hardware_source);
-  out << fmt::format("{:<48} {:>14} {:<5} {:>9} {:>6}\n", "parameter", "value", "unit", "residual", "points");
-  for (const calib::FittedParam& fp : fit->fitted)
-    out << fmt::format("{:<48} {:>14.6g} {:<5} {:>8.2f}% {:>6}\n", fp.name, fp.value, fp.unit, 100 * fp.residual,
-                       fp.points);
-  out << "\n(residual: rms relative error of the items behind the value, after the fit)\n";
-  if (!kept.empty()) {
-    out << "\nnot fitted: these parameters keep their defaults (kept values below each):\n";
-    for (const KeptDefault& k : kept) {
-      out << "  " << k.names << (k.reason.empty() ? "" : ": " + k.reason) << "\n";
-      for (const std::string& v : k.values) out << "      " << v << "\n";
-    }
-  }
+  PrintFitTable(traces, *in, c, *fit, kept, out);
   if (flags.output.empty())
     out << "\n" << text;
   else

@@ -24,6 +24,7 @@ class InlineFunction {
   template <typename F, typename D = std::decay_t<F>,
             typename = std::enable_if_t<!std::is_same_v<D, InlineFunction> && std::is_invocable_r_v<void, D&>>>
   InlineFunction(F&& f) {  // NOLINT(google-explicit-constructor): like std::function
+    // NOLINTNEXTLINE(misc-redundant-expression): constant per D, which is the point
     if constexpr (sizeof(D) <= kInlineBytes && alignof(D) <= alignof(std::max_align_t) &&
                   std::is_nothrow_move_constructible_v<D>) {
       new (storage_) D(std::forward<F>(f));

@@ -28,7 +28,7 @@ TEST(InlineFunction, SmallCallablesCallMoveAndDestroyOnce) {
     EXPECT_EQ(Counted::live, 1);
     f();
     InlineFunction g = std::move(f);
-    EXPECT_FALSE(static_cast<bool>(f));
+    EXPECT_FALSE(static_cast<bool>(f));  // NOLINT(bugprone-use-after-move): the moved-from state is the test
     EXPECT_EQ(Counted::live, 1);
     g();
     g = nullptr;

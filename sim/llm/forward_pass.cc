@@ -112,6 +112,7 @@ class PassBuilder {
         MoeTensorParallel(layer);
       }
     } else {
+      // NOLINTNEXTLINE(bugprone-integer-division): exact, ValidateForPass requires intermediate_size % tp == 0
       DenseMlp(layer, "", m_.intermediate_size / tp_, T_, math_, wb_);
       AllReduce(Name(layer, "mlp_allreduce"), layer);
     }
@@ -193,7 +194,7 @@ class PassBuilder {
 
   void GqaAttention(int layer, double qkv_input) {
     const double d = m_.head_dim;
-    const double hl = m_.num_attention_heads / tp_;
+    const double hl = m_.num_attention_heads / tp_;  // NOLINT(bugprone-integer-division): exact, heads % tp == 0
     const double kvl = KvHeadsPerGpu(m_, tp_);
     Gemm(Name(layer, "qkv_proj"), layer, T_, (hl + 2 * kvl) * d, qkv_input, wb_, math_);
     Elementwise(Name(layer, "rope_kv_store"), layer, 2 * T_ * (hl + kvl) * d * kBf16 + T_ * 2 * kvl * d * kvb_,
@@ -204,7 +205,7 @@ class PassBuilder {
 
   void MlaAttention(int layer) {
     const MlaSpec& a = m_.mla;
-    const double hl = m_.num_attention_heads / tp_;
+    const double hl = m_.num_attention_heads / tp_;  // NOLINT(bugprone-integer-division): exact, heads % tp == 0
     const double rq = a.q_lora_rank, rkv = a.kv_lora_rank, dn = a.qk_nope_head_dim, dr = a.qk_rope_head_dim,
                  dv = a.v_head_dim;
     Gemm(Name(layer, "qkv_a_proj"), layer, T_, rq + rkv + dr, h_, wb_, math_);  // replicated

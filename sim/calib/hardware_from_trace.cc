@@ -29,10 +29,14 @@ double PcieRawGbps(int gen, int lanes) {
   return gts[g] * lanes * encoding / 8.0;
 }
 
+// Disjoint sets of GPUs; Find gives the root of a GPU's set.
 struct UnionFind {
   std::vector<int> parent;
   explicit UnionFind(int n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
-  int Find(int x) { return parent[x] == x ? x : parent[x] = Find(parent[x]); }
+  int Find(int x) const {
+    while (parent[x] != x) x = parent[x];
+    return x;
+  }
   void Join(int a, int b) { parent[Find(a)] = Find(b); }
 };
 
@@ -94,11 +98,9 @@ Status CheckEnvironmentGpus(const trace::Environment& env) {
   return OkStatus();
 }
 
-}  // namespace
-
-StatusOr<config::Hardware> HardwareFromTrace(const trace::Trace& trace, const std::string& name) {
+// The name, the description naming the trace, and the CPU vendor from the CPU model string.
+config::Hardware HardwareHeader(const trace::Trace& trace, const std::string& name) {
   const trace::Environment& env = trace.environment();
-  if (env.gpus_size() == 0) return InvalidArgumentError("the trace's environment lists no GPUs");
   config::Hardware hw;
   hw.set_name(name);
   const std::string gpu_names = env.gpus(0).name();
@@ -108,163 +110,252 @@ StatusOr<config::Hardware> HardwareFromTrace(const trace::Trace& trace, const st
     hw.set_cpu_vendor(config::Hardware::AMD);
   else if (env.cpu_model().find("Intel") != std::string::npos)
     hw.set_cpu_vendor(config::Hardware::INTEL);
+  return hw;
+}
 
-  // GPU models, one per distinct name.
-  std::map<std::string, std::string> model_of;  // device name -> model name
-  std::map<std::string, double> nvlink_of;
-  std::map<std::string, int> nvlinks_of;
+// The first entry of the table whose match is in the CUDA device name; nullptr when none is.
+const KnownGpu* FindKnownGpu(const std::string& device_name) {
+  for (const KnownGpu& k : KnownGpus())
+    if (device_name.find(k.match) != std::string::npos) return &k;
+  return nullptr;
+}
+
+Status UnknownGpuError(const std::string& device_name) {
+  std::string list;
+  for (const KnownGpu& k : KnownGpus()) list += (list.empty() ? "" : ", ") + std::string(k.match);
+  return InvalidArgumentError("GPU '" + device_name + "' is not in specsim's table of known GPUs (" + list +
+                              "): the trace gives its SMs and memory, but memory_bandwidth_gbps, "
+                              "bf16_dense_tflops, fp8_dense_tflops and fp4_dense_tflops must come from its "
+                              "datasheet; write the gpu_models entry by hand");
+}
+
+// A gpu_models entry: the trace's arch, SMs, memory and L2; the table's rates; placeholders.
+void AddGpuModel(const trace::Gpu& g, const KnownGpu& known, config::Hardware* hw) {
+  config::GpuModel* m = hw->add_gpu_models();
+  m->set_name(known.model_name);
+  m->set_arch("sm" + std::to_string(g.compute_capability_major()) + std::to_string(g.compute_capability_minor()));
+  m->set_sm_count(g.sm_count());
+  m->set_memory_gib(static_cast<double>(g.memory_bytes()) / (1024.0 * 1024 * 1024));
+  m->set_memory_bandwidth_gbps(known.memory_bandwidth_gbps);
+  m->set_l2_cache_mib(static_cast<double>(g.l2_cache_bytes()) / (1024.0 * 1024));
+  m->set_bf16_dense_tflops(known.bf16_dense_tflops);
+  m->set_fp8_dense_tflops(known.fp8_dense_tflops);
+  m->set_fp4_dense_tflops(known.fp4_dense_tflops);
+  m->set_copy_engines_per_direction(1);
+  m->set_copy_engine_setup_ns(0);
+  m->set_kernel_read_outstanding_bytes_per_sm(kOutstandingBytesPerSm);
+}
+
+using KnownGpuOfName = std::map<std::string, const KnownGpu*>;  // device name -> table entry
+
+// GPU models, one per distinct device name (in the order the trace lists them); returns the table
+// entry of every device name.
+StatusOr<KnownGpuOfName> AddGpuModels(const trace::Environment& env, config::Hardware* hw) {
+  KnownGpuOfName known_of;
   for (const trace::Gpu& g : env.gpus()) {
-    if (model_of.count(g.name())) continue;
-    const KnownGpu* known = nullptr;
-    for (const KnownGpu& k : KnownGpus())
-      if (g.name().find(k.match) != std::string::npos) {
-        known = &k;
-        break;
-      }
-    if (!known) {
-      std::string list;
-      for (const KnownGpu& k : KnownGpus()) list += (list.empty() ? "" : ", ") + std::string(k.match);
-      return InvalidArgumentError("GPU '" + g.name() + "' is not in specsim's table of known GPUs (" + list +
-                                  "): the trace gives its SMs and memory, but memory_bandwidth_gbps, "
-                                  "bf16_dense_tflops, fp8_dense_tflops and fp4_dense_tflops must come from its "
-                                  "datasheet; write the gpu_models entry by hand");
-    }
-    config::GpuModel* m = hw.add_gpu_models();
-    m->set_name(known->model_name);
-    m->set_arch("sm" + std::to_string(g.compute_capability_major()) + std::to_string(g.compute_capability_minor()));
-    m->set_sm_count(g.sm_count());
-    m->set_memory_gib(static_cast<double>(g.memory_bytes()) / (1024.0 * 1024 * 1024));
-    m->set_memory_bandwidth_gbps(known->memory_bandwidth_gbps);
-    m->set_l2_cache_mib(static_cast<double>(g.l2_cache_bytes()) / (1024.0 * 1024));
-    m->set_bf16_dense_tflops(known->bf16_dense_tflops);
-    m->set_fp8_dense_tflops(known->fp8_dense_tflops);
-    m->set_fp4_dense_tflops(known->fp4_dense_tflops);
-    m->set_copy_engines_per_direction(1);
-    m->set_copy_engine_setup_ns(0);
-    m->set_kernel_read_outstanding_bytes_per_sm(kOutstandingBytesPerSm);
-    model_of[g.name()] = known->model_name;
-    nvlink_of[g.name()] = known->nvlink_gbps_per_direction;
-    nvlinks_of[g.name()] = known->nvlinks;
+    if (known_of.count(g.name())) continue;
+    const KnownGpu* known = FindKnownGpu(g.name());
+    if (!known) return UnknownGpuError(g.name());
+    AddGpuModel(g, *known, hw);
+    known_of[g.name()] = known;
   }
+  return known_of;
+}
 
-  // After the GPU names: an unknown GPU is the more useful message.
-  RETURN_IF_ERROR(CheckEnvironmentGpus(env));
-  const int n = env.gpus_size();
-  std::vector<int> socket(n);
-  std::set<int> sockets;
-  for (int i = 0; i < n; ++i) {
-    socket[i] = std::max(0, env.gpus(i).numa_node());
-    sockets.insert(socket[i]);
-  }
-  // Path classes.
-  UnionFind pix(n), pxb(n);
+// Every GPU's socket: its NUMA node, -1 (not known) as socket 0.
+std::vector<int> SocketOfEachGpu(const trace::Environment& env) {
+  std::vector<int> socket(env.gpus_size());
+  for (int i = 0; i < env.gpus_size(); ++i) socket[i] = std::max(0, env.gpus(i).numa_node());
+  return socket;
+}
+
+// The P2P path classes that shape the fabric: PIX groups (one switch), PXB components (switches
+// under a switch) and the GPUs with NVLink peers.
+struct PeerPaths {
+  UnionFind pix, pxb;
   bool any_nvlink = false;
-  std::vector<bool> nvlinked(n, false);
+  std::vector<bool> nvlinked;
+  explicit PeerPaths(int n) : pix(n), pxb(n), nvlinked(n, false) {}
+};
+
+PeerPaths PeerPathsOf(const trace::Environment& env) {
+  const int n = env.gpus_size();
+  PeerPaths paths(n);
   for (const trace::PeerPair& p : env.peers()) {
     if (p.src() < 0 || p.src() >= n || p.dst() < 0 || p.dst() >= n) continue;
     switch (p.path_class()) {
       case trace::PATH_PIX:
-        pix.Join(p.src(), p.dst());
-        pxb.Join(p.src(), p.dst());
+        paths.pix.Join(p.src(), p.dst());
+        paths.pxb.Join(p.src(), p.dst());
         break;
-      case trace::PATH_PXB: pxb.Join(p.src(), p.dst()); break;
+      case trace::PATH_PXB: paths.pxb.Join(p.src(), p.dst()); break;
       case trace::PATH_NVLINK:
-        any_nvlink = true;
-        nvlinked[p.src()] = nvlinked[p.dst()] = true;
+        paths.any_nvlink = true;
+        paths.nvlinked[p.src()] = paths.nvlinked[p.dst()] = true;
         break;
       default: break;
     }
   }
-  auto add_node = [&](const std::string& node_name, config::Node::Kind kind, int s, double fwd) {
-    config::Node* node = hw.add_nodes();
-    node->set_name(node_name);
-    node->set_kind(kind);
-    node->set_socket(s);
-    node->set_forward_latency_ns(fwd);
-    return node;
-  };
-  auto add_link = [&](const std::string& a, const std::string& b, config::Link::Kind kind, double gbps, double lat,
-                      double eff, int gen, int lanes) {
-    config::Link* l = hw.add_links();
-    l->set_a(a);
-    l->set_b(b);
-    l->set_kind(kind);
-    l->set_bandwidth_gbps(gbps);
-    l->set_latency_ns(lat);
-    l->set_payload_efficiency(eff);
-    l->set_pcie_gen(gen);
-    l->set_pcie_lanes(lanes);
-  };
+  return paths;
+}
+
+config::Node* AddNode(const std::string& node_name, config::Node::Kind kind, int socket, double forward_latency_ns,
+                      config::Hardware* hw) {
+  config::Node* node = hw->add_nodes();
+  node->set_name(node_name);
+  node->set_kind(kind);
+  node->set_socket(socket);
+  node->set_forward_latency_ns(forward_latency_ns);
+  return node;
+}
+
+// A link's rate and latency; pcie_gen and pcie_lanes are 0 for links that are not PCIe.
+struct LinkSpec {
+  double bandwidth_gbps;
+  double latency_ns;
+  double payload_efficiency;
+  int pcie_gen;
+  int pcie_lanes;
+};
+
+config::Link* AddLink(const std::string& a, const std::string& b, config::Link::Kind kind, const LinkSpec& spec,
+                      config::Hardware* hw) {
+  config::Link* l = hw->add_links();
+  l->set_a(a);
+  l->set_b(b);
+  l->set_kind(kind);
+  l->set_bandwidth_gbps(spec.bandwidth_gbps);
+  l->set_latency_ns(spec.latency_ns);
+  l->set_payload_efficiency(spec.payload_efficiency);
+  l->set_pcie_gen(spec.pcie_gen);
+  l->set_pcie_lanes(spec.pcie_lanes);
+  return l;
+}
+
+std::string CpuNodeName(int socket) { return "cpu" + std::to_string(socket); }
+
+// Per socket a root complex and its host memory; sockets other than the first joined to the first.
+void AddSockets(const std::set<int>& sockets, config::Hardware* hw) {
   for (int s : sockets) {
-    add_node("cpu" + std::to_string(s), config::Node::CPU_ROOT_COMPLEX, s, kRootComplexForwardNs);
-    add_node("mem" + std::to_string(s), config::Node::HOST_MEMORY, s, 0);
+    AddNode(CpuNodeName(s), config::Node::CPU_ROOT_COMPLEX, s, kRootComplexForwardNs, hw);
+    AddNode("mem" + std::to_string(s), config::Node::HOST_MEMORY, s, 0, hw);
   }
   const int first_socket = *sockets.begin();
   for (int s : sockets) {
-    add_link("cpu" + std::to_string(s), "mem" + std::to_string(s), config::Link::MEMORY, kDramGbps, 0, 1, 0, 0);
+    AddLink(CpuNodeName(s), "mem" + std::to_string(s), config::Link::MEMORY, {kDramGbps, 0, 1, 0, 0}, hw);
     if (s != first_socket)
-      add_link("cpu" + std::to_string(first_socket), "cpu" + std::to_string(s), config::Link::CPU_INTERCONNECT,
-               kSocketLinkGbps, kSocketLinkLatencyNs, 1, 0, 0);
+      AddLink(CpuNodeName(first_socket), CpuNodeName(s), config::Link::CPU_INTERCONNECT,
+              {kSocketLinkGbps, kSocketLinkLatencyNs, 1, 0, 0}, hw);
   }
-  auto gen_of = [&](int i) {
-    const trace::Gpu& g = env.gpus(i);
-    return g.pcie_generation_current() > 0 ? g.pcie_generation_current() : std::max(1, g.pcie_generation_max());
-  };
-  auto lanes_of = [&](int i) {
-    const trace::Gpu& g = env.gpus(i);
-    int w = g.pcie_width_current() > 0 ? g.pcie_width_current() : g.pcie_width_max();
-    for (int allowed : {16, 8, 4, 2, 1})
-      if (w >= allowed) return allowed;
-    return 16;
-  };
-  // Switch hierarchy: PIX groups within PXB components.
+}
+
+// The GPU's PCIe generation: the current link's, else the maximum (at least 1).
+int PcieGenOf(const trace::Gpu& g) {
+  return g.pcie_generation_current() > 0 ? g.pcie_generation_current() : std::max(1, g.pcie_generation_max());
+}
+
+// The GPU's PCIe lanes (current, else maximum), rounded down to a link width; 16 when not read.
+int PcieLanesOf(const trace::Gpu& g) {
+  int w = g.pcie_width_current() > 0 ? g.pcie_width_current() : g.pcie_width_max();
+  for (int allowed : {16, 8, 4, 2, 1})
+    if (w >= allowed) return allowed;
+  return 16;
+}
+
+// A PCIe link of the GPU's generation and width.
+LinkSpec PcieLinkOf(const trace::Gpu& g) {
+  const int gen = PcieGenOf(g), lanes = PcieLanesOf(g);
+  return {PcieRawGbps(gen, lanes), kGpuLinkLatencyNs, kPciePayloadEfficiency, gen, lanes};
+}
+
+// The switches of one PXB component (GPUs `gpus`, on the socket of its first GPU): a top switch on
+// the root complex when it has several PIX groups, a leaf switch per PIX group (none for a lone GPU
+// on its root complex); links at the first GPU's PCIe rate. Sets the parent node of each GPU.
+void AddSwitchesOfComponent(const std::vector<int>& gpus, const trace::Environment& env, const PeerPaths& paths,
+                            const std::vector<int>& socket, int* switches, std::vector<std::string>* gpu_parent,
+                            config::Hardware* hw) {
+  std::map<int, std::vector<int>> groups;  // pix root -> GPUs
+  for (int g : gpus) groups[paths.pix.Find(g)].push_back(g);
+  const int s = socket[gpus[0]];
+  const std::string cpu = CpuNodeName(s);
+  const LinkSpec link = PcieLinkOf(env.gpus(gpus[0]));
+  std::string top = cpu;
+  if (groups.size() > 1) {
+    top = "sw" + std::to_string((*switches)++);
+    AddNode(top, config::Node::PCIE_SWITCH, s, kSwitchForwardNs, hw);
+    AddLink(top, cpu, config::Link::PCIE, link, hw);
+  }
+  for (auto& [proot, members] : groups) {
+    if (members.size() == 1 && groups.size() == 1) {
+      (*gpu_parent)[members[0]] = cpu;
+      continue;
+    }
+    const std::string leaf = "sw" + std::to_string((*switches)++);
+    AddNode(leaf, config::Node::PCIE_SWITCH, s, kSwitchForwardNs, hw);
+    AddLink(leaf, top, config::Link::PCIE, link, hw);
+    for (int g : members) (*gpu_parent)[g] = leaf;
+  }
+}
+
+// Switch hierarchy: PIX groups within PXB components. Returns the node each GPU's link goes to.
+std::vector<std::string> AddPcieSwitches(const trace::Environment& env, const PeerPaths& paths,
+                                         const std::vector<int>& socket, config::Hardware* hw) {
+  const int n = env.gpus_size();
   std::map<int, std::vector<int>> components;  // pxb root -> GPUs
-  for (int i = 0; i < n; ++i) components[pxb.Find(i)].push_back(i);
+  for (int i = 0; i < n; ++i) components[paths.pxb.Find(i)].push_back(i);
   std::vector<std::string> gpu_parent(n);
-  int sw = 0;
-  for (auto& [root, gpus] : components) {
-    std::map<int, std::vector<int>> groups;  // pix root -> GPUs
-    for (int g : gpus) groups[pix.Find(g)].push_back(g);
-    const int s = socket[gpus[0]];
-    const std::string cpu = "cpu" + std::to_string(s);
-    const int gen = gen_of(gpus[0]), lanes = lanes_of(gpus[0]);
-    const double raw = PcieRawGbps(gen, lanes);
-    std::string top = cpu;
-    if (groups.size() > 1) {
-      top = "sw" + std::to_string(sw++);
-      add_node(top, config::Node::PCIE_SWITCH, s, kSwitchForwardNs);
-      add_link(top, cpu, config::Link::PCIE, raw, kGpuLinkLatencyNs, kPciePayloadEfficiency, gen, lanes);
-    }
-    for (auto& [proot, members] : groups) {
-      if (members.size() == 1 && groups.size() == 1) {
-        gpu_parent[members[0]] = cpu;
-        continue;
-      }
-      const std::string leaf = "sw" + std::to_string(sw++);
-      add_node(leaf, config::Node::PCIE_SWITCH, s, kSwitchForwardNs);
-      add_link(leaf, top, config::Link::PCIE, raw, kGpuLinkLatencyNs, kPciePayloadEfficiency, gen, lanes);
-      for (int g : members) gpu_parent[g] = leaf;
-    }
-  }
+  int switches = 0;
+  for (const auto& [root, gpus] : components)
+    AddSwitchesOfComponent(gpus, env, paths, socket, &switches, &gpu_parent, hw);
+  return gpu_parent;
+}
+
+// A node per GPU (of its model) and its PCIe link to its parent, at its own generation and width.
+void AddGpus(const trace::Environment& env, const std::vector<int>& socket, const KnownGpuOfName& known_of,
+             const std::vector<std::string>& gpu_parent, config::Hardware* hw) {
+  const int n = env.gpus_size();
   for (int i = 0; i < n; ++i) {
-    config::Node* node = add_node("gpu" + std::to_string(i), config::Node::GPU, socket[i], 0);
-    node->set_gpu_model(model_of[env.gpus(i).name()]);
+    config::Node* node = AddNode("gpu" + std::to_string(i), config::Node::GPU, socket[i], 0, hw);
+    node->set_gpu_model(known_of.at(env.gpus(i).name())->model_name);
   }
   for (int i = 0; i < n; ++i)
-    add_link("gpu" + std::to_string(i), gpu_parent[i], config::Link::PCIE, PcieRawGbps(gen_of(i), lanes_of(i)),
-             kGpuLinkLatencyNs, kPciePayloadEfficiency, gen_of(i), lanes_of(i));
-  if (any_nvlink) {
-    add_node("nvswitch0", config::Node::NVSWITCH, first_socket, kSwitchForwardNs);
-    for (int i = 0; i < n; ++i) {
-      if (!nvlinked[i]) continue;
-      const double gbps = nvlink_of[env.gpus(i).name()];
-      if (gbps <= 0)
-        return InvalidArgumentError("GPU " + std::to_string(i) + " ('" + env.gpus(i).name() +
-                                    "') has NVLink peers but specsim's table has no NVLink rate for it");
-      add_link("gpu" + std::to_string(i), "nvswitch0", config::Link::NVLINK, gbps, kGpuLinkLatencyNs, 1, 0, 0);
-      hw.mutable_links(hw.links_size() - 1)->set_nvlinks(nvlinks_of[env.gpus(i).name()]);
-    }
+    AddLink("gpu" + std::to_string(i), gpu_parent[i], config::Link::PCIE, PcieLinkOf(env.gpus(i)), hw);
+}
+
+// One NVSwitch (on the first socket) joined to every GPU with NVLink peers at the table's rate;
+// InvalidArgument for a GPU the table has no NVLink rate for.
+Status AddNvSwitch(const trace::Environment& env, const PeerPaths& paths, int first_socket,
+                   const KnownGpuOfName& known_of, config::Hardware* hw) {
+  AddNode("nvswitch0", config::Node::NVSWITCH, first_socket, kSwitchForwardNs, hw);
+  for (int i = 0; i < env.gpus_size(); ++i) {
+    if (!paths.nvlinked[i]) continue;
+    const KnownGpu& known = *known_of.at(env.gpus(i).name());
+    const double gbps = known.nvlink_gbps_per_direction;
+    if (gbps <= 0)
+      return InvalidArgumentError("GPU " + std::to_string(i) + " ('" + env.gpus(i).name() +
+                                  "') has NVLink peers but specsim's table has no NVLink rate for it");
+    AddLink("gpu" + std::to_string(i), "nvswitch0", config::Link::NVLINK, {gbps, kGpuLinkLatencyNs, 1, 0, 0}, hw)
+        ->set_nvlinks(known.nvlinks);
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<config::Hardware> HardwareFromTrace(const trace::Trace& trace, const std::string& name) {
+  const trace::Environment& env = trace.environment();
+  if (env.gpus_size() == 0) return InvalidArgumentError("the trace's environment lists no GPUs");
+  config::Hardware hw = HardwareHeader(trace, name);
+  ASSIGN_OR_RETURN(const KnownGpuOfName known_of, AddGpuModels(env, &hw));
+  // After the GPU names: an unknown GPU is the more useful message.
+  RETURN_IF_ERROR(CheckEnvironmentGpus(env));
+  const std::vector<int> socket = SocketOfEachGpu(env);
+  const std::set<int> sockets(socket.begin(), socket.end());
+  const PeerPaths paths = PeerPathsOf(env);
+  AddSockets(sockets, &hw);
+  const std::vector<std::string> gpu_parent = AddPcieSwitches(env, paths, socket, &hw);
+  AddGpus(env, socket, known_of, gpu_parent, &hw);
+  if (paths.any_nvlink) RETURN_IF_ERROR(AddNvSwitch(env, paths, *sockets.begin(), known_of, &hw));
   return hw;
 }
 

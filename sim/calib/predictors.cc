@@ -460,142 +460,165 @@ Prediction Predictor::PredictCollective(const trace::Item& item) const {
   return Us(ns);
 }
 
-StatusOr<llm::DecodeSetup> DecodeSetupOfItem(const trace::Trace& trace_, const trace::Item& item,
-                                             const net::Topology& topology_, const CalibParams& params_) {
-  if (!item.has_decode()) return InvalidArgumentError("decode item without decode parameters");
-  const trace::DecodeParams& d = item.decode();
+namespace {
+
+// The shape the trace records for the model (the last entry of that name).
+StatusOr<const trace::ModelShape*> ShapeOfModel(const trace::Trace& trace, const std::string& model) {
   const trace::ModelShape* shape = nullptr;
-  for (const trace::ModelShape& m : trace_.models())
-    if (m.name() == d.model()) shape = &m;
-  if (!shape) return InvalidArgumentError("model '" + d.model() + "' has no shape in the trace's models list");
-  for (int g : d.gpus())
-    if (g < 0 || g >= topology_.num_gpus()) return InvalidArgumentError(GpuRangeReason(g, topology_));
+  for (const trace::ModelShape& m : trace.models())
+    if (m.name() == model) shape = &m;
+  if (!shape) return InvalidArgumentError("model '" + model + "' has no shape in the trace's models list");
+  return shape;
+}
+
+// A model from the shape fields alone (a trace that did not record the models/ file).
+llm::ModelSpec ModelOfRecordedShape(const trace::ModelShape& shape) {
   llm::ModelSpec target;
-  if (shape->has_config()) {
-    // The models/*.textproto the run used, as recorded in the trace.
-    auto m = io::ModelFromProto(shape->config(), shape->file().empty() ? shape->name() : shape->file());
+  target.name = shape.name();
+  target.family = shape.mla() ? llm::ModelFamily::kDeepseekV3 : llm::ModelFamily::kLlama;
+  target.num_layers = shape.layers();
+  target.hidden_size = shape.hidden();
+  target.num_attention_heads = shape.heads();
+  target.num_key_value_heads = shape.kv_heads();
+  target.head_dim = shape.head_dim();
+  target.intermediate_size = shape.intermediate();
+  target.vocab_size = shape.vocab();
+  target.moe.num_experts = shape.num_experts();
+  target.moe.num_shared_experts = shape.num_shared_experts();
+  target.moe.experts_per_token = shape.experts_per_token();
+  target.moe.moe_intermediate_size = shape.moe_intermediate();
+  target.moe.first_dense_layers = shape.first_dense_layers();
+  if (shape.mla()) {
+    target.mla.q_lora_rank = shape.q_lora_rank();
+    target.mla.kv_lora_rank = shape.kv_lora_rank();
+    target.mla.qk_nope_head_dim = shape.qk_nope_head_dim();
+    target.mla.qk_rope_head_dim = shape.qk_rope_head_dim();
+    target.mla.v_head_dim = shape.v_head_dim();
+  }
+  return target;
+}
+
+// The target model: the models/*.textproto the run used, as recorded in the trace (else the
+// recorded shape), with the layers the loop ran (dense and MoE when it says).
+StatusOr<llm::ModelSpec> TargetModelOf(const trace::ModelShape& shape, const trace::DecodeParams& d) {
+  llm::ModelSpec target;
+  if (shape.has_config()) {
+    auto m = io::ModelFromProto(shape.config(), shape.file().empty() ? shape.name() : shape.file());
     if (!m.ok()) return InvalidArgumentError("model '" + d.model() + "': " + m.status().message());
     target = *m;
   } else {
-    target.name = shape->name();
-    target.family = shape->mla() ? llm::ModelFamily::kDeepseekV3 : llm::ModelFamily::kLlama;
-    target.num_layers = shape->layers();
-    target.hidden_size = shape->hidden();
-    target.num_attention_heads = shape->heads();
-    target.num_key_value_heads = shape->kv_heads();
-    target.head_dim = shape->head_dim();
-    target.intermediate_size = shape->intermediate();
-    target.vocab_size = shape->vocab();
-    target.moe.num_experts = shape->num_experts();
-    target.moe.num_shared_experts = shape->num_shared_experts();
-    target.moe.experts_per_token = shape->experts_per_token();
-    target.moe.moe_intermediate_size = shape->moe_intermediate();
-    target.moe.first_dense_layers = shape->first_dense_layers();
-    if (shape->mla()) {
-      target.mla.q_lora_rank = shape->q_lora_rank();
-      target.mla.kv_lora_rank = shape->kv_lora_rank();
-      target.mla.qk_nope_head_dim = shape->qk_nope_head_dim();
-      target.mla.qk_rope_head_dim = shape->qk_rope_head_dim();
-      target.mla.v_head_dim = shape->v_head_dim();
-    }
+    target = ModelOfRecordedShape(shape);
   }
   if (d.layers_run() > 0) target.num_layers = d.layers_run();
   if (target.is_moe() && d.dense_layers_run() + d.moe_layers_run() > 0)
     target.moe.first_dense_layers = d.dense_layers_run();
-  llm::DecodeSetup setup;
-  setup.topology = &topology_;
-  setup.target = target;
-  setup.parallel.tp = std::max(1, d.tp());
-  setup.gpus.assign(d.gpus().begin(), d.gpus().end());
-  setup.batch = d.batch();
-  setup.context_length = static_cast<int>(d.context());
-  setup.cuda_graphs = d.cuda_graph();
-  // The loop's GEMM library's costs (cublasGemmEx before items recorded it).
-  setup.compute = params_.compute.WithGemmLibrary(d.gemm_library().empty() ? "cublasGemmEx" : d.gemm_library());
-  // The decode loop's collectives run under the trace's NCCL environment with the calibrated costs.
-  setup.allreduce.protocol_overrides = params_.nccl.protocol;
-  {
-    const auto& env = trace_.environment().nccl_env();
-    auto get = [&env](const char* name) {
-      auto it = env.find(name);
-      return it == env.end() ? std::string() : it->second;
-    };
-    setup.allreduce.p2p_disable = get("NCCL_P2P_DISABLE") == "1";
-    if (const std::string proto = get("NCCL_PROTO"); !proto.empty()) {
-      auto p = coll::ParseNcclProto(proto);
-      if (!p.ok()) return InvalidArgumentError("NCCL_PROTO=" + proto + " in the trace environment is not modelled");
-      setup.allreduce.protocol = *p;
-    }
+  return target;
+}
+
+// The trace's NCCL environment as the loop's allreduce settings: NCCL_P2P_DISABLE and NCCL_PROTO.
+Status ApplyNcclEnvironment(const google::protobuf::Map<std::string, std::string>& nccl_env,
+                            coll::CollectiveRequest* allreduce) {
+  auto get = [&nccl_env](const char* name) {
+    auto it = nccl_env.find(name);
+    return it == nccl_env.end() ? std::string() : it->second;
+  };
+  allreduce->p2p_disable = get("NCCL_P2P_DISABLE") == "1";
+  if (const std::string proto = get("NCCL_PROTO"); !proto.empty()) {
+    auto p = coll::ParseNcclProto(proto);
+    if (!p.ok()) return InvalidArgumentError("NCCL_PROTO=" + proto + " in the trace environment is not modelled");
+    allreduce->protocol = *p;
   }
-  // validate runs the routed experts as cuBLAS strided-batched GEMMs (one batch entry per distinct
-  // expert, ceil(T*k/D) rows each; validate/README.md), not a fused-MoE grouped kernel: the same
-  // cuBLAS kernels as its dense GEMMs, so the grouped-GEMM class takes the dense GEMM's (fitted)
-  // efficiencies here. Serving engines' fused MoE kernels keep their own defaults in simulate.
-  setup.compute.grouped_gemm_compute_efficiency = setup.compute.gemm_compute_efficiency;
-  setup.compute.grouped_gemm_memory_efficiency = setup.compute.skinny_gemm_memory_efficiency;
-  // The loop's attention kernel (simt_reference before the item recorded it), with its fitted costs
-  // when the calibration has them; else the roofline attention terms.
-  // The item names the target's kernel; an MLA target's GQA draft head ran validate's GQA kernel
-  // (validate/attention.cc ProductionAttentionImpl: flash_mma beside flash_mla; simt_reference for
-  // everything before flash_mla existed).
-  {
-    const std::string impl = d.attention_implementation().empty() ? "simt_reference" : d.attention_implementation();
-    auto apply = [&](const std::string& name, std::vector<compute::AttentionImplementation>* decode,
-                     std::vector<compute::AttentionImplementation>* verify) {
-      if (const compute::AttentionImplementation* a = params_.compute.FindAttentionImplementation(name)) {
-        compute::AttentionImplementation loop = *a;
-        loop.max_splits = 32;  // validate/decode_suite.cc kMaxSplits: the loop's workspace
-        *decode = {loop};
-        *verify = {loop};
-      }
-    };
-    compute::AttentionRegimes& r = setup.compute.attention_regimes;
-    if (target.is_mla()) {
-      apply(impl, &r.mla_decode, &r.mla_verify);
-      apply(impl == "flash_mla" ? "flash_mma" : impl, &r.decode, &r.verify);
-    } else {
-      apply(impl, &r.decode, &r.verify);
-    }
+  return OkStatus();
+}
+
+// validate runs the routed experts as cuBLAS strided-batched GEMMs (one batch entry per distinct
+// expert, ceil(T*k/D) rows each; validate/README.md), not a fused-MoE grouped kernel: the same
+// cuBLAS kernels as its dense GEMMs, so the grouped-GEMM class takes the dense GEMM's (fitted)
+// efficiencies here. Serving engines' fused MoE kernels keep their own defaults in simulate.
+void UseDenseGemmCostsForRoutedExperts(compute::ComputeParams* compute) {
+  compute->grouped_gemm_compute_efficiency = compute->gemm_compute_efficiency;
+  compute->grouped_gemm_memory_efficiency = compute->skinny_gemm_memory_efficiency;
+}
+
+// The calibration's fitted costs of attention implementation `name`, with the loop's split
+// workspace, as the only implementation of a decode and a verify regime; nothing when the
+// calibration has no costs for it.
+void UseFittedAttentionImplementation(const compute::ComputeParams& calibrated, const std::string& name,
+                                      std::vector<compute::AttentionImplementation>* decode,
+                                      std::vector<compute::AttentionImplementation>* verify) {
+  if (const compute::AttentionImplementation* a = calibrated.FindAttentionImplementation(name)) {
+    compute::AttentionImplementation loop = *a;
+    loop.max_splits = 32;  // validate/decode_suite.cc kMaxSplits: the loop's workspace
+    *decode = {loop};
+    *verify = {loop};
   }
+}
+
+// The loop's attention kernel (simt_reference before the item recorded it), with its fitted costs
+// when the calibration has them; else the roofline attention terms.
+// The item names the target's kernel; an MLA target's GQA draft head ran validate's GQA kernel
+// (validate/attention.cc ProductionAttentionImpl: flash_mma beside flash_mla; simt_reference for
+// everything before flash_mla existed).
+void UseLoopAttentionImplementation(const trace::DecodeParams& d, bool mla_target,
+                                    const compute::ComputeParams& calibrated, compute::AttentionRegimes* r) {
+  const std::string impl = d.attention_implementation().empty() ? "simt_reference" : d.attention_implementation();
+  if (mla_target) {
+    UseFittedAttentionImplementation(calibrated, impl, &r->mla_decode, &r->mla_verify);
+    UseFittedAttentionImplementation(calibrated, impl == "flash_mla" ? "flash_mma" : impl, &r->decode, &r->verify);
+  } else {
+    UseFittedAttentionImplementation(calibrated, impl, &r->decode, &r->verify);
+  }
+}
+
+// validate's "approximation": an EAGLE-3-shaped head from the recorded draft shapes.
+llm::ModelSpec ApproximateEagle3Draft(const llm::ModelSpec& target, const trace::ModelShape& shape,
+                                      const trace::DecodeParams& d) {
+  llm::ModelSpec draft = target;
+  draft.name = target.name + "-eagle3-approximation";
+  draft.family = llm::ModelFamily::kEagle3;
+  draft.num_layers = 1;
+  draft.mla = {};
+  draft.moe = {};
+  if (shape.draft_heads() > 0) draft.num_attention_heads = shape.draft_heads();
+  if (shape.draft_kv_heads() > 0) draft.num_key_value_heads = shape.draft_kv_heads();
+  if (shape.draft_head_dim() > 0) draft.head_dim = shape.draft_head_dim();
+  if (shape.draft_intermediate() > 0) draft.intermediate_size = shape.draft_intermediate();
+  draft.eagle3.draft_vocab_size = d.draft_vocab() > 0 ? d.draft_vocab() : shape.draft_vocab();
+  draft.eagle3.target = target.name;
+  return draft;
+}
+
+// The draft head: the recorded draft models/ file, else the approximation.
+StatusOr<llm::ModelSpec> DraftModelOf(const llm::ModelSpec& target, const trace::ModelShape& shape,
+                                      const trace::DecodeParams& d) {
+  if (!shape.has_draft_config()) return ApproximateEagle3Draft(target, shape, d);
+  auto m = io::ModelFromProto(shape.draft_config(), shape.draft_file());
+  if (!m.ok()) return InvalidArgumentError("draft of '" + d.model() + "': " + m.status().message());
+  return *m;
+}
+
+// A speculative item's draft and EAGLE-3 settings: its draft steps and verify tokens, topk 1, the
+// item's acceptance probability at every position and its seed, one cycle.
+Status ApplySpeculation(const trace::ModelShape& shape, const trace::DecodeParams& d, llm::DecodeSetup* setup) {
   const int n = d.verify_tokens();
   const int s = d.draft_steps();
-  if (d.speculative()) {
-    if (s < 1 || n < 1) return InvalidArgumentError("speculative item without draft_steps / verify_tokens");
-    llm::ModelSpec draft;
-    if (shape->has_draft_config()) {
-      auto m = io::ModelFromProto(shape->draft_config(), shape->draft_file());
-      if (!m.ok()) return InvalidArgumentError("draft of '" + d.model() + "': " + m.status().message());
-      draft = *m;
-    } else {
-      // validate's "approximation": an EAGLE-3-shaped head from the recorded draft shapes.
-      draft = target;
-      draft.name = target.name + "-eagle3-approximation";
-      draft.family = llm::ModelFamily::kEagle3;
-      draft.num_layers = 1;
-      draft.mla = {};
-      draft.moe = {};
-      if (shape->draft_heads() > 0) draft.num_attention_heads = shape->draft_heads();
-      if (shape->draft_kv_heads() > 0) draft.num_key_value_heads = shape->draft_kv_heads();
-      if (shape->draft_head_dim() > 0) draft.head_dim = shape->draft_head_dim();
-      if (shape->draft_intermediate() > 0) draft.intermediate_size = shape->draft_intermediate();
-      draft.eagle3.draft_vocab_size = d.draft_vocab() > 0 ? d.draft_vocab() : shape->draft_vocab();
-      draft.eagle3.target = target.name;
-    }
-    setup.draft = draft;
-    llm::SpeculationSettings& sp = setup.speculation;
-    sp.method = llm::SpeculationMethod::kEagle3;
-    sp.num_steps = s;
-    sp.topk = 1;
-    sp.num_draft_tokens = n;
-    auto acc = llm::AcceptanceModel::FromPerPosition(std::vector<double>(s, d.acceptance_p()));
-    if (!acc.ok()) return InvalidArgumentError(acc.status().message());
-    sp.acceptance = *acc;
-    sp.seed = d.seed();
-    sp.cycles = 1;
-  }
-  // The ranks' hosts: the calibrated driver costs (rank_timeline.h), no framework of its own:
-  // validate is a C++ loop.
-  setup.driver = DriverHostOf(params_.host);
+  if (s < 1 || n < 1) return InvalidArgumentError("speculative item without draft_steps / verify_tokens");
+  ASSIGN_OR_RETURN(setup->draft, DraftModelOf(setup->target, shape, d));
+  llm::SpeculationSettings& sp = setup->speculation;
+  sp.method = llm::SpeculationMethod::kEagle3;
+  sp.num_steps = s;
+  sp.topk = 1;
+  sp.num_draft_tokens = n;
+  auto acc = llm::AcceptanceModel::FromPerPosition(std::vector<double>(s, d.acceptance_p()));
+  if (!acc.ok()) return InvalidArgumentError(acc.status().message());
+  sp.acceptance = *acc;
+  sp.seed = d.seed();
+  sp.cycles = 1;
+  return OkStatus();
+}
+
+// validate's C++ loop as a framework of no costs of its own, every phase in the item's capture mode.
+StatusOr<llm::FrameworkProfile> ValidateLoopFramework(const trace::DecodeParams& d) {
   llm::FrameworkProfile validate_loop;
   validate_loop.name = "specsim-validate";
   const std::string capture = DecodeCaptureOf(d);
@@ -607,7 +630,38 @@ StatusOr<llm::DecodeSetup> DecodeSetupOfItem(const trace::Trace& trace_, const t
   else if (capture != "eager")
     return InvalidArgumentError("decode capture '" + capture + "' is not known (graph, piecewise, eager)");
   validate_loop.capture = {mode, mode, mode, mode};
-  setup.framework = validate_loop;
+  return validate_loop;
+}
+
+}  // namespace
+
+StatusOr<llm::DecodeSetup> DecodeSetupOfItem(const trace::Trace& trace, const trace::Item& item,
+                                             const net::Topology& topology, const CalibParams& params) {
+  if (!item.has_decode()) return InvalidArgumentError("decode item without decode parameters");
+  const trace::DecodeParams& d = item.decode();
+  ASSIGN_OR_RETURN(const trace::ModelShape* shape, ShapeOfModel(trace, d.model()));
+  for (int g : d.gpus())
+    if (g < 0 || g >= topology.num_gpus()) return InvalidArgumentError(GpuRangeReason(g, topology));
+  llm::DecodeSetup setup;
+  ASSIGN_OR_RETURN(setup.target, TargetModelOf(*shape, d));
+  setup.topology = &topology;
+  setup.parallel.tp = std::max(1, d.tp());
+  setup.gpus.assign(d.gpus().begin(), d.gpus().end());
+  setup.batch = d.batch();
+  setup.context_length = static_cast<int>(d.context());
+  setup.cuda_graphs = d.cuda_graph();
+  // The loop's GEMM library's costs (cublasGemmEx before items recorded it).
+  setup.compute = params.compute.WithGemmLibrary(d.gemm_library().empty() ? "cublasGemmEx" : d.gemm_library());
+  // The decode loop's collectives run under the trace's NCCL environment with the calibrated costs.
+  setup.allreduce.protocol_overrides = params.nccl.protocol;
+  RETURN_IF_ERROR(ApplyNcclEnvironment(trace.environment().nccl_env(), &setup.allreduce));
+  UseDenseGemmCostsForRoutedExperts(&setup.compute);
+  UseLoopAttentionImplementation(d, setup.target.is_mla(), params.compute, &setup.compute.attention_regimes);
+  if (d.speculative()) RETURN_IF_ERROR(ApplySpeculation(*shape, d, &setup));
+  // The ranks' hosts: the calibrated driver costs (rank_timeline.h), no framework of its own:
+  // validate is a C++ loop.
+  setup.driver = DriverHostOf(params.host);
+  ASSIGN_OR_RETURN(setup.framework, ValidateLoopFramework(d));
   return setup;
 }
 

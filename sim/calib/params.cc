@@ -202,140 +202,169 @@ CalibParams ApplyCalibrationProto(CalibParams p, const config::Calibration& c) {
   return p;
 }
 
-config::Calibration ToCalibrationProto(const CalibParams& p) {
-  config::Calibration c;
-  config::ComputeCalibration* cc = c.mutable_compute();
-  const compute::ComputeParams& k = p.compute;
-  // A fitted time of exactly 0 (a gap or ramp the items show none of) cannot be written as 0, which
-  // a reader takes for "unset, use the default": 0.001 ns stands for it.
-  auto time_ns = [](double v) { return v == 0 ? 1e-3 : v; };
-  cc->set_gemm_compute_efficiency(k.gemm_compute_efficiency);
-  cc->set_memory_efficiency(k.memory_efficiency);
-  cc->set_skinny_gemm_memory_efficiency(k.skinny_gemm_memory_efficiency);
-  cc->set_attention_memory_efficiency(k.attention_memory_efficiency);
-  cc->set_kernel_floor_ns(time_ns(k.kernel_floor_ns));
-  cc->set_launch_overhead_eager_ns(k.launch_overhead_eager_ns);
-  cc->set_launch_overhead_graph_ns(time_ns(k.launch_overhead_graph_ns));
-  cc->set_graph_launch_ns(k.graph_launch_ns);
-  cc->set_memory_ramp_ns(time_ns(k.memory_ramp_ns));
-  cc->set_gemm_m_half(k.gemm_m_half);
-  cc->set_eager_device_gap_ns(time_ns(k.eager_device_gap_ns));
-  cc->set_l2_resident_bandwidth_gbps(p.bench.l2_resident_bandwidth_gbps);
-  if (p.bench.timed_call_gap_ns > 0) cc->set_timed_call_gap_ns(p.bench.timed_call_gap_ns);
-  cc->set_gemm_memory_ramp_ns(time_ns(k.RampNs(compute::KernelClass::kGemm)));
-  cc->set_attention_memory_ramp_ns(time_ns(k.RampNs(compute::KernelClass::kAttention)));
-  cc->set_attention_compute_efficiency(k.attention_compute_efficiency);
-  cc->set_gemm_column_rate_gbps(k.gemm_column_rate_gbps);
-  cc->set_gemm_overlap(k.gemm_overlap);
-  cc->set_gemm_library(k.gemm_library);
-  for (const compute::ComputeParams::GemmLibraryCosts& g : k.gemm_libraries) {
-    config::GemmLibraryCalibration* gc = cc->add_gemm_libraries();
-    gc->set_library(g.library);
-    gc->set_skinny_gemm_memory_efficiency(g.skinny_gemm_memory_efficiency);
-    gc->set_gemm_compute_efficiency(g.gemm_compute_efficiency);
-    gc->set_gemm_memory_ramp_ns(time_ns(g.gemm_memory_ramp_ns));
-    gc->set_gemm_column_rate_gbps(g.gemm_column_rate_gbps);
-    gc->set_gemm_overlap(g.gemm_overlap);
+namespace {
+
+// A fitted time of exactly 0 (a gap or ramp the items show none of) cannot be written as 0, which
+// a reader takes for "unset, use the default": 0.001 ns stands for it.
+double WrittenTimeNs(double v) { return v == 0 ? 1e-3 : v; }
+
+void ToProto(const compute::ComputeParams::GemmLibraryCosts& g, config::GemmLibraryCalibration* out) {
+  out->set_library(g.library);
+  out->set_skinny_gemm_memory_efficiency(g.skinny_gemm_memory_efficiency);
+  out->set_gemm_compute_efficiency(g.gemm_compute_efficiency);
+  out->set_gemm_memory_ramp_ns(WrittenTimeNs(g.gemm_memory_ramp_ns));
+  out->set_gemm_column_rate_gbps(g.gemm_column_rate_gbps);
+  out->set_gemm_overlap(g.gemm_overlap);
+}
+
+void ToProto(const compute::AttentionImplementation& a, config::AttentionImplementationCalibration* out) {
+  out->set_name(a.name);
+  out->set_row_tile(a.row_tile);
+  out->set_max_rows_per_block(a.max_rows_per_block);
+  out->set_kv_tile_tokens(a.kv_tile_tokens);
+  out->set_blocks_per_sm(a.blocks_per_sm);
+  out->set_split_blocks_per_sm(a.split_blocks_per_sm);
+  out->set_splits_round_down(a.splits_round_down);
+  out->set_combine_value_blocks(a.combine_value_blocks);
+  out->set_min_split_tokens(a.min_split_tokens);
+  out->set_max_splits(a.max_splits);
+  out->set_ramp_ns(a.ramp_ns);
+  out->set_memory_efficiency(a.memory_efficiency);
+  out->set_tile_ns(a.tile_ns);
+  out->set_row_ns(a.row_ns);
+  out->set_combine_ns(a.combine_ns);
+  for (auto [rows, blocks] : a.blocks_per_sm_by_rows) {
+    auto* rr = out->add_blocks_per_sm_by_rows();
+    rr->set_rows_per_block(rows);
+    rr->set_blocks_per_sm(blocks);
   }
-  for (const compute::AttentionImplementation& a : k.attention_implementations) {
-    config::AttentionImplementationCalibration* ac = cc->add_attention_implementations();
-    ac->set_name(a.name);
-    ac->set_row_tile(a.row_tile);
-    ac->set_max_rows_per_block(a.max_rows_per_block);
-    ac->set_kv_tile_tokens(a.kv_tile_tokens);
-    ac->set_blocks_per_sm(a.blocks_per_sm);
-    ac->set_split_blocks_per_sm(a.split_blocks_per_sm);
-    ac->set_splits_round_down(a.splits_round_down);
-    ac->set_combine_value_blocks(a.combine_value_blocks);
-    ac->set_min_split_tokens(a.min_split_tokens);
-    ac->set_max_splits(a.max_splits);
-    ac->set_ramp_ns(a.ramp_ns);
-    ac->set_memory_efficiency(a.memory_efficiency);
-    ac->set_tile_ns(a.tile_ns);
-    ac->set_row_ns(a.row_ns);
-    ac->set_combine_ns(a.combine_ns);
-    for (auto [rows, blocks] : a.blocks_per_sm_by_rows) {
-      auto* rr = ac->add_blocks_per_sm_by_rows();
-      rr->set_rows_per_block(rows);
-      rr->set_blocks_per_sm(blocks);
-    }
-    ac->set_combine_blocks_per_sm(a.combine_blocks_per_sm);
-    ac->set_block_ns(a.block_ns);
-    ac->set_tile_latency_ns(a.tile_latency_ns);
-    ac->set_row_latency_ns(a.row_latency_ns);
-    ac->set_block_row_latency_ns(a.block_row_latency_ns);
-    ac->set_block_row_ns(a.block_row_ns);
-    ac->set_combine_block_ns(a.combine_block_ns);
-    ac->set_combine_split_ns(a.combine_split_ns);
-  }
-  config::FabricCalibration* fc = c.mutable_fabric();
-  const FabricParams& f = p.fabric;
-  ToProto(f.h2d_pinned, fc->mutable_h2d_pinned());
-  ToProto(f.d2h_pinned, fc->mutable_d2h_pinned());
-  ToProto(f.h2d_pageable, fc->mutable_h2d_pageable());
-  ToProto(f.d2h_pageable, fc->mutable_d2h_pageable());
-  fc->set_duplex_factor(f.duplex_factor);
-  fc->set_multi_stream_overhead_ns(f.multi_stream_overhead_ns);
-  fc->set_copy_engines_per_direction(f.copy_engines_per_direction);
-  fc->set_copy_engine_setup_ns(f.copy_engine_setup_ns);
-  ToProto(f.zero_copy_read, fc->mutable_zero_copy_read());
-  ToProto(f.zero_copy_write, fc->mutable_zero_copy_write());
-  fc->set_kernel_read_per_sm_gbps(f.kernel_read_per_sm_gbps);
+  out->set_combine_blocks_per_sm(a.combine_blocks_per_sm);
+  out->set_block_ns(a.block_ns);
+  out->set_tile_latency_ns(a.tile_latency_ns);
+  out->set_row_latency_ns(a.row_latency_ns);
+  out->set_block_row_latency_ns(a.block_row_latency_ns);
+  out->set_block_row_ns(a.block_row_ns);
+  out->set_combine_block_ns(a.combine_block_ns);
+  out->set_combine_split_ns(a.combine_split_ns);
+}
+
+// The compute model's parameters and the benchmark's L2-resident rate and timed-call gap.
+void ToProto(const compute::ComputeParams& k, const BenchParams& bench, config::ComputeCalibration* out) {
+  out->set_gemm_compute_efficiency(k.gemm_compute_efficiency);
+  out->set_memory_efficiency(k.memory_efficiency);
+  out->set_skinny_gemm_memory_efficiency(k.skinny_gemm_memory_efficiency);
+  out->set_attention_memory_efficiency(k.attention_memory_efficiency);
+  out->set_kernel_floor_ns(WrittenTimeNs(k.kernel_floor_ns));
+  out->set_launch_overhead_eager_ns(k.launch_overhead_eager_ns);
+  out->set_launch_overhead_graph_ns(WrittenTimeNs(k.launch_overhead_graph_ns));
+  out->set_graph_launch_ns(k.graph_launch_ns);
+  out->set_memory_ramp_ns(WrittenTimeNs(k.memory_ramp_ns));
+  out->set_gemm_m_half(k.gemm_m_half);
+  out->set_eager_device_gap_ns(WrittenTimeNs(k.eager_device_gap_ns));
+  out->set_l2_resident_bandwidth_gbps(bench.l2_resident_bandwidth_gbps);
+  if (bench.timed_call_gap_ns > 0) out->set_timed_call_gap_ns(bench.timed_call_gap_ns);
+  out->set_gemm_memory_ramp_ns(WrittenTimeNs(k.RampNs(compute::KernelClass::kGemm)));
+  out->set_attention_memory_ramp_ns(WrittenTimeNs(k.RampNs(compute::KernelClass::kAttention)));
+  out->set_attention_compute_efficiency(k.attention_compute_efficiency);
+  out->set_gemm_column_rate_gbps(k.gemm_column_rate_gbps);
+  out->set_gemm_overlap(k.gemm_overlap);
+  out->set_gemm_library(k.gemm_library);
+  for (const compute::ComputeParams::GemmLibraryCosts& g : k.gemm_libraries) ToProto(g, out->add_gemm_libraries());
+  for (const compute::AttentionImplementation& a : k.attention_implementations)
+    ToProto(a, out->add_attention_implementations());
+}
+
+void ToProto(const FabricParams& f, config::FabricCalibration* out) {
+  ToProto(f.h2d_pinned, out->mutable_h2d_pinned());
+  ToProto(f.d2h_pinned, out->mutable_d2h_pinned());
+  ToProto(f.h2d_pageable, out->mutable_h2d_pageable());
+  ToProto(f.d2h_pageable, out->mutable_d2h_pageable());
+  out->set_duplex_factor(f.duplex_factor);
+  out->set_multi_stream_overhead_ns(f.multi_stream_overhead_ns);
+  out->set_copy_engines_per_direction(f.copy_engines_per_direction);
+  out->set_copy_engine_setup_ns(f.copy_engine_setup_ns);
+  ToProto(f.zero_copy_read, out->mutable_zero_copy_read());
+  ToProto(f.zero_copy_write, out->mutable_zero_copy_write());
+  out->set_kernel_read_per_sm_gbps(f.kernel_read_per_sm_gbps);
   for (const auto& [name, pp] : f.p2p) {
-    config::P2pPathCalibration* pc = fc->add_p2p();
+    config::P2pPathCalibration* pc = out->add_p2p();
     pc->set_path_class(name);
     ToProto(pp.copy, pc->mutable_copy());
     ToProto(pp.kernel_write, pc->mutable_kernel_write());
     ToProto(pp.kernel_read, pc->mutable_kernel_read());
   }
-  c.mutable_nccl()->set_local_call_overhead_ns(p.nccl.local_call_overhead_ns);
-  if (p.nccl.local_copy_ramp_ns > 0) c.mutable_nccl()->set_local_copy_ramp_ns(p.nccl.local_copy_ramp_ns);
-  if (p.nccl.local_copy_memory_efficiency > 0)
-    c.mutable_nccl()->set_local_copy_memory_efficiency(p.nccl.local_copy_memory_efficiency);
-  const coll::ProtocolOverrides& o = p.nccl.protocol;
-  if (o.base_latency_ll_us) c.mutable_nccl()->set_base_latency_ll_us(*o.base_latency_ll_us);
-  if (o.base_latency_simple_us) c.mutable_nccl()->set_base_latency_simple_us(*o.base_latency_simple_us);
-  if (o.hop_latency_ll_us) c.mutable_nccl()->set_hop_latency_ll_us(*o.hop_latency_ll_us);
-  if (o.hop_latency_simple_us) c.mutable_nccl()->set_hop_latency_simple_us(*o.hop_latency_simple_us);
-  if (o.ll_wire_efficiency) c.mutable_nccl()->set_ll_wire_efficiency(*o.ll_wire_efficiency);
-  auto write = [&c](coll::NcclTransport t, coll::NcclProto p, const char* op, const coll::ProtocolCost& cost) {
-    if (cost.empty()) return;
-    config::NcclProtocolCalibration* e = c.mutable_nccl()->add_protocols();
-    e->set_transport(coll::NcclTransportName(t));
-    e->set_protocol(coll::NcclProtoName(p));
-    e->set_op(op);
-    if (cost.base_latency_us) e->set_base_latency_us(*cost.base_latency_us);
-    if (cost.hop_latency_us) e->set_hop_latency_us(*cost.hop_latency_us);
-    if (cost.channel_gbps) e->set_channel_gbps(*cost.channel_gbps);
-    if (cost.wire_efficiency) e->set_wire_efficiency(*cost.wire_efficiency);
-  };
-  for (const auto& [key, cost] : o.per_transport) write(key.first, key.second, "", cost);
+  if (f.h2d_bypass_max_bytes > 0) out->set_h2d_bypass_max_bytes(f.h2d_bypass_max_bytes);
+  for (const auto& [key, ns] : f.under_load_extra_ns) (*out->mutable_under_load_extra_ns())[key] = ns;
+  if (f.host_memory_gbps > 0) out->set_host_memory_gbps(f.host_memory_gbps);
+}
+
+// One protocols entry (op "": every collective on the transport); nothing for an empty cost.
+void AddProtocolCost(coll::NcclTransport transport, coll::NcclProto proto, const char* op,
+                     const coll::ProtocolCost& cost, config::NcclCalibration* out) {
+  if (cost.empty()) return;
+  config::NcclProtocolCalibration* e = out->add_protocols();
+  e->set_transport(coll::NcclTransportName(transport));
+  e->set_protocol(coll::NcclProtoName(proto));
+  e->set_op(op);
+  if (cost.base_latency_us) e->set_base_latency_us(*cost.base_latency_us);
+  if (cost.hop_latency_us) e->set_hop_latency_us(*cost.hop_latency_us);
+  if (cost.channel_gbps) e->set_channel_gbps(*cost.channel_gbps);
+  if (cost.wire_efficiency) e->set_wire_efficiency(*cost.wire_efficiency);
+}
+
+// The set overrides of NCCL's per-step costs: global, per transport and protocol, per op.
+void ToProto(const coll::ProtocolOverrides& o, config::NcclCalibration* out) {
+  if (o.base_latency_ll_us) out->set_base_latency_ll_us(*o.base_latency_ll_us);
+  if (o.base_latency_simple_us) out->set_base_latency_simple_us(*o.base_latency_simple_us);
+  if (o.hop_latency_ll_us) out->set_hop_latency_ll_us(*o.hop_latency_ll_us);
+  if (o.hop_latency_simple_us) out->set_hop_latency_simple_us(*o.hop_latency_simple_us);
+  if (o.ll_wire_efficiency) out->set_ll_wire_efficiency(*o.ll_wire_efficiency);
+  for (const auto& [key, cost] : o.per_transport) AddProtocolCost(key.first, key.second, "", cost, out);
   for (const auto& [key, cost] : o.per_op)
-    write(std::get<0>(key), std::get<1>(key), coll::CollectiveName(static_cast<coll::Collective>(std::get<2>(key))),
-          cost);
-  if (p.nccl.eager_call_extra_ns != 0) c.mutable_nccl()->set_eager_call_extra_ns(p.nccl.eager_call_extra_ns);
-  {
-    config::HostPacingCalibration* h = c.mutable_host();
-    if (p.host.kernel_issue_us) h->set_kernel_issue_us(*p.host.kernel_issue_us);
-    if (p.host.library_issue_us) h->set_library_issue_us(*p.host.library_issue_us);
-    if (p.host.collective_issue_us) h->set_collective_issue_us(*p.host.collective_issue_us);
-    if (p.host.graph_launch_us) h->set_graph_launch_us(*p.host.graph_launch_us);
-    if (p.host.sync_wake_us) h->set_sync_wake_us(*p.host.sync_wake_us);
-    if (p.host.jitter_mean_us > 0) h->set_jitter_mean_us(p.host.jitter_mean_us);
-  }
-  if (p.nccl.graph_call_extra_ns != 0) c.mutable_nccl()->set_graph_call_extra_ns(p.nccl.graph_call_extra_ns);
+    AddProtocolCost(std::get<0>(key), std::get<1>(key),
+                    coll::CollectiveName(static_cast<coll::Collective>(std::get<2>(key))), cost, out);
+}
+
+void ToProto(const NcclParams& n, config::NcclCalibration* out) {
+  out->set_local_call_overhead_ns(n.local_call_overhead_ns);
+  if (n.local_copy_ramp_ns > 0) out->set_local_copy_ramp_ns(n.local_copy_ramp_ns);
+  if (n.local_copy_memory_efficiency > 0) out->set_local_copy_memory_efficiency(n.local_copy_memory_efficiency);
+  ToProto(n.protocol, out);
+  if (n.eager_call_extra_ns != 0) out->set_eager_call_extra_ns(n.eager_call_extra_ns);
+  if (n.graph_call_extra_ns != 0) out->set_graph_call_extra_ns(n.graph_call_extra_ns);
+}
+
+void ToProto(const HostParams& host, config::HostPacingCalibration* out) {
+  if (host.kernel_issue_us) out->set_kernel_issue_us(*host.kernel_issue_us);
+  if (host.library_issue_us) out->set_library_issue_us(*host.library_issue_us);
+  if (host.collective_issue_us) out->set_collective_issue_us(*host.collective_issue_us);
+  if (host.graph_launch_us) out->set_graph_launch_us(*host.graph_launch_us);
+  if (host.sync_wake_us) out->set_sync_wake_us(*host.sync_wake_us);
+  if (host.jitter_mean_us > 0) out->set_jitter_mean_us(host.jitter_mean_us);
+}
+
+// One custom_allreduce entry per transport (peer, then host) with a flag latency or read rate.
+void AddCustomAllreduce(const CustomAllreduceParams& custom, config::Calibration* out) {
   for (bool host : {false, true}) {
-    const double us = host ? p.custom.host_flag_latency_us : p.custom.peer_flag_latency_us;
-    const double rate = host ? p.custom.host_read_gbps_per_block : p.custom.peer_read_gbps_per_block;
+    const double us = host ? custom.host_flag_latency_us : custom.peer_flag_latency_us;
+    const double rate = host ? custom.host_read_gbps_per_block : custom.peer_read_gbps_per_block;
     if (us <= 0 && rate <= 0) continue;
-    config::CustomAllreduceCalibration* ca = c.add_custom_allreduce();
+    config::CustomAllreduceCalibration* ca = out->add_custom_allreduce();
     ca->set_transport(host ? "host" : "peer");
     ca->set_flag_latency_us(us);
     ca->set_read_gbps_per_block(rate);
   }
-  if (p.fabric.h2d_bypass_max_bytes > 0) fc->set_h2d_bypass_max_bytes(p.fabric.h2d_bypass_max_bytes);
-  for (const auto& [key, ns] : p.fabric.under_load_extra_ns) (*fc->mutable_under_load_extra_ns())[key] = ns;
-  if (p.fabric.host_memory_gbps > 0) fc->set_host_memory_gbps(p.fabric.host_memory_gbps);
+}
+
+}  // namespace
+
+config::Calibration ToCalibrationProto(const CalibParams& p) {
+  config::Calibration c;
+  ToProto(p.compute, p.bench, c.mutable_compute());
+  ToProto(p.fabric, c.mutable_fabric());
+  ToProto(p.nccl, c.mutable_nccl());
+  ToProto(p.host, c.mutable_host());
+  AddCustomAllreduce(p.custom, &c);
   return c;
 }
 

@@ -91,100 +91,140 @@ llm::HostModel HostModelFrom(const HostParams& host, const compute::KernelCostMo
   return h;
 }
 
-Prediction PredictLayerLoop(const trace::Item& item, const net::Topology& topology, const CalibParams& params) {
-  if (!item.has_layer_loop()) return Failed("layer loop item without its parameters");
-  const trace::LayerLoopParams& l = item.layer_loop();
-  const bool ar = l.allreduce_bytes() > 0;
-  const int n = ar ? l.collective().nranks() : std::max(1, item.rank_timing_size());
-  if (n < 1 || l.layers() < 1) return Failed("layer loop without ranks or layers");
-  if (ar)
+namespace {
+
+// A layer loop's ranks and layers, its allreduce's GPUs, its injected host cost and its capture
+// mode (graph or eager), in that order.
+Status CheckLayerLoop(const trace::LayerLoopParams& l, int ranks, const net::Topology& topology) {
+  if (ranks < 1 || l.layers() < 1) return InvalidArgumentError("layer loop without ranks or layers");
+  if (l.allreduce_bytes() > 0)
     for (int g : l.collective().gpus())
       if (g < 0 || g >= topology.num_gpus())
-        return Failed("GPU " + std::to_string(g) + " is not in the hardware config");
-  if (Status s = CheckHostCost(l.host_cost()); !s.ok()) return Failed(s.message());
-  const bool graph = l.capture() == "graph";
-  if (!graph && l.capture() != "eager")
-    return Failed("layer loop capture '" + l.capture() + "' is not known (graph, eager)");
-  const int gpu0 = ar && l.collective().gpus_size() > 0 ? l.collective().gpus(0) : 0;
-  auto cost = compute::KernelCostModel::Create(topology.gpu_spec(gpu0), params.compute);
-  if (!cost.ok()) return Failed(cost.status().message());
+        return InvalidArgumentError("GPU " + std::to_string(g) + " is not in the hardware config");
+  RETURN_IF_ERROR(CheckHostCost(l.host_cost()));
+  if (l.capture() != "graph" && l.capture() != "eager")
+    return InvalidArgumentError("layer loop capture '" + l.capture() + "' is not known (graph, eager)");
+  return OkStatus();
+}
+
+// The layer's GEMM: bf16 (m x k) by (k x n), weights, activations and output moved once.
+compute::Kernel LayerLoopGemm(const trace::LayerLoopParams& l) {
+  compute::Kernel k;
+  k.name = "gemm";
+  k.kernel_class = compute::KernelClass::kGemm;
+  const double m = l.gemm_m(), n = l.gemm_n(), kk = l.gemm_k();
+  k.flops = 2 * m * n * kk;
+  k.bytes = 2 * (n * kk + m * kk + m * n);
+  k.m = m;
+  k.n = n;
+  k.k = kk;
+  k.weight_bytes = 2 * n * kk;
+  return k;
+}
+
+// What one layer of the loop runs and how it is launched.
+struct LayerLoopOps {
+  int ranks = 1;
+  bool graph = false;      // captured in one graph; else every op issued by its rank's host
+  bool allreduce = false;  // an allreduce after the GEMM
   SimTime gemm_ps = 0;
-  if (l.gemm()) {
-    compute::Kernel k;
-    k.name = "gemm";
-    k.kernel_class = compute::KernelClass::kGemm;
-    const double m = l.gemm_m(), nn = l.gemm_n(), kk = l.gemm_k();
-    k.flops = 2 * m * nn * kk;
-    k.bytes = 2 * (nn * kk + m * kk + m * nn);
-    k.m = m;
-    k.n = nn;
-    k.k = kk;
-    k.weight_bytes = 2 * nn * kk;
-    gemm_ps = cost->KernelTime(k);
-  }
-  SimTime transfer_ps = 0;
-  if (ar) {
-    auto t = TransferPs(l.collective(), topology, params);
-    if (!t.ok()) return Failed(t.status().message());
-    transfer_ps = *t;
-  }
+  SimTime transfer_ps = 0;  // the allreduce's transfer
+};
+
+// The injected cost before an eager op, on every rank's host (rank -1: a loop of one rank).
+void AppendInjectedCostOnEveryRank(const trace::HostCost& cost, int ranks, TimelineProgram* p) {
+  for (int r = 0; r < ranks; ++r) AppendInjectedCost(cost, ranks > 1 ? r : -1, 0, p);
+}
+
+TimelineStep LoopOp(TimelineStep::Kind kind, bool graph, HostOpClass host_class) {
+  TimelineStep op;
+  op.kind = kind;
+  op.graph = graph;
+  op.host_class = host_class;
+  return op;
+}
+
+// One layer: the GEMM, the slow rank's spin kernel, the allreduce (each that the loop has), each
+// eager op after its injected host cost.
+void AppendLayer(const trace::LayerLoopParams& l, const LayerLoopOps& ops, TimelineProgram* p) {
   const int slow = l.slow_rank();
-  if (slow >= n) return Failed("slow rank " + std::to_string(slow) + " of " + std::to_string(n) + " ranks");
+  if (l.gemm()) {
+    if (!ops.graph) AppendInjectedCostOnEveryRank(l.host_cost(), ops.ranks, p);
+    TimelineStep k = LoopOp(TimelineStep::Kind::kKernel, ops.graph, HostOpClass::kLibrary);
+    k.device_ps = ops.gemm_ps;
+    p->steps.push_back(k);
+  }
+  if (slow >= 0) {
+    if (!ops.graph) AppendInjectedCost(l.host_cost(), slow, 0, p);
+    TimelineStep spin = LoopOp(TimelineStep::Kind::kKernel, ops.graph, HostOpClass::kKernel);
+    spin.device_ps = PicosFromMicros(l.slow_rank_extra_us());
+    spin.rank = slow;
+    p->steps.push_back(spin);
+  }
+  if (ops.allreduce) {
+    if (!ops.graph) AppendInjectedCostOnEveryRank(l.host_cost(), ops.ranks, p);
+    TimelineStep c = LoopOp(TimelineStep::Kind::kCollective, ops.graph, HostOpClass::kCollective);
+    c.transfer_ps = ops.transfer_ps;
+    p->steps.push_back(c);
+  }
+}
+
+// One iteration: the graph launch (graph), the layers, then the host waits for its GPU.
+TimelineProgram LayerLoopProgram(const trace::LayerLoopParams& l, const LayerLoopOps& ops) {
   TimelineProgram p;
   p.phases = {"loop"};
-  if (graph) {
+  if (ops.graph) {
     TimelineStep g;
     g.kind = TimelineStep::Kind::kGraphLaunch;
     p.steps.push_back(g);
   }
-  for (int layer = 0; layer < l.layers(); ++layer) {
-    if (l.gemm()) {
-      if (!graph)
-        for (int r = 0; r < n; ++r) AppendInjectedCost(l.host_cost(), n > 1 ? r : -1, 0, &p);
-      TimelineStep k;
-      k.kind = TimelineStep::Kind::kKernel;
-      k.graph = graph;
-      k.host_class = HostOpClass::kLibrary;
-      k.device_ps = gemm_ps;
-      p.steps.push_back(k);
-    }
-    if (slow >= 0) {
-      if (!graph) AppendInjectedCost(l.host_cost(), slow, 0, &p);
-      TimelineStep spin;
-      spin.kind = TimelineStep::Kind::kKernel;
-      spin.graph = graph;
-      spin.host_class = HostOpClass::kKernel;
-      spin.device_ps = PicosFromMicros(l.slow_rank_extra_us());
-      spin.rank = slow;
-      p.steps.push_back(spin);
-    }
-    if (ar) {
-      if (!graph)
-        for (int r = 0; r < n; ++r) AppendInjectedCost(l.host_cost(), n > 1 ? r : -1, 0, &p);
-      TimelineStep c;
-      c.kind = TimelineStep::Kind::kCollective;
-      c.graph = graph;
-      c.host_class = HostOpClass::kCollective;
-      c.transfer_ps = transfer_ps;
-      p.steps.push_back(c);
-    }
-  }
+  for (int layer = 0; layer < l.layers(); ++layer) AppendLayer(l, ops, &p);
   TimelineStep sync;
   sync.kind = TimelineStep::Kind::kHostSync;
   p.steps.push_back(sync);
-  if (Status s = llm::ValidateProgram(p, n); !s.ok()) return Failed(s.message());
-  RankTimelines tl(n, HostModelFrom(params.host, *cost), llm::GpuVariation{}, kLoopSeed);
-  tl.Run(p);  // warm-up
+  return p;
+}
+
+// After a warm-up run, per iteration the slowest rank's span from its start to its GPU's last op,
+// us; the median over the iterations.
+double MedianSlowestRankSpanUs(const TimelineProgram& p, int ranks, int iterations, RankTimelines* tl) {
+  tl->Run(p);  // warm-up
   std::vector<double> per_iteration;
-  const int iterations = IterationsOf(item);
   for (int i = 0; i < iterations; ++i) {
-    const llm::RunResult r = tl.Run(p);
+    const llm::RunResult r = tl->Run(p);
     double slowest = 0;
-    for (int rank = 0; rank < n; ++rank)
+    for (int rank = 0; rank < ranks; ++rank)
       slowest = std::max(slowest, static_cast<double>(r.gpu_end_ps[rank] - r.start_ps[rank]));
     per_iteration.push_back(slowest * 1e-6);
   }
-  return Micros(Median(per_iteration));
+  return Median(per_iteration);
+}
+
+}  // namespace
+
+Prediction PredictLayerLoop(const trace::Item& item, const net::Topology& topology, const CalibParams& params) {
+  if (!item.has_layer_loop()) return Failed("layer loop item without its parameters");
+  const trace::LayerLoopParams& l = item.layer_loop();
+  LayerLoopOps ops;
+  ops.allreduce = l.allreduce_bytes() > 0;
+  ops.ranks = ops.allreduce ? l.collective().nranks() : std::max(1, item.rank_timing_size());
+  if (Status s = CheckLayerLoop(l, ops.ranks, topology); !s.ok()) return Failed(s.message());
+  ops.graph = l.capture() == "graph";
+  const int gpu0 = ops.allreduce && l.collective().gpus_size() > 0 ? l.collective().gpus(0) : 0;
+  auto cost = compute::KernelCostModel::Create(topology.gpu_spec(gpu0), params.compute);
+  if (!cost.ok()) return Failed(cost.status().message());
+  if (l.gemm()) ops.gemm_ps = cost->KernelTime(LayerLoopGemm(l));
+  if (ops.allreduce) {
+    auto t = TransferPs(l.collective(), topology, params);
+    if (!t.ok()) return Failed(t.status().message());
+    ops.transfer_ps = *t;
+  }
+  if (l.slow_rank() >= ops.ranks)
+    return Failed("slow rank " + std::to_string(l.slow_rank()) + " of " + std::to_string(ops.ranks) + " ranks");
+  const TimelineProgram p = LayerLoopProgram(l, ops);
+  if (Status s = llm::ValidateProgram(p, ops.ranks); !s.ok()) return Failed(s.message());
+  RankTimelines tl(ops.ranks, HostModelFrom(params.host, *cost), llm::GpuVariation{}, kLoopSeed);
+  return Micros(MedianSlowestRankSpanUs(p, ops.ranks, IterationsOf(item), &tl));
 }
 
 Prediction PredictSkewLoop(const trace::Item& item, const net::Topology& topology, const CalibParams& params) {

@@ -125,7 +125,7 @@ Status ValidateComputeParams(const ComputeParams& p) {
   return OkStatus();
 }
 
-Status ValidateGpuForCompute(const net::GpuSpec& gpu) {
+Status ValidateGpuForCompute(const GpuSpec& gpu) {
   const std::string pre = "gpu_specs[" + gpu.name + "].";
   if (!(gpu.memory_bandwidth_gbps > 0)) {
     return InvalidArgumentError(pre + "memory_bandwidth_gbps = " + std::to_string(gpu.memory_bandwidth_gbps) +
@@ -190,14 +190,14 @@ double ComputeParams::RampNs(KernelClass c) const {
   return memory_ramp_ns;
 }
 
-KernelCostModel::KernelCostModel(const net::GpuSpec& gpu, ComputeParams params) : gpu_(gpu), params_(params) {
+KernelCostModel::KernelCostModel(const GpuSpec& gpu, ComputeParams params) : gpu_(gpu), params_(params) {
   Status g = ValidateGpuForCompute(gpu_);
   SPECSIM_CHECK(g.ok()) << g.ToString();
   Status p = ValidateComputeParams(params_);
   SPECSIM_CHECK(p.ok()) << p.ToString();
 }
 
-StatusOr<KernelCostModel> KernelCostModel::Create(const net::GpuSpec& gpu, ComputeParams params) {
+StatusOr<KernelCostModel> KernelCostModel::Create(const GpuSpec& gpu, ComputeParams params) {
   RETURN_IF_ERROR(ValidateGpuForCompute(gpu));
   RETURN_IF_ERROR(ValidateComputeParams(params));
   return KernelCostModel(gpu, params);

@@ -58,7 +58,7 @@
 #include "sim/compute/kernel.h"
 #include "sim/core/status.h"
 #include "sim/core/time.h"
-#include "sim/net/topology.h"
+#include "sim/core/gpu_spec.h"
 #include "specsim/calibration.pb.h"
 
 namespace specsim::compute {
@@ -167,14 +167,14 @@ ComputeParams ApplyCalibration(ComputeParams params, const config::ComputeCalibr
 Status ValidateComputeParams(const ComputeParams& params);
 // The GPU fields the cost model needs: memory_bandwidth_gbps > 0, bf16_dense_tflops > 0, the others
 // >= 0 (0 = no tensor cores for that dtype).
-Status ValidateGpuForCompute(const net::GpuSpec& gpu);
+Status ValidateGpuForCompute(const GpuSpec& gpu);
 
 class KernelCostModel {
  public:
   // REQUIRES: ValidateGpuForCompute(gpu) and ValidateComputeParams(params) are OK (CHECKed). Use
   // Create() at input boundaries.
-  KernelCostModel(const net::GpuSpec& gpu, ComputeParams params);
-  static StatusOr<KernelCostModel> Create(const net::GpuSpec& gpu, ComputeParams params);
+  KernelCostModel(const GpuSpec& gpu, ComputeParams params);
+  static StatusOr<KernelCostModel> Create(const GpuSpec& gpu, ComputeParams params);
 
   // Device time of one kernel (see the header comment): max(compute, memory, floor), >= floor.
   SimTime KernelTime(const Kernel& kernel) const;
@@ -204,13 +204,13 @@ class KernelCostModel {
   // True when the column limit, not the bandwidth, binds the memory term of `kernel`.
   bool ColumnLimited(const Kernel& kernel) const;
 
-  const net::GpuSpec& gpu() const { return gpu_; }
+  const GpuSpec& gpu() const { return gpu_; }
   const ComputeParams& params() const { return params_; }
 
  private:
   double MaxMemoryEfficiency(KernelClass c) const;
 
-  net::GpuSpec gpu_;
+  GpuSpec gpu_;
   ComputeParams params_;
 };
 

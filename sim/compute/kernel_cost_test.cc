@@ -6,8 +6,8 @@ namespace specsim::compute {
 namespace {
 
 // The H200 of configs/hardware/h200-1x.textproto (docs/reference/hardware.md).
-net::GpuSpec H200() {
-  net::GpuSpec g;
+GpuSpec H200() {
+  GpuSpec g;
   g.name = "h200";
   g.arch = "sm90";
   g.sm_count = 132;
@@ -213,7 +213,7 @@ TEST(KernelCostTest, InvalidInputsAreStatuses) {
   auto m = KernelCostModel::Create(H200(), p);
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("memory_efficiency"), std::string::npos);
-  net::GpuSpec g = H200();
+  GpuSpec g = H200();
   g.memory_bandwidth_gbps = 0;
   auto m2 = KernelCostModel::Create(g, ComputeParams{});
   ASSERT_FALSE(m2.ok());

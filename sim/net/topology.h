@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/gpu_spec.h"
+
 namespace specsim::net {
 
 enum class NodeKind { kGpu, kPcieSwitch, kCpuRootComplex, kHostMemory, kNvSwitch };
@@ -18,20 +20,8 @@ enum class CpuVendor { kUnknown, kAmd, kIntel, kArm };
 const char* NodeKindName(NodeKind kind);
 const char* LinkKindName(LinkKind kind);
 
-struct GpuSpec {
-  std::string name;
-  std::string arch;  // "sm90", "sm120"
-  int sm_count = 0;
-  double memory_gib = 0;
-  double memory_bandwidth_gbps = 0;
-  double l2_cache_mib = 0;
-  double bf16_dense_tflops = 0;
-  double fp8_dense_tflops = 0;
-  double fp4_dense_tflops = 0;
-  int copy_engines_per_direction = 1;
-  double copy_engine_setup_ns = 0;
-  double kernel_read_outstanding_bytes_per_sm = 0;
-};
+// The GPU model of GPU nodes (Topology::gpu_specs): sim/core/gpu_spec.h, shared with sim/compute.
+using GpuSpec = ::specsim::GpuSpec;
 
 struct Node {
   std::string name;

@@ -9,6 +9,7 @@
 #include "sim/coll/executor.h"
 #include "sim/coll/nccl_transport.h"
 #include "sim/compute/kernel_cost.h"
+#include "sim/core/strings.h"
 #include "sim/llm/decode_simulator.h"
 #include "sim/io/model_loader.h"
 #include "sim/net/routing.h"
@@ -175,8 +176,7 @@ StatusOr<coll::CollectiveRequest> CollectiveRequestOf(const trace::CollectivePar
   request.gpus.assign(c.gpus().begin(), c.gpus().end());
   request.bytes = c.bytes();
   if (c.implementation() == trace::IMPL_NCCL) {
-    std::string algo = c.nccl_algo();
-    std::transform(algo.begin(), algo.end(), algo.begin(), ::tolower);
+    const std::string algo = AsciiLower(c.nccl_algo());
     auto a = coll::ParseAlgorithm(algo.empty() ? "auto" : algo);
     if (!a.ok() || *a == coll::Algorithm::kOneShot || *a == coll::Algorithm::kTwoShot)
       return InvalidArgumentError("NCCL_ALGO=" + c.nccl_algo() + " is not modelled (ring, tree or unset)");
@@ -189,9 +189,7 @@ StatusOr<coll::CollectiveRequest> CollectiveRequestOf(const trace::CollectivePar
     if (!c.nccl_min_nchannels().empty()) request.min_channels = std::atoi(c.nccl_min_nchannels().c_str());
     if (!c.nccl_max_nchannels().empty()) request.max_channels = std::atoi(c.nccl_max_nchannels().c_str());
     if (!c.nccl_p2p_level().empty()) {
-      std::string level = c.nccl_p2p_level();
-      std::transform(level.begin(), level.end(), level.begin(), ::tolower);
-      auto l = coll::ParseP2pLevel(level);
+      auto l = coll::ParseP2pLevel(AsciiLower(c.nccl_p2p_level()));
       if (!l.ok()) return InvalidArgumentError("NCCL_P2P_LEVEL=" + c.nccl_p2p_level() + " is not modelled");
       request.p2p_level = *l;
     }
@@ -199,9 +197,7 @@ StatusOr<coll::CollectiveRequest> CollectiveRequestOf(const trace::CollectivePar
     // What NCCL ran, when the trace recorded it (validate --nccl-log): the measured configuration,
     // like the environment. The time is still the simulation's; NCCL's pick is checked separately.
     if (!c.nccl_chosen_algo().empty()) {
-      std::string a = c.nccl_chosen_algo();
-      std::transform(a.begin(), a.end(), a.begin(), ::tolower);
-      auto chosen = coll::ParseAlgorithm(a);
+      auto chosen = coll::ParseAlgorithm(AsciiLower(c.nccl_chosen_algo()));
       if (!chosen.ok() || (*chosen != coll::Algorithm::kRing && *chosen != coll::Algorithm::kTree))
         return InvalidArgumentError("NCCL ran algorithm " + c.nccl_chosen_algo() +
                                     ", which specsim does not model (ring, tree)");

@@ -12,6 +12,7 @@
 
 #include "sim/llm/speculative_cycle.h"
 #include "sim/scenario/scenario.h"
+#include "sim/tools/chrome_trace.h"
 
 namespace specsim::tools {
 
@@ -152,31 +153,18 @@ Status WriteCycleTrace(llm::DecodeSimulator& sim, const llm::DecodeResult& resul
   ASSIGN_OR_RETURN(std::vector<llm::RankSlice> slices, sim.LoopTimeline(1, result.speculative, accepted));
   SimTime origin = slices.empty() ? 0 : slices.front().start_ps;
   for (const llm::RankSlice& s : slices) origin = std::min(origin, s.start_ps);
-  nlohmann::json events = nlohmann::json::array();
+  TraceEventWriter events;
   for (int r = 0; r < setup.parallel.tp; ++r) {
-    events.push_back({{"ph", "M"},
-                      {"name", "process_name"},
-                      {"pid", r + 1},
-                      {"args",
-                       {{"name", fmt::format("rank {} (GPU {})", r,
-                                             r < static_cast<int>(setup.gpus.size()) ? setup.gpus[r] : r)}}}});
-    events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", r + 1}, {"args", {{"sort_index", r}}}});
-    events.push_back(
-        {{"ph", "M"}, {"name", "thread_name"}, {"pid", r + 1}, {"tid", 1}, {"args", {{"name", "host thread"}}}});
-    events.push_back(
-        {{"ph", "M"}, {"name", "thread_name"}, {"pid", r + 1}, {"tid", 2}, {"args", {{"name", "GPU stream"}}}});
+    events.ProcessName(r + 1,
+                       fmt::format("rank {} (GPU {})", r, r < static_cast<int>(setup.gpus.size()) ? setup.gpus[r] : r));
+    events.ProcessSortIndex(r + 1, r);
+    events.ThreadName(r + 1, 1, "host thread");
+    events.ThreadName(r + 1, 2, "GPU stream");
   }
-  for (const llm::RankSlice& s : slices) {
-    events.push_back({{"ph", "X"},
-                      {"name", s.name},
-                      {"cat", s.category},
-                      {"pid", s.rank + 1},
-                      {"tid", s.host ? 1 : 2},
-                      {"ts", MicrosFromPicos(s.start_ps - origin)},
-                      {"dur", MicrosFromPicos(s.end_ps - s.start_ps)}});
-  }
-  return io::WriteFileAtomically(path,
-                                 nlohmann::json{{"displayTimeUnit", "ns"}, {"traceEvents", events}}.dump() + "\n");
+  for (const llm::RankSlice& s : slices)
+    events.Slice(s.rank + 1, s.host ? 1 : 2, s.name, s.category, MicrosFromPicos(s.start_ps - origin),
+                 MicrosFromPicos(s.end_ps - s.start_ps));
+  return io::WriteFileAtomically(path, events.ToString());
 }
 
 // --compare-algos: the scenario once per allreduce choice (calibrated NCCL costs kept).

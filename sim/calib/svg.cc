@@ -1,12 +1,12 @@
 #include "sim/calib/svg.h"
 
-#include "sim/core/xml_escape.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+
+#include "sim/core/svg.h"
 
 namespace specsim::calib {
 
@@ -28,57 +28,43 @@ std::string ScatterSvg(const std::vector<ItemResult>& items, const std::string& 
   const double pw = w - left - right, ph = h - top - bottom;
   auto x = [&](double v) { return left + (std::log10(v) - dlo) / (dhi - dlo) * pw; };
   auto y = [&](double v) { return top + ph - (std::log10(v) - dlo) / (dhi - dlo) * ph; };
-  std::string s = fmt::format(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n"
-      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      "<text x=\"{}\" y=\"25\" text-anchor=\"middle\" font-size=\"14\">{}</text>\n",
-      w, h, w, h, left + pw / 2, XmlEscape(title));
-  s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n", left, top,
-                   pw, ph);
+  std::string s = svg::Open(w, h, /*standalone=*/true);
+  s += svg::Text(left + pw / 2, 25, "middle", title, "font-size=\"14\"");
+  s += svg::Rect(left, top, pw, ph, "none", "stroke=\"black\"");
+  // Decade ticks and grid on both log axes.
   for (double d = dlo; d <= dhi + 1e-9; d += 1) {
     const double v = std::pow(10.0, d);
-    const std::string label = v >= 1 ? fmt::format("{:g}", v) : fmt::format("{:g}", v);
-    s += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#ddd\"/>\n", x(v), top, x(v),
-                     top + ph);
-    s += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", left, y(v), left + pw,
-                     y(v));
-    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x(v), top + ph + 18, label);
-    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 6, y(v) + 4, label);
+    const std::string label = fmt::format("{:g}", v);
+    s += svg::Line(x(v), top, x(v), top + ph, "#ddd");
+    s += svg::Line(left, y(v), left + pw, y(v), "#ddd");
+    s += svg::Text(x(v), top + ph + 18, "middle", label);
+    s += svg::Text(left - 6, y(v) + 4, "end", label);
   }
-  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">measured (us, log)</text>\n", left + pw / 2, h - 20);
-  s += fmt::format(
-      "<text x=\"20\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {})\">predicted (us, log)</text>\n",
-      top + ph / 2, top + ph / 2);
+  s += svg::Text(left + pw / 2, h - 20, "middle", "measured (us, log)");
+  s += svg::Text(20, top + ph / 2, "middle", "predicted (us, log)",
+                 fmt::format("transform=\"rotate(-90 20 {:.1f})\"", top + ph / 2));
+  // y = x and +-10%.
   const double a = std::pow(10.0, dlo), b = std::pow(10.0, dhi);
-  s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"black\"/>\n", x(a), y(a),
-                   x(b), y(b));
-  for (double f : {1.1, 1 / 1.1})
-    s += fmt::format(
-        "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"gray\" stroke-dasharray=\"4 3\"/>\n",
-        x(a), y(a * f), x(b), y(b * f));
+  s += svg::Line(x(a), y(a), x(b), y(b), "black");
+  for (double f : {1.1, 1 / 1.1}) s += svg::Line(x(a), y(a * f), x(b), y(b * f), "gray", "stroke-dasharray=\"4 3\"");
   for (const ItemResult& r : items) {
     if (!r.simulated || r.predicted_us <= 0 || r.measured_us <= 0) continue;
     auto it = colours.find(r.suite);
     const std::string colour = it == colours.end() ? "#7f7f7f" : it->second;
-    s += fmt::format(
-        "<circle cx=\"{:.2f}\" cy=\"{:.2f}\" r=\"3\" fill=\"{}\" fill-opacity=\"0.7\"><title>{}: {:.4g} us predicted, "
-        "{:.4g} us measured</title></circle>\n",
-        x(r.measured_us), y(r.predicted_us), colour, XmlEscape(r.name), r.predicted_us, r.measured_us);
+    s += svg::Circle(x(r.measured_us), y(r.predicted_us), 3, colour,
+                     fmt::format("{}: {:.4g} us predicted, {:.4g} us measured", r.name, r.predicted_us, r.measured_us),
+                     "fill-opacity=\"0.7\"");
   }
+  // Legend: the suites, then the +-10% lines.
   double ly = top + 10;
   for (const char* suite : {"pcie", "collectives", "kernels", "decode"}) {
-    s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>\n",
-                     left + pw + 20, ly, colours.at(suite), left + pw + 32, ly + 4, suite);
+    s += svg::Circle(left + pw + 20, ly, 5, colours.at(suite));
+    s += svg::Text(left + pw + 32, ly + 4, "start", suite);
     ly += 20;
   }
-  s += fmt::format(
-      "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"gray\" stroke-dasharray=\"4 3\"/><text x=\"{}\" "
-      "y=\"{}\">+-10%</text>\n",
-      left + pw + 12, ly, left + pw + 28, ly, left + pw + 32, ly + 4);
-  s += "</svg>\n";
-  return s;
+  s += svg::Line(left + pw + 12, ly, left + pw + 28, ly, "gray", "stroke-dasharray=\"4 3\"");
+  s += svg::Text(left + pw + 32, ly + 4, "start", "+-10%");
+  return s + svg::Close();
 }
 
 }  // namespace specsim::calib

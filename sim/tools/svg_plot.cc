@@ -1,11 +1,11 @@
 #include "sim/tools/svg_plot.h"
 
-#include "sim/core/xml_escape.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+
+#include "sim/core/svg.h"
 
 namespace specsim::tools {
 
@@ -54,50 +54,39 @@ std::string RenderSvgLinePlot(const SvgPlot& plot) {
   auto px = [&](double x) { return left + (x - x_min) / (x_max - x_min) * w; };
   auto py = [&](double y) { return top + h - y / y_max * h; };
 
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
-      "font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
-      total_width, plot.height);
-  svg += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"15\">{}</text>\n", left, XmlEscape(plot.title));
+  std::string out = svg::Open(total_width, plot.height, /*standalone=*/false);
+  out += svg::Text(left, 22, "start", plot.title, "font-size=\"15\"");
   // Axes, grid and ticks.
   for (double y = 0; y <= y_max + step / 2; y += step) {
-    svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", left, py(y),
-                       left + w, py(y));
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:g}</text>\n", left - 6, py(y) + 4, y);
+    out += svg::Line(left, py(y), left + w, py(y), "#ddd");
+    out += svg::Text(left - 6, py(y) + 4, "end", fmt::format("{:g}", y));
   }
   if (!plot.x_categories.empty()) {
     for (size_t i = 0; i < plot.x_categories.size(); ++i)
-      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(double(i)),
-                         top + h + 18, XmlEscape(plot.x_categories[i]));
+      out += svg::Text(px(double(i)), top + h + 18, "middle", plot.x_categories[i]);
   } else {
     const double xs = NiceStep(x_max - x_min, 6);
     for (double x = std::ceil(x_min / xs) * xs; x <= x_max + xs / 2; x += xs)
-      svg +=
-          fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:g}</text>\n", px(x), top + h + 18, x);
+      out += svg::Text(px(x), top + h + 18, "middle", fmt::format("{:g}", x));
   }
-  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"black\"/>\n", left, top, top + h);
-  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"black\"/>\n", left, top + h, left + w);
-  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", left + w / 2, top + h + 40,
-                     XmlEscape(plot.x_label));
-  svg += fmt::format("<text transform=\"translate(20,{:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
-                     top + h / 2, XmlEscape(plot.y_label));
+  out += svg::Line(left, top, left, top + h, "black");
+  out += svg::Line(left, top + h, left + w, top + h, "black");
+  out += svg::Text(left + w / 2, top + h + 40, "middle", plot.x_label);
+  out += svg::Text(0, 0, "middle", plot.y_label,
+                   fmt::format("transform=\"translate(20,{:.1f}) rotate(-90)\"", top + h / 2));
   // Series and legend.
   for (size_t i = 0; i < plot.series.size(); ++i) {
     const SvgSeries& s = plot.series[i];
     const char* colour = kColours[i % (sizeof(kColours) / sizeof(kColours[0]))];
     std::string path;
     for (auto [x, y] : s.points) path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", px(x), py(y));
-    svg += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", path, colour);
-    for (auto [x, y] : s.points)
-      svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{}: {:g}</title></circle>\n",
-                         px(x), py(y), colour, XmlEscape(s.name), y);
+    out += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", path, colour);
+    for (auto [x, y] : s.points) out += svg::Circle(px(x), py(y), 3, colour, fmt::format("{}: {:g}", s.name, y));
     const double ly = top + 10 + 18 * static_cast<double>(i);
-    svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", left + w + 15,
-                       ly - 10, colour);
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + w + 32, ly, XmlEscape(s.name));
+    out += svg::Rect(left + w + 15, ly - 10, 12, 12, colour);
+    out += svg::Text(left + w + 32, ly, "start", s.name);
   }
-  svg += "</svg>\n";
-  return svg;
+  return out + svg::Close();
 }
 
 }  // namespace specsim::tools

@@ -1,4 +1,3 @@
-#include "sim/io/file_io.h"
 #include "sim/tools/import_profile_command.h"
 
 #include <CLI/CLI.hpp>
@@ -11,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "sim/io/file_io.h"
 #include "sim/io/model_loader.h"
 #include "sim/llm/decode_simulator.h"
 #include "sim/profile/profile_import.h"
@@ -88,87 +88,108 @@ std::string PassGemmLibrary(const compute::ComputeParams& c) {
   return "cublasLt";
 }
 
-PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::LoadedScenario& loaded) {
-  PassPrediction p;
-  const llm::DecodeSetup& base = loaded.setup;
-  llm::PassKind kind;
-  if (g.phase == "decode")
-    kind = llm::PassKind::kTargetDecode;
-  else if (g.phase == "verify")
-    kind = llm::PassKind::kVerify;
-  else if (g.phase == "draft")
-    kind = llm::PassKind::kDraftStep;
-  else if (g.phase == "draft_extend")
-    kind = llm::PassKind::kDraftExtend;
-  else if (g.phase == profile::kGraphReplayPhase) {
-    // A replay with no phase name: a target forward when it runs two or more layers' allreduces
-    // pairs (dense TP: two per layer), the draft's when one pair and the scenario has a draft.
-    // One token per sequence (allreduce elements = batch x hidden) is a decode / draft step,
-    // more a verify / draft extend.
-    const int pairs = g.allreduces / 2;
-    const bool one_token = g.allreduce_elements == int64_t{base.target.hidden_size} * std::max(1, base.batch);
-    if (g.allreduce_elements <= 0) {
-      p.why =
-          "a graph replay whose allreduce size is unknown (no eager call of the same kind in the profile): "
-          "its tokens per pass cannot be told";
-      return p;
-    }
-    if (pairs >= 2)
-      kind = one_token ? llm::PassKind::kTargetDecode : llm::PassKind::kVerify;
-    else if (pairs == 1 && base.draft)
-      kind = one_token ? llm::PassKind::kDraftStep : llm::PassKind::kDraftExtend;
-    else {
-      p.why = "a graph replay with " + std::to_string(g.allreduces) +
-              " allreduces: not a dense TP forward whose layers can be counted (name the passes with "
-              "record_function ranges: --phases)";
-      return p;
-    }
-  } else {
-    p.why = "no pass kind for phase '" + g.phase + "' (decode, verify, draft, draft_extend)";
-    return p;
+// The pass kind of a graph replay with no phase name, from its allreduces; nullopt (and `why`) when
+// they do not tell it.
+std::optional<llm::PassKind> GraphReplayPassKind(const profile::PassGroup& g, const llm::DecodeSetup& base,
+                                                 std::string* why) {
+  // A replay with no phase name: a target forward when it runs two or more layers' allreduces
+  // pairs (dense TP: two per layer), the draft's when one pair and the scenario has a draft.
+  // One token per sequence (allreduce elements = batch x hidden) is a decode / draft step,
+  // more a verify / draft extend.
+  const int pairs = g.allreduces / 2;
+  const bool one_token = g.allreduce_elements == int64_t{base.target.hidden_size} * std::max(1, base.batch);
+  if (g.allreduce_elements <= 0) {
+    *why =
+        "a graph replay whose allreduce size is unknown (no eager call of the same kind in the profile): "
+        "its tokens per pass cannot be told";
+    return std::nullopt;
   }
-  p.kind = llm::PassKindName(kind);
-  const bool target = kind == llm::PassKind::kTargetDecode || kind == llm::PassKind::kVerify;
-  p.target = target;
-  if (!target && !base.draft) {
-    p.why = "the scenario has no draft model";
-    return p;
-  }
-  const llm::ModelSpec& model = target ? base.target : *base.draft;
+  if (pairs >= 2) return one_token ? llm::PassKind::kTargetDecode : llm::PassKind::kVerify;
+  if (pairs == 1 && base.draft) return one_token ? llm::PassKind::kDraftStep : llm::PassKind::kDraftExtend;
+  *why = "a graph replay with " + std::to_string(g.allreduces) +
+         " allreduces: not a dense TP forward whose layers can be counted (name the passes with "
+         "record_function ranges: --phases)";
+  return std::nullopt;
+}
+
+// The pass kind of a group: by its phase name, or for a graph replay by its allreduces; nullopt
+// (and `why`) when the simulator has none for it.
+std::optional<llm::PassKind> PassKindOf(const profile::PassGroup& g, const llm::DecodeSetup& base, std::string* why) {
+  if (g.phase == "decode") return llm::PassKind::kTargetDecode;
+  if (g.phase == "verify") return llm::PassKind::kVerify;
+  if (g.phase == "draft") return llm::PassKind::kDraftStep;
+  if (g.phase == "draft_extend") return llm::PassKind::kDraftExtend;
+  if (g.phase == profile::kGraphReplayPhase) return GraphReplayPassKind(g, base, why);
+  *why = "no pass kind for phase '" + g.phase + "' (decode, verify, draft, draft_extend)";
+  return std::nullopt;
+}
+
+// Tokens per sequence of a pass of `model`: from its first allreduce (elements / hidden / batch)
+// when torch recorded it, else 1 for decode and draft steps and the scenario's num_draft_tokens for
+// verify and draft extend.
+int PassTokens(const profile::PassGroup& g, const llm::ModelSpec& model, const llm::DecodeSetup& base,
+               llm::PassKind kind) {
   const int64_t batch = std::max(1, base.batch);
   if (g.allreduce_elements > 0 && model.hidden_size > 0 && g.allreduce_elements % (model.hidden_size * batch) == 0)
-    p.tokens = static_cast<int>(g.allreduce_elements / (model.hidden_size * batch));
-  else
-    p.tokens = kind == llm::PassKind::kTargetDecode || kind == llm::PassKind::kDraftStep
-                   ? 1
-                   : std::max(1, base.speculation.num_draft_tokens);
+    return static_cast<int>(g.allreduce_elements / (model.hidden_size * batch));
+  return kind == llm::PassKind::kTargetDecode || kind == llm::PassKind::kDraftStep
+             ? 1
+             : std::max(1, base.speculation.num_draft_tokens);
+}
+
+// The scenario run as the profile ran the pass: a dense target's layers from the pass's allreduces
+// (two per layer; `layers` says how many the pass runs), the profile's GEMM library, every phase a
+// full graph (graph groups) or eager.
+llm::DecodeSetup PassSetup(const profile::PassGroup& g, const llm::DecodeSetup& base, bool target, int* layers) {
+  const llm::ModelSpec& model = target ? base.target : *base.draft;
   llm::DecodeSetup setup = base;
-  p.layers = model.num_layers;
+  *layers = model.num_layers;
   if (target && !model.is_moe() && g.allreduces >= 2 && g.allreduces % 2 == 0) {
-    p.layers = g.allreduces / 2;
-    setup.target.num_layers = p.layers;
+    *layers = g.allreduces / 2;
+    setup.target.num_layers = *layers;
   }
   setup.compute = setup.compute.WithGemmLibrary(PassGemmLibrary(setup.compute));
   const llm::CaptureMode mode = g.graph ? llm::CaptureMode::kFull : llm::CaptureMode::kEager;
   if (!setup.framework) setup.framework = llm::FrameworkProfile{};
   setup.framework->capture = {mode, mode, mode, mode};
   setup.cuda_graphs = g.graph;
+  return setup;
+}
+
+// The pass of p.kind and p.tokens simulated: its busy (compute + communication), launch and
+// per-class time; p.ok, or p.why.
+void SimulatePass(const llm::DecodeSetup& setup, llm::PassKind kind, PassPrediction* p) {
   auto sim = llm::DecodeSimulator::Create(setup);
   if (!sim.ok()) {
-    p.why = sim.status().message();
-    return p;
+    p->why = sim.status().message();
+    return;
   }
-  auto t = (*sim)->Pass(kind, p.tokens);
+  auto t = (*sim)->Pass(kind, p->tokens);
   if (!t.ok()) {
-    p.why = t.status().message();
+    p->why = t.status().message();
+    return;
+  }
+  p->busy_us = static_cast<double>(t->compute_ps + t->comm_ps) * 1e-6;
+  p->launch_us = static_cast<double>(t->launch_ps) * 1e-6;
+  auto by_class = (*sim)->PassDeviceTimeByClass(kind, p->tokens);
+  if (by_class.ok())
+    for (const auto& [c, ns] : *by_class) p->class_us[ProfileClassOf(c)] += ns * 1e-3;
+  p->ok = true;
+}
+
+PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::LoadedScenario& loaded) {
+  PassPrediction p;
+  const llm::DecodeSetup& base = loaded.setup;
+  const std::optional<llm::PassKind> kind = PassKindOf(g, base, &p.why);
+  if (!kind) return p;
+  p.kind = llm::PassKindName(*kind);
+  p.target = *kind == llm::PassKind::kTargetDecode || *kind == llm::PassKind::kVerify;
+  if (!p.target && !base.draft) {
+    p.why = "the scenario has no draft model";
     return p;
   }
-  p.busy_us = static_cast<double>(t->compute_ps + t->comm_ps) * 1e-6;
-  p.launch_us = static_cast<double>(t->launch_ps) * 1e-6;
-  auto by_class = (*sim)->PassDeviceTimeByClass(kind, p.tokens);
-  if (by_class.ok())
-    for (const auto& [c, ns] : *by_class) p.class_us[ProfileClassOf(c)] += ns * 1e-3;
-  p.ok = true;
+  p.tokens = PassTokens(g, p.target ? base.target : *base.draft, base, *kind);
+  SimulatePass(PassSetup(g, base, p.target, &p.layers), *kind, &p);
   return p;
 }
 
@@ -214,151 +235,167 @@ void AddPassItems(const std::vector<std::pair<const profile::PassGroup*, PassPre
   }
 }
 
-}  // namespace
+// An error of the command on `err`; returns the exit code.
+int Fail(std::ostream& err, const std::string& message, int exit_code = 2) {
+  err << "specsim import-profile: " << message << "\n";
+  return exit_code;
+}
 
-int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::ostream& err) {
-  if (flags.scenario.empty() && (!flags.set.empty() || !flags.calibration.empty())) {
-    err << "specsim import-profile: --set and --calibration apply to --scenario, which is not given\n";
-    return 2;
-  }
-  auto files = TraceFiles(flags.paths);
-  if (!files.ok()) {
-    err << "specsim import-profile: " << files.status().message() << "\n";
-    return 2;
-  }
+// Every file's trace (one per rank), saying each file it reads on `err` unless the output is JSON.
+StatusOr<std::vector<profile::KinetoTrace>> ReadRankTraces(const std::vector<std::string>& files, bool json,
+                                                           std::ostream& err) {
   std::vector<profile::KinetoTrace> ranks;
-  for (const std::string& f : *files) {
-    if (!flags.json) err << "reading " << f << "\n";
-    auto t = profile::ReadKinetoTrace(f);
-    if (!t.ok()) {
-      err << "specsim import-profile: " << t.status().message() << "\n";
-      return 2;
-    }
-    ranks.push_back(std::move(*t));
+  for (const std::string& f : files) {
+    if (!json) err << "reading " << f << "\n";
+    ASSIGN_OR_RETURN(profile::KinetoTrace t, profile::ReadKinetoTrace(f));
+    ranks.push_back(std::move(t));
   }
+  return ranks;
+}
+
+StatusOr<profile::ImportOptions> ImportOptionsOf(const ImportProfileFlags& flags) {
   profile::ImportOptions options;
   if (!flags.phases.empty()) options.phases = flags.phases;
   if (flags.phases == std::vector<std::string>{"none"}) options.phases.clear();  // graph replays as the passes
   options.run_prefix = flags.run_prefix;
   for (const std::string& kv : flags.nccl_env) {
     const size_t eq = kv.find('=');
-    if (eq == std::string::npos || kv.rfind("NCCL_", 0) != 0) {
-      err << "specsim import-profile: --nccl-env '" << kv << "': expected NCCL_NAME=value (e.g. NCCL_P2P_DISABLE=1)\n";
-      return 2;
-    }
+    if (eq == std::string::npos || kv.rfind("NCCL_", 0) != 0)
+      return InvalidArgumentError("--nccl-env '" + kv + "': expected NCCL_NAME=value (e.g. NCCL_P2P_DISABLE=1)");
     options.nccl_env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  auto r = profile::ImportProfile(std::move(ranks), options);
-  if (!r.ok()) {
-    err << "specsim import-profile: " << r.status().message() << "\n";
-    return 2;
-  }
-  // The passes against the scenario, and (with -o) its target forwards as decode items.
-  std::optional<scenario::LoadedScenario> loaded;
+  return options;
+}
+
+// The profile's pass groups against the scenario (--scenario).
+struct ScenarioPasses {
+  std::optional<scenario::LoadedScenario> loaded;  // none without --scenario
   std::vector<std::pair<const profile::PassGroup*, PassPrediction>> predicted;
-  std::vector<std::pair<const profile::PassGroup*, std::string>> unpredicted;
-  if (!flags.scenario.empty()) {
-    auto l = scenario::LoadScenario(flags.scenario, flags.set, flags.calibration);
-    if (!l.ok()) {
-      err << "specsim import-profile: " << l.status().message() << "\n";
-      return 2;
-    }
-    loaded = std::move(*l);
-    for (const std::string& w : loaded->warnings) err << "warning: " << w << "\n";
-    for (const profile::PassGroup& g : r->passes) {
-      PassPrediction p = PredictPassGroup(g, *loaded);
-      if (p.ok)
-        predicted.push_back({&g, std::move(p)});
-      else
-        unpredicted.push_back({&g, p.why});
-    }
-    if (!flags.output.empty()) {
-      auto model = io::LoadModelProto(loaded->scenario.model());
-      if (!model.ok()) {
-        err << "specsim import-profile: " << model.status().message() << "\n";
-        return 2;
-      }
-      AddPassItems(predicted, *loaded, *model, r->ranks, !r->gemms.empty(), &r->trace);
-    }
+  std::vector<std::pair<const profile::PassGroup*, std::string>> unpredicted;  // and why
+};
+
+// Every pass group predicted from the scenario, when one is given (its warnings on `err`).
+StatusOr<ScenarioPasses> PredictPasses(const ImportProfileFlags& flags, const profile::ProfileImport& r,
+                                       std::ostream& err) {
+  ScenarioPasses s;
+  if (flags.scenario.empty()) return s;
+  ASSIGN_OR_RETURN(scenario::LoadedScenario loaded,
+                   scenario::LoadScenario(flags.scenario, flags.set, flags.calibration));
+  s.loaded = std::move(loaded);
+  for (const std::string& w : s.loaded->warnings) err << "warning: " << w << "\n";
+  for (const profile::PassGroup& g : r.passes) {
+    PassPrediction p = PredictPassGroup(g, *s.loaded);
+    if (p.ok)
+      s.predicted.push_back({&g, std::move(p)});
+    else
+      s.unpredicted.push_back({&g, p.why});
   }
-  if (!flags.output.empty()) {
-    r->trace.set_command_line("specsim import-profile");
-    std::string bytes;
-    if (!r->trace.SerializeToString(&bytes)) {
-      err << "specsim import-profile: cannot encode the trace\n";
-      return io::kWriteFailedExitCode;
-    }
-    if (Status w = io::WriteFileAtomically(flags.output, bytes); !w.ok()) {
-      err << "specsim import-profile: " << w.message() << "\n";
-      return io::kWriteFailedExitCode;
-    }
-  }
-  if (flags.json) {
-    nlohmann::json j;
-    j["ranks"] = r->ranks;
-    j["kernels"] = r->kernels;
-    j["kernels_in_passes"] = r->kernels_in_passes;
-    j["kernels_without_launch"] = r->kernels_without_launch;
-    j["ignored_events"] = r->ignored;
-    j["passes"] = nlohmann::json::array();
-    for (const profile::PassGroup& g : r->passes)
-      j["passes"].push_back({{"phase", g.phase},
-                             {"run", g.run},
-                             {"graph", g.graph},
-                             {"kernels", g.kernels},
-                             {"passes", g.passes},
-                             {"gpu_span_us", g.gpu_span_us},
-                             {"host_span_us", g.host_span_us},
-                             {"gpu_idle_us", g.gpu_idle_us},
-                             {"busy_us", g.busy_us}});
-    j["collectives"] = nlohmann::json::array();
-    for (const profile::CollectiveGroup& c : r->collectives)
-      j["collectives"].push_back({{"name", c.name},
-                                  {"op", c.op},
-                                  {"bytes", c.bytes},
-                                  {"dtype", c.dtype},
-                                  {"graph", c.graph},
-                                  {"algorithm", c.algorithm},
-                                  {"protocol", c.protocol},
-                                  {"channels", c.channels},
-                                  {"calls", c.instances},
-                                  {"transfer_us", c.transfer_us},
-                                  {"wait_us_mean", c.wait_us_mean},
-                                  {"wait_us_max", c.wait_us_max},
-                                  {"phases", c.phases}});
-    j["gemms"] = nlohmann::json::array();
-    for (const profile::GemmGroup& g : r->gemms)
-      j["gemms"].push_back({{"name", g.name},
-                            {"op", g.op},
-                            {"m", g.m},
-                            {"n", g.n},
-                            {"k", g.k},
-                            {"dtype", g.dtype},
-                            {"calls", g.calls},
-                            {"kernels_per_call", g.kernels_per_call},
-                            {"main_kernel", g.main_kernel},
-                            {"median_us", g.median_us}});
-    j["gemms_skipped"] = r->gemms_skipped;
-    if (!flags.output.empty()) j["wrote"] = flags.output;
-    out << j.dump(1) << "\n";
-    return 0;
-  }
-  out << fmt::format("{} rank(s), {} kernels: {} in passes, {} without their launch call in the trace\n", r->ranks,
-                     r->kernels, r->kernels_in_passes, r->kernels_without_launch);
+  return s;
+}
+
+// The predicted graph target forwards written into the profile's trace as decode items, with the
+// scenario's model (-o with --scenario).
+Status AddScenarioPassItems(const ScenarioPasses& s, profile::ProfileImport* r) {
+  ASSIGN_OR_RETURN(const config::Model model, io::LoadModelProto(s.loaded->scenario.model()));
+  AddPassItems(s.predicted, *s.loaded, model, r->ranks, !r->gemms.empty(), &r->trace);
+  return OkStatus();
+}
+
+// -o: the measurement trace, written whole; the exit code.
+int WriteTrace(const std::string& path, trace::Trace* trace, std::ostream& err) {
+  trace->set_command_line("specsim import-profile");
+  std::string bytes;
+  if (!trace->SerializeToString(&bytes)) return Fail(err, "cannot encode the trace", io::kWriteFailedExitCode);
+  if (Status w = io::WriteFileAtomically(path, bytes); !w.ok()) return Fail(err, w.message(), io::kWriteFailedExitCode);
+  return 0;
+}
+
+nlohmann::json PassesJson(const std::vector<profile::PassGroup>& passes) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const profile::PassGroup& g : passes)
+    j.push_back({{"phase", g.phase},
+                 {"run", g.run},
+                 {"graph", g.graph},
+                 {"kernels", g.kernels},
+                 {"passes", g.passes},
+                 {"gpu_span_us", g.gpu_span_us},
+                 {"host_span_us", g.host_span_us},
+                 {"gpu_idle_us", g.gpu_idle_us},
+                 {"busy_us", g.busy_us}});
+  return j;
+}
+
+nlohmann::json CollectivesJson(const std::vector<profile::CollectiveGroup>& collectives) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const profile::CollectiveGroup& c : collectives)
+    j.push_back({{"name", c.name},
+                 {"op", c.op},
+                 {"bytes", c.bytes},
+                 {"dtype", c.dtype},
+                 {"graph", c.graph},
+                 {"algorithm", c.algorithm},
+                 {"protocol", c.protocol},
+                 {"channels", c.channels},
+                 {"calls", c.instances},
+                 {"transfer_us", c.transfer_us},
+                 {"wait_us_mean", c.wait_us_mean},
+                 {"wait_us_max", c.wait_us_max},
+                 {"phases", c.phases}});
+  return j;
+}
+
+nlohmann::json GemmsJson(const std::vector<profile::GemmGroup>& gemms) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const profile::GemmGroup& g : gemms)
+    j.push_back({{"name", g.name},
+                 {"op", g.op},
+                 {"m", g.m},
+                 {"n", g.n},
+                 {"k", g.k},
+                 {"dtype", g.dtype},
+                 {"calls", g.calls},
+                 {"kernels_per_call", g.kernels_per_call},
+                 {"main_kernel", g.main_kernel},
+                 {"median_us", g.median_us}});
+  return j;
+}
+
+void PrintJson(const profile::ProfileImport& r, const std::string& output, std::ostream& out) {
+  nlohmann::json j;
+  j["ranks"] = r.ranks;
+  j["kernels"] = r.kernels;
+  j["kernels_in_passes"] = r.kernels_in_passes;
+  j["kernels_without_launch"] = r.kernels_without_launch;
+  j["ignored_events"] = r.ignored;
+  j["passes"] = PassesJson(r.passes);
+  j["collectives"] = CollectivesJson(r.collectives);
+  j["gemms"] = GemmsJson(r.gemms);
+  j["gemms_skipped"] = r.gemms_skipped;
+  if (!output.empty()) j["wrote"] = output;
+  out << j.dump(1) << "\n";
+}
+
+// The kernels counted, and the events not used by category.
+void PrintKernelCounts(const profile::ProfileImport& r, std::ostream& out) {
+  out << fmt::format("{} rank(s), {} kernels: {} in passes, {} without their launch call in the trace\n", r.ranks,
+                     r.kernels, r.kernels_in_passes, r.kernels_without_launch);
   std::string ignored;
-  for (const auto& [cat, n] : r->ignored)
+  for (const auto& [cat, n] : r.ignored)
     ignored += fmt::format("{}{} {}", ignored.empty() ? "" : ", ", n, cat.empty() ? "(none)" : cat);
   out << "events not used: " << (ignored.empty() ? "none" : ignored) << "\n";
-  // Passes: one row per group, busy time of the classes that occur.
+}
+
+// Passes: one row per group, busy time of the classes that occur.
+void PrintPassTable(const std::vector<profile::PassGroup>& passes, std::ostream& out) {
   std::set<std::string> classes;
-  for (const profile::PassGroup& g : r->passes)
+  for (const profile::PassGroup& g : passes)
     for (const auto& [c, us] : g.busy_us) classes.insert(c);
   out << "\npasses (medians over the passes of all ranks; gpu = first kernel start to last kernel end; idle = no\n"
          "kernel running within it; busy = summed kernel time by class; us)\n";
   std::string head = fmt::format("{:<48} {:>6} {:>10} {:>10} {:>10}", "pass", "passes", "gpu_us", "idle_us", "host_us");
   for (const std::string& c : classes) head += fmt::format(" {:>9}", c);
   out << head << "\n";
-  for (const profile::PassGroup& g : r->passes) {
+  for (const profile::PassGroup& g : passes) {
     std::string row = fmt::format("{:<48} {:>6} {:>10.1f} {:>10.1f} {:>10.1f}", g.Key(), g.passes, g.gpu_span_us,
                                   g.gpu_idle_us, g.host_span_us);
     for (const std::string& c : classes) {
@@ -367,65 +404,116 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
     }
     out << row << "\n";
   }
+}
+
+// NCCL calls, then the trace's notes.
+void PrintCollectiveTable(const profile::ProfileImport& r, std::ostream& out) {
   out << "\nNCCL calls (transfer: the last-arriving rank's kernel, median; wait: each rank's wait for the last)\n";
   out << fmt::format("{:<48} {:>16} {:>6} {:>12} {:>12} {:>12}  {}\n", "call", "algo/proto/ch", "calls", "transfer_us",
                      "wait_mean_us", "wait_max_us", "phases");
-  for (const profile::CollectiveGroup& c : r->collectives) {
+  for (const profile::CollectiveGroup& c : r.collectives) {
     std::string phases;
     for (const auto& [p, n] : c.phases) phases += fmt::format("{}{} {}", phases.empty() ? "" : ", ", n, p);
     out << fmt::format("{:<48} {:>16} {:>6} {:>12.2f} {:>12.2f} {:>12.2f}  {}\n", c.name,
                        fmt::format("{}/{}/{}", c.algorithm, c.protocol, c.channels), c.instances, c.transfer_us,
                        c.wait_us_mean, c.wait_us_max, phases);
   }
-  for (const trace::Note& n : r->trace.notes()) out << "note: " << n.message() << "\n";
-  if (!r->gemms.empty() || !r->gemms_skipped.empty()) {
-    out << "\nGEMM calls launched eagerly (aten::mm / addmm with their shapes; time = the call's kernels, median "
-           "over calls of all ranks)\n";
-    out << fmt::format("{:<40} {:>6} {:>8} {:>10} {:>8}  {}\n", "gemm", "calls", "kernels", "median_us", "TFLOP/s",
-                       "main kernel");
-    for (const profile::GemmGroup& g : r->gemms)
-      out << fmt::format("{:<40} {:>6} {:>8} {:>10.2f} {:>8.1f}  {}\n", g.name, g.calls, g.kernels_per_call,
-                         g.median_us, 2.0 * g.m * g.n * g.k / (g.median_us * 1e6), g.main_kernel.substr(0, 60));
-    for (const auto& [why, n] : r->gemms_skipped) out << fmt::format("note: {} GEMM call(s) skipped: {}\n", n, why);
+  for (const trace::Note& n : r.trace.notes()) out << "note: " << n.message() << "\n";
+}
+
+void PrintGemmTable(const profile::ProfileImport& r, std::ostream& out) {
+  if (r.gemms.empty() && r.gemms_skipped.empty()) return;
+  out << "\nGEMM calls launched eagerly (aten::mm / addmm with their shapes; time = the call's kernels, median "
+         "over calls of all ranks)\n";
+  out << fmt::format("{:<40} {:>6} {:>8} {:>10} {:>8}  {}\n", "gemm", "calls", "kernels", "median_us", "TFLOP/s",
+                     "main kernel");
+  for (const profile::GemmGroup& g : r.gemms)
+    out << fmt::format("{:<40} {:>6} {:>8} {:>10.2f} {:>8.1f}  {}\n", g.name, g.calls, g.kernels_per_call, g.median_us,
+                       2.0 * g.m * g.n * g.k / (g.median_us * 1e6), g.main_kernel.substr(0, 60));
+  for (const auto& [why, n] : r.gemms_skipped) out << fmt::format("note: {} GEMM call(s) skipped: {}\n", n, why);
+}
+
+// Each pass group's measured busy time against the predicted one, or why it is not predicted.
+void PrintPredictions(const ScenarioPasses& s, std::ostream& out) {
+  out << "\npasses against " << s.loaded->path << " (busy = GPU time with a kernel of the pass running; predicted: "
+      << "the pass's compute + communication; idle against the predicted launch / sync time; us)\n";
+  out << fmt::format("{:<48} {:>14} {:>7} {:>7} {:>10} {:>10} {:>8} {:>9} {:>9}\n", "pass", "as", "tokens", "layers",
+                     "busy", "predicted", "error", "idle", "launch");
+  for (const auto& [g, why] : s.unpredicted) out << fmt::format("{:<48} not predicted: {}\n", g->Key(), why);
+  for (const auto& [g, p] : s.predicted) {
+    out << fmt::format("{:<48} {:>14} {:>7} {:>7} {:>10.1f} {:>10.1f} {:>+7.1f}% {:>9.1f} {:>9.1f}\n", g->Key(), p.kind,
+                       p.tokens, p.layers, g->busy_total_us, p.busy_us,
+                       100 * (p.busy_us / std::max(1e-9, g->busy_total_us) - 1), g->gpu_idle_us, p.launch_us);
   }
-  if (loaded) {
-    out << "\npasses against " << loaded->path << " (busy = GPU time with a kernel of the pass running; predicted: "
-        << "the pass's compute + communication; idle against the predicted launch / sync time; us)\n";
-    out << fmt::format("{:<48} {:>14} {:>7} {:>7} {:>10} {:>10} {:>8} {:>9} {:>9}\n", "pass", "as", "tokens", "layers",
-                       "busy", "predicted", "error", "idle", "launch");
-    for (const auto& [g, why] : unpredicted) out << fmt::format("{:<48} not predicted: {}\n", g->Key(), why);
-    for (const auto& [g, p] : predicted) {
-      out << fmt::format("{:<48} {:>14} {:>7} {:>7} {:>10.1f} {:>10.1f} {:>+7.1f}% {:>9.1f} {:>9.1f}\n", g->Key(),
-                         p.kind, p.tokens, p.layers, g->busy_total_us, p.busy_us,
-                         100 * (p.busy_us / std::max(1e-9, g->busy_total_us) - 1), g->gpu_idle_us, p.launch_us);
-    }
-    // By kernel class, graph passes (eager ones under a profiler are dominated by its host cost):
-    // measured busy -> predicted device time, and the class with the largest gap.
-    out << "\nby kernel class, graph passes (measured busy -> predicted device time, us; nccl: kernel time incl. "
-           "waits -> transfer)\n";
-    for (const auto& [g, p] : predicted) {
-      if (!g->graph) continue;
-      std::map<std::string, double> measured;
-      for (const auto& [c, us] : g->busy_us) measured[ComparedClassOf(c)] += us;
-      std::set<std::string> classes;
-      for (const auto& [c, us] : measured) classes.insert(c);
-      for (const auto& [c, us] : p.class_us) classes.insert(c);
-      std::string row, largest;
-      double gap = -1;
-      for (const std::string& c : classes) {
-        const double m = measured.count(c) ? measured.at(c) : 0.0, q = p.class_us.count(c) ? p.class_us.at(c) : 0.0;
-        row += fmt::format("  {} {:.1f}->{:.1f}", c, m, q);
-        if (std::abs(m - q) > gap) {
-          gap = std::abs(m - q);
-          largest = fmt::format("{} ({:+.1f} us)", c, q - m);
-        }
-      }
-      out << fmt::format("{:<48}{}\n{:<48}  largest gap: {}\n", g->Key(), row, "", largest);
+}
+
+// One graph pass by kernel class: measured busy -> predicted device time per class, and the class
+// with the largest gap.
+void PrintClassGaps(const profile::PassGroup& g, const PassPrediction& p, std::ostream& out) {
+  std::map<std::string, double> measured;
+  for (const auto& [c, us] : g.busy_us) measured[ComparedClassOf(c)] += us;
+  std::set<std::string> classes;
+  for (const auto& [c, us] : measured) classes.insert(c);
+  for (const auto& [c, us] : p.class_us) classes.insert(c);
+  std::string row, largest;
+  double gap = -1;
+  for (const std::string& c : classes) {
+    const double m = measured.count(c) ? measured.at(c) : 0.0, q = p.class_us.count(c) ? p.class_us.at(c) : 0.0;
+    row += fmt::format("  {} {:.1f}->{:.1f}", c, m, q);
+    if (std::abs(m - q) > gap) {
+      gap = std::abs(m - q);
+      largest = fmt::format("{} ({:+.1f} us)", c, q - m);
     }
   }
+  out << fmt::format("{:<48}{}\n{:<48}  largest gap: {}\n", g.Key(), row, "", largest);
+}
+
+// By kernel class, graph passes (eager ones under a profiler are dominated by its host cost).
+void PrintClassTable(const ScenarioPasses& s, std::ostream& out) {
+  out << "\nby kernel class, graph passes (measured busy -> predicted device time, us; nccl: kernel time incl. "
+         "waits -> transfer)\n";
+  for (const auto& [g, p] : s.predicted)
+    if (g->graph) PrintClassGaps(*g, p, out);
+}
+
+void PrintText(const profile::ProfileImport& r, const ScenarioPasses& s, const std::string& output, std::ostream& out) {
+  PrintKernelCounts(r, out);
+  PrintPassTable(r.passes, out);
+  PrintCollectiveTable(r, out);
+  PrintGemmTable(r, out);
+  if (s.loaded) {
+    PrintPredictions(s, out);
+    PrintClassTable(s, out);
+  }
+  if (!output.empty())
+    out << "\nwrote " << output << " (" << r.trace.items_size() << " items); compare it with: specsim compare "
+        << output << " --hardware <box.textproto>\n";
+}
+
+}  // namespace
+
+int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::ostream& err) {
+  if (flags.scenario.empty() && (!flags.set.empty() || !flags.calibration.empty()))
+    return Fail(err, "--set and --calibration apply to --scenario, which is not given");
+  auto files = TraceFiles(flags.paths);
+  if (!files.ok()) return Fail(err, files.status().message());
+  auto ranks = ReadRankTraces(*files, flags.json, err);
+  if (!ranks.ok()) return Fail(err, ranks.status().message());
+  auto options = ImportOptionsOf(flags);
+  if (!options.ok()) return Fail(err, options.status().message());
+  auto r = profile::ImportProfile(std::move(*ranks), *options);
+  if (!r.ok()) return Fail(err, r.status().message());
+  // The passes against the scenario, and (with -o) its target forwards as decode items.
+  auto passes = PredictPasses(flags, *r, err);
+  if (!passes.ok()) return Fail(err, passes.status().message());
+  if (passes->loaded && !flags.output.empty())
+    if (Status s = AddScenarioPassItems(*passes, &*r); !s.ok()) return Fail(err, s.message());
   if (!flags.output.empty())
-    out << "\nwrote " << flags.output << " (" << r->trace.items_size() << " items); compare it with: specsim compare "
-        << flags.output << " --hardware <box.textproto>\n";
+    if (const int rc = WriteTrace(flags.output, &r->trace, err); rc != 0) return rc;
+  if (flags.json)
+    PrintJson(*r, flags.output, out);
+  else
+    PrintText(*r, *passes, flags.output, out);
   return 0;
 }
 

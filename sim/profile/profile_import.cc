@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
 
 #include "sim/core/strings.h"
-#include "sim/profile/kernel_class.h"
+#include "sim/profile/collective_calls.h"
+#include "sim/profile/rank_passes.h"
 
 namespace specsim::profile {
 namespace {
@@ -56,73 +56,6 @@ trace::DType TraceDtype(const std::string& dtype) {
   if (dtype == "Float" || dtype == "f32" || dtype == "float") return trace::DTYPE_FP32;
   if (dtype == "Byte" || dtype == "u8" || dtype == "uint8") return trace::DTYPE_U8;
   return trace::DTYPE_UNSPECIFIED;
-}
-
-// One rank's passes: for each phase-range occurrence, its kernels.
-struct PassInstance {
-  std::string phase, run;
-  int64_t host_start = 0, host_end = 0;
-  int64_t gpu_start = INT64_MAX, gpu_end = INT64_MIN;
-  int kernels = 0;
-  bool graph = false;
-  std::map<std::string, double> busy_ns;
-  std::vector<std::pair<int64_t, int64_t>> intervals;  // kernels' [start, end)
-  int allreduces = 0;
-  int64_t allreduce_elements = -1;  // the first allreduce's, when recorded
-  // GPU time inside the span with no kernel running: the host not keeping up (launch gaps, host
-  // syncs) plus graph-internal gaps.
-  double IdleNs() const {
-    std::vector<std::pair<int64_t, int64_t>> v = intervals;
-    std::sort(v.begin(), v.end());
-    int64_t covered = 0, end = INT64_MIN;
-    for (const auto& [a, b] : v) {
-      const int64_t from = std::max(a, end);
-      if (b > from) covered += b - from;
-      end = std::max(end, b);
-    }
-    return static_cast<double>(gpu_end - gpu_start - covered);
-  }
-};
-
-// One host thread's ranges of a kind, sorted by start, each with its parent (the innermost range
-// of the list that encloses it; -1 for none): ranges on one thread nest.
-struct ThreadRanges {
-  std::vector<const KinetoRange*> sorted;
-  std::vector<int> parent;
-
-  void Finish() {
-    std::sort(sorted.begin(), sorted.end(),
-              [](const KinetoRange* a, const KinetoRange* b) { return a->start_ns < b->start_ns; });
-    parent.assign(sorted.size(), -1);
-    std::vector<int> open;  // enclosing ranges of the current one, innermost last
-    for (int i = 0; i < static_cast<int>(sorted.size()); ++i) {
-      while (!open.empty() && End(open.back()) < sorted[i]->start_ns) open.pop_back();
-      if (!open.empty()) parent[i] = open.back();
-      open.push_back(i);
-    }
-  }
-  int64_t End(int i) const { return sorted[i]->start_ns + sorted[i]->duration_ns; }
-  // The innermost range containing t, or -1: the last range starting at or before t, then its
-  // enclosing ranges outwards (as deep as the nesting, whatever number of siblings ended before t).
-  int Innermost(int64_t t) const {
-    auto it = std::upper_bound(sorted.begin(), sorted.end(), t,
-                               [](int64_t v, const KinetoRange* r) { return v < r->start_ns; });
-    int i = static_cast<int>(it - sorted.begin()) - 1;
-    while (i >= 0 && End(i) < t) i = parent[i];
-    return i;
-  }
-};
-
-bool IsGraphLaunch(const std::string& call) { return call.find("GraphLaunch") != std::string::npos; }
-
-// torch's dtype name for the dtype in an NCCL kernel's name ("" when unknown).
-std::string TorchDtype(const std::string& nccl) {
-  static const std::map<std::string, std::string> kNames = {
-      {"bf16", "BFloat16"}, {"bfloat16", "BFloat16"},    {"f16", "Half"},          {"half", "Half"}, {"f32", "Float"},
-      {"float", "Float"},   {"f64", "Double"},           {"i8", "Char"},           {"u8", "Byte"},   {"i32", "Int"},
-      {"i64", "Long"},      {"f8e4m3", "Float8_e4m3fn"}, {"f8e5m2", "Float8_e5m2"}};
-  auto it = kNames.find(nccl);
-  return it == kNames.end() ? std::string() : it->second;
 }
 
 // GEMM calls by (op, m, n, k, torch dtype): per call its kernels' summed duration.
@@ -238,379 +171,6 @@ StatusOr<int> SortRanks(std::vector<KinetoTrace>* ranks) {
   ASSIGN_OR_RETURN(const int world, AgreedWorldSize(*ranks));
   RETURN_IF_ERROR(CheckEveryRankOnce(*ranks, world));
   return world;
-}
-
-// ---- Passes: each rank's kernels attributed to the phase range (or graph replay) that launched them.
-
-// One rank's host calls that place a kernel in a pass: the launch call of each correlation id, and
-// per host thread its phase ranges and its run ranges.
-struct RankHostCalls {
-  std::unordered_map<int64_t, const KinetoLaunch*> launch_of;
-  std::map<int64_t, ThreadRanges> phase_ranges, run_ranges;  // by thread id
-  std::string run_prefix;                                    // of the run ranges' names
-
-  // The call that launched `k`, or null when the trace has none.
-  const KinetoLaunch* LaunchOf(const KinetoKernel& k) const {
-    auto it = launch_of.find(k.correlation);
-    return it == launch_of.end() ? nullptr : it->second;
-  }
-};
-
-RankHostCalls IndexHostCalls(const KinetoTrace& t, const std::set<std::string>& phases, const std::string& run_prefix) {
-  RankHostCalls host;
-  host.run_prefix = run_prefix;
-  for (const KinetoLaunch& l : t.launches)
-    if (l.correlation >= 0) host.launch_of[l.correlation] = &l;
-  for (const KinetoRange& g : t.ranges) {
-    if (phases.count(g.name))
-      host.phase_ranges[g.tid].sorted.push_back(&g);
-    else if (!run_prefix.empty() && g.name.rfind(run_prefix, 0) == 0)
-      host.run_ranges[g.tid].sorted.push_back(&g);
-  }
-  for (auto& [tid, v] : host.phase_ranges) v.Finish();
-  for (auto& [tid, v] : host.run_ranges) v.Finish();
-  return host;
-}
-
-// The innermost of a thread's ranges containing time t, or null.
-const KinetoRange* InnermostRange(const std::map<int64_t, ThreadRanges>& ranges, int64_t tid, int64_t t) {
-  auto it = ranges.find(tid);
-  const int i = it == ranges.end() ? -1 : it->second.Innermost(t);
-  return i >= 0 ? it->second.sorted[i] : nullptr;
-}
-
-// A pass opened at its first kernel: the phase range `range` around the launch, or (range null) the
-// graph replay `launch` itself; its run is the run range around its start.
-PassInstance OpenPass(const KinetoRange* range, const KinetoLaunch& launch, const RankHostCalls& host) {
-  PassInstance p;
-  p.phase = range != nullptr ? range->name : std::string(kGraphReplayPhase);
-  p.host_start = range != nullptr ? range->start_ns : launch.start_ns;
-  p.host_end = range != nullptr ? range->start_ns + range->duration_ns : launch.start_ns + launch.duration_ns;
-  const KinetoRange* run = InnermostRange(host.run_ranges, launch.tid, p.host_start);
-  if (run != nullptr) p.run = run->name.substr(host.run_prefix.size());
-  return p;
-}
-
-// The pass of a kernel launched by `launch`: an index into `passes` (opened at the pass's first
-// kernel; `pass_of` maps its phase range or graph launch to the index), or -1 outside every pass.
-int FindOrOpenPass(const KinetoLaunch& launch, bool graph, const RankHostCalls& host,
-                   std::map<const void*, size_t>* pass_of, std::vector<PassInstance>* passes) {
-  // The pass: the phase range around the launch; else, for a graph replay, the replay itself
-  // (a framework that names no phases still replays one graph per forward).
-  const KinetoRange* range = InnermostRange(host.phase_ranges, launch.tid, launch.start_ns);
-  if (range == nullptr && !graph) return -1;
-  const void* key = range != nullptr ? static_cast<const void*>(range) : static_cast<const void*>(&launch);
-  auto [it, fresh] = pass_of->emplace(key, passes->size());
-  if (fresh) passes->push_back(OpenPass(range, launch, host));
-  return static_cast<int>(it->second);
-}
-
-void AddKernelToPass(const KinetoKernel& k, KernelClass cls, bool graph, PassInstance* p) {
-  ++p->kernels;
-  p->graph = p->graph || graph;
-  p->gpu_start = std::min(p->gpu_start, k.start_ns);
-  p->gpu_end = std::max(p->gpu_end, k.start_ns + k.duration_ns);
-  p->busy_ns[KernelClassName(cls)] += static_cast<double>(k.duration_ns);
-  p->intervals.push_back({k.start_ns, k.start_ns + k.duration_ns});
-  if (cls == KernelClass::kNccl && ParseNcclKernelName(k.name).op == "AllReduce") {
-    if (p->allreduces == 0 && k.in_elements > 0) p->allreduce_elements = k.in_elements;
-    ++p->allreduces;
-  }
-}
-
-// One NCCL kernel of a rank: the pass it ran in and whether a graph launched it.
-struct NcclCall {
-  const KinetoKernel* kernel;
-  std::string phase, run;
-  bool graph;
-  int pass = -1;  // index into the rank's passes (-1: outside every pass)
-};
-
-// What the scan of every rank's kernels finds.
-struct RankScans {
-  std::vector<std::vector<PassInstance>> passes;  // per rank, in the order of their first kernels
-  std::vector<std::vector<NcclCall>> nccl;        // per rank, by start
-  GemmCallMap gemm_calls;                         // all ranks'
-};
-
-// A pass instance per phase range, and per graph replay outside every phase range: appends the
-// rank's passes and its NCCL calls (sorted by start) and counts its kernels into `out`.
-void ScanRankKernels(const KinetoTrace& t, const RankHostCalls& host, std::vector<PassInstance>* passes,
-                     std::vector<NcclCall>* nccl, ProfileImport* out) {
-  std::map<const void*, size_t> pass_of;
-  for (const KinetoKernel& k : t.kernels) {
-    ++out->kernels;
-    const KernelClass cls = ClassifyKernel(k.name);
-    const KinetoLaunch* launch = host.LaunchOf(k);
-    if (launch == nullptr) ++out->kernels_without_launch;
-    const bool graph = launch != nullptr && IsGraphLaunch(launch->name);
-    const int pass = launch == nullptr ? -1 : FindOrOpenPass(*launch, graph, host, &pass_of, passes);
-    if (pass >= 0) {
-      AddKernelToPass(k, cls, graph, &(*passes)[pass]);
-      ++out->kernels_in_passes;
-    }
-    if (cls != KernelClass::kNccl) continue;
-    const PassInstance* p = pass >= 0 ? &(*passes)[pass] : nullptr;
-    nccl->push_back({&k, p != nullptr ? p->phase : std::string(), p != nullptr ? p->run : std::string(), graph, pass});
-  }
-  std::stable_sort(nccl->begin(), nccl->end(),
-                   [](const NcclCall& a, const NcclCall& b) { return a.kernel->start_ns < b.kernel->start_ns; });
-}
-
-// Every rank's passes, NCCL calls and GEMM calls; counts kernels and ignored events into `out`.
-RankScans ScanRanks(const std::vector<KinetoTrace>& ranks, const ImportOptions& options, ProfileImport* out) {
-  const int world = static_cast<int>(ranks.size());
-  const std::set<std::string> phases(options.phases.begin(), options.phases.end());
-  RankScans scans;
-  scans.passes.resize(world);
-  scans.nccl.resize(world);
-  for (int r = 0; r < world; ++r) {
-    const KinetoTrace& t = ranks[r];
-    for (const auto& [cat, n] : t.ignored) out->ignored[cat] += n;
-    const RankHostCalls host = IndexHostCalls(t, phases, options.run_prefix);
-    ScanRankKernels(t, host, &scans.passes[r], &scans.nccl[r], out);
-    CollectGemmCalls(t, &scans.gemm_calls, &out->gemms_skipped);
-  }
-  return scans;
-}
-
-// ---- Collectives: the i-th NCCL kernel of every rank is one call.
-
-Status CheckSameNcclCallCount(const std::vector<KinetoTrace>& ranks, const std::vector<std::vector<NcclCall>>& nccl) {
-  for (size_t r = 1; r < ranks.size(); ++r)
-    if (nccl[r].size() != nccl[0].size())
-      return InvalidArgumentError(ranks[r].path + ": " + std::to_string(nccl[r].size()) + " NCCL kernels, but " +
-                                  ranks[0].path + " has " + std::to_string(nccl[0].size()) +
-                                  ": the ranks' traces do not cover the same steps (profile every rank over the same "
-                                  "window)");
-  return OkStatus();
-}
-
-// Sizes of graph-replayed NCCL calls of unknown size taken from the eager passes (by pass), per
-// call of rank 0, and the passes they were taken for.
-struct NcclSizesFromPasses {
-  std::vector<int64_t> elements;   // -1: not taken
-  std::vector<std::string> dtype;  // "" alike
-  std::set<std::string> notes;     // e.g. "3 verify passes of 125 kernels"
-};
-
-// A pass's NCCL calls: op, elements, dtype.
-using NcclSequence = std::vector<std::tuple<std::string, int64_t, std::string>>;
-// Eager passes by (phase, kernels, NCCL calls): the sequence every such pass agrees on, or none
-// when they differ or one call has no size.
-using EagerSequences = std::map<std::tuple<std::string, int, size_t>, std::optional<NcclSequence>>;
-
-// Each pass's NCCL calls, in order (indices into `nccl`).
-std::vector<std::vector<size_t>> NcclCallsOfPasses(size_t passes, const std::vector<NcclCall>& nccl) {
-  std::vector<std::vector<size_t>> calls_of(passes);
-  for (size_t i = 0; i < nccl.size(); ++i)
-    if (nccl[i].pass >= 0) calls_of[nccl[i].pass].push_back(i);
-  return calls_of;
-}
-
-EagerSequences AgreedEagerSequences(const std::vector<PassInstance>& passes, const std::vector<NcclCall>& nccl,
-                                    const std::vector<std::vector<size_t>>& calls_of,
-                                    const std::vector<std::string>& op_of) {
-  EagerSequences eager_sequence;
-  for (size_t e = 0; e < passes.size(); ++e) {
-    const PassInstance& ep = passes[e];
-    if (ep.graph) continue;
-    std::optional<NcclSequence> sizes = NcclSequence{};
-    for (size_t i : calls_of[e]) {
-      const KinetoKernel& k = *nccl[i].kernel;
-      if (k.in_elements <= 0) {
-        sizes.reset();
-        break;
-      }
-      sizes->emplace_back(op_of[i], std::max(k.in_elements, k.out_elements), k.dtype);
-    }
-    const auto key = std::make_tuple(ep.phase, ep.kernels, calls_of[e].size());
-    auto [it, fresh] = eager_sequence.emplace(key, sizes);
-    if (!fresh && it->second != sizes) it->second.reset();
-  }
-  return eager_sequence;
-}
-
-// The eager sequence graph pass `gp` replays (`calls`: its NCCL calls) when it needs one (a call of
-// unknown size) and the eager passes of its phase and kernel count agree on one of the same ops;
-// else null.
-const NcclSequence* EagerTwinSequence(const PassInstance& gp, const std::vector<size_t>& calls,
-                                      const std::vector<NcclCall>& nccl, const std::vector<std::string>& op_of,
-                                      const EagerSequences& eager_sequence) {
-  bool unknown = false;
-  for (size_t i : calls) unknown = unknown || nccl[i].kernel->in_elements <= 0;
-  if (!gp.graph || !unknown) return nullptr;
-  auto it = eager_sequence.find(std::make_tuple(gp.phase, gp.kernels, calls.size()));
-  if (it == eager_sequence.end() || !it->second) return nullptr;
-  const NcclSequence& agreed = *it->second;
-  bool same_ops = true;
-  for (size_t j = 0; j < calls.size(); ++j) same_ops = same_ops && std::get<0>(agreed[j]) == op_of[calls[j]];
-  return same_ops ? &agreed : nullptr;
-}
-
-// Graph replays of unknown size, first by their pass: a graph-replayed pass launches what an eager
-// pass of the same phase and kernel count launched, so its i-th NCCL call has the size of the
-// eager pass's i-th (op and dtype alike) when every such eager pass agrees (rank 0's passes).
-NcclSizesFromPasses InferSizesFromEagerPasses(const std::vector<PassInstance>& passes,
-                                              const std::vector<NcclCall>& nccl) {
-  NcclSizesFromPasses sizes;
-  sizes.elements.assign(nccl.size(), -1);
-  sizes.dtype.resize(nccl.size());
-  const std::vector<std::vector<size_t>> calls_of = NcclCallsOfPasses(passes.size(), nccl);
-  std::vector<std::string> op_of(nccl.size());  // each call's NCCL op, parsed once
-  for (size_t i = 0; i < nccl.size(); ++i) op_of[i] = ParseNcclKernelName(nccl[i].kernel->name).op;
-  const EagerSequences eager_sequence = AgreedEagerSequences(passes, nccl, calls_of, op_of);
-  std::map<std::string, int> by_sequence;
-  for (size_t g = 0; g < passes.size(); ++g) {
-    const NcclSequence* agreed = EagerTwinSequence(passes[g], calls_of[g], nccl, op_of, eager_sequence);
-    if (agreed == nullptr) continue;
-    for (size_t j = 0; j < calls_of[g].size(); ++j) {
-      const size_t i = calls_of[g][j];
-      if (nccl[i].kernel->in_elements > 0) continue;
-      sizes.elements[i] = std::get<1>((*agreed)[j]);
-      sizes.dtype[i] = std::get<2>((*agreed)[j]);
-    }
-    ++by_sequence[passes[g].phase + " passes of " + std::to_string(passes[g].kernels) + " kernels"];
-  }
-  for (const auto& [what, n] : by_sequence) sizes.notes.insert(std::to_string(n) + " " + what);
-  return sizes;
-}
-
-// One NCCL call over all ranks.
-struct CollectiveInstance {
-  std::vector<double> duration_us, wait_us;  // per rank
-  double transfer_us = 0;
-  std::string phase;
-  int pass0 = -1;  // rank 0's pass instance
-};
-// Key: op, bytes, dtype, graph, algorithm, protocol, channels, and for calls of unknown size the
-// run and phase they ran in (so that calls of different, unknown sizes are pooled less).
-using CollectiveKey = std::tuple<std::string, int64_t, std::string, bool, std::string, std::string, int, std::string>;
-using CollectiveCalls = std::map<CollectiveKey, std::vector<CollectiveInstance>>;
-
-// The ranks agree on the i-th call's op and size.
-Status CheckSameCollective(const std::vector<KinetoTrace>& ranks, const std::vector<std::vector<NcclCall>>& nccl,
-                           size_t i) {
-  const KinetoKernel& k0 = *nccl[0][i].kernel;
-  const std::string op = ParseNcclKernelName(k0.name).op;
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    const KinetoKernel& k = *nccl[r][i].kernel;
-    if (ParseNcclKernelName(k.name).op != op || k.in_elements != k0.in_elements)
-      return InvalidArgumentError(ranks[r].path + ": its NCCL kernel #" + std::to_string(i + 1) + " (" + k.name + ", " +
-                                  std::to_string(k.in_elements) + " elements) is not rank 0's (" + k0.name + ", " +
-                                  std::to_string(k0.in_elements) + " elements)");
-  }
-  return OkStatus();
-}
-
-// The i-th call's timing: the last rank to start it sets the start of the transfer; per rank,
-// wait = last start - own start; the transfer time is the last-arriving rank's kernel duration.
-CollectiveInstance TimeCollective(const std::vector<std::vector<NcclCall>>& nccl, size_t i) {
-  int64_t last_start = INT64_MIN;
-  int last = 0;
-  for (size_t r = 0; r < nccl.size(); ++r) {
-    const int64_t start = nccl[r][i].kernel->start_ns;
-    if (start > last_start) {
-      last_start = start;
-      last = static_cast<int>(r);
-    }
-  }
-  CollectiveInstance inst;
-  inst.phase = nccl[0][i].phase;
-  inst.pass0 = nccl[0][i].pass;
-  for (const std::vector<NcclCall>& rank : nccl) {
-    const KinetoKernel& k = *rank[i].kernel;
-    inst.duration_us.push_back(static_cast<double>(k.duration_ns) * 1e-3);
-    inst.wait_us.push_back(static_cast<double>(last_start - k.start_ns) * 1e-3);
-  }
-  inst.transfer_us = inst.duration_us[last];
-  return inst;
-}
-
-// Rank 0's call `c` (its kernel's name parsed into `name`) keyed by what it transferred; a size
-// taken from its pass (`pass_elements` > 0, `pass_dtype`) stands in for one torch did not record.
-CollectiveKey KeyOfCollective(const NcclCall& c, const NcclKernel& name, int64_t pass_elements,
-                              const std::string& pass_dtype) {
-  const KinetoKernel& k0 = *c.kernel;
-  // torch records the message (elements, dtype) on eagerly launched collectives only; a graph
-  // replay's kernel has its dtype in its name at most.
-  const std::string dtype = !k0.dtype.empty() ? k0.dtype : !pass_dtype.empty() ? pass_dtype : TorchDtype(name.dtype);
-  const int bytes_per = DtypeBytes(dtype);
-  const int64_t elements = pass_elements > 0 ? pass_elements : std::max(k0.in_elements, k0.out_elements);
-  const int64_t bytes = bytes_per > 0 && elements > 0 ? elements * bytes_per : 0;
-  return {name.op,        bytes,
-          dtype,          c.graph,
-          name.algorithm, name.protocol,
-          k0.grid_x,      bytes > 0 ? std::string() : c.run + (c.run.empty() ? "" : " ") + c.phase};
-}
-
-// The pass an allreduce of `elements` ran in learns its allreduce size (tokens per pass), unless it
-// has one.
-void LearnAllreduceElements(int pass, int64_t elements, std::vector<PassInstance>* passes) {
-  if (pass >= 0 && (*passes)[pass].allreduce_elements < 0) (*passes)[pass].allreduce_elements = elements;
-}
-
-// Every rank's i-th NCCL kernels as one call, grouped by what they transferred; rank 0's passes
-// (`passes0`) learn their allreduce size from sizes taken by pass.
-StatusOr<CollectiveCalls> MatchCollectives(const std::vector<KinetoTrace>& ranks,
-                                           const std::vector<std::vector<NcclCall>>& nccl,
-                                           const NcclSizesFromPasses& by_pass, std::vector<PassInstance>* passes0) {
-  CollectiveCalls calls;
-  for (size_t i = 0; i < nccl[0].size(); ++i) {
-    RETURN_IF_ERROR(CheckSameCollective(ranks, nccl, i));
-    const NcclKernel name = ParseNcclKernelName(nccl[0][i].kernel->name);
-    CollectiveInstance inst = TimeCollective(nccl, i);
-    // The pass learns its allreduce size (tokens per pass) from an inferred first allreduce too.
-    if (by_pass.elements[i] > 0 && name.op == "AllReduce")
-      LearnAllreduceElements(inst.pass0, by_pass.elements[i], passes0);
-    calls[KeyOfCollective(nccl[0][i], name, by_pass.elements[i], by_pass.dtype[i])].push_back(std::move(inst));
-  }
-  return calls;
-}
-
-// The sizes (bytes, dtype) of the eager calls of known size with the op, algorithm, protocol and
-// channels of `key` (and its dtype when it has one).
-std::set<std::pair<int64_t, std::string>> EagerSizesLike(const CollectiveCalls& calls, const CollectiveKey& key) {
-  const auto& [op, bytes, dtype, graph, algorithm, protocol, channels, where] = key;
-  std::set<std::pair<int64_t, std::string>> sizes;
-  for (const auto& [k, v] : calls) {
-    const auto& [op2, bytes2, dtype2, graph2, algorithm2, protocol2, channels2, where2] = k;
-    if (!graph2 && bytes2 > 0 && op2 == op && algorithm2 == algorithm && protocol2 == protocol &&
-        channels2 == channels && (dtype.empty() || dtype2 == dtype))
-      sizes.insert({bytes2, dtype2});
-  }
-  return sizes;
-}
-
-// Graph replays still of unknown size: NCCL picks the channels by size, so the eager calls of the
-// same op, algorithm, protocol and channels tell it when they all have one size (and dtype). Rank
-// 0's passes learn their allreduce size from them; returns what was taken, for the notes.
-std::set<std::string> InferSizesFromEagerCalls(CollectiveCalls* calls, std::vector<PassInstance>* passes0) {
-  std::set<std::string> inferred;
-  for (auto it = calls->begin(); it != calls->end();) {
-    const auto& [op, bytes, dtype, graph, algorithm, protocol, channels, where] = it->first;
-    const auto sizes =
-        bytes > 0 || !graph ? std::set<std::pair<int64_t, std::string>>() : EagerSizesLike(*calls, it->first);
-    if (sizes.size() != 1) {
-      ++it;
-      continue;
-    }
-    auto key = it->first;
-    std::get<1>(key) = sizes.begin()->first;
-    std::get<2>(key) = sizes.begin()->second;
-    std::get<7>(key).clear();
-    inferred.insert(op + " " + algorithm + "/" + protocol + " on " + std::to_string(channels) +
-                    " channels: " + std::to_string(sizes.begin()->first) + " B");
-    auto& dst = (*calls)[key];
-    const int64_t elements = sizes.begin()->first / std::max(1, DtypeBytes(sizes.begin()->second));
-    for (CollectiveInstance& inst : it->second) {
-      // The pass it ran in now knows its allreduce size (tokens per pass), on every rank alike.
-      if (op == "AllReduce") LearnAllreduceElements(inst.pass0, elements, passes0);
-      dst.push_back(std::move(inst));
-    }
-    it = calls->erase(it);
-  }
-  return inferred;
 }
 
 // ---- Pass groups: passes by phase, run, graph or eager, and kernel count.
@@ -865,23 +425,25 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
   ProfileImport out;
   out.ranks = world;
   RankScans scans = ScanRanks(ranks, options, &out);
-  RETURN_IF_ERROR(CheckSameNcclCallCount(ranks, scans.nccl));
-  const NcclSizesFromPasses by_pass = InferSizesFromEagerPasses(scans.passes[0], scans.nccl[0]);
-  ASSIGN_OR_RETURN(CollectiveCalls calls, MatchCollectives(ranks, scans.nccl, by_pass, &scans.passes[0]));
-  const std::set<std::string> by_calls = InferSizesFromEagerCalls(&calls, &scans.passes[0]);
+  GemmCallMap gemm_calls;
+  for (const KinetoTrace& t : ranks) {
+    for (const auto& [cat, n] : t.ignored) out.ignored[cat] += n;
+    CollectGemmCalls(t, &gemm_calls, &out.gemms_skipped);
+  }
+  ASSIGN_OR_RETURN(const MatchedCollectives collectives, MatchCollectives(ranks, &scans));
   // The pass groups after the collectives: their passes learnt allreduce sizes from them.
   for (const auto& [key, list] : GroupPasses(scans.passes)) out.passes.push_back(SummarisePassGroup(key, list));
 
   trace::Trace& tr = out.trace;
   tr.set_schema_version(1);
   tr.set_tool("specsim import-profile");
-  AddSizeNotes(by_calls, by_pass.notes, &tr);
+  AddSizeNotes(collectives.sizes_from_calls, collectives.sizes_from_passes, &tr);
   DescribeEnvironment(ranks, options, tr.mutable_environment());
-  for (const auto& [key, list] : calls) {
+  for (const auto& [key, list] : collectives.calls) {
     out.collectives.push_back(SummariseCollective(key, list, world));
     AddCollectiveItem(out.collectives.back(), list, world, options, &tr);
   }
-  for (const auto& [key, gemm] : scans.gemm_calls) {
+  for (const auto& [key, gemm] : gemm_calls) {
     out.gemms.push_back(SummariseGemm(key, gemm));
     AddGemmItem(out.gemms.back(), gemm, &tr);
   }

@@ -363,13 +363,17 @@ Prediction Predictor::PredictKernel(const trace::Item& item) const {
   ItemKernel k = KernelOfItem(item);
   if (!k.ok) return NotSimulated(k.reason);
   if (item.kind() == trace::KIND_ATTENTION && k.kernel.has_attention_call) {
-    // The item's own implementation, with its fitted costs when the calibration has them.
+    // The item's own implementation, with its fitted costs when the calibration has them, timed as
+    // validate times a call (TimedKernelNs: the fit took the timed call's gap off the measurements,
+    // fit_attention.cc AttentionRows).
     if (const compute::AttentionImplementation* impl =
             params_.compute.FindAttentionImplementation(AttentionImplementationOf(item.attention()))) {
-      if (topology_.gpu_spec(gpu).sm_count > 0)
-        return Us(compute::AttentionTime(*impl, k.kernel.attention, topology_.gpu_spec(gpu).sm_count,
-                                         topology_.gpu_spec(gpu).memory_bandwidth_gbps)
-                      .total_ns());
+      if (topology_.gpu_spec(gpu).sm_count > 0) {
+        const double device_ns = compute::AttentionTime(*impl, k.kernel.attention, topology_.gpu_spec(gpu).sm_count,
+                                                        topology_.gpu_spec(gpu).memory_bandwidth_gbps)
+                                     .total_ns();
+        return Us(TimedKernelNs(*cost, params_.bench, device_ns));
+      }
     }
   }
   if (L2Resident(item, k.kernel, topology_.gpu_spec(gpu), params_.bench)) {

@@ -54,10 +54,9 @@ TEST(FitTest, OneRankNcclCallsLocalCopyAndCallCost) {
 // ring allreduces take base + 2(n-1) hop (the hop is each step's floor), so items over 2, 3 and 4
 // ranks separate the two, and large ones carry the channel rate; a synthetic box whose P2P-over-
 // PCIe steps cost other than NCCL's table (and whose channels are capped) is recovered.
-TEST(FitTest, RecoversNcclPerStepCostsPerTransportAndProtocol) {
-  auto topo_or = io::LoadHardwareFile("configs/hardware/rtxpro6000-4x-pcie-switch.textproto");
-  ASSERT_TRUE(topo_or.ok());
-  const net::Topology topo = *topo_or;
+// The synthetic box's true P2P-over-PCIe allreduce costs: LL base 9, hop 2.2 us, 4 GB/s per
+// channel; Simple base 12, hop 7.5 us, 9 GB/s.
+CalibParams PcieStepTruth(const net::Topology& topo) {
   CalibParams truth = DefaultParams(topo, 0);
   const int ar = static_cast<int>(coll::Collective::kAllReduce);
   coll::ProtocolCost ll, simple;
@@ -69,6 +68,14 @@ TEST(FitTest, RecoversNcclPerStepCostsPerTransportAndProtocol) {
   simple.channel_gbps = 9.0;
   truth.nccl.protocol.per_op[{coll::NcclTransport::kP2pPcie, coll::NcclProto::kLl, ar}] = ll;
   truth.nccl.protocol.per_op[{coll::NcclTransport::kP2pPcie, coll::NcclProto::kSimple, ar}] = simple;
+  return truth;
+}
+
+TEST(FitTest, RecoversNcclPerStepCostsPerTransportAndProtocol) {
+  auto topo_or = io::LoadHardwareFile("configs/hardware/rtxpro6000-4x-pcie-switch.textproto");
+  ASSERT_TRUE(topo_or.ok());
+  const net::Topology topo = *topo_or;
+  const CalibParams truth = PcieStepTruth(topo);
   trace::Trace t;
   for (int ranks : {2, 3, 4})
     for (int64_t bytes : {4096LL, 16384LL})
@@ -90,9 +97,16 @@ TEST(FitTest, RecoversNcclPerStepCostsPerTransportAndProtocol) {
   EXPECT_NEAR(Fitted(*r, "nccl.p2p_pcie.simple.allreduce.base_latency_us"), 12.0, 0.05);
   EXPECT_NEAR(Fitted(*r, "nccl.p2p_pcie.simple.allreduce.hop_latency_us"), 7.5, 0.02);
   EXPECT_NEAR(Fitted(*r, "nccl.p2p_pcie.simple.allreduce.channel_gbps"), 9.0, 0.09);
-  // One rank count and small messages only: base and hop shift every item alike and cannot be told
-  // apart. The fit still succeeds (issue 9: never refuse a whole trace for one parameter), keeps
-  // the hop at NCCL's table value and names it.
+}
+
+// One rank count and small messages only: base and hop shift every item alike and cannot be told
+// apart. The fit still succeeds (issue 9: never refuse a whole trace for one parameter), keeps
+// the hop at NCCL's table value and names it.
+TEST(FitTest, OneRankCountOfSmallAllreducesKeepsTheHopAndNamesIt) {
+  auto topo_or = io::LoadHardwareFile("configs/hardware/rtxpro6000-4x-pcie-switch.textproto");
+  ASSERT_TRUE(topo_or.ok());
+  const net::Topology topo = *topo_or;
+  const CalibParams truth = PcieStepTruth(topo);
   trace::Trace two;
   for (int64_t bytes : {4096LL, 16384LL}) AddAllreduce(&two, 2, bytes, "Simple");
   Measure(&two, topo, truth);
@@ -102,12 +116,16 @@ TEST(FitTest, RecoversNcclPerStepCostsPerTransportAndProtocol) {
   for (const std::string& s : kept->not_fitted)
     named = named || s.find("nccl.p2p_pcie.simple.allreduce.hop_latency_us") == 0;
   EXPECT_TRUE(named);
-  // One rank count with small (hop-bound) and large (channel-bound) messages, channels growing
-  // with the size as NCCL picks them on two NVLink-joined H200s (traces/h200-2x-default-2026-11-30),
-  // so that all small messages are hop-bound alike: base + 2 hop on those rows, base + the channel
-  // term on the large ones, a null vector of all three. Only the hop is given up; the base and the
-  // channel rate are still fitted (before: all three kept at the first pass's values, and every
-  // small allreduce of that trace came out at one flat, wrong time).
+}
+
+// One rank count with small (hop-bound) and large (channel-bound) messages, channels growing
+// with the size as NCCL picks them on two NVLink-joined H200s (traces/h200-2x-default-2026-11-30),
+// so that all small messages are hop-bound alike: base + 2 hop on those rows, base + the channel
+// term on the large ones, a null vector of all three. Only the hop is given up; the base and the
+// channel rate are still fitted (before: all three kept at the first pass's values, and every
+// small allreduce of that trace came out at one flat, wrong time).
+TEST(FitTest, HopBoundAndChannelBoundSizesOfOneRankCountStillFitBaseAndRate) {
+  const int ar = static_cast<int>(coll::Collective::kAllReduce);
   auto nvlink_or = io::LoadHardwareFile("configs/hardware/h200-8x-nvlink.textproto");
   ASSERT_TRUE(nvlink_or.ok());
   const net::Topology nvlink = *nvlink_or;

@@ -263,23 +263,11 @@ namespace specsim::calib {
 namespace {
 
 trace::Item* AddAttention(trace::Trace* t, int batch, int q, int64_t context, double us) {
-  trace::Item* it = t->add_items();
-  it->set_suite(trace::SUITE_KERNELS);
-  it->set_kind(trace::KIND_ATTENTION);
+  trace::Item* it = testing::AddAttention(t, batch, q, context);
   it->set_name("kernels/attention/m/tp1/b" + std::to_string(batch) + "/q" + std::to_string(q) + "/ctx" +
                std::to_string(context));
-  trace::AttentionParams* a = it->mutable_attention();
-  a->set_batch(batch);
-  a->set_query_tokens(q);
-  a->set_context(context);
-  a->set_q_heads(32);
-  a->set_kv_heads(8);
-  a->set_head_dim(128);
-  a->set_v_head_dim(128);
-  a->set_kv_bytes(int64_t(batch) * 8 * context * 512);
-  a->set_model("m");
-  a->set_tp(1);
-  a->set_implementation("flash_mma");
+  it->mutable_attention()->set_model("m");
+  it->mutable_attention()->set_tp(1);
   it->mutable_stats()->set_median_us(us);
   return it;
 }

@@ -22,25 +22,7 @@ using testing::ContextOf;
 using testing::Fitted;
 using testing::H200;
 
-// A flash_mma call of `batch` sequences x `q` query tokens over `context` cached tokens (32 query
-// heads, 8 KV heads of 128, bf16 cache).
-trace::Item* AddAttention(trace::Trace* t, int batch, int q, int64_t context) {
-  trace::Item* it = t->add_items();
-  it->set_suite(trace::SUITE_KERNELS);
-  it->set_kind(trace::KIND_ATTENTION);
-  it->set_name("attention/" + std::to_string(t->items_size()));
-  trace::AttentionParams* a = it->mutable_attention();
-  a->set_batch(batch);
-  a->set_query_tokens(q);
-  a->set_context(context);
-  a->set_q_heads(32);
-  a->set_kv_heads(8);
-  a->set_head_dim(128);
-  a->set_v_head_dim(128);
-  a->set_kv_bytes(int64_t{batch} * context * 8 * 128 * 2 * 2);
-  a->set_implementation("flash_mma");
-  return it;
-}
+using testing::AddAttention;
 
 compute::AttentionCall CallOf(const trace::Item& it) { return KernelOfItem(it).kernel.attention; }
 

@@ -46,18 +46,11 @@ TEST(FitTest, RecoversLaunchOverheadsAndKernelEfficiencies) {
 // between the kernels) can: the fit recovers the gap and, with it, the true ramps. Without such
 // loops the gap is named as not fitted (and the ramps absorb it).
 trace::Item* AddGraphGemmLoop(trace::Trace* t, int64_t m, int64_t n, int64_t k) {
-  trace::Item* it = t->add_items();
-  it->set_suite(trace::SUITE_PACING);
-  it->set_kind(trace::KIND_LAYER_LOOP);
-  it->set_name("layers/" + std::to_string(t->items_size()));
+  trace::Item* it = testing::AddLayerLoop(t, 1, /*gemm=*/true, m, /*allreduce_bytes=*/0, "graph");
   trace::LayerLoopParams* l = it->mutable_layer_loop();
-  l->set_layers(32);
-  l->set_gemm(true);
-  l->set_gemm_m(m);
   l->set_gemm_n(n);
   l->set_gemm_k(k);
-  l->set_capture("graph");
-  l->set_slow_rank(-1);
+  l->clear_host_cost();
   return it;
 }
 

@@ -253,6 +253,26 @@ inline void AddKernelItems(trace::Trace* t) {
 
 // ---- Host pacing ----
 
+// A flash_mma attention call of `batch` sequences x `q` query tokens over `context` cached tokens
+// (32 query heads, 8 KV heads of 128, bf16 cache), named by its position.
+inline trace::Item* AddAttention(trace::Trace* t, int batch, int q, int64_t context) {
+  trace::Item* it = t->add_items();
+  it->set_suite(trace::SUITE_KERNELS);
+  it->set_kind(trace::KIND_ATTENTION);
+  it->set_name("attention/" + std::to_string(t->items_size()));
+  trace::AttentionParams* a = it->mutable_attention();
+  a->set_batch(batch);
+  a->set_query_tokens(q);
+  a->set_context(context);
+  a->set_q_heads(32);
+  a->set_kv_heads(8);
+  a->set_head_dim(128);
+  a->set_v_head_dim(128);
+  a->set_kv_bytes(int64_t{batch} * context * 8 * 128 * 2 * 2);
+  a->set_implementation("flash_mma");
+  return it;
+}
+
 // The pacing suite's layer loop: `layers` x [a bf16 GEMM m x 4096 x 4096 when `gemm`; an NCCL
 // allreduce of `allreduce_bytes` over GPUs 0..ranks-1 when > 0], captured in a graph or eager.
 inline trace::Item* AddLayerLoop(trace::Trace* t, int ranks, bool gemm, int64_t m, int64_t allreduce_bytes,

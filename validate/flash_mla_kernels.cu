@@ -120,13 +120,7 @@ __global__ void __launch_bounds__(kWarps * 32) FlashMlaKernel(AttentionArgs a, i
     load_tile(0, t0);
   }
   for (int it = 0; it < ntiles; ++it) {
-    if (it + 1 < ntiles) {
-      load_tile((it + 1) & 1, t0 + int64_t(it + 1) * kTileTokens);
-      CpAsyncWait<1>();
-    } else {
-      CpAsyncWait<0>();
-    }
-    __syncthreads();
+    PrefetchNextTileAndWait(it, ntiles, t0, kTileTokens, load_tile);
     const uint4* ks = smem + (it & 1) * kTileUint4;
     const int64_t tt0 = t0 + int64_t(it) * kTileTokens;
 

@@ -48,6 +48,20 @@ __device__ __forceinline__ uint32_t PackBf16(float lo, float hi) {
   return *reinterpret_cast<uint32_t*>(&v);
 }
 
+// Double buffering over the key tiles: with tile `it` in flight, issues tile it + 1's copies into
+// the other buffer (load_tile(buffer, first_token)) and waits for tile it's, then syncs the block.
+template <typename LoadTile>
+__device__ __forceinline__ void PrefetchNextTileAndWait(int it, int ntiles, int64_t t0, int tile_tokens,
+                                                        LoadTile load_tile) {
+  if (it + 1 < ntiles) {
+    load_tile((it + 1) & 1, t0 + int64_t(it + 1) * tile_tokens);
+    CpAsyncWait<1>();
+  } else {
+    CpAsyncWait<0>();
+  }
+  __syncthreads();
+}
+
 // The online-softmax update of accumulator row h (0: row gid, 1: row gid + 8) for one key tile
 // (FlashAttention-2, Dao 2023, Algorithm 1): with the row's running maximum m and sum l (log2
 // scale) and the tile's row maximum tile_max, m' = max(m, tile_max); exp_sum(base) exponentiates

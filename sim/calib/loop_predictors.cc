@@ -109,17 +109,7 @@ Status CheckLayerLoop(const trace::LayerLoopParams& l, int ranks, const net::Top
 
 // The layer's GEMM: bf16 (m x k) by (k x n), weights, activations and output moved once.
 compute::Kernel LayerLoopGemm(const trace::LayerLoopParams& l) {
-  compute::Kernel k;
-  k.name = "gemm";
-  k.kernel_class = compute::KernelClass::kGemm;
-  const double m = l.gemm_m(), n = l.gemm_n(), kk = l.gemm_k();
-  k.flops = 2 * m * n * kk;
-  k.bytes = 2 * (n * kk + m * kk + m * n);
-  k.m = m;
-  k.n = n;
-  k.k = kk;
-  k.weight_bytes = 2 * n * kk;
-  return k;
+  return GemmKernel16(l.gemm_m(), l.gemm_n(), l.gemm_k());
 }
 
 // What one layer of the loop runs and how it is launched.

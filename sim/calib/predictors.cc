@@ -55,6 +55,19 @@ std::string AttentionImplementationOf(const trace::AttentionParams& a) {
   return a.implementation().empty() ? "simt_reference" : a.implementation();
 }
 
+compute::Kernel GemmKernel16(double m, double n, double k) {
+  compute::Kernel g;
+  g.name = "gemm";
+  g.kernel_class = compute::KernelClass::kGemm;
+  g.flops = 2 * m * n * k;
+  g.bytes = 2 * (n * k + m * k + m * n);
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.weight_bytes = 2 * n * k;
+  return g;
+}
+
 ItemKernel KernelOfItem(const trace::Item& item) {
   ItemKernel r;
   compute::Kernel& k = r.kernel;
@@ -67,14 +80,8 @@ ItemKernel KernelOfItem(const trace::Item& item) {
             "GEMM dtype " + trace::DType_Name(g.dtype()) + ": the cost model has tensor rates for bf16/fp8/fp4 only";
         return r;
       }
-      const double m = g.m(), n = g.n(), kk = g.k();
-      k.kernel_class = compute::KernelClass::kGemm;
-      k.flops = 2 * m * n * kk;
-      k.bytes = 2 * (n * kk + m * kk + m * n);
-      k.m = m;
-      k.n = n;
-      k.k = kk;
-      k.weight_bytes = 2 * n * kk;
+      k = GemmKernel16(g.m(), g.n(), g.k());
+      k.name = item.name();
       r.ok = true;
       return r;
     }

@@ -95,6 +95,9 @@ struct ItemKernel {
   std::string reason;
 };
 ItemKernel KernelOfItem(const trace::Item& item);
+// A 16-bit GEMM of (m x k) by (k x n) as the items run it: 2mnk flops, weights, activations and
+// output moved once (2 bytes each), the weights n x k.
+compute::Kernel GemmKernel16(double m, double n, double k);
 
 // Small copies under load (predictors.cc): whether a copy of `bytes` in `direction` queues behind a
 // bulk copy of the same direction, and the fitted extra latency of (small, bulk) directions.

@@ -183,6 +183,9 @@ class RankTimelines {
   void SetClocks(SimTime host, SimTime gpu, SimTime launched);
 
  private:
+  // One Run's state and the steps' recurrences (rank_timeline.cc).
+  class ProgramRun;
+
   void gpu_clock_init(int num_ranks);
   SimTime Draw(int rank);         // one host-jitter draw for `rank`
   double KernelFactor(int rank);  // rank factor x the per-kernel draw

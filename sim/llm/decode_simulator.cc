@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <tuple>
 
@@ -138,6 +139,95 @@ StatusOr<SimTime> DecodeSimulator::CollectiveTime(CommKind kind, int64_t bytes) 
   return timing.duration_ps;
 }
 
+namespace {
+
+// A pass as a schedule on the event engine: per rank a GPU chain (kernels, collectives) and, when
+// eager, a CPU chain that issues each kernel; a collective is a barrier over every rank's previous
+// GPU op.
+class PassScheduleBuilder {
+ public:
+  // `record`: keep every op's label and category (for slices).
+  PassScheduleBuilder(int ranks, const char* name, bool graphs, const compute::KernelCostModel& cost, bool record)
+      : n_(ranks), graphs_(graphs), record_(record), cost_(cost), gpu_last_(ranks, -1), cpu_last_(ranks, -1) {
+    schedule_.num_ranks = ranks;
+    schedule_.algorithm = name;
+    if (graphs_) {
+      for (int r = 0; r < n_; ++r)
+        gpu_last_[r] = AddDelay(r, cost_.GraphLaunchOverhead(), {}, "graph launch", "launch");
+    }
+  }
+
+  // The kernel on every rank, after its launch.
+  void AddKernel(const std::string& name, SimTime device_ps) {
+    for (int r = 0; r < n_; ++r) {
+      int issued = Launch(r, name);
+      gpu_last_[r] = AddDelay(r, device_ps, {issued, gpu_last_[r]}, name, "compute");
+    }
+  }
+
+  // The collective's transfer on every rank once every rank has launched it and finished its
+  // previous GPU op.
+  void AddCollective(const std::string& name, SimTime transfer_ps) {
+    std::vector<int32_t> barrier;
+    for (int r = 0; r < n_; ++r) barrier.push_back(Launch(r, name));
+    for (int r = 0; r < n_; ++r) barrier.push_back(gpu_last_[r]);
+    for (int r = 0; r < n_; ++r) gpu_last_[r] = AddDelay(r, transfer_ps, barrier, name, "comm");
+  }
+
+  const coll::Schedule& schedule() const { return schedule_; }
+
+  // Rank 0's ops that take time, as slices (REQUIRES: `record`; op_times per op of the schedule).
+  void AppendRank0Slices(const std::vector<std::pair<SimTime, SimTime>>& op_times,
+                         std::vector<TimelineSlice>* slices) const {
+    for (size_t i = 0; i < schedule_.ops.size(); ++i) {
+      if (schedule_.ops[i].dst_rank != 0 || schedule_.ops[i].duration_ps == 0) continue;
+      slices->push_back({labels_[i], categories_[i], op_times[i].first, op_times[i].second});
+    }
+  }
+
+ private:
+  int AddDelay(int rank, SimTime duration, std::vector<int32_t> deps, const std::string& label, const char* cat) {
+    coll::ScheduleOp op;
+    op.kind = coll::OpKind::kDelay;
+    op.dst_rank = rank;
+    op.duration_ps = duration;
+    std::erase(deps, -1);
+    op.deps = std::move(deps);
+    if (record_) {
+      labels_.push_back(label);
+      categories_.push_back(cat);
+    }
+    return schedule_.Add(std::move(op));
+  }
+
+  // Graphs: a fixed gap on the GPU before each kernel. Eager: the CPU issues the kernel (its own
+  // chain) and the GPU has its eager gap; the kernel starts when both are done. Returns the op the
+  // kernel depends on besides the GPU chain.
+  int Launch(int rank, const std::string& name) {
+    if (graphs_) {
+      gpu_last_[rank] =
+          AddDelay(rank, cost_.LaunchOverhead(true), {gpu_last_[rank]}, record_ ? name + " (graph gap)" : "", "launch");
+      return -1;
+    }
+    gpu_last_[rank] =
+        AddDelay(rank, cost_.EagerDeviceGap(), {gpu_last_[rank]}, record_ ? name + " (launch gap)" : "", "launch");
+    cpu_last_[rank] =
+        AddDelay(rank, cost_.LaunchOverhead(false), {cpu_last_[rank]}, record_ ? name + " (issue)" : "", "cpu");
+    return cpu_last_[rank];
+  }
+
+  const int n_;
+  const bool graphs_;
+  const bool record_;  // labels are kept only when a timeline is asked for
+  const compute::KernelCostModel& cost_;
+  coll::Schedule schedule_;
+  std::vector<int> gpu_last_, cpu_last_;  // per rank: the last op of its GPU / CPU chain (-1: none)
+  std::vector<std::string> labels_;
+  std::vector<std::string> categories_;
+};
+
+}  // namespace
+
 StatusOr<PassTiming> DecodeSimulator::SimulatePassOnEventEngine(PassKind kind, int tokens_per_sequence) {
   const CaptureMode mode = CaptureOf(kind);
   if (mode == CaptureMode::kPiecewise)
@@ -145,82 +235,29 @@ StatusOr<PassTiming> DecodeSimulator::SimulatePassOnEventEngine(PassKind kind, i
   std::vector<TimelineSlice>* slices = nullptr;
   ASSIGN_OR_RETURN(ForwardPass pass, BuildPass(kind, tokens_per_sequence));
   const int n = setup_.parallel.tp;
-  const bool graphs = mode == CaptureMode::kFull;
   PassTiming timing;
-  // The pass as a schedule: per rank a GPU chain (kernels, collectives) and, when eager, a CPU
-  // chain that issues each kernel; a collective is a barrier over every rank's previous GPU op.
-  coll::Schedule schedule;
-  schedule.num_ranks = n;
-  schedule.algorithm = PassKindName(kind);
-  std::vector<int> gpu_last(n, -1), cpu_last(n, -1);
-  std::vector<std::string> labels;
-  std::vector<std::string> categories;
-  // Labels are kept only when a timeline is asked for.
-  const bool record = slices != nullptr;
-  auto add_delay = [&](int rank, SimTime duration, std::vector<int32_t> deps, const std::string& label,
-                       const char* cat) {
-    coll::ScheduleOp op;
-    op.kind = coll::OpKind::kDelay;
-    op.dst_rank = rank;
-    op.duration_ps = duration;
-    std::erase(deps, -1);
-    op.deps = std::move(deps);
-    if (record) {
-      labels.push_back(label);
-      categories.push_back(cat);
-    }
-    return schedule.Add(std::move(op));
-  };
-  // Graphs: a fixed gap on the GPU before each kernel. Eager: the CPU issues the kernel (its own
-  // chain) and the GPU has its eager gap; the kernel starts when both are done. Returns the op the
-  // kernel depends on besides the GPU chain.
-  auto launch = [&](int rank, const std::string& name) -> int {
-    if (graphs) {
-      gpu_last[rank] =
-          add_delay(rank, cost_->LaunchOverhead(true), {gpu_last[rank]}, record ? name + " (graph gap)" : "", "launch");
-      return -1;
-    }
-    gpu_last[rank] =
-        add_delay(rank, cost_->EagerDeviceGap(), {gpu_last[rank]}, record ? name + " (launch gap)" : "", "launch");
-    cpu_last[rank] =
-        add_delay(rank, cost_->LaunchOverhead(false), {cpu_last[rank]}, record ? name + " (issue)" : "", "cpu");
-    return cpu_last[rank];
-  };
-  if (graphs) {
-    for (int r = 0; r < n; ++r) gpu_last[r] = add_delay(r, cost_->GraphLaunchOverhead(), {}, "graph launch", "launch");
-  }
+  PassScheduleBuilder builder(n, PassKindName(kind), mode == CaptureMode::kFull, *cost_, slices != nullptr);
   for (const PassStep& step : pass.steps) {
     if (step.kind == PassStep::kKernel) {
       const SimTime device = cost_->KernelTime(step.kernel);
       timing.compute_ps += device;
       ++timing.kernels;
-      for (int r = 0; r < n; ++r) {
-        int issued = launch(r, step.kernel.name);
-        gpu_last[r] = add_delay(r, device, {issued, gpu_last[r]}, step.kernel.name, "compute");
-      }
+      builder.AddKernel(step.kernel.name, device);
     } else {
       if (n == 1) continue;  // no communication on one GPU
       ASSIGN_OR_RETURN(SimTime t, CollectiveTime(step.comm.kind, step.comm.bytes));
       timing.comm_ps += t;
       ++timing.collectives;
-      std::vector<int32_t> barrier;
-      for (int r = 0; r < n; ++r) barrier.push_back(launch(r, step.comm.name));
-      for (int r = 0; r < n; ++r) barrier.push_back(gpu_last[r]);
-      for (int r = 0; r < n; ++r) gpu_last[r] = add_delay(r, t, barrier, step.comm.name, "comm");
+      builder.AddCollective(step.comm.name, t);
     }
   }
   std::vector<std::pair<SimTime, SimTime>> op_times;
   coll::CollectiveTiming run =
-      coll::TimeCollective(schedule, *router_, setup_.gpus, nullptr, slices != nullptr ? &op_times : nullptr);
+      coll::TimeCollective(builder.schedule(), *router_, setup_.gpus, nullptr, slices != nullptr ? &op_times : nullptr);
   timing.total_ps = run.duration_ps;
   SPECSIM_CHECK_GE(timing.total_ps, timing.compute_ps + timing.comm_ps) << "kernels and collectives are serial";
   timing.launch_ps = timing.total_ps - timing.compute_ps - timing.comm_ps;
-  if (slices != nullptr) {
-    for (size_t i = 0; i < schedule.ops.size(); ++i) {
-      if (schedule.ops[i].dst_rank != 0 || schedule.ops[i].duration_ps == 0) continue;
-      slices->push_back({labels[i], categories[i], op_times[i].first, op_times[i].second});
-    }
-  }
+  if (slices != nullptr) builder.AppendRank0Slices(op_times, slices);
   return timing;
 }
 
@@ -486,6 +523,24 @@ StatusOr<const TimelineProgram*> DecodeSimulator::CycleProgram(int accepted) {
   return &pos->second;
 }
 
+namespace {
+
+SimTime LatestEnd(const RunResult& r) { return *std::max_element(r.end_ps.begin(), r.end_ps.end()); }
+
+// The mean pass of `runs` runs whose spans summed to `total_ps` and whose phase account is `a`:
+// comm is what a profiler on rank 0 shows (wait + transfer), launch the rest.
+PassTiming MeanPassTiming(double total_ps, const PhaseAccount& a, int runs) {
+  PassTiming t;
+  t.total_ps = static_cast<SimTime>(std::llround(total_ps / runs));
+  t.compute_ps = static_cast<SimTime>(std::llround(a.compute_ps / runs));
+  t.wait_ps = static_cast<SimTime>(std::llround(a.wait_ps / runs));
+  t.comm_ps = static_cast<SimTime>(std::llround((a.transfer_ps + a.wait_ps) / runs));
+  t.launch_ps = std::max<SimTime>(0, t.total_ps - t.compute_ps - t.comm_ps);
+  return t;
+}
+
+}  // namespace
+
 StatusOr<PassTiming> DecodeSimulator::SimulatePass(PassKind kind, int tokens_per_sequence,
                                                    std::vector<TimelineSlice>* slices) {
   // One pass followed by the loop's sync, from idle aligned ranks; averaged over runs when the
@@ -512,12 +567,7 @@ StatusOr<PassTiming> DecodeSimulator::SimulatePass(PassKind kind, int tokens_per
     const RunResult r = tl.Run(trace ? p : merged, &acc, trace ? &rank_slices : nullptr);
     total += static_cast<double>(r.span_ps);
   }
-  PassTiming t;
-  t.total_ps = static_cast<SimTime>(std::llround(total / runs));
-  t.compute_ps = static_cast<SimTime>(std::llround(acc[0].compute_ps / runs));
-  t.wait_ps = static_cast<SimTime>(std::llround(acc[0].wait_ps / runs));
-  t.comm_ps = static_cast<SimTime>(std::llround((acc[0].transfer_ps + acc[0].wait_ps) / runs));
-  t.launch_ps = std::max<SimTime>(0, t.total_ps - t.compute_ps - t.comm_ps);
+  PassTiming t = MeanPassTiming(total, acc[0], runs);
   t.kernels = kernels;
   t.collectives = collectives;
   if (slices != nullptr) {
@@ -571,151 +621,184 @@ StatusOr<std::vector<RankSlice>> DecodeSimulator::LoopTimeline(int steps, bool s
   return slices;
 }
 
+namespace {
+
+// Without jitter or GPU variation, while every rank agrees, a cycle is a function of its accepted
+// count and of the clocks relative to the GPU clock: a cycle seen before is replayed from its memo
+// (clocks shifted, the phase accounts' increments added) instead of run. A cycle in which the host
+// never caught up with its GPU (and never synced) is also replayed from any state where the GPU
+// leads by at least as much: the host then never holds the GPU back, so the GPU advances as before
+// and the host by its own costs. Exact: clocks are integers and the accounts integer-valued
+// doubles below 2^53 ps.
+class CycleReplayMemo {
+ public:
+  // Rank 0's clocks before a cycle (every rank's, when they agree).
+  struct Clocks {
+    SimTime host = 0, gpu = 0, launched = 0;
+  };
+  static Clocks ClocksOf(const RankTimelines& tl) { return {tl.host_clock(0), tl.gpu_clock(0), tl.launch_clock(0)}; }
+
+  // Replays a cycle of `accepted` from `before` when a memo applies: sets the clocks, adds the
+  // increments to `accounts` and returns the cycle's end; nullopt when none applies.
+  std::optional<SimTime> Replay(int accepted, const Clocks& before, RankTimelines* tl,
+                                std::vector<PhaseAccount>* accounts) const {
+    const Entry* m = nullptr;
+    SimTime host_base = before.gpu;
+    if (auto it = memo_.find(KeyOf(accepted, before)); it != memo_.end()) {
+      m = &it->second;
+    } else if (auto gb = gpu_bound_memo_.find(accepted);
+               gb != gpu_bound_memo_.end() && before.gpu - before.host >= gb->second.lead) {
+      m = &gb->second;
+      host_base = before.host;
+    }
+    if (m == nullptr) return std::nullopt;
+    tl->SetClocks(host_base + m->host, before.gpu + m->gpu, before.gpu + m->launched);
+    accounts->resize(std::max(accounts->size(), m->increments.size()));
+    for (size_t i = 0; i < m->increments.size(); ++i) (*accounts)[i] += m->increments[i];
+    return before.gpu + m->end;
+  }
+
+  // Keeps the cycle of `accepted` just run from `before` (accounts `accounts_before`, now
+  // `accounts_after`; `run` its result, ending at `end`) for later replays.
+  void Record(int accepted, const Clocks& before, const RankTimelines& tl, const RunResult& run, SimTime end,
+              const std::vector<PhaseAccount>& accounts_before, const std::vector<PhaseAccount>& accounts_after) {
+    const SimTime g0 = before.gpu, h0 = before.host;
+    Entry m{0, tl.host_clock(0) - g0, tl.gpu_clock(0) - g0, tl.launch_clock(0) - g0, end - g0, accounts_after};
+    for (size_t i = 0; i < accounts_before.size(); ++i) m.increments[i] -= accounts_before[i];
+    // GPU-bound: the launch clock ends at the GPU clock (nothing left for it to delay), the end
+    // is the GPU's.
+    if (!run.host_synced && g0 > h0 && run.min_gpu_lead_ps > 0 && m.launched == m.gpu && m.end == m.gpu) {
+      auto gb = gpu_bound_memo_.find(accepted);
+      if (gb == gpu_bound_memo_.end() || g0 - h0 < gb->second.lead) {
+        Entry g = m;
+        g.lead = g0 - h0;
+        g.host = tl.host_clock(0) - h0;
+        gpu_bound_memo_[accepted] = std::move(g);
+      }
+    }
+    memo_.emplace(KeyOf(accepted, before), std::move(m));
+  }
+
+ private:
+  struct Entry {
+    SimTime lead = 0;                                  // GPU-bound entries: the GPU's lead over the host before
+    SimTime host = 0, gpu = 0, launched = 0, end = 0;  // after: relative to the GPU clock before
+                                                       // (GPU-bound entries: host relative to the host clock)
+    std::vector<PhaseAccount> increments;
+  };
+  using Key = std::tuple<int, SimTime, SimTime>;
+  static Key KeyOf(int accepted, const Clocks& c) { return {accepted, c.host - c.gpu, c.launched - c.gpu}; }
+
+  std::map<Key, Entry> memo_;
+  std::map<int, Entry> gpu_bound_memo_;
+};
+
+}  // namespace
+
+StatusOr<PassTiming> DecodeSimulator::BaselineStep() {
+  // Plain decode steps: one warm-up (the loop's steady state), then the mean over steps.
+  const int iterations = Deterministic() ? 1 : std::max(1, setup_.speculation.cycles);
+  ASSIGN_OR_RETURN(const TimelineProgram* step, StepProgram());
+  RankTimelines tl(setup_.parallel.tp, HostModelOf(), setup_.gpu_variation, setup_.pacing_seed);
+  SimTime prev = LatestEnd(tl.Run(*step));
+  std::vector<PhaseAccount> acc;
+  double total = 0;
+  for (int i = 0; i < iterations; ++i) {
+    const SimTime end = LatestEnd(tl.Run(*step, &acc));
+    total += static_cast<double>(end - prev);
+    prev = end;
+  }
+  PassTiming b = MeanPassTiming(total, acc[kPhaseDecode], iterations);
+  for (const TimelineStep& s : step->steps) b.collectives += s.kind == TimelineStep::Kind::kCollective;
+  ASSIGN_OR_RETURN(PassTiming single, Pass(PassKind::kTargetDecode, 1));
+  b.kernels = single.kernels;
+  return b;
+}
+
+StatusOr<DecodeSimulator::CycleTotals> DecodeSimulator::RunSpeculativeCycles() {
+  const SpeculationSettings& spec = setup_.speculation;
+  const bool fixed = Deterministic();
+  std::mt19937_64 rng(spec.seed);
+  RankTimelines tl(setup_.parallel.tp, HostModelOf(), setup_.gpu_variation, setup_.pacing_seed + 1);
+  {
+    ASSIGN_OR_RETURN(const TimelineProgram* warm, CycleProgram(spec.acceptance->max_accepted()));
+    tl.Run(*warm);
+  }
+  SimTime prev = 0;
+  for (int r = 0; r < tl.num_ranks(); ++r) prev = std::max({prev, tl.host_clock(r), tl.gpu_clock(r)});
+  CycleTotals totals;
+  CycleReplayMemo replay;
+  // A step with a random host cost of its own draws from the ranks' streams even without jitter:
+  // its cycles differ and are never replayed.
+  std::map<int, bool> draws;
+  auto draws_own_host_costs = [&](int accepted) -> bool {
+    auto it = draws.find(accepted);
+    if (it != draws.end()) return it->second;
+    bool any = false;
+    if (auto cycle = CycleProgram(accepted); cycle.ok()) {
+      for (const TimelineStep& s : (*cycle)->steps) any = any || s.host_exp_mean_us > 0;
+    }
+    return draws[accepted] = any;
+  };
+  for (int c = 0; c < spec.cycles; ++c) {
+    const int accepted = spec.acceptance->Sample(rng);
+    totals.tokens += TokensPerCycle(accepted);
+    const bool agree = fixed && setup_.replay_cycles && !draws_own_host_costs(accepted) && tl.RanksAgree();
+    const CycleReplayMemo::Clocks before = CycleReplayMemo::ClocksOf(tl);
+    std::optional<SimTime> end = agree ? replay.Replay(accepted, before, &tl, &totals.accounts) : std::nullopt;
+    if (!end) {
+      ASSIGN_OR_RETURN(const TimelineProgram* cycle, CycleProgram(accepted));
+      const std::vector<PhaseAccount> accounts_before = totals.accounts;
+      const RunResult run = tl.Run(*cycle, &totals.accounts);
+      end = LatestEnd(run);
+      if (agree && tl.RanksAgree()) replay.Record(accepted, before, tl, run, *end, accounts_before, totals.accounts);
+    }
+    totals.total_ps += static_cast<double>(*end - prev);
+    prev = *end;
+  }
+  return totals;
+}
+
+void DecodeSimulator::SummariseCycles(CycleTotals totals, DecodeResult* result) const {
+  const SpeculationSettings& spec = setup_.speculation;
+  const double cycles = spec.cycles;
+  std::vector<PhaseAccount>& acc = totals.accounts;
+  acc.resize(CyclePhases().size());
+  auto ms = [cycles](double ps) { return ps / cycles * 1e-9; };
+  result->cycles = spec.cycles;
+  result->tau = totals.tokens / cycles;
+  result->tau_expected = spec.acceptance->tau();
+  result->cycle_ms = totals.total_ps / cycles * 1e-9;
+  result->speculative_tokens_per_s = SpeculativeTokensPerSecond(setup_.batch, result->tau, result->cycle_ms);
+  result->speedup = result->speculative_tokens_per_s / result->baseline_tokens_per_s;
+  CycleBreakdown& b = result->breakdown;
+  const PhaseAccount& d = acc[kPhaseDraft];
+  const PhaseAccount& v = acc[kPhaseVerify];
+  const PhaseAccount& e = acc[kPhaseExtend];
+  b.draft_compute_ms = ms(d.compute_ps + e.compute_ps);
+  b.draft_comm_ms = ms(d.transfer_ps + d.wait_ps + e.transfer_ps + e.wait_ps);
+  b.draft_wait_ms = ms(d.wait_ps + e.wait_ps);
+  b.verify_compute_ms = ms(v.compute_ps);
+  b.verify_comm_ms = ms(v.transfer_ps + v.wait_ps);
+  b.verify_wait_ms = ms(v.wait_ps);
+  b.launch_sync_ms =
+      std::max(0.0, result->cycle_ms - b.draft_compute_ms - b.draft_comm_ms - b.verify_compute_ms - b.verify_comm_ms);
+  b.wait_max_ms = ms(d.wait_max_ps + v.wait_max_ps + e.wait_max_ps);
+  b.host_bound_share = result->cycle_ms > 0 ? b.launch_sync_ms / result->cycle_ms : 0;
+}
+
 StatusOr<DecodeResult> DecodeSimulator::Run() {
   DecodeResult result;
-  const bool fixed = Deterministic();
-  const SpeculationSettings& spec = setup_.speculation;
-  const int iterations = fixed ? 1 : std::max(1, spec.cycles);
-  auto max_end = [](const RunResult& r) { return *std::max_element(r.end_ps.begin(), r.end_ps.end()); };
-  {
-    // Plain decode steps: one warm-up (the loop's steady state), then the mean over steps.
-    ASSIGN_OR_RETURN(const TimelineProgram* step, StepProgram());
-    RankTimelines tl(setup_.parallel.tp, HostModelOf(), setup_.gpu_variation, setup_.pacing_seed);
-    SimTime prev = max_end(tl.Run(*step));
-    std::vector<PhaseAccount> acc;
-    double total = 0;
-    for (int i = 0; i < iterations; ++i) {
-      const SimTime end = max_end(tl.Run(*step, &acc));
-      total += static_cast<double>(end - prev);
-      prev = end;
-    }
-    PassTiming& b = result.baseline_step;
-    b.total_ps = static_cast<SimTime>(std::llround(total / iterations));
-    b.compute_ps = static_cast<SimTime>(std::llround(acc[kPhaseDecode].compute_ps / iterations));
-    b.wait_ps = static_cast<SimTime>(std::llround(acc[kPhaseDecode].wait_ps / iterations));
-    b.comm_ps =
-        static_cast<SimTime>(std::llround((acc[kPhaseDecode].transfer_ps + acc[kPhaseDecode].wait_ps) / iterations));
-    b.launch_ps = std::max<SimTime>(0, b.total_ps - b.compute_ps - b.comm_ps);
-    for (const TimelineStep& s : step->steps) b.collectives += s.kind == TimelineStep::Kind::kCollective;
-    ASSIGN_OR_RETURN(PassTiming single, Pass(PassKind::kTargetDecode, 1));
-    b.kernels = single.kernels;
-  }
+  ASSIGN_OR_RETURN(result.baseline_step, BaselineStep());
   result.baseline_step_ms = MillisFromPicos(result.baseline_step.total_ps);
   result.baseline_tokens_per_s = setup_.batch / SecondsFromPicos(result.baseline_step.total_ps);
+  const SpeculationSettings& spec = setup_.speculation;
   if (spec.method != SpeculationMethod::kNone) {
     result.speculative = true;
     ASSIGN_OR_RETURN(result.verify, Pass(PassKind::kVerify, spec.num_draft_tokens));
     ASSIGN_OR_RETURN(result.draft_step, Pass(PassKind::kDraftStep, spec.topk));
-    std::mt19937_64 rng(spec.seed);
-    RankTimelines tl(setup_.parallel.tp, HostModelOf(), setup_.gpu_variation, setup_.pacing_seed + 1);
-    {
-      ASSIGN_OR_RETURN(const TimelineProgram* warm, CycleProgram(spec.acceptance->max_accepted()));
-      tl.Run(*warm);
-    }
-    SimTime prev = 0;
-    for (int r = 0; r < tl.num_ranks(); ++r) prev = std::max({prev, tl.host_clock(r), tl.gpu_clock(r)});
-    std::vector<PhaseAccount> acc;
-    double total_ps = 0, tokens = 0;
-    // Without jitter or GPU variation, while every rank agrees, a cycle is a function of its
-    // accepted count and of the clocks relative to the GPU clock: a cycle seen before is replayed
-    // from its memo (clocks shifted, the phase accounts' increments added) instead of run. A cycle
-    // in which the host never caught up with its GPU (and never synced) is also replayed from any
-    // state where the GPU leads by at least as much: the host then never holds the GPU back, so
-    // the GPU advances as before and the host by its own costs. Exact: clocks are integers and
-    // the accounts integer-valued doubles below 2^53 ps.
-    struct CycleMemo {
-      SimTime lead = 0;                                  // GPU-bound entries: the GPU's lead over the host before
-      SimTime host = 0, gpu = 0, launched = 0, end = 0;  // after: relative to the GPU clock before
-                                                         // (GPU-bound entries: host relative to the host clock)
-      std::vector<PhaseAccount> increments;
-    };
-    std::map<std::tuple<int, SimTime, SimTime>, CycleMemo> memo;
-    std::map<int, CycleMemo> gpu_bound_memo;
-    // A step with a random host cost of its own draws from the ranks' streams even without jitter:
-    // its cycles differ and are never replayed.
-    std::map<int, bool> draws;
-    auto draws_own_host_costs = [&](int accepted) -> bool {
-      auto it = draws.find(accepted);
-      if (it != draws.end()) return it->second;
-      bool any = false;
-      if (auto cycle = CycleProgram(accepted); cycle.ok()) {
-        for (const TimelineStep& s : (*cycle)->steps) any = any || s.host_exp_mean_us > 0;
-      }
-      return draws[accepted] = any;
-    };
-    auto add_increments = [&acc](const std::vector<PhaseAccount>& increments) {
-      acc.resize(std::max(acc.size(), increments.size()));
-      for (size_t i = 0; i < increments.size(); ++i) acc[i] += increments[i];
-    };
-    for (int c = 0; c < spec.cycles; ++c) {
-      const int accepted = spec.acceptance->Sample(rng);
-      tokens += TokensPerCycle(accepted);
-      const bool agree = fixed && setup_.replay_cycles && !draws_own_host_costs(accepted) && tl.RanksAgree();
-      const SimTime g0 = tl.gpu_clock(0), h0 = tl.host_clock(0);
-      const std::tuple<int, SimTime, SimTime> key{accepted, h0 - g0, tl.launch_clock(0) - g0};
-      if (agree) {
-        const CycleMemo* m = nullptr;
-        SimTime host_base = g0;
-        if (auto it = memo.find(key); it != memo.end()) {
-          m = &it->second;
-        } else if (auto gb = gpu_bound_memo.find(accepted); gb != gpu_bound_memo.end() && g0 - h0 >= gb->second.lead) {
-          m = &gb->second;
-          host_base = h0;
-        }
-        if (m != nullptr) {
-          tl.SetClocks(host_base + m->host, g0 + m->gpu, g0 + m->launched);
-          add_increments(m->increments);
-          const SimTime end = g0 + m->end;
-          total_ps += static_cast<double>(end - prev);
-          prev = end;
-          continue;
-        }
-      }
-      ASSIGN_OR_RETURN(const TimelineProgram* cycle, CycleProgram(accepted));
-      const std::vector<PhaseAccount> before = acc;
-      const RunResult run = tl.Run(*cycle, &acc);
-      const SimTime end = max_end(run);
-      total_ps += static_cast<double>(end - prev);
-      prev = end;
-      if (!agree || !tl.RanksAgree()) continue;
-      CycleMemo m{0, tl.host_clock(0) - g0, tl.gpu_clock(0) - g0, tl.launch_clock(0) - g0, end - g0, acc};
-      for (size_t i = 0; i < before.size(); ++i) m.increments[i] -= before[i];
-      // GPU-bound: the launch clock ends at the GPU clock (nothing left for it to delay), the end
-      // is the GPU's.
-      if (!run.host_synced && g0 > h0 && run.min_gpu_lead_ps > 0 && m.launched == m.gpu && m.end == m.gpu) {
-        auto gb = gpu_bound_memo.find(accepted);
-        if (gb == gpu_bound_memo.end() || g0 - h0 < gb->second.lead) {
-          CycleMemo g = m;
-          g.lead = g0 - h0;
-          g.host = tl.host_clock(0) - h0;
-          gpu_bound_memo[accepted] = std::move(g);
-        }
-      }
-      memo.emplace(key, std::move(m));
-    }
-    const double cycles = spec.cycles;
-    acc.resize(CyclePhases().size());
-    auto ms = [cycles](double ps) { return ps / cycles * 1e-9; };
-    result.cycles = spec.cycles;
-    result.tau = tokens / cycles;
-    result.tau_expected = spec.acceptance->tau();
-    result.cycle_ms = total_ps / cycles * 1e-9;
-    result.speculative_tokens_per_s = SpeculativeTokensPerSecond(setup_.batch, result.tau, result.cycle_ms);
-    result.speedup = result.speculative_tokens_per_s / result.baseline_tokens_per_s;
-    CycleBreakdown& b = result.breakdown;
-    const PhaseAccount& d = acc[kPhaseDraft];
-    const PhaseAccount& v = acc[kPhaseVerify];
-    const PhaseAccount& e = acc[kPhaseExtend];
-    b.draft_compute_ms = ms(d.compute_ps + e.compute_ps);
-    b.draft_comm_ms = ms(d.transfer_ps + d.wait_ps + e.transfer_ps + e.wait_ps);
-    b.draft_wait_ms = ms(d.wait_ps + e.wait_ps);
-    b.verify_compute_ms = ms(v.compute_ps);
-    b.verify_comm_ms = ms(v.transfer_ps + v.wait_ps);
-    b.verify_wait_ms = ms(v.wait_ps);
-    b.launch_sync_ms =
-        std::max(0.0, result.cycle_ms - b.draft_compute_ms - b.draft_comm_ms - b.verify_compute_ms - b.verify_comm_ms);
-    b.wait_max_ms = ms(d.wait_max_ps + v.wait_max_ps + e.wait_max_ps);
-    b.host_bound_share = result.cycle_ms > 0 ? b.launch_sync_ms / result.cycle_ms : 0;
+    ASSIGN_OR_RETURN(CycleTotals totals, RunSpeculativeCycles());
+    SummariseCycles(std::move(totals), &result);
   }
   result.collectives = collective_infos_;
   return result;

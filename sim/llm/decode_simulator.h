@@ -260,6 +260,19 @@ class DecodeSimulator {
   StatusOr<const TimelineProgram*> StepProgram();
   StatusOr<const TimelineProgram*> CycleProgram(int accepted);
   bool Deterministic() const;
+  // The plain decode step of Run: one warm-up (the loop's steady state), then the mean over steps.
+  StatusOr<PassTiming> BaselineStep();
+  // Sums over the speculative cycles of Run.
+  struct CycleTotals {
+    std::vector<PhaseAccount> accounts;  // per phase of the cycle's program
+    double total_ps = 0;                 // the cycles' spans
+    double tokens = 0;                   // tokens per sequence the cycles produced
+  };
+  // `speculation.cycles` cycles of sampled accepted counts after one warm-up (replayed from memos
+  // where that is exact).
+  StatusOr<CycleTotals> RunSpeculativeCycles();
+  // Run's speculative figures (tau, cycle time, speedup, breakdown) from the cycles' sums.
+  void SummariseCycles(CycleTotals totals, DecodeResult* result) const;
 
   DecodeSetup setup_;
   std::unique_ptr<net::Router> router_;

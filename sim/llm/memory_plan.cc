@@ -44,11 +44,8 @@ PassShape ShapeFor(const ServingShape& s, compute::DType weights) {
   return p;
 }
 
-}  // namespace
-
-StatusOr<MemoryPlan> PlanMemory(const ModelSpec& target, const std::optional<ModelSpec>& draft,
-                                const ParallelSpec& parallel, const ServingShape& serving, const net::GpuSpec& gpu,
-                                const CommBufferSpec& comm, const RuntimeMemorySpec& runtime) {
+// InvalidArgument for a GPU without memory, no context, or two drafts.
+Status CheckMemoryInputs(const std::optional<ModelSpec>& draft, const ServingShape& serving, const net::GpuSpec& gpu) {
   if (!(gpu.memory_gib > 0)) {
     return InvalidArgumentError("gpu_specs[" + gpu.name + "].memory_gib = " + std::to_string(gpu.memory_gib) +
                                 ": must be > 0");
@@ -59,59 +56,66 @@ StatusOr<MemoryPlan> PlanMemory(const ModelSpec& target, const std::optional<Mod
   if (draft.has_value() && serving.mtp_draft) {
     return InvalidArgumentError("ServingShape.mtp_draft is set and an EAGLE-3 draft is given: pick one");
   }
-  const PassShape shape = ShapeFor(serving, serving.weight_dtype);
-  ASSIGN_OR_RETURN(ForwardPass pass, BuildForwardPass(target, parallel, shape));
+  return OkStatus();
+}
 
-  MemoryPlan plan;
+// ", TP8" or ", TP8 EP8".
+std::string ParallelismSuffix(const ParallelSpec& parallel) {
+  return ", TP" + std::to_string(parallel.tp) + (parallel.ep > 1 ? " EP" + std::to_string(parallel.ep) : "");
+}
+
+std::string WeightsNote(const ServingShape& serving, const ParallelSpec& parallel) {
+  return std::string(compute::DTypeName(serving.weight_dtype)) +
+         (serving.expert_weight_dtype ? std::string(", experts ") + compute::DTypeName(*serving.expert_weight_dtype)
+                                      : std::string()) +
+         ParallelismSuffix(parallel);
+}
+
+// The draft's weights line (an EAGLE-3 head, or the target's MTP layer; none without a draft),
+// its name in the title; returns the draft's KV cache bytes (one layer), 0 without a draft.
+StatusOr<double> AddDraftWeights(const ModelSpec& target, const std::optional<ModelSpec>& draft,
+                                 const ParallelSpec& parallel, const ServingShape& serving, const PassShape& shape,
+                                 MemoryPlan* plan) {
   const int tp = parallel.tp;
-  plan.title = target.name;
-  auto add = [&](std::string name, double bytes, std::string note) {
-    plan.lines.push_back({std::move(name), bytes, std::move(note)});
-  };
-  add("weights", pass.weight_bytes_per_gpu,
-      std::string(compute::DTypeName(serving.weight_dtype)) +
-          (serving.expert_weight_dtype ? std::string(", experts ") + compute::DTypeName(*serving.expert_weight_dtype)
-                                       : std::string()) +
-          ", TP" + std::to_string(tp) + (parallel.ep > 1 ? " EP" + std::to_string(parallel.ep) : ""));
-
-  double draft_kv = 0;
-  double logits_vocab = target.vocab_size;
   if (draft.has_value()) {
     ASSIGN_OR_RETURN(ForwardPass d, BuildEagle3DraftPass(*draft, target, ParallelSpec{tp, 1},
                                                          ShapeFor(serving, serving.draft_weight_dtype)));
-    plan.title += " + " + draft->name;
-    add("draft weights", d.weight_bytes_per_gpu,
-        std::string("EAGLE-3 head, ") + compute::DTypeName(serving.draft_weight_dtype));
+    plan->title += " + " + draft->name;
+    plan->lines.push_back({"draft weights", d.weight_bytes_per_gpu,
+                           std::string("EAGLE-3 head, ") + compute::DTypeName(serving.draft_weight_dtype)});
     ModelSpec one = *draft;
     one.num_layers = 1;
     one.sliding_window = 0;
-    draft_kv = KvCacheBytesPerGpu(one, ParallelSpec{tp, 1}, serving.kv_dtype, serving.batch, serving.max_context);
-  } else if (serving.mtp_draft) {
+    return KvCacheBytesPerGpu(one, ParallelSpec{tp, 1}, serving.kv_dtype, serving.batch, serving.max_context);
+  }
+  if (serving.mtp_draft) {
     ASSIGN_OR_RETURN(ForwardPass d, BuildMtpDraftPass(target, parallel, shape));
-    plan.title += " + MTP";
-    add("draft weights", d.weight_bytes_per_gpu, std::string("MTP layer, ") + compute::DTypeName(serving.weight_dtype));
+    plan->title += " + MTP";
+    plan->lines.push_back({"draft weights", d.weight_bytes_per_gpu,
+                           std::string("MTP layer, ") + compute::DTypeName(serving.weight_dtype)});
     ModelSpec one = target;
     one.num_layers = 1;
     one.sliding_window = 0;
-    draft_kv = KvCacheBytesPerGpu(one, parallel, serving.kv_dtype, serving.batch, serving.max_context);
+    return KvCacheBytesPerGpu(one, parallel, serving.kv_dtype, serving.batch, serving.max_context);
   }
-  plan.title +=
-      ", TP" + std::to_string(tp) + (parallel.ep > 1 ? " EP" + std::to_string(parallel.ep) : "") + " on " + gpu.name;
+  return 0.0;
+}
 
-  const double kv = KvCacheBytesPerGpu(target, parallel, serving.kv_dtype, serving.batch, serving.max_context);
-  add("KV cache", kv,
-      std::to_string(serving.batch) + " x " + std::to_string(serving.max_context) + " tokens, " +
-          compute::DTypeName(serving.kv_dtype));
-  if (draft_kv > 0) add("draft KV cache", draft_kv, "one layer");
-
+// The largest pass's live activations plus the fixed workspace (memory_plan.h).
+MemoryLine ActivationsLine(const ForwardPass& pass, const ModelSpec& target, const ServingShape& serving,
+                           const RuntimeMemorySpec& runtime) {
+  const double logits_vocab = target.vocab_size;
   const double T = static_cast<double>(pass.tokens);
   const double act = 4 * T * target.hidden_size * 2 + LargestGemmActivations(pass) +
                      T * logits_vocab * (serving.logit_bytes + 4) + runtime.workspace_mib * kMiB;
-  add("activations + workspace", act, Printf("%.0f tokens; workspace %.0f MiB", T, runtime.workspace_mib));
+  return {"activations + workspace", act, Printf("%.0f tokens; workspace %.0f MiB", T, runtime.workspace_mib)};
+}
 
+// NCCL's buffers (and the all-to-all's with EP) plus the custom allreduce's; none on one GPU.
+MemoryLine CommunicationBuffersLine(const CommBufferSpec& comm, const ParallelSpec& parallel) {
   double nccl = 0;
   std::string nccl_note = "no NCCL (TP1)";
-  if (tp > 1) {
+  if (parallel.tp > 1) {
     nccl = comm.nccl_communicators * comm.nccl_channels * comm.nccl_connections_per_channel *
            (comm.nccl_simple_buffer_mib + comm.nccl_ll_buffer_mib + comm.nccl_ll128_buffer_mib) * kMiB;
     nccl_note = Printf("%.0f comms x %.0f ch x %.0f conn", comm.nccl_communicators, comm.nccl_channels,
@@ -123,9 +127,33 @@ StatusOr<MemoryPlan> PlanMemory(const ModelSpec& target, const std::optional<Mod
     nccl += comm.custom_allreduce_mib * kMiB;
     if (comm.custom_allreduce_mib > 0) nccl_note += "; custom allreduce";
   }
-  add("communication buffers", nccl, nccl_note);
-  add("CUDA graph pool", runtime.cuda_graph_pool_gib * kGiB, "");
-  add("runtime reserve", runtime.runtime_reserve_gib * kGiB, "CUDA context, allocator slack");
+  return {"communication buffers", nccl, nccl_note};
+}
+
+}  // namespace
+
+StatusOr<MemoryPlan> PlanMemory(const ModelSpec& target, const std::optional<ModelSpec>& draft,
+                                const ParallelSpec& parallel, const ServingShape& serving, const net::GpuSpec& gpu,
+                                const CommBufferSpec& comm, const RuntimeMemorySpec& runtime) {
+  RETURN_IF_ERROR(CheckMemoryInputs(draft, serving, gpu));
+  const PassShape shape = ShapeFor(serving, serving.weight_dtype);
+  ASSIGN_OR_RETURN(ForwardPass pass, BuildForwardPass(target, parallel, shape));
+
+  MemoryPlan plan;
+  plan.title = target.name;
+  plan.lines.push_back({"weights", pass.weight_bytes_per_gpu, WeightsNote(serving, parallel)});
+  ASSIGN_OR_RETURN(const double draft_kv, AddDraftWeights(target, draft, parallel, serving, shape, &plan));
+  plan.title += ParallelismSuffix(parallel) + " on " + gpu.name;
+
+  const double kv = KvCacheBytesPerGpu(target, parallel, serving.kv_dtype, serving.batch, serving.max_context);
+  plan.lines.push_back({"KV cache", kv,
+                        std::to_string(serving.batch) + " x " + std::to_string(serving.max_context) + " tokens, " +
+                            compute::DTypeName(serving.kv_dtype)});
+  if (draft_kv > 0) plan.lines.push_back({"draft KV cache", draft_kv, "one layer"});
+  plan.lines.push_back(ActivationsLine(pass, target, serving, runtime));
+  plan.lines.push_back(CommunicationBuffersLine(comm, parallel));
+  plan.lines.push_back({"CUDA graph pool", runtime.cuda_graph_pool_gib * kGiB, ""});
+  plan.lines.push_back({"runtime reserve", runtime.runtime_reserve_gib * kGiB, "CUDA context, allocator slack"});
 
   for (const MemoryLine& l : plan.lines) plan.total_bytes += l.bytes;
   plan.capacity_bytes = gpu.memory_gib * kGiB;

@@ -90,6 +90,286 @@ NcclPathView ViewOfPair(const net::Topology& t, const net::Router& router, int g
   return v;
 }
 
+// The request's ranks' GPUs: as listed, or every GPU of the box in order.
+std::vector<int> RankGpusOf(const net::Topology& topology, const CollectiveRequest& request) {
+  std::vector<int> gpus = request.gpus;
+  if (gpus.empty()) {
+    gpus.resize(topology.num_gpus());
+    std::iota(gpus.begin(), gpus.end(), 0);
+  }
+  return gpus;
+}
+
+// InvalidArgument for a GPU out of range or listed twice, fewer than 2 GPUs, a negative size or
+// channel count.
+Status CheckRequest(const net::Topology& topology, const CollectiveRequest& request, const std::vector<int>& gpus) {
+  std::vector<bool> used(topology.num_gpus(), false);
+  for (int g : gpus) {
+    if (g < 0 || g >= topology.num_gpus())
+      return InvalidArgumentError("gpus: GPU " + std::to_string(g) + " does not exist; '" + topology.name +
+                                  "' has GPUs 0-" + std::to_string(topology.num_gpus() - 1));
+    if (used[g]) return InvalidArgumentError("gpus: GPU " + std::to_string(g) + " is listed twice");
+    used[g] = true;
+  }
+  if (gpus.size() < 2) return InvalidArgumentError("gpus: a collective needs at least 2 GPUs");
+  if (request.bytes < 0) return InvalidArgumentError("size must be >= 0 bytes");
+  if (request.channels < 0) return InvalidArgumentError("channels: must be >= 1 (or 0 for NCCL's choice)");
+  return OkStatus();
+}
+
+// Every algorithm implements allreduce; only the ring the others; only direct sends all-to-all.
+Status CheckAlgorithmImplements(Algorithm algo, Collective collective) {
+  if (collective != Collective::kAllReduce &&
+      (algo == Algorithm::kTree || algo == Algorithm::kOneShot || algo == Algorithm::kTwoShot)) {
+    return InvalidArgumentError(std::string("algorithm ") + AlgorithmName(algo) + ": implements allreduce only; for " +
+                                CollectiveName(collective) + " use ring or auto");
+  }
+  if (collective == Collective::kAllToAll && algo != Algorithm::kDirect && algo != Algorithm::kAuto)
+    return InvalidArgumentError(std::string("algorithm ") + AlgorithmName(algo) +
+                                ": alltoall runs as direct sends (direct or auto)");
+  if (algo == Algorithm::kDirect && collective != Collective::kAllToAll)
+    return InvalidArgumentError(
+        "algorithm direct: the all-to-all algorithm; allreduce/allgather/reducescatter use ring, tree, oneshot, "
+        "twoshot or auto");
+  return OkStatus();
+}
+
+// What NCCL makes of the ranks' fabric before it looks at the collective: each pair's transport
+// and the ring graph's inputs. The ring is the ranks in request order.
+struct NcclFabricView {
+  NcclTransportChoice transport;
+  StepProtocols steps;  // each pair's transport; the models are filled per protocol (FillStepModels)
+  int sm = 0;
+  net::PathClass worst_path = net::PathClass::kNvLink;                    // of the ring's hops
+  double ring_bottleneck_gbps = std::numeric_limits<double>::infinity();  // in NCCL's units
+  double gpu_link_gbps = std::numeric_limits<double>::infinity();         // the first GPU's own link
+  NcclHw hw = NcclHw::kNvLink;
+  // The ring's worst transport: the collective's own base latency is its.
+  NcclTransport worst_transport = NcclTransport::kP2pNvLink;
+};
+
+NcclTransportInput TransportInputOf(const net::Topology& topology, const net::Router& router,
+                                    const CollectiveRequest& request, const std::vector<int>& gpus) {
+  const int n = static_cast<int>(gpus.size());
+  NcclTransportInput in;
+  in.cpu_vendor = topology.cpu_vendor;
+  in.p2p_level = request.p2p_level;
+  in.p2p_disable = request.p2p_disable;
+  in.path_class.assign(n, std::vector<net::PathClass>(n, net::PathClass::kPix));
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (i != j) in.path_class[i][j] = router.GpuPathClass(gpus[i], gpus[j]);
+  return in;
+}
+
+// ViewOfPair's transport for every pair, without its routes and bandwidths (O(n^2)).
+std::vector<std::vector<NcclTransport>> PairTransports(const NcclTransportChoice& transport,
+                                                       const std::vector<std::vector<net::PathClass>>& path_class) {
+  const int n = static_cast<int>(path_class.size());
+  std::vector<std::vector<NcclTransport>> out(n, std::vector<NcclTransport>(n, NcclTransport::kP2pPcie));
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      if (i == j) continue;
+      if (transport.mechanism[i][j] == net::Mechanism::kHostStaged) {
+        out[i][j] = NcclTransport::kShm;
+      } else {
+        out[i][j] = path_class[i][j] == net::PathClass::kNvLink ? NcclTransport::kP2pNvLink : NcclTransport::kP2pPcie;
+      }
+    }
+  }
+  return out;
+}
+
+NcclTransport WorstTransport(const std::vector<std::vector<NcclTransport>>& transport) {
+  const int n = static_cast<int>(transport.size());
+  NcclTransport w = NcclTransport::kP2pNvLink;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (i != j && static_cast<int>(transport[i][j]) > static_cast<int>(w)) w = transport[i][j];
+  return w;
+}
+
+// The ring's worst path class and narrowest hop, and the first GPU's own link, as NCCL sees them.
+void ViewRing(const net::Topology& topology, const net::Router& router, const std::vector<int>& gpus,
+              NcclFabricView* view) {
+  const int n = static_cast<int>(gpus.size());
+  for (int p = 0; p < n; ++p) {
+    const NcclPathView v =
+        ViewOfPair(topology, router, gpus[p], gpus[(p + 1) % n],
+                   view->transport.mechanism[p][(p + 1) % n] == net::Mechanism::kHostStaged, view->sm);
+    view->worst_path = std::max(view->worst_path, v.path_class);
+    view->ring_bottleneck_gbps = std::min(view->ring_bottleneck_gbps, v.bandwidth_gbps);
+  }
+  const int first_gpu_node = topology.gpus[gpus[0]];
+  for (const net::Link& link : topology.links) {
+    if (link.a == first_gpu_node || link.b == first_gpu_node) {
+      view->gpu_link_gbps = NcclLinkBandwidthGbps(link, topology.cpu_vendor, view->sm);
+      break;
+    }
+  }
+  view->hw = view->worst_path == net::PathClass::kNvLink ? NcclHw::kNvLink : NcclHw::kPci;
+}
+
+StatusOr<NcclFabricView> ViewFabricAsNccl(const net::Topology& topology, const net::Router& router,
+                                          const CollectiveRequest& request, const std::vector<int>& gpus) {
+  NcclFabricView view;
+  const NcclTransportInput transport_in = TransportInputOf(topology, router, request, gpus);
+  ASSIGN_OR_RETURN(view.transport, ChooseNcclTransport(transport_in));
+  ASSIGN_OR_RETURN(view.sm, ParseSmArch(topology.gpu_spec(gpus[0]).arch));
+  view.steps.transport = PairTransports(view.transport, transport_in.path_class);
+  ViewRing(topology, router, gpus, &view);
+  view.worst_transport = WorstTransport(view.steps.transport);
+  return view;
+}
+
+// Per transport present, the protocol's step cost (NCCL's table for that link type, then the
+// calibrated costs of that transport).
+void FillStepModels(NcclProto proto, NcclAlgo algo, const CollectiveRequest& request, StepProtocols* steps) {
+  const int n = static_cast<int>(steps->transport.size());
+  steps->model.clear();
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const NcclTransport tr = steps->transport[i][j];
+      if (!steps->model.count(tr))
+        steps->model[tr] = ApplyProtocolOverrides(NcclProtocolModel(proto, algo, NcclHwOf(tr)), proto, tr,
+                                                  request.protocol_overrides, static_cast<int>(request.collective));
+    }
+}
+
+// The collective's own protocol model: NCCL's for the ring's hardware, calibrated for its worst
+// transport.
+ProtocolModel CollectiveProtocol(NcclProto proto, NcclAlgo algo, const NcclFabricView& view,
+                                 const CollectiveRequest& request) {
+  return ApplyProtocolOverrides(NcclProtocolModel(proto, algo, view.hw), proto, view.worst_transport,
+                                request.protocol_overrides, static_cast<int>(request.collective));
+}
+
+NcclTuningInput TuningInputOf(const CollectiveRequest& request, int num_ranks, const NcclFabricView& view) {
+  NcclTuningInput in;
+  in.collective = request.collective;
+  in.num_ranks = num_ranks;
+  in.worst_path = view.worst_path;
+  in.graph.sm = view.sm;
+  in.graph.gpu_link_gbps = view.gpu_link_gbps;
+  in.graph.ring_bottleneck_gbps = view.ring_bottleneck_gbps;
+  in.graph.min_channels = request.min_channels;
+  in.graph.max_channels = request.max_channels;
+  if (request.protocol) in.protos = {*request.protocol};
+  if (request.algorithm == Algorithm::kRing) in.algos = {NcclAlgo::kRing};
+  if (request.algorithm == Algorithm::kTree) in.algos = {NcclAlgo::kTree};
+  if (request.collective != Collective::kAllReduce) in.algos = {NcclAlgo::kRing};
+  return in;
+}
+
+// The schedule of NCCL's ring or tree with the tuned protocol on `channels` channels.
+StatusOr<Schedule> BuildNcclSchedule(const NcclTuningResult& tuned, const CollectiveRequest& request,
+                                     const NcclFabricView& view, int num_ranks, int channels) {
+  const ProtocolModel protocol = CollectiveProtocol(tuned.proto, tuned.algo, view, request);
+  StepProtocols steps = view.steps;
+  FillStepModels(tuned.proto, tuned.algo, request, &steps);
+  if (tuned.algo == NcclAlgo::kTree) {
+    TreeOptions options;
+    options.order = {};
+    options.channels = channels;
+    options.protocol = protocol;
+    options.mechanism = view.transport.mechanism;
+    options.steps = std::move(steps);
+    RETURN_IF_ERROR(ValidateTreeOptions(num_ranks, request.bytes, options));
+    return BuildTreeAllReduce(num_ranks, request.bytes, options);
+  }
+  RingOptions options;
+  options.channels = channels;
+  options.protocol = protocol;
+  options.mechanism = view.transport.mechanism;
+  options.steps = std::move(steps);
+  RETURN_IF_ERROR(ValidateRingOptions(num_ranks, request.bytes, options));
+  switch (request.collective) {
+    case Collective::kAllReduce: return BuildRingAllReduce(num_ranks, request.bytes, options);
+    case Collective::kAllGather: return BuildRingAllGather(num_ranks, request.bytes, options);
+    case Collective::kReduceScatter: return BuildRingReduceScatter(num_ranks, request.bytes, options);
+    case Collective::kAllToAll: break;
+  }
+  return Schedule{};
+}
+
+// Ring or tree as NCCL's tuner picks them (algorithm, protocol, channels) unless the request fixes them.
+Status PlanNcclAlgorithm(const CollectiveRequest& request, const NcclFabricView& view, PlannedCollective* plan) {
+  const int n = static_cast<int>(plan->rank_gpus.size());
+  ASSIGN_OR_RETURN(NcclTuningResult tuned, TuneNccl(TuningInputOf(request, n, view), request.bytes));
+  plan->algorithm = NcclAlgoName(tuned.algo);
+  plan->protocol = NcclProtoName(tuned.proto);
+  plan->channels = request.channels > 0 ? request.channels : std::max(1, tuned.channels);
+  plan->choice = (request.algorithm == Algorithm::kAuto ? "NCCL's pick: " : "NCCL's protocol pick: ") + tuned.reason;
+  if (request.channels > 0) plan->choice += "; channels fixed at " + std::to_string(request.channels);
+  ASSIGN_OR_RETURN(plan->schedule, BuildNcclSchedule(tuned, request, view, n, plan->channels));
+  return OkStatus();
+}
+
+// All-to-all as direct sends to every peer (NCCL send/recv), Simple unless a protocol is asked.
+Status PlanDirectAllToAll(const CollectiveRequest& request, const NcclFabricView& view, PlannedCollective* plan) {
+  const int n = static_cast<int>(plan->rank_gpus.size());
+  AllToAllOptions options;
+  options.channels = request.channels > 0 ? request.channels : 1;
+  const NcclProto a2a_proto = request.protocol.value_or(NcclProto::kSimple);
+  options.protocol = CollectiveProtocol(a2a_proto, NcclAlgo::kRing, view, request);
+  options.mechanism = view.transport.mechanism;
+  StepProtocols steps = view.steps;
+  FillStepModels(a2a_proto, NcclAlgo::kRing, request, &steps);
+  options.steps = std::move(steps);
+  RETURN_IF_ERROR(ValidateAllToAllOptions(n, request.bytes, options));
+  plan->schedule = BuildDirectAllToAll(n, request.bytes, options);
+  plan->algorithm = "direct";
+  plan->protocol = options.protocol.name;
+  plan->channels = options.channels;
+  plan->choice = "direct sends to every peer (NCCL send/recv)";
+  return OkStatus();
+}
+
+// The custom allreduce's buffer layout from the request; InvalidArgument for options the kernels
+// cannot run with, or host memory a GPU's socket lacks.
+StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& topology,
+                                                          const CollectiveRequest& request,
+                                                          const std::vector<int>& gpus) {
+  CustomAllReduceOptions options;
+  options.blocks = request.custom_blocks;
+  options.launch_delay_ps = request.custom_launch_ps;
+  // Without P2P the kernels can only meet in mapped host memory, which needs staged inputs.
+  options.host_mapped = request.custom_host_mapped || request.p2p_disable;
+  options.stage_input = request.custom_stage_input || options.host_mapped;
+  options.flag_latency_ps = request.custom_flag_latency_ps;
+  options.read_gbps_per_block = request.custom_read_gbps_per_block;
+  RETURN_IF_ERROR(ValidateCustomAllReduceOptions(static_cast<int>(gpus.size()), request.bytes, options));
+  if (options.host_mapped) {
+    for (int g : gpus)
+      if (topology.HostMemoryOfSocket(topology.nodes[topology.gpus[g]].socket) < 0)
+        return InvalidArgumentError("custom allreduce through host memory: GPU " + std::to_string(g) +
+                                    "'s socket has no HOST_MEMORY node in '" + topology.name + "'");
+  }
+  return options;
+}
+
+// One-shot / two-shot custom allreduce: pull-based kernel reads of peer memory (cudaIpc).
+Status PlanCustomAllReduce(const net::Topology& topology, const CollectiveRequest& request, PlannedCollective* plan) {
+  if (request.protocol)
+    return InvalidArgumentError("protocol: applies to NCCL algorithms (ring, tree), not to oneshot/twoshot");
+  ASSIGN_OR_RETURN(const CustomAllReduceOptions options, CustomAllReduceOptionsOf(topology, request, plan->rank_gpus));
+  const int n = static_cast<int>(plan->rank_gpus.size());
+  const Algorithm algo = request.algorithm;
+  plan->schedule = algo == Algorithm::kOneShot ? BuildOneShotAllReduce(n, request.bytes, options)
+                                               : BuildTwoShotAllReduce(n, request.bytes, options);
+  plan->algorithm = AlgorithmName(algo);
+  plan->protocol = "";
+  plan->channels = options.blocks;
+  plan->choice =
+      std::string("custom ") + AlgorithmName(algo) + " allreduce, " + std::to_string(options.blocks) + " blocks, " +
+      (options.host_mapped
+           ? "exchange buffers in mapped host memory" + std::string(request.p2p_disable ? " (P2P disabled)" : "")
+       : options.stage_input ? "inputs staged in exchange buffers, peer reads over P2P"
+                             : "peer reads over P2P");
+  return OkStatus();
+}
+
 }  // namespace
 
 const char* AlgorithmName(Algorithm a) {
@@ -132,207 +412,23 @@ double BusBandwidthFactor(Collective collective, int num_ranks) {
 StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const net::Router& router,
                                            const CollectiveRequest& request) {
   PlannedCollective plan;
-  plan.rank_gpus = request.gpus;
-  if (plan.rank_gpus.empty()) {
-    plan.rank_gpus.resize(topology.num_gpus());
-    std::iota(plan.rank_gpus.begin(), plan.rank_gpus.end(), 0);
-  }
-  const int n = static_cast<int>(plan.rank_gpus.size());
-  std::vector<bool> used(topology.num_gpus(), false);
-  for (int g : plan.rank_gpus) {
-    if (g < 0 || g >= topology.num_gpus())
-      return InvalidArgumentError("gpus: GPU " + std::to_string(g) + " does not exist; '" + topology.name +
-                                  "' has GPUs 0-" + std::to_string(topology.num_gpus() - 1));
-    if (used[g]) return InvalidArgumentError("gpus: GPU " + std::to_string(g) + " is listed twice");
-    used[g] = true;
-  }
-  if (n < 2) return InvalidArgumentError("gpus: a collective needs at least 2 GPUs");
-  if (request.bytes < 0) return InvalidArgumentError("size must be >= 0 bytes");
-  if (request.channels < 0) return InvalidArgumentError("channels: must be >= 1 (or 0 for NCCL's choice)");
-
-  // 1. Transport.
-  NcclTransportInput transport_in;
-  transport_in.cpu_vendor = topology.cpu_vendor;
-  transport_in.p2p_level = request.p2p_level;
-  transport_in.p2p_disable = request.p2p_disable;
-  transport_in.path_class.assign(n, std::vector<net::PathClass>(n, net::PathClass::kPix));
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j)
-      if (i != j) transport_in.path_class[i][j] = router.GpuPathClass(plan.rank_gpus[i], plan.rank_gpus[j]);
-  ASSIGN_OR_RETURN(NcclTransportChoice transport, ChooseNcclTransport(transport_in));
-  plan.transport = transport.reason;
-
-  // 2. NCCL's view of the ring (order = request order) and the transport of every pair.
-  ASSIGN_OR_RETURN(int sm, ParseSmArch(topology.gpu_spec(plan.rank_gpus[0]).arch));
-  StepProtocols steps;
-  steps.transport.assign(n, std::vector<NcclTransport>(n, NcclTransport::kP2pPcie));
-  // ViewOfPair's transport, without its routes and bandwidths (all pairs: O(n^2)).
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j) {
-      if (i == j) continue;
-      if (transport.mechanism[i][j] == net::Mechanism::kHostStaged) {
-        steps.transport[i][j] = NcclTransport::kShm;
-      } else {
-        steps.transport[i][j] = transport_in.path_class[i][j] == net::PathClass::kNvLink ? NcclTransport::kP2pNvLink
-                                                                                         : NcclTransport::kP2pPcie;
-      }
-    }
-  }
-  net::PathClass worst = net::PathClass::kNvLink;
-  double bottleneck = std::numeric_limits<double>::infinity();
-  for (int p = 0; p < n; ++p) {
-    const NcclPathView v = ViewOfPair(topology, router, plan.rank_gpus[p], plan.rank_gpus[(p + 1) % n],
-                                      transport.mechanism[p][(p + 1) % n] == net::Mechanism::kHostStaged, sm);
-    worst = std::max(worst, v.path_class);
-    bottleneck = std::min(bottleneck, v.bandwidth_gbps);
-  }
-  double gpu_link = std::numeric_limits<double>::infinity();
-  const int first_gpu_node = topology.gpus[plan.rank_gpus[0]];
-  for (const net::Link& link : topology.links) {
-    if (link.a == first_gpu_node || link.b == first_gpu_node) {
-      gpu_link = NcclLinkBandwidthGbps(link, topology.cpu_vendor, sm);
-      break;
-    }
-  }
-  const NcclHw hw = worst == net::PathClass::kNvLink ? NcclHw::kNvLink : NcclHw::kPci;
-
-  // Per transport present, the protocol's step cost (NCCL's table for that link type, then the
-  // calibrated costs of that transport); filled once the protocol is known.
-  auto fill_steps = [&](NcclProto proto, NcclAlgo algo) {
-    steps.model.clear();
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j) {
-        if (i == j) continue;
-        const NcclTransport tr = steps.transport[i][j];
-        if (!steps.model.count(tr))
-          steps.model[tr] = ApplyProtocolOverrides(NcclProtocolModel(proto, algo, NcclHwOf(tr)), proto, tr,
-                                                   request.protocol_overrides, static_cast<int>(request.collective));
-      }
-  };
-  // The collective's own base latency: the ring's worst transport.
-  const NcclTransport worst_transport = [&] {
-    NcclTransport w = NcclTransport::kP2pNvLink;
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        if (i != j && static_cast<int>(steps.transport[i][j]) > static_cast<int>(w)) w = steps.transport[i][j];
-    return w;
-  }();
-  plan.worst_transport = worst_transport;
-
-  NcclTuningInput tuning_in;
-  tuning_in.collective = request.collective;
-  tuning_in.num_ranks = n;
-  tuning_in.worst_path = worst;
-  tuning_in.graph.sm = sm;
-  tuning_in.graph.gpu_link_gbps = gpu_link;
-  tuning_in.graph.ring_bottleneck_gbps = bottleneck;
-  tuning_in.graph.min_channels = request.min_channels;
-  tuning_in.graph.max_channels = request.max_channels;
-  if (request.protocol) tuning_in.protos = {*request.protocol};
-
+  plan.rank_gpus = RankGpusOf(topology, request);
+  RETURN_IF_ERROR(CheckRequest(topology, request, plan.rank_gpus));
+  // 1. Transport; 2. NCCL's view of the ring (order = request order) and the transport of every pair.
+  ASSIGN_OR_RETURN(const NcclFabricView view, ViewFabricAsNccl(topology, router, request, plan.rank_gpus));
+  plan.transport = view.transport.reason;
+  plan.worst_transport = view.worst_transport;
+  RETURN_IF_ERROR(CheckAlgorithmImplements(request.algorithm, request.collective));
+  // 3. and 4.: the algorithm's choices and its schedule.
   const Algorithm algo = request.algorithm;
   const bool nccl_algo = algo == Algorithm::kAuto || algo == Algorithm::kRing || algo == Algorithm::kTree;
-  if (request.collective != Collective::kAllReduce &&
-      (algo == Algorithm::kTree || algo == Algorithm::kOneShot || algo == Algorithm::kTwoShot)) {
-    return InvalidArgumentError(std::string("algorithm ") + AlgorithmName(algo) + ": implements allreduce only; for " +
-                                CollectiveName(request.collective) + " use ring or auto");
-  }
-  if (request.collective == Collective::kAllToAll && algo != Algorithm::kDirect && algo != Algorithm::kAuto)
-    return InvalidArgumentError(std::string("algorithm ") + AlgorithmName(algo) +
-                                ": alltoall runs as direct sends (direct or auto)");
-  if (algo == Algorithm::kDirect && request.collective != Collective::kAllToAll)
-    return InvalidArgumentError(
-        "algorithm direct: the all-to-all algorithm; allreduce/allgather/reducescatter use ring, tree, oneshot, "
-        "twoshot or auto");
-
   if (nccl_algo && request.collective != Collective::kAllToAll) {
-    if (algo == Algorithm::kRing) tuning_in.algos = {NcclAlgo::kRing};
-    if (algo == Algorithm::kTree) tuning_in.algos = {NcclAlgo::kTree};
-    if (request.collective != Collective::kAllReduce) tuning_in.algos = {NcclAlgo::kRing};
-    ASSIGN_OR_RETURN(NcclTuningResult tuned, TuneNccl(tuning_in, request.bytes));
-    plan.algorithm = NcclAlgoName(tuned.algo);
-    plan.protocol = NcclProtoName(tuned.proto);
-    plan.channels = request.channels > 0 ? request.channels : std::max(1, tuned.channels);
-    plan.choice = (algo == Algorithm::kAuto ? "NCCL's pick: " : "NCCL's protocol pick: ") + tuned.reason;
-    if (request.channels > 0) plan.choice += "; channels fixed at " + std::to_string(request.channels);
-    const ProtocolModel protocol =
-        ApplyProtocolOverrides(NcclProtocolModel(tuned.proto, tuned.algo, hw), tuned.proto, worst_transport,
-                               request.protocol_overrides, static_cast<int>(request.collective));
-    fill_steps(tuned.proto, tuned.algo);
-    if (tuned.algo == NcclAlgo::kTree) {
-      TreeOptions options;
-      options.order = {};
-      options.channels = plan.channels;
-      options.protocol = protocol;
-      options.mechanism = transport.mechanism;
-      options.steps = steps;
-      RETURN_IF_ERROR(ValidateTreeOptions(n, request.bytes, options));
-      plan.schedule = BuildTreeAllReduce(n, request.bytes, options);
-    } else {
-      RingOptions options;
-      options.channels = plan.channels;
-      options.protocol = protocol;
-      options.mechanism = transport.mechanism;
-      options.steps = steps;
-      RETURN_IF_ERROR(ValidateRingOptions(n, request.bytes, options));
-      switch (request.collective) {
-        case Collective::kAllReduce: plan.schedule = BuildRingAllReduce(n, request.bytes, options); break;
-        case Collective::kAllGather: plan.schedule = BuildRingAllGather(n, request.bytes, options); break;
-        case Collective::kReduceScatter: plan.schedule = BuildRingReduceScatter(n, request.bytes, options); break;
-        case Collective::kAllToAll: break;
-      }
-    }
-    return plan;
+    RETURN_IF_ERROR(PlanNcclAlgorithm(request, view, &plan));
+  } else if (request.collective == Collective::kAllToAll) {
+    RETURN_IF_ERROR(PlanDirectAllToAll(request, view, &plan));
+  } else {
+    RETURN_IF_ERROR(PlanCustomAllReduce(topology, request, &plan));
   }
-
-  if (request.collective == Collective::kAllToAll) {
-    AllToAllOptions options;
-    options.channels = request.channels > 0 ? request.channels : 1;
-    const NcclProto a2a_proto = request.protocol.value_or(NcclProto::kSimple);
-    options.protocol =
-        ApplyProtocolOverrides(NcclProtocolModel(a2a_proto, NcclAlgo::kRing, hw), a2a_proto, worst_transport,
-                               request.protocol_overrides, static_cast<int>(request.collective));
-    options.mechanism = transport.mechanism;
-    fill_steps(a2a_proto, NcclAlgo::kRing);
-    options.steps = steps;
-    RETURN_IF_ERROR(ValidateAllToAllOptions(n, request.bytes, options));
-    plan.schedule = BuildDirectAllToAll(n, request.bytes, options);
-    plan.algorithm = "direct";
-    plan.protocol = options.protocol.name;
-    plan.channels = options.channels;
-    plan.choice = "direct sends to every peer (NCCL send/recv)";
-    return plan;
-  }
-
-  // One-shot / two-shot custom allreduce: pull-based kernel reads of peer memory (cudaIpc).
-  if (request.protocol)
-    return InvalidArgumentError("protocol: applies to NCCL algorithms (ring, tree), not to oneshot/twoshot");
-  CustomAllReduceOptions options;
-  options.blocks = request.custom_blocks;
-  options.launch_delay_ps = request.custom_launch_ps;
-  // Without P2P the kernels can only meet in mapped host memory, which needs staged inputs.
-  options.host_mapped = request.custom_host_mapped || request.p2p_disable;
-  options.stage_input = request.custom_stage_input || options.host_mapped;
-  options.flag_latency_ps = request.custom_flag_latency_ps;
-  options.read_gbps_per_block = request.custom_read_gbps_per_block;
-  RETURN_IF_ERROR(ValidateCustomAllReduceOptions(n, request.bytes, options));
-  if (options.host_mapped) {
-    for (int g : plan.rank_gpus)
-      if (topology.HostMemoryOfSocket(topology.nodes[topology.gpus[g]].socket) < 0)
-        return InvalidArgumentError("custom allreduce through host memory: GPU " + std::to_string(g) +
-                                    "'s socket has no HOST_MEMORY node in '" + topology.name + "'");
-  }
-  plan.schedule = algo == Algorithm::kOneShot ? BuildOneShotAllReduce(n, request.bytes, options)
-                                              : BuildTwoShotAllReduce(n, request.bytes, options);
-  plan.algorithm = AlgorithmName(algo);
-  plan.protocol = "";
-  plan.channels = options.blocks;
-  plan.choice =
-      std::string("custom ") + AlgorithmName(algo) + " allreduce, " + std::to_string(options.blocks) + " blocks, " +
-      (options.host_mapped
-           ? "exchange buffers in mapped host memory" + std::string(request.p2p_disable ? " (P2P disabled)" : "")
-       : options.stage_input ? "inputs staged in exchange buffers, peer reads over P2P"
-                             : "peer reads over P2P");
   return plan;
 }
 

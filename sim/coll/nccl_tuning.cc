@@ -72,6 +72,109 @@ std::string Fmt(double v) {
 
 std::string Name(NcclAlgo a, NcclProto p) { return std::string(NcclAlgoName(a)) + "/" + NcclProtoName(p); }
 
+// Ring: lat = base + nsteps hops; bus from the graph, capped for LL and LL128; alg = bus n / nsteps.
+void EstimateRing(const NcclTuningInput& in, const NcclGraph& g, NcclHw hw, NcclCandidate* c) {
+  const int n = in.num_ranks;
+  const int nsteps = in.collective == Collective::kAllReduce ? 2 * (n - 1) : n - 1;
+  double bus = g.graph_channels * g.bw_intra_gbps;
+  c->latency_us = NcclBaseLatencyUs(c->algo, c->proto) + nsteps * NcclHopLatencyUs(hw, c->algo, c->proto);
+  if (c->proto == NcclProto::kLl) bus = std::min(LlMaxBwGbps(in.graph.sm), 0.5 * bus);
+  if (c->proto == NcclProto::kLl128)
+    bus = std::min(0.92 * bus, g.graph_channels * PerChannelMaxRingLl128BwGbps(in.graph.sm));
+  c->bus_bw_gbps = bus;
+  c->alg_bw_gbps = bus * n / nsteps;
+}
+
+// Tree (one node: a chain): lat = base + 2(n-1) hops; bus capped per channel and protocol, then
+// x 0.85; alg = bus / 2 times the size's correction.
+void EstimateTree(const NcclTuningInput& in, const NcclGraph& g, NcclHw hw, int64_t bytes, NcclCandidate* c) {
+  const int n = in.num_ranks;
+  const NcclProto proto = c->proto;
+  double bus = g.graph_channels * g.bw_intra_gbps;
+  c->latency_us = NcclBaseLatencyUs(c->algo, proto) + 2 * (n - 1) * NcclHopLatencyUs(hw, c->algo, proto);
+  bus = std::min(0.92 * bus, g.graph_channels * PerChannelMaxTreeBwGbps(in.graph.sm));
+  if (proto == NcclProto::kLl) bus = std::min(bus / 3.8, LlMaxBwGbps(in.graph.sm));
+  if (proto == NcclProto::kLl128)
+    bus = std::min(bus * 7.0 / 9.0, g.graph_channels * PerChannelMaxTreeLl128BwGbps(in.graph.sm));
+  bus *= 0.85;
+  c->bus_bw_gbps = bus;
+  double alg = 0.5 * bus;
+  const int log_size = Log2Floor(bytes >> 6);
+  if (in.tree_correction && log_size >= 0 && log_size < 23) {
+    alg *= proto == NcclProto::kLl      ? kTreeCorrectionLl[log_size]
+           : proto == NcclProto::kLl128 ? kTreeCorrectionLl128[log_size]
+                                        : kTreeCorrectionSimple[log_size];
+  }
+  c->alg_bw_gbps = alg;
+}
+
+// LL128 only over NVLink (tuning.cc: typeIntra <= PATH_NVB), Volta or newer.
+bool Ll128Possible(const NcclTuningInput& in) { return in.worst_path == net::PathClass::kNvLink && in.graph.sm >= 70; }
+
+// Every (algorithm, protocol) pair with NCCL's estimate of its time, allowed or not.
+std::vector<NcclCandidate> EstimateCandidates(const NcclTuningInput& in, const NcclGraph& g, int64_t bytes) {
+  const NcclHw hw = in.worst_path == net::PathClass::kNvLink ? NcclHw::kNvLink : NcclHw::kPci;
+  const bool allreduce = in.collective == Collective::kAllReduce;
+  std::vector<NcclCandidate> candidates;
+  for (NcclAlgo algo : {NcclAlgo::kRing, NcclAlgo::kTree}) {
+    for (NcclProto proto : {NcclProto::kLl, NcclProto::kLl128, NcclProto::kSimple}) {
+      NcclCandidate c;
+      c.algo = algo;
+      c.proto = proto;
+      c.allowed = std::count(in.algos.begin(), in.algos.end(), algo) > 0 &&
+                  std::count(in.protos.begin(), in.protos.end(), proto) > 0 && (algo == NcclAlgo::kRing || allreduce) &&
+                  (proto != NcclProto::kLl128 || Ll128Possible(in));
+      if (algo == NcclAlgo::kRing) {
+        EstimateRing(in, g, hw, &c);
+      } else {
+        EstimateTree(in, g, hw, bytes, &c);
+      }
+      c.time_us = c.latency_us + static_cast<double>(bytes) / (1000.0 * c.alg_bw_gbps);
+      candidates.push_back(c);
+    }
+  }
+  return candidates;
+}
+
+// NCCL's selection loop: algorithms in NCCL's order (tree = 0, ring = 1), LL before Simple; a later
+// candidate must be strictly faster. InvalidArgument when none is allowed.
+StatusOr<const NcclCandidate*> PickLikeNccl(const NcclTuningInput& in, const std::vector<NcclCandidate>& candidates) {
+  const NcclCandidate* best = nullptr;
+  for (NcclAlgo algo : {NcclAlgo::kTree, NcclAlgo::kRing}) {
+    for (const NcclCandidate& c : candidates) {
+      if (c.algo != algo || !c.allowed) continue;
+      if (best == nullptr || c.time_us < best->time_us) best = &c;
+    }
+  }
+  if (best != nullptr) return best;
+  const bool only_ll128 =
+      std::all_of(in.protos.begin(), in.protos.end(), [](NcclProto p) { return p == NcclProto::kLl128; });
+  if (only_ll128 && !Ll128Possible(in))
+    return InvalidArgumentError(std::string("protocol LL128: NCCL enables it only when every ring path is NVLink "
+                                            "(tuning.cc: typeIntra <= PATH_NVB); this ring's worst path is ") +
+                                net::PathClassName(in.worst_path) + ": use ll or simple");
+  return InvalidArgumentError(std::string("no allowed NCCL algorithm/protocol for ") + CollectiveName(in.collective) +
+                              " (tree is allreduce only)");
+}
+
+// "picked ring/ll: ring/ll 21.6 us < ring/simple 88.7 us ... (graph; call runs 4 channels x 512 threads)".
+std::string ExplainPick(const NcclTuningResult& result) {
+  std::vector<const NcclCandidate*> ranked;
+  for (const NcclCandidate& c : result.candidates) {
+    if (c.allowed) ranked.push_back(&c);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const NcclCandidate* a, const NcclCandidate* b) { return a->time_us < b->time_us; });
+  std::string reason = "picked " + Name(result.algo, result.proto) + ": ";
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    if (i > 0) reason += ranked[i - 1]->time_us < ranked[i]->time_us ? " < " : " = ";
+    reason += Name(ranked[i]->algo, ranked[i]->proto) + " " + Fmt(ranked[i]->time_us) + " us";
+  }
+  reason += " (" + result.graph.reason + "; call runs " + std::to_string(result.channels) + " channels x " +
+            std::to_string(result.threads) + " threads)";
+  return reason;
+}
+
 }  // namespace
 
 double NcclPcieBandwidthGbps(int pcie_gen, int lanes) {
@@ -135,6 +238,7 @@ StatusOr<NcclGraph> SearchNcclRingGraph(const NcclGraphInput& in) {
   g.bw_intra_gbps = g.search_speed_gbps;
   if (g.bw_intra_gbps >= 25.0) {
     const int dup = std::min(g.graph_channels * 2, search_max);
+    // NOLINTNEXTLINE(bugprone-integer-division): NCCL divides by ceil(new / old) channels, an integer
     g.bw_intra_gbps /= (dup + g.graph_channels - 1) / g.graph_channels;
     g.graph_channels = dup;
   }
@@ -219,89 +323,15 @@ StatusOr<NcclTuningResult> TuneNccl(const NcclTuningInput& in, int64_t bytes) {
   NcclTuningResult result;
   ASSIGN_OR_RETURN(result.graph, SearchNcclRingGraph(in.graph));
   const NcclGraph& g = result.graph;
-  const NcclHw hw = in.worst_path == net::PathClass::kNvLink ? NcclHw::kNvLink : NcclHw::kPci;
-  const bool allreduce = in.collective == Collective::kAllReduce;
-  const int nsteps = allreduce ? 2 * (n - 1) : n - 1;
-  const double ll_max = LlMaxBwGbps(in.graph.sm);
-
-  // LL128 only over NVLink (tuning.cc: typeIntra <= PATH_NVB), Volta or newer.
-  const bool ll128_possible = in.worst_path == net::PathClass::kNvLink && in.graph.sm >= 70;
-  for (NcclAlgo algo : {NcclAlgo::kRing, NcclAlgo::kTree}) {
-    for (NcclProto proto : {NcclProto::kLl, NcclProto::kLl128, NcclProto::kSimple}) {
-      NcclCandidate c;
-      c.algo = algo;
-      c.proto = proto;
-      c.allowed = std::count(in.algos.begin(), in.algos.end(), algo) > 0 &&
-                  std::count(in.protos.begin(), in.protos.end(), proto) > 0 && (algo == NcclAlgo::kRing || allreduce) &&
-                  (proto != NcclProto::kLl128 || ll128_possible);
-      double bus = g.graph_channels * g.bw_intra_gbps;
-      if (algo == NcclAlgo::kRing) {
-        c.latency_us = NcclBaseLatencyUs(algo, proto) + nsteps * NcclHopLatencyUs(hw, algo, proto);
-        if (proto == NcclProto::kLl) bus = std::min(ll_max, 0.5 * bus);
-        if (proto == NcclProto::kLl128)
-          bus = std::min(0.92 * bus, g.graph_channels * PerChannelMaxRingLl128BwGbps(in.graph.sm));
-        c.bus_bw_gbps = bus;
-        c.alg_bw_gbps = bus * n / nsteps;
-      } else {
-        c.latency_us = NcclBaseLatencyUs(algo, proto) + 2 * (n - 1) * NcclHopLatencyUs(hw, algo, proto);
-        bus = std::min(0.92 * bus, g.graph_channels * PerChannelMaxTreeBwGbps(in.graph.sm));
-        if (proto == NcclProto::kLl) bus = std::min(bus / 3.8, ll_max);
-        if (proto == NcclProto::kLl128)
-          bus = std::min(bus * 7.0 / 9.0, g.graph_channels * PerChannelMaxTreeLl128BwGbps(in.graph.sm));
-        bus *= 0.85;
-        c.bus_bw_gbps = bus;
-        double alg = 0.5 * bus;
-        const int log_size = Log2Floor(bytes >> 6);
-        if (in.tree_correction && log_size >= 0 && log_size < 23) {
-          alg *= proto == NcclProto::kLl      ? kTreeCorrectionLl[log_size]
-                 : proto == NcclProto::kLl128 ? kTreeCorrectionLl128[log_size]
-                                              : kTreeCorrectionSimple[log_size];
-        }
-        c.alg_bw_gbps = alg;
-      }
-      c.time_us = c.latency_us + static_cast<double>(bytes) / (1000.0 * c.alg_bw_gbps);
-      result.candidates.push_back(c);
-    }
-  }
-  // NCCL's selection loop: algorithms in NCCL's order (tree = 0, ring = 1), LL before Simple.
-  const NcclCandidate* best = nullptr;
-  for (NcclAlgo algo : {NcclAlgo::kTree, NcclAlgo::kRing}) {
-    for (const NcclCandidate& c : result.candidates) {
-      if (c.algo != algo || !c.allowed) continue;
-      if (best == nullptr || c.time_us < best->time_us) best = &c;
-    }
-  }
-  if (best == nullptr) {
-    const bool only_ll128 =
-        std::all_of(in.protos.begin(), in.protos.end(), [](NcclProto p) { return p == NcclProto::kLl128; });
-    if (only_ll128 && !ll128_possible)
-      return InvalidArgumentError(std::string("protocol LL128: NCCL enables it only when every ring path is NVLink "
-                                              "(tuning.cc: typeIntra <= PATH_NVB); this ring's worst path is ") +
-                                  net::PathClassName(in.worst_path) + ": use ll or simple");
-    return InvalidArgumentError(std::string("no allowed NCCL algorithm/protocol for ") + CollectiveName(in.collective) +
-                                " (tree is allreduce only)");
-  }
+  result.candidates = EstimateCandidates(in, g, bytes);
+  ASSIGN_OR_RETURN(const NcclCandidate* best, PickLikeNccl(in, result.candidates));
   result.algo = best->algo;
   result.proto = best->proto;
   result.time_us = best->time_us;
   const NcclCallShape shape = ShrinkNcclChannels(best->algo, best->proto, n, g.comm_channels, bytes);
   result.channels = NcclChannelsUsed(in.collective, best->proto, n, shape.channels, g.comm_channels, bytes);
   result.threads = shape.threads;
-
-  std::vector<const NcclCandidate*> ranked;
-  for (const NcclCandidate& c : result.candidates) {
-    if (c.allowed) ranked.push_back(&c);
-  }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const NcclCandidate* a, const NcclCandidate* b) { return a->time_us < b->time_us; });
-  std::string reason = "picked " + Name(result.algo, result.proto) + ": ";
-  for (size_t i = 0; i < ranked.size(); ++i) {
-    if (i > 0) reason += ranked[i - 1]->time_us < ranked[i]->time_us ? " < " : " = ";
-    reason += Name(ranked[i]->algo, ranked[i]->proto) + " " + Fmt(ranked[i]->time_us) + " us";
-  }
-  reason += " (" + g.reason + "; call runs " + std::to_string(result.channels) + " channels x " +
-            std::to_string(result.threads) + " threads)";
-  result.reason = reason;
+  result.reason = ExplainPick(result);
   return result;
 }
 

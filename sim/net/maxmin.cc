@@ -20,16 +20,28 @@ std::vector<double> SolveMaxMin(const MaxMinProblem& problem) {
 void MaxMinSolver::Solve(const std::vector<double>& capacity, const std::vector<MaxMinFlowView>& flows,
                          std::vector<double>* rates) {
   const int num_resources = static_cast<int>(capacity.size());
-  const int num_flows = static_cast<int>(flows.size());
-  rates->assign(num_flows, 0.0);
-  std::vector<double>& rate = *rates;
+  rates->assign(flows.size(), 0.0);
+  GrowScratch(num_resources);
+  for (double c : capacity) SPECSIM_CHECK_GE(c, 0.0);
+  const int active = CountCrossings(flows, num_resources, rates);
+  ListFlowsOnResources(capacity, flows);
+  FillProgressively(capacity, flows, active, rates);
+}
+
+// Solve's steps are forced inline into it: this is the fabric's hot path (every instant flows start
+// or end), and out of line the calls cost up to 1.4% more instructions per solve (callgrind).
+[[gnu::always_inline]] inline void MaxMinSolver::GrowScratch(int num_resources) {
   if (static_cast<int>(unfrozen_on_.size()) < num_resources) {
     unfrozen_on_.resize(num_resources, 0);
     remaining_.resize(num_resources, 0.0);
     first_flow_.resize(num_resources, 0);
     flow_count_.resize(num_resources, 0);
   }
-  for (double c : capacity) SPECSIM_CHECK_GE(c, 0.0);
+}
+
+[[gnu::always_inline]] inline int MaxMinSolver::CountCrossings(const std::vector<MaxMinFlowView>& flows,
+                                                               int num_resources, std::vector<double>* rates) {
+  const int num_flows = static_cast<int>(flows.size());
   frozen_.assign(num_flows, 0);
   in_use_.clear();
   capped_.clear();
@@ -38,7 +50,7 @@ void MaxMinSolver::Solve(const std::vector<double>& capacity, const std::vector<
     const MaxMinFlowView& f = flows[i];
     SPECSIM_CHECK_GE(f.cap, 0.0);
     if (f.num_resources == 0 && std::isinf(f.cap)) {
-      rate[i] = f.cap;
+      (*rates)[i] = f.cap;
       frozen_[i] = 1;
       continue;
     }
@@ -50,6 +62,11 @@ void MaxMinSolver::Solve(const std::vector<double>& capacity, const std::vector<
     if (!std::isinf(f.cap)) capped_.push_back(i);
     ++active;
   }
+  return active;
+}
+
+[[gnu::always_inline]] inline void MaxMinSolver::ListFlowsOnResources(const std::vector<double>& capacity,
+                                                                      const std::vector<MaxMinFlowView>& flows) {
   // The flows on each resource in use, as one array (a flow crossing a resource twice is listed
   // twice; freezing is idempotent).
   int total = 0;
@@ -60,6 +77,7 @@ void MaxMinSolver::Solve(const std::vector<double>& capacity, const std::vector<
     remaining_[r] = capacity[r];
   }
   flows_on_.resize(total);
+  const int num_flows = static_cast<int>(flows.size());
   for (int i = 0; i < num_flows; ++i) {
     if (frozen_[i]) continue;
     for (int k = 0; k < flows[i].num_resources; ++k) {
@@ -67,7 +85,12 @@ void MaxMinSolver::Solve(const std::vector<double>& capacity, const std::vector<
       flows_on_[first_flow_[r] + flow_count_[r]++] = i;
     }
   }
+}
 
+[[gnu::always_inline]] inline void MaxMinSolver::FillProgressively(const std::vector<double>& capacity,
+                                                                   const std::vector<MaxMinFlowView>& flows, int active,
+                                                                   std::vector<double>* rates) {
+  std::vector<double>& rate = *rates;
   double level = 0.0;
   auto freeze = [&](int i) {
     if (frozen_[i]) return;

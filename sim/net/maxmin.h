@@ -49,6 +49,18 @@ class MaxMinSolver {
   void Solve(const std::vector<double>& capacity, const std::vector<MaxMinFlowView>& flows, std::vector<double>* rates);
 
  private:
+  // The steps of a solve, in order. Sizes the per-resource scratch (it only grows).
+  void GrowScratch(int num_resources);
+  // Counts each resource's crossings (unfrozen_on_, in_use_) and lists the capped flows; a flow
+  // with neither resources nor cap gets +infinity at once. Returns the flows left to fill.
+  int CountCrossings(const std::vector<MaxMinFlowView>& flows, int num_resources, std::vector<double>* rates);
+  // Each resource in use: its flows (flows_on_) and its capacity left (remaining_).
+  void ListFlowsOnResources(const std::vector<double>& capacity, const std::vector<MaxMinFlowView>& flows);
+  // Raises the `active` unfrozen flows together, freezing them at their caps and at saturated
+  // resources, until none is left.
+  void FillProgressively(const std::vector<double>& capacity, const std::vector<MaxMinFlowView>& flows, int active,
+                         std::vector<double>* rates);
+
   std::vector<double> remaining_;  // per resource
   std::vector<int> unfrozen_on_;   // per resource: unfrozen crossings (zero between solves)
   std::vector<int> first_flow_;    // per resource in use: its flows are flows_on_[first, first + count)

@@ -124,6 +124,92 @@ StatusOr<LoadedScenario> LoadScenario(const std::string& path_in, const std::vec
   return BuildScenario(std::move(scenario), path, overrides, calibration_path);
 }
 
+namespace {
+
+// The target model and how it is split over the box's GPUs. `where`: "path: " for messages.
+Status SetTargetAndParallelism(const config::Scenario& s, const std::string& where, const net::Topology& topology,
+                               llm::DecodeSetup* setup) {
+  ASSIGN_OR_RETURN(setup->target, io::LoadModelFile(s.model()));
+  setup->parallel.tp = s.parallelism().tensor_parallel();
+  setup->parallel.ep = std::max(1, s.parallelism().expert_parallel());
+  setup->gpus.assign(s.parallelism().gpus().begin(), s.parallelism().gpus().end());
+  if (setup->parallel.tp > topology.num_gpus())
+    return InvalidArgumentError(where + "parallelism.tensor_parallel = " + std::to_string(setup->parallel.tp) + ": '" +
+                                topology.name + "' has only " + std::to_string(topology.num_gpus()) + " GPUs");
+  return OkStatus();
+}
+
+// Batch, context, data types and CUDA graphs of the `serving` block.
+Status SetServing(const config::Serving& sv, const std::string& where, llm::DecodeSetup* setup) {
+  setup->batch = sv.batch_size();
+  setup->context_length = sv.context_length();
+  ASSIGN_OR_RETURN(setup->weight_dtype, ToDType(sv.weight_dtype(), where + "serving.weight_dtype"));
+  ASSIGN_OR_RETURN(setup->activation_dtype, ToDType(sv.activation_dtype(), where + "serving.activation_dtype"));
+  ASSIGN_OR_RETURN(setup->kv_dtype, ToDType(sv.kv_cache_dtype(), where + "serving.kv_cache_dtype"));
+  if (sv.expert_weight_dtype() != config::DTYPE_UNSPECIFIED) {
+    ASSIGN_OR_RETURN(compute::DType e, ToDType(sv.expert_weight_dtype(), where + "serving.expert_weight_dtype"));
+    setup->expert_weight_dtype = e;
+  }
+  setup->cuda_graphs = sv.cuda_graphs();
+  return OkStatus();
+}
+
+// A calibration file's compute, fabric, NCCL and host parts applied to the loaded scenario, with a
+// warning when it was fitted on another box.
+Status ApplyCalibrationFile(const std::string& calib, LoadedScenario* loaded) {
+  llm::DecodeSetup& setup = loaded->setup;
+  ASSIGN_OR_RETURN(io::ConfigText text, io::ReadConfigFile(calib));
+  ASSIGN_OR_RETURN(config::Calibration c, io::ParseTextProto<config::Calibration>(text.text, text.display_name));
+  RETURN_IF_ERROR(io::CheckFiniteNumbers(c, text.display_name));
+  if (loaded->topology->num_gpus() > 0) {
+    const std::string warning = calib::CalibrationWarning(c, text.display_name, loaded->topology->gpu_spec(0).name,
+                                                          loaded->topology->num_gpus());
+    if (!warning.empty()) loaded->warnings.push_back(warning);
+  }
+  setup.compute = compute::ApplyCalibration(setup.compute, c.compute());
+  RETURN_IF_ERROR(compute::ValidateComputeParams(setup.compute).WithPrefix(text.display_name));
+  // The fabric part (copy engines, copy setup, outstanding read bytes, host-link rate) changes the
+  // scenario's hardware: a calibration belongs to the box its trace was measured on.
+  RETURN_IF_ERROR(calib::ApplyFabricCalibration(c.fabric(), loaded->topology.get()).WithPrefix(text.display_name));
+  // NCCL's per-step costs, per protocol and per (transport, protocol[, op]) with their channel
+  // rates: what the 2-GPU fits write. (The custom-allreduce values are fitted on specsim-validate's
+  // own kernels, not on a serving framework's: they stay with compare.)
+  auto overrides = calib::ProtocolOverridesFromProto(c.nccl());
+  if (!overrides.ok()) return overrides.status().WithPrefix(text.display_name + ": nccl");
+  setup.allreduce.protocol_overrides = *overrides;
+  // The ranks' host costs (issue per op class, graph launch, sync wake, natural jitter).
+  setup.driver = calib::DriverHostOf(calib::ApplyCalibrationProto(calib::CalibParams{}, c).host);
+  return OkStatus();
+}
+
+// The speculation method, its shape, the acceptance model for that shape and the EAGLE-3 draft.
+Status SetSpeculation(const config::Speculation& sp, const std::string& where, llm::DecodeSetup* setup) {
+  llm::SpeculationSettings& spec = setup->speculation;
+  switch (sp.method()) {
+    case config::Speculation::EAGLE3: spec.method = llm::SpeculationMethod::kEagle3; break;
+    case config::Speculation::MTP: spec.method = llm::SpeculationMethod::kMtp; break;
+    default: spec.method = llm::SpeculationMethod::kNone; break;
+  }
+  if (spec.method == llm::SpeculationMethod::kNone) return OkStatus();
+  spec.num_steps = sp.num_steps();
+  spec.topk = sp.topk();
+  spec.num_draft_tokens = sp.num_draft_tokens();
+  spec.seed = sp.seed();
+  spec.cycles = sp.cycles() > 0 ? sp.cycles() : 1000;
+  auto acceptance = llm::AcceptanceForShape(AcceptanceDataOf(sp), spec.num_steps, spec.topk, spec.num_draft_tokens);
+  if (!acceptance.ok()) return acceptance.status().WithPrefix(where + "speculation");
+  spec.acceptance = acceptance->model;
+  spec.acceptance_basis = acceptance->basis;
+  spec.acceptance_upper_bound = acceptance->upper_bound;
+  if (spec.method == llm::SpeculationMethod::kEagle3) {
+    ASSIGN_OR_RETURN(llm::ModelSpec draft, io::LoadModelFile(sp.draft_model()));
+    setup->draft = draft;
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::string& name,
                                        const std::vector<std::string>& overrides, const std::string& calibration_path) {
   LoadedScenario loaded;
@@ -140,25 +226,8 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
   loaded.topology = std::make_unique<net::Topology>(std::move(topology));
   llm::DecodeSetup& setup = loaded.setup;
   setup.topology = loaded.topology.get();
-  ASSIGN_OR_RETURN(setup.target, io::LoadModelFile(s.model()));
-  setup.parallel.tp = s.parallelism().tensor_parallel();
-  setup.parallel.ep = std::max(1, s.parallelism().expert_parallel());
-  setup.gpus.assign(s.parallelism().gpus().begin(), s.parallelism().gpus().end());
-  if (setup.parallel.tp > loaded.topology->num_gpus())
-    return InvalidArgumentError(where + "parallelism.tensor_parallel = " + std::to_string(setup.parallel.tp) + ": '" +
-                                loaded.topology->name + "' has only " + std::to_string(loaded.topology->num_gpus()) +
-                                " GPUs");
-  const config::Serving& sv = s.serving();
-  setup.batch = sv.batch_size();
-  setup.context_length = sv.context_length();
-  ASSIGN_OR_RETURN(setup.weight_dtype, ToDType(sv.weight_dtype(), where + "serving.weight_dtype"));
-  ASSIGN_OR_RETURN(setup.activation_dtype, ToDType(sv.activation_dtype(), where + "serving.activation_dtype"));
-  ASSIGN_OR_RETURN(setup.kv_dtype, ToDType(sv.kv_cache_dtype(), where + "serving.kv_cache_dtype"));
-  if (sv.expert_weight_dtype() != config::DTYPE_UNSPECIFIED) {
-    ASSIGN_OR_RETURN(compute::DType e, ToDType(sv.expert_weight_dtype(), where + "serving.expert_weight_dtype"));
-    setup.expert_weight_dtype = e;
-  }
-  setup.cuda_graphs = sv.cuda_graphs();
+  RETURN_IF_ERROR(SetTargetAndParallelism(s, where, *loaded.topology, &setup));
+  RETURN_IF_ERROR(SetServing(s.serving(), where, &setup));
   setup.framework = framework;
   setup.pacing_seed = s.speculation().seed() + 1;
   auto choice = AllreduceChoice(s.communication());
@@ -167,56 +236,11 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
 
   // Compute parameters: documented defaults, then the calibration file (flag beats scenario).
   const std::string calib = !calibration_path.empty() ? calibration_path : s.calibration();
-  if (!calib.empty()) {
-    ASSIGN_OR_RETURN(io::ConfigText text, io::ReadConfigFile(calib));
-    ASSIGN_OR_RETURN(config::Calibration c, io::ParseTextProto<config::Calibration>(text.text, text.display_name));
-    RETURN_IF_ERROR(io::CheckFiniteNumbers(c, text.display_name));
-    if (loaded.topology->num_gpus() > 0) {
-      const std::string warning = calib::CalibrationWarning(c, text.display_name, loaded.topology->gpu_spec(0).name,
-                                                            loaded.topology->num_gpus());
-      if (!warning.empty()) loaded.warnings.push_back(warning);
-    }
-    setup.compute = compute::ApplyCalibration(setup.compute, c.compute());
-    RETURN_IF_ERROR(compute::ValidateComputeParams(setup.compute).WithPrefix(text.display_name));
-    // The fabric part (copy engines, copy setup, outstanding read bytes, host-link rate) changes the
-    // scenario's hardware: a calibration belongs to the box its trace was measured on.
-    RETURN_IF_ERROR(calib::ApplyFabricCalibration(c.fabric(), loaded.topology.get()).WithPrefix(text.display_name));
-    // NCCL's per-step costs, per protocol and per (transport, protocol[, op]) with their channel
-    // rates: what the 2-GPU fits write. (The custom-allreduce values are fitted on specsim-validate's
-    // own kernels, not on a serving framework's: they stay with compare.)
-    auto overrides = calib::ProtocolOverridesFromProto(c.nccl());
-    if (!overrides.ok()) return overrides.status().WithPrefix(text.display_name + ": nccl");
-    setup.allreduce.protocol_overrides = *overrides;
-    // The ranks' host costs (issue per op class, graph launch, sync wake, natural jitter).
-    setup.driver = calib::DriverHostOf(calib::ApplyCalibrationProto(calib::CalibParams{}, c).host);
-  }
+  if (!calib.empty()) RETURN_IF_ERROR(ApplyCalibrationFile(calib, &loaded));
   RETURN_IF_ERROR(ChooseAttentionCosts(s.attention_costs(), framework, setup.target.is_mla(), calib, &setup.compute,
                                        &loaded.warnings)
                       .WithPrefix(loaded.path));
-
-  const config::Speculation& sp = s.speculation();
-  llm::SpeculationSettings& spec = setup.speculation;
-  switch (sp.method()) {
-    case config::Speculation::EAGLE3: spec.method = llm::SpeculationMethod::kEagle3; break;
-    case config::Speculation::MTP: spec.method = llm::SpeculationMethod::kMtp; break;
-    default: spec.method = llm::SpeculationMethod::kNone; break;
-  }
-  if (spec.method != llm::SpeculationMethod::kNone) {
-    spec.num_steps = sp.num_steps();
-    spec.topk = sp.topk();
-    spec.num_draft_tokens = sp.num_draft_tokens();
-    spec.seed = sp.seed();
-    spec.cycles = sp.cycles() > 0 ? sp.cycles() : 1000;
-    auto acceptance = llm::AcceptanceForShape(AcceptanceDataOf(sp), spec.num_steps, spec.topk, spec.num_draft_tokens);
-    if (!acceptance.ok()) return acceptance.status().WithPrefix(where + "speculation");
-    spec.acceptance = acceptance->model;
-    spec.acceptance_basis = acceptance->basis;
-    spec.acceptance_upper_bound = acceptance->upper_bound;
-    if (spec.method == llm::SpeculationMethod::kEagle3) {
-      ASSIGN_OR_RETURN(llm::ModelSpec draft, io::LoadModelFile(sp.draft_model()));
-      setup.draft = draft;
-    }
-  }
+  RETURN_IF_ERROR(SetSpeculation(s.speculation(), where, &setup));
   return loaded;
 }
 

@@ -7,6 +7,7 @@
 #include "sim/compute/kernel_cost.h"
 #include "sim/llm/experts.h"
 #include "sim/llm/test_models.h"
+#include "sim/net/topology.h"
 
 namespace specsim::llm {
 namespace {

@@ -118,9 +118,8 @@ std::vector<int> LocalCpusOfPciDevice(const std::string& pci_bus_id) {
 
 ScopedCpuPin::ScopedCpuPin(int cpu) {
   if (cpu < 0) return;
-  cpu_set_t old_set;
-  CPU_ZERO(&old_set);
-  if (int e = pthread_getaffinity_np(pthread_self(), sizeof(old_set), &old_set); e != 0) {
+  CPU_ZERO(&saved_);
+  if (int e = pthread_getaffinity_np(pthread_self(), sizeof(saved_), &saved_); e != 0) {
     status_ = Internal("pthread_getaffinity_np: " + std::string(std::strerror(e)));
     return;
   }
@@ -131,16 +130,11 @@ ScopedCpuPin::ScopedCpuPin(int cpu) {
     status_ = Internal("pinning a rank thread to CPU " + std::to_string(cpu) + ": " + std::strerror(e));
     return;
   }
-  saved_.resize(sizeof(old_set));
-  std::memcpy(saved_.data(), &old_set, sizeof(old_set));
   restore_ = true;
 }
 
 ScopedCpuPin::~ScopedCpuPin() {
-  if (!restore_) return;
-  cpu_set_t old_set;
-  std::memcpy(&old_set, saved_.data(), sizeof(old_set));
-  pthread_setaffinity_np(pthread_self(), sizeof(old_set), &old_set);
+  if (restore_) pthread_setaffinity_np(pthread_self(), sizeof(saved_), &saved_);
 }
 
 }  // namespace specsim::validate

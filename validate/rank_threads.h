@@ -13,6 +13,8 @@
 // LocalCpusOfPciDevice read Linux sysfs.
 #pragma once
 
+#include <sched.h>
+
 #include <string>
 #include <vector>
 
@@ -58,7 +60,7 @@ class ScopedCpuPin {
 
  private:
   bool restore_ = false;
-  std::vector<unsigned char> saved_;  // the earlier cpu_set_t, as bytes
+  cpu_set_t saved_;  // the earlier mask
   Status status_;
 };
 

@@ -94,6 +94,9 @@ Status WriteSvg(const std::string& path, const std::vector<calib::ItemResult>& i
   return io::WriteFileAtomically(path, calib::ScatterSvg(items, title));
 }
 
+// "seed 1" or "seeds 1..N": the seeds a hold-out summary is over.
+std::string SeedsLabel(int seeds) { return seeds == 1 ? "seed 1" : fmt::format("seeds 1..{}", seeds); }
+
 void PrintHoldoutSeedsJson(const CompareFlags& flags, const calib::HoldoutSummary& summary,
                            const std::vector<calib::SuiteStats>& regimes, const std::vector<calib::ShapeGroup>& shapes,
                            std::ostream& out) {
@@ -124,7 +127,7 @@ void PrintHoldoutSeedsText(const CompareFlags& flags, const CalibInputs& in, con
                            const std::vector<calib::SuiteStats>& regimes, const std::vector<calib::ShapeGroup>& shapes,
                            const std::string& data, const std::string& start, std::ostream& out) {
   const calib::ComparisonResult& first = summary.per_seed[0];
-  const std::string seeds = flags.seeds == 1 ? "seed 1" : fmt::format("seeds 1..{}", flags.seeds);
+  const std::string seeds = SeedsLabel(flags.seeds);
   out << fmt::format("specsim compare {}: hardware {}, {}{}\n", flags.trace, in.hardware_source, data, start);
   const std::string heading =
       flags.seeds == 1 ? std::string("\nheld-out items (seed 1):\n")
@@ -156,7 +159,7 @@ int CompareOverSeeds(const CompareFlags& flags, const CalibInputs& in, const std
     err << "specsim compare: " << flags.trace << ": " << summary.status().message() << "\n";
     return 2;
   }
-  const std::string seeds = flags.seeds == 1 ? "seed 1" : fmt::format("seeds 1..{}", flags.seeds);
+  const std::string seeds = SeedsLabel(flags.seeds);
   const std::string data = fmt::format("fitted on {:.0f}% of {}'s items, errors on the held-out {:.0f}%, {}",
                                        100 * (1 - flags.holdout), flags.trace, 100 * flags.holdout, seeds);
   const calib::ComparisonResult& first = summary->per_seed[0];

@@ -1,5 +1,5 @@
 // Attention kernels per implementation (fitters.h): the geometry of compute/attention_cost.h's
-// kernel (SpecsimValidateKernel) with its costs fitted by Nelder-Mead on the squared log errors of
+// kernel (AttentionKernelOfName) with its costs fitted by Nelder-Mead on the squared log errors of
 //   main  = ramp + max(rounds (block_ns + block_row_latency_ns valid_rows), sm_blocks block_row_ns valid_rows)
 //                + max(KV_bytes / (bw e_m), sm_blocks kv_tiles (tile_ns + row_ns rows_per_block),
 //                      rounds kv_tiles (tile_latency_ns + row_latency_ns rows_per_block))
@@ -20,6 +20,7 @@
 #include "sim/calib/nelder_mead.h"
 #include "sim/calib/predictors.h"
 #include "sim/compute/kernel_cost.h"
+#include "sim/compute/profiled_attention.h"
 
 namespace specsim::calib {
 namespace {
@@ -75,11 +76,14 @@ std::vector<AttentionRow> AttentionRows(const FitContext& c, const std::vector<c
     const compute::Kernel k = KernelOfItem(*it).kernel;
     const double ns = MeasuredNs(*it);
     const double main_ns = it->attention().main_kernel_median_us() * 1e3;
+    // A profiler's kernel durations are device time: no gap to take off (a profiled merge row is
+    // the reduction kernel alone).
+    const double gap = KernelTimeOnly(*it) ? 0.0 : gap_ns;
     if (main_ns > 0 && main_ns < ns) {
-      rows.push_back({k.attention, std::max(1.0, main_ns - gap_ns), kMain});
+      rows.push_back({k.attention, std::max(1.0, main_ns - gap), kMain});
       rows.push_back({k.attention, ns - main_ns, kMerge});
     } else {
-      rows.push_back({k.attention, std::max(1.0, ns - gap_ns), kWhole});
+      rows.push_back({k.attention, std::max(1.0, ns - gap), kWhole});
     }
   }
   return rows;
@@ -195,12 +199,13 @@ void RecordAttention(FitContext& c, const std::string& pre, const compute::Atten
     c.result.fitted.push_back({pre + "." + field, unit, value, residual, points});
 }
 
-// One implementation: its geometry (SpecsimValidateKernel) with the costs so far as the start, the
+// One implementation: its geometry (AttentionKernelOfName: specsim-validate's kernels and those
+// a profile names) with the costs so far as the start, the
 // fit, the costs driven towards zero written as 0, recorded and set.
 void FitAttentionImplementation(FitContext& c, const std::string& name, const std::vector<const trace::Item*>& its) {
   const net::GpuSpec& gpu = c.topology.gpu_spec(0);
   compute::ComputeParams& cp = c.result.params.compute;
-  auto geometry = compute::SpecsimValidateKernel(name);
+  auto geometry = compute::AttentionKernelOfName(name);
   if (!geometry.ok()) {
     c.result.not_fitted.push_back("compute.attention." + name + ": " + geometry.status().message());
     return;

@@ -38,7 +38,11 @@ double TimedKernelNs(const compute::KernelCostModel& cost, const BenchParams& be
   return std::max(p.launch_overhead_eager_ns + p.kernel_floor_ns, device_ns + TimedCallGapNs(cost, bench));
 }
 
-bool KernelTimeOnly(const trace::Item& item) { return item.has_gemm() && item.gemm().kernel_time_only(); }
+bool KernelTimeOnly(const trace::Item& item) {
+  return (item.has_gemm() && item.gemm().kernel_time_only()) ||
+         (item.has_attention() && item.attention().kernel_time_only()) ||
+         (item.has_rmsnorm() && item.rmsnorm().kernel_time_only());
+}
 
 bool TimedKernelHostBound(const compute::KernelCostModel& cost, const BenchParams& bench, double device_ns) {
   const compute::ComputeParams& p = cost.params();
@@ -379,6 +383,7 @@ Prediction Predictor::PredictKernel(const trace::Item& item) const {
         const double device_ns = compute::AttentionTime(*impl, k.kernel.attention, topology_.gpu_spec(gpu).sm_count,
                                                         topology_.gpu_spec(gpu).memory_bandwidth_gbps)
                                      .total_ns();
+        if (KernelTimeOnly(item)) return Us(device_ns);
         return Us(TimedKernelNs(*cost, params_.bench, device_ns));
       }
     }
@@ -391,6 +396,7 @@ Prediction Predictor::PredictKernel(const trace::Item& item) const {
     const double e_c = cost->ComputeEfficiency(k.kernel);
     if (k.kernel.flops > 0 && e_c > 0)
       device = std::max(device, k.kernel.flops / (cost->PeakTflops(k.kernel.math_dtype) * 1e3 * e_c));
+    if (KernelTimeOnly(item)) return Us(device);
     return Us(TimedKernelNs(*cost, params_.bench, device));
   }
   const double device_ns = NanosFromPicos(cost->KernelTime(k.kernel));
@@ -555,7 +561,8 @@ void UseFittedAttentionImplementation(const compute::ComputeParams& calibrated, 
                                       std::vector<compute::AttentionImplementation>* verify) {
   if (const compute::AttentionImplementation* a = calibrated.FindAttentionImplementation(name)) {
     compute::AttentionImplementation loop = *a;
-    loop.max_splits = 32;  // validate/decode_suite.cc kMaxSplits: the loop's workspace
+    // validate/decode_suite.cc kMaxSplits: the loop's workspace (a profiled kernel keeps its own policy).
+    if (compute::SpecsimValidateKernel(name).ok()) loop.max_splits = 32;
     *decode = {loop};
     *verify = {loop};
   }

@@ -73,7 +73,8 @@ double TimedKernelNs(const compute::KernelCostModel& cost, const BenchParams& be
 bool TimedKernelHostBound(const compute::KernelCostModel& cost, const BenchParams& bench, double device_ns);
 // The gap of the law above: bench.timed_call_gap_ns, else the cost model's eager device gap.
 double TimedCallGapNs(const compute::KernelCostModel& cost, const BenchParams& bench);
-// True for a single-kernel item that a profiler timed (GemmParams.kernel_time_only): its
+// True for a single-kernel item that a profiler timed (kernel_time_only of its GEMM, attention or
+// RMSNorm parameters): its
 // measurement is the kernels' device time; the timed-call law above does not apply.
 bool KernelTimeOnly(const trace::Item& item);
 

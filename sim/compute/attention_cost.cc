@@ -63,14 +63,17 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
                 call.context >= 1 && sm_count >= 1 && call.splits >= 0)
       << impl.name;
   AttentionGeometry g;
-  const int64_t group = std::max<int64_t>(1, call.q_heads / call.kv_heads);
+  // Rows of one block's stream: the G heads of a KV head times the query tokens, or one head's
+  // query tokens when every query head has its own blocks.
+  const int64_t group = impl.per_head_blocks ? 1 : std::max<int64_t>(1, call.q_heads / call.kv_heads);
+  const int64_t streams = impl.per_head_blocks ? call.q_heads : call.kv_heads;
   const int64_t rows = group * call.query_tokens;
   g.rows_padded = CeilDiv(rows, impl.row_tile) * impl.row_tile;
   g.rows_per_block = impl.row_tile;
   while (g.rows_per_block < g.rows_padded && g.rows_per_block * 2 <= impl.max_rows_per_block) g.rows_per_block *= 2;
   g.rows_per_block = std::min<int64_t>(g.rows_per_block, impl.max_rows_per_block);
   g.row_blocks = CeilDiv(g.rows_padded, g.rows_per_block);
-  const int64_t pre_split = call.seqs * call.kv_heads * g.row_blocks;
+  const int64_t pre_split = call.seqs * streams * g.row_blocks;
   if (call.splits > 0) {
     g.splits = call.splits;
   } else {
@@ -139,16 +142,20 @@ StatusOr<AttentionImplementation> SpecsimValidateKernel(const std::string& name)
   }
   if (name == "flash_mla") {
     // validate/flash_mla_kernels.cu: MLA's latent cache (576 / 512), the heads x query tokens of a
-    // sequence in 16-row mma tiles, one tile per block of 4 warps, 32-token tiles double-buffered in
-    // 93 KiB of shared memory -> two resident blocks per SM (168 registers, sm_90; measured by
-    // validate_gpu_test FlashMlaResidentBlocksAsTheModelAssumes); validate/attention.cc: splits for
-    // at most 2 blocks per SM (rounded down: one full round), >= 128 tokens each; the merge pass one
-    // block per (query row, head) and 128 of the 512 values.
+    // sequence in 16-row mma tiles, one tile per block of 4 warps, Q held in registers (255 per
+    // thread, sm_90), 32-token K tiles double-buffered in 74 KiB of shared memory -> two resident
+    // blocks per SM (registers; measured by validate_gpu_test FlashMlaResidentBlocksAsTheModelAssumes);
+    // a split takes every splits-th tile (interleaved), so its busiest block walks ceil(tiles /
+    // splits) tiles, which kv_tiles states or exceeds by at most one; validate/attention.cc: splits
+    // for at most 2 blocks per SM (rounded down: one full round), >= 128 tokens each. The merge pass
+    // (FlashMlaCombineKernel): one block of 256 threads per (query row, head) over all 512 values,
+    // at most 4 resident per SM (registers).
     impl.row_tile = 16;
     impl.max_rows_per_block = 16;
     impl.kv_tile_tokens = 32;
     impl.blocks_per_sm = 2;
-    impl.combine_value_blocks = 4;
+    impl.combine_value_blocks = 1;
+    impl.combine_blocks_per_sm = 4;
     impl.split_blocks_per_sm = 2;
     impl.splits_round_down = true;
     impl.min_split_tokens = 128;

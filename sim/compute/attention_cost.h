@@ -8,7 +8,8 @@
 // a second kernel merges the partials, one block per (query row, head). Geometry
 // (AttentionGeometry):
 //
-//   rows_padded     = ceil(G q / row_tile) * row_tile
+//   rows_padded     = ceil(G q / row_tile) * row_tile   (per_head_blocks: G = 1 and the query
+//                     heads take the KV heads' place in `blocks`)
 //   rows_per_block  = min(max_rows_per_block, smallest row_tile * 2^i >= rows_padded)
 //   row_blocks      = ceil(rows_padded / rows_per_block)
 //   splits          = the item's, else clamp(ceil(split_blocks_per_sm * SMs / (seqs kv_heads row_blocks)),
@@ -73,6 +74,9 @@ struct AttentionImplementation {
   int max_splits = 0;              // 0: no limit
   int combine_blocks_per_sm = 16;  // the merge pass: one block per (query row, head)
   int combine_value_blocks = 1;    // ... and per 128 output values (MLA's 512: 4)
+  // Each query head its own blocks (FlashAttention-2, cuDNN's SDPA): rows are the head's q query
+  // tokens and blocks multiply by the query heads; false: the G heads of a KV head share its rows.
+  bool per_head_blocks = false;
   // Costs (ns), fitted by `specsim calibrate` per implementation.
   double ramp_ns = 5000;
   double memory_efficiency = 0.8;  // of the GPU's memory bandwidth, streaming the cache

@@ -72,6 +72,7 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
     a.split_blocks_per_sm = ac.split_blocks_per_sm();
     a.splits_round_down = ac.splits_round_down();
     a.combine_value_blocks = std::max(1, ac.combine_value_blocks());
+    a.per_head_blocks = ac.per_head_blocks();
     a.min_split_tokens = ac.min_split_tokens();
     a.max_splits = ac.max_splits();
     a.ramp_ns = ac.ramp_ns();

@@ -223,12 +223,6 @@ class Handler : public nlohmann::json::json_sax_t {
     }
   }
 
-  static bool IsShapeOp(const std::string& name) {
-    for (const char* op : kShapeOps)
-      if (name == op) return true;
-    return false;
-  }
-
   KinetoTrace* out_;
   std::vector<std::vector<int64_t>> dims_;  // the event's "Input Dims"
   std::vector<std::string> types_;          // its "Input type"
@@ -269,6 +263,20 @@ StatusOr<KinetoTrace> Parse(std::istream& in, const std::string& name, const GzS
 }
 
 }  // namespace
+
+bool IsShapeOp(const std::string& name) {
+  static const char* const kExact[] = {"aten::mm",
+                                       "aten::addmm",
+                                       "aten::_cudnn_attention_forward",
+                                       "aten::_flash_attention_forward",
+                                       "aten::_efficient_attention_forward",
+                                       "aten::argmax"};
+  for (const char* op : kExact)
+    if (name == op) return true;
+  const bool norm = name.find("rms_norm") != std::string::npos || name.find("rmsnorm") != std::string::npos;
+  const bool triton_norm = name.rfind("triton_", 0) == 0 && name.find("rsqrt") != std::string::npos;
+  return norm || triton_norm;
+}
 
 StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json_text, const std::string& name) {
   std::istringstream in(json_text);

@@ -11,8 +11,8 @@
 // Kept: "X" events of category kernel (with the NCCL arguments torch records on collective
 // kernels: collective name, element counts, dtype, group size), user_annotation (host ranges),
 // gpu_user_annotation (the same ranges' GPU spans), cuda_runtime / cuda_driver (launch calls), and
-// the cpu_op events of the operators whose shapes the importer reads (kShapeOps: the GEMMs
-// aten::mm / aten::addmm, with "Input Dims" and "Input type" when the profiler ran with
+// the cpu_op events of the operators whose shapes the importer reads (IsShapeOp: GEMMs, attention,
+// norms, argmax, with "Input Dims" and "Input type" when the profiler ran with
 // record_shapes=True). Every other event is counted by category in `ignored`, never dropped
 // silently.
 #pragma once
@@ -43,8 +43,12 @@ struct KinetoKernel {
   int64_t external_id = -1;
 };
 
-// The operators whose cpu_op events are kept (with their shapes).
-inline const char* const kShapeOps[] = {"aten::mm", "aten::addmm"};
+// The operators whose cpu_op events are kept (with their shapes): the GEMMs aten::mm / addmm, the
+// attention forwards the SDPA backends launch their kernels from (aten::_cudnn_attention_forward,
+// aten::_flash_attention_forward, aten::_efficient_attention_forward), RMSNorms (operators named
+// rms_norm / rmsnorm, as vLLM's and SGLang's custom ops are, and torch.compile's Triton kernels
+// of a norm: triton_* with rsqrt in the name) and aten::argmax (greedy sampling).
+bool IsShapeOp(const std::string& name);
 
 // A kept operator call (cpu_op): its kernels carry its external id.
 struct KinetoOp {
@@ -92,7 +96,7 @@ struct KinetoTrace {
   std::vector<KinetoRange> ranges;      // host ranges
   std::vector<KinetoRange> gpu_ranges;  // their GPU spans
   std::vector<KinetoLaunch> launches;
-  std::vector<KinetoOp> ops;               // kShapeOps calls, in file order
+  std::vector<KinetoOp> ops;               // IsShapeOp calls, in file order
   std::map<std::string, int64_t> ignored;  // events not kept, by category ("" = none)
   int64_t events = 0;                      // traceEvents entries read
 };

@@ -8,54 +8,17 @@
 
 #include "sim/core/strings.h"
 #include "sim/profile/collective_calls.h"
+#include "sim/profile/item_stats.h"
+#include "sim/profile/kernel_calls.h"
 #include "sim/profile/rank_passes.h"
 
 namespace specsim::profile {
 namespace {
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(v.size() - 1, lo + 1);
-  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
-
-// A trace item's stats from a profile's samples (us): count, median, min, max, p10, p90, mean.
-// REQUIRES: !v.empty().
-void FillStats(const std::vector<double>& v, trace::Stats* s) {
-  s->set_iterations(static_cast<int>(v.size()));
-  s->set_median_us(Median(v));
-  s->set_min_us(*std::min_element(v.begin(), v.end()));
-  s->set_max_us(*std::max_element(v.begin(), v.end()));
-  s->set_p10_us(Percentile(v, 0.1));
-  s->set_p90_us(Percentile(v, 0.9));
-  double mean = 0;
-  for (double x : v) mean += x / static_cast<double>(v.size());
-  s->set_mean_us(mean);
-  s->set_timer("kineto");
-}
-
 std::string SizeName(int64_t bytes) {
   if (bytes >= (1 << 20) && bytes % (1 << 20) == 0) return std::to_string(bytes >> 20) + "MiB";
   if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + "KiB";
   return std::to_string(bytes) + "B";
-}
-
-trace::DType TraceDtype(const std::string& dtype) {
-  if (dtype == "BFloat16" || dtype == "bf16" || dtype == "bfloat16") return trace::DTYPE_BF16;
-  if (dtype == "Half" || dtype == "f16" || dtype == "half") return trace::DTYPE_FP16;
-  if (dtype == "Float" || dtype == "f32" || dtype == "float") return trace::DTYPE_FP32;
-  if (dtype == "Byte" || dtype == "u8" || dtype == "uint8") return trace::DTYPE_U8;
-  return trace::DTYPE_UNSPECIFIED;
 }
 
 // GEMM calls by (op, m, n, k, torch dtype): per call its kernels' summed duration.
@@ -66,34 +29,12 @@ struct GemmCalls {
 };
 using GemmCallMap = std::map<std::tuple<std::string, int64_t, int64_t, int64_t, std::string>, GemmCalls>;
 
-std::string TorchTypeName(const std::string& input_type) {
-  // "c10::BFloat16" -> "BFloat16"; "float" -> "Float"
-  std::string t = input_type.rfind("c10::", 0) == 0 ? input_type.substr(5) : input_type;
-  if (t == "float") return "Float";
-  if (t == "double") return "Double";
-  return t;
-}
-
 // One rank's eager GEMM calls: the kernels of each aten::mm / addmm call (by External id).
-void CollectGemmCalls(const KinetoTrace& t, GemmCallMap* calls, std::map<std::string, int64_t>* skipped) {
-  std::unordered_map<int64_t, const KinetoOp*> op_of;
-  for (const KinetoOp& o : t.ops)
-    if (o.external_id >= 0) op_of[o.external_id] = &o;
-  struct Call {
-    double ns = 0;
-    int kernels = 0;
-    const KinetoKernel* longest = nullptr;
-  };
-  std::map<int64_t, Call> by_op;  // External id -> the call's kernels
-  for (const KinetoKernel& k : t.kernels) {
-    if (k.external_id < 0 || !op_of.count(k.external_id)) continue;
-    Call& c = by_op[k.external_id];
-    c.ns += static_cast<double>(k.duration_ns);
-    ++c.kernels;
-    if (c.longest == nullptr || k.duration_ns > c.longest->duration_ns) c.longest = &k;
-  }
-  for (const auto& [id, c] : by_op) {
-    const KinetoOp& o = *op_of[id];
+void CollectGemmCalls(const std::vector<OperatorCall>& calls_of_rank, GemmCallMap* calls,
+                      std::map<std::string, int64_t>* skipped) {
+  for (const OperatorCall& c : calls_of_rank) {
+    const KinetoOp& o = *c.op;
+    if (o.name != "aten::mm" && o.name != "aten::addmm") continue;
     // mm(self[m, k], mat2[k, n]); addmm(bias, mat1[m, k], mat2[k, n]).
     const size_t a = o.name == "aten::addmm" ? 1 : 0;
     if (o.input_dims.size() < a + 2 || o.input_dims[a].size() != 2 || o.input_dims[a + 1].size() != 2) {
@@ -426,9 +367,12 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
   out.ranks = world;
   RankScans scans = ScanRanks(ranks, options, &out);
   GemmCallMap gemm_calls;
+  KernelCallSamples kernel_calls;
   for (const KinetoTrace& t : ranks) {
     for (const auto& [cat, n] : t.ignored) out.ignored[cat] += n;
-    CollectGemmCalls(t, &gemm_calls, &out.gemms_skipped);
+    const std::vector<OperatorCall> calls = OperatorCalls(t);
+    CollectGemmCalls(calls, &gemm_calls, &out.gemms_skipped);
+    CollectKernelCalls(calls, &kernel_calls, &out.kernel_calls_skipped);
   }
   ASSIGN_OR_RETURN(const MatchedCollectives collectives, MatchCollectives(ranks, &scans));
   // The pass groups after the collectives: their passes learnt allreduce sizes from them.
@@ -447,6 +391,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     out.gemms.push_back(SummariseGemm(key, gemm));
     AddGemmItem(out.gemms.back(), gemm, &tr);
   }
+  AddKernelCallItems(kernel_calls, &out.attention, &out.norms, &tr);
   return out;
 }
 

@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "sim/core/status.h"
+#include "sim/profile/kernel_calls.h"
 #include "sim/profile/kineto_trace.h"
 #include "specsim/trace.pb.h"
 
@@ -122,6 +123,10 @@ struct ProfileImport {
   // aten::mm / addmm calls whose kernels were seen but whose shape could not be read (no Input
   // Dims: record_shapes off, or a dtype the GEMM model has not), by reason.
   std::map<std::string, int64_t> gemms_skipped;
+  // Eager attention and RMSNorm calls with their shapes (kernel_calls.h), and those skipped by reason.
+  std::vector<AttentionGroup> attention;
+  std::vector<NormGroup> norms;
+  std::map<std::string, int64_t> kernel_calls_skipped;
   int64_t kernels = 0;  // over all ranks
   int64_t kernels_in_passes = 0;
   int64_t kernels_without_launch = 0;      // no correlated host call in the trace

@@ -327,3 +327,69 @@ TEST(ProfileImportTest, GraphReplaySizesFromTheEagerPassOfTheSamePhase) {
 
 }  // namespace
 }  // namespace specsim::profile
+
+namespace specsim::profile {
+namespace {
+
+// The committed fused profile at batch 8, 4K context (torch_tp_decode.py --fused --batch 8
+// --context 4096 --verify-widths 2,4,8,16 on 2x H200; Llama-3.1-8B heads at TP2: 16 query, 4 KV
+// heads of 128 per GPU). cuDNN's SDPA ran its split 16-row kernel (main + lean reduction) for the
+// q = 1 decode and draft steps and its unsplit 64x128 prefill kernel for every verify / extend width;
+// the residual-add RMSNorm moves three [tokens, hidden] tensors, the plain one two.
+TEST(ProfileImportTest, EagerAttentionAndNormCallsOfTheCommittedFusedProfile) {
+  const std::string dir =
+      std::string(SPECSIM_SOURCE_DIR) + "/traces/profiles/torch-tp2-h200-fused-2026-11-30/fused-b8/";
+  std::vector<KinetoTrace> ranks;
+  for (const char* f : {"rank0.trace.json.gz", "rank1.trace.json.gz"}) {
+    auto t = ReadKinetoTrace(dir + f);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    ranks.push_back(std::move(*t));
+  }
+  auto r = ImportProfile(std::move(ranks));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->attention.size(), 5u);  // q = 1, 2, 4, 8, 16
+  for (const AttentionGroup& a : r->attention) {
+    EXPECT_EQ(a.batch, 8);
+    EXPECT_EQ(a.q_heads, 16);
+    EXPECT_EQ(a.kv_heads, 4);
+    EXPECT_EQ(a.head_dim, 128);
+    EXPECT_EQ(a.keys, 4096 + a.query_tokens);
+    EXPECT_EQ(a.op, "aten::_cudnn_attention_forward");
+    if (a.query_tokens == 1) {
+      EXPECT_EQ(a.implementation, "cudnn_sdpa_sm80/16x128+split");
+      EXPECT_EQ(a.kernels_per_call, 2);
+      EXPECT_GT(a.main_median_us, 0.8 * a.median_us);
+      EXPECT_LT(a.main_median_us, a.median_us);
+    } else {
+      EXPECT_EQ(a.implementation, "cudnn_sdpa_sm90/64x128");
+      EXPECT_EQ(a.kernels_per_call, 1);
+      EXPECT_EQ(a.main_median_us, 0);
+      EXPECT_GT(a.median_us, 3 * r->attention.front().median_us);  // the prefill kernel's step at q > 1
+    }
+  }
+  std::map<std::string, const NormGroup*> norms;
+  for (const NormGroup& n : r->norms) norms[n.name] = &n;
+  ASSERT_TRUE(norms.count("profile/rmsnorm/t8/h4096/residual"));
+  ASSERT_TRUE(norms.count("profile/rmsnorm/t8/h4096"));
+  EXPECT_TRUE(norms["profile/rmsnorm/t8/h4096/residual"]->fused_residual);
+  EXPECT_GT(norms["profile/rmsnorm/t8/h4096/residual"]->calls, norms["profile/rmsnorm/t8/h4096"]->calls);
+  EXPECT_TRUE(r->kernel_calls_skipped.empty());
+  // Their items: device time, with the implementation and the main kernel for the split call.
+  int attention_items = 0, norm_items = 0;
+  for (const trace::Item& it : r->trace.items()) {
+    if (it.kind() == trace::KIND_ATTENTION) {
+      ++attention_items;
+      EXPECT_TRUE(it.attention().kernel_time_only());
+      EXPECT_EQ(it.attention().kv_bytes(), int64_t{8} * 4 * it.attention().context() * 256 * 2);
+      EXPECT_EQ(it.attention().main_kernel_median_us() > 0, it.attention().query_tokens() == 1);
+    } else if (it.kind() == trace::KIND_RMSNORM) {
+      ++norm_items;
+      EXPECT_TRUE(it.rmsnorm().kernel_time_only());
+    }
+  }
+  EXPECT_EQ(attention_items, 5);
+  EXPECT_EQ(norm_items, static_cast<int>(r->norms.size()));
+}
+
+}  // namespace
+}  // namespace specsim::profile

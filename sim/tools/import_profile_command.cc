@@ -137,12 +137,28 @@ int PassTokens(const profile::PassGroup& g, const llm::ModelSpec& model, const l
              : std::max(1, base.speculation.num_draft_tokens);
 }
 
+// The attention implementation of a target forward of `tokens` query tokens per sequence: the one
+// the profile's eager attention calls of that width and batch ran (kernel_calls.h), "" when none did.
+std::string PassAttentionImplementation(const std::vector<profile::AttentionGroup>& attention, int64_t batch,
+                                        int64_t tokens) {
+  for (const profile::AttentionGroup& a : attention)
+    if (a.batch == batch && a.query_tokens == tokens && !a.implementation.empty()) return a.implementation;
+  return "";
+}
+
 // The scenario run as the profile ran the pass: a dense target's layers from the pass's allreduces
-// (two per layer; `layers` says how many the pass runs), the profile's GEMM library, every phase a
-// full graph (graph groups) or eager.
-llm::DecodeSetup PassSetup(const profile::PassGroup& g, const llm::DecodeSetup& base, bool target, int* layers) {
+// (two per layer; `layers` says how many the pass runs), the profile's GEMM library and attention
+// kernel (when the calibration has its costs), every phase a full graph (graph groups) or eager.
+llm::DecodeSetup PassSetup(const profile::PassGroup& g, const llm::DecodeSetup& base, bool target, int tokens,
+                           const std::vector<profile::AttentionGroup>& attention, int* layers) {
   const llm::ModelSpec& model = target ? base.target : *base.draft;
   llm::DecodeSetup setup = base;
+  // The attention kernel the profile ran at this width, with the calibration's fitted costs for it.
+  if (const compute::AttentionImplementation* a =
+          setup.compute.FindAttentionImplementation(PassAttentionImplementation(attention, base.batch, tokens))) {
+    setup.compute.attention_regimes.decode = {*a};
+    setup.compute.attention_regimes.verify = {*a};
+  }
   *layers = model.num_layers;
   if (target && !model.is_moe() && g.allreduces >= 2 && g.allreduces % 2 == 0) {
     *layers = g.allreduces / 2;
@@ -177,7 +193,8 @@ void SimulatePass(const llm::DecodeSetup& setup, llm::PassKind kind, PassPredict
   p->ok = true;
 }
 
-PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::LoadedScenario& loaded) {
+PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::LoadedScenario& loaded,
+                                const std::vector<profile::AttentionGroup>& attention) {
   PassPrediction p;
   const llm::DecodeSetup& base = loaded.setup;
   const std::optional<llm::PassKind> kind = PassKindOf(g, base, &p.why);
@@ -189,7 +206,7 @@ PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::Loa
     return p;
   }
   p.tokens = PassTokens(g, p.target ? base.target : *base.draft, base, *kind);
-  SimulatePass(PassSetup(g, base, p.target, &p.layers), *kind, &p);
+  SimulatePass(PassSetup(g, base, p.target, p.tokens, attention, &p.layers), *kind, &p);
   return p;
 }
 
@@ -199,7 +216,7 @@ PassPrediction PredictPassGroup(const profile::PassGroup& g, const scenario::Loa
 // are left out: under a profiler they measure its host cost.
 void AddPassItems(const std::vector<std::pair<const profile::PassGroup*, PassPrediction>>& predicted,
                   const scenario::LoadedScenario& loaded, const config::Model& model, int ranks, bool gemm_items,
-                  trace::Trace* trace) {
+                  const std::vector<profile::AttentionGroup>& attention, trace::Trace* trace) {
   const llm::DecodeSetup& s = loaded.setup;
   trace::ModelShape* shape = trace->add_models();
   shape->set_name(s.target.name);
@@ -222,11 +239,14 @@ void AddPassItems(const std::vector<std::pair<const profile::PassGroup*, PassPre
     d->set_cuda_graph(true);
     d->set_capture("graph");
     d->set_gpu_busy_only(true);
-    // The kernels it ran: no fitted attention implementation is theirs ("profile" names none, so
-    // the roofline attention applies). Its GEMMs are the profile's aten::mm calls: when the trace
+    // The kernels it ran. Attention: the implementation the profile's eager calls of the same
+    // width and batch ran (a graph replays the kernels its capture chose for the shape), whose
+    // costs calibrate fits on those calls; without any, "profile" names none and the roofline
+    // attention applies. Its GEMMs are the profile's aten::mm calls: when the trace
     // has their eager kernels as GEMM items, the costs fitted on those (calibrate makes the decode
     // items' library the main one); else cuBLASLt's (PassGemmLibrary).
-    d->set_attention_implementation("profile");
+    const std::string attention_impl = PassAttentionImplementation(attention, s.batch, p.tokens);
+    d->set_attention_implementation(attention_impl.empty() ? "profile" : attention_impl);
     d->set_gemm_library(gemm_items ? profile::kTorchGemmLibrary : "cublasLt");
     trace::Stats* st = it->mutable_stats();
     st->set_iterations(g->passes);
@@ -284,7 +304,7 @@ StatusOr<ScenarioPasses> PredictPasses(const ImportProfileFlags& flags, const pr
   s.loaded = std::move(loaded);
   for (const std::string& w : s.loaded->warnings) err << "warning: " << w << "\n";
   for (const profile::PassGroup& g : r.passes) {
-    PassPrediction p = PredictPassGroup(g, *s.loaded);
+    PassPrediction p = PredictPassGroup(g, *s.loaded, r.attention);
     if (p.ok)
       s.predicted.push_back({&g, std::move(p)});
     else
@@ -297,7 +317,7 @@ StatusOr<ScenarioPasses> PredictPasses(const ImportProfileFlags& flags, const pr
 // scenario's model (-o with --scenario).
 Status AddScenarioPassItems(const ScenarioPasses& s, profile::ProfileImport* r) {
   ASSIGN_OR_RETURN(const config::Model model, io::LoadModelProto(s.loaded->scenario.model()));
-  AddPassItems(s.predicted, *s.loaded, model, r->ranks, !r->gemms.empty(), &r->trace);
+  AddPassItems(s.predicted, *s.loaded, model, r->ranks, !r->gemms.empty(), r->attention, &r->trace);
   return OkStatus();
 }
 
@@ -360,6 +380,42 @@ nlohmann::json GemmsJson(const std::vector<profile::GemmGroup>& gemms) {
   return j;
 }
 
+nlohmann::json AttentionJson(const std::vector<profile::AttentionGroup>& attention) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const profile::AttentionGroup& a : attention)
+    j.push_back({{"name", a.name},
+                 {"implementation", a.implementation},
+                 {"op", a.op},
+                 {"batch", a.batch},
+                 {"query_tokens", a.query_tokens},
+                 {"q_heads", a.q_heads},
+                 {"kv_heads", a.kv_heads},
+                 {"keys", a.keys},
+                 {"head_dim", a.head_dim},
+                 {"v_head_dim", a.v_head_dim},
+                 {"dtype", a.dtype},
+                 {"calls", a.calls},
+                 {"kernels_per_call", a.kernels_per_call},
+                 {"main_kernel", a.main_kernel},
+                 {"median_us", a.median_us},
+                 {"main_median_us", a.main_median_us}});
+  return j;
+}
+
+nlohmann::json NormsJson(const std::vector<profile::NormGroup>& norms) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const profile::NormGroup& n : norms)
+    j.push_back({{"name", n.name},
+                 {"op", n.op},
+                 {"tokens", n.tokens},
+                 {"hidden", n.hidden},
+                 {"fused_residual", n.fused_residual},
+                 {"dtype", n.dtype},
+                 {"calls", n.calls},
+                 {"median_us", n.median_us}});
+  return j;
+}
+
 void PrintJson(const profile::ProfileImport& r, const std::string& output, std::ostream& out) {
   nlohmann::json j;
   j["ranks"] = r.ranks;
@@ -371,6 +427,9 @@ void PrintJson(const profile::ProfileImport& r, const std::string& output, std::
   j["collectives"] = CollectivesJson(r.collectives);
   j["gemms"] = GemmsJson(r.gemms);
   j["gemms_skipped"] = r.gemms_skipped;
+  j["attention"] = AttentionJson(r.attention);
+  j["norms"] = NormsJson(r.norms);
+  j["kernel_calls_skipped"] = r.kernel_calls_skipped;
   if (!output.empty()) j["wrote"] = output;
   out << j.dump(1) << "\n";
 }
@@ -433,6 +492,33 @@ void PrintGemmTable(const profile::ProfileImport& r, std::ostream& out) {
   for (const auto& [why, n] : r.gemms_skipped) out << fmt::format("note: {} GEMM call(s) skipped: {}\n", n, why);
 }
 
+// Eager attention and RMSNorm calls with their shapes (profile/kernel_calls.h).
+void PrintKernelCallTables(const profile::ProfileImport& r, std::ostream& out) {
+  if (!r.attention.empty()) {
+    out << "\nattention calls launched eagerly (shapes per GPU; keys = cached + new tokens; time = the call's "
+           "kernels, main = its longest alone; median over calls of all ranks)\n";
+    out << fmt::format("{:<34} {:>5} {:>5} {:>4} {:>4} {:>7} {:>6} {:>10} {:>9} {:>7}\n", "implementation", "batch",
+                       "q", "hq", "hkv", "keys", "calls", "median_us", "main_us", "TB/s");
+    for (const profile::AttentionGroup& a : r.attention) {
+      const double kv_bytes = double(a.batch) * a.kv_heads * a.keys * (a.head_dim + a.v_head_dim) * 2;
+      out << fmt::format(
+          "{:<34} {:>5} {:>5} {:>4} {:>4} {:>7} {:>6} {:>10.2f} {:>9.2f} {:>7.2f}\n",
+          a.implementation.empty() ? "(unrecognised: " + a.main_kernel.substr(0, 20) + ")" : a.implementation, a.batch,
+          a.query_tokens, a.q_heads, a.kv_heads, a.keys, a.calls, a.median_us, a.main_median_us,
+          kv_bytes / (a.median_us * 1e6));
+    }
+  }
+  if (!r.norms.empty()) {
+    out << "\nRMSNorm calls launched eagerly (median over calls of all ranks)\n";
+    out << fmt::format("{:<40} {:>7} {:>7} {:>9} {:>6} {:>10}\n", "norm", "tokens", "hidden", "residual", "calls",
+                       "median_us");
+    for (const profile::NormGroup& n : r.norms)
+      out << fmt::format("{:<40} {:>7} {:>7} {:>9} {:>6} {:>10.2f}\n", n.name, n.tokens, n.hidden,
+                         n.fused_residual ? "yes" : "no", n.calls, n.median_us);
+  }
+  for (const auto& [why, n] : r.kernel_calls_skipped) out << fmt::format("note: {} call(s) skipped: {}\n", n, why);
+}
+
 // Each pass group's measured busy time against the predicted one, or why it is not predicted.
 void PrintPredictions(const ScenarioPasses& s, std::ostream& out) {
   out << "\npasses against " << s.loaded->path << " (busy = GPU time with a kernel of the pass running; predicted: "
@@ -481,6 +567,7 @@ void PrintText(const profile::ProfileImport& r, const ScenarioPasses& s, const s
   PrintPassTable(r.passes, out);
   PrintCollectiveTable(r, out);
   PrintGemmTable(r, out);
+  PrintKernelCallTables(r, out);
   if (s.loaded) {
     PrintPredictions(s, out);
     PrintClassTable(s, out);

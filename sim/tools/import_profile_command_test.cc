@@ -42,8 +42,9 @@ TEST(ImportProfileCommandTest, TheCommittedProfileToATraceThatCompareReads) {
   EXPECT_NE(out.str().find("profile/nccl/allreduce/graph/n2/8KiB"), std::string::npos);
   auto t = calib::LoadTrace(pb);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
-  // 12 NCCL calls, and 15 GEMM shapes (5 weights x m = 1, 4, 8) from the eager aten::mm calls.
-  EXPECT_EQ(t->items_size(), 12 + 15);
+  // 12 NCCL calls; from the eager calls, 15 GEMM shapes (5 weights x m = 1, 4, 8), 3 attention
+  // widths (q = 1, 4, 8) and 3 RMSNorm sizes (1, 4, 8 tokens; aten::_fused_rms_norm).
+  EXPECT_EQ(t->items_size(), 12 + 15 + 3 + 3);
   EXPECT_NE(out.str().find("profile/gemm/aten/m8/n14336/k4096"), std::string::npos) << out.str();
   // compare predicts every item on the box's hardware config (kernel time only).
   const nlohmann::json j = CompareOnTheBox(pb);
@@ -51,7 +52,7 @@ TEST(ImportProfileCommandTest, TheCommittedProfileToATraceThatCompareReads) {
   std::map<std::string, int> n;
   for (const auto& suite : j["suites"]) n[suite["suite"]] = suite["n"];
   EXPECT_EQ(n["collectives"], 12) << j["suites"].dump();
-  EXPECT_EQ(n["kernels"], 15) << j["suites"].dump();
+  EXPECT_EQ(n["kernels"], 15 + 3 + 3) << j["suites"].dump();
   EXPECT_TRUE(j["not_simulated"].empty()) << j["not_simulated"].dump();
   // Calibrating from the profile alone: its GEMM costs, checked on held-out GEMM calls (fitted on
   // 70% of the items, seeds 1..10; the GEMMs are within 2.2% median on the committed profile).
@@ -85,6 +86,46 @@ TEST(ImportProfileCommandTest, TheCommittedProfileToATraceThatCompareReads) {
   std::ostringstream jout, jerr;
   ASSERT_EQ(RunImportProfile(flags, jout, jerr), 0) << jerr.str();
   EXPECT_NE(jout.str().find("\"wait_us_mean\""), std::string::npos);
+}
+
+// The done-when of the profile issue: calibrated from the committed fused profiles alone (GEMM,
+// NCCL, attention and RMSNorm calls of their eager passes), the graph-captured target forwards
+// (decode and every verify width) are predicted within 10% held out: fitted on 70% of the items,
+// median over seeds 1..10 of the held-out decode items' median error. Measured: batch 8 7.2%
+// [6.5..8.1], batch 1 7.8% [6.3..8.9] (before the attention and norm items: 25.8% and 27.0%).
+TEST(ImportProfileCommandTest, CalibratedFromTheFusedProfileAloneDecodeIsWithinTenPercentHeldOut) {
+  struct Case {
+    const char* dir;
+    const char* batch;
+    const char* context;
+  };
+  for (const Case& k : {Case{"fused-b8", "8", "4096"}, Case{"fused-b1", "1", "1024"}}) {
+    const std::string pb = (std::filesystem::temp_directory_path() /
+                            ("specsim_profile_" + std::string(k.dir) + std::to_string(::getpid()) + ".pb"))
+                               .string();
+    ImportProfileFlags flags;
+    flags.paths = {std::string(SPECSIM_SOURCE_DIR) + "/traces/profiles/torch-tp2-h200-fused-2026-11-30/" + k.dir};
+    flags.scenario = std::string(SPECSIM_SOURCE_DIR) + "/configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto";
+    flags.set = {std::string("serving.batch_size=") + k.batch, std::string("serving.context_length=") + k.context,
+                 "speculation.topk=1", "speculation.num_draft_tokens=6"};
+    flags.output = pb;
+    std::ostringstream out, err;
+    ASSERT_EQ(RunImportProfile(flags, out, err), 0) << err.str();
+    CompareFlags c;
+    c.trace = pb;
+    c.hardware = std::string(SPECSIM_SOURCE_DIR) + "/configs/hardware/h200-2x-nvlink.textproto";
+    c.holdout = 0.3;
+    c.json = true;
+    std::ostringstream hout, herr;
+    ASSERT_EQ(RunCompare(c, hout, herr), 0) << herr.str();
+    const nlohmann::json h = nlohmann::json::parse(hout.str());
+    std::map<std::string, double> median;
+    for (const auto& suite : h["suites"]) median[suite["suite"]] = suite["median_abs_error_median"].get<double>();
+    ASSERT_TRUE(median.count("decode")) << h["suites"].dump();
+    EXPECT_LT(median["decode"], 0.10) << k.dir << " " << h["suites"].dump();
+    EXPECT_LT(median["kernels"], 0.05) << k.dir << " " << h["suites"].dump();
+    std::filesystem::remove(pb);
+  }
 }
 
 // Each pass group against a scenario: tokens per pass from the allreduce size (graph replays via

@@ -1,0 +1,71 @@
+#include "sim/compute/profiled_attention.h"
+
+#include <regex>
+
+namespace specsim::compute {
+namespace {
+
+constexpr const char* kSplitSuffix = "+split";
+
+std::string NameOf(const std::string& family, const std::string& rows, const std::string& tokens, bool split) {
+  return family + "/" + rows + "x" + tokens + (split ? kSplitSuffix : "");
+}
+
+}  // namespace
+
+std::string ProfiledAttentionName(const std::string& k, bool split_reduction) {
+  std::smatch m;
+  // cuDNN's generated SDPA kernels: ..._sdpa_sm<arch>_..._<Br>x<Bc>x<D>_<warps>...
+  static const std::regex kCudnn(R"(sdpa_(sm\d+)_.*?_(\d+)x(\d+)x\d+_\d+x\d+x\d+)");
+  if (k.find("cudnn") != std::string::npos && std::regex_search(k, m, kCudnn))
+    return NameOf("cudnn_sdpa_" + m[1].str(), m[2].str(), m[3].str(), split_reduction);
+  // FlashAttention-2 as PyTorch builds it: Flash_fwd_kernel_traits<head_dim, kBlockM, kBlockN, warps, ...>.
+  static const std::regex kFlash(
+      R"((flash_fwd(?:_splitkv)?)_kernel<\s*Flash_fwd_kernel_traits<\s*\d+,\s*(\d+),\s*(\d+),)");
+  if (std::regex_search(k, m, kFlash))
+    return NameOf("torch_" + m[1].str(), m[2].str(), m[3].str(), split_reduction || m[1].str() == "flash_fwd_splitkv");
+  // xFormers' CUTLASS kernels (PyTorch's memory-efficient SDPA): fmha_cutlassF_<dtype>_aligned_<Br>x<Bc>_...
+  static const std::regex kCutlass(R"(fmha_cutlassF_\w+?_(\d+)x(\d+)_)");
+  if (std::regex_search(k, m, kCutlass)) return NameOf("torch_mem_efficient", m[1].str(), m[2].str(), split_reduction);
+  return "";
+}
+
+StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& name) {
+  static const std::regex kName(
+      R"((cudnn_sdpa_sm\d+|torch_flash_fwd|torch_flash_fwd_splitkv|torch_mem_efficient)/(\d+)x(\d+)(\+split)?)");
+  std::smatch m;
+  if (!std::regex_match(name, m, kName))
+    return NotFoundError("attention implementation '" + name +
+                         "': not a profiled kernel name (cudnn_sdpa_smNN/RxT, torch_flash_fwd/RxT, "
+                         "torch_flash_fwd_splitkv/RxT, torch_mem_efficient/RxT, '+split' when split over the "
+                         "context)");
+  const int rows = std::stoi(m[2].str()), tokens = std::stoi(m[3].str());
+  if (rows < 1 || rows > 1024 || tokens < 1 || tokens > 4096)
+    return InvalidArgumentError("attention implementation '" + name + "': tile " + m[2].str() + "x" + m[3].str() +
+                                " outside 1..1024 rows x 1..4096 tokens");
+  AttentionImplementation impl;
+  impl.name = name;
+  impl.row_tile = rows;
+  impl.max_rows_per_block = rows;
+  impl.kv_tile_tokens = tokens;
+  impl.per_head_blocks = true;
+  impl.blocks_per_sm = 1;  // [ASSUMED] see the header
+  if (m[4].matched) {
+    impl.split_blocks_per_sm = 1;  // one round of blocks over the SMs
+    impl.splits_round_down = true;
+    impl.min_split_tokens = tokens;
+  } else {
+    impl.max_splits = 1;
+  }
+  return impl;
+}
+
+StatusOr<AttentionImplementation> AttentionKernelOfName(const std::string& name) {
+  auto validate = SpecsimValidateKernel(name);
+  if (validate.ok()) return validate;
+  auto profiled = ProfiledAttentionKernel(name);
+  if (profiled.ok() || profiled.status().code() != StatusCode::kNotFound) return profiled;
+  return NotFoundError(validate.status().message() + "; " + profiled.status().message());
+}
+
+}  // namespace specsim::compute

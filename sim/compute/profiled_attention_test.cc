@@ -1,0 +1,99 @@
+#include "sim/compute/profiled_attention.h"
+
+#include <gtest/gtest.h>
+
+namespace specsim::compute {
+namespace {
+
+// Kernel names as the committed profiles (traces/profiles/torch-tp2-h200-fused-2026-11-30) and
+// PyTorch's builds of FlashAttention-2 and xFormers write them.
+TEST(ProfiledAttention, NamesFromTheKernelsFamilyAndTile) {
+  EXPECT_EQ(
+      ProfiledAttentionName(
+          "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_cga1x1x1_kernel0_0",
+          false),
+      "cudnn_sdpa_sm90/64x128");
+  EXPECT_EQ(
+      ProfiledAttentionName(
+          "cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_35_16x128x128_1x4x1_cga1x1x1_kernel0_0",
+          true),
+      "cudnn_sdpa_sm80/16x128+split");
+  EXPECT_EQ(
+      ProfiledAttentionName("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, "
+                            "false, cutlass::bfloat16_t, Flash_kernel_traits<128, 128, 64, 4, "
+                            "cutlass::bfloat16_t> >, false, true, false, false, true, true, false>(Flash_fwd_params)",
+                            false),
+      "torch_flash_fwd/128x64");
+  EXPECT_EQ(
+      ProfiledAttentionName("void pytorch_flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, "
+                            "false, false, cutlass::bfloat16_t>, true>(Flash_fwd_params)",
+                            false),
+      "torch_flash_fwd_splitkv/64x128+split");
+  EXPECT_EQ(ProfiledAttentionName("fmha_cutlassF_bf16_aligned_64x128_rf_sm80(PyTorchMemEffAttention::AttentionKernel)",
+                                  false),
+            "torch_mem_efficient/64x128");
+  EXPECT_EQ(ProfiledAttentionName("void at::native::reduce_kernel<512, 1>", false), "");
+}
+
+TEST(ProfiledAttention, GeometryFromTheName) {
+  const AttentionImplementation verify = ProfiledAttentionKernel("cudnn_sdpa_sm90/64x128").value();
+  EXPECT_EQ(verify.row_tile, 64);
+  EXPECT_EQ(verify.max_rows_per_block, 64);
+  EXPECT_EQ(verify.kv_tile_tokens, 128);
+  EXPECT_TRUE(verify.per_head_blocks);
+  EXPECT_EQ(verify.max_splits, 1);
+  EXPECT_TRUE(ValidateAttentionImplementation(verify).ok());
+  const AttentionImplementation decode = ProfiledAttentionKernel("cudnn_sdpa_sm80/16x128+split").value();
+  EXPECT_EQ(decode.max_splits, 0);
+  EXPECT_TRUE(decode.splits_round_down);
+  EXPECT_EQ(decode.min_split_tokens, 128);
+  EXPECT_FALSE(ProfiledAttentionKernel("cudnn_sdpa_sm90/64x").ok());
+  EXPECT_EQ(ProfiledAttentionKernel("flash_mma").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ProfiledAttentionKernel("cudnn_sdpa_sm90/0x128").status().code(), StatusCode::kInvalidArgument);
+  // Either kind through one lookup; an unknown name lists both.
+  EXPECT_EQ(AttentionKernelOfName("flash_mma").value().name, "flash_mma");
+  EXPECT_EQ(AttentionKernelOfName("torch_mem_efficient/64x128").value().row_tile, 64);
+  const Status unknown = AttentionKernelOfName("flashinfer").status();
+  EXPECT_NE(unknown.message().find("flash_mla"), std::string::npos) << unknown.message();
+  EXPECT_NE(unknown.message().find("cudnn_sdpa_smNN"), std::string::npos) << unknown.message();
+}
+
+// Per-head blocks: a Llama-3.1-8B TP2 verify of q = 2 at batch 8 (16 query heads, 4 KV heads per
+// GPU, 4098 tokens) as cuDNN's 64x128 kernel runs it: one block per (sequence, query head) of 64
+// padded rows holding 2 queries; blocks = 8 * 16 = 128 (packed, it would be 8 * 4 = 32 of 8 rows);
+// no split: every block walks ceil(4098 / 128) = 33 tiles.
+TEST(ProfiledAttention, PerHeadBlocksCountQueryHeadsNotKvGroups) {
+  const AttentionImplementation impl = ProfiledAttentionKernel("cudnn_sdpa_sm90/64x128").value();
+  AttentionCall c;
+  c.seqs = 8;
+  c.query_tokens = 2;
+  c.q_heads = 16;
+  c.kv_heads = 4;
+  c.context = 4098;
+  c.kv_bytes = 8.0 * 4 * 4098 * 256 * 2;
+  const AttentionGeometry g = GeometryOf(impl, c, 132);
+  EXPECT_EQ(g.rows_padded, 64);
+  EXPECT_EQ(g.valid_rows, 2);
+  EXPECT_EQ(g.blocks, 128);
+  EXPECT_EQ(g.splits, 1);
+  EXPECT_EQ(g.kv_tiles, 33);
+  EXPECT_EQ(g.combine_waves, 0);
+  AttentionImplementation packed = impl;
+  packed.per_head_blocks = false;
+  const AttentionGeometry p = GeometryOf(packed, c, 132);
+  EXPECT_EQ(p.blocks, 32);
+  EXPECT_EQ(p.valid_rows, 8);
+  // The split decode kernel: one round of blocks, floor(132 / (8 * 16)) = 1 split at batch 8; at
+  // batch 1, floor(132 / 16) = 8 splits of ceil(4097 / 8) = 513 -> 5 tiles of 128.
+  const AttentionImplementation decode = ProfiledAttentionKernel("cudnn_sdpa_sm80/16x128+split").value();
+  c.query_tokens = 1;
+  c.context = 4097;
+  EXPECT_EQ(GeometryOf(decode, c, 132).splits, 1);
+  c.seqs = 1;
+  const AttentionGeometry one = GeometryOf(decode, c, 132);
+  EXPECT_EQ(one.splits, 8);
+  EXPECT_EQ(one.kv_tiles, 5);
+}
+
+}  // namespace
+}  // namespace specsim::compute

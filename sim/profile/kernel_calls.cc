@@ -1,0 +1,200 @@
+#include "sim/profile/kernel_calls.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "sim/compute/profiled_attention.h"
+#include "sim/profile/item_stats.h"
+#include "sim/profile/profile_import.h"
+
+namespace specsim::profile {
+namespace {
+
+// The attention call's shapes in [b, h, s, d] order: query, key, value. False when the operator's
+// inputs do not hold them.
+bool AttentionShapes(const KinetoOp& o, std::vector<int64_t>* q, std::vector<int64_t>* k, std::vector<int64_t>* v) {
+  if (o.input_dims.size() < 3) return false;
+  for (int i = 0; i < 3; ++i)
+    if (o.input_dims[i].size() != 4) return false;
+  *q = o.input_dims[0];
+  *k = o.input_dims[1];
+  *v = o.input_dims[2];
+  if (o.name != "aten::_cudnn_attention_forward")  // FlashAttention's and xFormers' [b, s, h, d]
+    for (auto* t : {q, k, v}) std::swap((*t)[1], (*t)[2]);
+  return (*k)[0] == (*q)[0] && (*v)[0] == (*q)[0] && (*v)[1] == (*k)[1] && (*v)[2] == (*k)[2] && (*q)[3] == (*k)[3] &&
+         (*k)[1] >= 1 && (*q)[1] % (*k)[1] == 0;
+}
+
+void CollectAttention(const OperatorCall& c, KernelCallSamples* samples, std::map<std::string, int64_t>* skipped) {
+  const KinetoOp& o = *c.op;
+  std::vector<int64_t> q, k, v;
+  if (!AttentionShapes(o, &q, &k, &v)) {
+    ++(*skipped)[o.name + " without consistent query / key / value shapes (profile with record_shapes=True)"];
+    return;
+  }
+  const std::string dtype = o.input_types.empty() ? std::string() : TorchTypeName(o.input_types[0]);
+  if (dtype != "BFloat16" && dtype != "Half") {
+    ++(*skipped)[o.name + " in " + (dtype.empty() ? std::string("an unrecorded dtype") : dtype) +
+                 " (the attention items are bf16 / fp16)"];
+    return;
+  }
+  const std::string impl = compute::ProfiledAttentionName(c.longest->name, c.kernels > 1);
+  KernelCallSamples::Samples& s = samples->attention[{impl, q[0], q[1], k[1], q[2], k[2], q[3], v[3], dtype}];
+  s.us.push_back(c.ns * 1e-3);
+  if (c.kernels > 1) s.main_us.push_back(static_cast<double>(c.longest->duration_ns) * 1e-3);
+  s.kernels_per_call = std::max(s.kernels_per_call, c.kernels);
+  if (s.main_kernel.empty()) s.main_kernel = c.longest->name;
+  if (s.op.empty()) s.op = o.name;
+}
+
+void CollectNorm(const OperatorCall& c, KernelCallSamples* samples, std::map<std::string, int64_t>* skipped) {
+  const KinetoOp& o = *c.op;
+  const auto first = std::find_if(o.input_dims.begin(), o.input_dims.end(),
+                                  [](const std::vector<int64_t>& d) { return d.size() == 2; });
+  if (first == o.input_dims.end() || (*first)[0] < 1 || (*first)[1] < 1) {
+    ++(*skipped)[std::string("norm calls without a [tokens, hidden] input (profile with record_shapes=True)")];
+    return;
+  }
+  const int64_t tokens = (*first)[0], hidden = (*first)[1];
+  const auto activations = std::count(o.input_dims.begin(), o.input_dims.end(), *first);
+  const bool named_add = o.name.find("add") != std::string::npos && o.name.rfind("triton_", 0) != 0;
+  const bool fused = activations >= 3 || named_add;
+  const size_t at = static_cast<size_t>(first - o.input_dims.begin());
+  const std::string dtype = at < o.input_types.size() ? TorchTypeName(o.input_types[at]) : std::string();
+  if (dtype != "BFloat16" && dtype != "Half") {
+    ++(*skipped)[std::string("norm calls in ") + (dtype.empty() ? std::string("an unrecorded dtype") : dtype) +
+                 " (the norm items are bf16 / fp16)"];
+    return;
+  }
+  KernelCallSamples::Samples& s = samples->norms[{tokens, hidden, fused, dtype}];
+  s.us.push_back(c.ns * 1e-3);
+  s.kernels_per_call = std::max(s.kernels_per_call, c.kernels);
+  if (s.op.empty()) s.op = o.name;
+  if (s.main_kernel.empty()) s.main_kernel = c.longest->name;
+}
+
+bool IsAttentionOp(const std::string& name) {
+  return name == "aten::_cudnn_attention_forward" || name == "aten::_flash_attention_forward" ||
+         name == "aten::_efficient_attention_forward";
+}
+
+bool IsNormOp(const std::string& name) {
+  return name.find("rms_norm") != std::string::npos || name.find("rmsnorm") != std::string::npos ||
+         (name.rfind("triton_", 0) == 0 && name.find("rsqrt") != std::string::npos);
+}
+
+AttentionGroup SummariseAttention(const KernelCallSamples::Samples& s, const std::string& impl, int64_t b, int64_t hq,
+                                  int64_t hkv, int64_t q, int64_t keys, int64_t d, int64_t dv,
+                                  const std::string& dtype) {
+  AttentionGroup g;
+  g.implementation = impl;
+  g.op = s.op;
+  g.main_kernel = s.main_kernel;
+  g.dtype = dtype;
+  g.batch = b;
+  g.q_heads = hq;
+  g.kv_heads = hkv;
+  g.query_tokens = q;
+  g.keys = keys;
+  g.head_dim = d;
+  g.v_head_dim = dv;
+  g.calls = static_cast<int>(s.us.size());
+  g.kernels_per_call = s.kernels_per_call;
+  g.median_us = Median(s.us);
+  g.main_median_us = Median(s.main_us);
+  g.name = "profile/attention/" + (impl.empty() ? std::string("unrecognised") : impl) + "/b" + std::to_string(b) +
+           "/q" + std::to_string(q) + "/h" + std::to_string(hq) + "/kv" + std::to_string(hkv) + "/s" +
+           std::to_string(keys) + (dtype == "BFloat16" ? "" : "/" + dtype);
+  return g;
+}
+
+void AddAttentionItem(const AttentionGroup& g, const KernelCallSamples::Samples& s, trace::Trace* tr) {
+  trace::Item* it = tr->add_items();
+  it->set_suite(trace::SUITE_KERNELS);
+  it->set_kind(trace::KIND_ATTENTION);
+  it->set_name(g.name);
+  trace::AttentionParams* a = it->mutable_attention();
+  a->set_batch(static_cast<int32_t>(g.batch));
+  a->set_query_tokens(static_cast<int32_t>(g.query_tokens));
+  a->set_context(g.keys);
+  a->set_q_heads(static_cast<int32_t>(g.q_heads));
+  a->set_kv_heads(static_cast<int32_t>(g.kv_heads));
+  a->set_head_dim(static_cast<int32_t>(g.head_dim));
+  a->set_v_head_dim(static_cast<int32_t>(g.v_head_dim));
+  a->set_dtype(TraceDtype(g.dtype));
+  a->set_kv_bytes(g.batch * g.kv_heads * g.keys * (g.head_dim + g.v_head_dim) * DtypeBytes(g.dtype));
+  a->set_gpu(0);  // calls of every rank pooled, priced on the first GPU (a TP group runs one GPU model)
+  a->set_implementation(g.implementation.empty() ? "profile" : g.implementation);
+  a->set_main_kernel_median_us(g.main_median_us);
+  a->set_kernel_time_only(true);
+  FillStats(s.us, it->mutable_stats());
+}
+
+void AddNormItem(const NormGroup& g, const KernelCallSamples::Samples& s, trace::Trace* tr) {
+  trace::Item* it = tr->add_items();
+  it->set_suite(trace::SUITE_KERNELS);
+  it->set_kind(trace::KIND_RMSNORM);
+  it->set_name(g.name);
+  trace::RmsNormParams* n = it->mutable_rmsnorm();
+  n->set_tokens(g.tokens);
+  n->set_hidden(static_cast<int32_t>(g.hidden));
+  n->set_dtype(TraceDtype(g.dtype));
+  n->set_fused_residual(g.fused_residual);
+  n->set_gpu(0);
+  n->set_kernel_time_only(true);
+  FillStats(s.us, it->mutable_stats());
+}
+
+}  // namespace
+
+std::vector<OperatorCall> OperatorCalls(const KinetoTrace& t) {
+  std::unordered_map<int64_t, const KinetoOp*> op_of;
+  for (const KinetoOp& o : t.ops)
+    if (o.external_id >= 0) op_of[o.external_id] = &o;
+  std::map<int64_t, OperatorCall> by_id;
+  for (const KinetoKernel& k : t.kernels) {
+    auto op = op_of.find(k.external_id);
+    if (k.external_id < 0 || op == op_of.end()) continue;
+    OperatorCall& c = by_id[k.external_id];
+    c.op = op->second;
+    c.ns += static_cast<double>(k.duration_ns);
+    ++c.kernels;
+    if (c.longest == nullptr || k.duration_ns > c.longest->duration_ns) c.longest = &k;
+  }
+  std::vector<OperatorCall> calls;
+  calls.reserve(by_id.size());
+  for (const auto& [id, c] : by_id) calls.push_back(c);
+  return calls;
+}
+
+void CollectKernelCalls(const std::vector<OperatorCall>& calls, KernelCallSamples* samples,
+                        std::map<std::string, int64_t>* skipped) {
+  for (const OperatorCall& c : calls) {
+    if (IsAttentionOp(c.op->name))
+      CollectAttention(c, samples, skipped);
+    else if (IsNormOp(c.op->name))
+      CollectNorm(c, samples, skipped);
+  }
+}
+
+void AddKernelCallItems(const KernelCallSamples& samples, std::vector<AttentionGroup>* attention,
+                        std::vector<NormGroup>* norms, trace::Trace* tr) {
+  for (const auto& [key, s] : samples.attention) {
+    const auto& [impl, b, hq, hkv, q, keys, d, dv, dtype] = key;
+    attention->push_back(SummariseAttention(s, impl, b, hq, hkv, q, keys, d, dv, dtype));
+    AddAttentionItem(attention->back(), s, tr);
+  }
+  for (const auto& [key, s] : samples.norms) {
+    NormGroup g;
+    std::tie(g.tokens, g.hidden, g.fused_residual, g.dtype) = key;
+    g.op = s.op;
+    g.calls = static_cast<int>(s.us.size());
+    g.median_us = Median(s.us);
+    g.name = "profile/rmsnorm/t" + std::to_string(g.tokens) + "/h" + std::to_string(g.hidden) +
+             (g.fused_residual ? "/residual" : "") + (g.dtype == "BFloat16" ? "" : "/" + g.dtype);
+    norms->push_back(g);
+    AddNormItem(g, s, tr);
+  }
+}
+
+}  // namespace specsim::profile

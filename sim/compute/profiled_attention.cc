@@ -51,8 +51,8 @@ StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& nam
   impl.per_head_blocks = true;
   impl.blocks_per_sm = 1;  // [ASSUMED] see the header
   if (m[4].matched) {
-    impl.split_blocks_per_sm = 1;  // one round of blocks over the SMs
-    impl.splits_round_down = true;
+    impl.split_blocks_per_sm = 2;   // [ASSUMED] two blocks' worth per SM, so that a split call splits
+    impl.splits_round_down = true;  // (it ran a reduction) even where one block per head fills the SMs
     impl.min_split_tokens = tokens;
   } else {
     impl.max_splits = 1;

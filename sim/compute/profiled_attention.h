@@ -20,8 +20,9 @@
 // one block: per_head_blocks) and walks the context in tiles of `tokens`. [ASSUMED, from the
 // kernels' tile sizes: one resident block per SM (a 64 x 128 bf16 tile of Q with double-buffered K
 // and V tiles of 128 x 128 takes ~80-160 KiB of shared memory; the 16-row decode kernel is given
-// the same); a "+split" call divides the context so that one round of blocks fills the SMs, each
-// split at least one tile long.] Only the geometry comes from the name; every cost is fitted
+// the same); a "+split" call divides the context into floor(2 SMs / blocks per split) splits (it ran
+// a reduction kernel, so at least two where its heads alone fill the SMs once), each split at least
+// one tile long.] Only the geometry comes from the name; every cost is fitted
 // (fit_attention.cc), so a wrong resident count moves the fitted costs, not the shape in q and
 // context that the geometry gives.
 #pragma once

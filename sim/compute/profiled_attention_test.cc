@@ -83,16 +83,18 @@ TEST(ProfiledAttention, PerHeadBlocksCountQueryHeadsNotKvGroups) {
   const AttentionGeometry p = GeometryOf(packed, c, 132);
   EXPECT_EQ(p.blocks, 32);
   EXPECT_EQ(p.valid_rows, 8);
-  // The split decode kernel: one round of blocks, floor(132 / (8 * 16)) = 1 split at batch 8; at
-  // batch 1, floor(132 / 16) = 8 splits of ceil(4097 / 8) = 513 -> 5 tiles of 128.
+  // The split decode kernel: floor(2 * 132 / (8 * 16)) = 2 splits at batch 8 (a merge pass); at
+  // batch 1, floor(264 / 16) = 16 splits of ceil(4097 / 16) = 257 -> 3 tiles of 128.
   const AttentionImplementation decode = ProfiledAttentionKernel("cudnn_sdpa_sm80/16x128+split").value();
   c.query_tokens = 1;
   c.context = 4097;
-  EXPECT_EQ(GeometryOf(decode, c, 132).splits, 1);
+  const AttentionGeometry eight = GeometryOf(decode, c, 132);
+  EXPECT_EQ(eight.splits, 2);
+  EXPECT_GT(eight.combine_waves, 0);
   c.seqs = 1;
   const AttentionGeometry one = GeometryOf(decode, c, 132);
-  EXPECT_EQ(one.splits, 8);
-  EXPECT_EQ(one.kv_tiles, 5);
+  EXPECT_EQ(one.splits, 16);
+  EXPECT_EQ(one.kv_tiles, 3);
 }
 
 }  // namespace

@@ -314,4 +314,19 @@ Prediction PredictDecodeLoop(const trace::Trace& trace, const trace::Item& item,
   return Micros(Median(per_iteration));
 }
 
+StatusOr<std::map<std::string, double>> PredictPassDeviceTimeByClass(const trace::Trace& trace, const trace::Item& item,
+                                                                     const net::Topology& topology,
+                                                                     const CalibParams& params) {
+  if (!item.has_decode() || !item.decode().gpu_busy_only())
+    return InvalidArgumentError(item.name() + ": not a profiler pass item (decode.gpu_busy_only)");
+  ASSIGN_OR_RETURN(llm::DecodeSetup setup, DecodeSetupOfItem(trace, item, topology, params));
+  ASSIGN_OR_RETURN(auto sim, llm::DecodeSimulator::Create(setup));
+  const int q = std::max(1, item.decode().query_tokens());
+  const llm::PassKind kind = q == 1 ? llm::PassKind::kTargetDecode : llm::PassKind::kVerify;
+  ASSIGN_OR_RETURN(const auto ns, sim->PassDeviceTimeByClass(kind, q));
+  std::map<std::string, double> us;
+  for (const auto& [c, v] : ns) us[c] = v * 1e-3;
+  return us;
+}
+
 }  // namespace specsim::calib

@@ -23,6 +23,9 @@
 // numbers). With no jitter and no injected cost every iteration is the same.
 #pragma once
 
+#include <map>
+#include <string>
+
 #include "sim/calib/params.h"
 #include "sim/calib/predictors.h"
 #include "sim/compute/kernel_cost.h"
@@ -40,5 +43,10 @@ Prediction PredictLayerLoop(const trace::Item& item, const net::Topology& topolo
 Prediction PredictSkewLoop(const trace::Item& item, const net::Topology& topology, const CalibParams& params);
 Prediction PredictDecodeLoop(const trace::Trace& trace, const trace::Item& item, const net::Topology& topology,
                              const CalibParams& params);
+// A profiler's pass item (DecodeParams.gpu_busy_only): its predicted device time per simulator
+// kernel class (compute::KernelClassName; the collectives as "collective"), us.
+StatusOr<std::map<std::string, double>> PredictPassDeviceTimeByClass(const trace::Trace& trace, const trace::Item& item,
+                                                                     const net::Topology& topology,
+                                                                     const CalibParams& params);
 
 }  // namespace specsim::calib

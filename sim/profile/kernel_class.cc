@@ -103,4 +103,19 @@ NcclKernel ParseNcclKernelName(const std::string& name) {
   return k;
 }
 
+std::string ProfileClassOfSimulatorClass(const std::string& simulator_class) {
+  if (simulator_class == "gemm" || simulator_class == "attention" || simulator_class == "norm" ||
+      simulator_class == "sampling")
+    return simulator_class;
+  if (simulator_class == "grouped_gemm" || simulator_class == "router") return "moe";
+  if (simulator_class == "collective") return "nccl";
+  return "other";
+}
+
+std::string ComparedClassOf(const std::string& profile_class) {
+  if (profile_class == "rotary") return "other";
+  if (profile_class == "custom_allreduce") return "nccl";
+  return profile_class;
+}
+
 }  // namespace specsim::profile

@@ -38,4 +38,12 @@ struct NcclKernel {
 // The parts of an NCCL kernel's name; ok = false for a name that is not NCCL's.
 NcclKernel ParseNcclKernelName(const std::string& name);
 
+// The class names a profile's passes are compared in: the profile's class of a simulator kernel
+// class (compute::KernelClassName: "gemm", "attention", "norm", "sampling" kept; "grouped_gemm" and
+// "router" -> "moe"; "collective" -> "nccl"; elementwise, rotary, embedding and the rest ->
+// "other"), and of a profile class (rotary -> "other", custom_allreduce -> "nccl": the simulator
+// prices them as elementwise kernels and as the collective).
+std::string ProfileClassOfSimulatorClass(const std::string& simulator_class);
+std::string ComparedClassOf(const std::string& profile_class);
+
 }  // namespace specsim::profile

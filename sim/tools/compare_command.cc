@@ -1,4 +1,3 @@
-#include "sim/io/file_io.h"
 #include "sim/tools/compare_command.h"
 
 #include <CLI/CLI.hpp>
@@ -10,7 +9,9 @@
 #include "sim/calib/compare.h"
 #include "sim/calib/svg.h"
 #include "sim/calib/trace_io.h"
+#include "sim/io/file_io.h"
 #include "sim/tools/calib_setup.h"
+#include "sim/tools/profile_report.h"
 
 namespace specsim::tools {
 namespace {
@@ -189,7 +190,7 @@ int CompareOverSeeds(const CompareFlags& flags, const CalibInputs& in, const std
 }
 
 void PrintComparisonJson(const calib::ComparisonResult& result, const std::vector<calib::SuiteStats>& regimes,
-                         const std::vector<calib::ShapeGroup>& shapes, std::ostream& out) {
+                         const std::vector<calib::ShapeGroup>& shapes, const ProfileReport& report, std::ostream& out) {
   nlohmann::json j;
   j["suites"] = nlohmann::json::array();
   for (const calib::SuiteStats& s : result.suites)
@@ -201,6 +202,7 @@ void PrintComparisonJson(const calib::ComparisonResult& result, const std::vecto
   const nlohmann::json r = RegimesJson(regimes, shapes);
   j["regimes"] = r["regimes"];
   j["shapes"] = r["shapes"];
+  if (!report.empty()) j["profile"] = ProfileReportJson(report);
   out << ItemsJson(result.items, j).dump(1) << "\n";
 }
 
@@ -250,10 +252,13 @@ int CompareOnce(const CompareFlags& flags, const CalibInputs& in, const std::str
       calib::RegimeStatistics(in.trace, result->items, result->fit.params.compute, *in.topology);
   const std::vector<calib::ShapeGroup> shapes = calib::VerifyWidthShapes(in.trace, result->items);
 
+  // A profiler's trace: passes by kernel class, NCCL waits, the largest disagreements.
+  const ProfileReport report = BuildProfileReport(in.trace, *in.topology, result->fit.params, result->items);
   if (flags.json) {
-    PrintComparisonJson(*result, regimes, shapes, out);
+    PrintComparisonJson(*result, regimes, shapes, report, out);
   } else {
     PrintComparisonText(flags, in, *result, regimes, shapes, start, out);
+    PrintProfileReport(report, out);
   }
   return 0;
 }

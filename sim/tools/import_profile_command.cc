@@ -13,6 +13,7 @@
 #include "sim/io/file_io.h"
 #include "sim/io/model_loader.h"
 #include "sim/llm/decode_simulator.h"
+#include "sim/profile/kernel_class.h"
 #include "sim/profile/profile_import.h"
 #include "sim/scenario/scenario.h"
 
@@ -59,23 +60,6 @@ struct PassPrediction {
   std::map<std::string, double> class_us;  // predicted device time by the profile's kernel class
   bool target = false;                     // a target forward (decode, verify): written as an item
 };
-
-// The profile's kernel class (sim/profile/kernel_class.h) of a simulator kernel class; "other"
-// takes elementwise, rotary and embedding kernels, "moe" grouped GEMMs and routers, "nccl" the
-// collectives (custom allreduce included).
-std::string ProfileClassOf(const std::string& simulator_class) {
-  if (simulator_class == "gemm" || simulator_class == "attention" || simulator_class == "norm" ||
-      simulator_class == "sampling")
-    return simulator_class;
-  if (simulator_class == "grouped_gemm" || simulator_class == "router") return "moe";
-  if (simulator_class == "collective") return "nccl";
-  return "other";
-}
-std::string ComparedClassOf(const std::string& profile_class) {
-  if (profile_class == "rotary") return "other";
-  if (profile_class == "custom_allreduce") return "nccl";
-  return profile_class;
-}
 
 // The GEMM costs a profile's passes take: those fitted on a profile's own aten::mm kernels
 // (profile::kTorchGemmLibrary) when the calibration has them, else cuBLASLt's (PyTorch's bf16
@@ -189,7 +173,7 @@ void SimulatePass(const llm::DecodeSetup& setup, llm::PassKind kind, PassPredict
   p->launch_us = static_cast<double>(t->launch_ps) * 1e-6;
   auto by_class = (*sim)->PassDeviceTimeByClass(kind, p->tokens);
   if (by_class.ok())
-    for (const auto& [c, ns] : *by_class) p->class_us[ProfileClassOf(c)] += ns * 1e-3;
+    for (const auto& [c, ns] : *by_class) p->class_us[profile::ProfileClassOfSimulatorClass(c)] += ns * 1e-3;
   p->ok = true;
 }
 
@@ -248,6 +232,7 @@ void AddPassItems(const std::vector<std::pair<const profile::PassGroup*, PassPre
     const std::string attention_impl = PassAttentionImplementation(attention, s.batch, p.tokens);
     d->set_attention_implementation(attention_impl.empty() ? "profile" : attention_impl);
     d->set_gemm_library(gemm_items ? profile::kTorchGemmLibrary : "cublasLt");
+    for (const auto& [c, us] : g->busy_us) (*d->mutable_busy_us_by_class())[profile::ComparedClassOf(c)] += us;
     trace::Stats* st = it->mutable_stats();
     st->set_iterations(g->passes);
     st->set_median_us(g->busy_total_us);
@@ -537,7 +522,7 @@ void PrintPredictions(const ScenarioPasses& s, std::ostream& out) {
 // with the largest gap.
 void PrintClassGaps(const profile::PassGroup& g, const PassPrediction& p, std::ostream& out) {
   std::map<std::string, double> measured;
-  for (const auto& [c, us] : g.busy_us) measured[ComparedClassOf(c)] += us;
+  for (const auto& [c, us] : g.busy_us) measured[profile::ComparedClassOf(c)] += us;
   std::set<std::string> classes;
   for (const auto& [c, us] : measured) classes.insert(c);
   for (const auto& [c, us] : p.class_us) classes.insert(c);

@@ -128,6 +128,46 @@ TEST(ImportProfileCommandTest, CalibratedFromTheFusedProfileAloneDecodeIsWithinT
   }
 }
 
+// compare on a profiler's trace adds, per pass, measured busy against predicted device time by
+// kernel class, per NCCL call the ranks' wait for the last rank against the transfer, and the five
+// largest disagreements with what their prediction rests on. On the fused batch-8 profile the eager
+// calls wait for the other rank (the host under the profiler) far longer than graph replays do.
+TEST(ImportProfileCommandTest, CompareReportsPassClassesNcclWaitsAndDisagreements) {
+  const std::string pb =
+      (std::filesystem::temp_directory_path() / ("specsim_profile_report_" + std::to_string(::getpid()) + ".pb"))
+          .string();
+  ImportProfileFlags flags;
+  flags.paths = {std::string(SPECSIM_SOURCE_DIR) + "/traces/profiles/torch-tp2-h200-fused-2026-11-30/fused-b8"};
+  flags.scenario = std::string(SPECSIM_SOURCE_DIR) + "/configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto";
+  flags.set = {"serving.batch_size=8", "serving.context_length=4096", "speculation.topk=1",
+               "speculation.num_draft_tokens=6"};
+  flags.output = pb;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunImportProfile(flags, out, err), 0) << err.str();
+  const nlohmann::json j = CompareOnTheBox(pb);
+  ASSERT_TRUE(j.contains("profile")) << j.dump().substr(0, 400);
+  const nlohmann::json& p = j["profile"];
+  ASSERT_EQ(p["passes"].size(), 5u);  // the graph decode and the verify of 2, 4, 8, 16 tokens
+  for (const auto& row : p["passes"]) {
+    for (const char* c : {"attention", "gemm", "nccl", "norm", "other", "sampling"}) {
+      EXPECT_GT(row["measured_us"].value(c, 0.0), 0) << row.dump();
+      EXPECT_GT(row["predicted_us"].value(c, 0.0), 0) << row.dump();
+    }
+    EXPECT_FALSE(row["largest_gap_class"].get<std::string>().empty());
+  }
+  std::map<std::string, double> share;
+  for (const auto& c : p["collectives"]) share[c["item"]] = c["wait_share"].get<double>();
+  ASSERT_TRUE(share.count("profile/nccl/allreduce/eager/n2/1MiB") &&
+              share.count("profile/nccl/allreduce/graph/n2/1MiB"));
+  EXPECT_GT(share["profile/nccl/allreduce/eager/n2/1MiB"], 2 * share["profile/nccl/allreduce/graph/n2/1MiB"]);
+  ASSERT_EQ(p["disagreements"].size(), 5u);
+  for (size_t i = 1; i < p["disagreements"].size(); ++i)
+    EXPECT_GE(std::abs(p["disagreements"][i - 1]["error"].get<double>()),
+              std::abs(p["disagreements"][i]["error"].get<double>()));
+  for (const auto& d : p["disagreements"]) EXPECT_FALSE(d["cause"].get<std::string>().empty());
+  std::filesystem::remove(pb);
+}
+
 // Each pass group against a scenario: tokens per pass from the allreduce size (graph replays via
 // the eager calls of the same channels), layers from the allreduce count.
 TEST(ImportProfileCommandTest, PassGroupsAgainstAScenario) {

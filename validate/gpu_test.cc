@@ -199,9 +199,11 @@ TEST(GpuKernels, FlashMlaAttentionMatchesCpuReference) {
   CheckAttention(f, 1, 1, 128, 1, 576, 512, true, 257, 1);  // 128 heads (TP1): 8 tiles
   CheckAttention(f, 1, 8, 16, 1, 576, 512, true, 8, 1);     // q = context: the first token sees itself only
   CheckAttention(f, 1, 1, 16, 1, 576, 512, true, 64, 8);    // splits past the context: empty splits
+  CheckAttention(f, 1, 2, 8, 1, 576, 512, true, 3000, 70);  // 70 splits: the merge's 8-split batches, twice
+  CheckAttention(f, 2, 1, 8, 1, 576, 512, true, 1100, 33);  // 33 splits of 35 tiles: one or two tiles each
 }
 
-// flash_mla's residency (the simulator's geometry: two blocks per SM).
+// flash_mla's residency (the simulator's geometry: two blocks per SM; 255 registers per thread).
 TEST(GpuKernels, FlashMlaResidentBlocksAsTheModelAssumes) {
   REQUIRE_GPU();
   cudaDeviceProp prop{};

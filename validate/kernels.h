@@ -104,7 +104,8 @@ enum class AttentionImpl {
   kSimtReference,
   // Tensor-core MLA attention (flash_mla_kernels.cu): one shared latent cache row of 576 values per
   // token (V = its first 512), the heads x query tokens of a sequence in 16-row mma tiles, one tile
-  // per block of 4 warps, 32-token tiles double-buffered (93 KiB of shared memory: 2 blocks per SM).
+  // per block of 4 warps with Q in registers, 32-token tiles double-buffered (74 KiB of shared
+  // memory, 255 registers: 2 blocks per SM), splits interleaved over the tiles; its own split merge.
   kFlashMla,
 };
 // "flash_mma", "simt_reference", "flash_mla": the names the trace records.
@@ -115,11 +116,12 @@ AttentionImpl ProductionAttentionImpl(int head_dim, int v_head_dim, bool kv_shar
 // Split-KV partitions the launch policy picks: enough blocks for two per SM, each split at least
 // `min_split_tokens` of context (flash_mma: 128, two K/V tiles; simt_reference: 256).
 int AttentionSplits(AttentionImpl impl, const AttentionArgs& a, int sm_count);  // flash_mla: rounded down
-// The split merge: one block of 128 threads per (query row, head) and 128 output values.
 // Blocks of the main kernel before splitting (sequences x KV heads x row groups).
 int AttentionBlocks(AttentionImpl impl, const AttentionArgs& a);
 cudaError_t LaunchAttention(AttentionImpl impl, const AttentionArgs& a, cudaStream_t stream);
-// The implementations' own launchers (LaunchAttention dispatches) and the split merge they share.
+// The implementations' own launchers (LaunchAttention dispatches) and the split merge that
+// flash_mma and simt_reference share (one block of 128 threads per (query row, head) and 128
+// output values; flash_mla has its own).
 cudaError_t LaunchFlashMmaAttention(const AttentionArgs& a, cudaStream_t stream);
 cudaError_t LaunchReferenceAttention(const AttentionArgs& a, cudaStream_t stream);
 cudaError_t LaunchAttentionCombine(const AttentionArgs& a, cudaStream_t stream);
@@ -136,8 +138,10 @@ struct FlashMmaOccupancy {
 };
 FlashMmaOccupancy FlashMmaOccupancyOf(int row_tiles_per_block);
 int FlashMmaBlocks(const AttentionArgs& a);
-// flash_mla: its one instantiation (one 16-row tile per block, 93 KiB of shared memory), and its
-// blocks before splitting (sequences x row tiles). REQUIRES (launcher, else cudaErrorInvalidValue):
+// flash_mla: its one instantiation (one 16-row tile per block, 74 KiB of shared memory), and its
+// blocks before splitting (sequences x row tiles). With splits > 1 its launcher also runs its own
+// merge (one 256-thread block per (query row, head), a programmatic dependent launch), not
+// LaunchAttentionCombine; the workspace size is AttentionWorkspaceBytes all the same. REQUIRES (launcher, else cudaErrorInvalidValue):
 // head_dim 576, v_head_dim 512, v == k, kv_heads 1, q_row_stride a multiple of 8.
 FlashMmaOccupancy FlashMlaOccupancyOf();
 int FlashMlaBlocks(const AttentionArgs& a);

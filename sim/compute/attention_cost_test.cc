@@ -72,9 +72,9 @@ TEST(AttentionGeometry, RoundsAndTiles) {
 
 // flash_mla (validate/flash_mla_kernels.cu): one 16-row tile per block, two resident blocks per SM,
 // 32-token tiles; splits rounded down to 2 x SMs blocks (validate/attention.cc AttentionSplits),
-// as recorded in traces/h200-1x-mla-tp8-2026-11-30 (DeepSeek-V3 at TP8: 16 heads per GPU, one KV
+// as recorded in traces/h200-1x-mla-tp8-2026-12-01 (DeepSeek-V3 at TP8: 16 heads per GPU, one KV
 // head): b32 q1 ctx16384: floor(264 / 32) = 8 splits (256 blocks: one round); b8: 33; b1: 264
-// capped at 16384 / 128 = 128. The merge pass: one block per (row, head) and 128 of 512 values.
+// capped at 16384 / 128 = 128. The merge pass: one block per (row, head), four per SM.
 TEST(AttentionGeometry, FlashMlaSplitsRoundDownAndOneRound) {
   const auto impl = SpecsimValidateKernel("flash_mla").value();
   auto call = [](int64_t seqs, int64_t q, int64_t context) {
@@ -94,9 +94,14 @@ TEST(AttentionGeometry, FlashMlaSplitsRoundDownAndOneRound) {
   EXPECT_EQ(g.sm_blocks, 2);
   EXPECT_EQ(g.rounds, 1);
   EXPECT_EQ(g.kv_tiles, 16384 / 8 / 32);
-  // 32 x 16 (row, head) pairs x 4 value blocks = 2048 over 16 x 132 = 2112 slots: one wave.
+  // 32 x 16 (row, head) pairs = 512 merge blocks over 4 x 132 = 528 slots: one wave.
   EXPECT_EQ(g.combine_waves, 1);
-  EXPECT_EQ(GeometryOf(impl, call(8, 1, 16384), 132).splits, 33);
+  // b8: 33 splits of 512 tiles, interleaved: at most ceil(512 / 33) = 16 tiles a block.
+  g = GeometryOf(impl, call(8, 1, 16384), 132);
+  EXPECT_EQ(g.splits, 33);
+  EXPECT_EQ(g.kv_tiles, 16);
+  // Verify at b32, q = 2: 32 x 2 x 16 = 1024 (row, head) pairs over 528 slots: two waves.
+  EXPECT_EQ(GeometryOf(impl, call(32, 2, 4096), 132).combine_waves, 2);
   EXPECT_EQ(GeometryOf(impl, call(1, 1, 16384), 132).splits, 128);
   // Verify: 16 heads x 4 tokens = 64 rows = 4 row blocks of one tile each.
   g = GeometryOf(impl, call(8, 4, 4096), 132);

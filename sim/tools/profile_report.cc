@@ -71,8 +71,8 @@ std::string CauseOf(const trace::Item& it, const ProfileReport& r) {
                        proto.empty() ? "auto" : proto, c.nccl_chosen_channels());
   }
   if (it.has_gemm())
-    return fmt::format("GEMM cost of library '{}' at m={} n={} k={}", it.gemm().library(), it.gemm().m(),
-                       it.gemm().n(), it.gemm().k());
+    return fmt::format("GEMM cost of library '{}' at m={} n={} k={}", it.gemm().library(), it.gemm().m(), it.gemm().n(),
+                       it.gemm().k());
   if (it.has_attention())
     return fmt::format("attention cost of '{}' at batch {}, q {}, {} keys", it.attention().implementation(),
                        it.attention().batch(), it.attention().query_tokens(), it.attention().context());
@@ -103,8 +103,7 @@ ProfileReport BuildProfileReport(const trace::Trace& trace, const net::Topology&
     return std::abs(a->error) > std::abs(b->error) || (std::abs(a->error) == std::abs(b->error) && a->name < b->name);
   });
   for (size_t k = 0; k < simulated.size() && k < 5; ++k)
-    r.disagreements.push_back(
-        {simulated[k]->name, simulated[k]->error, CauseOf(trace.items(simulated[k]->index), r)});
+    r.disagreements.push_back({simulated[k]->name, simulated[k]->error, CauseOf(trace.items(simulated[k]->index), r)});
   return r;
 }
 
@@ -131,8 +130,8 @@ void PrintProfileReport(const ProfileReport& r, std::ostream& out) {
                        "wait_share");
     for (const CollectiveWaitRow& c : r.collectives)
       out << fmt::format("{:<48} {:>11.2f} {:>11} {:>11.2f} {:>10.0f}%\n", c.item, c.transfer_us,
-                         c.predicted_us > 0 ? fmt::format("{:.2f}", c.predicted_us) : std::string("-"),
-                         c.wait_mean_us, 100 * c.wait_share);
+                         c.predicted_us > 0 ? fmt::format("{:.2f}", c.predicted_us) : std::string("-"), c.wait_mean_us,
+                         100 * c.wait_share);
   }
   if (!r.disagreements.empty()) {
     out << "\nlargest disagreements and what the prediction rests on\n";

@@ -132,7 +132,8 @@ void AdviseDefault(bool quick) {
   SPECSIM_CHECK(base.ok()) << base.status().ToString();
   auto built = scenario::BuildScenario(*base, "advise", {"speculation.method=NONE"}, "");
   SPECSIM_CHECK(built.ok()) << built.status().ToString();
-  const tools::SearchSpace space = tools::DefaultSearchSpace(*base, built->setup.target);
+  const tools::SearchSpace space = tools::DefaultSearchSpace(
+      *base, built->setup.target, tools::BoxFactsOf(*built->topology, built->setup.parallel.tp, built->setup.gpus));
   tools::AdviseOptions options;
   options.acceptance.assign(base->speculation().acceptance_probabilities().begin(),
                             base->speculation().acceptance_probabilities().end());

@@ -160,11 +160,15 @@ cat <<'TXT'
 advise ranks what runs on SGLang as released first (configs/frameworks/sglang.textproto: its
 custom allreduce runs on 2 GPUs, or on more only with NVLink between every pair; on 8 PCIe GPUs it
 is off), then lists each harder option with what it would buy and what it takes: NCCL variables,
-or a code change. The reference case's team forced SGLang's custom allreduce on their PCIe box with
-a patch; specsim lists that as a code change. With its defaults specsim predicts the forced
-custom allreduce would pay here, where the case measured it slower still: the defaults grant the
-kernel full-rate peer reads, and the driver's default PCIe P2P mode on CPU-attached GPUs
-(docs/reference/peer-access.md) is not modelled yet (section 7).
+a driver setting, or a code change. The reference case's team forced SGLang's custom allreduce on
+their PCIe box with a patch; specsim lists that as a code change and prices it over the path its
+peer reads take under the box's driver P2P mode (hardware `driver_p2p_mode`,
+docs/reference/peer-access.md): with the driver's default (mailbox P2P) the reads between GPUs that
+meet only at a CPU are staged through system memory [community reports, unverified], so the kernel
+is priced through mapped host memory; with BAR1 P2P forced by a module parameter, GPU to GPU (a
+driver setting on top of the code change). Even through host memory specsim predicts the forced
+kernel would pay here, where the case measured it slower still: how the driver stages each peer
+read, and the host path's latencies, are `[PLACEHOLDER]`s until measured on such a box (section 7).
 
 TXT
 run advise --scenario $scenario --no-progress

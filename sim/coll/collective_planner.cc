@@ -9,6 +9,7 @@
 #include "sim/coll/alltoall.h"
 #include "sim/coll/custom_allreduce.h"
 #include "sim/coll/nccl_transport.h"
+#include "sim/net/peer_access.h"
 #include "sim/coll/nccl_tuning.h"
 #include "sim/coll/ring.h"
 #include "sim/coll/tree.h"
@@ -159,6 +160,14 @@ NcclTransportInput TransportInputOf(const net::Topology& topology, const net::Ro
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
       if (i != j) in.path_class[i][j] = router.GpuPathClass(gpus[i], gpus[j]);
+  if (topology.driver_p2p_mode == net::DriverP2pMode::kNoPcieP2p) {
+    in.p2p_possible.assign(n, std::vector<bool>(n, true));
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        if (i != j)
+          in.p2p_possible[i][j] =
+              net::PeerAccessOf(router, gpus[i], gpus[j], topology.driver_p2p_mode).writes != net::PeerPath::kNone;
+  }
   return in;
 }
 
@@ -326,6 +335,30 @@ Status PlanDirectAllToAll(const CollectiveRequest& request, const NcclFabricView
   return OkStatus();
 }
 
+}  // namespace
+
+std::string WhyPeerReadsAreNotDirect(const net::Topology& topology, const std::vector<int>& gpus) {
+  const net::Router router(topology);
+  int staged = 0, none = 0;
+  for (int a : gpus)
+    for (int b : gpus) {
+      if (a == b) continue;
+      const net::PeerPath reads = net::PeerAccessOf(router, a, b, topology.driver_p2p_mode).reads;
+      staged += reads == net::PeerPath::kStagedThroughHost;
+      none += reads == net::PeerPath::kNone;
+    }
+  if (none > 0)
+    return std::to_string(none) + " GPU pairs have no peer mapping (" +
+           net::DriverP2pModeName(topology.driver_p2p_mode) + ")";
+  if (staged > 0)
+    return std::to_string(staged) + " GPU pairs meet only at a CPU, where the " +
+           net::DriverP2pModeName(topology.driver_p2p_mode) +
+           " PCIe P2P stages peer reads through system memory (docs/reference/peer-access.md)";
+  return "";
+}
+
+namespace {
+
 // The custom allreduce's buffer layout from the request; InvalidArgument for options the kernels
 // cannot run with, or host memory a GPU's socket lacks.
 StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& topology,
@@ -335,7 +368,10 @@ StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& t
   options.blocks = request.custom_blocks;
   options.launch_delay_ps = request.custom_launch_ps;
   // Without P2P the kernels can only meet in mapped host memory, which needs staged inputs.
-  options.host_mapped = request.custom_host_mapped || request.p2p_disable;
+  // Nor where the driver stages peer reads through system memory, or gives no peer mapping
+  // (net::PeerAccessOf: the driver's PCIe P2P mode): the kernels' pulls then take the host path.
+  options.host_mapped =
+      request.custom_host_mapped || request.p2p_disable || !WhyPeerReadsAreNotDirect(topology, gpus).empty();
   options.stage_input = request.custom_stage_input || options.host_mapped;
   options.flag_latency_ps = request.custom_flag_latency_ps;
   options.read_gbps_per_block = request.custom_read_gbps_per_block;
@@ -361,12 +397,15 @@ Status PlanCustomAllReduce(const net::Topology& topology, const CollectiveReques
   plan->algorithm = AlgorithmName(algo);
   plan->protocol = "";
   plan->channels = options.blocks;
-  plan->choice =
-      std::string("custom ") + AlgorithmName(algo) + " allreduce, " + std::to_string(options.blocks) + " blocks, " +
-      (options.host_mapped
-           ? "exchange buffers in mapped host memory" + std::string(request.p2p_disable ? " (P2P disabled)" : "")
-       : options.stage_input ? "inputs staged in exchange buffers, peer reads over P2P"
-                             : "peer reads over P2P");
+  plan->choice = std::string("custom ") + AlgorithmName(algo) + " allreduce, " + std::to_string(options.blocks) +
+                 " blocks, " +
+                 (options.host_mapped ? "exchange buffers in mapped host memory" +
+                                            (request.p2p_disable ? std::string(" (P2P disabled)")
+                                             : !WhyPeerReadsAreNotDirect(topology, plan->rank_gpus).empty()
+                                                 ? " (" + WhyPeerReadsAreNotDirect(topology, plan->rank_gpus) + ")"
+                                                 : std::string())
+                  : options.stage_input ? "inputs staged in exchange buffers, peer reads over P2P"
+                                        : "peer reads over P2P");
   return OkStatus();
 }
 

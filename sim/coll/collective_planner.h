@@ -75,6 +75,12 @@ struct PlannedCollective {
 StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const net::Router& router,
                                            const CollectiveRequest& request);
 
+// Why the custom allreduce's peer reads cannot go GPU to GPU between `gpus` (GPU indices) under the
+// box's driver P2P mode (net::PeerAccessOf), e.g. "56 GPU pairs meet only at a CPU, where ...";
+// "" when every pair's reads are direct. The planner then prices the kernels through mapped host
+// memory (custom_allreduce.h, host_mapped).
+std::string WhyPeerReadsAreNotDirect(const net::Topology& topology, const std::vector<int>& gpus);
+
 // nccl-tests' bus-bandwidth factor: busBw = algBw * factor. Allreduce 2(n-1)/n; allgather,
 // reducescatter, alltoall (n-1)/n.
 double BusBandwidthFactor(Collective collective, int num_ranks);

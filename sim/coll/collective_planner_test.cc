@@ -35,6 +35,9 @@ net::Topology FourPlusFour() {
     t.links[l].pcie_lanes = 16;
   }
   AddLink(t, cpu[0], cpu[1], 192, 100, net::LinkKind::kCpuInterconnect);
+  // Peer reads GPU to GPU (the cut-load tests below are about that path); the driver's default
+  // stages them through host memory (CustomAllreduceFollowsTheDriversPeerReadPath).
+  t.driver_p2p_mode = net::DriverP2pMode::kBar1Forced;
   return t;
 }
 
@@ -277,6 +280,34 @@ TEST(CollectivePlannerTest, FittedCustomReadRateReplacesTheFabricsReadCap) {
   EXPECT_NEAR(time_us(0), bytes / (36 * 4096 / 1100.0) * 1e-3, 0.1 * 500);
   EXPECT_NEAR(time_us(10), bytes / 360.0 * 1e-3, 0.1 * 186);
   EXPECT_NEAR(time_us(2), bytes / 72.0 * 1e-3, 0.1 * 932);
+}
+
+// Issue 12 items 2 and 3: a custom allreduce between GPUs that meet only at a CPU is priced over
+// the path its peer reads really take under the driver's P2P mode: through mapped host memory
+// with the driver default (reads staged through system memory) or no PCIe P2P; GPU to GPU with
+// BAR1 forced. The plan says which, and why.
+TEST(CollectivePlannerTest, CustomAllreduceFollowsTheDriversPeerReadPath) {
+  for (Algorithm algo : {Algorithm::kOneShot, Algorithm::kTwoShot}) {
+    net::Topology t = FourPlusFour();
+    t.driver_p2p_mode = net::DriverP2pMode::kDriverDefault;
+    PlannedCollective staged;
+    const CollectiveTiming host = RunAlgo(t, algo, 1 << 20, &staged);
+    EXPECT_NE(staged.choice.find("exchange buffers in mapped host memory (56 GPU pairs meet only at a CPU"),
+              std::string::npos)
+        << staged.choice;
+    EXPECT_EQ(WhyPeerReadsAreNotDirect(t, staged.rank_gpus).find("56 GPU pairs"), 0u);
+    t.driver_p2p_mode = net::DriverP2pMode::kBar1Forced;
+    PlannedCollective direct;
+    const CollectiveTiming bar1 = RunAlgo(t, algo, 1 << 20, &direct);
+    EXPECT_EQ(direct.choice.find("mapped host memory"), std::string::npos) << direct.choice;
+    EXPECT_EQ(WhyPeerReadsAreNotDirect(t, direct.rank_gpus), "");
+    // The host path carries every byte over each GPU's host link twice: slower at 1 MiB.
+    EXPECT_GT(host.duration_ps, bar1.duration_ps) << AlgorithmName(algo);
+    t.driver_p2p_mode = net::DriverP2pMode::kNoPcieP2p;
+    PlannedCollective none;
+    RunAlgo(t, algo, 1 << 20, &none);
+    EXPECT_NE(none.choice.find("have no peer mapping (no PCIe P2P)"), std::string::npos) << none.choice;
+  }
 }
 
 }  // namespace

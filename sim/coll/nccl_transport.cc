@@ -41,16 +41,24 @@ StatusOr<NcclTransportChoice> ChooseNcclTransport(const NcclTransportInput& inpu
   if (input.p2p_disable) why = "NCCL_P2P_DISABLE=1: SHM everywhere";
 
   out.mechanism.assign(n, std::vector<net::Mechanism>(n, net::Mechanism::kKernelWrite));
+  if (!input.p2p_possible.empty() && static_cast<int>(input.p2p_possible.size()) != n)
+    return InvalidArgumentError("p2p_possible has " + std::to_string(input.p2p_possible.size()) + " rows: must be " +
+                                std::to_string(n) + " or none");
   std::map<net::PathClass, int> shm_by_class;
+  int no_driver_p2p = 0;
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j) {
       if (i == j) continue;
       const net::PathClass c = input.path_class[i][j];
-      const bool p2p =
-          !input.p2p_disable && (c == net::PathClass::kNvLink || static_cast<int>(c) <= static_cast<int>(out.level));
+      const bool possible = input.p2p_possible.empty() || input.p2p_possible[i].at(j);
+      const bool by_level = c == net::PathClass::kNvLink || static_cast<int>(c) <= static_cast<int>(out.level);
+      const bool p2p = !input.p2p_disable && possible && by_level;
       out.mechanism[i][j] = p2p ? net::Mechanism::kKernelWrite : net::Mechanism::kHostStaged;
       if (p2p) {
         ++out.p2p_pairs;
+      } else if (!input.p2p_disable && !possible) {
+        ++out.shm_pairs;
+        ++no_driver_p2p;
       } else {
         ++out.shm_pairs;
         ++shm_by_class[c];
@@ -69,6 +77,8 @@ StatusOr<NcclTransportChoice> ChooseNcclTransport(const NcclTransportInput& inpu
     }
     out.reason += ")";
   }
+  if (no_driver_p2p > 0)
+    out.reason += "; " + std::to_string(no_driver_p2p) + " pairs SHM: the driver gives them no PCIe P2P";
   return out;
 }
 

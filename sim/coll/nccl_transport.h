@@ -3,6 +3,7 @@
 //
 // For each GPU pair with path class c (net::PathClass, ordered NV < PIX < PXB < PHB < SYS):
 //   NCCL_P2P_DISABLE=1           -> SHM for every pair, NVLink included.
+//   the driver gives no P2P      -> SHM (net::PeerAccessOf: the driver's PCIe P2P mode).
 //   c == NVLink                  -> P2P.
 //   c <= level                   -> P2P, else SHM, where level is
 //     the user's NCCL_P2P_LEVEL if given, else
@@ -33,6 +34,10 @@ struct NcclTransportInput {
   net::CpuVendor cpu_vendor = net::CpuVendor::kUnknown;
   std::optional<net::PathClass> p2p_level;  // NCCL_P2P_LEVEL, if the user set it
   bool p2p_disable = false;                 // NCCL_P2P_DISABLE=1
+  // p2p_possible[i][j]: the driver gives GPU i a P2P mapping of GPU j (NVML P2P status OK,
+  // cudaDeviceCanAccessPeer; net::PeerAccessOf writes != kNone). Empty: every pair. A pair without
+  // it uses SHM whatever the level (nccl-transports.md, ncclTopoCheckP2p).
+  std::vector<std::vector<bool>> p2p_possible;
 };
 
 struct NcclTransportChoice {

@@ -88,5 +88,24 @@ TEST(NcclTransportTest, ParseErrors) {
   EXPECT_FALSE(ChooseNcclTransport(in).ok());
 }
 
+// Issue 12 item 3: pairs the driver gives no PCIe P2P use SHM whatever NCCL_P2P_LEVEL says, and
+// the reason counts them.
+TEST(NcclTransportTest, PairsWithoutDriverP2pUseShmAtAnyLevel) {
+  NcclTransportInput in;
+  in.path_class = TwoSocketBox();
+  in.p2p_level = PathClass::kSys;
+  in.p2p_possible.assign(8, std::vector<bool>(8, true));
+  in.p2p_possible[0][1] = in.p2p_possible[1][0] = false;
+  const auto choice = ChooseNcclTransport(in);
+  ASSERT_TRUE(choice.ok()) << choice.status().ToString();
+  EXPECT_EQ(choice->mechanism[0][1], Mechanism::kHostStaged);
+  EXPECT_EQ(choice->mechanism[0][2], Mechanism::kKernelWrite);
+  EXPECT_EQ(choice->p2p_pairs, 54);
+  EXPECT_EQ(choice->shm_pairs, 2);
+  EXPECT_NE(choice->reason.find("2 pairs SHM: the driver gives them no PCIe P2P"), std::string::npos) << choice->reason;
+  in.p2p_possible.resize(3);
+  EXPECT_FALSE(ChooseNcclTransport(in).ok());
+}
+
 }  // namespace
 }  // namespace specsim::coll

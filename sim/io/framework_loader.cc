@@ -90,6 +90,60 @@ void CheckCustomAllreduceRule(const config::CustomAllreduceRule& c, bool partial
     out->push_back({"custom_allreduce.max_bytes", std::to_string(c.max_bytes()), "must be >= 0 (bytes; 0: no limit)"});
 }
 
+// The NCCL environment: whether the user's passes through, and what the framework sets itself.
+void CheckNcclEnvironment(const config::NcclEnvironment& e, bool partial, std::vector<Problem>* out) {
+  if (!partial && !e.has_passes_user_environment())
+    out->push_back({"nccl_environment.passes_user_environment", "(unset)",
+                    "required when nccl_environment is given: true (workers inherit the shell's NCCL_* "
+                    "variables) or false"});
+  for (int i = 0; i < e.sets_size(); ++i) {
+    const std::string& name = e.sets(i).name();
+    if (name.empty() || name.find_first_of(" =\t") != std::string::npos)
+      out->push_back({fmt::format("nccl_environment.sets[{}].name", i), "\"" + name + "\"",
+                      "must be a variable name, non-empty, without spaces or '=' (e.g. NCCL_CUMEM_ENABLE)"});
+  }
+}
+
+// The capture flags: phases by name, modes set, flags non-empty, "{n}" in the batch-size flag.
+void CheckGraphFlags(const config::GraphCaptureFlags& g, std::vector<Problem>* out) {
+  if (g.has_max_batch_size() && g.max_batch_size().find("{n}") == std::string::npos)
+    out->push_back({"graph_flags.max_batch_size", "\"" + g.max_batch_size() + "\"",
+                    "must hold {n} where the batch size goes, e.g. \"--cuda-graph-max-bs {n}\""});
+  const pb::EnumDescriptor* modes = config::CaptureMode_descriptor();
+  for (int i = 0; i < g.phase_flags_size(); ++i) {
+    const config::PhaseModeFlag& f = g.phase_flags(i);
+    const std::string at = fmt::format("graph_flags.phase_flags[{}]", i);
+    if (std::none_of(std::begin(kPhases), std::end(kPhases), [&](const char* p) { return f.phase() == p; }))
+      out->push_back({at + ".phase", "\"" + f.phase() + "\"", "must be one of decode, draft, verify, draft_extend"});
+    if (f.mode() == config::CAPTURE_MODE_UNSPECIFIED || !config::CaptureMode_IsValid(f.mode()))
+      out->push_back({at + ".mode", EnumValueName(modes, f.mode()), "must be set, one of " + AllowedEnumValues(modes)});
+    if (f.flag().empty()) out->push_back({at + ".flag", "\"\"", "must be non-empty: the launch flag"});
+  }
+}
+
+// EP: how it is enabled, what it communicates, its all-to-all backends.
+void CheckExpertParallel(const config::ExpertParallelRule& e, bool partial, std::vector<Problem>* out) {
+  if (!partial && e.enable_flag().empty())
+    out->push_back({"expert_parallel.enable_flag", e.has_enable_flag() ? "\"\"" : "(unset)",
+                    "required when expert_parallel is given: the launch flag, \"{n}\" for the EP size"});
+  const pb::EnumDescriptor* comms = config::EpCommunication_descriptor();
+  const int c = e.default_communication();
+  if ((!partial && c == config::EP_COMMUNICATION_UNSPECIFIED) ||
+      (c != config::EP_COMMUNICATION_UNSPECIFIED && !config::EpCommunication_IsValid(c)))
+    out->push_back({"expert_parallel.default_communication", EnumValueName(comms, c),
+                    "must be set, one of " + AllowedEnumValues(comms)});
+  for (int i = 0; i < e.all_to_all_backends_size(); ++i) {
+    const config::AllToAllBackend& b = e.all_to_all_backends(i);
+    const std::string at = fmt::format("expert_parallel.all_to_all_backends[{}]", i);
+    if (b.name().empty()) out->push_back({at + ".name", "\"\"", "must be non-empty, e.g. \"deepep\""});
+    if (b.flag().empty() == b.env().empty())
+      out->push_back({at, "flag \"" + b.flag() + "\", env \"" + b.env() + "\"",
+                      "exactly one of flag (a launch flag) and env (NAME=VALUE) selects the backend"});
+    if (!b.env().empty() && b.env().find('=') == std::string::npos)
+      out->push_back({at + ".env", "\"" + b.env() + "\"", "must be NAME=VALUE"});
+  }
+}
+
 // Host-cost jitter: a distribution and its parameters.
 void CheckJitter(const Jitter& j, bool partial, std::vector<Problem>* out) {
   const pb::EnumDescriptor* dists = Jitter::Distribution_descriptor();
@@ -157,6 +211,9 @@ void CheckProfile(const FrameworkProfile& p, bool partial, std::vector<Problem>*
                     "host runs ahead)"});
   }
   if (p.has_custom_allreduce()) CheckCustomAllreduceRule(p.custom_allreduce(), partial, out);
+  if (p.has_nccl_environment()) CheckNcclEnvironment(p.nccl_environment(), partial, out);
+  if (p.has_graph_flags()) CheckGraphFlags(p.graph_flags(), out);
+  if (p.has_expert_parallel()) CheckExpertParallel(p.expert_parallel(), partial, out);
   if (p.has_jitter()) CheckJitter(p.jitter(), partial, out);
 }
 
@@ -199,6 +256,43 @@ std::string QuantilesText(const Jitter& j) {
   std::string out = "[";
   for (int i = 0; i < j.quantiles_us_size(); ++i) out += (i ? ", " : "") + Number(j.quantiles_us(i));
   return out + "]";
+}
+
+llm::FrameworkProfile::EpCommunication ToEpCommunication(config::EpCommunication c) {
+  using E = llm::FrameworkProfile::EpCommunication;
+  switch (c) {
+    case config::EP_ALLREDUCE: return E::kAllReduce;
+    case config::EP_ALLGATHER_REDUCESCATTER: return E::kAllGatherReduceScatter;
+    case config::EP_ALL_TO_ALL: return E::kAllToAll;
+    default: return E::kUnstated;
+  }
+}
+
+// The NCCL environment, capture flags and EP rule. REQUIRES: CheckProfile found no problem.
+void ConvertRules(const FrameworkProfile& p, llm::FrameworkProfile* out) {
+  if (p.has_nccl_environment()) {
+    const config::NcclEnvironment& e = p.nccl_environment();
+    out->nccl_environment.stated = true;
+    out->nccl_environment.passes_user_environment = e.passes_user_environment();
+    for (const config::EnvVariable& v : e.sets()) out->nccl_environment.sets.emplace_back(v.name(), v.value());
+    out->nccl_environment.source = e.source();
+  }
+  const config::GraphCaptureFlags& g = p.graph_flags();
+  out->graph_flags.disable_all = g.disable_all();
+  out->graph_flags.max_batch_size = g.max_batch_size();
+  out->graph_flags.source = g.source();
+  for (const config::PhaseModeFlag& f : g.phase_flags())
+    out->graph_flags.phase_flags.push_back({f.phase(), ToCaptureMode(f.mode()), f.flag()});
+  if (p.has_expert_parallel()) {
+    const config::ExpertParallelRule& e = p.expert_parallel();
+    out->expert_parallel.stated = true;
+    out->expert_parallel.enable_flag = e.enable_flag();
+    out->expert_parallel.default_communication = ToEpCommunication(e.default_communication());
+    out->expert_parallel.source = e.source();
+    for (const config::AllToAllBackend& b : e.all_to_all_backends())
+      out->expert_parallel.all_to_all_backends.push_back(
+          {b.name(), b.flag(), b.env(), b.needs_full_nvlink(), b.source()});
+  }
 }
 
 // Checks and converts; errors "DISPLAY[:LINE:COL]: PATH = VALUE: RULE", all together.
@@ -254,6 +348,7 @@ StatusOr<llm::FrameworkProfile> Convert(const FrameworkProfile& p, std::string_v
     out.custom_allreduce.one_shot_only_world_sizes.assign(c.one_shot_only_world_sizes().begin(),
                                                           c.one_shot_only_world_sizes().end());
   }
+  ConvertRules(p, &out);
   return out;
 }
 

@@ -335,5 +335,49 @@ TEST(FrameworkOverridesTest, MergeReplacesOnlyTheFieldsSet) {
   EXPECT_EQ(OverriddenFrameworkFields(config::FrameworkProfile()), "");
 }
 
+// Issue 12 item 1: the NCCL environment, capture flags and EP rule load from the bundled profiles,
+// and their bad values name the field with what is allowed.
+TEST(FrameworkParseTest, NcclEnvironmentGraphFlagsAndExpertParallel) {
+  StatusOr<llm::FrameworkProfile> sglang = LoadFrameworkFile("configs/frameworks/sglang.textproto");
+  ASSERT_TRUE(sglang.ok()) << sglang.status().ToString();
+  EXPECT_TRUE(sglang->nccl_environment.stated);
+  EXPECT_TRUE(sglang->nccl_environment.passes_user_environment);
+  ASSERT_NE(sglang->nccl_environment.SetsItself("NCCL_CUMEM_ENABLE"), nullptr);
+  EXPECT_EQ(*sglang->nccl_environment.SetsItself("NCCL_CUMEM_ENABLE"), "0");
+  EXPECT_EQ(sglang->nccl_environment.SetsItself("NCCL_ALGO"), nullptr);
+  EXPECT_EQ(sglang->graph_flags.disable_all, "--disable-cuda-graph");
+  EXPECT_EQ(llm::WithNumber(sglang->graph_flags.max_batch_size, 8), "--cuda-graph-max-bs 8");
+  EXPECT_EQ(sglang->graph_flags.FlagFor("verify", llm::CaptureMode::kPiecewise), "");
+  EXPECT_EQ(sglang->expert_parallel.default_communication, llm::FrameworkProfile::EpCommunication::kAllReduce);
+  ASSERT_EQ(sglang->expert_parallel.all_to_all_backends.size(), 1u);
+  EXPECT_TRUE(sglang->expert_parallel.all_to_all_backends[0].needs_full_nvlink);
+  StatusOr<llm::FrameworkProfile> vllm = LoadFrameworkFile("configs/frameworks/vllm.textproto");
+  ASSERT_TRUE(vllm.ok()) << vllm.status().ToString();
+  EXPECT_EQ(vllm->graph_flags.disable_all, "--enforce-eager");
+  EXPECT_NE(vllm->graph_flags.FlagFor("verify", llm::CaptureMode::kPiecewise), "");
+  EXPECT_EQ(vllm->expert_parallel.default_communication,
+            llm::FrameworkProfile::EpCommunication::kAllGatherReduceScatter);
+
+  EXPECT_TRUE(Contains(ErrorOf(std::string(kGood) + "nccl_environment { sets { name: \"NCCL ALGO\" } }"),
+                       "nccl_environment.passes_user_environment = (unset): required"));
+  EXPECT_TRUE(Contains(ErrorOf(std::string(kGood) + "nccl_environment { sets { name: \"NCCL ALGO\" } }"),
+                       "nccl_environment.sets[0].name = \"NCCL ALGO\": must be a variable name"));
+  EXPECT_TRUE(Contains(ErrorOf(std::string(kGood) + "graph_flags { max_batch_size: \"--bs\" }"),
+                       "graph_flags.max_batch_size = \"--bs\": must hold {n}"));
+  EXPECT_TRUE(Contains(ErrorOf(std::string(kGood) + "graph_flags { phase_flags { phase: \"prefill\" flag: \"x\" } }"),
+                       "graph_flags.phase_flags[0].phase = \"prefill\": must be one of decode, draft, verify, "
+                       "draft_extend"));
+  EXPECT_TRUE(Contains(ErrorOf(std::string(kGood) + "graph_flags { phase_flags { phase: \"verify\" flag: \"x\" } }"),
+                       "graph_flags.phase_flags[0].mode = CAPTURE_MODE_UNSPECIFIED: must be set, one of FULL, "
+                       "PIECEWISE, EAGER"));
+  EXPECT_TRUE(Contains(ErrorOf(std::string(kGood) + "expert_parallel { enable_flag: \"--ep\" }"),
+                       "expert_parallel.default_communication = EP_COMMUNICATION_UNSPECIFIED: must be set, one of "
+                       "EP_ALLREDUCE, EP_ALLGATHER_REDUCESCATTER, EP_ALL_TO_ALL"));
+  EXPECT_TRUE(Contains(
+      ErrorOf(std::string(kGood) + "expert_parallel { enable_flag: \"--ep\" default_communication: EP_ALLREDUCE "
+                                   "all_to_all_backends { name: \"x\" flag: \"--a\" env: \"A=1\" } }"),
+      "expert_parallel.all_to_all_backends[0] = flag \"--a\", env \"A=1\": exactly one of flag"));
+}
+
 }  // namespace
 }  // namespace specsim::io

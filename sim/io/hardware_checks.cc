@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "sim/io/enum_names.h"
+#include "sim/net/peer_access.h"
 #include "sim/net/routing.h"
 
 namespace specsim::io {
@@ -215,7 +216,27 @@ void CheckLinks(const Hardware& hw, const std::map<std::string, int>& node_index
 
 }  // namespace
 
+// The driver's PCIe P2P mode: a known value; BAR1 only for GPUs that have BAR1 P2P (peer_access.h).
+void CheckDriverP2pMode(const Hardware& hw, ValidationErrors* errors) {
+  const auto* modes = Hardware::DriverP2pMode_descriptor();
+  if (!Hardware::DriverP2pMode_IsValid(hw.driver_p2p_mode())) {
+    errors->Add("driver_p2p_mode", EnumValueName(modes, hw.driver_p2p_mode()),
+                "must be one of DRIVER_DEFAULT (the same as unset), " + AllowedEnumValues(modes));
+    return;
+  }
+  if (hw.driver_p2p_mode() != Hardware::BAR1_FORCED) return;
+  for (int i = 0; i < hw.gpu_models_size(); ++i) {
+    const config::GpuModel& m = hw.gpu_models(i);
+    if (!net::Bar1P2pSupported(m.arch()))
+      errors->Add("driver_p2p_mode", "BAR1_FORCED",
+                  fmt::format("gpu_models[{}] ({}) is arch \"{}\": the driver has BAR1 P2P only for sm90 and later "
+                              "(docs/reference/peer-access.md); use DRIVER_DEFAULT or NO_PCIE_P2P",
+                              i, m.name(), m.arch()));
+  }
+}
+
 void CheckHardwareFields(const config::Hardware& hardware, ValidationErrors* errors, HardwareIndex* index) {
+  CheckDriverP2pMode(hardware, errors);
   CheckGpuModels(hardware, errors, &index->models);
   CheckNodes(hardware, index->models, errors, &index->nodes);
   CheckLinks(hardware, index->nodes, errors);

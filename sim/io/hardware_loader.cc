@@ -47,12 +47,21 @@ net::CpuVendor ToCpuVendor(Hardware::CpuVendor vendor) {
   }
 }
 
+net::DriverP2pMode ToDriverP2pMode(Hardware::DriverP2pMode mode) {
+  switch (mode) {
+    case Hardware::BAR1_FORCED: return net::DriverP2pMode::kBar1Forced;
+    case Hardware::NO_PCIE_P2P: return net::DriverP2pMode::kNoPcieP2p;
+    default: return net::DriverP2pMode::kDriverDefault;  // DRIVER_DEFAULT (others rejected by the checks)
+  }
+}
+
 // REQUIRES: hardware passed the field checks.
 net::Topology Convert(const Hardware& hw, const std::map<std::string, int>& model_index,
                       const std::map<std::string, int>& node_index) {
   net::Topology t;
   t.name = hw.name();
   t.cpu_vendor = ToCpuVendor(hw.cpu_vendor());
+  t.driver_p2p_mode = ToDriverP2pMode(hw.driver_p2p_mode());
   for (const config::GpuModel& m : hw.gpu_models()) {
     t.gpu_specs.push_back(net::GpuSpec{
         .name = m.name(),

@@ -299,5 +299,26 @@ TEST(HardwareLoaderTest, LoadMissingFileIsNotFound) {
   EXPECT_TRUE(Contains(t.status().message(), "no/such/dir/box.textproto: no such file"));
 }
 
+// Issue 12 item 3: the driver's PCIe P2P mode. Unset is the driver's own default; BAR1 is refused
+// for GPUs without BAR1 P2P (before sm90), naming the field, the model and the allowed values.
+TEST(HardwareLoaderTest, DriverP2pModeLoadsAndBar1NeedsHopperOrLater) {
+  StatusOr<net::Topology> plain = ParseHardware(kGood, "box.textproto");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->driver_p2p_mode, net::DriverP2pMode::kDriverDefault);
+  StatusOr<net::Topology> bar1 = ParseHardware(std::string(kGood) + "driver_p2p_mode: BAR1_FORCED", "box.textproto");
+  ASSERT_TRUE(bar1.ok()) << bar1.status().ToString();
+  EXPECT_EQ(bar1->driver_p2p_mode, net::DriverP2pMode::kBar1Forced);
+  StatusOr<net::Topology> none = ParseHardware(std::string(kGood) + "driver_p2p_mode: NO_PCIE_P2P", "box.textproto");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->driver_p2p_mode, net::DriverP2pMode::kNoPcieP2p);
+  EXPECT_TRUE(Contains(ErrorOf(Edit("arch: \"sm90\"", "arch: \"sm89\"") + "driver_p2p_mode: BAR1_FORCED"),
+                       "box.textproto: driver_p2p_mode = BAR1_FORCED: gpu_models[0] (G) is arch \"sm89\": the "
+                       "driver has BAR1 P2P only for sm90 and later"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(std::string(kGood) + "driver_p2p_mode: 7"),
+               "box.textproto: driver_p2p_mode = 7: must be one of DRIVER_DEFAULT (the same as unset), BAR1_FORCED, "
+               "NO_PCIE_P2P"));
+}
+
 }  // namespace
 }  // namespace specsim::io

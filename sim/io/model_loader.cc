@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "sim/io/file_io.h"
@@ -114,6 +116,20 @@ void CheckMla(const Model& m, ValidationErrors* e) {
   }
 }
 
+// A published acceptance: its shape, a tau the shape can reach, its source.
+void CheckPublishedAcceptance(const config::PublishedAcceptance& a, ValidationErrors* e) {
+  const std::string at = "published_acceptance.";
+  if (a.num_steps() < 1) e->Add(at + "num_steps", std::to_string(a.num_steps()), "must be >= 1");
+  if (a.topk() < 1) e->Add(at + "topk", std::to_string(a.topk()), "must be >= 1");
+  if (a.num_draft_tokens() < 2) e->Add(at + "num_draft_tokens", std::to_string(a.num_draft_tokens()), "must be >= 2");
+  const int most = std::max(1, std::min(a.num_steps(), a.num_draft_tokens() - 1));
+  if (!(std::isfinite(a.mean_accept_length()) && a.mean_accept_length() >= 1 && a.mean_accept_length() <= 1 + most))
+    e->Add(at + "mean_accept_length", fmt::format("{}", a.mean_accept_length()),
+           fmt::format("must be in [1, {}] (tokens per cycle: 1 + the draft tokens the shape can accept)", 1 + most));
+  if (a.source().empty())
+    e->Add(at + "source", "\"\"", "required: the paper (arXiv id, table) or model card, or [UNVERIFIED] and where");
+}
+
 // Sliding windows, the EAGLE-3 head's fields and MTP layers.
 void CheckWindowsAndDraftHeads(const Model& m, ValidationErrors* e) {
   NonNegativeInt(e, "sliding_window", m.sliding_window());
@@ -139,6 +155,7 @@ void CheckWindowsAndDraftHeads(const Model& m, ValidationErrors* e) {
   }
 
   NonNegativeInt(e, "num_nextn_predict_layers", m.num_nextn_predict_layers());
+  if (m.has_published_acceptance()) CheckPublishedAcceptance(m.published_acceptance(), e);
 }
 
 void CheckModel(const Model& m, ValidationErrors* e) {
@@ -173,6 +190,10 @@ StatusOr<llm::ModelSpec> ModelFromProto(const config::Model& model, std::string_
   s.name = model.name();
   s.hf_id = model.hf_id();
   s.trust_remote_code = model.trust_remote_code();
+  if (model.has_published_acceptance()) {
+    const config::PublishedAcceptance& a = model.published_acceptance();
+    s.published_acceptance = {a.mean_accept_length(), a.num_steps(), a.topk(), a.num_draft_tokens(), a.source()};
+  }
   s.family = ToFamily(model.family());
   s.num_layers = model.num_layers();
   s.hidden_size = model.hidden_size();

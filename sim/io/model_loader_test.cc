@@ -77,7 +77,8 @@ TEST_P(BundledModelTest, LoadsFromDiskAndEmbeddedCopy) {
   EXPECT_TRUE(Contains(text, "source: "));
 }
 
-// Compares every field except name, source and hf_id (a config.json does not name its repository),
+// Compares every field except name, source, hf_id (a config.json does not name its repository) and
+// published_acceptance (nor does it carry a draft's published acceptance),
 // recursing into sub-messages, so a field added to model.proto later is compared too
 // (trust_remote_code included: the import reads it from config.json's auto_map).
 void ExpectSameShape(const pb::Message& want, const pb::Message& got, const std::string& prefix) {
@@ -87,7 +88,9 @@ void ExpectSameShape(const pb::Message& want, const pb::Message& got, const std:
   for (int i = 0; i < d->field_count(); ++i) {
     const pb::FieldDescriptor* f = d->field(i);
     const std::string path = prefix + std::string(f->name());
-    if (prefix.empty() && (f->name() == "name" || f->name() == "source" || f->name() == "hf_id")) continue;
+    if (prefix.empty() &&
+        (f->name() == "name" || f->name() == "source" || f->name() == "hf_id" || f->name() == "published_acceptance"))
+      continue;
     if (f->is_repeated()) {
       EXPECT_EQ(rw->FieldSize(want, f), rg->FieldSize(got, f)) << path;
       continue;
@@ -232,6 +235,34 @@ std::string ErrorOf(const std::string& text) {
   if (m.ok()) return "";
   EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument);
   return m.status().message();
+}
+
+// Issue 12 item 4: a draft's published acceptance: loaded with its shape and source; a mean the
+// shape cannot reach, a bad shape or a missing source name the field.
+TEST(ModelLoaderTest, PublishedAcceptanceLoadsAndItsFieldsAreChecked) {
+  StatusOr<llm::ModelSpec> kimi = LoadModelFile("models/eagle3-kimi-k2.textproto");
+  ASSERT_TRUE(kimi.ok()) << kimi.status().ToString();
+  EXPECT_EQ(kimi->published_acceptance.mean_accept_length, 2.9);
+  EXPECT_EQ(kimi->published_acceptance.num_steps, 3);
+  EXPECT_EQ(kimi->published_acceptance.topk, 1);
+  EXPECT_EQ(kimi->published_acceptance.num_draft_tokens, 4);
+  EXPECT_TRUE(Contains(kimi->published_acceptance.source, "[UNVERIFIED]"));
+  StatusOr<llm::ModelSpec> target = LoadModelFile("models/kimi-k2.textproto");
+  ASSERT_TRUE(target.ok());
+  EXPECT_EQ(target->published_acceptance.mean_accept_length, 0);  // none
+  const std::string good = std::string(kGood) +
+                           "published_acceptance { mean_accept_length: 2 num_steps: 3 topk: 1 num_draft_tokens: 4 "
+                           "source: \"paper\" }";
+  ASSERT_TRUE(ParseModel(good, "m.textproto").ok()) << ParseModel(good, "m.textproto").status().ToString();
+  auto error = [&](const std::string& from, const std::string& to) {
+    StatusOr<llm::ModelSpec> m = ParseModel(testing::ReplaceFirst(good, from, to), "m.textproto");
+    return m.ok() ? std::string() : m.status().message();
+  };
+  EXPECT_TRUE(Contains(error("mean_accept_length: 2", "mean_accept_length: 4.5"),
+                       "m.textproto: published_acceptance.mean_accept_length = 4.5: must be in [1, 4]"));
+  EXPECT_TRUE(Contains(error("num_draft_tokens: 4", "num_draft_tokens: 1"),
+                       "published_acceptance.num_draft_tokens = 1: must be >= 2"));
+  EXPECT_TRUE(Contains(error("source: \"paper\"", ""), "published_acceptance.source = \"\": required"));
 }
 
 TEST(ModelLoaderTest, GoodTinyModel) {

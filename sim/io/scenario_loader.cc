@@ -126,7 +126,8 @@ void CheckAcceptance(const Speculation& s, const std::string& method, Validation
   const int hist = s.accept_length_histogram_size();
   for (const auto& [field, value] : {std::pair{"histogram_num_steps", s.histogram_num_steps()},
                                      {"histogram_topk", s.histogram_topk()},
-                                     {"histogram_num_draft_tokens", s.histogram_num_draft_tokens()}}) {
+                                     {"histogram_num_draft_tokens", s.histogram_num_draft_tokens()},
+                                     {"acceptance_probabilities_topk", s.acceptance_probabilities_topk()}}) {
     if (value < 0 || value > 4096)
       e->Add(std::string("speculation.") + field, std::to_string(value),
              "must be in [0, 4096] (0: the scenario's own speculation shape)");

@@ -74,7 +74,7 @@ TEST(TextProtoTest, UnknownTopLevelField) {
   EXPECT_TRUE(Contains(hw.status().message(), "Did you mean \"name\"?"));
   EXPECT_TRUE(Contains(hw.status().message(),
                        "Fields of specsim.config.Hardware: name, description, "
-                       "cpu_vendor, gpu_models, nodes, links."));
+                       "cpu_vendor, gpu_models, nodes, links, driver_p2p_mode."));
 }
 
 TEST(TextProtoTest, EnumTypoInNodeListsNodeKinds) {

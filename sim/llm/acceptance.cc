@@ -102,13 +102,18 @@ StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num
   }
   std::vector<double> p = data.chain_probabilities;
   bool from_tree = false;
+  int source_topk = 1;  // the topk the per-depth acceptance was measured with
   std::string basis;
   if (!p.empty()) {
-    basis = "per-position acceptance of the top-1 draft token";
+    from_tree = data.chain_probabilities_topk > 1;
+    source_topk = data.chain_probabilities_topk;
+    basis = from_tree ? fmt::format("per-depth acceptance of a topk-{} tree", data.chain_probabilities_topk)
+                      : "per-position acceptance of the top-1 draft token";
   } else if (measured) {
     RETURN_IF_ERROR(AcceptanceModel::FromHistogram(data.histogram).status());
     p = PerPositionOfHistogram(data.histogram);
     from_tree = data.histogram_topk > 1;
+    source_topk = data.histogram_topk;
     basis = fmt::format("the per-depth acceptance of the histogram measured with {}", measured_shape);
   } else {
     return InvalidArgumentError(
@@ -133,11 +138,33 @@ StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num
   } else if (topk == 1 && from_tree) {
     upper_bound = true;
     basis += ", a tree's, for a chain: an upper bound";
+  } else if (from_tree && topk < source_topk) {
+    // Fewer candidates per depth accept at most what more did.
+    upper_bound = true;
+    basis += fmt::format(", a topk-{} tree's, for a narrower tree: an upper bound", source_topk);
   } else if (from_tree) {
     basis += ", used for this tree shape: approximate";
   }
   ASSIGN_OR_RETURN(AcceptanceModel m, AcceptanceModel::FromPerPosition(q));
   return ShapeAcceptance{std::move(m), basis, upper_bound};
+}
+
+StatusOr<double> PerPositionOfMeanAcceptLength(double mean_accept_length, int drafts) {
+  if (drafts < 1 || !(mean_accept_length >= 1 && mean_accept_length <= 1 + drafts))
+    return InvalidArgumentError(
+        fmt::format("mean accept length {} with {} draft tokens: must be in [1, {}] (tokens per cycle, bonus included)",
+                    mean_accept_length, drafts, 1 + drafts));
+  auto tau = [drafts](double a) {
+    double sum = 0, term = 1;
+    for (int j = 0; j <= drafts; ++j, term *= a) sum += term;
+    return sum;
+  };
+  double lo = 0, hi = 1;  // tau is increasing in a: tau(0) = 1, tau(1) = 1 + drafts
+  while (hi - lo > 1e-12) {
+    const double mid = 0.5 * (lo + hi);
+    (tau(mid) < mean_accept_length ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
 }
 
 }  // namespace specsim::llm

@@ -46,6 +46,7 @@ class AcceptanceModel {
 // all take their acceptance from AcceptanceForShape.
 struct AcceptanceData {
   std::vector<double> chain_probabilities;  // per-position acceptance of the draft's top-1 token
+  int chain_probabilities_topk = 1;         // > 1: they are a tree's per-depth acceptance (that topk)
   std::vector<double> histogram;            // accepted draft tokens per cycle, h_0..h_S, measured
   int histogram_num_steps = 0, histogram_topk = 1, histogram_num_draft_tokens = 0;  // ... with this shape
 };
@@ -65,10 +66,17 @@ struct ShapeAcceptance {
 //   3. a tree (topk > 1) with top-1 probabilities (given, or from a chain's histogram): each depth
 //      credited 1 - (1 - p)^topk (speculative_cycle.h TreeCreditedAcceptance): an upper bound;
 //      a chain with a tree's per-depth acceptance: an upper bound (a tree accepts at least what its
-//      top-1 path does); a tree of another shape than the measured tree's: its per-depth
-//      acceptance as measured (approximate, said in the basis).
+//      top-1 path does); a narrower tree (smaller topk) with a wider tree's: an upper bound (fewer
+//      candidates per depth accept at most what more did); a tree of another shape, as wide or
+//      wider: its per-depth acceptance as measured (approximate, said in the basis).
 // InvalidArgument when nothing is known or a value is out of range.
 StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num_steps, int topk, int num_draft_tokens);
+
+// The i.i.d. per-position acceptance a whose chain of `drafts` tokens gives `mean_accept_length`
+// tokens per cycle: sum_{j=0..drafts} a^j = tau (Leviathan et al.'s (1 - a^(g+1)) / (1 - a),
+// docs/reference/speculative-decoding.md), found by bisection to 1e-12. For a draft's published
+// mean accept length. InvalidArgument unless drafts >= 1 and 1 <= tau <= 1 + drafts.
+StatusOr<double> PerPositionOfMeanAcceptLength(double mean_accept_length, int drafts);
 
 // p_k = P(L >= k) / P(L >= k - 1), k = 1..S, of a histogram h_0..h_S of accepted counts L (0 where
 // P(L >= k - 1) = 0). REQUIRES: a valid histogram (AcceptanceModel::FromHistogram accepts it).

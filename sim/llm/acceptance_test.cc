@@ -132,5 +132,38 @@ TEST(AcceptanceForShape, RulesInOrder) {
   EXPECT_FALSE(AcceptanceForShape(top1, 0, 1, 2).ok());
 }
 
+// Issue 12 item 4: a published mean accept length as i.i.d. per-position acceptance: the chain of
+// that many drafts gives the mean back; out-of-range means are errors. A tree's per-depth
+// acceptance (chain_probabilities_topk > 1) makes chains upper bounds.
+TEST(Acceptance, PerPositionOfAPublishedMeanAcceptLength) {
+  auto a = PerPositionOfMeanAcceptLength(2.9, 3);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  auto m = AcceptanceModel::FromPerPosition({*a, *a, *a});
+  ASSERT_TRUE(m.ok());
+  EXPECT_NEAR(m->tau(), 2.9, 1e-9);
+  EXPECT_NEAR(*PerPositionOfMeanAcceptLength(1.85, 1), 0.85, 1e-9);
+  EXPECT_NEAR(*PerPositionOfMeanAcceptLength(1, 4), 0, 1e-9);
+  EXPECT_NEAR(*PerPositionOfMeanAcceptLength(5, 4), 1, 1e-9);
+  EXPECT_FALSE(PerPositionOfMeanAcceptLength(5.5, 4).ok());
+  EXPECT_FALSE(PerPositionOfMeanAcceptLength(2, 0).ok());
+  AcceptanceData tree;
+  tree.chain_probabilities = {0.9};
+  tree.chain_probabilities_topk = 10;
+  auto chain = AcceptanceForShape(tree, 3, 1, 4);
+  ASSERT_TRUE(chain.ok());
+  EXPECT_TRUE(chain->upper_bound);
+  EXPECT_NE(chain->basis.find("topk-10 tree"), std::string::npos) << chain->basis;
+  // A narrower tree: an upper bound; as wide: approximate (its per-depth acceptance, not credited).
+  auto narrower = AcceptanceForShape(tree, 3, 4, 8);
+  ASSERT_TRUE(narrower.ok());
+  EXPECT_TRUE(narrower->upper_bound);
+  EXPECT_NE(narrower->basis.find("for a narrower tree: an upper bound"), std::string::npos) << narrower->basis;
+  tree.chain_probabilities_topk = 4;
+  auto as_wide = AcceptanceForShape(tree, 3, 4, 8);
+  ASSERT_TRUE(as_wide.ok());
+  EXPECT_FALSE(as_wide->upper_bound);
+  EXPECT_NEAR(as_wide->model.tau(), 1 + 0.9 + 0.81 + 0.729, 1e-9);  // not credited 1-(1-p)^4 again
+}
+
 }  // namespace
 }  // namespace specsim::llm

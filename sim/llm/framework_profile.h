@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/llm/rank_timeline.h"
@@ -65,6 +66,47 @@ struct FrameworkProfile {
     // Whether it runs on `world_size` GPUs, NVLink between every pair or not.
     bool RunsOn(int world_size, bool full_nvlink) const;
   } custom_allreduce;
+  // Which NCCL_* variables reach NCCL (framework.proto NcclEnvironment).
+  struct NcclEnvironment {
+    bool stated = false;
+    bool passes_user_environment = true;
+    std::vector<std::pair<std::string, std::string>> sets;  // name, value: set by the framework itself
+    std::string source;
+    // The value the framework sets for `name`, or nullptr.
+    const std::string* SetsItself(const std::string& name) const;
+  } nccl_environment;
+  // Launch flags that switch CUDA-graph capture (framework.proto GraphCaptureFlags); "" = none known.
+  struct GraphFlags {
+    std::string disable_all, max_batch_size;  // max_batch_size: "{n}" the size
+    struct PhaseModeFlag {
+      std::string phase;  // decode, draft, verify, draft_extend
+      CaptureMode mode = CaptureMode::kFull;
+      std::string flag;
+    };
+    std::vector<PhaseModeFlag> phase_flags;
+    std::string source;
+    // The flag giving `phase` the capture `mode`, or "".
+    std::string FlagFor(const std::string& phase, CaptureMode mode) const;
+  } graph_flags;
+  // How EP is enabled and what it communicates (framework.proto ExpertParallelRule).
+  enum class EpCommunication { kUnstated, kAllReduce, kAllGatherReduceScatter, kAllToAll };
+  struct ExpertParallelRule {
+    bool stated = false;
+    std::string enable_flag;  // "{n}" the EP size
+    EpCommunication default_communication = EpCommunication::kUnstated;
+    struct AllToAllBackend {
+      std::string name, flag, env;  // selected by `flag` or by the environment `env` (NAME=VALUE)
+      bool needs_full_nvlink = false;
+      std::string source;
+    };
+    std::vector<AllToAllBackend> all_to_all_backends;
+    std::string source;
+  } expert_parallel;
 };
+
+// "allreduce", "all-gather + reduce-scatter", "all-to-all", "not stated".
+const char* EpCommunicationName(FrameworkProfile::EpCommunication c);
+// `pattern` with every "{n}" replaced by `n`.
+std::string WithNumber(const std::string& pattern, int n);
 
 }  // namespace specsim::llm

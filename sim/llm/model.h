@@ -51,6 +51,12 @@ struct ModelSpec {
   int num_nextn_predict_layers = 0;
   std::string hf_id;               // Hugging Face repository, for launch commands ("" unknown)
   bool trust_remote_code = false;  // the checkpoint ships modelling code (auto_map)
+  // The draft's published acceptance (model.proto PublishedAcceptance); mean_accept_length 0: none.
+  struct PublishedAcceptance {
+    double mean_accept_length = 0;
+    int num_steps = 0, topk = 1, num_draft_tokens = 0;
+    std::string source;
+  } published_acceptance;
 
   bool is_moe() const { return moe.num_experts > 0; }
   bool is_mla() const { return mla.kv_lora_rank > 0; }

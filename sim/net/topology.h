@@ -16,6 +16,8 @@ namespace specsim::net {
 enum class NodeKind { kGpu, kPcieSwitch, kCpuRootComplex, kHostMemory, kNvSwitch };
 enum class LinkKind { kPcie, kCpuInterconnect, kNvLink, kMemory };
 enum class CpuVendor { kUnknown, kAmd, kIntel, kArm };
+// The NVIDIA driver's PCIe P2P setup (hardware.proto Hardware.DriverP2pMode; peer_access.h).
+enum class DriverP2pMode { kDriverDefault, kBar1Forced, kNoPcieP2p };
 
 const char* NodeKindName(NodeKind kind);
 const char* LinkKindName(LinkKind kind);
@@ -50,6 +52,7 @@ struct Link {
 struct Topology {
   std::string name;
   CpuVendor cpu_vendor = CpuVendor::kUnknown;
+  DriverP2pMode driver_p2p_mode = DriverP2pMode::kDriverDefault;
   std::vector<GpuSpec> gpu_specs;
   std::vector<Node> nodes;
   std::vector<Link> links;

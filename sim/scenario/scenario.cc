@@ -1,5 +1,7 @@
 #include "sim/scenario/scenario.h"
 
+#include "sim/net/peer_access.h"
+
 #include "sim/calib/params.h"
 #include "sim/calib/trace_io.h"
 #include "sim/coll/nccl_transport.h"
@@ -109,6 +111,7 @@ StatusOr<coll::CollectiveRequest> AllreduceChoice(const config::Communication& c
 llm::AcceptanceData AcceptanceDataOf(const config::Speculation& sp) {
   llm::AcceptanceData d;
   d.chain_probabilities.assign(sp.acceptance_probabilities().begin(), sp.acceptance_probabilities().end());
+  d.chain_probabilities_topk = std::max(1, sp.acceptance_probabilities_topk());
   d.histogram.assign(sp.accept_length_histogram().begin(), sp.accept_length_histogram().end());
   d.histogram_num_steps = sp.histogram_num_steps() > 0 ? sp.histogram_num_steps() : sp.num_steps();
   d.histogram_topk = sp.histogram_topk() > 0 ? sp.histogram_topk() : std::max(1, sp.topk());
@@ -223,6 +226,17 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
   ASSIGN_OR_RETURN(llm::FrameworkProfile framework, io::ScenarioFramework(s, loaded.path));
 
   ASSIGN_OR_RETURN(net::Topology topology, io::LoadHardwareFile(s.hardware()));
+  if (!s.communication().driver_p2p_mode().empty()) {
+    auto mode = net::ParseDriverP2pMode(s.communication().driver_p2p_mode());
+    if (!mode.ok()) return mode.status().WithPrefix(where + "communication.driver_p2p_mode");
+    topology.driver_p2p_mode = *mode;
+    for (int g = 0; g < topology.num_gpus() && *mode == net::DriverP2pMode::kBar1Forced; ++g)
+      if (!net::Bar1P2pSupported(topology.gpu_spec(g).arch))
+        return InvalidArgumentError(where + "communication.driver_p2p_mode = bar1: GPU " + std::to_string(g) + " is " +
+                                    topology.gpu_spec(g).arch +
+                                    ", and the driver has BAR1 P2P only for sm90 and later "
+                                    "(docs/reference/peer-access.md)");
+  }
   loaded.topology = std::make_unique<net::Topology>(std::move(topology));
   llm::DecodeSetup& setup = loaded.setup;
   setup.topology = loaded.topology.get();

@@ -9,7 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "sim/io/framework_loader.h"
 #include "sim/io/hardware_loader.h"
+#include "sim/llm/acceptance.h"
+#include "sim/net/peer_access.h"
 #include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/tools/advisor.h"
@@ -92,6 +95,17 @@ StatusOr<config::Scenario> BaseScenario(const AdviseFlags& flags) {
     Status s = io::ApplyOverride(&base, o);
     if (!s.ok()) return s.WithPrefix(o);
   }
+  // A draft named by --draft on a scenario without a speculation method: EAGLE-3, from the chain
+  // 3/1/4 (SGLang's default shape for DeepSeek-V3-architecture models, docs/reference/speculative-decoding.md);
+  // the search covers the other shapes. Without it the base scenario has a speculation block and
+  // no method, which does not load.
+  config::Speculation* sp = base.mutable_speculation();
+  if (!sp->draft_model().empty() && sp->method() == config::Speculation::METHOD_UNSPECIFIED) {
+    sp->set_method(config::Speculation::EAGLE3);
+    if (sp->num_steps() == 0) sp->set_num_steps(3);
+    if (sp->topk() == 0) sp->set_topk(1);
+    if (sp->num_draft_tokens() == 0) sp->set_num_draft_tokens(4);
+  }
   if (flags.tp > 0) {
     base.mutable_parallelism()->set_tensor_parallel(flags.tp);
   } else if (base.parallelism().tensor_parallel() <= 0) {
@@ -101,10 +115,48 @@ StatusOr<config::Scenario> BaseScenario(const AdviseFlags& flags) {
   return base;
 }
 
+// With no acceptance in the flags or the scenario: the draft's published acceptance from its model
+// file (the EAGLE-3 head's, or the target's for MTP), as an i.i.d. per-position acceptance that
+// gives the published mean accept length with the published shape, tied to its topk. Sets it in
+// `base` and returns what advise prints; NotFound naming the file when it has none.
+StatusOr<std::string> PublishedAcceptanceFallback(const llm::ModelSpec& target, config::Scenario* base) {
+  const config::Speculation& sp = base->speculation();
+  const bool mtp = sp.method() == config::Speculation::MTP || sp.draft_model().empty();
+  const std::string path = mtp ? base->model() : sp.draft_model();
+  llm::ModelSpec draft = target;
+  if (!mtp) {
+    ASSIGN_OR_RETURN(draft, io::LoadModelFile(path));
+  }
+  const auto& pub = draft.published_acceptance;
+  if (pub.mean_accept_length <= 0)
+    return NotFoundError(path + " has no published_acceptance (model.proto PublishedAcceptance)");
+  const int drafts = std::max(1, std::min(pub.num_steps, pub.num_draft_tokens - 1));
+  ASSIGN_OR_RETURN(double a, llm::PerPositionOfMeanAcceptLength(pub.mean_accept_length, drafts));
+  config::Speculation* out = base->mutable_speculation();
+  if (out->method() == config::Speculation::METHOD_UNSPECIFIED) {
+    // A base made from flags for a model with MTP layers: MTP from the published shape.
+    out->set_method(mtp ? config::Speculation::MTP : config::Speculation::EAGLE3);
+    out->set_num_steps(pub.num_steps);
+    out->set_topk(pub.topk);
+    out->set_num_draft_tokens(pub.num_draft_tokens);
+  }
+  out->clear_acceptance_probabilities();
+  out->add_acceptance_probabilities(a);
+  out->set_acceptance_probabilities_topk(pub.topk);
+  return fmt::format(
+      "the draft's published acceptance from {}: mean accept length {:g} with {}/{}/{} ({}), taken as {:.3f} per "
+      "position{}",
+      path, pub.mean_accept_length, pub.num_steps, pub.topk, pub.num_draft_tokens, pub.source, a,
+      pub.topk > 1 ? " of a tree's path: chains priced from it are upper bounds" : "");
+}
+
 // The acceptance the search uses: --acceptance, else the scenario's; --accept-lengths replaces the
-// scenario's histogram (measured with its speculation shape). Error when speculation is possible
-// and no acceptance is known.
-StatusOr<std::vector<double>> SearchAcceptance(const AdviseFlags& flags, bool can_speculate, config::Scenario* base) {
+// scenario's histogram (measured with its speculation shape); with none of them the draft's
+// published acceptance (`fallback` says so). Error when speculation is possible and no acceptance
+// is known anywhere.
+StatusOr<std::vector<double>> SearchAcceptance(const AdviseFlags& flags, bool can_speculate,
+                                               const llm::ModelSpec& target, config::Scenario* base,
+                                               std::string* fallback) {
   std::vector<double> acceptance;
   if (!flags.acceptance.empty()) {
     ASSIGN_OR_RETURN(acceptance, ParseAcceptance(flags.acceptance));
@@ -130,10 +182,16 @@ StatusOr<std::vector<double>> SearchAcceptance(const AdviseFlags& flags, bool ca
   const config::Speculation& known = base->speculation();
   if (can_speculate && acceptance.empty() && known.acceptance_probabilities_size() == 0 &&
       known.accept_length_histogram_size() == 0) {
-    return InvalidArgumentError(
-        "speculation is possible (a draft model or MTP layers) but no acceptance is known: give --acceptance "
-        "p1,p2,... (per-position acceptance of the draft's top-1 token, e.g. 0.85,0.75,0.65) or --accept-lengths "
-        "h0,h1,... (a histogram measured with the scenario's speculation shape), or set them in the scenario");
+    auto published = PublishedAcceptanceFallback(target, base);
+    if (!published.ok())
+      return InvalidArgumentError(
+          "speculation is possible (a draft model or MTP layers) but no acceptance is known (" +
+          published.status().message() +
+          "): give --acceptance p1,p2,... (per-position acceptance of the draft's top-1 token, e.g. 0.85,0.75,0.65) "
+          "or --accept-lengths h0,h1,... (a histogram measured with the scenario's speculation shape), or set them "
+          "in the scenario");
+    *fallback = *published;
+    return std::vector<double>{};  // in the scenario now, tied to its topk
   }
   if (acceptance.empty())
     acceptance.assign(known.acceptance_probabilities().begin(), known.acceptance_probabilities().end());
@@ -142,8 +200,12 @@ StatusOr<std::vector<double>> SearchAcceptance(const AdviseFlags& flags, bool ca
 
 // The launch lines' context: the scenario's models, paths, TP, batch and dtypes.
 StatusOr<LaunchContext> LaunchContextOf(const config::Scenario& base, const scenario::LoadedScenario& loaded, int tp,
-                                        bool custom_allreduce_by_default) {
+                                        const BoxFacts& box) {
   LaunchContext launch;
+  // Both frameworks' rules, whichever the scenario names: advise prints a line for each.
+  ASSIGN_OR_RETURN(launch.sglang, io::LoadFrameworkFile("configs/frameworks/sglang.textproto"));
+  ASSIGN_OR_RETURN(launch.vllm, io::LoadFrameworkFile("configs/frameworks/vllm.textproto"));
+  launch.box = box;
   launch.target = loaded.setup.target;
   if (!base.speculation().draft_model().empty()) {
     ASSIGN_OR_RETURN(launch.draft, io::LoadModelFile(base.speculation().draft_model()));
@@ -154,7 +216,6 @@ StatusOr<LaunchContext> LaunchContextOf(const config::Scenario& base, const scen
   launch.batch = loaded.setup.batch;
   launch.weight_dtype = loaded.setup.weight_dtype;
   launch.kv_dtype = loaded.setup.kv_dtype;
-  launch.custom_allreduce_by_default = custom_allreduce_by_default;
   return launch;
 }
 
@@ -166,6 +227,7 @@ struct AdviseReport {
   const net::Topology& box;
   int tp = 1;
   std::vector<double> acceptance;
+  std::string acceptance_fallback;  // the draft's published acceptance, when advise used it
   const AdviseResult& result;
   double seconds = 0;
   LaunchContext launch;
@@ -185,9 +247,12 @@ void PrintAdviseJson(const AdviseReport& r, std::ostream& out) {
                         {"tokens_per_s", e.tokens_per_s},
                         {"ms_per_token", e.ms_per_token},
                         {"takes", EffortName(e.takes.effort)},
-                        {"steps", e.takes.steps}});
+                        {"steps", e.takes.steps},
+                        {"priced", e.takes.priced}});
   }
   j["framework"] = r.result.framework;
+  j["acceptance_fallback"] = r.acceptance_fallback;
+  j["driver_p2p_mode"] = net::DriverP2pModeName(r.box.driver_p2p_mode);
   j["harder"] = nlohmann::json::array();
   for (const Evaluated& e : r.result.harder)
     j["harder"].push_back({{"configuration", e.candidate.Label()},
@@ -213,6 +278,9 @@ void PrintAdviseHeader(const AdviseReport& r, std::ostream& out, std::ostream& e
     out << "#   acceptance per position: " << a
         << " (extended with its last value; trees credited 1-(1-p)^topk: optimistic)\n";
   }
+  if (!r.acceptance_fallback.empty())
+    out << "#   no acceptance given (no histogram, no per-position probabilities): using " << r.acceptance_fallback
+        << "\n";
   if (r.base.speculation().accept_length_histogram_size() > 0) {
     std::string h;
     for (double c : r.base.speculation().accept_length_histogram()) h += fmt::format("{}{:g}", h.empty() ? "" : ",", c);
@@ -236,6 +304,11 @@ void PrintAdviseHeader(const AdviseReport& r, std::ostream& out, std::ostream& e
                      r.result.framework.empty() ? "(none)" : r.result.framework,
                      r.result.custom_allreduce_by_default ? "runs by default" : "does not run as released",
                      r.result.framework.empty() ? "*" : r.result.framework);
+  out << fmt::format("#   driver PCIe P2P: {} (hardware driver_p2p_mode); the custom allreduce's peer reads {}\n",
+                     net::DriverP2pModeName(r.box.driver_p2p_mode),
+                     r.launch.box.peer_reads_not_direct.empty()
+                         ? "go GPU to GPU"
+                         : "are priced through host memory: " + r.launch.box.peer_reads_not_direct);
 }
 
 // The ranking, the harder options, the families and the launch lines of the winner.
@@ -292,10 +365,12 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
   if (!hardware.ok()) return fail(hardware.status());
   const llm::ModelSpec& target = hardware->setup.target;
   const bool can_speculate = !base.speculation().draft_model().empty() || target.num_nextn_predict_layers > 0;
-  auto acceptance = SearchAcceptance(flags, can_speculate, &base);
+  std::string fallback;
+  auto acceptance = SearchAcceptance(flags, can_speculate, target, &base, &fallback);
   if (!acceptance.ok()) return fail(acceptance.status());
 
-  SearchSpace space = DefaultSearchSpace(base, target);
+  const BoxFacts box = BoxFactsOf(*hardware->topology, tp, hardware->setup.gpus);
+  SearchSpace space = DefaultSearchSpace(base, target, box);
   AdviseOptions options;
   options.acceptance = *acceptance;
   options.exhaustive = flags.exhaustive;
@@ -304,9 +379,9 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
   const auto start = std::chrono::steady_clock::now();
   auto result = Advise(base, space, options, err);
   if (!result.ok()) return fail(result.status());
-  AdviseReport report{flags, base, target, *hardware->topology, tp, *acceptance, *result};
+  AdviseReport report{flags, base, target, *hardware->topology, tp, *acceptance, fallback, *result, 0, {}, nullptr};
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  auto launch = LaunchContextOf(base, *hardware, tp, result->custom_allreduce_by_default);
+  auto launch = LaunchContextOf(base, *hardware, tp, box);
   if (!launch.ok()) return fail(launch.status());
   report.launch = *std::move(launch);
   for (const Evaluated& e : result->ranked)

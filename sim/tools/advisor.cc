@@ -50,7 +50,7 @@ std::vector<PacingChoice> DefaultPacingChoices() {
            true}};
 }
 
-SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpec& target) {
+SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpec& target, const BoxFacts& box) {
   SearchSpace space;
   space.specs.push_back({config::Speculation::NONE, 0, 1, 1});
   if (!base.speculation().draft_model().empty()) {
@@ -73,7 +73,7 @@ SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpe
       space.specs.push_back(mine);
   }
   auto c = [](std::string name, std::string family, std::string algo, std::string proto, int ch, std::string level) {
-    return CommChoice{std::move(name), std::move(family), std::move(algo), std::move(proto), std::move(level), ch};
+    return CommChoice{std::move(name), std::move(family), std::move(algo), std::move(proto), std::move(level), ch, ""};
   };
   space.comms = {c("NCCL auto", "NCCL auto", "auto", "", 0, ""),
                  c("NCCL ring LL", "NCCL ring LL", "ring", "ll", 0, ""),
@@ -86,6 +86,20 @@ SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpe
                  c("NCCL ring LL, P2P level SYS", "NCCL P2P level SYS", "ring", "ll", 0, "sys"),
                  c("one-shot custom allreduce", "one-shot custom allreduce", "oneshot", "", 0, ""),
                  c("two-shot custom allreduce", "two-shot custom allreduce", "twoshot", "", 0, "")};
+  // What forcing BAR1 P2P would buy where the box's driver mode keeps peer reads (or all peer
+  // access) off the GPU-to-GPU path (net::PeerAccessOf).
+  if (box.bar1_possible && !box.peer_reads_not_direct.empty()) {
+    std::vector<CommChoice> bar1;
+    for (const CommChoice& x : space.comms) {
+      if (!x.custom_allreduce() && !(box.no_pcie_p2p && x.p2p_level == "sys")) continue;
+      CommChoice b = x;
+      b.name += ", BAR1 P2P";
+      b.family = x.custom_allreduce() ? "custom allreduce with BAR1 P2P" : "NCCL P2P with BAR1 P2P";
+      b.driver_p2p_mode = "bar1";
+      bar1.push_back(std::move(b));
+    }
+    space.comms.insert(space.comms.end(), bar1.begin(), bar1.end());
+  }
   space.pacing = DefaultPacingChoices();
   space.expert_parallel = {1};
   if (target.is_moe() && base.parallelism().tensor_parallel() > 1)
@@ -108,6 +122,7 @@ std::vector<std::string> CandidateOverrides(const Candidate& c, int tp) {
   o.push_back("communication.protocol=" + c.comm.protocol);
   o.push_back(fmt::format("communication.channels={}", c.comm.channels));
   o.push_back("communication.p2p_level=" + c.comm.p2p_level);
+  o.push_back("communication.driver_p2p_mode=" + c.comm.driver_p2p_mode);
   o.push_back(std::string("serving.cuda_graphs=") + (c.pacing.cuda_graphs ? "true" : "false"));
   for (const std::string& x : c.pacing.overrides) o.push_back(x);
   o.push_back(fmt::format("parallelism.expert_parallel={}", c.expert_parallel > 1 ? tp : 0));
@@ -186,6 +201,37 @@ std::map<std::string, double> PerToken(const Evaluated& e) {
           {"launch/sync", r.breakdown.launch_sync_ms / t}};
 }
 
+// "ring/ll/4ch", "twoshot/36ch".
+std::string HowItRan(const llm::CollectiveInfo& c) {
+  return fmt::format("{}{}{}/{}ch", c.algorithm, c.protocol.empty() ? "" : "/", c.protocol, c.channels);
+}
+
+// The collective that changed against the winner: among those both ran at the same size, the one
+// whose time per call differs most; "" when they share none.
+std::string ChangedCollective(const llm::DecodeResult& family, const llm::DecodeResult& winner) {
+  const llm::CollectiveInfo* f = nullptr;
+  const llm::CollectiveInfo* w = nullptr;
+  for (const llm::CollectiveInfo& a : family.collectives)
+    for (const llm::CollectiveInfo& b : winner.collectives)
+      if (a.kind == b.kind && a.bytes == b.bytes &&
+          (f == nullptr || std::abs(a.time_us - b.time_us) > std::abs(f->time_us - w->time_us))) {
+        f = &a;
+        w = &b;
+      }
+  if (f == nullptr || (f->algorithm == w->algorithm && f->protocol == w->protocol && f->channels == w->channels &&
+                       std::abs(f->time_us - w->time_us) < 0.05))
+    return "";
+  return fmt::format("{} of {} B: {:.1f} us per call ({}) vs the winner's {:.1f} us ({})", llm::CommKindName(f->kind),
+                     f->bytes, f->time_us, HowItRan(*f), w->time_us, HowItRan(*w));
+}
+
+// One step of the loop: a speculative cycle, or a plain decode step; ms.
+double StepMs(const llm::DecodeResult& r) { return r.speculative ? r.cycle_ms : r.baseline_step_ms; }
+
+std::string StepName(const llm::DecodeResult& r) {
+  return r.speculative ? fmt::format("cycle of {:.2f} tokens", r.tau) : "decode step";
+}
+
 std::string Bottleneck(const Evaluated& family_best, const Evaluated& winner) {
   auto f = PerToken(family_best), w = PerToken(winner);
   std::string worst;
@@ -196,17 +242,28 @@ std::string Bottleneck(const Evaluated& family_best, const Evaluated& winner) {
       worst = k;
     }
   }
-  std::string text = fmt::format("{:.2f} ms/token slower than the winner; most of it {} ({:.2f} vs {:.2f} ms/token)",
-                                 family_best.ms_per_token - winner.ms_per_token, worst, f[worst], w[worst]);
+  const llm::DecodeResult& fr = family_best.result;
+  const llm::DecodeResult& wr = winner.result;
+  // Gaps per token (what throughput sees) and per step (what one pass of the loop costs).
+  std::string text = fmt::format(
+      "{:+.2f} ms/token against the winner (per step: {:.2f} ms per {} vs the winner's {:.2f} ms per {}); most of it "
+      "{} ({:.2f} vs {:.2f} ms/token)",
+      family_best.ms_per_token - winner.ms_per_token, StepMs(fr), StepName(fr), StepMs(wr), StepName(wr), worst,
+      f[worst], w[worst]);
   if (worst == "target comm" || worst == "draft comm") {
-    // The slowest distinct collective shows what the communication costs.
-    const llm::CollectiveInfo* big = nullptr;
-    for (const llm::CollectiveInfo& c : family_best.result.collectives)
-      if (big == nullptr || c.time_us > big->time_us) big = &c;
-    if (big != nullptr) text += "; e.g. " + big->description;
+    const std::string changed = ChangedCollective(fr, wr);
+    if (!changed.empty()) {
+      text += "; the collective that changed: " + changed;
+    } else {
+      // No shared size changed: the slowest distinct collective shows what the communication costs.
+      const llm::CollectiveInfo* big = nullptr;
+      for (const llm::CollectiveInfo& c : fr.collectives)
+        if (big == nullptr || c.time_us > big->time_us) big = &c;
+      if (big != nullptr) text += "; e.g. " + big->description;
+    }
   }
-  if (worst == "target compute" && !family_best.result.speculative && winner.result.speculative)
-    text += fmt::format(": one token per target pass, where the winner verifies {:.2f} per pass", winner.result.tau);
+  if (worst == "target compute" && !fr.speculative && wr.speculative)
+    text += fmt::format(": one token per target pass, where the winner verifies {:.2f} per pass", wr.tau);
   if (worst == "launch/sync" && !family_best.candidate.cuda_graphs())
     text += ": eager launches cost more than CUDA-graph replay";
   return text;
@@ -332,7 +389,7 @@ Status RankEvaluated(const std::vector<Evaluated>& all, AdviseResult* result) {
     return FailedPreconditionError(
         "advise: only configurations whose acceptance is an upper bound fit (trees credited from top-1 "
         "probabilities): give an accept-length histogram measured with one of them");
-  for (Effort level : {Effort::kLaunchFlag, Effort::kEnvironment, Effort::kCodeChange}) {
+  for (Effort level : {Effort::kLaunchFlag, Effort::kEnvironment, Effort::kDriverSetting, Effort::kCodeChange}) {
     if (level <= winner.takes.effort) continue;
     const Evaluated* best = nullptr;
     for (const Evaluated& e : result->ranked)
@@ -370,7 +427,12 @@ std::string FamilyBottleneck(const Evaluated& best, const Evaluated& winner, boo
   if (winners_family) return "";
   if (!best.candidate.optimistic() && best.takes.effort > winner.takes.effort &&
       best.tokens_per_s > winner.tokens_per_s)
-    return fmt::format("{:.2f} ms/token faster than the winner, but it {}", winner.ms_per_token - best.ms_per_token,
+    return fmt::format("{:.2f} ms/token faster than the winner ({:.2f} ms per {} vs {:.2f} ms per {}){}, but it {}",
+                       winner.ms_per_token - best.ms_per_token, StepMs(best.result), StepName(best.result),
+                       StepMs(winner.result), StepName(winner.result),
+                       ChangedCollective(best.result, winner.result).empty()
+                           ? ""
+                           : "; the collective that changed: " + ChangedCollective(best.result, winner.result),
                        best.takes.Text());
   if (best.candidate.pacing.what_if && best.tokens_per_s > winner.tokens_per_s)
     return fmt::format(

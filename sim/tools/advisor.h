@@ -46,6 +46,8 @@ struct CommChoice {
   std::string family;  // what a rejected family is called
   std::string algorithm, protocol, p2p_level;
   int channels = 0;
+  // The driver's PCIe P2P mode this choice assumes ("bar1"); "" = the box's own (hardware file).
+  std::string driver_p2p_mode;
   // One-shot or two-shot: the framework's own allreduce kernel, not NCCL.
   bool custom_allreduce() const { return algorithm == "oneshot" || algorithm == "twoshot"; }
 };
@@ -130,8 +132,10 @@ struct AdviseResult {
 };
 
 // The space for the base scenario: MTP only when the model has MTP layers, EAGLE-3 only when the
-// scenario names a draft model, EP only for MoE models.
-SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpec& target);
+// scenario names a draft model, EP only for MoE models; the custom allreduce (and, on a box whose
+// driver gives no PCIe P2P, NCCL with P2P level SYS) also with BAR1 P2P forced when the box's
+// driver mode keeps the kernel's peer reads off the GPU-to-GPU path and its GPUs can use BAR1.
+SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpec& target, const BoxFacts& box);
 
 // Overrides (scenario field=value) that turn the base scenario into `c`: its speculation shape,
 // allreduce, pacing and EP. Its acceptance is the base scenario's, for the candidate's shape

@@ -2,10 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <set>
 
 #include <sstream>
 
+#include "sim/io/file_io.h"
+#include "sim/io/framework_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/tools/advise_command.h"
 #include "sim/tools/launch_commands.h"
@@ -23,7 +27,7 @@ config::Scenario Base() {
 // A small space: 4 chain settings x 5 allreduce choices x graphs on/off.
 SearchSpace SmallSpace(const config::Scenario& base) {
   auto loaded = scenario::BuildScenario(base, "base", {}, "");
-  SearchSpace full = DefaultSearchSpace(base, loaded->setup.target);
+  SearchSpace full = DefaultSearchSpace(base, loaded->setup.target, BoxFactsOf(*loaded->topology, 8, {}));
   SearchSpace s;
   for (const SpecChoice& c : full.specs)
     if (c.topk == 1 && c.num_steps <= 3) s.specs.push_back(c);
@@ -67,14 +71,27 @@ TEST(Advisor, EveryFamilyNamesItsBottleneck) {
     }
     // Slower, with the cost component that sinks it; or faster but harder to run (framework_rules.h),
     // with what it takes.
-    const bool slower = f.bottleneck.find("slower than the winner; most of it") != std::string::npos;
-    const bool harder = f.bottleneck.find("faster than the winner, but it needs ") != std::string::npos;
+    // Gaps per token and per step, with their units.
+    const bool slower = f.bottleneck.find("ms/token against the winner (per step: ") != std::string::npos &&
+                        f.bottleneck.find("; most of it") != std::string::npos;
+    const bool harder = f.bottleneck.find("ms/token faster than the winner (") != std::string::npos &&
+                        f.bottleneck.find(" ms per cycle of ") != std::string::npos &&
+                        f.bottleneck.find(", but it needs ") != std::string::npos;
     EXPECT_TRUE(slower || harder) << f.family << ": " << f.bottleneck;
   }
   EXPECT_EQ(winners, 3);
   // The CUDA-graphs-off family loses on launch cost.
   for (const FamilyVerdict& f : r->families)
     if (f.family == "CUDA graphs off") EXPECT_NE(f.bottleneck.find("launch/sync"), std::string::npos) << f.bottleneck;
+  // Allreduce families name the collective that changed, per call, against the winner's.
+  int named = 0;
+  for (const FamilyVerdict& f : r->families)
+    if (f.bottleneck.find("the collective that changed: allreduce of 14336 B: ") != std::string::npos) {
+      ++named;
+      EXPECT_NE(f.bottleneck.find(" us per call ("), std::string::npos) << f.bottleneck;
+      EXPECT_NE(f.bottleneck.find(") vs the winner's "), std::string::npos) << f.bottleneck;
+    }
+  EXPECT_GT(named, 0);
 }
 
 // Every pacing choice is tried on the best configuration (stage 3); the host running ahead is a
@@ -151,7 +168,9 @@ TEST(Advisor, LaunchCommandsReproduceTheChoice) {
   ctx.tp = 8;
   ctx.batch = 4;
   ctx.kv_dtype = compute::DType::kFp8;
-  ctx.custom_allreduce_by_default = true;
+  ctx.sglang = *io::LoadFrameworkFile("configs/frameworks/sglang.textproto");
+  ctx.vllm = *io::LoadFrameworkFile("configs/frameworks/vllm.textproto");
+  ctx.box = BoxFacts{8, true};  // NVLink everywhere: both frameworks run their custom allreduce
   Candidate c{{config::Speculation::EAGLE3, 3, 1, 4},
               {"NCCL ring LL, 2 channels", "x", "ring", "ll", "sys", 2},
               DefaultPacingChoices()[1],
@@ -174,21 +193,42 @@ TEST(Advisor, LaunchCommandsReproduceTheChoice) {
   // A tree has no vLLM flag; a custom allreduce where it does not run is a code change.
   Candidate tree{
       {config::Speculation::EAGLE3, 3, 4, 8}, {"two-shot", "x", "twoshot", "", "", 0}, DefaultPacingChoices()[0], 1};
-  ctx.custom_allreduce_by_default = false;
+  ctx.box = BoxFacts{8, false};
   EXPECT_NE(VllmCommand(ctx, tree).find("has no vLLM flag"), std::string::npos);
   EXPECT_NE(SglangCommand(ctx, tree).find("a code change"), std::string::npos);
   EXPECT_NE(SglangCommand(ctx, tree).find("--cuda-graph-max-bs 4"), std::string::npos);
 }
 
-TEST(AdviseCommand, NeedsAcceptanceWhenSpeculationIsPossible) {
+// Issue 12 item 4: with no acceptance in the flags or the scenario, advise takes the draft head's
+// published acceptance from its model file and says so; it refuses, naming the file, only when the
+// model file has none.
+TEST(AdviseCommand, UsesThePublishedAcceptanceAndRefusesOnlyWithoutIt) {
   AdviseFlags f;
   f.hardware = "configs/hardware/rtxpro6000-8x-dual-socket.textproto";
   f.model = "models/kimi-k2.textproto";
   f.draft = "models/eagle3-kimi-k2.textproto";
   f.expert_weight_dtype = "INT4";
   f.progress = false;
+  f.threads = 2;
+  {
+    std::ostringstream out, err;
+    ASSERT_EQ(RunAdvise(f, out, err), 0) << err.str();
+    EXPECT_NE(out.str().find("using the draft's published acceptance from models/eagle3-kimi-k2.textproto: mean "
+                             "accept length 2.9 with 3/1/4"),
+              std::string::npos)
+        << out.str();
+    EXPECT_NE(out.str().find("EAGLE-3"), std::string::npos);
+  }
+  // The same head without its published_acceptance block.
+  auto text = io::ReadConfigFile("models/eagle3-kimi-k2.textproto");
+  ASSERT_TRUE(text.ok());
+  const std::string body = text->text.substr(0, text->text.find("published_acceptance {"));
+  const std::string path = ::testing::TempDir() + "/eagle3-no-published.textproto";
+  { std::ofstream(path) << body; }
+  f.draft = path;
   std::ostringstream out, err;
   EXPECT_EQ(RunAdvise(f, out, err), 2);
+  EXPECT_NE(err.str().find(path + " has no published_acceptance"), std::string::npos) << err.str();
   EXPECT_NE(err.str().find("--acceptance"), std::string::npos);
 }
 

@@ -1,6 +1,8 @@
 #include "sim/io/file_io.h"
 #include "sim/tools/collective_command.h"
 
+#include "sim/net/peer_access.h"
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -172,6 +174,7 @@ StatusOr<std::vector<coll::Algorithm>> AlgorithmsOf(const std::string& algo_flag
 struct CollectiveSweep {
   std::vector<Row> rows;
   std::string transport, ranks_text;
+  std::string custom_path;  // how the custom allreduce ran (its plan's choice), when one did
   std::vector<std::string> resource_names;
 };
 
@@ -209,6 +212,9 @@ StatusOr<CollectiveSweep> SweepCollective(const net::Topology& topology, const n
       row.busiest_utilisation = timing.busiest_utilisation;
       row.busiest_bytes = timing.busiest_bytes;
       row.choice = plan->choice;
+      if (sweep.custom_path.empty() && plan->protocol.empty() &&
+          (plan->algorithm == "oneshot" || plan->algorithm == "twoshot"))
+        sweep.custom_path = plan->choice.substr(plan->choice.find(", ") + 2);  // after "custom X allreduce"
       row.events = timing.events;
       row.resource_bytes = timing.resource_bytes;
       sweep.resource_names = timing.resource_names;
@@ -254,7 +260,15 @@ void PrintCollectiveTable(const net::Topology& topology, coll::Collective collec
   out << fmt::format("# specsim collective: {} on {} ({} GPUs: {}), {}\n", coll::CollectiveName(collective),
                      topology.name, std::count(sweep.ranks_text.begin(), sweep.ranks_text.end(), ',') + 1,
                      sweep.ranks_text, dtype);
-  out << "# transport: " << sweep.transport << "\n#\n";
+  out << "# transport: " << sweep.transport << "\n";
+  // The driver's PCIe P2P mode decides where the custom kernels' peer reads go (net::PeerAccessOf).
+  if (!sweep.custom_path.empty())
+    out << "# one-shot / two-shot: " << sweep.custom_path
+        << (sweep.custom_path.find("driver") == std::string::npos
+                ? std::string(" (driver PCIe P2P: ") + net::DriverP2pModeName(topology.driver_p2p_mode) + ")"
+                : std::string())
+        << "\n";
+  out << "#\n";
   out << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "size", "count", "type",
                      "algo/proto/ch", "time(us)", "algbw", "busbw", "busiest link", "util");
   out << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "(B)", "(elements)", "", "",

@@ -100,7 +100,17 @@ TEST(FrameworkRules, WhatEachChoiceTakes) {
   EXPECT_EQ(WhatCandidateTakes(piecewise, fw, pcie8).effort, Effort::kCodeChange);
   Candidate ep = With("auto");
   ep.expert_parallel = 8;
-  EXPECT_EQ(WhatCandidateTakes(ep, fw, pcie8).effort, Effort::kLaunchFlag);
+  // EP: SGLang's --ep-size runs allreduce; its all-to-all backend (what specsim prices) needs NVLink.
+  const WhatItTakes ep_pcie = WhatCandidateTakes(ep, fw, pcie8);
+  EXPECT_EQ(ep_pcie.effort, Effort::kCodeChange);
+  EXPECT_NE(ep_pcie.Text().find("--ep-size 8"), std::string::npos) << ep_pcie.Text();
+  EXPECT_NE(ep_pcie.Text().find("all-to-all backends (deepep) need NVLink between every pair"), std::string::npos)
+      << ep_pcie.Text();
+  const WhatItTakes ep_nvlink = WhatCandidateTakes(ep, fw, nvlink8);
+  EXPECT_EQ(ep_nvlink.effort, Effort::kLaunchFlag) << ep_nvlink.Text();
+  // (With NVLink everywhere SGLang runs its custom allreduce, so NCCL auto also needs it off.)
+  EXPECT_EQ(ep_nvlink.launch_flags,
+            (std::vector<std::string>{"--disable-custom-all-reduce", "--ep-size 8", "--moe-a2a-backend deepep"}));
   // The effort is the hardest step's.
   Candidate both = With("ring", "ll");
   both.pacing = DefaultPacingChoices()[2];
@@ -111,6 +121,84 @@ TEST(FrameworkRules, WhatEachChoiceTakes) {
   llm::FrameworkProfile none;
   none.name = "cpp-graph";
   EXPECT_EQ(WhatCandidateTakes(With("twoshot"), none, pcie2).effort, Effort::kCodeChange);
+}
+
+// Issue 12 item 1: the NCCL environment, capture flags and EP rules are data: what a framework
+// sets itself or does not pass through, which flag changes a phase's capture, and which EP backend
+// selects all-to-all, are read from its profile.
+TEST(FrameworkRules, NcclCaptureAndEpRulesComeFromTheProfile) {
+  auto vllm = io::LoadFrameworkFile("configs/frameworks/vllm.textproto");
+  ASSERT_TRUE(vllm.ok()) << vllm.status().ToString();
+  const BoxFacts pcie8{8, false}, nvlink8{8, true};
+  Candidate eager = With("auto");
+  eager.pacing = DefaultPacingChoices()[1];
+  EXPECT_EQ(WhatCandidateTakes(eager, *vllm, pcie8).launch_flags, std::vector<std::string>{"--enforce-eager"});
+  Candidate piecewise = With("auto");
+  piecewise.pacing = DefaultPacingChoices()[2];
+  const WhatItTakes pw = WhatCandidateTakes(piecewise, *vllm, pcie8);
+  EXPECT_EQ(pw.effort, Effort::kLaunchFlag) << pw.Text();
+  EXPECT_NE(pw.Text().find("cudagraph_mode"), std::string::npos) << pw.Text();
+  Candidate ep = With("auto");
+  ep.expert_parallel = 8;
+  const WhatItTakes ep_nvlink = WhatCandidateTakes(ep, *vllm, nvlink8);
+  EXPECT_EQ(ep_nvlink.effort, Effort::kEnvironment) << ep_nvlink.Text();
+  EXPECT_EQ(ep_nvlink.environment, std::vector<std::string>{"VLLM_ALL2ALL_BACKEND=deepep_low_latency"});
+  EXPECT_EQ(WhatCandidateTakes(ep, *vllm, pcie8).effort, Effort::kCodeChange);
+  // NCCL variables: one the framework sets itself, or an environment it does not pass on, is a
+  // code change; otherwise an environment variable.
+  llm::FrameworkProfile fw = Sglang();
+  EXPECT_EQ(WhatCandidateTakes(With("ring", "ll"), fw, pcie8).environment,
+            (std::vector<std::string>{"NCCL_ALGO=Ring", "NCCL_PROTO=LL"}));
+  fw.nccl_environment.sets.emplace_back("NCCL_PROTO", "Simple");
+  const WhatItTakes blocked = WhatCandidateTakes(With("ring", "ll"), fw, pcie8);
+  EXPECT_EQ(blocked.effort, Effort::kCodeChange);
+  EXPECT_NE(blocked.Text().find("NCCL_PROTO (it sets NCCL_PROTO=Simple)"), std::string::npos) << blocked.Text();
+  fw = Sglang();
+  fw.nccl_environment.passes_user_environment = false;
+  EXPECT_EQ(WhatCandidateTakes(With("ring", "ll"), fw, pcie8).effort, Effort::kCodeChange);
+  EXPECT_EQ(WhatCandidateTakes(With("auto"), fw, pcie8).effort, Effort::kRunsAsIs);  // nothing to pass
+  // A profile without capture flags: graphs off is a code change.
+  llm::FrameworkProfile cpp = *io::LoadFrameworkFile("configs/frameworks/cpp-graph.textproto");
+  EXPECT_EQ(WhatCandidateTakes(eager, cpp, pcie8).effort, Effort::kCodeChange);
+}
+
+// Issue 12 items 2 and 3: the driver's PCIe P2P mode. On the dual-socket box (driver default,
+// every pair meets at a CPU) the custom allreduce's peer reads are staged through host memory,
+// which the tag says; forcing BAR1 P2P is a driver setting; where the driver gives no PCIe P2P the
+// framework does not run its custom allreduce even on 2 GPUs, and forcing it is a code change.
+TEST(FrameworkRules, DriverP2pModeTagsAndPricing) {
+  const BoxFacts dual = BoxOf("configs/hardware/rtxpro6000-8x-dual-socket.textproto", 8);
+  EXPECT_NE(dual.peer_reads_not_direct.find("56 GPU pairs meet only at a CPU"), std::string::npos)
+      << dual.peer_reads_not_direct;
+  EXPECT_TRUE(dual.bar1_possible);
+  EXPECT_FALSE(dual.no_pcie_p2p);
+  EXPECT_EQ(BoxOf("configs/hardware/rtxpro6000-4x-pcie-switch.textproto", 4).peer_reads_not_direct, "");
+  EXPECT_EQ(BoxOf("configs/hardware/h200-8x-nvlink.textproto", 8).peer_reads_not_direct, "");
+  const llm::FrameworkProfile fw = Sglang();
+  const WhatItTakes staged = WhatCandidateTakes(With("oneshot"), fw, dual);
+  EXPECT_EQ(staged.effort, Effort::kCodeChange);
+  EXPECT_NE(staged.Text().find("(priced through system memory: 56 GPU pairs"), std::string::npos) << staged.Text();
+  Candidate bar1 = With("oneshot");
+  bar1.comm.driver_p2p_mode = "bar1";
+  const WhatItTakes forced = WhatCandidateTakes(bar1, fw, dual);
+  EXPECT_EQ(forced.effort, Effort::kCodeChange);  // still more than 2 PCIe GPUs
+  EXPECT_NE(forced.Text().find("RMPcieP2PType=1"), std::string::npos) << forced.Text();
+  EXPECT_EQ(forced.priced, "");
+  // Two GPUs on CPU root ports: the framework runs it as is; BAR1 is a driver setting alone.
+  BoxFacts two = dual;
+  two.world_size = 2;
+  EXPECT_EQ(WhatCandidateTakes(With("oneshot"), fw, two).effort, Effort::kRunsAsIs);
+  EXPECT_EQ(WhatCandidateTakes(bar1, fw, two).effort, Effort::kDriverSetting);
+  EXPECT_STREQ(EffortName(Effort::kDriverSetting), "needs a driver or BIOS setting");
+  // No PCIe P2P: not by default even on 2 GPUs; forced, its buffers must move to host memory.
+  BoxFacts none{2, false};
+  none.no_pcie_p2p = true;
+  none.peer_reads_not_direct = "2 GPU pairs have no peer mapping (no PCIe P2P)";
+  EXPECT_FALSE(CustomAllreduceByDefault(fw, none));
+  const WhatItTakes host = WhatCandidateTakes(With("oneshot"), fw, none);
+  EXPECT_EQ(host.effort, Effort::kCodeChange);
+  EXPECT_NE(host.Text().find("mapped host memory"), std::string::npos) << host.Text();
+  EXPECT_EQ(WhatCandidateTakes(With("auto"), fw, none).effort, Effort::kRunsAsIs);  // no --disable flag needed
 }
 
 // Issue 12's done-when: on every bundled scenario, advise's winner runs as is, and every listed
@@ -136,7 +224,7 @@ TEST(FrameworkRules, AdviseOnEveryBundledScenarioRespectsTheRules) {
     options.acceptance = {0.8, 0.7, 0.6};
     options.threads = 2;
     std::ostringstream progress;
-    auto r = Advise(*base, DefaultSearchSpace(*base, loaded->setup.target), options, progress);
+    auto r = Advise(*base, DefaultSearchSpace(*base, loaded->setup.target, box), options, progress);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->ranked.front().takes.effort, Effort::kRunsAsIs) << r->ranked.front().candidate.Label();
     const bool custom_runs =
@@ -146,8 +234,28 @@ TEST(FrameworkRules, AdviseOnEveryBundledScenarioRespectsTheRules) {
     for (const Evaluated& e : r->ranked) {
       const Candidate& c = e.candidate;
       const bool custom = c.comm.algorithm == "oneshot" || c.comm.algorithm == "twoshot";
-      if (custom && tp > 2 && !box.full_nvlink) EXPECT_EQ(e.takes.effort, Effort::kCodeChange) << c.Label();
+      if (custom && tp > 2 && !box.full_nvlink) {
+        EXPECT_EQ(e.takes.effort, Effort::kCodeChange) << c.Label();
+        EXPECT_NE(e.takes.Text().find("without NVLink between every pair, on at most 2"), std::string::npos);
+      }
+      // Peer reads the box's driver keeps off the GPU-to-GPU path: priced through host memory and
+      // said so; BAR1 forced: the driver setting is named.
+      if (custom && !box.peer_reads_not_direct.empty() && c.comm.driver_p2p_mode.empty())
+        EXPECT_NE(e.takes.priced.find("through"), std::string::npos) << c.Label();
+      if (c.comm.driver_p2p_mode == "bar1") {
+        EXPECT_GE(e.takes.effort, Effort::kDriverSetting) << c.Label();
+        EXPECT_NE(e.takes.Text().find("RMPcieP2PType=1"), std::string::npos) << c.Label();
+      }
+      // EP as priced (all-to-all) runs only with a backend whose transport the box has.
+      const bool a2a_backend =
+          std::any_of(fw.expert_parallel.all_to_all_backends.begin(), fw.expert_parallel.all_to_all_backends.end(),
+                      [&](const auto& b) { return !b.needs_full_nvlink || box.full_nvlink; });
+      if (c.expert_parallel > 1 && !a2a_backend &&
+          fw.expert_parallel.default_communication != llm::FrameworkProfile::EpCommunication::kAllToAll)
+        EXPECT_EQ(e.takes.effort, Effort::kCodeChange) << c.Label();
       if (e.takes.effort != Effort::kRunsAsIs) continue;
+      EXPECT_TRUE(c.comm.driver_p2p_mode.empty()) << c.Label();
+      EXPECT_TRUE(e.takes.steps.empty()) << c.Label();
       const bool nccl_default = c.comm.algorithm == "auto" && c.comm.protocol.empty() && c.comm.channels == 0 &&
                                 c.comm.p2p_level.empty() && !custom_runs;
       EXPECT_TRUE(nccl_default || (custom && custom_runs)) << c.Label();

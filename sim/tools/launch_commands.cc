@@ -16,28 +16,50 @@ std::string DraftIdOf(const LaunchContext& ctx) {
 }
 
 // Notes shared by both frameworks: weights whose dtype is the checkpoint's choice, behaviour
-// overrides no flag is known for, the custom allreduce where it does not run as released.
-std::string Notes(const LaunchContext& ctx, const Candidate& c, const char* framework) {
+// overrides no flag is known for, the custom allreduce where it does not run as released, a driver
+// setting, what the framework sets itself.
+std::string Notes(const LaunchContext& ctx, const Candidate& c, const llm::FrameworkProfile& fw, const char* name) {
   std::string notes;
   if (ctx.weight_dtype == compute::DType::kInt4 || ctx.weight_dtype == compute::DType::kFp4)
     notes += fmt::format("\n# weights {}: serve a checkpoint quantized so ({} reads the method from its config)",
-                         compute::DTypeName(ctx.weight_dtype), framework);
-  for (const std::string& o : c.pacing.overrides)
-    notes += fmt::format("\n# and the framework behaviour {} (no {} flag is known for it)", o, framework);
+                         compute::DTypeName(ctx.weight_dtype), name);
   if (c.comm.custom_allreduce())
-    notes += ctx.custom_allreduce_by_default
-                 ? fmt::format(
-                       "\n# {}'s custom allreduce, on by default on this box (it picks one-shot or two-shot by size)",
-                       framework)
-                 : fmt::format(
-                       "\n# {}'s custom allreduce does not run on this box as released (more than 2 GPUs without "
-                       "NVLink between every pair): a code change (configs/frameworks/*.textproto custom_allreduce)",
-                       framework);
+    notes +=
+        CustomAllreduceByDefault(fw, ctx.box)
+            ? fmt::format(
+                  "\n# {}'s custom allreduce, on by default on this box (it picks one-shot or two-shot by size)", name)
+            : fmt::format(
+                  "\n# {}'s custom allreduce does not run on this box as released: a code change "
+                  "(configs/frameworks/*.textproto custom_allreduce)",
+                  name);
+  if (c.comm.driver_p2p_mode == "bar1") notes += "\n# and " + Bar1Step();
+  for (const auto& [var, value] : fw.nccl_environment.sets)
+    notes += fmt::format("\n# {} sets {}={} itself ({})", name, var, value, fw.nccl_environment.source);
   return notes;
 }
 
-std::string WithEnvironment(const Candidate& c, std::string cmd) {
-  const std::string env = NcclEnvironmentOf(c.comm);
+// The profile's flags for graphs, capture overrides and EP, and the environment they need
+// (framework_rules.h WhatCandidateTakes on this framework's profile); code changes as notes.
+struct RuleFlags {
+  std::string flags, env, notes;
+};
+
+RuleFlags RuleFlagsOf(const LaunchContext& ctx, const Candidate& c, const llm::FrameworkProfile& fw, const char* name) {
+  RuleFlags r;
+  const WhatItTakes takes = WhatCandidateTakes(c, fw, ctx.box);
+  if (c.pacing.cuda_graphs && !fw.graph_flags.max_batch_size.empty())
+    r.flags += " " + llm::WithNumber(fw.graph_flags.max_batch_size, ctx.batch);
+  for (const std::string& f : takes.launch_flags) r.flags += " " + f;
+  for (const std::string& e : takes.environment) r.env += e + " ";
+  for (const std::string& o : takes.other)
+    if (o.find("custom allreduce") == std::string::npos && o.find("BAR1") == std::string::npos)
+      r.notes += fmt::format("\n# and {}: {}", name, o);
+  return r;
+}
+
+std::string WithEnvironment(const std::string& extra_env, std::string cmd) {
+  std::string env = extra_env;
+  while (!env.empty() && env.back() == ' ') env.pop_back();
   return env.empty() ? cmd : env + " " + cmd;
 }
 
@@ -49,17 +71,14 @@ std::string SglangCommand(const LaunchContext& ctx, const Candidate& c) {
   if (ctx.target.trust_remote_code) cmd += " --trust-remote-code";
   if (ctx.weight_dtype == compute::DType::kFp8) cmd += " --quantization fp8";
   if (ctx.kv_dtype == compute::DType::kFp8) cmd += " --kv-cache-dtype fp8_e4m3";
-  if (c.pacing.cuda_graphs) cmd += fmt::format(" --cuda-graph-max-bs {}", ctx.batch);
   if (c.spec.method == config::Speculation::EAGLE3)
     cmd += fmt::format(" --speculative-algorithm EAGLE3 --speculative-draft-model-path {}", DraftIdOf(ctx));
   if (c.spec.method == config::Speculation::MTP) cmd += " --speculative-algorithm NEXTN";
   if (c.spec.method != config::Speculation::NONE)
     cmd += fmt::format(" --speculative-num-steps {} --speculative-eagle-topk {} --speculative-num-draft-tokens {}",
                        c.spec.num_steps, c.spec.topk, c.spec.num_draft_tokens);
-  if (c.expert_parallel > 1) cmd += fmt::format(" --ep-size {}", c.expert_parallel);
-  if (!c.pacing.cuda_graphs) cmd += " --disable-cuda-graph";
-  if (!c.comm.custom_allreduce() && ctx.custom_allreduce_by_default) cmd += " --disable-custom-all-reduce";
-  return WithEnvironment(c, cmd) + Notes(ctx, c, "SGLang");
+  const RuleFlags rules = RuleFlagsOf(ctx, c, ctx.sglang, "SGLang");
+  return WithEnvironment(rules.env, cmd + rules.flags) + rules.notes + Notes(ctx, c, ctx.sglang, "SGLang");
 }
 
 std::string VllmCommand(const LaunchContext& ctx, const Candidate& c) {
@@ -80,10 +99,8 @@ std::string VllmCommand(const LaunchContext& ctx, const Candidate& c) {
   if (c.spec.method == config::Speculation::MTP)
     cmd += fmt::format(R"( --speculative-config '{{"method": "deepseek_mtp", "num_speculative_tokens": {}}}')",
                        c.spec.num_steps);
-  if (c.expert_parallel > 1) cmd += " --enable-expert-parallel";
-  if (!c.pacing.cuda_graphs) cmd += " --enforce-eager";
-  if (!c.comm.custom_allreduce() && ctx.custom_allreduce_by_default) cmd += " --disable-custom-all-reduce";
-  return WithEnvironment(c, cmd) + notes + Notes(ctx, c, "vLLM");
+  const RuleFlags rules = RuleFlagsOf(ctx, c, ctx.vllm, "vLLM");
+  return WithEnvironment(rules.env, cmd + rules.flags) + notes + rules.notes + Notes(ctx, c, ctx.vllm, "vLLM");
 }
 
 }  // namespace specsim::tools

@@ -1,12 +1,15 @@
 // The SGLang and vLLM launch lines that reproduce an advised configuration: the model's Hugging
 // Face id (models/*.textproto hf_id, else the model file), tensor parallelism, quantization and
-// KV-cache dtype, trust-remote-code, the CUDA-graph batch bound, speculation, expert parallelism,
-// graphs off, the custom-allreduce switch and the NCCL environment.
+// KV-cache dtype, trust-remote-code, the CUDA-graph batch bound, speculation, expert parallelism
+// and its all-to-all backend, graph and capture flags, the custom-allreduce switch, the NCCL
+// environment and what the framework sets itself. The capture, EP and NCCL parts come from the
+// frameworks' profiles (configs/frameworks/{sglang,vllm}.textproto: graph_flags, expert_parallel,
+// nccl_environment); speculation, quantization and model flags are written here.
 //
 // [UNVERIFIED] The flag names are the frameworks' documented server arguments as we know them
 // (SGLang python/sglang/srt/server_args.py, vLLM vllm/engine/arg_utils.py); neither source could
-// be read here (docs/reference/speculative-decoding.md): check them against your version. Every
-// line advise prints says so.
+// be read here (docs/reference/serving-frameworks.md, speculative-decoding.md): check them against
+// your version. Every line advise prints says so.
 #pragma once
 
 #include <optional>
@@ -14,7 +17,9 @@
 
 #include "sim/compute/kernel.h"
 #include "sim/llm/model.h"
+#include "sim/llm/framework_profile.h"
 #include "sim/tools/advisor.h"
+#include "sim/tools/framework_rules.h"
 
 namespace specsim::tools {
 
@@ -26,7 +31,8 @@ struct LaunchContext {
   int batch = 1;
   compute::DType weight_dtype = compute::DType::kBf16;
   compute::DType kv_dtype = compute::DType::kBf16;
-  bool custom_allreduce_by_default = false;  // the framework runs its own allreduce on this box
+  BoxFacts box;                        // the group's GPUs (framework_rules.h)
+  llm::FrameworkProfile sglang, vllm;  // the two frameworks' profiles (their rules as data)
 };
 
 std::string SglangCommand(const LaunchContext& ctx, const Candidate& c);

@@ -18,6 +18,7 @@ namespace {
 Status KernelsOnwards(FitContext& c) {
   RETURN_IF_ERROR(FitComputeByGemmLibrary(c));
   RETURN_IF_ERROR(FitAttention(c));
+  RETURN_IF_ERROR(FitSampling(c));
   RETURN_IF_ERROR(FitUnderLoad(c));
   RETURN_IF_ERROR(FitHostMemory(c));
   RETURN_IF_ERROR(FitNcclLocal(c));

@@ -37,6 +37,9 @@ Status FitTimedCallGap(const FitContext& before_kernels, const std::function<Sta
 // fit_attention.cc: attention kernels' costs per implementation.
 Status FitAttention(FitContext& c);
 
+// fit_sampling.cc: the sampling kernels' row limit (compute.sampling_row_rate_glogits).
+Status FitSampling(FitContext& c);
+
 // fit_nccl.cc: one-rank NCCL calls (local copy, per-call overhead); NCCL's per-step costs per
 // transport, protocol and op, and its eager / in-graph per-call extra.
 Status FitNcclLocal(FitContext& c);

@@ -41,7 +41,8 @@ double TimedKernelNs(const compute::KernelCostModel& cost, const BenchParams& be
 bool KernelTimeOnly(const trace::Item& item) {
   return (item.has_gemm() && item.gemm().kernel_time_only()) ||
          (item.has_attention() && item.attention().kernel_time_only()) ||
-         (item.has_rmsnorm() && item.rmsnorm().kernel_time_only());
+         (item.has_rmsnorm() && item.rmsnorm().kernel_time_only()) ||
+         (item.has_sampling() && item.sampling().kernel_time_only());
 }
 
 bool TimedKernelHostBound(const compute::KernelCostModel& cost, const BenchParams& bench, double device_ns) {
@@ -120,6 +121,18 @@ ItemKernel KernelOfItem(const trace::Item& item) {
       k.kernel_class = compute::KernelClass::kNorm;
       k.bytes = (n.fused_residual() ? 4.0 : 2.0) * double(n.tokens()) * n.hidden() * 2 + n.hidden() * 2.0;
       r.ok = true;
+      return r;
+    }
+    case trace::KIND_SAMPLING: {
+      // One row of V logits per sampled token: read once (the argmax / sampler), indices written.
+      const trace::SamplingParams& s = item.sampling();
+      const int width = s.dtype() == trace::DTYPE_FP32 ? 4 : 2;
+      k.kernel_class = compute::KernelClass::kSampling;
+      k.bytes = double(s.rows()) * double(s.vocab()) * width + double(s.rows()) * 8;
+      k.m = static_cast<double>(s.rows());
+      k.n = static_cast<double>(s.vocab());
+      r.ok = s.rows() >= 1 && s.vocab() >= 1;
+      if (!r.ok) r.reason = "sampling item without rows or vocab";
       return r;
     }
     default: r.reason = "not a single-kernel item"; return r;
@@ -270,6 +283,7 @@ Prediction Predictor::Predict(const trace::Item& item) const {
     case trace::KIND_GEMM:
     case trace::KIND_ATTENTION:
     case trace::KIND_RMSNORM:
+    case trace::KIND_SAMPLING:
     case trace::KIND_LAUNCH_OVERHEAD: return PredictKernel(item);
     case trace::KIND_COLLECTIVE:
     case trace::KIND_CUSTOM_ALLREDUCE: return PredictCollective(item);
@@ -356,6 +370,7 @@ Prediction Predictor::PredictKernel(const trace::Item& item) const {
   if (item.has_gemm()) gpu = item.gemm().gpu();
   if (item.has_attention()) gpu = item.attention().gpu();
   if (item.has_rmsnorm()) gpu = item.rmsnorm().gpu();
+  if (item.has_sampling()) gpu = item.sampling().gpu();
   if (item.has_launch()) gpu = item.launch().gpu();
   if (gpu < 0 || gpu >= topology_.num_gpus()) return NotSimulated(GpuRangeReason(gpu, topology_));
   // A GEMM item takes its own library's GEMM costs (ComputeParams::WithGemmLibrary).

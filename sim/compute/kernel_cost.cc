@@ -50,6 +50,7 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
   set(p.attention_memory_ramp_ns, c.attention_memory_ramp_ns());
   set(p.attention_compute_efficiency, c.attention_compute_efficiency());
   set(p.gemm_column_rate_gbps, c.gemm_column_rate_gbps());
+  set(p.sampling_row_rate_glogits, c.sampling_row_rate_glogits());
   set(p.gemm_overlap, c.gemm_overlap());
   if (!c.gemm_library().empty()) p.gemm_library = c.gemm_library();
   for (const config::GemmLibraryCalibration& gc : c.gemm_libraries()) {
@@ -112,6 +113,7 @@ Status ValidateComputeParams(const ComputeParams& p) {
   RETURN_IF_ERROR(CheckNonNegative(pre, "graph_launch_ns", p.graph_launch_ns));
   RETURN_IF_ERROR(CheckNonNegative(pre, "eager_device_gap_ns", p.eager_device_gap_ns));
   RETURN_IF_ERROR(CheckNonNegative(pre, "gemm_column_rate_gbps", p.gemm_column_rate_gbps));
+  RETURN_IF_ERROR(CheckNonNegative(pre, "sampling_row_rate_glogits", p.sampling_row_rate_glogits));
   if (!(p.gemm_overlap >= 0 && p.gemm_overlap <= 1))
     return InvalidArgumentError("ComputeParams.gemm_overlap = " + std::to_string(p.gemm_overlap) +
                                 ": must be in [0, 1]");
@@ -280,8 +282,15 @@ bool KernelCostModel::ColumnLimited(const Kernel& k) const {
   return k.n * params_.gemm_column_rate_gbps < gpu_.memory_bandwidth_gbps * MaxMemoryEfficiency(k.kernel_class);
 }
 
+double KernelCostModel::SamplingRowNs(const Kernel& k) const {
+  if (k.kernel_class != KernelClass::kSampling || k.n <= 0 || params_.sampling_row_rate_glogits <= 0) return 0;
+  return params_.RampNs(k.kernel_class) + k.n / params_.sampling_row_rate_glogits;  // G logits/s = logits per ns
+}
+
 double KernelCostModel::MemoryNs(const Kernel& k) const {
   if (k.bytes <= 0) return 0;
+  if (const double row_ns = SamplingRowNs(k); row_ns > 0)
+    return std::max(row_ns, k.bytes / (gpu_.memory_bandwidth_gbps * MemoryEfficiency(k)));
   // GB/s = 1 byte per ns.
   if (ColumnLimited(k)) {
     // Only the weights stream at the per-column rate (activations are re-read from L2); never

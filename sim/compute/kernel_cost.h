@@ -103,6 +103,13 @@ struct ComputeParams {
   // shape class" above. 0: no column limit (the default: a property of the GEMM library's kernel
   // choice, measured by `specsim calibrate`, not a datasheet figure).
   double gemm_column_rate_gbps = 0;
+  // Sampling kernels (argmax, samplers) reduce each row of logits in few blocks: a row of V logits
+  // takes at least V / r, so that with few rows the kernel runs far below the bandwidth law
+  // (sampling memory term = max(B / (bw e_m(B)), ramp + V / r), V = Kernel::n, r in 1e9 logits/s;
+  // torch's argmax over 8 x 128256 bf16 logits takes 28 us on an H200, where the bandwidth law
+  // gives ~3). 0: no row limit (the default: a property of the framework's kernel, no public
+  // figure; `specsim calibrate` fits it from sampling items).
+  double sampling_row_rate_glogits = 0;
   // Dense GEMMs whose memory and compute terms are close do not hide one behind the other:
   //     t = max(M, C) + gemm_overlap * min(M, C)
   // (0: perfect overlap, the roofline's max). A property of the GEMM library's kernels (tile
@@ -203,6 +210,9 @@ class KernelCostModel {
   double MemoryNs(const Kernel& kernel) const;
   // True when the column limit, not the bandwidth, binds the memory term of `kernel`.
   bool ColumnLimited(const Kernel& kernel) const;
+  // The row limit of a sampling kernel (ramp + V / sampling_row_rate_glogits, V = kernel.n), 0
+  // when none applies (another class, n unknown, or no rate).
+  double SamplingRowNs(const Kernel& kernel) const;
 
   const GpuSpec& gpu() const { return gpu_; }
   const ComputeParams& params() const { return params_; }

@@ -57,6 +57,38 @@ TEST(KernelCostTest, SkinnyGemmIsWeightBandwidthBound) {
   EXPECT_NEAR(NanosFromPicos(model.KernelTime(g)), expected, 1e-2);
 }
 
+// A sampling kernel's row limit: rows of V logits at r = 5 Glogit/s take ramp + V / r whatever
+// their number while that is slower than the bandwidth law, t = max(ramp + V / r, ramp + B / (bw
+// e)). Greedy sampling over Llama-3's 128256 logits, bf16: 1000 + 128256 / 5 = 26651 ns for 1 and
+// for 64 rows (64 * 128256 * 2 B = 16.4 MB stream in 4.0 us at 4800 * 0.85); 4096 rows (1.05 GB:
+// 257 us) are bandwidth-bound. Without a rate, or for another class, the bandwidth law alone.
+TEST(KernelCostTest, SamplingRowsTakeAtLeastTheirRowTime) {
+  ComputeParams p;
+  p.sampling_row_rate_glogits = 5;
+  KernelCostModel model(H200(), p);
+  auto sampling = [](double rows) {
+    Kernel k = Make(KernelClass::kSampling, 0, rows * 128256 * 2, DType::kBf16, 1);
+    k.m = rows;
+    k.n = 128256;
+    return k;
+  };
+  EXPECT_NEAR(NanosFromPicos(model.KernelTime(sampling(1))), 1000 + 128256 / 5.0, 1e-2);
+  EXPECT_NEAR(NanosFromPicos(model.KernelTime(sampling(64))), 1000 + 128256 / 5.0, 1e-2);
+  const Kernel many = sampling(4096);
+  EXPECT_NEAR(NanosFromPicos(model.KernelTime(many)), 1000 + many.bytes / (4800 * 0.85), 1e-2);
+  EXPECT_EQ(model.SamplingRowNs(many), 1000 + 128256 / 5.0);
+  KernelCostModel plain(H200(), ComputeParams{});
+  EXPECT_EQ(plain.SamplingRowNs(sampling(1)), 0);
+  Kernel norm = sampling(1);
+  norm.kernel_class = KernelClass::kNorm;
+  EXPECT_EQ(model.SamplingRowNs(norm), 0);
+  config::ComputeCalibration c;
+  c.set_sampling_row_rate_glogits(3.5);
+  EXPECT_EQ(ApplyCalibration(ComputeParams{}, c).sampling_row_rate_glogits, 3.5);
+  p.sampling_row_rate_glogits = -1;
+  EXPECT_FALSE(ValidateComputeParams(p).ok());
+}
+
 TEST(KernelCostTest, NarrowGemmIsColumnRateBound) {
   ComputeParams p;
   p.gemm_column_rate_gbps = 1.5;

@@ -129,7 +129,10 @@ class PassBuilder {
       AddComm(CommKind::kAllGather, static_cast<int64_t>(std::llround(T_ * vl * tp_ * s_.logit_bytes)),
               prefix_ + "logits_allgather", -1);
     }
-    AddKernel(prefix_ + "sampling", -1, KernelClass::kSampling, 5 * T_ * vocab, T_ * vocab * (s_.logit_bytes + 4 + 4));
+    Kernel& sampling = AddKernel(prefix_ + "sampling", -1, KernelClass::kSampling, 5 * T_ * vocab,
+                                 T_ * vocab * (s_.logit_bytes + 4 + 4));
+    sampling.m = T_;     // rows of logits
+    sampling.n = vocab;  // logits per row (the sampling row limit, kernel_cost.h)
   }
 
   // Replicated Linear (EAGLE-3 fc, MTP eh_proj): n = h, k = in.

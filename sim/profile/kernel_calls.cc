@@ -73,6 +73,40 @@ void CollectNorm(const OperatorCall& c, KernelCallSamples* samples, std::map<std
   if (s.main_kernel.empty()) s.main_kernel = c.longest->name;
 }
 
+// aten::argmax(self [rows, vocab], dim, keepdim): greedy sampling over the last dimension.
+void CollectArgmax(const OperatorCall& c, KernelCallSamples* samples, std::map<std::string, int64_t>* skipped) {
+  const KinetoOp& o = *c.op;
+  if (o.input_dims.empty() || o.input_dims[0].size() != 2 || o.input_dims[0][0] < 1 || o.input_dims[0][1] < 1) {
+    ++(*skipped)[std::string("aten::argmax calls not over [rows, vocab] logits (or without shapes)")];
+    return;
+  }
+  const std::string dtype = o.input_types.empty() ? std::string() : TorchTypeName(o.input_types[0]);
+  if (dtype != "BFloat16" && dtype != "Half" && dtype != "Float") {
+    ++(*skipped)[std::string("aten::argmax calls in ") + (dtype.empty() ? std::string("an unrecorded dtype") : dtype)];
+    return;
+  }
+  KernelCallSamples::Samples& s = samples->sampling[{o.input_dims[0][0], o.input_dims[0][1], dtype}];
+  s.us.push_back(c.ns * 1e-3);
+  s.kernels_per_call = std::max(s.kernels_per_call, c.kernels);
+  if (s.op.empty()) s.op = o.name;
+  if (s.main_kernel.empty()) s.main_kernel = c.longest->name;
+}
+
+void AddSamplingItem(const SamplingGroup& g, const KernelCallSamples::Samples& s, trace::Trace* tr) {
+  trace::Item* it = tr->add_items();
+  it->set_suite(trace::SUITE_KERNELS);
+  it->set_kind(trace::KIND_SAMPLING);
+  it->set_name(g.name);
+  trace::SamplingParams* p = it->mutable_sampling();
+  p->set_rows(g.rows);
+  p->set_vocab(g.vocab);
+  p->set_dtype(TraceDtype(g.dtype));
+  p->set_op(g.op);
+  p->set_gpu(0);
+  p->set_kernel_time_only(true);
+  FillStats(s.us, it->mutable_stats());
+}
+
 bool IsAttentionOp(const std::string& name) {
   return name == "aten::_cudnn_attention_forward" || name == "aten::_flash_attention_forward" ||
          name == "aten::_efficient_attention_forward";
@@ -174,11 +208,13 @@ void CollectKernelCalls(const std::vector<OperatorCall>& calls, KernelCallSample
       CollectAttention(c, samples, skipped);
     else if (IsNormOp(c.op->name))
       CollectNorm(c, samples, skipped);
+    else if (c.op->name == "aten::argmax")
+      CollectArgmax(c, samples, skipped);
   }
 }
 
 void AddKernelCallItems(const KernelCallSamples& samples, std::vector<AttentionGroup>* attention,
-                        std::vector<NormGroup>* norms, trace::Trace* tr) {
+                        std::vector<NormGroup>* norms, std::vector<SamplingGroup>* sampling, trace::Trace* tr) {
   for (const auto& [key, s] : samples.attention) {
     const auto& [impl, b, hq, hkv, q, keys, d, dv, dtype] = key;
     attention->push_back(SummariseAttention(s, impl, b, hq, hkv, q, keys, d, dv, dtype));
@@ -194,6 +230,18 @@ void AddKernelCallItems(const KernelCallSamples& samples, std::vector<AttentionG
              (g.fused_residual ? "/residual" : "") + (g.dtype == "BFloat16" ? "" : "/" + g.dtype);
     norms->push_back(g);
     AddNormItem(g, s, tr);
+  }
+  for (const auto& [key, s] : samples.sampling) {
+    SamplingGroup g;
+    std::tie(g.rows, g.vocab, g.dtype) = key;
+    g.op = s.op;
+    g.main_kernel = s.main_kernel;
+    g.calls = static_cast<int>(s.us.size());
+    g.median_us = Median(s.us);
+    g.name = "profile/sampling/argmax/r" + std::to_string(g.rows) + "/v" + std::to_string(g.vocab) +
+             (g.dtype == "BFloat16" ? "" : "/" + g.dtype);
+    sampling->push_back(g);
+    AddSamplingItem(g, s, tr);
   }
 }
 

@@ -20,6 +20,9 @@
 // tensors (x, residual, output) or its name says "add" (vLLM's fused_add_rms_norm). Simplified: a
 // Triton kernel that updates the residual in place names it once, so such a fused norm is taken
 // as a plain one (its bytes undercounted by a third).
+//
+// Sampling (aten::argmax over the last dimension of [rows, vocab] logits: greedy sampling): one
+// group per (rows, vocab, dtype).
 #pragma once
 
 #include <cstdint>
@@ -53,6 +56,14 @@ struct AttentionGroup {
   double main_median_us = 0;  // per call, its longest kernel (0 with one kernel per call)
 };
 
+struct SamplingGroup {
+  std::string name;  // e.g. "profile/sampling/argmax/r8/v128256"
+  std::string op, dtype, main_kernel;
+  int64_t rows = 0, vocab = 0;
+  int calls = 0;
+  double median_us = 0;
+};
+
 struct NormGroup {
   std::string name;  // e.g. "profile/rmsnorm/t8/h4096"
   std::string op, dtype;
@@ -73,6 +84,7 @@ struct KernelCallSamples {
            Samples>
       attention;  // (implementation, b, hq, hkv, q, s, d, dv, dtype)
   std::map<std::tuple<int64_t, int64_t, bool, std::string>, Samples> norms;  // (tokens, hidden, fused, dtype)
+  std::map<std::tuple<int64_t, int64_t, std::string>, Samples> sampling;     // (rows, vocab, dtype)
 };
 
 // One rank's attention and norm calls into `samples`; calls that cannot be read are counted in
@@ -80,11 +92,11 @@ struct KernelCallSamples {
 void CollectKernelCalls(const std::vector<OperatorCall>& calls, KernelCallSamples* samples,
                         std::map<std::string, int64_t>* skipped);
 
-// The groups, each also written to `tr` as a kernels-suite item (KIND_ATTENTION / KIND_RMSNORM,
+// The groups, each also written to `tr` as a kernels-suite item (KIND_ATTENTION / KIND_RMSNORM / KIND_SAMPLING,
 // kernel_time_only, priced on GPU 0). Attention groups whose kernel is not recognised are kept in
 // `attention` with an empty implementation and written with the implementation "profile" (the
 // roofline model prices them; calibrate does not fit them).
 void AddKernelCallItems(const KernelCallSamples& samples, std::vector<AttentionGroup>* attention,
-                        std::vector<NormGroup>* norms, trace::Trace* tr);
+                        std::vector<NormGroup>* norms, std::vector<SamplingGroup>* sampling, trace::Trace* tr);
 
 }  // namespace specsim::profile

@@ -391,7 +391,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     out.gemms.push_back(SummariseGemm(key, gemm));
     AddGemmItem(out.gemms.back(), gemm, &tr);
   }
-  AddKernelCallItems(kernel_calls, &out.attention, &out.norms, &tr);
+  AddKernelCallItems(kernel_calls, &out.attention, &out.norms, &out.sampling, &tr);
   return out;
 }
 

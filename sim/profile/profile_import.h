@@ -123,9 +123,10 @@ struct ProfileImport {
   // aten::mm / addmm calls whose kernels were seen but whose shape could not be read (no Input
   // Dims: record_shapes off, or a dtype the GEMM model has not), by reason.
   std::map<std::string, int64_t> gemms_skipped;
-  // Eager attention and RMSNorm calls with their shapes (kernel_calls.h), and those skipped by reason.
+  // Eager attention, RMSNorm and argmax calls with their shapes (kernel_calls.h), and those skipped by reason.
   std::vector<AttentionGroup> attention;
   std::vector<NormGroup> norms;
+  std::vector<SamplingGroup> sampling;
   std::map<std::string, int64_t> kernel_calls_skipped;
   int64_t kernels = 0;  // over all ranks
   int64_t kernels_in_passes = 0;

@@ -373,6 +373,14 @@ TEST(ProfileImportTest, EagerAttentionAndNormCallsOfTheCommittedFusedProfile) {
   ASSERT_TRUE(norms.count("profile/rmsnorm/t8/h4096"));
   EXPECT_TRUE(norms["profile/rmsnorm/t8/h4096/residual"]->fused_residual);
   EXPECT_GT(norms["profile/rmsnorm/t8/h4096/residual"]->calls, norms["profile/rmsnorm/t8/h4096"]->calls);
+  // Greedy sampling: aten::argmax over the gathered [rows, 128256] logits, ~28 us whatever the rows
+  // up to 64 (a row per block: the sampling row limit of compute/kernel_cost.h).
+  ASSERT_FALSE(r->sampling.empty());
+  for (const SamplingGroup& s : r->sampling) {
+    EXPECT_EQ(s.vocab, 128256);
+    EXPECT_EQ(s.op, "aten::argmax");
+    if (s.rows <= 64) EXPECT_NEAR(s.median_us, 28, 2) << s.name;
+  }
   EXPECT_TRUE(r->kernel_calls_skipped.empty());
   // Their items: device time, with the implementation and the main kernel for the split call.
   int attention_items = 0, norm_items = 0;
@@ -385,6 +393,9 @@ TEST(ProfileImportTest, EagerAttentionAndNormCallsOfTheCommittedFusedProfile) {
     } else if (it.kind() == trace::KIND_RMSNORM) {
       ++norm_items;
       EXPECT_TRUE(it.rmsnorm().kernel_time_only());
+    } else if (it.kind() == trace::KIND_SAMPLING) {
+      EXPECT_TRUE(it.sampling().kernel_time_only());
+      EXPECT_EQ(it.sampling().vocab(), 128256);
     }
   }
   EXPECT_EQ(attention_items, 5);

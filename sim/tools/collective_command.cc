@@ -1,7 +1,4 @@
-#include "sim/io/file_io.h"
 #include "sim/tools/collective_command.h"
-
-#include "sim/net/peer_access.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -15,9 +12,12 @@
 #include "sim/coll/collective_planner.h"
 #include "sim/coll/executor.h"
 #include "sim/coll/nccl_transport.h"
+#include "sim/io/file_io.h"
 #include "sim/io/hardware_loader.h"
+#include "sim/net/peer_access.h"
 #include "sim/tools/calib_setup.h"
 #include "sim/tools/chrome_trace.h"
+#include "sim/tools/nccl_tests_format.h"
 #include "sim/tools/sizes.h"
 
 namespace specsim::tools {
@@ -46,13 +46,6 @@ struct Row {
   uint64_t events = 0;
   std::vector<double> resource_bytes;
 };
-
-int DtypeBytes(const std::string& dtype) {
-  if (dtype == "float" || dtype == "fp32" || dtype == "int32") return 4;
-  if (dtype == "bf16" || dtype == "half" || dtype == "fp16") return 2;
-  if (dtype == "fp8" || dtype == "int8") return 1;
-  return 0;
-}
 
 // Explains where one-shot stops beating the ring, from the simulated rows: the first size the ring
 // wins, one-shot's busiest link there, the link where one-shot moves the most bytes relative to
@@ -150,6 +143,30 @@ StatusOr<coll::CollectiveRequest> BaseRequest(const CollectiveFlags& flags) {
   return base;
 }
 
+// --sizes, or nccl-tests' -b / -e / -f / -i (defaults as nccl-tests': 32M, 32M, no factor, 1M).
+StatusOr<std::vector<int64_t>> SizesOf(const CollectiveFlags& flags) {
+  const bool nccl_tests =
+      !flags.min_bytes.empty() || !flags.max_bytes.empty() || flags.step_factor != 0 || !flags.step_bytes.empty();
+  if (!nccl_tests) {
+    auto sizes = ParseSizeList(flags.sizes);
+    if (!sizes.ok()) return sizes.status().WithPrefix("--sizes");
+    return sizes;
+  }
+  if (flags.sizes_given) return InvalidArgumentError("--sizes and -b/-e/-f/-i: give one way of naming the sizes");
+  int64_t bytes[3] = {32 << 20, 32 << 20, 1 << 20};
+  const std::pair<const char*, std::string> given[3] = {
+      {"-b", flags.min_bytes}, {"-e", flags.max_bytes}, {"-i", flags.step_bytes}};
+  for (int i = 0; i < 3; ++i) {
+    if (given[i].second.empty()) continue;
+    auto b = ParseNcclTestsBytes(given[i].second);
+    if (!b.ok()) return b.status().WithPrefix(given[i].first);
+    bytes[i] = *b;
+  }
+  if (!(flags.step_factor == 0 || flags.step_factor > 1))
+    return InvalidArgumentError(fmt::format("-f {}: the step factor must be > 1", flags.step_factor));
+  return NcclTestsSizeSweep(bytes[0], bytes[1], flags.step_factor, bytes[2]);
+}
+
 // --algo: one algorithm, or `all` of the collective's.
 StatusOr<std::vector<coll::Algorithm>> AlgorithmsOf(const std::string& algo_flag, coll::Collective collective) {
   std::vector<coll::Algorithm> algorithms;
@@ -176,6 +193,7 @@ struct CollectiveSweep {
   std::string transport, ranks_text;
   std::string custom_path;  // how the custom allreduce ran (its plan's choice), when one did
   std::vector<std::string> resource_names;
+  std::vector<int64_t> skipped;  // sizes below 16 bytes of elements per rank (nccl-tests: size 0)
 };
 
 // Plans and times every size with every algorithm on the fabric (into `trace` when given).
@@ -184,7 +202,15 @@ StatusOr<CollectiveSweep> SweepCollective(const net::Topology& topology, const n
                                           const std::vector<coll::Algorithm>& algorithms, int dtype_bytes,
                                           ChromeTraceWriter* trace) {
   CollectiveSweep sweep;
-  for (int64_t bytes : sizes) {
+  const int ranks = base.gpus.empty() ? topology.num_gpus() : static_cast<int>(base.gpus.size());
+  for (int64_t requested : sizes) {
+    // nccl-tests' size and count columns: the buffers it would run for this -b/-e value.
+    const NcclTestsSize nt = NcclTestsSizeOf(base.collective, requested, dtype_bytes, ranks);
+    if (nt.size_bytes <= 0) {
+      sweep.skipped.push_back(requested);
+      continue;
+    }
+    const int64_t bytes = nt.size_bytes;
     for (coll::Algorithm algorithm : algorithms) {
       coll::CollectiveRequest request = base;
       request.algorithm = algorithm;
@@ -204,7 +230,7 @@ StatusOr<CollectiveSweep> SweepCollective(const net::Topology& topology, const n
       row.protocol = plan->protocol;
       row.channels = plan->channels;
       row.bytes = bytes;
-      row.count = bytes / dtype_bytes;
+      row.count = nt.count;
       row.time_us = MicrosFromPicos(timing.duration_ps);
       row.algbw = row.time_us > 0 ? static_cast<double>(bytes) / (row.time_us * 1e3) : 0;  // GB/s
       row.busbw = row.algbw * coll::BusBandwidthFactor(base.collective, n);
@@ -230,15 +256,25 @@ StatusOr<CollectiveSweep> SweepCollective(const net::Topology& topology, const n
   return sweep;
 }
 
-void PrintCollectiveJson(const net::Topology& topology, coll::Collective collective, const CollectiveSweep& sweep,
-                         const std::string& crossover, std::ostream& out) {
+// The type and redop columns, as nccl-tests names them.
+struct Columns {
+  std::string type, redop;
+};
+
+void PrintCollectiveJson(const net::Topology& topology, coll::Collective collective, const Columns& columns,
+                         const CollectiveSweep& sweep, const std::string& crossover, std::ostream& out) {
   nlohmann::json j;
   j["hardware"] = topology.name;
   j["collective"] = coll::CollectiveName(collective);
   j["transport"] = sweep.transport;
   j["rows"] = nlohmann::json::array();
   for (const Row& r : sweep.rows) {
-    j["rows"].push_back({{"algorithm", r.algorithm},
+    j["rows"].push_back({{"op", coll::CollectiveName(collective)},
+                         {"type", columns.type},
+                         {"redop", columns.redop},
+                         {"root", -1},
+                         {"size", r.bytes},
+                         {"algorithm", r.algorithm},
                          {"protocol", r.protocol},
                          {"channels", r.channels},
                          {"bytes", r.bytes},
@@ -254,12 +290,12 @@ void PrintCollectiveJson(const net::Topology& topology, coll::Collective collect
   out << j.dump(1) << "\n";
 }
 
-void PrintCollectiveTable(const net::Topology& topology, coll::Collective collective, const std::string& dtype,
+void PrintCollectiveTable(const net::Topology& topology, coll::Collective collective, const Columns& columns,
                           const std::vector<coll::Algorithm>& algorithms, const CollectiveSweep& sweep,
                           const std::string& crossover, std::ostream& out) {
   out << fmt::format("# specsim collective: {} on {} ({} GPUs: {}), {}\n", coll::CollectiveName(collective),
                      topology.name, std::count(sweep.ranks_text.begin(), sweep.ranks_text.end(), ',') + 1,
-                     sweep.ranks_text, dtype);
+                     sweep.ranks_text, columns.type);
   out << "# transport: " << sweep.transport << "\n";
   // The driver's PCIe P2P mode decides where the custom kernels' peer reads go (net::PeerAccessOf).
   if (!sweep.custom_path.empty())
@@ -269,15 +305,18 @@ void PrintCollectiveTable(const net::Topology& topology, coll::Collective collec
                 : std::string())
         << "\n";
   out << "#\n";
-  out << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "size", "count", "type",
-                     "algo/proto/ch", "time(us)", "algbw", "busbw", "busiest link", "util");
-  out << fmt::format("# {:>10} {:>12} {:>6}  {:<18} {:>10} {:>8} {:>8}  {:<24} {:>5}\n", "(B)", "(elements)", "", "",
-                     "", "(GB/s)", "(GB/s)", "", "");
+  // nccl-tests' columns (its out-of-place half: one simulated call per size; #wrong N/A: nothing
+  // checked), then specsim's.
+  out << NcclTestsHeader(fmt::format("  {:<18}  {:<24} {:>5}", "algo/proto/ch", "busiest link", "util"),
+                         fmt::format("  {:<18}  {:<24} {:>5}", "", "", ""));
   for (const Row& r : sweep.rows) {
     std::string apc = r.algorithm + "/" + (r.protocol.empty() ? "-" : r.protocol) + "/" + std::to_string(r.channels);
-    out << fmt::format("  {:>10} {:>12} {:>6}  {:<18} {:>10.2f} {:>8.2f} {:>8.2f}  {:<24} {:>4.0f}%\n", r.bytes,
-                       r.count, dtype, apc, r.time_us, r.algbw, r.busbw, r.busiest_link, 100 * r.busiest_utilisation);
+    out << NcclTestsRow(r.bytes, r.count, columns.type, columns.redop, r.time_us, r.algbw, r.busbw,
+                        fmt::format("  {:<18}  {:<24} {:>4.0f}%", apc, r.busiest_link, 100 * r.busiest_utilisation));
   }
+  for (int64_t s : sweep.skipped)
+    out << fmt::format("# {}: below 16 bytes of {} per rank (nccl-tests runs size 0): not simulated\n", s,
+                       columns.type);
   if (algorithms.size() == 1 && algorithms[0] == coll::Algorithm::kAuto) {
     out << "#\n# auto, per size:\n";
     for (const Row& r : sweep.rows) out << fmt::format("#   {:>6}: {}\n", FormatSize(r.bytes), r.choice);
@@ -302,12 +341,14 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
   net::Router router(topology);
   auto base = BaseRequest(flags);
   if (!base.ok()) return Fail(base.status());
-  auto sizes = ParseSizeList(flags.sizes);
-  if (!sizes.ok()) return Fail(sizes.status().WithPrefix("--sizes"));
-  const int dtype_bytes = DtypeBytes(flags.dtype);
-  if (dtype_bytes == 0)
-    return Fail(InvalidArgumentError("--dtype '" + flags.dtype +
-                                     "': allowed values are float, fp32, int32, bf16, half, fp16, fp8, int8"));
+  auto sizes = SizesOf(flags);
+  if (!sizes.ok()) return Fail(sizes.status());
+  auto type = ParseNcclTestsType(flags.dtype);
+  if (!type.ok()) return Fail(type.status().WithPrefix("--dtype"));
+  auto redop = NcclTestsRedop(base->collective, flags.redop);
+  if (!redop.ok()) return Fail(redop.status().WithPrefix("--redop"));
+  const Columns columns{type->name, *redop};
+  const int dtype_bytes = type->bytes;
   auto algorithms = AlgorithmsOf(flags.algo, base->collective);
   if (!algorithms.ok()) return Fail(algorithms.status());
 
@@ -326,10 +367,10 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
 
   const std::string crossover = CrossoverNote(sweep->rows, sweep->resource_names);
   if (flags.json) {
-    PrintCollectiveJson(topology, base->collective, *sweep, crossover, out);
+    PrintCollectiveJson(topology, base->collective, columns, *sweep, crossover, out);
     return 0;
   }
-  PrintCollectiveTable(topology, base->collective, flags.dtype, *algorithms, *sweep, crossover, out);
+  PrintCollectiveTable(topology, base->collective, columns, *algorithms, *sweep, crossover, out);
   if (trace) out << "# trace: " << flags.trace << " (" << trace->num_events() << " events; open in ui.perfetto.dev)\n";
   return 0;
 }
@@ -353,8 +394,20 @@ void AddCollectiveCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--gpus", flags->gpus, "GPU indices, e.g. 0,1,2,3 or 0-3; default: all");
   cmd->add_option("--p2p-level", flags->p2p_level, "pix | pxb | phb | sys (NCCL_P2P_LEVEL); default: NCCL's");
   cmd->add_flag("--p2p-disable", flags->p2p_disable, "NCCL_P2P_DISABLE=1: SHM through host memory everywhere");
-  cmd->add_option("--sizes", flags->sizes, "sizes: 1K:256M (powers of 2), or a list 4K,1M")->capture_default_str();
-  cmd->add_option("--dtype", flags->dtype, "element type for the count column")->capture_default_str();
+  CLI::Option* sizes =
+      cmd->add_option("--sizes", flags->sizes, "sizes: 1K:256M (powers of 2), or a list 4K,1M")->capture_default_str();
+  cmd->add_option("-b,--minbytes", flags->min_bytes, "nccl-tests' minimum size (e.g. 8, 1K, 32M); with -e, -f or -i");
+  cmd->add_option("-e,--maxbytes", flags->max_bytes, "nccl-tests' maximum size");
+  cmd->add_option("-f,--stepfactor", flags->step_factor, "nccl-tests' multiplication factor between sizes");
+  cmd->add_option("-i,--stepbytes", flags->step_bytes, "nccl-tests' fixed increment between sizes (default 1M)");
+  cmd->add_option("-d,--dtype", flags->dtype,
+                  "element type, nccl-tests' names: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 "
+                  "f8e4m3 f8e5m2 (aliases fp32 bf16 fp16 fp8)")
+      ->capture_default_str();
+  cmd->add_option("--redop", flags->redop,
+                  "reduction printed in the redop column: sum prod max min avg (nccl-tests' -o; the time does "
+                  "not depend on it)")
+      ->capture_default_str();
   cmd->add_option("--custom-blocks", flags->custom_blocks, "one-shot/two-shot thread blocks")->capture_default_str();
   cmd->add_option("--custom-launch-us", flags->custom_launch_us,
                   "one-shot/two-shot kernel launch time before the barrier (0: inside a CUDA graph)")
@@ -363,7 +416,10 @@ void AddCollectiveCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--calibration", flags->calibration,
                   "calibration textproto (specsim calibrate): its fabric and NCCL parts");
   cmd->add_option("--trace", flags->trace, "write a Chrome/Perfetto trace of every flow and link");
-  cmd->callback([flags, exit_code] { *exit_code = RunCollective(*flags, std::cout, std::cerr); });
+  cmd->callback([flags, sizes, exit_code] {
+    flags->sizes_given = sizes->count() > 0;
+    *exit_code = RunCollective(*flags, std::cout, std::cerr);
+  });
 }
 
 }  // namespace specsim::tools

@@ -24,7 +24,12 @@ struct CollectiveFlags {
   std::string p2p_level;
   bool p2p_disable = false;
   std::string sizes = "1K:256M";
+  // nccl-tests' -b / -e / -f / -i (instead of --sizes): minbytes, maxbytes, stepfactor, stepbytes.
+  std::string min_bytes, max_bytes, step_bytes;
+  double step_factor = 0;
   std::string dtype = "float";
+  std::string redop = "sum";
+  bool sizes_given = false;  // --sizes named on the command line (set by the CLI)
   int custom_blocks = 36;
   double custom_launch_us = 0;
   bool json = false;

@@ -136,3 +136,50 @@ TEST(CollectiveCommand, TraceIsWritten) {
 
 }  // namespace
 }  // namespace specsim::tools
+
+namespace specsim::tools {
+namespace {
+
+// nccl-tests' way of asking: -b 1K -e 1M -f 4 is 1K, 4K, 16K, 64K, 256K, 1M, the same rows as
+// --sizes with that list; all-gather prints each rank's count; JSON rows carry op, type, redop and
+// root; --sizes with -b is an error.
+TEST(CollectiveCommand, NcclTestsSizesTypesAndJsonColumns) {
+  CollectiveFlags b;
+  b.hardware = std::string(SPECSIM_SOURCE_DIR) + "/configs/hardware/rtxpro6000-8x-dual-socket.textproto";
+  b.op = "allgather";
+  b.min_bytes = "1K";
+  b.max_bytes = "1M";
+  b.step_factor = 4;
+  b.dtype = "bf16";
+  b.json = true;
+  const Output nt = RunCmd(b);
+  ASSERT_EQ(nt.code, 0) << nt.err;
+  CollectiveFlags list = b;
+  list.min_bytes = list.max_bytes = "";
+  list.step_factor = 0;
+  list.sizes = "1K,4K,16K,64K,256K,1M";
+  const Output ls = RunCmd(list);
+  ASSERT_EQ(ls.code, 0) << ls.err;
+  EXPECT_EQ(nt.out, ls.out);
+  const nlohmann::json j = nlohmann::json::parse(nt.out);
+  ASSERT_EQ(j["rows"].size(), 6u);
+  for (const auto& r : j["rows"]) {
+    EXPECT_EQ(r["op"], "allgather");
+    EXPECT_EQ(r["type"], "bfloat16");
+    EXPECT_EQ(r["redop"], "none");
+    EXPECT_EQ(r["root"], -1);
+    EXPECT_EQ(r["count"].get<int64_t>() * 8 * 2, r["size"].get<int64_t>());  // per rank, 8 ranks, 2 B
+  }
+  CollectiveFlags both = b;
+  both.sizes_given = true;
+  const Output err = RunCmd(both);
+  EXPECT_EQ(err.code, 2);
+  EXPECT_NE(err.err.find("--sizes and -b/-e/-f/-i"), std::string::npos) << err.err;
+  CollectiveFlags redop = b;
+  redop.op = "allreduce";
+  redop.redop = "mean";
+  EXPECT_NE(RunCmd(redop).err.find("--redop: 'mean'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace specsim::tools

@@ -462,3 +462,25 @@ TEST(CiBoundsTest, CompareHoldoutSeedsOfEveryCommittedTrace) {
 
 }  // namespace
 }  // namespace specsim::calib
+
+namespace specsim::calib {
+namespace {
+
+// A committed trace named as in the README (traces/...) loads from any directory: the source tree
+// specsim was built from is searched after the working directory; other relative paths are not.
+TEST(TraceIoTest, CommittedTracesLoadFromAnyDirectory) {
+  const std::filesystem::path before = std::filesystem::current_path();
+  const std::filesystem::path elsewhere = std::filesystem::temp_directory_path();
+  std::filesystem::current_path(elsewhere);
+  auto committed = LoadTrace("traces/h200-1x-2026-11-30.pb");
+  auto dotted = LoadTrace("./traces/h200-2x-ll-2026-11-30.pb");
+  auto other = LoadTrace("configs/h200-1x-2026-11-30.pb");
+  std::filesystem::current_path(before);
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  EXPECT_GT(committed->items_size(), 100);
+  EXPECT_TRUE(dotted.ok()) << dotted.status().ToString();
+  EXPECT_FALSE(other.ok());
+}
+
+}  // namespace
+}  // namespace specsim::calib

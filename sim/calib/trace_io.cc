@@ -70,7 +70,8 @@ std::string Warning(const config::Calibration& c, const std::string& path, const
 }  // namespace
 
 StatusOr<trace::Trace> LoadTrace(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string bytes, io::ReadFileToString(path));
+  // A committed trace (traces/...) from any directory (io::CommittedPath).
+  ASSIGN_OR_RETURN(std::string bytes, io::ReadFileToString(io::CommittedPath(path)));
   trace::Trace t;
   if (!t.ParseFromString(bytes))
     return InvalidArgumentError(path +

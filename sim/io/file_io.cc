@@ -101,4 +101,14 @@ StatusOr<ConfigText> ReadConfigFile(const std::string& path) {
   return NotFoundError(message);
 }
 
+std::string CommittedPath(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p(path);
+  if (std::filesystem::exists(p, ec) || !p.is_relative()) return path;
+  const std::string rel(StripDotSlash(path));
+  if (rel.rfind("traces/", 0) != 0) return path;
+  const std::filesystem::path in_source = std::filesystem::path(SPECSIM_SOURCE_DIR) / rel;
+  return std::filesystem::exists(in_source, ec) ? in_source.string() : path;
+}
+
 }  // namespace specsim::io

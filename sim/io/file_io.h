@@ -9,6 +9,10 @@
 //   3. otherwise NotFound naming the path and listing the embedded files of the same directory.
 // So `specsim --hardware configs/hardware/x.textproto` works from any working directory, and a
 // local edit of the file takes effect when run from the repository root.
+//
+// Committed traces (traces/..., binary measurement traces and profiler traces, too large to embed)
+// follow a like rule, CommittedPath: a relative path under traces/ that does not exist from the
+// working directory names the same file in the source tree specsim was built from.
 #pragma once
 
 #include <string>
@@ -29,6 +33,10 @@ struct ConfigText {
 
 // The disk file, else the embedded copy (rule above).
 StatusOr<ConfigText> ReadConfigFile(const std::string& path);
+
+// `path`, or for a relative "traces/..." (or "./traces/...") path absent from the working directory
+// and present in the source tree specsim was built from, that file's path there.
+std::string CommittedPath(const std::string& path);
 
 // Writes `contents` to `path` whole or not at all: into a temporary file beside it, flushed and
 // closed, then renamed over `path` (over the file a symbolic link names, the link kept). A path

@@ -31,7 +31,8 @@ bool IsTraceFile(const std::filesystem::path& p) {
 // Files named on the command line, and the trace files of the directories named (not recursive).
 StatusOr<std::vector<std::string>> TraceFiles(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
-  for (const std::string& p : paths) {
+  for (const std::string& named : paths) {
+    const std::string p = io::CommittedPath(named);  // committed profiles (traces/...) from any directory
     std::error_code ec;
     if (std::filesystem::is_directory(p, ec)) {
       std::vector<std::string> here;

@@ -78,6 +78,18 @@ std::vector<PacingVariant> PacingVariants() {
 
 std::string DTypeLabel(config::DType d) { return config::DType_Name(d); }
 
+// The memory plan as JSON (--memory --json): per GPU, bytes per line with its note.
+nlohmann::json MemoryPlanJson(const llm::MemoryPlan& plan) {
+  nlohmann::json lines = nlohmann::json::array();
+  for (const llm::MemoryLine& l : plan.lines) lines.push_back({{"name", l.name}, {"bytes", l.bytes}, {"note", l.note}});
+  return {{"title", plan.title},
+          {"lines", lines},
+          {"total_bytes", plan.total_bytes},
+          {"capacity_bytes", plan.capacity_bytes},
+          {"free_bytes", plan.free_bytes()},
+          {"fits", plan.fits}};
+}
+
 nlohmann::json BreakdownJson(const llm::CycleBreakdown& b) {
   return {{"draft_compute", b.draft_compute_ms},   {"draft_comm", b.draft_comm_ms},
           {"draft_wait", b.draft_wait_ms},         {"verify_compute", b.verify_compute_ms},
@@ -358,7 +370,10 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
   if (flags.memory) {
     auto plan = scenario::PlanScenarioMemory(loaded);
     if (!plan.ok()) return fail(plan.status().WithPrefix(loaded.path));
-    out << llm::FormatMemoryPlan(*plan);
+    if (flags.json)
+      out << nlohmann::json{{"memory", MemoryPlanJson(*plan)}}.dump(1) << "\n";
+    else
+      out << llm::FormatMemoryPlan(*plan);
     return plan->fits ? 0 : 3;
   }
   auto evaluation = scenario::Evaluate(loaded);

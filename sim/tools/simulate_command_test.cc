@@ -164,6 +164,16 @@ TEST(SimulateCommand, ScenarioThatDoesNotFitIsRefusedWithItsMemoryPlan) {
   Output m = Simulate(f);
   EXPECT_EQ(m.code, 0);
   EXPECT_NE(m.out.find("KV cache"), std::string::npos);
+  // --memory --json: the same plan as JSON, its lines adding up to the total.
+  f.json = true;
+  Output j = Simulate(f);
+  ASSERT_EQ(j.code, 0) << j.err;
+  const nlohmann::json plan = nlohmann::json::parse(j.out)["memory"];
+  double sum = 0;
+  for (const auto& l : plan["lines"]) sum += l["bytes"].get<double>();
+  EXPECT_NEAR(sum, plan["total_bytes"].get<double>(), 1);
+  EXPECT_TRUE(plan["fits"].get<bool>());
+  EXPECT_GT(plan["capacity_bytes"].get<double>(), plan["total_bytes"].get<double>());
 }
 
 TEST(SimulateCommand, CalibrationFileChangesThePrediction) {

@@ -1,6 +1,7 @@
 // specsim: the command line. One binary, one subcommand per question.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string>
 
 #include "sim/core/allocator_tuning.h"
 #include "sim/tools/advise_command.h"
@@ -15,6 +16,8 @@
 int main(int argc, char** argv) {
   specsim::KeepFreedMemoryForReuse();  // sim/core/allocator_tuning.h: a third of a search was page faults
   CLI::App app{"specsim: simulate multi-GPU inference boxes (PCIe fabric, collectives, decode loops)"};
+  // The commit is the one the build was configured at (sim/tools/CMakeLists.txt).
+  app.set_version_flag("--version", std::string("specsim ") + SPECSIM_VERSION + " (commit " + SPECSIM_GIT_COMMIT + ")");
   app.require_subcommand(1);
   int exit_code = 0;
   specsim::tools::AddSimulateCommand(app, &exit_code);

@@ -14,6 +14,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -39,13 +41,26 @@ StatusOr<VaryAxis> ParseVary(const std::string& text) {
 }
 
 std::vector<std::vector<std::string>> CrossProduct(const std::vector<VaryAxis>& axes) {
-  std::vector<std::vector<std::string>> points = {{}};
-  for (const VaryAxis& axis : axes) {
+  // Dimensions in order of first appearance: an ungrouped axis, or a group's members together.
+  std::vector<std::vector<size_t>> dims;
+  std::map<int, size_t> dim_of_group;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    if (axes[a].group >= 0 && dim_of_group.count(axes[a].group)) {
+      dims[dim_of_group[axes[a].group]].push_back(a);
+      continue;
+    }
+    if (axes[a].group >= 0) dim_of_group[axes[a].group] = dims.size();
+    dims.push_back({a});
+  }
+  std::vector<std::vector<std::string>> points = {std::vector<std::string>(axes.size())};
+  for (const std::vector<size_t>& dim : dims) {
+    size_t n = axes[dim.front()].values.size();
+    for (size_t a : dim) n = std::min(n, axes[a].values.size());
     std::vector<std::vector<std::string>> next;
     for (const auto& p : points) {
-      for (const std::string& v : axis.values) {
+      for (size_t i = 0; i < n; ++i) {
         auto q = p;
-        q.push_back(v);
+        for (size_t a : dim) q[a] = axes[a].values[i];
         next.push_back(std::move(q));
       }
     }
@@ -92,23 +107,63 @@ std::string CsvField(const std::string& s) {
   return q + "\"";
 }
 
-// The --vary axes, checked: each field once, the point count (past the threshold: --yes), and
-// every value loadable, before anything is simulated.
+// `axis` added to `axes` unless its field is there already.
+Status AddAxis(VaryAxis axis, std::vector<VaryAxis>* axes) {
+  for (const VaryAxis& a : *axes)
+    if (a.field == axis.field)
+      return InvalidArgumentError("--vary " + axis.field +
+                                  " is given twice: list all its values in one --vary (or one --vary-together)");
+  axes->push_back(std::move(axis));
+  return OkStatus();
+}
+
+// One --vary-together group: two or more fields with lists of one length.
+Status AddGroup(const std::vector<std::string>& group, int id, std::vector<VaryAxis>* axes) {
+  if (group.size() < 2)
+    return InvalidArgumentError("--vary-together needs two or more field.path=v1,v2,... lists (one field: --vary)");
+  size_t n = 0;
+  for (const std::string& text : group) {
+    auto axis = ParseVary(text);
+    if (!axis.ok()) return axis.status().WithPrefix("--vary-together");
+    if (n != 0 && axis->values.size() != n)
+      return InvalidArgumentError(fmt::format(
+          "--vary-together: {} has {} values where the group's first field has {}: the lists go in lockstep",
+          axis->field, axis->values.size(), n));
+    n = axis->values.size();
+    axis->group = id;
+    RETURN_IF_ERROR(AddAxis(std::move(*axis), axes));
+  }
+  return OkStatus();
+}
+
+// The overrides of point i of the dimension of `axes[a]` (its group's i-th values together).
+std::vector<std::string> DimensionOverrides(const std::vector<VaryAxis>& axes, size_t a, size_t i) {
+  std::vector<std::string> o;
+  for (const VaryAxis& b : axes)
+    if (&b == &axes[a] || (axes[a].group >= 0 && b.group == axes[a].group)) o.push_back(b.field + "=" + b.values[i]);
+  return o;
+}
+
+// The --vary / --vary-together axes, checked: each field once, the point count (past the threshold:
+// --yes), and every value settable (a field path or value the scenario cannot take stops the sweep
+// before it starts; a combination the scenario's checks refuse becomes a row with its reason).
 StatusOr<std::vector<VaryAxis>> SweepAxes(const SweepFlags& flags) {
-  if (flags.vary.empty()) return InvalidArgumentError("give at least one --vary field.path=v1,v2,...");
+  if (flags.vary.empty() && flags.vary_together.empty())
+    return InvalidArgumentError("give at least one --vary field.path=v1,v2,... (or --vary-together)");
   std::vector<VaryAxis> axes;
   for (const std::string& v : flags.vary) {
     auto axis = ParseVary(v);
     if (!axis.ok()) return axis.status();
-    for (const VaryAxis& a : axes)
-      if (a.field == axis->field)
-        return InvalidArgumentError("--vary " + axis->field + " is given twice: list all its values in one --vary");
-    axes.push_back(*axis);
+    RETURN_IF_ERROR(AddAxis(std::move(*axis), &axes));
   }
+  for (size_t g = 0; g < flags.vary_together.size(); ++g)
+    RETURN_IF_ERROR(AddGroup(flags.vary_together[g], static_cast<int>(g), &axes));
   // The number of points, before anything is built: a cross product past the threshold needs --yes.
   {
     int64_t n = 1;
+    std::set<int> groups_counted;
     for (const VaryAxis& a : axes) {
+      if (a.group >= 0 && !groups_counted.insert(a.group).second) continue;  // a group is one dimension
       n *= static_cast<int64_t>(a.values.size());
       if (n > int64_t{1} << 40) break;  // no overflow; far past the threshold anyway
     }
@@ -118,13 +173,15 @@ StatusOr<std::vector<VaryAxis>> SweepAxes(const SweepFlags& flags) {
           "scenario once (milliseconds to a second each); pass --yes to run them all",
           n, kSweepPointsWithoutYes));
   }
-  // Every varied value must be acceptable before hours are spent: load each axis' values once.
-  for (const VaryAxis& axis : axes) {
-    for (const std::string& v : axis.values) {
+  // Every varied value must be settable before hours are spent: set each dimension's values once.
+  // Only a failure to set the field (an unknown path, a value of the wrong type: the --set errors)
+  // stops the sweep; the scenario checks' verdict on a value depends on the other axes.
+  for (size_t a = 0; a < axes.size(); ++a) {
+    for (size_t i = 0; i < axes[a].values.size(); ++i) {
       std::vector<std::string> overrides = flags.set;
-      overrides.push_back(axis.field + "=" + v);
+      for (std::string& o : DimensionOverrides(axes, a, i)) overrides.push_back(std::move(o));
       auto loaded = scenario::LoadScenario(flags.scenario, overrides, flags.calibration);
-      if (!loaded.ok()) return loaded.status();
+      if (!loaded.ok() && loaded.status().message().rfind("--set ", 0) == 0) return loaded.status();
     }
   }
   return axes;
@@ -197,6 +254,35 @@ std::string SweepCsv(const std::vector<VaryAxis>& axes, const std::vector<std::v
   return csv_text.str();
 }
 
+// The same rows as JSON: {"rows": [{field: value, ..., "status": ..., results when ok}]}.
+std::string SweepJson(const std::vector<VaryAxis>& axes, const std::vector<std::vector<std::string>>& points,
+                      const std::vector<PointResult>& results) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < points.size(); ++i) {
+    nlohmann::json row;
+    for (size_t a = 0; a < axes.size(); ++a) row[axes[a].field] = points[i][a];
+    const PointResult& p = results[i];
+    row["status"] = p.status;
+    if (p.status == "ok") {
+      const llm::DecodeResult& r = p.result;
+      const auto& b = r.breakdown;
+      row["baseline_tokens_per_s"] = r.baseline_tokens_per_s;
+      row["baseline_step_ms"] = r.baseline_step_ms;
+      row["speculative_tokens_per_s"] = r.speculative ? r.speculative_tokens_per_s : 0.0;
+      row["tau"] = r.speculative ? r.tau : 1.0;
+      row["cycle_ms"] = r.speculative ? r.cycle_ms : r.baseline_step_ms;
+      row["speedup"] = r.speculative ? r.speedup : 1.0;
+      row["draft_compute_ms"] = b.draft_compute_ms;
+      row["draft_comm_ms"] = b.draft_comm_ms;
+      row["verify_compute_ms"] = b.verify_compute_ms;
+      row["verify_comm_ms"] = b.verify_comm_ms;
+      row["launch_sync_ms"] = b.launch_sync_ms;
+    }
+    rows.push_back(std::move(row));
+  }
+  return nlohmann::json{{"rows", rows}}.dump(1) + "\n";
+}
+
 // One series per combination of the other axes, for baseline and speculative tokens/s, over the
 // --x axis.
 SvgPlot SweepPlot(const std::vector<VaryAxis>& axes, int x_axis, const std::vector<std::vector<std::string>>& points,
@@ -253,8 +339,8 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
   const auto points = CrossProduct(axes);
   const std::vector<PointResult> results = SimulatePoints(flags, axes, points, err);
 
-  // The CSV whole, then to --out (written whole or not at all) or stdout.
-  const std::string csv_text = SweepCsv(axes, points, results);
+  // The CSV (or JSON) whole, then to --out (written whole or not at all) or stdout.
+  const std::string csv_text = flags.json ? SweepJson(axes, points, results) : SweepCsv(axes, points, results);
   if (flags.out.empty()) {
     out << csv_text;
   } else if (Status w = io::WriteFileAtomically(flags.out, csv_text); !w.ok()) {
@@ -276,17 +362,25 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "sweep", "Simulate the cross product of --vary'd scenario fields on all cores; write CSV and optionally an SVG.");
   cmd->add_option("scenario", flags->scenario, "scenario textproto (default: the embedded default scenario)");
-  cmd->add_option("--vary", flags->vary, "field.path=v1,v2,... (repeatable; the cross product is simulated)")
-      ->required();
+  cmd->add_option("--vary", flags->vary, "field.path=v1,v2,... (repeatable; the cross product is simulated)");
+  cmd->add_option("--vary-together", flags->vary_together,
+                  "field.path=v1,v2,... field2.path=w1,w2,...: fields varied in lockstep, one axis (repeatable), "
+                  "e.g. speculation.num_steps=1,2,3 speculation.num_draft_tokens=2,3,4")
+      ->expected(2, 16);
   cmd->add_option("--set", flags->set, "fixed override field.path=value (repeatable)");
   cmd->add_option("--calibration", flags->calibration, "calibration textproto");
-  cmd->add_option("--out", flags->out, "CSV file (default: stdout)");
+  cmd->add_option("--out", flags->out, "CSV file (default: stdout); JSON with --json");
+  cmd->add_flag("--json", flags->json, "print the rows as JSON instead of CSV");
   cmd->add_option("--svg", flags->svg, "draw tokens/s against a varied field into this SVG file");
   cmd->add_option("--x", flags->x, "the varied field on the SVG's x axis (default: the first --vary)");
   cmd->add_option("--threads", flags->threads, "worker threads (default: all cores)");
-  cmd->add_flag("!--no-progress", flags->progress, "no progress bar on stderr");
+  cmd->add_flag("!--no-progress", flags->progress, "no progress bar on stderr (it shows only on a terminal)");
   cmd->add_flag("--yes", flags->yes, "run more than 10000 points");
-  cmd->callback([flags, exit_code] { *exit_code = RunSweep(*flags, std::cout, std::cerr); });
+  cmd->callback([flags, exit_code] {
+    // A progress bar redraws its line with '\r': only on a terminal, never into a log.
+    flags->progress = flags->progress && ::isatty(STDERR_FILENO);
+    *exit_code = RunSweep(*flags, std::cout, std::cerr);
+  });
 }
 
 }  // namespace specsim::tools

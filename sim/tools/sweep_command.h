@@ -1,6 +1,10 @@
 // `specsim sweep SCENARIO --vary field=v1,v2 --vary ...`: the cross product of the varied fields,
-// simulated on all cores, written as CSV (one row per point), optionally drawn as an SVG of
-// tokens/s against one varied field.
+// simulated on all cores, written as CSV (one row per point; --json: JSON rows), optionally drawn as
+// an SVG of tokens/s against one varied field. `--vary-together f=a,b g=c,d` varies several fields
+// in lockstep (one axis: (f, g) = (a, c), (b, d)), e.g. speculation.num_steps with
+// num_draft_tokens. A point whose combination the scenario checks refuse is a row with its reason
+// (status column), never an abort; only a field path or value that cannot be set (a typo) stops the
+// sweep before it starts.
 #pragma once
 
 #include <ostream>
@@ -18,13 +22,16 @@ namespace specsim::tools {
 struct SweepFlags {
   std::string scenario;           // empty: the embedded default
   std::vector<std::string> vary;  // "field.path=v1,v2,..."
-  std::vector<std::string> set;   // fixed overrides applied before the varied ones
+  // Each group: "field.path=v1,v2,..." lists of equal length, varied in lockstep.
+  std::vector<std::vector<std::string>> vary_together;
+  std::vector<std::string> set;  // fixed overrides applied before the varied ones
   std::string calibration;
   std::string out;       // CSV path; empty: stdout
   std::string svg;       // SVG path; empty: none
   std::string x;         // field on the SVG's x axis; empty: the first --vary
   int threads = 0;       // 0: all cores
-  bool progress = true;  // progress bar on stderr
+  bool progress = true;  // progress bar on stderr (the CLI turns it off when stderr is not a terminal)
+  bool json = false;     // JSON rows instead of CSV
   bool yes = false;      // run more than kSweepPointsWithoutYes points
 };
 
@@ -35,11 +42,13 @@ inline constexpr int64_t kSweepPointsWithoutYes = 10000;
 struct VaryAxis {
   std::string field;
   std::vector<std::string> values;
+  int group = -1;  // axes of one group vary together (--vary-together); -1: its own
 };
 
 // "a.b=1,2,4" -> {field "a.b", values {"1","2","4"}}. InvalidArgument names the flag.
 StatusOr<VaryAxis> ParseVary(const std::string& text);
-// The cross product, first axis slowest: each point is one value per axis, in axis order.
+// The cross product, first axis slowest: each point is one value per axis, in axis order; axes of
+// one group (equal value counts) take their i-th values together, as one dimension.
 std::vector<std::vector<std::string>> CrossProduct(const std::vector<VaryAxis>& axes);
 
 int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err);

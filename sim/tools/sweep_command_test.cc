@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace specsim::tools {
@@ -124,6 +125,61 @@ TEST(Sweep, PointsThatDoNotFitAreReportedNotDropped) {
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_NE(lines[1].find(",ok"), std::string::npos);
   EXPECT_NE(lines[2].find("does-not-fit"), std::string::npos);
+}
+
+// --vary-together: linked fields are one axis (their i-th values together), crossed with the other
+// axes; value counts must agree.
+TEST(Sweep, LinkedAxesVaryInLockstep) {
+  auto steps = ParseVary("speculation.num_steps=1,2,3");
+  auto drafts = ParseVary("speculation.num_draft_tokens=2,3,4");
+  auto batch = ParseVary("serving.batch_size=1,8");
+  ASSERT_TRUE(steps.ok() && drafts.ok() && batch.ok());
+  steps->group = drafts->group = 0;
+  const auto points = CrossProduct({*steps, *batch, *drafts});
+  ASSERT_EQ(points.size(), 6u);  // 3 linked x 2, not 3 x 2 x 3
+  EXPECT_EQ(points[0], (std::vector<std::string>{"1", "1", "2"}));
+  EXPECT_EQ(points[1], (std::vector<std::string>{"1", "8", "2"}));
+  EXPECT_EQ(points[5], (std::vector<std::string>{"3", "8", "4"}));
+  SweepFlags f;
+  f.vary_together = {{"speculation.num_steps=1,2,3,4,5", "speculation.num_draft_tokens=2,3,4,5,6"}};
+  f.set = {"speculation.cycles=50"};
+  f.progress = false;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunSweep(f, out, err), 0) << err.str();
+  const auto lines = Lines(out.str());
+  ASSERT_EQ(lines.size(), 6u);
+  for (size_t i = 1; i < lines.size(); ++i) EXPECT_NE(lines[i].find(",ok"), std::string::npos) << lines[i];
+  f.vary_together = {{"speculation.num_steps=1,2", "speculation.num_draft_tokens=2"}};
+  EXPECT_EQ(RunSweep(f, out, err), 2);
+  EXPECT_NE(err.str().find("lockstep"), std::string::npos) << err.str();
+}
+
+// The README's sweep: num_draft_tokens 2 and 8 break the default scenario's chain rule (num_steps 3:
+// 4 draft tokens) at every batch size; those points are rows with the reason, the sweep goes on.
+// A field that cannot be set at all still stops it (BadValuesFailBeforeSimulating).
+TEST(Sweep, InvalidCombinationsAreRowsWithTheirReason) {
+  SweepFlags f;
+  f.vary = {"speculation.num_draft_tokens=2,4,8", "serving.batch_size=1,8"};
+  f.set = {"speculation.cycles=50"};
+  f.progress = false;
+  f.json = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunSweep(f, out, err), 0) << err.str();
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  ASSERT_EQ(j["rows"].size(), 6u);
+  int ok = 0;
+  for (const auto& r : j["rows"]) {
+    const std::string status = r["status"];
+    if (status == "ok") {
+      ++ok;
+      EXPECT_EQ(r["speculation.num_draft_tokens"], "4");
+      EXPECT_GT(r["speculative_tokens_per_s"].get<double>(), 0);
+    } else {
+      EXPECT_NE(status.find("must equal speculation.num_steps + 1"), std::string::npos) << status;
+      EXPECT_FALSE(r.contains("tau"));
+    }
+  }
+  EXPECT_EQ(ok, 2);
 }
 
 }  // namespace

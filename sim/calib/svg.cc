@@ -5,14 +5,23 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <vector>
+#include <set>
 
 #include "sim/core/svg.h"
 
 namespace specsim::calib {
 
 std::string ScatterSvg(const std::vector<ItemResult>& items, const std::string& title) {
-  const std::map<std::string, std::string> colours = {
-      {"pcie", "#1f77b4"}, {"collectives", "#ff7f0e"}, {"kernels", "#2ca02c"}, {"decode", "#d62728"}};
+  // One colour per suite: the suites in their report order, then any other in order of appearance.
+  std::vector<std::string> suites = {"pcie", "collectives", "kernels", "decode", "pacing"};
+  for (const ItemResult& r : items)
+    if (std::find(suites.begin(), suites.end(), r.suite) == suites.end()) suites.push_back(r.suite);
+  std::map<std::string, std::string> colours;
+  for (size_t i = 0; i < suites.size(); ++i) {
+    static const int kOrder[] = {0, 3, 2, 1};  // pcie, collectives, kernels, decode as before
+    colours[suites[i]] = svg::SeriesColour(i < 4 ? kOrder[i] : static_cast<int>(i));
+  }
   double lo = INFINITY, hi = 0;
   for (const ItemResult& r : items) {
     if (!r.simulated || r.predicted_us <= 0 || r.measured_us <= 0) continue;
@@ -49,15 +58,18 @@ std::string ScatterSvg(const std::vector<ItemResult>& items, const std::string& 
   for (double f : {1.1, 1 / 1.1}) s += svg::Line(x(a), y(a * f), x(b), y(b * f), "gray", "stroke-dasharray=\"4 3\"");
   for (const ItemResult& r : items) {
     if (!r.simulated || r.predicted_us <= 0 || r.measured_us <= 0) continue;
-    auto it = colours.find(r.suite);
-    const std::string colour = it == colours.end() ? "#7f7f7f" : it->second;
+    const std::string& colour = colours.at(r.suite);
     s += svg::Circle(x(r.measured_us), y(r.predicted_us), 3, colour,
                      fmt::format("{}: {:.4g} us predicted, {:.4g} us measured", r.name, r.predicted_us, r.measured_us),
                      "fill-opacity=\"0.7\"");
   }
-  // Legend: the suites, then the +-10% lines.
+  // Legend: the suites with items, then the +-10% lines.
+  std::set<std::string> present;
+  for (const ItemResult& r : items)
+    if (r.simulated) present.insert(r.suite);
   double ly = top + 10;
-  for (const char* suite : {"pcie", "collectives", "kernels", "decode"}) {
+  for (const std::string& suite : suites) {
+    if (!present.count(suite)) continue;
     s += svg::Circle(left + pw + 20, ly, 5, colours.at(suite));
     s += svg::Text(left + pw + 32, ly + 4, "start", suite);
     ly += 20;

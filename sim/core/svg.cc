@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdio>
+
 #include "sim/core/xml_escape.h"
 
 namespace specsim::svg {
@@ -46,6 +49,31 @@ std::string Circle(double cx, double cy, double r, std::string_view fill, std::s
 std::string Rect(double x, double y, double width, double height, std::string_view fill, std::string_view attributes) {
   return fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"{}/>\n", x, y,
                      width, height, fill, Attributes(attributes));
+}
+
+std::string SeriesColour(int i) {
+  // The first eight: matplotlib's "tab10" colours in the order the plots have always used.
+  static const char* const kFirst[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                       "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+  if (i >= 0 && i < 8) return kFirst[i];
+  // HSL to RGB: hue by the golden angle; lightness 0.38 / 0.5 / 0.62 and saturation 0.55 / 0.8 in
+  // turn (six shades, so that hues of one shade stay far enough apart to round to other bytes).
+  const double h = std::fmod(137.50776405 * i, 360.0) / 60.0;
+  const double l = 0.38 + 0.12 * (i % 3), sat = (i / 3) % 2 ? 0.8 : 0.55;
+  const double c = (1 - std::abs(2 * l - 1)) * sat, x = c * (1 - std::abs(std::fmod(h, 2.0) - 1)), m = l - c / 2;
+  double r = 0, g = 0, b = 0;
+  switch (static_cast<int>(h) % 6) {
+    case 0: r = c, g = x; break;
+    case 1: r = x, g = c; break;
+    case 2: g = c, b = x; break;
+    case 3: g = x, b = c; break;
+    case 4: r = x, b = c; break;
+    default: r = c, b = x; break;
+  }
+  auto byte = [m](double v) { return static_cast<int>(std::lround(255 * (v + m))); };
+  char out[8];
+  std::snprintf(out, sizeof(out), "#%02x%02x%02x", byte(r), byte(g), byte(b));
+  return out;
 }
 
 }  // namespace specsim::svg

@@ -22,4 +22,9 @@ std::string Circle(double cx, double cy, double r, std::string_view fill, std::s
 std::string Rect(double x, double y, double width, double height, std::string_view fill,
                  std::string_view attributes = "");
 
+// The colour of series `i` ("#rrggbb"), distinct for any number of series: eight of matplotlib's
+// "tab10" colours first, then hues stepped by the golden angle (137.5 degrees) in six shades, so
+// that neighbours differ in hue and no two of the first thousand coincide (a test checks).
+std::string SeriesColour(int i);
+
 }  // namespace specsim::svg

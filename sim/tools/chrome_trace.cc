@@ -1,5 +1,9 @@
 #include "sim/tools/chrome_trace.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "sim/net/transfer.h"
@@ -7,6 +11,11 @@
 namespace specsim::tools {
 
 using nlohmann::json;
+
+namespace {
+// The thread of lane `lane` of source node `node`: lanes of a node sort together.
+int64_t LaneTid(int node, size_t lane) { return (int64_t{node} << 16) + static_cast<int64_t>(lane); }
+}  // namespace
 
 void TraceEventWriter::ProcessName(int pid, const std::string& name) {
   events_.push_back(json{{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"args", {{"name", name}}}}.dump());
@@ -46,17 +55,71 @@ std::string TraceEventWriter::ToString() const {
   return out.str();
 }
 
+std::vector<std::string> PartialOverlaps(const std::string& trace_json) {
+  const json j = json::parse(trace_json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.contains("traceEvents")) return {"not a trace-event JSON object"};
+  struct S {
+    double start, end;
+    std::string name;
+  };
+  std::map<std::pair<int64_t, int64_t>, std::vector<S>> tracks;
+  for (const json& e : j["traceEvents"])
+    if (e.value("ph", "") == "X") {
+      const double ts = e.value("ts", 0.0);
+      tracks[{e.value("pid", int64_t{0}), e.value("tid", int64_t{0})}].push_back(
+          {ts, ts + e.value("dur", 0.0), e.value("name", "")});
+    }
+  std::vector<std::string> bad;
+  for (auto& [track, slices] : tracks) {
+    std::stable_sort(slices.begin(), slices.end(), [](const S& a, const S& b) {
+      return a.start < b.start || (a.start == b.start && a.end > b.end);  // parents before children
+    });
+    std::vector<const S*> open;  // the enclosing slices
+    for (const S& s : slices) {
+      // Times are us with ps resolution: within 1e-6 us two ends are one instant (JSON doubles
+      // of ts + dur round; Perfetto reads integer ns).
+      constexpr double kSameInstantUs = 1e-6;
+      while (!open.empty() && open.back()->end <= s.start + kSameInstantUs) open.pop_back();
+      if (!open.empty() && s.end > open.back()->end + kSameInstantUs) {
+        bad.push_back("pid " + std::to_string(track.first) + " tid " + std::to_string(track.second) + ": " + s.name +
+                      " [" + std::to_string(s.start) + ", " + std::to_string(s.end) + ") overlaps " +
+                      open.back()->name + " [" + std::to_string(open.back()->start) + ", " +
+                      std::to_string(open.back()->end) + ")");
+        continue;
+      }
+      open.push_back(&s);
+    }
+  }
+  return bad;
+}
+
 void ChromeTraceWriter::AddRun(const std::string& name, const coll::FabricTrace& trace, SimTime duration_ps) {
   const int pid = next_pid_++;
   events_.ProcessName(pid, name);
-  for (size_t n = 0; n < topology_->nodes.size(); ++n)
-    events_.ThreadName(pid, static_cast<int64_t>(n), "from " + topology_->nodes[n].name);
   auto us = [&](SimTime ps) { return MicrosFromPicos(ps + offset_ps_); };
-  for (const net::FlowRecord& f : trace.flows) {
-    events_.Slice(
-        pid, f.src_node, f.label, net::MechanismName(f.mechanism), us(f.start_ps),
-        MicrosFromPicos(f.end_ps - f.start_ps),
-        {{"bytes", f.bytes}, {"src", topology_->nodes[f.src_node].name}, {"dst", topology_->nodes[f.dst_node].name}});
+  // Flows of one source run at once (a one-shot rank reads its n - 1 peers together): each goes on
+  // the first lane of its node free at its start, so that no lane holds partly overlapping slices.
+  std::vector<const net::FlowRecord*> flows;
+  for (const net::FlowRecord& f : trace.flows) flows.push_back(&f);
+  std::stable_sort(flows.begin(), flows.end(),
+                   [](const net::FlowRecord* a, const net::FlowRecord* b) { return a->start_ps < b->start_ps; });
+  std::map<int, std::vector<SimTime>> lane_ends;  // per source node, the end of each lane's last flow
+  for (const net::FlowRecord* f : flows) {
+    std::vector<SimTime>& ends = lane_ends[f->src_node];
+    size_t lane = 0;
+    while (lane < ends.size() && ends[lane] > f->start_ps) ++lane;
+    if (lane == ends.size()) {
+      ends.push_back(0);
+      const std::string& node = topology_->nodes[f->src_node].name;
+      events_.ThreadName(pid, LaneTid(f->src_node, lane),
+                         lane == 0 ? "from " + node : fmt::format("from {} ({})", node, lane + 1));
+    }
+    ends[lane] = f->end_ps;
+    events_.Slice(pid, LaneTid(f->src_node, lane), f->label, net::MechanismName(f->mechanism), us(f->start_ps),
+                  MicrosFromPicos(f->end_ps - f->start_ps),
+                  {{"bytes", f->bytes},
+                   {"src", topology_->nodes[f->src_node].name},
+                   {"dst", topology_->nodes[f->dst_node].name}});
   }
   for (const net::ResourceRateSample& s : trace.rates)
     events_.Counter(pid, trace.resource_names[s.resource] + " GB/s", us(s.time_ps), "GB/s", s.gbps);

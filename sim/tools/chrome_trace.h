@@ -3,8 +3,12 @@
 // TraceEventWriter holds the events, one JSON object each: process and thread names, complete
 // slices ("X") and counters ("C"); Write prints {"displayTimeUnit":"ns","traceEvents":[...]} with
 // one event per line. Its users: ChromeTraceWriter (`specsim collective --trace`: one process per
-// simulated run, one thread per source node with a slice for every flow, one counter track per link
-// direction with its aggregate rate in GB/s) and the rank timelines of `specsim simulate --trace`.
+// simulated run, per source node as many threads ("lanes") as it has flows at once, a slice for
+// every flow, one counter track per link direction with its aggregate rate in GB/s) and the rank
+// timelines of `specsim simulate --trace`.
+//
+// Perfetto draws a track's slices as a stack: two slices of one track may nest but never partly
+// overlap (PartialOverlaps finds those; every trace the commands write is checked by a test).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +39,11 @@ class TraceEventWriter {
  private:
   std::vector<std::string> events_;  // serialised JSON objects
 };
+
+// The slices ("X") of `trace_json` that partly overlap an earlier slice of the same (pid, tid)
+// track: each as "pid P tid T: NAME [a, b) overlaps NAME2 [c, d)"; empty when the trace is valid.
+// An unparsable trace is one entry saying so.
+std::vector<std::string> PartialOverlaps(const std::string& trace_json);
 
 class ChromeTraceWriter {
  public:

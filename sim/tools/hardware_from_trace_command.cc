@@ -2,6 +2,9 @@
 #include "sim/tools/hardware_from_trace_command.h"
 
 #include <CLI/CLI.hpp>
+#include <google/protobuf/util/json_util.h>
+
+#include <nlohmann/json.hpp>
 #include <cctype>
 #include <fstream>
 
@@ -38,13 +41,29 @@ int RunHardwareFromTrace(const HardwareFromTraceFlags& flags, std::ostream& out,
         << "load (a specsim defect: please report it with the trace): " << check.status().message() << "\n";
     return 2;
   }
-  if (flags.output.empty()) {
+  if (flags.output.empty() && !flags.json) {
     out << text;
     return 0;
   }
-  if (Status w = io::WriteFileAtomically(flags.output, text); !w.ok()) {
-    err << "specsim hardware-from-trace: " << w.message() << "\n";
-    return io::kWriteFailedExitCode;
+  if (!flags.output.empty()) {
+    if (Status w = io::WriteFileAtomically(flags.output, text); !w.ok()) {
+      err << "specsim hardware-from-trace: " << w.message() << "\n";
+      return io::kWriteFailedExitCode;
+    }
+  }
+  if (flags.json) {
+    // The config in protobuf's JSON mapping; with -o, what was written where.
+    std::string config;
+    google::protobuf::util::JsonPrintOptions options;
+    options.preserve_proto_field_names = true;
+    if (!google::protobuf::util::MessageToJsonString(*hw, &config, options).ok()) {
+      err << "specsim hardware-from-trace: cannot print the config as JSON\n";
+      return 2;
+    }
+    nlohmann::json j{{"description", hw->description()}, {"config", nlohmann::json::parse(config)}};
+    if (!flags.output.empty()) j["wrote"] = flags.output;
+    out << j.dump(1) << "\n";
+    return 0;
   }
   out << "wrote " << flags.output << ": " << hw->description() << "\n";
   return 0;
@@ -57,6 +76,8 @@ void AddHardwareFromTraceCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("trace", flags->trace, "trace written by specsim-validate (.pb)")->required();
   cmd->add_option("-o,--output", flags->output, "hardware textproto to write (default: print)");
   cmd->add_option("--name", flags->name, "config name (default: <gpu>-<n>x)");
+  cmd->add_flag("--json", flags->json,
+                "print the config as JSON (protobuf's JSON mapping; with -o, also what was written)");
   cmd->callback([flags, exit_code] { *exit_code = RunHardwareFromTrace(*flags, std::cout, std::cerr); });
 }
 

@@ -16,6 +16,7 @@ struct HardwareFromTraceFlags {
   std::string trace;
   std::string output;  // empty: print on `out`
   std::string name;    // empty: "<gpu>-<n>x" from the trace
+  bool json = false;   // the config as JSON
 };
 
 int RunHardwareFromTrace(const HardwareFromTraceFlags& flags, std::ostream& out, std::ostream& err);

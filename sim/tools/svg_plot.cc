@@ -20,8 +20,6 @@ double NiceStep(double range, int ticks) {
   return 10 * p;
 }
 
-const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-
 }  // namespace
 
 std::string RenderSvgLinePlot(const SvgPlot& plot) {
@@ -77,7 +75,7 @@ std::string RenderSvgLinePlot(const SvgPlot& plot) {
   // Series and legend.
   for (size_t i = 0; i < plot.series.size(); ++i) {
     const SvgSeries& s = plot.series[i];
-    const char* colour = kColours[i % (sizeof(kColours) / sizeof(kColours[0]))];
+    const std::string colour = svg::SeriesColour(static_cast<int>(i));
     std::string path;
     for (auto [x, y] : s.points) path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", px(x), py(y));
     out += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", path, colour);

@@ -1,6 +1,7 @@
 #include "sim/tools/advise_command.h"
 
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -425,8 +426,10 @@ void AddAdviseCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--threads", flags->threads, "worker threads (default: all cores)");
   cmd->add_option("--top", flags->top, "configurations to list")->capture_default_str();
   cmd->add_flag("--json", flags->json, "print JSON");
-  cmd->add_flag("!--no-progress", flags->progress, "no progress on stderr");
+  cmd->add_flag("!--no-progress", flags->progress, "no progress on stderr (it shows only on a terminal)");
   cmd->callback([flags, exit_code, tp, batch, context] {
+    // The progress line redraws itself with '\r': only on a terminal, never into a log.
+    flags->progress = flags->progress && ::isatty(STDERR_FILENO);
     flags->tp_given = tp->count() > 0;
     flags->batch_given = batch->count() > 0;
     flags->context_given = context->count() > 0;

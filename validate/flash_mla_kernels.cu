@@ -35,7 +35,20 @@
 // 32 4.13 TB/s (4.22), batch 8 3.23 (3.49); DeepSeek-V3 TP8 (16 heads) batch 32 4.06 (4.17), batch
 // 8 3.06 (3.33); the 2026-11-30 kernel (Q re-read from shared memory, generic merge) 3.37, 2.39,
 // 3.23, 2.23. A plain streaming read of batch 8's 151 MB runs at 4.0 TB/s there; batch 8 loses the
-// rest to the merge (3-4 us) and to the partials written at the end of the main kernel.
+// rest to the merge (3-4 us) and to a fixed cost of the main kernel: its time depends on the tiles
+// per block, not on the batch (16 tiles: Kimi-K2 b8 16K and b32 4K both 43.5 us; 64 tiles, b32 16K:
+// 143 us), i.e. 4.55 TB/s per added byte plus about 10 us per round of blocks, where the plain read
+// has about 4.
+//
+// Variants measured 2026-12-01 on the H200 and not kept (kernels suite TP8, this kernel run beside
+// each on the same machine, time ratios; traces/logs/h200-1x-mla-variants-2026-12-01b): thread-block
+// clusters over consecutive splits merging their partials through distributed shared memory
+// (policy: multiples of 8 splits; cudaOccupancyMaxActiveClusters let only clusters of 2 run 256
+// blocks at once, so b8 / b32 got clusters of 2, b1 of 8; FlashMlaAttentionMatchesCpuReference
+// passed): x1.07 (q = 1) and x1.05 (q > 1), the main kernel 2.3-4.5 us slower at every size (b1
+// 16K: 4.5 us, a cluster of 8 packed onto fewer SMs); split partials in bf16 normalised by their
+// own sum (half the bytes written and merged): main kernel -0.9..+0.3 us at b8 16K, x1.01-1.03
+// overall, with the merge as 4 blocks of 128 values per (row, head) or as the 8-warp merge below.
 //
 // Causality: query token j of a sequence (0-based among its q) sees cache positions
 // t <= context - q + j. Softmax scale 1 / sqrt(head_dim), as the reference kernels.

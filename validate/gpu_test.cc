@@ -201,6 +201,13 @@ TEST(GpuKernels, FlashMlaAttentionMatchesCpuReference) {
   CheckAttention(f, 1, 1, 16, 1, 576, 512, true, 64, 8);    // splits past the context: empty splits
   CheckAttention(f, 1, 2, 8, 1, 576, 512, true, 3000, 70);  // 70 splits: the merge's 8-split batches, twice
   CheckAttention(f, 2, 1, 8, 1, 576, 512, true, 1100, 33);  // 33 splits of 35 tiles: one or two tiles each
+  // More split counts for the merge (bf16 partials, 4 blocks per (row, head), kBatch 1..16).
+  CheckAttention(f, 3, 1, 8, 1, 576, 512, true, 2048, 8);    // 8 splits of 8 tiles
+  CheckAttention(f, 2, 1, 16, 1, 576, 512, true, 1100, 32);  // 32 splits of 35 tiles
+  CheckAttention(f, 2, 2, 16, 1, 576, 512, true, 2000, 16);  // verify q = 2: 2 row tiles x 16 splits
+  CheckAttention(f, 1, 3, 8, 1, 576, 512, true, 700, 12);    // a padded second row tile, 12 splits
+  CheckAttention(f, 1, 4, 16, 1, 576, 512, true, 300, 6);    // 4 row tiles, 6 splits
+  CheckAttention(f, 1, 1, 16, 1, 576, 512, true, 100, 16);   // 4 tiles over 16 splits: 12 empty
 }
 
 // flash_mla's residency (the simulator's geometry: two blocks per SM; 255 registers per thread).

@@ -207,7 +207,7 @@ TEST(FrameworkRules, DriverP2pModeTagsAndPricing) {
 // allreduce where the rule lets it run, CUDA graphs as the profile says, no behaviour override, no
 // EP; a custom allreduce on more than 2 GPUs without NVLink everywhere is tagged a code change.
 TEST(FrameworkRules, AdviseOnEveryBundledScenarioRespectsTheRules) {
-  int scenarios = 0;
+  int scenarios = 0, bar1_checked = 0;
   for (const char* path : {"configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto",
                            "configs/scenarios/kimi-k2-mtp-rtxpro6000-8x.textproto",
                            "configs/scenarios/llama-3.1-8b-eagle3-rtxpro6000-4x.textproto",
@@ -245,6 +245,21 @@ TEST(FrameworkRules, AdviseOnEveryBundledScenarioRespectsTheRules) {
       if (c.comm.driver_p2p_mode == "bar1") {
         EXPECT_GE(e.takes.effort, Effort::kDriverSetting) << c.Label();
         EXPECT_NE(e.takes.Text().find("RMPcieP2PType=1"), std::string::npos) << c.Label();
+        // simulate of the same overrides (communication.driver_p2p_mode=bar1) gives advise's figure.
+        // (Advise's base: the scenario with options.acceptance; BAR1 options are listed only on the
+        // dual-socket Kimi scenarios, which carry no histogram.)
+        config::Scenario with = *base;
+        *with.mutable_speculation()->mutable_acceptance_probabilities() = {options.acceptance.begin(),
+                                                                           options.acceptance.end()};
+        auto sim = scenario::BuildScenario(with, path, CandidateOverrides(c, tp), "");
+        ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+        auto ev = scenario::Evaluate(*sim);
+        ASSERT_TRUE(ev.ok() && ev->result);
+        EXPECT_DOUBLE_EQ(
+            ev->result->speculative ? ev->result->speculative_tokens_per_s : ev->result->baseline_tokens_per_s,
+            e.tokens_per_s)
+            << c.Label();
+        ++bar1_checked;
       }
       // EP as priced (all-to-all) runs only with a backend whose transport the box has.
       const bool a2a_backend =
@@ -265,6 +280,7 @@ TEST(FrameworkRules, AdviseOnEveryBundledScenarioRespectsTheRules) {
     ++scenarios;
   }
   EXPECT_EQ(scenarios, 4);
+  EXPECT_GT(bar1_checked, 0);  // the dual-socket scenarios list BAR1 options
 }
 
 }  // namespace

@@ -12,20 +12,109 @@
 #include <vector>
 
 #include "sim/core/strings.h"
+#include "sim/io/hf_quantization.h"
 
 namespace specsim::io {
 namespace {
 
 using nlohmann::json;
 
-constexpr const char* kSupportedTypes = "llama, qwen3, qwen3_moe, deepseek_v3, kimi_k2, gpt_oss";
+// A supported model_type: the family it becomes, how it names its MoE fields, and the defaults
+// transformers' configuration_<type>.py gives the fields specsim reads.
+// [UNVERIFIED] every default below is from memory of transformers'
+// src/transformers/models/<type>/configuration_<type>.py (the __init__ keyword defaults, e.g.
+// LlamaConfig(vocab_size=32000, hidden_size=4096, ...)): the transformers repository snapshot is
+// 1.33 GB, over the 500 MB this project's source fetch allows, so no commit could be read; check
+// them against a checkout (git show HEAD:src/transformers/models/<type>/configuration_<type>.py).
+// kimi_k2 has no transformers config: its checkpoint's own configuration_deepseek.py
+// (DeepseekV3Config, auto_map) is DeepSeek-V3's, so it takes deepseek_v3's defaults.
+enum class MoeStyle {
+  kDense,     // no experts
+  kQwen,      // num_experts, moe_intermediate_size (+ qwen2_moe's shared_expert_intermediate_size)
+  kDeepseek,  // n_routed_experts, n_shared_experts, first_k_dense_replace
+  kMixtral,   // num_local_experts; intermediate_size is the per-expert size
+  kGptOss,    // num_local_experts, experts_per_token; intermediate_size is the per-expert size
+};
 
-bool IsSupportedType(const std::string& t) {
-  return t == "llama" || t == "qwen3" || t == "qwen3_moe" || t == "deepseek_v3" || t == "kimi_k2" || t == "gpt_oss";
+struct TypeInfo {
+  const char* type;
+  config::Model::Family family;
+  MoeStyle moe;
+  bool mla;
+  const char* defaults;  // JSON object: transformers' defaults for the fields specsim reads
+};
+
+constexpr TypeInfo kTypes[] = {
+    {"llama", config::Model::LLAMA, MoeStyle::kDense, false,
+     R"({"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+         "num_attention_heads": 32, "tie_word_embeddings": false})"},
+    {"mistral", config::Model::MISTRAL, MoeStyle::kDense, false,
+     R"({"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "sliding_window": 4096,
+         "tie_word_embeddings": false})"},
+    {"mixtral", config::Model::MIXTRAL, MoeStyle::kMixtral, false,
+     R"({"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "num_experts_per_tok": 2,
+         "num_local_experts": 8, "tie_word_embeddings": false})"},
+    {"qwen2", config::Model::QWEN2, MoeStyle::kDense, false,
+     R"({"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
+         "num_attention_heads": 32, "num_key_value_heads": 32, "tie_word_embeddings": false})"},
+    {"qwen2_moe", config::Model::QWEN2_MOE, MoeStyle::kQwen, false,
+     R"({"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24,
+         "num_attention_heads": 16, "num_key_value_heads": 16, "decoder_sparse_step": 1,
+         "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632, "num_experts_per_tok": 4,
+         "num_experts": 60, "tie_word_embeddings": false})"},
+    {"qwen3", config::Model::QWEN3, MoeStyle::kDense, false,
+     R"({"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
+         "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128, "tie_word_embeddings": false})"},
+    {"qwen3_moe", config::Model::QWEN3_MOE, MoeStyle::kQwen, false,
+     R"({"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 24,
+         "num_attention_heads": 32, "num_key_value_heads": 4, "decoder_sparse_step": 1,
+         "moe_intermediate_size": 768, "num_experts_per_tok": 8, "num_experts": 128,
+         "tie_word_embeddings": false})"},
+    {"deepseek_v2", config::Model::DEEPSEEK_V2, MoeStyle::kDeepseek, true,
+     R"({"vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 11008, "moe_intermediate_size": 1407,
+         "num_hidden_layers": 30, "num_attention_heads": 32, "num_key_value_heads": 32,
+         "first_k_dense_replace": 0, "moe_layer_freq": 1, "kv_lora_rank": 512, "q_lora_rank": 1536,
+         "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "tie_word_embeddings": false})"},
+    {"deepseek_v3", config::Model::DEEPSEEK_V3, MoeStyle::kDeepseek, true,
+     R"({"vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
+         "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 1,
+         "n_routed_experts": 256, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "kv_lora_rank": 512,
+         "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
+         "tie_word_embeddings": false})"},
+    {"kimi_k2", config::Model::DEEPSEEK_V3, MoeStyle::kDeepseek, true,
+     R"({"vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
+         "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 1,
+         "n_routed_experts": 256, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "kv_lora_rank": 512,
+         "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
+         "tie_word_embeddings": false})"},
+    {"gpt_oss", config::Model::GPT_OSS, MoeStyle::kGptOss, false,
+     R"({"num_hidden_layers": 36, "num_local_experts": 128, "vocab_size": 201088, "hidden_size": 2880,
+         "intermediate_size": 2880, "head_dim": 64, "num_attention_heads": 64, "num_key_value_heads": 8,
+         "sliding_window": 128, "experts_per_token": 4, "tie_word_embeddings": false})"},
+    {"glm4_moe", config::Model::GLM4_MOE, MoeStyle::kDeepseek, false,
+     R"({"vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 10944, "num_hidden_layers": 46,
+         "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "moe_intermediate_size": 1408,
+         "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128, "first_k_dense_replace": 1,
+         "tie_word_embeddings": false})"},
+};
+
+const char* const kSupportedTypes =
+    "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v2, deepseek_v3, kimi_k2, gpt_oss, "
+    "glm4_moe";
+
+const TypeInfo* FindType(const std::string& t) {
+  for (const TypeInfo& info : kTypes) {
+    if (t == info.type) return &info;
+  }
+  return nullptr;
 }
 
-// Reads fields from "text_config" when present there, else from the top level; collects every
-// problem as one line "FILE: FIELD ...".
+bool IsSupportedType(const std::string& t) { return FindType(t) != nullptr; }
+
+// Reads fields from "text_config" when present there, else from the top level, else from the
+// type's defaults (recorded in defaulted()); collects every problem as one line "FILE: FIELD ...".
 class Reader {
  public:
   Reader(const json& root, std::string_view filename) : root_(root), filename_(filename) {
@@ -33,8 +122,10 @@ class Reader {
     if (it != root.end() && it->is_object()) text_ = &*it;
   }
 
-  // The value of `key` (nullptr when absent or null) and its path for messages.
-  const json* Find(const std::string& key, std::string* path = nullptr) const {
+  void SetDefaults(const json* defaults) { defaults_ = defaults; }
+
+  // The value of `key` in the file (nullptr when absent or null) and its path for messages.
+  const json* FindInFile(const std::string& key, std::string* path = nullptr) const {
     if (text_ != nullptr) {
       auto it = text_->find(key);
       if (it != text_->end() && !it->is_null()) {
@@ -50,7 +141,31 @@ class Reader {
     return nullptr;
   }
 
-  bool Has(const std::string& key) const { return Find(key) != nullptr; }
+  // Whether the file states `key` as JSON null (where null means "none", e.g. q_lora_rank).
+  bool IsNullInFile(const std::string& key) const {
+    if (text_ != nullptr) {
+      auto it = text_->find(key);
+      if (it != text_->end()) return it->is_null();
+    }
+    auto it = root_.find(key);
+    return it != root_.end() && it->is_null();
+  }
+
+  // The file's value, else the type's default (noted in defaulted()).
+  const json* Find(const std::string& key, std::string* path = nullptr) {
+    if (const json* v = FindInFile(key, path)) return v;
+    if (defaults_ != nullptr) {
+      auto it = defaults_->find(key);
+      if (it != defaults_->end() && !it->is_null()) {
+        if (path != nullptr) *path = key + " (default)";
+        if (std::find(defaulted_.begin(), defaulted_.end(), key) == defaulted_.end()) defaulted_.push_back(key);
+        return &*it;
+      }
+    }
+    return nullptr;
+  }
+
+  bool Has(const std::string& key) { return Find(key) != nullptr; }
 
   // An integer field; nullopt when absent (or mistyped: then an error is recorded).
   std::optional<int> Int(const std::string& key) {
@@ -72,8 +187,11 @@ class Reader {
     return static_cast<int>(d);
   }
 
-  // The first of `keys` present; records "missing" naming them all when none is.
+  // The first of `keys` present (file or default); records "missing" naming them all when none is.
   int RequiredInt(const std::vector<std::string>& keys, const std::string& why) {
+    for (const std::string& key : keys) {
+      if (FindInFile(key) != nullptr) return Int(key).value_or(0);
+    }
     for (const std::string& key : keys) {
       if (Has(key)) return Int(key).value_or(0);
     }
@@ -100,7 +218,7 @@ class Reader {
 
   std::optional<std::string> String(const std::string& key) {
     std::string path;
-    const json* v = Find(key, &path);
+    const json* v = FindInFile(key, &path);
     if (v == nullptr) return std::nullopt;
     if (!v->is_string()) {
       Error(fmt::format("{} = {}: must be a string", path, v->dump()));
@@ -109,7 +227,7 @@ class Reader {
     return v->get<std::string>();
   }
 
-  std::string PathOf(const std::string& key) const {
+  std::string PathOf(const std::string& key) {
     std::string path = key;
     Find(key, &path);
     return path;
@@ -117,6 +235,7 @@ class Reader {
 
   void Error(const std::string& line) { errors_.push_back(fmt::format("{}: {}", filename_, line)); }
 
+  const std::vector<std::string>& defaulted() const { return defaulted_; }
   bool ok() const { return errors_.empty(); }
   Status ToStatus() const {
     std::string message;
@@ -127,8 +246,10 @@ class Reader {
  private:
   const json& root_;
   const json* text_ = nullptr;
+  const json* defaults_ = nullptr;
   std::string filename_;
   std::vector<std::string> errors_;
+  std::vector<std::string> defaulted_;
 };
 
 // model_type: text_config's when it is a supported one, else the top level's.
@@ -152,7 +273,7 @@ std::optional<std::string> ModelType(const json& root, Reader* r, std::string* p
 }
 
 bool LooksLikeEagle3(const json& root, const Reader& r) {
-  if (r.Has("draft_vocab_size")) return true;
+  if (r.FindInFile("draft_vocab_size") != nullptr) return true;
   auto arch = root.find("architectures");
   if (arch == root.end() || !arch->is_array()) return false;
   for (const json& a : *arch) {
@@ -214,62 +335,78 @@ std::string BaseName(std::string_view filename) {
   return name;
 }
 
-// The family of a supported model_type (IsSupportedType), EAGLE-3 heads aside.
-config::Model::Family FamilyOfType(const std::string& type) {
-  if (type == "llama") return config::Model::LLAMA;
-  if (type == "qwen3") return config::Model::QWEN3;
-  if (type == "qwen3_moe") return config::Model::QWEN3_MOE;
-  if (type == "deepseek_v3" || type == "kimi_k2") return config::Model::DEEPSEEK_V3;
-  return config::Model::GPT_OSS;
-}
-
-// The MoE block of a qwen3_moe, deepseek_v3 / kimi_k2 or gpt_oss config (each names its fields
-// its own way); refuses layer patterns specsim does not model (not every layer MoE).
-void ReadMoe(const std::string& type, const std::string& why, Reader& r, config::Model* m) {
-  const bool deepseek = type == "deepseek_v3" || type == "kimi_k2";
-  const bool gpt_oss = type == "gpt_oss";
+// The MoE block, each style naming its fields its own way; refuses layer patterns specsim does not
+// model (not every layer from first_dense_layers on MoE).
+void ReadMoe(const TypeInfo& t, const std::string& why, Reader& r, config::Model* m) {
   config::MoeConfig* moe = m->mutable_moe();
-  if (deepseek) {
-    moe->set_num_experts(r.RequiredInt({"n_routed_experts"}, why));
-    moe->set_num_shared_experts(r.OptionalInt("n_shared_experts", 0));
-    moe->set_experts_per_token(r.RequiredInt({"num_experts_per_tok"}, why));
-    moe->set_moe_intermediate_size(r.RequiredInt({"moe_intermediate_size"}, why));
-    moe->set_first_dense_layers(r.OptionalInt("first_k_dense_replace", 0));
-    if (std::optional<int> freq = r.Int("moe_layer_freq"); freq && *freq != 1) {
+  switch (t.moe) {
+    case MoeStyle::kDense: m->clear_moe(); return;
+    case MoeStyle::kDeepseek:
+      moe->set_num_experts(r.RequiredInt({"n_routed_experts"}, why + " (a model without routed experts is not "
+                                                                     "supported)"));
+      moe->set_num_shared_experts(r.OptionalInt("n_shared_experts", 0));
+      moe->set_experts_per_token(r.RequiredInt({"num_experts_per_tok"}, why));
+      moe->set_moe_intermediate_size(r.RequiredInt({"moe_intermediate_size"}, why));
+      moe->set_first_dense_layers(r.OptionalInt("first_k_dense_replace", 0));
+      if (std::optional<int> freq = r.Int("moe_layer_freq"); freq && *freq != 1) {
+        r.Error(
+            fmt::format("{} = {}: not supported: specsim models every layer from "
+                        "first_k_dense_replace on as MoE (moe_layer_freq 1)",
+                        r.PathOf("moe_layer_freq"), *freq));
+      }
+      return;
+    case MoeStyle::kGptOss:
+      moe->set_num_experts(r.RequiredInt({"num_local_experts", "num_experts"}, why));
+      moe->set_experts_per_token(r.RequiredInt({"experts_per_token", "num_experts_per_tok"}, why));
+      moe->set_moe_intermediate_size(r.RequiredInt({"intermediate_size"}, why + " (the per-expert MLP size)"));
+      return;
+    case MoeStyle::kMixtral:
+      moe->set_num_experts(r.RequiredInt({"num_local_experts"}, why));
+      moe->set_experts_per_token(r.RequiredInt({"num_experts_per_tok"}, why));
+      moe->set_moe_intermediate_size(r.RequiredInt({"intermediate_size"}, why + " (the per-expert MLP size)"));
+      return;
+    case MoeStyle::kQwen: break;
+  }
+  moe->set_num_experts(r.RequiredInt({"num_experts", "num_local_experts"}, why));
+  moe->set_experts_per_token(r.RequiredInt({"num_experts_per_tok"}, why));
+  moe->set_moe_intermediate_size(r.RequiredInt({"moe_intermediate_size"}, why));
+  if (std::optional<int> step = r.Int("decoder_sparse_step"); step && *step != 1) {
+    r.Error(
+        fmt::format("{} = {}: not supported: specsim models every layer as MoE "
+                    "(decoder_sparse_step 1)",
+                    r.PathOf("decoder_sparse_step"), *step));
+  }
+  std::string path;
+  if (const json* only = r.FindInFile("mlp_only_layers", &path);
+      only != nullptr && !(only->is_array() && only->empty())) {
+    r.Error(
+        fmt::format("{} = {}: not supported: specsim models every layer as MoE "
+                    "(mlp_only_layers [])",
+                    path, only->dump()));
+  }
+  // qwen2_moe: one shared expert of shared_expert_intermediate_size, gated; specsim counts it as
+  // shared_expert_intermediate_size / moe_intermediate_size experts of the routed size.
+  if (t.family == config::Model::QWEN2_MOE) {
+    const int shared = r.OptionalInt("shared_expert_intermediate_size", 0);
+    const int each = moe->moe_intermediate_size();
+    if (shared > 0 && each > 0 && shared % each != 0) {
       r.Error(
-          fmt::format("{} = {}: not supported: specsim models every layer from "
-                      "first_k_dense_replace on as MoE (moe_layer_freq 1)",
-                      r.PathOf("moe_layer_freq"), *freq));
-    }
-  } else if (gpt_oss) {
-    moe->set_num_experts(r.RequiredInt({"num_local_experts", "num_experts"}, why));
-    moe->set_experts_per_token(r.RequiredInt({"experts_per_token", "num_experts_per_tok"}, why));
-    moe->set_moe_intermediate_size(r.RequiredInt({"intermediate_size"}, why + " (the per-expert MLP size)"));
-  } else {
-    moe->set_num_experts(r.RequiredInt({"num_experts", "num_local_experts"}, why));
-    moe->set_experts_per_token(r.RequiredInt({"num_experts_per_tok"}, why));
-    moe->set_moe_intermediate_size(r.RequiredInt({"moe_intermediate_size"}, why));
-    if (std::optional<int> step = r.Int("decoder_sparse_step"); step && *step != 1) {
-      r.Error(
-          fmt::format("{} = {}: not supported: specsim models every layer as MoE "
-                      "(decoder_sparse_step 1)",
-                      r.PathOf("decoder_sparse_step"), *step));
-    }
-    std::string path;
-    if (const json* only = r.Find("mlp_only_layers", &path); only != nullptr && !(only->is_array() && only->empty())) {
-      r.Error(
-          fmt::format("{} = {}: not supported: specsim models every layer as MoE "
-                      "(mlp_only_layers [])",
-                      path, only->dump()));
+          fmt::format("{} = {}: not supported: must be a multiple of moe_intermediate_size = {} (specsim "
+                      "models shared experts as whole experts of the routed size)",
+                      r.PathOf("shared_expert_intermediate_size"), shared, each));
+    } else if (shared > 0 && each > 0) {
+      moe->set_num_shared_experts(shared / each);
     }
   }
 }
 
-// MLA ranks (deepseek_v3 / kimi_k2) or the head dimension (given, or hidden / heads).
-void ReadAttention(bool deepseek, const std::string& why, Reader& r, config::Model* m) {
-  if (deepseek) {
+// MLA ranks (deepseek_v2/v3, kimi_k2) or the head dimension (given, or hidden / heads).
+void ReadAttention(const TypeInfo& t, const std::string& why, Reader& r, config::Model* m) {
+  if (t.mla) {
     config::MlaConfig* mla = m->mutable_mla();
-    mla->set_q_lora_rank(r.RequiredInt({"q_lora_rank"}, why));
+    // q_lora_rank null: no query compression (transformers' DeepseekV2/V3 attention builds q_proj
+    // when config.q_lora_rank is None; DeepSeek-V2-Lite's config.json).
+    mla->set_q_lora_rank(r.IsNullInFile("q_lora_rank") ? 0 : r.RequiredInt({"q_lora_rank"}, why));
     mla->set_kv_lora_rank(r.RequiredInt({"kv_lora_rank"}, why));
     mla->set_qk_nope_head_dim(r.RequiredInt({"qk_nope_head_dim"}, why));
     mla->set_qk_rope_head_dim(r.RequiredInt({"qk_rope_head_dim"}, why));
@@ -282,12 +419,14 @@ void ReadAttention(bool deepseek, const std::string& why, Reader& r, config::Mod
   }
 }
 
-// gpt_oss's sliding windows (window and layer pattern); refused for the other types.
-void ReadSlidingWindows(const std::string& type, const std::string& why, Reader& r, config::Model* m) {
+// Sliding windows: gpt_oss's alternating layers; mistral / mixtral's window on every layer
+// (sliding_window null: none); refused for the Qwen types (use_sliding_window true).
+void ReadSlidingWindows(const TypeInfo& t, const std::string& why, Reader& r, config::Model* m) {
+  const std::string type = t.type;
   if (type == "gpt_oss") {
     m->set_sliding_window(r.OptionalInt("sliding_window", 0));
     std::string path;
-    if (const json* types = r.Find("layer_types", &path)) {
+    if (const json* types = r.FindInFile("layer_types", &path)) {
       m->set_sliding_window_every(SlidingEveryFromLayerTypes(*types, path, m->num_layers(), &r));
     } else if (m->sliding_window() > 0) {
       m->set_sliding_window_every(2);  // transformers' GptOssConfig default: even layers slide
@@ -299,12 +438,53 @@ void ReadSlidingWindows(const std::string& type, const std::string& why, Reader&
                       why));
     }
     if (m->sliding_window_every() == 0) m->set_sliding_window(0);
+  } else if (type == "mistral" || type == "mixtral") {
+    if (r.IsNullInFile("sliding_window")) return;
+    const int window = r.OptionalInt("sliding_window", 0);
+    if (window < 0) r.Error(fmt::format("{} = {}: must be >= 0 or null", r.PathOf("sliding_window"), window));
+    if (window > 0) {
+      m->set_sliding_window(window);
+      m->set_sliding_window_every(1);  // every layer slides
+    }
   } else if (r.OptionalBool("use_sliding_window", false)) {
     r.Error(
         fmt::format("{} = true: not supported for model_type \"{}\" (specsim models sliding "
-                    "windows only for gpt_oss)",
+                    "windows only for gpt_oss, mistral and mixtral)",
                     r.PathOf("use_sliding_window"), type));
   }
+}
+
+// The module each tensor class is matched by in quantization_config (hf_quantization.h), at the
+// first layer of the class.
+HfModuleNames ModuleNames(const TypeInfo& t, const config::Model& m) {
+  HfModuleNames n;
+  const int moe_layer = m.has_moe() ? m.moe().first_dense_layers() : 0;
+  n.attention = "model.layers.0.self_attn.o_proj";
+  if (!m.has_moe() || m.moe().first_dense_layers() > 0) n.dense_mlp = "model.layers.0.mlp.down_proj";
+  if (!m.has_moe()) return n;
+  const std::string l = "model.layers." + std::to_string(moe_layer) + ".";
+  if (m.moe().num_shared_experts() > 0) {
+    n.shared_experts =
+        l + (t.family == config::Model::QWEN2_MOE ? "mlp.shared_expert.down_proj" : "mlp.shared_experts.down_proj");
+  }
+  if (t.moe == MoeStyle::kMixtral) {
+    n.routed_experts = l + "block_sparse_moe.experts.0.w2";
+  } else if (t.moe == MoeStyle::kGptOss) {
+    n.routed_experts = l + "mlp.experts.down_proj";
+  } else {
+    n.routed_experts = l + "mlp.experts.0.down_proj";
+  }
+  return n;
+}
+
+void ReadQuantization(const TypeInfo& t, const json& root, Reader& r, config::Model* m) {
+  std::string path;
+  const json* qc = r.FindInFile("quantization_config", &path);
+  if (qc == nullptr) return;
+  std::vector<std::string> errors;
+  *m->mutable_quantization() = ReadHfQuantization(*qc, ModuleNames(t, *m), &errors);
+  for (const std::string& e : errors) r.Error(e);
+  (void)root;
 }
 
 }  // namespace
@@ -329,61 +509,72 @@ StatusOr<config::Model> ImportHfConfig(std::string_view json_text, std::string_v
   if (!type.has_value()) {
     return InvalidArgumentError(fmt::format("{}: model_type: missing (supported: {})", filename, kSupportedTypes));
   }
-  if (!IsSupportedType(*type)) {
+  const TypeInfo* info = FindType(*type);
+  if (info == nullptr) {
     return InvalidArgumentError(
         fmt::format("{}: {} = \"{}\": not supported; supported model_type "
                     "values: {}",
                     filename, type_path, *type, kSupportedTypes));
   }
+  const json defaults = json::parse(info->defaults);
+  r.SetDefaults(&defaults);
 
   config::Model m;
   const std::string why = fmt::format("for model_type \"{}\"", *type);
   const bool eagle3 = LooksLikeEagle3(root, r);
-  const bool deepseek = *type == "deepseek_v3" || *type == "kimi_k2";
-  const bool gpt_oss = *type == "gpt_oss";
   if (eagle3 && *type != "llama") {
     return InvalidArgumentError(
         fmt::format("{}: an EAGLE-3 head (draft_vocab_size or an *Eagle3* architecture) with {} = \"{}\": "
                     "only llama-style EAGLE-3 heads are supported",
                     filename, type_path, *type));
   }
-  m.set_family(eagle3 ? config::Model::EAGLE3 : FamilyOfType(*type));
+  m.set_family(eagle3 ? config::Model::EAGLE3 : info->family);
 
   if (std::optional<std::string> name = r.String("_name_or_path"); name && !name->empty()) {
     m.set_name(*name);
   } else {
     m.set_name(BaseName(filename));
   }
-  m.set_source(fmt::format("Hugging Face config.json {}", filename));
 
   m.set_num_layers(r.RequiredInt({"num_hidden_layers"}, why));
   m.set_hidden_size(r.RequiredInt({"hidden_size"}, why));
   m.set_num_attention_heads(r.RequiredInt({"num_attention_heads"}, why));
+  // Absent or null: = num_attention_heads (transformers' convention for num_key_value_heads None).
   m.set_num_key_value_heads(r.OptionalInt("num_key_value_heads", m.num_attention_heads()));
   m.set_vocab_size(r.RequiredInt({"vocab_size"}, why));
   m.set_tie_word_embeddings(r.OptionalBool("tie_word_embeddings", false));
   m.set_num_nextn_predict_layers(r.OptionalInt("num_nextn_predict_layers", 0));
   // Model classes mapped to code shipped with the checkpoint: frameworks need --trust-remote-code.
-  m.set_trust_remote_code(r.Has("auto_map"));
+  m.set_trust_remote_code(r.FindInFile("auto_map") != nullptr);
 
-  // Dense MLP size.
-  if (gpt_oss) {
-    m.set_intermediate_size(0);  // its intermediate_size is the per-expert size (below)
-  } else if (*type == "qwen3_moe") {
-    m.set_intermediate_size(r.OptionalInt("intermediate_size", 0));
+  // Dense MLP size: none for the all-MoE styles whose intermediate_size is the per-expert size;
+  // optional for the Qwen MoE types (every layer MoE).
+  if (info->moe == MoeStyle::kGptOss || info->moe == MoeStyle::kMixtral) {
+    m.set_intermediate_size(0);
+  } else if (info->moe == MoeStyle::kQwen) {
+    m.set_intermediate_size(r.FindInFile("intermediate_size") != nullptr ? r.Int("intermediate_size").value_or(0) : 0);
   } else {
     m.set_intermediate_size(r.RequiredInt({"intermediate_size"}, why));
   }
 
-  if (*type == "qwen3_moe" || deepseek || gpt_oss) ReadMoe(*type, why, r, &m);
-  ReadAttention(deepseek, why, r, &m);
-  ReadSlidingWindows(*type, why, r, &m);
+  ReadMoe(*info, why, r, &m);
+  ReadAttention(*info, why, r, &m);
+  ReadSlidingWindows(*info, why, r, &m);
+  ReadQuantization(*info, root, r, &m);
 
   if (eagle3) {
     config::Eagle3Config* e = m.mutable_eagle3();
     e->set_draft_vocab_size(r.RequiredInt({"draft_vocab_size"}, "for an EAGLE-3 head"));
     e->set_fused_hidden_states(3);
   }
+
+  std::string source = fmt::format("Hugging Face config.json {}", filename);
+  if (!r.defaulted().empty()) {
+    std::string fields;
+    for (const std::string& f : r.defaulted()) fields += (fields.empty() ? "" : ", ") + f;
+    source += fmt::format("; transformers' {} defaults for {}", *type, fields);
+  }
+  m.set_source(source);
 
   if (!r.ok()) return r.ToStatus();
   return m;

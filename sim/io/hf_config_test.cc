@@ -34,25 +34,42 @@ TEST(HfConfigTest, LlamaDefaultsHeadDimAndKvHeads) {
   EXPECT_FALSE(m->tie_word_embeddings());
   EXPECT_FALSE(m->has_moe());
   EXPECT_FALSE(m->has_mla());
-  EXPECT_EQ(m->source(), "Hugging Face config.json dir/tiny.config.json");
+  // Absent fields with a transformers default are named in the source (never silent).
+  EXPECT_EQ(m->source(),
+            "Hugging Face config.json dir/tiny.config.json; transformers' llama defaults for "
+            "tie_word_embeddings");
 }
 
 TEST(HfConfigTest, UnknownModelTypeNamesFileValueAndSupportedTypes) {
-  const std::string e = ErrorOf(R"({"model_type": "mistral", "hidden_size": 4096})");
+  const std::string e = ErrorOf(R"({"model_type": "falcon", "hidden_size": 4096})");
   EXPECT_TRUE(Contains(e, "cfg.json"));
-  EXPECT_TRUE(Contains(e, "model_type = \"mistral\""));
-  EXPECT_TRUE(Contains(e, "llama, qwen3, qwen3_moe, deepseek_v3, kimi_k2, gpt_oss"));
+  EXPECT_TRUE(Contains(e, "model_type = \"falcon\""));
+  EXPECT_TRUE(Contains(e,
+                       "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v2, deepseek_v3, "
+                       "kimi_k2, gpt_oss, glm4_moe"));
 }
 
 TEST(HfConfigTest, MissingModelType) {
   EXPECT_TRUE(Contains(ErrorOf(R"({"hidden_size": 4096})"), "cfg.json: model_type: missing"));
 }
 
-TEST(HfConfigTest, MissingHiddenSizeIsNamedWithEveryOtherMissingField) {
-  const std::string e = ErrorOf(R"({"model_type": "qwen3", "num_hidden_layers": 2,
-      "num_attention_heads": 4, "intermediate_size": 512})");
-  EXPECT_TRUE(Contains(e, "cfg.json: hidden_size: missing (required for model_type \"qwen3\")"));
-  EXPECT_TRUE(Contains(e, "cfg.json: vocab_size: missing"));
+// Absent or null fields take transformers' Qwen3Config defaults (hidden_size 4096, vocab_size
+// 151936, head_dim 128, num_key_value_heads 32), named in the source.
+TEST(HfConfigTest, AbsentOrNullFieldsTakeTheFamilyDefaults) {
+  StatusOr<config::Model> m = ImportHfConfig(R"({"model_type": "qwen3", "num_hidden_layers": 2,
+      "num_attention_heads": 4, "intermediate_size": 512, "hidden_size": null})",
+                                             "cfg.json");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->hidden_size(), 4096);
+  EXPECT_EQ(m->vocab_size(), 151936);
+  EXPECT_EQ(m->head_dim(), 128);
+  EXPECT_EQ(m->num_key_value_heads(), 32);
+  EXPECT_TRUE(Contains(m->source(), "transformers' qwen3 defaults for hidden_size, num_key_value_heads, vocab_size"));
+  // A field without a default is still an error naming it: DeepseekV2Config's n_routed_experts is
+  // None (a dense model specsim does not model).
+  const std::string e = ErrorOf(R"({"model_type": "deepseek_v2", "num_hidden_layers": 2})");
+  EXPECT_TRUE(Contains(e, "cfg.json: n_routed_experts: missing (required for model_type \"deepseek_v2\""));
+  EXPECT_TRUE(Contains(e, "cfg.json: num_experts_per_tok: missing"));
 }
 
 TEST(HfConfigTest, MistypedFieldNamesValue) {
@@ -91,7 +108,6 @@ TEST(HfConfigTest, TextConfigNestingIsRead) {
       "num_hidden_layers": 4, "num_attention_heads": "8", "intermediate_size": 1,
       "vocab_size": 1}})");
   EXPECT_TRUE(Contains(e, "text_config.num_attention_heads = \"8\": must be an integer"));
-  EXPECT_TRUE(Contains(e, "hidden_size: missing"));
 }
 
 TEST(HfConfigTest, GptOssLayerTypesAndPerExpertIntermediate) {
@@ -137,12 +153,20 @@ TEST(HfConfigTest, KimiK2MapsToDeepseekV3WithMlaHeadDim) {
   EXPECT_EQ(m->moe().first_dense_layers(), 1);
   EXPECT_EQ(m->num_nextn_predict_layers(), 0);
 
-  const std::string e = ErrorOf(R"({"model_type": "deepseek_v3", "num_hidden_layers": 61,
+  // q_lora_rank null: no query compression (q_proj straight from the hidden state), not the
+  // default 1536; absent: the default.
+  StatusOr<config::Model> v3 = ImportHfConfig(R"({"model_type": "deepseek_v3", "num_hidden_layers": 61,
       "hidden_size": 7168, "num_attention_heads": 128, "intermediate_size": 18432,
       "vocab_size": 129280, "n_routed_experts": 256, "num_experts_per_tok": 8,
       "moe_intermediate_size": 2048, "q_lora_rank": null, "kv_lora_rank": 512,
-      "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})");
-  EXPECT_TRUE(Contains(e, "q_lora_rank: missing (required for model_type \"deepseek_v3\")"));
+      "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})",
+                                              "v3.json");
+  ASSERT_TRUE(v3.ok()) << v3.status().ToString();
+  EXPECT_EQ(v3->mla().q_lora_rank(), 0);
+  StatusOr<config::Model> absent = ImportHfConfig(R"({"model_type": "deepseek_v3"})", "v3.json");
+  ASSERT_TRUE(absent.ok()) << absent.status().ToString();
+  EXPECT_EQ(absent->mla().q_lora_rank(), 1536);
+  EXPECT_EQ(absent->moe().first_dense_layers(), 3);
 }
 
 TEST(HfConfigTest, UnrepresentableLayoutsAreErrors) {
@@ -170,6 +194,101 @@ TEST(HfConfigTest, Eagle3HeadIsRecognised) {
   EXPECT_EQ(m->eagle3().fused_hidden_states(), 3);
   EXPECT_EQ(m->num_layers(), 1);
   EXPECT_EQ(m->head_dim(), 128);
+}
+
+TEST(HfConfigTest, NewFamiliesMapTheirOwnFieldNames) {
+  // Mixtral: intermediate_size is the per-expert size; sliding_window null: none.
+  StatusOr<config::Model> mixtral = ImportHfConfig(R"({"model_type": "mixtral", "num_hidden_layers": 32,
+      "hidden_size": 4096, "intermediate_size": 14336, "num_local_experts": 8, "num_experts_per_tok": 2,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000, "sliding_window": null})",
+                                                   "mixtral.json");
+  ASSERT_TRUE(mixtral.ok()) << mixtral.status().ToString();
+  EXPECT_EQ(mixtral->family(), config::Model::MIXTRAL);
+  EXPECT_EQ(mixtral->intermediate_size(), 0);
+  EXPECT_EQ(mixtral->moe().moe_intermediate_size(), 14336);
+  EXPECT_EQ(mixtral->moe().num_experts(), 8);
+  EXPECT_EQ(mixtral->sliding_window(), 0);
+  // Mistral with a window: every layer slides; absent: MistralConfig's 4096.
+  StatusOr<config::Model> mistral = ImportHfConfig(R"({"model_type": "mistral", "num_hidden_layers": 2})", "m.json");
+  ASSERT_TRUE(mistral.ok()) << mistral.status().ToString();
+  EXPECT_EQ(mistral->sliding_window(), 4096);
+  EXPECT_EQ(mistral->sliding_window_every(), 1);
+  // qwen2_moe: the shared expert of shared_expert_intermediate_size counts as 4 routed-size experts.
+  StatusOr<config::Model> q2 = ImportHfConfig(R"({"model_type": "qwen2_moe", "moe_intermediate_size": 1408,
+      "shared_expert_intermediate_size": 5632})",
+                                              "q.json");
+  ASSERT_TRUE(q2.ok()) << q2.status().ToString();
+  EXPECT_EQ(q2->moe().num_shared_experts(), 4);
+  EXPECT_TRUE(Contains(ErrorOf(R"({"model_type": "qwen2_moe", "moe_intermediate_size": 1408,
+      "shared_expert_intermediate_size": 5000})"),
+                       "shared_expert_intermediate_size = 5000: not supported: must be a multiple of "
+                       "moe_intermediate_size = 1408"));
+  // glm4_moe: DeepSeek-style expert fields, GQA attention with head_dim 128.
+  StatusOr<config::Model> glm = ImportHfConfig(R"({"model_type": "glm4_moe"})", "g.json");
+  ASSERT_TRUE(glm.ok()) << glm.status().ToString();
+  EXPECT_EQ(glm->family(), config::Model::GLM4_MOE);
+  EXPECT_EQ(glm->moe().num_experts(), 128);
+  EXPECT_EQ(glm->moe().first_dense_layers(), 1);
+  EXPECT_EQ(glm->head_dim(), 128);
+  EXPECT_FALSE(glm->has_mla());
+}
+
+TEST(HfConfigTest, QuantizationConfigFormats) {
+  const std::string base = R"("model_type": "deepseek_v3", "quantization_config": )";
+  StatusOr<config::Model> fp8 = ImportHfConfig(
+      "{" + base + R"({"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 64]}})", "q.json");
+  ASSERT_TRUE(fp8.ok()) << fp8.status().ToString();
+  EXPECT_EQ(fp8->quantization().format(), config::Quantization::FP8);
+  EXPECT_EQ(fp8->quantization().block_cols(), 64);
+  EXPECT_EQ(fp8->quantization().scale_bits(), 32);
+  EXPECT_FALSE(fp8->quantization().attention_unquantized());
+  EXPECT_FALSE(fp8->quantization().lm_head_quantized());
+
+  // Kimi-K2-Thinking's compressed-tensors: int4 groups of 32, attention / shared experts / dense
+  // MLP ignored (regex entries), only the routed experts quantized.
+  StatusOr<config::Model> ct = ImportHfConfig("{" + base + R"({"quant_method": "compressed-tensors",
+      "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
+      "strategy": "group", "group_size": 32, "symmetric": true}}},
+      "ignore": ["lm_head", "re:.*self_attn.*", "re:.*shared_experts.*",
+                 "re:.*mlp\\.(gate|up|gate_up|down)_proj.*"]}})",
+                                              "q.json");
+  ASSERT_TRUE(ct.ok()) << ct.status().ToString();
+  const config::Quantization& q = ct->quantization();
+  EXPECT_EQ(q.format(), config::Quantization::INT4);
+  EXPECT_EQ(q.block_rows(), 1);
+  EXPECT_EQ(q.block_cols(), 32);
+  EXPECT_EQ(q.scale_bits(), 16);
+  EXPECT_EQ(q.zero_point_bits(), 0);
+  EXPECT_TRUE(q.attention_unquantized());
+  EXPECT_TRUE(q.shared_experts_unquantized());
+  EXPECT_TRUE(q.dense_mlp_unquantized());
+  EXPECT_FALSE(q.routed_experts_unquantized());
+
+  // AWQ: fp16 scale and 4-bit zero point per group of 128; a glob entry leaves attention bf16.
+  StatusOr<config::Model> awq = ImportHfConfig(R"({"model_type": "qwen2", "quantization_config":
+      {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": true, "version": "gemm",
+       "modules_to_not_convert": ["model.layers.*.self_attn"]}})",
+                                               "q.json");
+  ASSERT_TRUE(awq.ok()) << awq.status().ToString();
+  EXPECT_EQ(awq->quantization().zero_point_bits(), 4);
+  EXPECT_EQ(awq->quantization().block_cols(), 128);
+  EXPECT_TRUE(awq->quantization().attention_unquantized());
+  EXPECT_FALSE(awq->quantization().dense_mlp_unquantized());
+
+  const std::string unknown =
+      ErrorOf(R"({"model_type": "llama", "quantization_config": {"quant_method": "bitsandbytes"}})");
+  EXPECT_TRUE(Contains(unknown,
+                       "cfg.json: quantization_config.quant_method = \"bitsandbytes\": not supported; "
+                       "supported quant_method values: fp8, mxfp4, awq, gptq, compressed-tensors"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(R"({"model_type": "llama", "quantization_config": {"quant_method": "gptq", "bits": 8}})"),
+               "quantization_config.bits = 8: not supported"));
+  EXPECT_TRUE(Contains(ErrorOf(R"({"model_type": "llama", "quantization_config": {"quant_method": "fp8",
+      "weight_block_size": [128]}})"),
+                       "quantization_config.weight_block_size = [128]: must be [rows, cols]"));
+  EXPECT_TRUE(Contains(ErrorOf(R"({"model_type": "llama", "quantization_config": {"quant_method": "compressed-tensors",
+      "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "int"}}}}})"),
+                       "quantization_config.config_groups.g.weights.type = \"int\" with num_bits 8: not supported"));
 }
 
 }  // namespace

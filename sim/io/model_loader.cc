@@ -16,7 +16,9 @@ namespace {
 
 using config::Model;
 
-constexpr const char* kFamilies = "LLAMA, QWEN3, QWEN3_MOE, DEEPSEEK_V3, GPT_OSS, EAGLE3";
+constexpr const char* kFamilies =
+    "LLAMA, QWEN3, QWEN3_MOE, DEEPSEEK_V3, GPT_OSS, EAGLE3, MISTRAL, MIXTRAL, QWEN2, QWEN2_MOE, DEEPSEEK_V2, "
+    "GLM4_MOE";
 
 std::string FamilyName(Model::Family f) {
   const std::string& name = Model::Family_Name(f);
@@ -35,7 +37,12 @@ void NonNegativeInt(ValidationErrors* e, const std::string& path, int value) {
   if (value < 0) e->Add(path, std::to_string(value), "must be >= 0");
 }
 
-bool IsMoeFamily(Model::Family f) { return f == Model::QWEN3_MOE || f == Model::DEEPSEEK_V3 || f == Model::GPT_OSS; }
+bool IsMoeFamily(Model::Family f) {
+  return f == Model::QWEN3_MOE || f == Model::DEEPSEEK_V3 || f == Model::GPT_OSS || f == Model::MIXTRAL ||
+         f == Model::QWEN2_MOE || f == Model::DEEPSEEK_V2 || f == Model::GLM4_MOE;
+}
+
+bool IsMlaFamily(Model::Family f) { return f == Model::DEEPSEEK_V3 || f == Model::DEEPSEEK_V2; }
 
 // Family, the attention shape and the dense MLP.
 void CheckShape(const Model& m, ValidationErrors* e) {
@@ -56,12 +63,12 @@ void CheckShape(const Model& m, ValidationErrors* e) {
            fmt::format("must divide num_attention_heads = {}", m.num_attention_heads()));
   }
 
-  const bool dense_layers = !IsMoeFamily(f) || (f == Model::DEEPSEEK_V3 && m.moe().first_dense_layers() > 0);
+  const bool dense_layers = !IsMoeFamily(f) || m.moe().first_dense_layers() > 0;
   if (dense_layers) {
     if (m.intermediate_size() <= 0) {
       e->Add("intermediate_size", std::to_string(m.intermediate_size()),
-             f == Model::DEEPSEEK_V3 ? "must be > 0 (moe.first_dense_layers > 0: those layers use the dense MLP)"
-                                     : fmt::format("must be > 0 (family {} has a dense MLP)", family));
+             IsMoeFamily(f) ? "must be > 0 (moe.first_dense_layers > 0: those layers use the dense MLP)"
+                            : fmt::format("must be > 0 (family {} has a dense MLP)", family));
     }
   } else {
     NonNegativeInt(e, "intermediate_size", m.intermediate_size());
@@ -89,11 +96,14 @@ void CheckMoe(const Model& m, ValidationErrors* e) {
     }
   } else if (m.has_moe() && moe.ByteSizeLong() > 0) {
     e->Add("moe", fmt::format("{{ num_experts: {} ... }}", moe.num_experts()),
-           fmt::format("must be empty for family {} (MoE families: QWEN3_MOE, DEEPSEEK_V3, GPT_OSS)", family));
+           fmt::format("must be empty for family {} (MoE families: QWEN3_MOE, DEEPSEEK_V3, GPT_OSS, MIXTRAL, "
+                       "QWEN2_MOE, DEEPSEEK_V2, GLM4_MOE)",
+                       family));
   }
 }
 
-// MLA: all or nothing, and only DEEPSEEK_V3.
+// MLA: DEEPSEEK_V2 / DEEPSEEK_V3 need it (q_lora_rank may be 0: no query compression), the
+// others must leave it empty.
 void CheckMla(const Model& m, ValidationErrors* e) {
   const config::MlaConfig& mla = m.mla();
   const int mla_fields[] = {mla.q_lora_rank(), mla.kv_lora_rank(), mla.qk_nope_head_dim(), mla.qk_rope_head_dim(),
@@ -102,18 +112,62 @@ void CheckMla(const Model& m, ValidationErrors* e) {
                              "mla.v_head_dim"};
   bool any_mla = false;
   for (int v : mla_fields) any_mla = any_mla || v != 0;
-  if (m.family() == Model::DEEPSEEK_V3) {
-    for (int i = 0; i < 5; ++i) {
+  if (IsMlaFamily(m.family())) {
+    if (mla.q_lora_rank() < 0) {
+      e->Add(mla_names[0], std::to_string(mla.q_lora_rank()), "must be >= 0 (0: no query compression)");
+    }
+    for (int i = 1; i < 5; ++i) {
       if (mla_fields[i] <= 0) {
         e->Add(mla_names[i], std::to_string(mla_fields[i]),
-               "must be > 0 (family DEEPSEEK_V3 uses multi-head latent attention: all five mla "
-               "fields are required)");
+               fmt::format("must be > 0 (family {} uses multi-head latent attention: kv_lora_rank, "
+                           "qk_nope_head_dim, qk_rope_head_dim and v_head_dim are required)",
+                           FamilyName(m.family())));
       }
     }
   } else if (any_mla) {
     e->Add("mla", fmt::format("{{ kv_lora_rank: {} ... }}", mla.kv_lora_rank()),
-           fmt::format("must be empty for family {} (only DEEPSEEK_V3 uses MLA)", FamilyName(m.family())));
+           fmt::format("must be empty for family {} (only DEEPSEEK_V2 and DEEPSEEK_V3 use MLA)",
+                       FamilyName(m.family())));
   }
+}
+
+// The checkpoint's quantization: a format, extents and scale sizes that a checkpoint can have.
+void CheckQuantization(const Model& m, ValidationErrors* e) {
+  if (!m.has_quantization()) return;
+  const config::Quantization& q = m.quantization();
+  const std::string at = "quantization.";
+  if (q.format() == config::Quantization::FORMAT_UNSPECIFIED || !config::Quantization::Format_IsValid(q.format())) {
+    e->Add(at + "format", config::Quantization::Format_Name(q.format()), "must be set, one of FP8, INT4, FP4");
+  }
+  NonNegativeInt(e, at + "block_rows", q.block_rows());
+  NonNegativeInt(e, at + "block_cols", q.block_cols());
+  if (q.scale_bits() != 8 && q.scale_bits() != 16 && q.scale_bits() != 32) {
+    e->Add(at + "scale_bits", std::to_string(q.scale_bits()), "must be 8 (e8m0 / e4m3), 16 (bf16 / fp16) or 32 (fp32)");
+  }
+  if (q.zero_point_bits() < 0 || q.zero_point_bits() > 32) {
+    e->Add(at + "zero_point_bits", std::to_string(q.zero_point_bits()), "must be in [0, 32] (0: symmetric)");
+  }
+}
+
+llm::CheckpointQuantization ToQuantization(const config::Quantization& q) {
+  llm::CheckpointQuantization c;
+  c.quantized = true;
+  c.method = q.quant_method();
+  switch (q.format()) {
+    case config::Quantization::FP8: c.format.dtype = compute::DType::kFp8; break;
+    case config::Quantization::INT4: c.format.dtype = compute::DType::kInt4; break;
+    default: c.format.dtype = compute::DType::kFp4; break;  // FP4 (validated)
+  }
+  c.format.block_rows = q.block_rows();
+  c.format.block_cols = q.block_cols();
+  c.format.scale_bytes = q.scale_bits() / 8.0;
+  c.format.zero_point_bytes = q.zero_point_bits() / 8.0;
+  c.attention = !q.attention_unquantized();
+  c.dense_mlp = !q.dense_mlp_unquantized();
+  c.shared_experts = !q.shared_experts_unquantized();
+  c.routed_experts = !q.routed_experts_unquantized();
+  c.lm_head = q.lm_head_quantized();
+  return c;
 }
 
 // A published acceptance: its shape, a tau the shape can reach, its source.
@@ -163,6 +217,7 @@ void CheckModel(const Model& m, ValidationErrors* e) {
   CheckMoe(m, e);
   CheckMla(m, e);
   CheckWindowsAndDraftHeads(m, e);
+  CheckQuantization(m, e);
 }
 
 llm::ModelFamily ToFamily(Model::Family f) {
@@ -173,6 +228,12 @@ llm::ModelFamily ToFamily(Model::Family f) {
     case Model::DEEPSEEK_V3: return llm::ModelFamily::kDeepseekV3;
     case Model::GPT_OSS: return llm::ModelFamily::kGptOss;
     case Model::EAGLE3: return llm::ModelFamily::kEagle3;
+    case Model::MISTRAL: return llm::ModelFamily::kMistral;
+    case Model::MIXTRAL: return llm::ModelFamily::kMixtral;
+    case Model::QWEN2: return llm::ModelFamily::kQwen2;
+    case Model::QWEN2_MOE: return llm::ModelFamily::kQwen2Moe;
+    case Model::DEEPSEEK_V2: return llm::ModelFamily::kDeepseekV2;
+    case Model::GLM4_MOE: return llm::ModelFamily::kGlm4Moe;
     default: break;
   }
   SPECSIM_CHECK(false) << "unvalidated model family " << f;
@@ -227,6 +288,7 @@ StatusOr<llm::ModelSpec> ModelFromProto(const config::Model& model, std::string_
     s.eagle3 = llm::Eagle3Spec{.draft_vocab_size = 0, .fused_hidden_states = 0, .target = ""};
   }
   s.num_nextn_predict_layers = model.num_nextn_predict_layers();
+  if (model.has_quantization()) s.quantization = ToQuantization(model.quantization());
   return s;
 }
 

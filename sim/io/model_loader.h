@@ -7,20 +7,25 @@
 // "models/kimi-k2.textproto" or "models/hf/kimi-k2.config.json".
 //
 // Checks of ModelFromProto (each error: "FILE: FIELD = VALUE: RULE", all problems together):
-//   family set (LLAMA, QWEN3, QWEN3_MOE, DEEPSEEK_V3, GPT_OSS, EAGLE3);
+//   family set (LLAMA, QWEN3, QWEN3_MOE, DEEPSEEK_V3, GPT_OSS, EAGLE3, MISTRAL, MIXTRAL, QWEN2,
+//     QWEN2_MOE, DEEPSEEK_V2, GLM4_MOE);
 //   num_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, vocab_size > 0;
 //   num_attention_heads divisible by num_key_value_heads;
-//   intermediate_size > 0 for LLAMA, QWEN3, EAGLE3 and for DEEPSEEK_V3 with dense layers, >= 0
-//     otherwise;
-//   MoE (QWEN3_MOE, DEEPSEEK_V3, GPT_OSS need it, the others must leave `moe` empty):
+//   intermediate_size > 0 for the dense families and for MoE families with dense layers
+//     (moe.first_dense_layers > 0), >= 0 otherwise;
+//   MoE (QWEN3_MOE, DEEPSEEK_V3, GPT_OSS, MIXTRAL, QWEN2_MOE, DEEPSEEK_V2, GLM4_MOE need it, the
+//     others must leave `moe` empty):
 //     num_experts > 0, 1 <= experts_per_token <= num_experts, moe_intermediate_size > 0,
 //     num_shared_experts >= 0, 0 <= first_dense_layers < num_layers;
-//   MLA all-or-nothing: DEEPSEEK_V3 needs all five mla fields > 0, other families none;
+//   MLA: DEEPSEEK_V2 / DEEPSEEK_V3 need kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
+//     v_head_dim > 0 and q_lora_rank >= 0 (0: no query compression), other families none;
 //   sliding_window and sliding_window_every >= 0, both 0 or both > 0, every <= num_layers
 //     (convention: layer l uses the sliding window when l % sliding_window_every == 0);
 //   EAGLE3 needs eagle3.draft_vocab_size in (0, vocab_size] and eagle3.fused_hidden_states >= 0
 //     (0 = the default 3); other families leave `eagle3` empty;
-//   num_nextn_predict_layers >= 0.
+//   num_nextn_predict_layers >= 0;
+//   quantization (when present): format FP8, INT4 or FP4; block_rows, block_cols >= 0; scale_bits
+//     8, 16 or 32; zero_point_bits in [0, 32]. It becomes ModelSpec::quantization.
 #pragma once
 
 #include <string>

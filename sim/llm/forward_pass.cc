@@ -53,12 +53,10 @@ class PassBuilder {
     T_ = static_cast<double>(out_.tokens);
     h_ = model.hidden_size;
     tp_ = par.tp;
-    wb_ = DTypeBytes(shape.weight_dtype);
-    eb_ = DTypeBytes(shape.expert_weight_dtype.value_or(shape.weight_dtype));
+    fmt_ = shape.weight_formats ? *shape.weight_formats
+                                : FormatsFromDtypes(shape.weight_dtype, shape.expert_weight_dtype);
     ab_ = DTypeBytes(shape.activation_dtype);
     kvb_ = DTypeBytes(shape.kv_dtype);
-    math_ = MathDtype(shape.weight_dtype, shape.activation_dtype);
-    expert_math_ = MathDtype(shape.expert_weight_dtype.value_or(shape.weight_dtype), shape.activation_dtype);
     out_.steps.reserve(static_cast<size_t>(model.num_layers + 2) * 24);  // ~20 steps per layer
   }
 
@@ -76,13 +74,14 @@ class PassBuilder {
     out_.weight_bytes_per_gpu += width * kBf16;
   }
 
-  // A GEMM with per-GPU shape (m, n, k) over weights of `wbytes` bytes per element; its weights are
-  // resident and read once.
-  void Gemm(const std::string& name, int layer, double m, double n, double k, double wbytes, DType math,
-            KernelClass cls = KernelClass::kGemm) {
-    const double w = n * k * wbytes;
+  // A GEMM with per-GPU shape (m, n, k) over weights stored as `f` (WeightBytes(f, n, k), scales
+  // included); its weights are resident and read once. Math: the activation dtype unless the
+  // weights are wider, or `math` when given.
+  void Gemm(const std::string& name, int layer, double m, double n, double k, const WeightFormat& f,
+            KernelClass cls = KernelClass::kGemm, std::optional<DType> math = std::nullopt) {
+    const double w = WeightBytes(f, n, k);
     Kernel& kr = AddKernel(name, layer, cls, 2 * m * n * k, w + m * k * ab_ + m * n * kBf16);
-    kr.math_dtype = math;
+    kr.math_dtype = math.value_or(MathDtype(f.dtype, s_.activation_dtype));
     kr.m = m;
     kr.n = n;
     kr.k = k;
@@ -113,7 +112,7 @@ class PassBuilder {
       }
     } else {
       // NOLINTNEXTLINE(bugprone-integer-division): exact, ValidateForPass requires intermediate_size % tp == 0
-      DenseMlp(layer, "", m_.intermediate_size / tp_, T_, math_, wb_);
+      DenseMlp(layer, "", m_.intermediate_size / tp_, T_, fmt_.dense_mlp);
       AllReduce(Name(layer, "mlp_allreduce"), layer);
     }
   }
@@ -123,7 +122,7 @@ class PassBuilder {
     Norm(prefix_ + "final_norm", -1, h_, true);
     const double vl = static_cast<double>(CeilDiv(vocab, tp_));
     const double before_w = out_.weight_bytes_per_gpu;
-    Gemm(prefix_ + head_name, -1, T_, vl, h_, wb_, math_);
+    Gemm(prefix_ + head_name, -1, T_, vl, h_, fmt_.lm_head);
     if (!resident_head) out_.weight_bytes_per_gpu = before_w;
     if (tp_ > 1) {
       AddComm(CommKind::kAllGather, static_cast<int64_t>(std::llround(T_ * vl * tp_ * s_.logit_bytes)),
@@ -136,7 +135,10 @@ class PassBuilder {
   }
 
   // Replicated Linear (EAGLE-3 fc, MTP eh_proj): n = h, k = in.
-  void ReplicatedProjection(const std::string& name, double in) { Gemm(prefix_ + name, -1, T_, h_, in, wb_, math_); }
+  // Stored like the dense MLP.
+  void ReplicatedProjection(const std::string& name, double in) {
+    Gemm(prefix_ + name, -1, T_, h_, in, fmt_.dense_mlp);
+  }
 
   ForwardPass Finish() { return std::move(out_); }
 
@@ -199,11 +201,11 @@ class PassBuilder {
     const double d = m_.head_dim;
     const double hl = m_.num_attention_heads / tp_;  // NOLINT(bugprone-integer-division): exact, heads % tp == 0
     const double kvl = KvHeadsPerGpu(m_, tp_);
-    Gemm(Name(layer, "qkv_proj"), layer, T_, (hl + 2 * kvl) * d, qkv_input, wb_, math_);
+    Gemm(Name(layer, "qkv_proj"), layer, T_, (hl + 2 * kvl) * d, qkv_input, fmt_.attention);
     Elementwise(Name(layer, "rope_kv_store"), layer, 2 * T_ * (hl + kvl) * d * kBf16 + T_ * 2 * kvl * d * kvb_,
                 6 * T_ * (hl + kvl) * d);
     Attention(layer, 2 * kvl * d * kvb_, 2 * T_ * hl * d * kBf16, 4 * hl * d, hl, kvl);
-    Gemm(Name(layer, "o_proj"), layer, T_, h_, hl * d, wb_, math_);
+    Gemm(Name(layer, "o_proj"), layer, T_, h_, hl * d, fmt_.attention);
   }
 
   void MlaAttention(int layer) {
@@ -211,31 +213,36 @@ class PassBuilder {
     const double hl = m_.num_attention_heads / tp_;  // NOLINT(bugprone-integer-division): exact, heads % tp == 0
     const double rq = a.q_lora_rank, rkv = a.kv_lora_rank, dn = a.qk_nope_head_dim, dr = a.qk_rope_head_dim,
                  dv = a.v_head_dim;
-    Gemm(Name(layer, "qkv_a_proj"), layer, T_, rq + rkv + dr, h_, wb_, math_);  // replicated
+    const WeightFormat& f = fmt_.attention;
+    Gemm(Name(layer, "qkv_a_proj"), layer, T_, rq + rkv + dr, h_, f);  // replicated
     Norm(Name(layer, "qkv_a_norm"), layer, rq + rkv, false);
-    Gemm(Name(layer, "q_b_proj"), layer, T_, hl * (dn + dr), rq, wb_, math_);
+    if (rq > 0) {
+      Gemm(Name(layer, "q_b_proj"), layer, T_, hl * (dn + dr), rq, f);
+    } else {
+      Gemm(Name(layer, "q_proj"), layer, T_, hl * (dn + dr), h_, f);  // no query compression (V2-Lite)
+    }
     // Absorbed W_UK: per head [T, dn] x [dn, rkv].
-    Gemm(Name(layer, "q_absorb"), layer, T_, hl * rkv, dn, wb_, math_);
+    Gemm(Name(layer, "q_absorb"), layer, T_, hl * rkv, dn, f);
     Elementwise(Name(layer, "rope_kv_store"), layer, 2 * T_ * hl * dr * kBf16 + T_ * (rkv + dr) * (kBf16 + kvb_),
                 6 * T_ * hl * dr);
     Attention(layer, (rkv + dr) * kvb_, T_ * hl * (2 * rkv + dr) * kBf16, 2 * hl * (2 * rkv + dr), hl, 1,
               /*latent=*/true);
     // Absorbed W_UV: per head [T, rkv] x [rkv, dv].
-    Gemm(Name(layer, "v_absorb"), layer, T_, hl * dv, rkv, wb_, math_);
-    Gemm(Name(layer, "o_proj"), layer, T_, h_, hl * dv, wb_, math_);
+    Gemm(Name(layer, "v_absorb"), layer, T_, hl * dv, rkv, f);
+    Gemm(Name(layer, "o_proj"), layer, T_, h_, hl * dv, f);
   }
 
   // gate_up, act, down over `tokens` rows with `il` intermediate per GPU.
-  void DenseMlp(int layer, const std::string& tag, double il, double tokens, DType math, double wbytes) {
+  void DenseMlp(int layer, const std::string& tag, double il, double tokens, const WeightFormat& f) {
     const double T = tokens;
-    Gemm(Name(layer, (tag + "gate_up_proj").c_str()), layer, T, 2 * il, h_, wbytes, math);
+    Gemm(Name(layer, (tag + "gate_up_proj").c_str()), layer, T, 2 * il, h_, f);
     Elementwise(Name(layer, (tag + "act").c_str()), layer, T * 2 * il * kBf16 + T * il * ab_, 4 * T * il);
-    Gemm(Name(layer, (tag + "down_proj").c_str()), layer, T, h_, il, wbytes, math);
+    Gemm(Name(layer, (tag + "down_proj").c_str()), layer, T, h_, il, f);
   }
 
   void Router(int layer, double tokens) {
     const double e = m_.moe.num_experts;
-    Gemm(Name(layer, "router"), layer, tokens, e, h_, kBf16, DType::kBf16, KernelClass::kRouter);
+    Gemm(Name(layer, "router"), layer, tokens, e, h_, WeightFormat{}, KernelClass::kRouter, DType::kBf16);
     out_.steps.back().kernel.bytes += tokens * e * 4;  // fp32 router logits for top-k
   }
 
@@ -243,16 +250,18 @@ class PassBuilder {
   // whose per-GPU intermediate is `il`; `resident_experts` experts' weights live here.
   void RoutedExperts(int layer, double routings, double distinct_local, double il, double resident_experts) {
     const double per_expert_m = distinct_local > 0 ? routings / distinct_local : 0;
+    const WeightFormat& f = fmt_.routed_experts;
     auto grouped = [&](const char* what, double n, double k) {
-      const double w_read = distinct_local * n * k * eb_;
+      const double per_expert = WeightBytes(f, n, k);
+      const double w_read = distinct_local * per_expert;
       Kernel& kr = AddKernel(Name(layer, what), layer, KernelClass::kGroupedGemm, 2 * routings * n * k,
                              w_read + routings * k * ab_ + routings * n * kBf16);
-      kr.math_dtype = expert_math_;
+      kr.math_dtype = MathDtype(f.dtype, s_.activation_dtype);
       kr.m = per_expert_m;
       kr.n = n;
       kr.k = k;
       out_.weight_bytes_read_per_gpu += w_read;
-      out_.weight_bytes_per_gpu += resident_experts * n * k * eb_;
+      out_.weight_bytes_per_gpu += resident_experts * per_expert;
     };
     grouped("experts_gate_up", 2 * il, h_);
     Elementwise(Name(layer, "experts_act"), layer, routings * 2 * il * kBf16 + routings * il * ab_, 4 * routings * il);
@@ -267,7 +276,7 @@ class PassBuilder {
     const double il = static_cast<double>(moe.moe_intermediate_size) / tp_;
     RoutedExperts(layer, T_ * moe.experts_per_token, D, il, moe.num_experts);
     if (moe.num_shared_experts > 0) {
-      DenseMlp(layer, "shared_", il * moe.num_shared_experts, T_, math_, wb_);
+      DenseMlp(layer, "shared_", il * moe.num_shared_experts, T_, fmt_.shared_experts);
     }
     Elementwise(Name(layer, "moe_sum"), layer, T_ * moe.experts_per_token * h_ * kBf16 + T_ * h_ * kBf16,
                 T_ * moe.experts_per_token * h_);
@@ -287,8 +296,8 @@ class PassBuilder {
     RoutedExperts(layer, T_ * k / ep, D / ep, moe.moe_intermediate_size, static_cast<double>(moe.num_experts) / ep);
     AddComm(CommKind::kAllToAll, a2a, Name(layer, "moe_combine"), layer);
     if (moe.num_shared_experts > 0) {
-      DenseMlp(layer, "shared_", static_cast<double>(moe.moe_intermediate_size) * moe.num_shared_experts, ts, math_,
-               wb_);
+      DenseMlp(layer, "shared_", static_cast<double>(moe.moe_intermediate_size) * moe.num_shared_experts, ts,
+               fmt_.shared_experts);
     }
     Elementwise(Name(layer, "moe_sum"), layer, ts * k * h_ * kBf16 + ts * h_ * kBf16, ts * k * h_);
     AddComm(CommKind::kAllGather, static_cast<int64_t>(std::llround(T_ * h_ * kBf16)), Name(layer, "moe_allgather"),
@@ -300,9 +309,9 @@ class PassBuilder {
   PassShape s_;
   std::string prefix_;
   ForwardPass out_;
-  double T_ = 0, h_ = 0, wb_ = 2, eb_ = 2, ab_ = 2, kvb_ = 2;
+  double T_ = 0, h_ = 0, ab_ = 2, kvb_ = 2;
   int tp_ = 1;
-  DType math_ = DType::kBf16, expert_math_ = DType::kBf16;
+  WeightFormats fmt_;
 };
 
 Status ValidateShape(const PassShape& s) {
@@ -388,10 +397,10 @@ Status ValidateForPass(const ModelSpec& m, const ParallelSpec& p) {
   }
   if (m.is_mla()) {
     const MlaSpec& a = m.mla;
-    if (a.q_lora_rank < 1 || a.qk_nope_head_dim < 1 || a.qk_rope_head_dim < 1 || a.v_head_dim < 1) {
+    if (a.q_lora_rank < 0 || a.qk_nope_head_dim < 1 || a.qk_rope_head_dim < 1 || a.v_head_dim < 1) {
       return InvalidArgumentError("model " + m.name +
-                                  ": mla.q_lora_rank, qk_nope_head_dim, qk_rope_head_dim and "
-                                  "v_head_dim must be >= 1 when kv_lora_rank > 0");
+                                  ": mla.qk_nope_head_dim, qk_rope_head_dim and v_head_dim must be >= 1 and "
+                                  "q_lora_rank >= 0 (0: no query compression) when kv_lora_rank > 0");
     }
   } else {
     if (m.head_dim < 1) return InvalidArgumentError(Field(m, "head_dim", m.head_dim) + ": must be >= 1");

@@ -4,12 +4,16 @@
 // Notation: T = batch * tokens_per_sequence tokens in the pass, b = batch, N = tokens_per_sequence
 // (1: decode, N: verify of N draft tokens), C = context_length (tokens already in the KV cache),
 // h = hidden, t = tp, H/KV = attention / key-value heads, d = head_dim, V = vocab, I = dense
-// intermediate; wb/eb/kvb = bytes per weight / routed-expert weight / KV value, ab = bytes per GEMM
-// input activation (the activation dtype); residual-stream and GEMM outputs are bf16 (2 B).
+// intermediate; kvb = bytes per KV value, ab = bytes per GEMM input activation (the activation
+// dtype); residual-stream and GEMM outputs are bf16 (2 B). Weight bytes of each GEMM are
+// WeightBytes(format, n, k) (weight_format.h: values plus their block / group scales) with the
+// format of its tensor class (attention, dense MLP, shared experts, routed experts, LM head):
+// PassShape::weight_formats when set (e.g. the checkpoint's quantization_config), else
+// FormatsFromDtypes(weight_dtype, expert_weight_dtype). Below, W = that byte count.
 // Per GPU: Hl = H/t heads, KVl = KV/t kv heads, or 1 when KV < t (kv heads replicated t/KV times),
 // Vl = ceil(V/t) (vocab-parallel, padded).
 //
-// GEMM (m, n, k per GPU; W = n*k*wb weight bytes): flops = 2*m*n*k, bytes = W + m*k*ab + m*n*2.
+// GEMM (m, n, k per GPU; W weight bytes): flops = 2*m*n*k, bytes = W + m*k*ab + m*n*2.
 // GEMMs run on the tensor cores of the activation dtype, or of the weight dtype when the weights
 // are wider (int4 weights with bf16 activations: weight-only quantization, bf16 math).
 //
@@ -26,7 +30,8 @@
 //         read once for its N queries) + 2*T*Hl*d*2;  flops = 4*T*Hl*d*L;  o_proj GEMM n=h, k=Hl*d
 //   MLA (rq = q_lora_rank, rkv = kv_lora_rank, dn/dr/dv = qk_nope/qk_rope/v head dims), decode with
 //         weight absorption: qkv_a_proj GEMM n=rq+rkv+dr, k=h, replicated on every GPU;
-//         qkv_a_norm; q_b_proj GEMM n=Hl*(dn+dr), k=rq; q_absorb (per-head W_UK) flops
+//         qkv_a_norm; q_b_proj GEMM n=Hl*(dn+dr), k=rq (rq = 0, no query compression as in
+//         DeepSeek-V2-Lite: q_proj GEMM n=Hl*(dn+dr), k=h instead, and qkv_a_proj n=rkv+dr); q_absorb (per-head W_UK) flops
 //         2*T*Hl*dn*rkv, weights Hl*dn*rkv*wb; rope_kv_store 2*T*Hl*dr*2 + T*(rkv+dr)*(2+kvb);
 //         attention over the latent cache (rkv+dr values per token per layer, NOT split over TP:
 //         every GPU holds its sequences' whole latent cache): bytes b*L*(rkv+dr)*kvb +
@@ -78,6 +83,7 @@
 #include "sim/compute/kernel.h"
 #include "sim/core/status.h"
 #include "sim/llm/model.h"
+#include "sim/llm/weight_format.h"
 
 namespace specsim::llm {
 
@@ -96,6 +102,9 @@ struct PassShape {
   // Routed experts only; unset = weight_dtype (e.g. Kimi-K2-Thinking: int4 experts, bf16
   // elsewhere).
   std::optional<compute::DType> expert_weight_dtype;
+  // Per-tensor-class weight formats (e.g. FormatsFromCheckpoint(model.quantization)); set, they
+  // replace weight_dtype and expert_weight_dtype.
+  std::optional<WeightFormats> weight_formats;
   // Bytes per gathered logit (2: bf16 gather, see the header comment).
   int logit_bytes = 2;
 };

@@ -31,8 +31,10 @@ double LargestGemmActivations(const ForwardPass& pass) {
   return best;
 }
 
-PassShape ShapeFor(const ServingShape& s, compute::DType weights) {
+// `target`: the pass is the target's (or its MTP layer's): serving.weight_formats apply.
+PassShape ShapeFor(const ServingShape& s, compute::DType weights, bool target) {
   PassShape p;
+  if (target) p.weight_formats = s.weight_formats;
   p.batch = s.batch;
   p.tokens_per_sequence = s.max_tokens_per_sequence;
   p.context_length = s.max_context;
@@ -65,6 +67,12 @@ std::string ParallelismSuffix(const ParallelSpec& parallel) {
 }
 
 std::string WeightsNote(const ServingShape& serving, const ParallelSpec& parallel) {
+  if (serving.weight_formats) {
+    const WeightFormats& f = *serving.weight_formats;
+    return "checkpoint: " + WeightFormatName(f.attention) +
+           (f.routed_experts == f.attention ? std::string() : ", experts " + WeightFormatName(f.routed_experts)) +
+           ParallelismSuffix(parallel);
+  }
   return std::string(compute::DTypeName(serving.weight_dtype)) +
          (serving.expert_weight_dtype ? std::string(", experts ") + compute::DTypeName(*serving.expert_weight_dtype)
                                       : std::string()) +
@@ -79,7 +87,7 @@ StatusOr<double> AddDraftWeights(const ModelSpec& target, const std::optional<Mo
   const int tp = parallel.tp;
   if (draft.has_value()) {
     ASSIGN_OR_RETURN(ForwardPass d, BuildEagle3DraftPass(*draft, target, ParallelSpec{tp, 1},
-                                                         ShapeFor(serving, serving.draft_weight_dtype)));
+                                                         ShapeFor(serving, serving.draft_weight_dtype, /*target=*/false)));
     plan->title += " + " + draft->name;
     plan->lines.push_back({"draft weights", d.weight_bytes_per_gpu,
                            std::string("EAGLE-3 head, ") + compute::DTypeName(serving.draft_weight_dtype)});
@@ -92,7 +100,7 @@ StatusOr<double> AddDraftWeights(const ModelSpec& target, const std::optional<Mo
     ASSIGN_OR_RETURN(ForwardPass d, BuildMtpDraftPass(target, parallel, shape));
     plan->title += " + MTP";
     plan->lines.push_back({"draft weights", d.weight_bytes_per_gpu,
-                           std::string("MTP layer, ") + compute::DTypeName(serving.weight_dtype)});
+                           std::string("MTP layer, ") + (serving.weight_formats ? "checkpoint formats" : compute::DTypeName(serving.weight_dtype))});
     ModelSpec one = target;
     one.num_layers = 1;
     one.sliding_window = 0;
@@ -136,7 +144,7 @@ StatusOr<MemoryPlan> PlanMemory(const ModelSpec& target, const std::optional<Mod
                                 const ParallelSpec& parallel, const ServingShape& serving, const net::GpuSpec& gpu,
                                 const CommBufferSpec& comm, const RuntimeMemorySpec& runtime) {
   RETURN_IF_ERROR(CheckMemoryInputs(draft, serving, gpu));
-  const PassShape shape = ShapeFor(serving, serving.weight_dtype);
+  const PassShape shape = ShapeFor(serving, serving.weight_dtype, /*target=*/true);
   ASSIGN_OR_RETURN(ForwardPass pass, BuildForwardPass(target, parallel, shape));
 
   MemoryPlan plan;

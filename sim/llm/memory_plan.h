@@ -3,7 +3,8 @@
 //
 //   weights        BuildForwardPass(...).weight_bytes_per_gpu: all resident weights of the target
 //                  (every expert, vocab-parallel embedding and LM head, replicated pieces counted
-//                  whole), in the serving weight dtype
+//                  whole), in the serving weight dtype with its scales (weight_format.h), or in
+//                  the per-tensor formats of serving.weight_formats
 //   draft weights  EAGLE-3 head (FC, one layer, draft LM head; the embedding is the target's)
 //                  or the MTP layer (eh_proj + one target layer; embedding and head shared)
 //   KV cache       KvCacheBytesPerGpu(batch, max_context) for the target, plus the draft's layer
@@ -45,6 +46,9 @@ struct ServingShape {
   compute::DType activation_dtype = compute::DType::kBf16;
   compute::DType kv_dtype = compute::DType::kBf16;
   compute::DType draft_weight_dtype = compute::DType::kBf16;  // EAGLE-3 heads ship in bf16
+  // The target's per-tensor weight formats (e.g. FormatsFromCheckpoint(target.quantization)); set,
+  // they replace weight_dtype and expert_weight_dtype for the target and its MTP layer.
+  std::optional<WeightFormats> weight_formats;
   bool mtp_draft = false;  // draft with the target's MTP (NEXTN) layer (no `draft` model then)
   int logit_bytes = 2;
 };

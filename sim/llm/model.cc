@@ -10,6 +10,12 @@ const char* ModelFamilyName(ModelFamily f) {
     case ModelFamily::kDeepseekV3: return "deepseek_v3";
     case ModelFamily::kGptOss: return "gpt_oss";
     case ModelFamily::kEagle3: return "eagle3";
+    case ModelFamily::kMistral: return "mistral";
+    case ModelFamily::kMixtral: return "mixtral";
+    case ModelFamily::kQwen2: return "qwen2";
+    case ModelFamily::kQwen2Moe: return "qwen2_moe";
+    case ModelFamily::kDeepseekV2: return "deepseek_v2";
+    case ModelFamily::kGlm4Moe: return "glm4_moe";
   }
   return "unknown";
 }

@@ -4,9 +4,24 @@
 
 #include <string>
 
+#include "sim/llm/weight_format.h"
+
 namespace specsim::llm {
 
-enum class ModelFamily { kLlama, kQwen3, kQwen3Moe, kDeepseekV3, kGptOss, kEagle3 };
+enum class ModelFamily {
+  kLlama,
+  kQwen3,
+  kQwen3Moe,
+  kDeepseekV3,
+  kGptOss,
+  kEagle3,
+  kMistral,
+  kMixtral,
+  kQwen2,
+  kQwen2Moe,
+  kDeepseekV2,
+  kGlm4Moe
+};
 
 const char* ModelFamilyName(ModelFamily f);
 
@@ -19,8 +34,8 @@ struct MoeSpec {
 };
 
 struct MlaSpec {
-  int q_lora_rank = 0;  // 0: no MLA
-  int kv_lora_rank = 0;
+  int q_lora_rank = 0;  // 0: no query compression (q_proj h -> heads * (nope + rope))
+  int kv_lora_rank = 0;  // 0: no MLA
   int qk_nope_head_dim = 0;
   int qk_rope_head_dim = 0;
   int v_head_dim = 0;
@@ -49,6 +64,9 @@ struct ModelSpec {
   int sliding_window_every = 0;
   Eagle3Spec eagle3;
   int num_nextn_predict_layers = 0;
+  // How the checkpoint stores its weights (config.json quantization_config); used when a scenario
+  // asks for the checkpoint's formats (FormatsFromCheckpoint).
+  CheckpointQuantization quantization;
   std::string hf_id;               // Hugging Face repository, for launch commands ("" unknown)
   bool trust_remote_code = false;  // the checkpoint ships modelling code (auto_map)
   // The draft's published acceptance (model.proto PublishedAcceptance); mean_accept_length 0: none.

@@ -125,9 +125,9 @@ void CheckMla(const Model& m, ValidationErrors* e) {
       }
     }
   } else if (any_mla) {
-    e->Add("mla", fmt::format("{{ kv_lora_rank: {} ... }}", mla.kv_lora_rank()),
-           fmt::format("must be empty for family {} (only DEEPSEEK_V2 and DEEPSEEK_V3 use MLA)",
-                       FamilyName(m.family())));
+    e->Add(
+        "mla", fmt::format("{{ kv_lora_rank: {} ... }}", mla.kv_lora_rank()),
+        fmt::format("must be empty for family {} (only DEEPSEEK_V2 and DEEPSEEK_V3 use MLA)", FamilyName(m.family())));
   }
 }
 

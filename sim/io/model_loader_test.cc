@@ -146,8 +146,8 @@ INSTANTIATE_TEST_SUITE_P(AllHfConfigs, HfImportTest, ::testing::ValuesIn(WithHfC
 
 // models/hf/ configs without a bundled textproto: each is imported and checked against its
 // published parameter count and checkpoint size in hf_families_test.cc.
-constexpr const char* kHfOnly[] = {"mistral-7b-v0.3", "mixtral-8x7b", "qwen2.5-72b", "qwen1.5-moe-a2.7b",
-                                   "deepseek-v2-lite", "gpt-oss-20b", "glm-4.5-air", "kimi-k2-thinking"};
+constexpr const char* kHfOnly[] = {"mistral-7b-v0.3",  "mixtral-8x7b", "qwen2.5-72b", "qwen1.5-moe-a2.7b",
+                                   "deepseek-v2-lite", "gpt-oss-20b",  "glm-4.5-air", "kimi-k2-thinking"};
 
 // Every models/*.textproto and models/hf/*.json is in a table (so each one is tested).
 TEST(BundledModelsTest, TableCoversTheDirectories) {

@@ -53,8 +53,8 @@ class PassBuilder {
     T_ = static_cast<double>(out_.tokens);
     h_ = model.hidden_size;
     tp_ = par.tp;
-    fmt_ = shape.weight_formats ? *shape.weight_formats
-                                : FormatsFromDtypes(shape.weight_dtype, shape.expert_weight_dtype);
+    fmt_ =
+        shape.weight_formats ? *shape.weight_formats : FormatsFromDtypes(shape.weight_dtype, shape.expert_weight_dtype);
     ab_ = DTypeBytes(shape.activation_dtype);
     kvb_ = DTypeBytes(shape.kv_dtype);
     out_.steps.reserve(static_cast<size_t>(model.num_layers + 2) * 24);  // ~20 steps per layer

@@ -86,8 +86,9 @@ StatusOr<double> AddDraftWeights(const ModelSpec& target, const std::optional<Mo
                                  MemoryPlan* plan) {
   const int tp = parallel.tp;
   if (draft.has_value()) {
-    ASSIGN_OR_RETURN(ForwardPass d, BuildEagle3DraftPass(*draft, target, ParallelSpec{tp, 1},
-                                                         ShapeFor(serving, serving.draft_weight_dtype, /*target=*/false)));
+    ASSIGN_OR_RETURN(ForwardPass d,
+                     BuildEagle3DraftPass(*draft, target, ParallelSpec{tp, 1},
+                                          ShapeFor(serving, serving.draft_weight_dtype, /*target=*/false)));
     plan->title += " + " + draft->name;
     plan->lines.push_back({"draft weights", d.weight_bytes_per_gpu,
                            std::string("EAGLE-3 head, ") + compute::DTypeName(serving.draft_weight_dtype)});
@@ -99,8 +100,10 @@ StatusOr<double> AddDraftWeights(const ModelSpec& target, const std::optional<Mo
   if (serving.mtp_draft) {
     ASSIGN_OR_RETURN(ForwardPass d, BuildMtpDraftPass(target, parallel, shape));
     plan->title += " + MTP";
-    plan->lines.push_back({"draft weights", d.weight_bytes_per_gpu,
-                           std::string("MTP layer, ") + (serving.weight_formats ? "checkpoint formats" : compute::DTypeName(serving.weight_dtype))});
+    plan->lines.push_back(
+        {"draft weights", d.weight_bytes_per_gpu,
+         std::string("MTP layer, ") +
+             (serving.weight_formats ? "checkpoint formats" : compute::DTypeName(serving.weight_dtype))});
     ModelSpec one = target;
     one.num_layers = 1;
     one.sliding_window = 0;

@@ -34,7 +34,7 @@ struct MoeSpec {
 };
 
 struct MlaSpec {
-  int q_lora_rank = 0;  // 0: no query compression (q_proj h -> heads * (nope + rope))
+  int q_lora_rank = 0;   // 0: no query compression (q_proj h -> heads * (nope + rope))
   int kv_lora_rank = 0;  // 0: no MLA
   int qk_nope_head_dim = 0;
   int qk_rope_head_dim = 0;

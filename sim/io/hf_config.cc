@@ -487,9 +487,8 @@ void ReadQuantization(const TypeInfo& t, const json& root, Reader& r, config::Mo
   (void)root;
 }
 
-}  // namespace
-
-StatusOr<config::Model> ImportHfConfig(std::string_view json_text, std::string_view filename) {
+// The text as a JSON object; InvalidArgument for malformed text or another top level.
+StatusOr<json> ParseConfigJson(std::string_view json_text, std::string_view filename) {
   json root;
   try {
     root = json::parse(json_text.begin(), json_text.end());
@@ -502,6 +501,39 @@ StatusOr<config::Model> ImportHfConfig(std::string_view json_text, std::string_v
     return InvalidArgumentError(
         fmt::format("{}: not a Hugging Face config.json: the top level must be a JSON object", filename));
   }
+  return root;
+}
+
+// The transformer's shape: layers, widths, heads, vocabulary, tied embeddings, MTP layers, remote
+// code, and the dense MLP size.
+void ReadShape(const TypeInfo& t, const std::string& why, Reader& r, config::Model* out) {
+  config::Model& m = *out;
+  m.set_num_layers(r.RequiredInt({"num_hidden_layers"}, why));
+  m.set_hidden_size(r.RequiredInt({"hidden_size"}, why));
+  m.set_num_attention_heads(r.RequiredInt({"num_attention_heads"}, why));
+  // Absent or null: = num_attention_heads (transformers' convention for num_key_value_heads None).
+  m.set_num_key_value_heads(r.OptionalInt("num_key_value_heads", m.num_attention_heads()));
+  m.set_vocab_size(r.RequiredInt({"vocab_size"}, why));
+  m.set_tie_word_embeddings(r.OptionalBool("tie_word_embeddings", false));
+  m.set_num_nextn_predict_layers(r.OptionalInt("num_nextn_predict_layers", 0));
+  // Model classes mapped to code shipped with the checkpoint: frameworks need --trust-remote-code.
+  m.set_trust_remote_code(r.FindInFile("auto_map") != nullptr);
+
+  // Dense MLP size: none for the all-MoE styles whose intermediate_size is the per-expert size;
+  // optional for the Qwen MoE types (every layer MoE).
+  if (t.moe == MoeStyle::kGptOss || t.moe == MoeStyle::kMixtral) {
+    m.set_intermediate_size(0);
+  } else if (t.moe == MoeStyle::kQwen) {
+    m.set_intermediate_size(r.FindInFile("intermediate_size") != nullptr ? r.Int("intermediate_size").value_or(0) : 0);
+  } else {
+    m.set_intermediate_size(r.RequiredInt({"intermediate_size"}, why));
+  }
+}
+
+}  // namespace
+
+StatusOr<config::Model> ImportHfConfig(std::string_view json_text, std::string_view filename) {
+  ASSIGN_OR_RETURN(const json root, ParseConfigJson(json_text, filename));
   Reader r(root, filename);
   std::string type_path = "model_type";
   const std::optional<std::string> type = ModelType(root, &r, &type_path);
@@ -536,27 +568,7 @@ StatusOr<config::Model> ImportHfConfig(std::string_view json_text, std::string_v
     m.set_name(BaseName(filename));
   }
 
-  m.set_num_layers(r.RequiredInt({"num_hidden_layers"}, why));
-  m.set_hidden_size(r.RequiredInt({"hidden_size"}, why));
-  m.set_num_attention_heads(r.RequiredInt({"num_attention_heads"}, why));
-  // Absent or null: = num_attention_heads (transformers' convention for num_key_value_heads None).
-  m.set_num_key_value_heads(r.OptionalInt("num_key_value_heads", m.num_attention_heads()));
-  m.set_vocab_size(r.RequiredInt({"vocab_size"}, why));
-  m.set_tie_word_embeddings(r.OptionalBool("tie_word_embeddings", false));
-  m.set_num_nextn_predict_layers(r.OptionalInt("num_nextn_predict_layers", 0));
-  // Model classes mapped to code shipped with the checkpoint: frameworks need --trust-remote-code.
-  m.set_trust_remote_code(r.FindInFile("auto_map") != nullptr);
-
-  // Dense MLP size: none for the all-MoE styles whose intermediate_size is the per-expert size;
-  // optional for the Qwen MoE types (every layer MoE).
-  if (info->moe == MoeStyle::kGptOss || info->moe == MoeStyle::kMixtral) {
-    m.set_intermediate_size(0);
-  } else if (info->moe == MoeStyle::kQwen) {
-    m.set_intermediate_size(r.FindInFile("intermediate_size") != nullptr ? r.Int("intermediate_size").value_or(0) : 0);
-  } else {
-    m.set_intermediate_size(r.RequiredInt({"intermediate_size"}, why));
-  }
-
+  ReadShape(*info, why, r, &m);
   ReadMoe(*info, why, r, &m);
   ReadAttention(*info, why, r, &m);
   ReadSlidingWindows(*info, why, r, &m);

@@ -194,6 +194,59 @@ void ReadInt4Group(QReader& r, const HfModuleNames& n, bool awq, Q* q) {
                   &r, q);
 }
 
+// The block shape of compressed-tensors' weight `strategy` (group / tensor_group: 1 x group_size;
+// channel: one scale per row; tensor: one scale; block: block_structure).
+void ReadCompressedTensorsStrategy(QReader& r, const json& w, const std::string& wat, Q* q) {
+  const std::string strategy = r.String(w, "strategy", wat + "strategy");
+  const std::optional<int> group = r.Int(w, "group_size", wat + "group_size", std::nullopt);
+  if (strategy == "group" || strategy == "tensor_group") {
+    if (!group || *group < 1) {
+      r.Error(wat + "group_size", group ? std::to_string(*group) : "(absent)",
+              "must be > 0 for strategy \"" + strategy + "\"");
+    } else {
+      q->set_block_rows(1);
+      q->set_block_cols(*group);
+    }
+  } else if (strategy == "channel") {
+    q->set_block_rows(1);
+    q->set_block_cols(0);
+  } else if (strategy == "tensor") {
+    q->set_block_rows(0);
+    q->set_block_cols(0);
+  } else if (strategy == "block") {
+    auto bs = w.find("block_structure");
+    if (bs == w.end() || !bs->is_array() || bs->size() != 2 || !(*bs)[0].is_number_integer() ||
+        !(*bs)[1].is_number_integer() || (*bs)[0].get<int64_t>() < 1 || (*bs)[1].get<int64_t>() < 1 ||
+        (*bs)[0].get<int64_t>() > 1 << 20 || (*bs)[1].get<int64_t>() > 1 << 20) {
+      r.Error(wat + "block_structure", bs == w.end() ? "(absent)" : bs->dump(),
+              "must be [rows, cols] for strategy \"block\"");
+    } else {
+      q->set_block_rows(static_cast<int>((*bs)[0].get<int64_t>()));
+      q->set_block_cols(static_cast<int>((*bs)[1].get<int64_t>()));
+    }
+  } else {
+    r.Error(wat + "strategy", json(strategy).dump(),
+            "allowed values: \"group\", \"tensor_group\", \"channel\", \"tensor\", \"block\"");
+  }
+}
+
+// Which modules the group's `targets` quantize, less the `ignore` list.
+void ReadCompressedTensorsTargets(QReader& r, const json& g, const std::string& at, const HfModuleNames& n, Q* q) {
+  const std::vector<std::string> targets = r.Strings(g, "targets", at + "targets");
+  const std::vector<std::string> ignore = r.Strings(r.qc(), "ignore", "ignore");
+  const bool all_linear = std::find(targets.begin(), targets.end(), "Linear") != targets.end();
+  auto quantized = [&](const std::string& module) {
+    if (module.empty()) return false;
+    const bool targeted = all_linear || AnyMatches(targets, module, at + "targets", &r);
+    return targeted && !AnyMatches(ignore, module, "ignore", &r);
+  };
+  q->set_attention_unquantized(!quantized(n.attention));
+  q->set_dense_mlp_unquantized(!quantized(n.dense_mlp));
+  q->set_shared_experts_unquantized(!quantized(n.shared_experts));
+  q->set_routed_experts_unquantized(!quantized(n.routed_experts));
+  q->set_lm_head_quantized(quantized(n.lm_head));
+}
+
 // compressed-tensors (llm-compressor): one config group; see hf_quantization.h.
 // [UNVERIFIED] scale dtypes (bf16 for int, fp32 for fp8, e4m3 for fp4 groups) from memory of
 // compressed-tensors' quantization/lifecycle; Kimi-K2-Thinking's config.json (int, 4 bits,
@@ -241,52 +294,9 @@ void ReadCompressedTensors(QReader& r, const HfModuleNames& n, Q* q) {
     return;
   }
   q->set_scale_bits(scale_bits);
-  const std::string strategy = r.String(w, "strategy", wat + "strategy");
-  const std::optional<int> group = r.Int(w, "group_size", wat + "group_size", std::nullopt);
-  if (strategy == "group" || strategy == "tensor_group") {
-    if (!group || *group < 1) {
-      r.Error(wat + "group_size", group ? std::to_string(*group) : "(absent)",
-              "must be > 0 for strategy \"" + strategy + "\"");
-    } else {
-      q->set_block_rows(1);
-      q->set_block_cols(*group);
-    }
-  } else if (strategy == "channel") {
-    q->set_block_rows(1);
-    q->set_block_cols(0);
-  } else if (strategy == "tensor") {
-    q->set_block_rows(0);
-    q->set_block_cols(0);
-  } else if (strategy == "block") {
-    auto bs = w.find("block_structure");
-    if (bs == w.end() || !bs->is_array() || bs->size() != 2 || !(*bs)[0].is_number_integer() ||
-        !(*bs)[1].is_number_integer() || (*bs)[0].get<int64_t>() < 1 || (*bs)[1].get<int64_t>() < 1 ||
-        (*bs)[0].get<int64_t>() > 1 << 20 || (*bs)[1].get<int64_t>() > 1 << 20) {
-      r.Error(wat + "block_structure", bs == w.end() ? "(absent)" : bs->dump(),
-              "must be [rows, cols] for strategy \"block\"");
-    } else {
-      q->set_block_rows(static_cast<int>((*bs)[0].get<int64_t>()));
-      q->set_block_cols(static_cast<int>((*bs)[1].get<int64_t>()));
-    }
-  } else {
-    r.Error(wat + "strategy", json(strategy).dump(),
-            "allowed values: \"group\", \"tensor_group\", \"channel\", \"tensor\", \"block\"");
-  }
+  ReadCompressedTensorsStrategy(r, w, wat, q);
   if (!r.Bool(w, "symmetric", wat + "symmetric", true)) q->set_zero_point_bits(*bits);
-
-  const std::vector<std::string> targets = r.Strings(g, "targets", at + "targets");
-  const std::vector<std::string> ignore = r.Strings(r.qc(), "ignore", "ignore");
-  const bool all_linear = std::find(targets.begin(), targets.end(), "Linear") != targets.end();
-  auto quantized = [&](const std::string& module) {
-    if (module.empty()) return false;
-    const bool targeted = all_linear || AnyMatches(targets, module, at + "targets", &r);
-    return targeted && !AnyMatches(ignore, module, "ignore", &r);
-  };
-  q->set_attention_unquantized(!quantized(n.attention));
-  q->set_dense_mlp_unquantized(!quantized(n.dense_mlp));
-  q->set_shared_experts_unquantized(!quantized(n.shared_experts));
-  q->set_routed_experts_unquantized(!quantized(n.routed_experts));
-  q->set_lm_head_quantized(quantized(n.lm_head));
+  ReadCompressedTensorsTargets(r, g, at, n, q);
 }
 
 }  // namespace

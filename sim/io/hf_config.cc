@@ -44,6 +44,14 @@ struct TypeInfo {
   const char* defaults;  // JSON object: transformers' defaults for the fields specsim reads
 };
 
+// DeepseekV3Config's defaults, which Kimi-K2's remote code (model_type kimi_k2) inherits.
+constexpr const char* kDeepseekV3Defaults =
+    R"({"vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
+    "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 1,
+    "n_routed_experts": 256, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "kv_lora_rank": 512,
+    "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
+    "tie_word_embeddings": false})";
+
 constexpr TypeInfo kTypes[] = {
     {"llama", config::Model::LLAMA, MoeStyle::kDense, false,
      R"({"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
@@ -77,18 +85,8 @@ constexpr TypeInfo kTypes[] = {
          "num_hidden_layers": 30, "num_attention_heads": 32, "num_key_value_heads": 32,
          "first_k_dense_replace": 0, "moe_layer_freq": 1, "kv_lora_rank": 512, "q_lora_rank": 1536,
          "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "tie_word_embeddings": false})"},
-    {"deepseek_v3", config::Model::DEEPSEEK_V3, MoeStyle::kDeepseek, true,
-     R"({"vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
-         "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 1,
-         "n_routed_experts": 256, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "kv_lora_rank": 512,
-         "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
-         "tie_word_embeddings": false})"},
-    {"kimi_k2", config::Model::DEEPSEEK_V3, MoeStyle::kDeepseek, true,
-     R"({"vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
-         "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 1,
-         "n_routed_experts": 256, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "kv_lora_rank": 512,
-         "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
-         "tie_word_embeddings": false})"},
+    {"deepseek_v3", config::Model::DEEPSEEK_V3, MoeStyle::kDeepseek, true, kDeepseekV3Defaults},
+    {"kimi_k2", config::Model::DEEPSEEK_V3, MoeStyle::kDeepseek, true, kDeepseekV3Defaults},
     {"gpt_oss", config::Model::GPT_OSS, MoeStyle::kGptOss, false,
      R"({"num_hidden_layers": 36, "num_local_experts": 128, "vocab_size": 201088, "hidden_size": 2880,
          "intermediate_size": 2880, "head_dim": 64, "num_attention_heads": 64, "num_key_value_heads": 8,

@@ -29,6 +29,20 @@ nlohmann::json CompareOnTheBox(const std::string& pb) {
   return rc == 0 ? nlohmann::json::parse(out.str()) : nlohmann::json();
 }
 
+// `specsim compare PB --hardware <the 2x H200> --holdout 0.3 --json`: calibrated from the trace
+// alone, median over seeds 1..10; null (and a test failure) when compare does not exit 0.
+nlohmann::json HeldOutOnTheBox(const std::string& pb) {
+  CompareFlags c;
+  c.trace = pb;
+  c.hardware = std::string(SPECSIM_SOURCE_DIR) + "/configs/hardware/h200-2x-nvlink.textproto";
+  c.holdout = 0.3;
+  c.json = true;
+  std::ostringstream out, err;
+  const int rc = RunCompare(c, out, err);
+  EXPECT_EQ(rc, 0) << err.str();
+  return rc == 0 ? nlohmann::json::parse(out.str()) : nlohmann::json();
+}
+
 TEST(ImportProfileCommandTest, TheCommittedProfileToATraceThatCompareReads) {
   const std::string pb =
       (std::filesystem::temp_directory_path() / ("specsim_profile_" + std::to_string(::getpid()) + ".pb")).string();
@@ -58,14 +72,8 @@ TEST(ImportProfileCommandTest, TheCommittedProfileToATraceThatCompareReads) {
   // Calibrating from the profile alone: its GEMM costs, checked on held-out GEMM calls (fitted on
   // 70% of the items, seeds 1..10; the GEMMs are within 2.2% median on the committed profile).
   {
-    CompareFlags c;
-    c.trace = pb;
-    c.hardware = std::string(SPECSIM_SOURCE_DIR) + "/configs/hardware/h200-2x-nvlink.textproto";
-    c.holdout = 0.3;
-    c.json = true;
-    std::ostringstream hout, herr;
-    ASSERT_EQ(RunCompare(c, hout, herr), 0) << herr.str();
-    const nlohmann::json h = nlohmann::json::parse(hout.str());
+    const nlohmann::json h = HeldOutOnTheBox(pb);
+    ASSERT_FALSE(h.is_null());
     bool kernels = false;
     for (const auto& suite : h["suites"])
       if (suite["suite"] == "kernels") {
@@ -112,14 +120,8 @@ TEST(ImportProfileCommandTest, CalibratedFromTheFusedProfileAloneDecodeIsWithinT
     flags.output = pb;
     std::ostringstream out, err;
     ASSERT_EQ(RunImportProfile(flags, out, err), 0) << err.str();
-    CompareFlags c;
-    c.trace = pb;
-    c.hardware = std::string(SPECSIM_SOURCE_DIR) + "/configs/hardware/h200-2x-nvlink.textproto";
-    c.holdout = 0.3;
-    c.json = true;
-    std::ostringstream hout, herr;
-    ASSERT_EQ(RunCompare(c, hout, herr), 0) << herr.str();
-    const nlohmann::json h = nlohmann::json::parse(hout.str());
+    const nlohmann::json h = HeldOutOnTheBox(pb);
+    ASSERT_FALSE(h.is_null());
     std::map<std::string, double> median;
     for (const auto& suite : h["suites"]) median[suite["suite"]] = suite["median_abs_error_median"].get<double>();
     ASSERT_TRUE(median.count("decode")) << h["suites"].dump();

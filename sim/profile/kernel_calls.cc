@@ -107,16 +107,6 @@ void AddSamplingItem(const SamplingGroup& g, const KernelCallSamples::Samples& s
   FillStats(s.us, it->mutable_stats());
 }
 
-bool IsAttentionOp(const std::string& name) {
-  return name == "aten::_cudnn_attention_forward" || name == "aten::_flash_attention_forward" ||
-         name == "aten::_efficient_attention_forward";
-}
-
-bool IsNormOp(const std::string& name) {
-  return name.find("rms_norm") != std::string::npos || name.find("rmsnorm") != std::string::npos ||
-         (name.rfind("triton_", 0) == 0 && name.find("rsqrt") != std::string::npos);
-}
-
 AttentionGroup SummariseAttention(const KernelCallSamples::Samples& s, const std::string& impl, int64_t b, int64_t hq,
                                   int64_t hkv, int64_t q, int64_t keys, int64_t d, int64_t dv,
                                   const std::string& dtype) {

@@ -264,18 +264,20 @@ StatusOr<KinetoTrace> Parse(std::istream& in, const std::string& name, const GzS
 
 }  // namespace
 
+bool IsGemmOp(const std::string& name) { return name == "aten::mm" || name == "aten::addmm"; }
+
+bool IsAttentionOp(const std::string& name) {
+  return name == "aten::_cudnn_attention_forward" || name == "aten::_flash_attention_forward" ||
+         name == "aten::_efficient_attention_forward";
+}
+
+bool IsNormOp(const std::string& name) {
+  return name.find("rms_norm") != std::string::npos || name.find("rmsnorm") != std::string::npos ||
+         (name.rfind("triton_", 0) == 0 && name.find("rsqrt") != std::string::npos);
+}
+
 bool IsShapeOp(const std::string& name) {
-  static const char* const kExact[] = {"aten::mm",
-                                       "aten::addmm",
-                                       "aten::_cudnn_attention_forward",
-                                       "aten::_flash_attention_forward",
-                                       "aten::_efficient_attention_forward",
-                                       "aten::argmax"};
-  for (const char* op : kExact)
-    if (name == op) return true;
-  const bool norm = name.find("rms_norm") != std::string::npos || name.find("rmsnorm") != std::string::npos;
-  const bool triton_norm = name.rfind("triton_", 0) == 0 && name.find("rsqrt") != std::string::npos;
-  return norm || triton_norm;
+  return IsGemmOp(name) || IsAttentionOp(name) || IsNormOp(name) || name == "aten::argmax";
 }
 
 StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json_text, const std::string& name) {

@@ -49,6 +49,10 @@ struct KinetoKernel {
 // rms_norm / rmsnorm, as vLLM's and SGLang's custom ops are, and torch.compile's Triton kernels
 // of a norm: triton_* with rsqrt in the name) and aten::argmax (greedy sampling).
 bool IsShapeOp(const std::string& name);
+// Its kinds: the GEMMs, the attention forwards, the RMSNorms (as above).
+bool IsGemmOp(const std::string& name);
+bool IsAttentionOp(const std::string& name);
+bool IsNormOp(const std::string& name);
 
 // A kept operator call (cpu_op): its kernels carry its external id.
 struct KinetoOp {

@@ -34,7 +34,7 @@ void CollectGemmCalls(const std::vector<OperatorCall>& calls_of_rank, GemmCallMa
                       std::map<std::string, int64_t>* skipped) {
   for (const OperatorCall& c : calls_of_rank) {
     const KinetoOp& o = *c.op;
-    if (o.name != "aten::mm" && o.name != "aten::addmm") continue;
+    if (!IsGemmOp(o.name)) continue;
     // mm(self[m, k], mat2[k, n]); addmm(bias, mat1[m, k], mat2[k, n]).
     const size_t a = o.name == "aten::addmm" ? 1 : 0;
     if (o.input_dims.size() < a + 2 || o.input_dims[a].size() != 2 || o.input_dims[a + 1].size() != 2) {

@@ -38,7 +38,8 @@
 // rest to the merge (3-4 us) and to a fixed cost of the main kernel: its time depends on the tiles
 // per block, not on the batch (16 tiles: Kimi-K2 b8 16K and b32 4K both 43.5 us; 64 tiles, b32 16K:
 // 143 us), i.e. 4.55 TB/s per added byte plus about 10 us per round of blocks, where the plain read
-// has about 4.
+// has about 4. On long contexts that fixed cost fades (traces/h200-1x-mla-tp8-2026-12-01b, batch 8):
+// 32 K 3.84 / 3.72 TB/s (80% / 77.5%, Kimi-K2 / DeepSeek-V3), 64 K 4.20 / 4.12 (87.5% / 86%).
 //
 // Variants measured 2026-12-01 on the H200 and not kept (kernels suite TP8, this kernel run beside
 // each on the same machine, time ratios; traces/logs/h200-1x-mla-variants-2026-12-01b): thread-block
@@ -49,6 +50,10 @@
 // 16K: 4.5 us, a cluster of 8 packed onto fewer SMs); split partials in bf16 normalised by their
 // own sum (half the bytes written and merged): main kernel -0.9..+0.3 us at b8 16K, x1.01-1.03
 // overall, with the merge as 4 blocks of 128 values per (row, head) or as the 8-warp merge below.
+// Balanced splits (traces/logs/h200-1x-mla-long-2026-12-01): whole rounds interleaved as here, then
+// the last, partial round shared out as one partial tile per split (rows past it zero-filled), so
+// that no split walks a whole tile more than another: x1.01-1.03 slower at batch 8 16-64 K, x0.998
+// geomean over all 74 items; the splits' one-tile imbalance is not what the fixed cost is.
 //
 // Causality: query token j of a sequence (0-based among its q) sees cache positions
 // t <= context - q + j. Softmax scale 1 / sqrt(head_dim), as the reference kernels.

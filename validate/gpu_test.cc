@@ -208,6 +208,9 @@ TEST(GpuKernels, FlashMlaAttentionMatchesCpuReference) {
   CheckAttention(f, 1, 3, 8, 1, 576, 512, true, 700, 12);    // a padded second row tile, 12 splits
   CheckAttention(f, 1, 4, 16, 1, 576, 512, true, 300, 6);    // 4 row tiles, 6 splits
   CheckAttention(f, 1, 1, 16, 1, 576, 512, true, 100, 16);   // 4 tiles over 16 splits: 12 empty
+  // The last, partial round shared out: 22 rounds of 7 x 32 tokens, then 72 tokens as shares of 11,
+  // with verify rows whose causal limits fall inside the shares.
+  CheckAttention(f, 2, 2, 8, 1, 576, 512, true, 5000, 7);
 }
 
 // flash_mla's residency (the simulator's geometry: two blocks per SM; 255 registers per thread).

@@ -118,12 +118,16 @@ std::vector<AttentionPoint> AttentionPoints(const Context& ctx, const AttentionS
         if (impl == AttentionImpl::kSimtReference && impl != prod && q > 16) continue;
         out.push_back({impl, b, q, 4096});
       }
-    // The production kernel's verify widths at the decode grid's other contexts (a few q).
-    if (impl == prod && !ctx.opt.quick)
+    // The production kernel's verify widths at the decode grid's other contexts (a few q), and its
+    // decode at batch 8 on long contexts (32 K, 64 K: the cache of one 16 K batch-32 point, so no
+    // larger buffer), where a launch's fixed costs weigh least against the stream.
+    if (impl == prod && !ctx.opt.quick) {
       for (int b : ctx.opt.verify_batches)
         for (int q : {4, 16, 64})
           for (int64_t c : contexts)
             if (c != 4096 && q <= c) out.push_back({impl, b, q, c});
+      for (int64_t c : {int64_t{32768}, int64_t{65536}}) out.push_back({impl, 8, 1, c});
+    }
   }
   return out;
 }

@@ -528,6 +528,29 @@ void ReadShape(const TypeInfo& t, const std::string& why, Reader& r, config::Mod
   }
 }
 
+// An EAGLE-3 head (SpecForge's LlamaForCausalLMEagle3, specforge/modeling/draft/llama3_eagle.py):
+// draft_vocab_size; one decoder layer; fc maps 3 x target_hidden_size (absent: hidden_size) to
+// hidden_size, and specsim's head shares the target's embedding, so the two must be equal.
+void ReadEagle3(Reader& r, config::Model* m) {
+  config::Eagle3Config* e = m->mutable_eagle3();
+  e->set_draft_vocab_size(r.RequiredInt({"draft_vocab_size"}, "for an EAGLE-3 head"));
+  e->set_fused_hidden_states(3);
+  if (m->num_layers() != 1) {
+    r.Error(fmt::format("{} = {}: not supported for an EAGLE-3 head: specsim models it as one decoder layer (1)",
+                        r.PathOf("num_hidden_layers"), m->num_layers()));
+  }
+  std::string path;
+  if (const json* t = r.FindInFile("target_hidden_size", &path)) {
+    const std::optional<int> target = r.Int("target_hidden_size");
+    if (target && *target != m->hidden_size()) {
+      r.Error(
+          fmt::format("{} = {}: not supported: must equal hidden_size = {} (specsim's EAGLE-3 head runs at "
+                      "the target's hidden size and shares its embedding)",
+                      path, t->dump(), m->hidden_size()));
+    }
+  }
+}
+
 }  // namespace
 
 StatusOr<config::Model> ImportHfConfig(std::string_view json_text, std::string_view filename) {
@@ -572,11 +595,7 @@ StatusOr<config::Model> ImportHfConfig(std::string_view json_text, std::string_v
   ReadSlidingWindows(*info, why, r, &m);
   ReadQuantization(*info, root, r, &m);
 
-  if (eagle3) {
-    config::Eagle3Config* e = m.mutable_eagle3();
-    e->set_draft_vocab_size(r.RequiredInt({"draft_vocab_size"}, "for an EAGLE-3 head"));
-    e->set_fused_hidden_states(3);
-  }
+  if (eagle3) ReadEagle3(r, &m);
 
   std::string source = fmt::format("Hugging Face config.json {}", filename);
   if (!r.defaulted().empty()) {

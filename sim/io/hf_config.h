@@ -29,7 +29,9 @@
 //   sliding_window: gpt_oss with sliding_window_every from layer_types (layer l is sliding when
 //     l % sliding_window_every == 0; without layer_types gpt_oss alternates, every = 2); mistral /
 //     mixtral a window on every layer (every = 1);
-//   num_nextn_predict_layers; eagle3.draft_vocab_size <- draft_vocab_size;
+//   num_nextn_predict_layers; eagle3.draft_vocab_size <- draft_vocab_size (an EAGLE-3 head:
+//     num_hidden_layers must be 1 and target_hidden_size, when present, equal hidden_size; the
+//     head's config names no target, so eagle3.target stays empty);
 //   quantization <- quantization_config (hf_quantization.h: fp8 block-wise, mxfp4, awq, gptq,
 //     compressed-tensors; modules_to_not_convert / ignore).
 // Multimodal configs that nest the language model under "text_config" work: every field is read

@@ -196,6 +196,27 @@ TEST(HfConfigTest, Eagle3HeadIsRecognised) {
   EXPECT_EQ(m->head_dim(), 128);
 }
 
+// SpecForge's LlamaForCausalLMEagle3 (specforge/modeling/draft/llama3_eagle.py): fc maps
+// 3 x target_hidden_size (absent: hidden_size) to hidden_size. specsim's head runs at the target's
+// hidden size with its embedding shared, and is one decoder layer: anything else is refused.
+TEST(HfConfigTest, Eagle3HeadShapesSpecsimCannotModelAreErrors) {
+  const std::string head = R"({
+      "architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": 4096,
+      "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "vocab_size": 128256, "draft_vocab_size": 32000, )";
+  StatusOr<config::Model> same =
+      ImportHfConfig(head + R"("num_hidden_layers": 1, "target_hidden_size": 4096})", "e.json");
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_EQ(same->hidden_size(), 4096);
+  EXPECT_TRUE(Contains(ErrorOf(head + R"("num_hidden_layers": 1, "target_hidden_size": 5120})"),
+                       "cfg.json: target_hidden_size = 5120: not supported: must equal hidden_size = 4096"));
+  EXPECT_TRUE(Contains(ErrorOf(head + R"("num_hidden_layers": 2})"),
+                       "cfg.json: num_hidden_layers = 2: not supported for an EAGLE-3 head"));
+  // A draft_vocab_size alone marks a head too (and then needs model_type llama).
+  EXPECT_TRUE(Contains(ErrorOf(R"({"model_type": "qwen3", "draft_vocab_size": 32000})"),
+                       "only llama-style EAGLE-3 heads are supported"));
+}
+
 TEST(HfConfigTest, NewFamiliesMapTheirOwnFieldNames) {
   // Mixtral: intermediate_size is the per-expert size; sliding_window null: none.
   StatusOr<config::Model> mixtral = ImportHfConfig(R"({"model_type": "mixtral", "num_hidden_layers": 32,

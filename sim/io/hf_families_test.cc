@@ -143,5 +143,56 @@ TEST(HfFamilyTest, QuantizedCheckpointsCountTheirScales) {
   EXPECT_NEAR(scales / 0.25e9, 1.0, 0.05) << scales;
 }
 
+// EAGLE-3 heads as SpecForge publishes their configs (models/hf/README.md: sgl-project/SpecForge
+// a6b6b02 configs/): each imports as an EAGLE3 head, runs on its target, and its own weights are
+// the arithmetic of its config's fields (SpecForge's LlamaForCausalLMEagle3,
+// specforge/modeling/draft/llama3_eagle.py): fc 3h -> h, q/k/v over 2h inputs, o, the SwiGLU MLP,
+// the LM head over draft_vocab_size, four RMSNorms of h (hidden, input, post-attention, final);
+// the embedding is the target's. No published size of these heads was read here, so this pins the
+// import and the head's layout, not a checkpoint.
+struct Eagle3Head {
+  const char* file;                                                // models/hf/<file>.config.json
+  const char* target;                                              // models/hf/<target>.config.json
+  double h, heads, kv_heads, head_dim, intermediate, draft_vocab;  // the config's fields
+};
+
+const Eagle3Head kEagle3Heads[] = {
+    {"eagle3-llama-3.1-8b", "llama-3.1-8b", 4096, 32, 8, 128, 14336, 32000},
+    {"eagle3-deepseek-v3", "deepseek-v3", 7168, 56, 8, 128, 40960, 32000},
+    {"eagle3-gpt-oss-20b", "gpt-oss-20b", 2880, 64, 8, 64, 17280, 32000},
+    {"eagle3-qwen3-235b-a22b", "qwen3-235b-a22b", 4096, 64, 4, 128, 24576, 32000},
+};
+
+class Eagle3HeadTest : public ::testing::TestWithParam<Eagle3Head> {};
+
+TEST_P(Eagle3HeadTest, ImportsAndRunsOnItsTargetWithTheConfigsArithmetic) {
+  const Eagle3Head& e = GetParam();
+  StatusOr<llm::ModelSpec> head = LoadModelFile(SourcePath(std::string("models/hf/") + e.file + ".config.json"));
+  ASSERT_TRUE(head.ok()) << head.status().ToString();
+  StatusOr<llm::ModelSpec> target = LoadModelFile(SourcePath(std::string("models/hf/") + e.target + ".config.json"));
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  EXPECT_EQ(head->family, llm::ModelFamily::kEagle3);
+  EXPECT_EQ(head->num_layers, 1);
+  EXPECT_EQ(head->eagle3.draft_vocab_size, e.draft_vocab);
+  EXPECT_EQ(head->vocab_size, target->vocab_size) << "the head's vocab_size is its target's";
+  StatusOr<llm::ForwardPass> pass = llm::BuildEagle3DraftPass(*head, *target, llm::ParallelSpec{}, llm::PassShape{});
+  ASSERT_TRUE(pass.ok()) << pass.status().ToString();
+  const double h = e.h, attn = e.heads * e.head_dim, kv = e.kv_heads * e.head_dim;
+  const double params =
+      3 * h * h + 2 * h * (attn + 2 * kv) + attn * h + 3 * h * e.intermediate + e.draft_vocab * h + 4 * h;
+  EXPECT_NEAR(pass->weight_bytes_per_gpu / 2 / params, 1.0, 1e-3)
+      << e.file << ": " << pass->weight_bytes_per_gpu / 2e9 << "B vs " << params / 1e9 << "B";
+}
+
+std::string HeadName(const ::testing::TestParamInfo<Eagle3Head>& info) {
+  std::string name = info.param.file;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(SpecForge, Eagle3HeadTest, ::testing::ValuesIn(kEagle3Heads), HeadName);
+
 }  // namespace
 }  // namespace specsim::io

@@ -211,7 +211,17 @@ void CheckScenario(const Scenario& sc, ValidationErrors* e) {
     e->Add("serving.max_context_length", std::to_string(s.max_context_length()),
            fmt::format("must be 0 (= context_length) or >= serving.context_length = {}", s.context_length()));
   }
-  CheckDType(e, "serving.weight_dtype", s.weight_dtype());
+  // weight_dtype: required with weight_source DTYPE; unset otherwise means the checkpoint's formats.
+  if (s.weight_source() == config::Serving::DTYPE || s.weight_dtype() != config::DTYPE_UNSPECIFIED) {
+    CheckDType(e, "serving.weight_dtype", s.weight_dtype());
+  }
+  // An expert dtype alone would be dropped (no weight_dtype: the checkpoint's formats): refused.
+  if (s.weight_source() == config::Serving::WEIGHT_SOURCE_UNSPECIFIED &&
+      s.weight_dtype() == config::DTYPE_UNSPECIFIED && s.expert_weight_dtype() != config::DTYPE_UNSPECIFIED) {
+    e->Add("serving.expert_weight_dtype", config::DType_Name(s.expert_weight_dtype()),
+           "needs serving.weight_dtype (the other tensors' dtype): without it the weights are the checkpoint's "
+           "formats (weight_source CHECKPOINT) and expert_weight_dtype is not used");
+  }
   CheckDType(e, "serving.activation_dtype", s.activation_dtype());
   CheckDType(e, "serving.kv_cache_dtype", s.kv_cache_dtype());
 

@@ -6,7 +6,9 @@
 //   parallelism.tensor_parallel >= 1; expert_parallel >= 0, and when > 1 it divides
 //     tensor_parallel; gpus empty or exactly tensor_parallel distinct indices >= 0;
 //   serving.batch_size >= 1; context_length >= 0; max_context_length 0 or >= context_length;
-//     weight_dtype, activation_dtype, kv_cache_dtype set (BF16, FP8, FP4, INT4);
+//     activation_dtype, kv_cache_dtype set (BF16, FP8, FP4, INT4); weight_dtype set when
+//     weight_source is DTYPE (unset with weight_source unset: the checkpoint's formats, and then
+//     expert_weight_dtype must be unset too);
 //   speculation: no `speculation` block means no speculation. With a block, method must be set
 //     (NONE, EAGLE3, MTP). NONE ignores every other speculation field (so `--set
 //     speculation.method=NONE` gives the baseline of a speculative scenario). EAGLE3 needs

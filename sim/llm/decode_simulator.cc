@@ -78,6 +78,7 @@ StatusOr<ForwardPass> DecodeSimulator::BuildPass(PassKind kind, int tokens_per_s
   shape.activation_dtype = setup_.activation_dtype;
   shape.kv_dtype = setup_.kv_dtype;
   shape.expert_weight_dtype = setup_.expert_weight_dtype;
+  shape.weight_formats = setup_.weight_formats;
   switch (kind) {
     case PassKind::kTargetDecode:
     case PassKind::kVerify: return BuildForwardPass(setup_.target, setup_.parallel, shape);
@@ -89,6 +90,7 @@ StatusOr<ForwardPass> DecodeSimulator::BuildPass(PassKind kind, int tokens_per_s
       // EAGLE-3 heads ship in bf16 whatever the target's quantisation.
       shape.weight_dtype = compute::DType::kBf16;
       shape.expert_weight_dtype.reset();
+      shape.weight_formats.reset();
       // The FC fusing the target's hidden states runs when the input comes from the target (the
       // extend after verify), not on later draft steps that feed the draft's own hidden state.
       return BuildEagle3DraftPass(*setup_.draft, setup_.target, setup_.parallel, shape,

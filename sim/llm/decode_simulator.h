@@ -76,7 +76,11 @@ struct DecodeSetup {
   compute::DType activation_dtype = compute::DType::kBf16;
   compute::DType kv_dtype = compute::DType::kBf16;
   std::optional<compute::DType> expert_weight_dtype;  // unset: weight_dtype
-  bool cuda_graphs = true;                            // without a framework: every phase full graphs, else eager
+  // The target's per-tensor weight formats (scenario serving.weight_source CHECKPOINT:
+  // FormatsFromCheckpoint(target.quantization)); set, they replace weight_dtype and
+  // expert_weight_dtype for the target's passes and its MTP layer (EAGLE-3 heads stay bf16).
+  std::optional<WeightFormats> weight_formats;
+  bool cuda_graphs = true;  // without a framework: every phase full graphs, else eager
   // How the ranks' hosts pace their GPUs. framework unset: capture from cuda_graphs, no framework
   // costs, no jitter.
   std::optional<FrameworkProfile> framework;

@@ -83,4 +83,9 @@ struct ModelSpec {
   bool is_moe_layer(int layer) const { return is_moe() && layer >= moe.first_dense_layers; }
 };
 
+// The formats of the tensor classes `m` has (attention and LM head always; the dense MLP, shared
+// and routed experts where the model has them), classes of one format together, in that order:
+// "attention, LM head bf16; routed experts fp4 g32 +8-bit scales" (WeightFormatName).
+std::string DescribeWeightFormats(const ModelSpec& m, const WeightFormats& f);
+
 }  // namespace specsim::llm

@@ -142,17 +142,42 @@ Status SetTargetAndParallelism(const config::Scenario& s, const std::string& whe
   return OkStatus();
 }
 
-// Batch, context, data types and CUDA graphs of the `serving` block.
-Status SetServing(const config::Serving& sv, const std::string& where, llm::DecodeSetup* setup) {
-  setup->batch = sv.batch_size();
-  setup->context_length = sv.context_length();
+// The target's weight formats (serving.weight_source, scenario.h WeightsUsed): the scenario's
+// dtypes into setup->weight_dtype / expert_weight_dtype, or the checkpoint's formats into
+// setup->weight_formats (setup->target must be loaded).
+StatusOr<WeightsUsed> SetWeightFormats(const config::Serving& sv, const std::string& where, llm::DecodeSetup* setup) {
+  WeightsUsed used;
+  const bool checkpoint = sv.weight_source() == config::Serving::CHECKPOINT ||
+                          (sv.weight_source() == config::Serving::WEIGHT_SOURCE_UNSPECIFIED &&
+                           sv.weight_dtype() == config::DTYPE_UNSPECIFIED);
+  if (checkpoint) {
+    const llm::CheckpointQuantization& q = setup->target.quantization;
+    setup->weight_formats = llm::FormatsFromCheckpoint(q);
+    used.from_checkpoint = true;
+    used.source =
+        q.quantized ? "checkpoint (quantization " + q.method + ")" : "checkpoint (no quantization stated: bf16)";
+    used.formats = llm::DescribeWeightFormats(setup->target, *setup->weight_formats);
+    return used;
+  }
   ASSIGN_OR_RETURN(setup->weight_dtype, ToDType(sv.weight_dtype(), where + "serving.weight_dtype"));
-  ASSIGN_OR_RETURN(setup->activation_dtype, ToDType(sv.activation_dtype(), where + "serving.activation_dtype"));
-  ASSIGN_OR_RETURN(setup->kv_dtype, ToDType(sv.kv_cache_dtype(), where + "serving.kv_cache_dtype"));
+  used.source = "serving.weight_dtype";
   if (sv.expert_weight_dtype() != config::DTYPE_UNSPECIFIED) {
     ASSIGN_OR_RETURN(compute::DType e, ToDType(sv.expert_weight_dtype(), where + "serving.expert_weight_dtype"));
     setup->expert_weight_dtype = e;
+    used.source += ", expert_weight_dtype";
   }
+  used.formats = llm::DescribeWeightFormats(setup->target,
+                                            llm::FormatsFromDtypes(setup->weight_dtype, setup->expert_weight_dtype));
+  return used;
+}
+
+// Batch, context, data types and CUDA graphs of the `serving` block.
+Status SetServing(const config::Serving& sv, const std::string& where, llm::DecodeSetup* setup, WeightsUsed* weights) {
+  setup->batch = sv.batch_size();
+  setup->context_length = sv.context_length();
+  ASSIGN_OR_RETURN(*weights, SetWeightFormats(sv, where, setup));
+  ASSIGN_OR_RETURN(setup->activation_dtype, ToDType(sv.activation_dtype(), where + "serving.activation_dtype"));
+  ASSIGN_OR_RETURN(setup->kv_dtype, ToDType(sv.kv_cache_dtype(), where + "serving.kv_cache_dtype"));
   setup->cuda_graphs = sv.cuda_graphs();
   return OkStatus();
 }
@@ -241,7 +266,7 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
   llm::DecodeSetup& setup = loaded.setup;
   setup.topology = loaded.topology.get();
   RETURN_IF_ERROR(SetTargetAndParallelism(s, where, *loaded.topology, &setup));
-  RETURN_IF_ERROR(SetServing(s.serving(), where, &setup));
+  RETURN_IF_ERROR(SetServing(s.serving(), where, &setup, &loaded.weights));
   setup.framework = framework;
   setup.pacing_seed = s.speculation().seed() + 1;
   auto choice = AllreduceChoice(s.communication());
@@ -268,6 +293,7 @@ StatusOr<llm::MemoryPlan> PlanScenarioMemory(const LoadedScenario& loaded) {
       setup.speculation.method == llm::SpeculationMethod::kNone ? 1 : setup.speculation.num_draft_tokens;
   shape.weight_dtype = setup.weight_dtype;
   shape.expert_weight_dtype = setup.expert_weight_dtype;
+  shape.weight_formats = setup.weight_formats;
   shape.activation_dtype = setup.activation_dtype;
   shape.kv_dtype = setup.kv_dtype;
   shape.mtp_draft = setup.speculation.method == llm::SpeculationMethod::kMtp;

@@ -19,11 +19,24 @@ namespace specsim::scenario {
 
 inline constexpr const char* kDefaultScenario = "configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto";
 
+// The target's weight formats as a scenario resolves serving.weight_source (scenario.proto):
+// DTYPE (explicit, or unset with weight_dtype set) takes serving.weight_dtype /
+// expert_weight_dtype with their conventional scales; CHECKPOINT (explicit, or unset without a
+// weight_dtype) takes the model's own quantization per tensor class (bf16 when it states none).
+struct WeightsUsed {
+  bool from_checkpoint = false;
+  std::string source;   // "serving.weight_dtype" or "checkpoint" with the quant_method
+  std::string formats;  // per tensor class, llm::DescribeWeightFormats
+};
+
 struct LoadedScenario {
   std::string path;
   config::Scenario scenario;                // after --set overrides
   std::unique_ptr<net::Topology> topology;  // stable address for setup.topology
   llm::DecodeSetup setup;
+  // Where the target's weight formats come from and what they are (serving.weight_source), one
+  // line for reports: "scenario dtype: INT4 (serving.weight_dtype)" or "checkpoint: ...".
+  WeightsUsed weights;
   // One line each, no "\n": a calibration fitted on another GPU model or GPU count than this
   // scenario's box, or one without provenance (calib::CalibrationWarning). Commands print them on
   // stderr; they never stop a run.

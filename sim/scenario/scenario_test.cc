@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/compute/attention_cost.h"
+#include "sim/llm/weight_format.h"
 
 namespace specsim::scenario {
 namespace {
@@ -109,6 +110,113 @@ TEST(ChooseAttentionCosts, ErrorsNameTheFieldAndWhatTheCalibrationHas) {
   warnings.clear();
   EXPECT_TRUE(ChooseAttentionCosts({}, Sglang(), /*mla=*/false, "", &none, &warnings).ok());
   EXPECT_TRUE(warnings.empty());
+}
+
+// --- serving.weight_source: the checkpoint's formats or the scenario's dtypes (issue 16 item 1) ---
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+const std::string kH200 = "configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto";
+
+// The weights line of a scenario's memory plan (bytes per GPU).
+double PlannedWeightBytes(const LoadedScenario& loaded) {
+  StatusOr<llm::MemoryPlan> plan = PlanScenarioMemory(loaded);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  return plan.ok() ? plan->lines.at(0).bytes : 0;
+}
+
+TEST(WeightSource, AnExplicitDtypeIsTheScenariosChoice) {
+  // The default Kimi scenario says weight_dtype INT4 (the model file states FP8): INT4 it is.
+  StatusOr<LoadedScenario> kimi = LoadScenario("", {}, "");
+  ASSERT_TRUE(kimi.ok()) << kimi.status().ToString();
+  EXPECT_FALSE(kimi->weights.from_checkpoint);
+  EXPECT_FALSE(kimi->setup.weight_formats.has_value());
+  EXPECT_EQ(kimi->weights.source, "serving.weight_dtype");
+  EXPECT_NE(kimi->weights.formats.find("int4 g32 +16-bit scales"), std::string::npos) << kimi->weights.formats;
+  // CHECKPOINT explicitly: the model's FP8 128x128 blocks, ~1 TB over 8 GPUs (INT4: ~68 GiB).
+  StatusOr<LoadedScenario> fp8 = LoadScenario("", {"serving.weight_source=CHECKPOINT"}, "");
+  ASSERT_TRUE(fp8.ok()) << fp8.status().ToString();
+  EXPECT_TRUE(fp8->weights.from_checkpoint);
+  EXPECT_EQ(fp8->weights.source, "checkpoint (quantization fp8)");
+  ASSERT_TRUE(fp8->setup.weight_formats.has_value());
+  EXPECT_EQ(fp8->setup.weight_formats->routed_experts,
+            llm::FormatsFromCheckpoint(fp8->setup.target.quantization).routed_experts);
+  EXPECT_EQ(fp8->setup.weight_formats->routed_experts.dtype, compute::DType::kFp8);
+  EXPECT_EQ(fp8->setup.weight_formats->lm_head.dtype, compute::DType::kBf16);
+  EXPECT_NEAR(PlannedWeightBytes(*kimi) / kGiB, 68.1, 0.5);
+  EXPECT_GT(PlannedWeightBytes(*fp8) / kGiB, 115);
+}
+
+TEST(WeightSource, NoDtypeMeansTheCheckpointsFormats) {
+  // gpt-oss-20b's config.json (MXFP4 experts) in a scenario without a weight dtype, at TP1:
+  // the checkpoint's 12.8 GiB (arXiv:2508.10925 table 1: gpt-oss-20b checkpoint 12.8 GiB).
+  const std::vector<std::string> oss = {"model=models/hf/gpt-oss-20b.config.json",
+                                        "serving.weight_dtype=DTYPE_UNSPECIFIED", "parallelism.tensor_parallel=1",
+                                        "speculation.method=NONE"};
+  StatusOr<LoadedScenario> ckpt = LoadScenario(kH200, oss, "");
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
+  EXPECT_TRUE(ckpt->weights.from_checkpoint);
+  EXPECT_EQ(ckpt->weights.source, "checkpoint (quantization mxfp4)");
+  EXPECT_EQ(ckpt->weights.formats, "attention, LM head bf16; routed experts fp4 g32 +8-bit scales");
+  EXPECT_NEAR(PlannedWeightBytes(*ckpt) / kGiB, 12.8, 0.3);
+  // The forward pass reads the same formats (the decode loop's passes, not only the plan).
+  StatusOr<Evaluation> e = Evaluate(*ckpt);
+  ASSERT_TRUE(e.ok() && e->result.has_value());
+  // An explicit dtype wins: BF16 everywhere is ~3x the bytes (20.9B x 2 B = 38.9 GiB).
+  std::vector<std::string> bf16 = oss;
+  bf16.push_back("serving.weight_dtype=BF16");
+  StatusOr<LoadedScenario> dtype = LoadScenario(kH200, bf16, "");
+  ASSERT_TRUE(dtype.ok()) << dtype.status().ToString();
+  EXPECT_FALSE(dtype->weights.from_checkpoint);
+  EXPECT_NEAR(PlannedWeightBytes(*dtype) / kGiB, 38.9, 1.0);
+  StatusOr<Evaluation> slower = Evaluate(*dtype);
+  ASSERT_TRUE(slower.ok() && slower->result.has_value());
+  // (2.5 vs 3.7 ms per step at batch 1: the routed experts' bytes are read each step.)
+  EXPECT_GT(e->result->baseline_tokens_per_s, 1.3 * slower->result->baseline_tokens_per_s);
+  // weight_source DTYPE without a dtype is an error naming the field.
+  std::vector<std::string> missing = oss;
+  missing.push_back("serving.weight_source=DTYPE");
+  StatusOr<LoadedScenario> bad = LoadScenario(kH200, missing, "");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("serving.weight_dtype"), std::string::npos) << bad.status().message();
+  // An expert dtype without a weight dtype would be dropped by the checkpoint's formats: refused.
+  std::vector<std::string> experts_only = oss;
+  experts_only.push_back("serving.expert_weight_dtype=INT4");
+  StatusOr<LoadedScenario> dropped = LoadScenario(kH200, experts_only, "");
+  ASSERT_FALSE(dropped.ok());
+  EXPECT_NE(dropped.status().message().find("serving.expert_weight_dtype = INT4: needs serving.weight_dtype"),
+            std::string::npos)
+      << dropped.status().message();
+}
+
+TEST(WeightSource, AnUnquantizedCheckpointIsBf16AndSaysSo) {
+  StatusOr<LoadedScenario> l =
+      LoadScenario(kH200, {"serving.weight_dtype=DTYPE_UNSPECIFIED", "speculation.method=NONE"}, "");
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_TRUE(l->weights.from_checkpoint);
+  EXPECT_EQ(l->weights.source, "checkpoint (no quantization stated: bf16)");
+  EXPECT_EQ(l->weights.formats, "attention, dense MLP, LM head bf16");
+}
+
+// MTP drafting from a config.json's num_nextn_predict_layers (GLM-4.5-Air ships one layer): the
+// plan carries the MTP layer; Kimi-K2's config states none, and MTP is refused naming the field.
+TEST(WeightSource, MtpLayerOfAnImportedConfig) {
+  const std::string mtp = "configs/scenarios/kimi-k2-mtp-rtxpro6000-8x.textproto";
+  StatusOr<LoadedScenario> glm = LoadScenario(mtp, {"model=models/hf/glm-4.5-air.config.json"}, "");
+  ASSERT_TRUE(glm.ok()) << glm.status().ToString();
+  EXPECT_EQ(glm->setup.target.num_nextn_predict_layers, 1);
+  StatusOr<Evaluation> e = Evaluate(*glm);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_TRUE(e->result.has_value());
+  EXPECT_TRUE(e->result->speculative);
+  bool mtp_line = false;
+  for (const llm::MemoryLine& line : e->memory.lines) mtp_line |= line.note.rfind("MTP layer", 0) == 0;
+  EXPECT_TRUE(mtp_line);
+  StatusOr<LoadedScenario> kimi = LoadScenario(mtp, {"model=models/hf/kimi-k2.config.json"}, "");
+  ASSERT_TRUE(kimi.ok()) << kimi.status().ToString();
+  StatusOr<Evaluation> refused = Evaluate(*kimi);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("num_nextn_predict_layers = 0"), std::string::npos)
+      << refused.status().message();
 }
 
 }  // namespace

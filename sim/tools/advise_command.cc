@@ -68,7 +68,10 @@ StatusOr<config::Scenario> BaseScenario(const AdviseFlags& flags) {
     base.set_name("advise");
     base.mutable_serving()->set_batch_size(1);
     base.mutable_serving()->set_context_length(4096);
-    base.mutable_serving()->set_weight_dtype(config::BF16);
+    // No weight dtype: the model's checkpoint formats (serving.weight_source), unless a dtype flag is
+    // given (then BF16 for the tensors it does not name).
+    if (!flags.weight_dtype.empty() || !flags.expert_weight_dtype.empty())
+      base.mutable_serving()->set_weight_dtype(config::BF16);
     base.mutable_serving()->set_activation_dtype(config::BF16);
     base.mutable_serving()->set_kv_cache_dtype(config::BF16);
     base.mutable_serving()->set_cuda_graphs(true);
@@ -82,6 +85,13 @@ StatusOr<config::Scenario> BaseScenario(const AdviseFlags& flags) {
   std::vector<std::string> overrides;
   if (!flags.hardware.empty()) overrides.push_back("hardware=" + flags.hardware);
   if (!flags.model.empty()) overrides.push_back("model=" + flags.model);
+  // A scenario's dtypes were chosen for its own model: --model without a dtype flag takes the
+  // checkpoint's formats, as simulate --model does.
+  if (!flags.model.empty() && !flags.scenario.empty() && flags.weight_dtype.empty() &&
+      flags.expert_weight_dtype.empty())
+    overrides.push_back("serving.weight_source=CHECKPOINT");
+  if (!flags.weight_dtype.empty() || !flags.expert_weight_dtype.empty())
+    overrides.push_back("serving.weight_source=DTYPE");
   if (!flags.draft.empty()) overrides.push_back("speculation.draft_model=" + flags.draft);
   if (flags.batch > 0) overrides.push_back(fmt::format("serving.batch_size={}", flags.batch));
   if (flags.context >= 0) overrides.push_back(fmt::format("serving.context_length={}", flags.context));
@@ -98,14 +108,19 @@ StatusOr<config::Scenario> BaseScenario(const AdviseFlags& flags) {
   }
   // A draft named by --draft on a scenario without a speculation method: EAGLE-3, from the chain
   // 3/1/4 (SGLang's default shape for DeepSeek-V3-architecture models, docs/reference/speculative-decoding.md);
-  // the search covers the other shapes. Without it the base scenario has a speculation block and
-  // no method, which does not load.
+  // the search covers the other shapes. Without a draft: no speculation in the base (the search
+  // adds MTP where the target has MTP layers). Either way the base scenario would otherwise have a
+  // speculation block (the seed and cycles above) and no method, which does not load.
   config::Speculation* sp = base.mutable_speculation();
-  if (!sp->draft_model().empty() && sp->method() == config::Speculation::METHOD_UNSPECIFIED) {
-    sp->set_method(config::Speculation::EAGLE3);
-    if (sp->num_steps() == 0) sp->set_num_steps(3);
-    if (sp->topk() == 0) sp->set_topk(1);
-    if (sp->num_draft_tokens() == 0) sp->set_num_draft_tokens(4);
+  if (sp->method() == config::Speculation::METHOD_UNSPECIFIED) {
+    if (sp->draft_model().empty()) {
+      sp->set_method(config::Speculation::NONE);
+    } else {
+      sp->set_method(config::Speculation::EAGLE3);
+      if (sp->num_steps() == 0) sp->set_num_steps(3);
+      if (sp->topk() == 0) sp->set_topk(1);
+      if (sp->num_draft_tokens() == 0) sp->set_num_draft_tokens(4);
+    }
   }
   if (flags.tp > 0) {
     base.mutable_parallelism()->set_tensor_parallel(flags.tp);
@@ -233,6 +248,7 @@ struct AdviseReport {
   double seconds = 0;
   LaunchContext launch;
   const Evaluated* baseline = nullptr;  // no speculation, NCCL auto, the first pacing, no EP
+  scenario::WeightsUsed weights;        // where the target's weight formats come from
   const Evaluated& winner() const { return result.ranked.front(); }
 };
 
@@ -252,6 +268,8 @@ void PrintAdviseJson(const AdviseReport& r, std::ostream& out) {
                         {"priced", e.takes.priced}});
   }
   j["framework"] = r.result.framework;
+  j["weights"] = {
+      {"source", r.weights.source}, {"from_checkpoint", r.weights.from_checkpoint}, {"formats", r.weights.formats}};
   j["acceptance_fallback"] = r.acceptance_fallback;
   j["driver_p2p_mode"] = net::DriverP2pModeName(r.box.driver_p2p_mode);
   j["harder"] = nlohmann::json::array();
@@ -273,6 +291,7 @@ void PrintAdviseJson(const AdviseReport& r, std::ostream& out) {
 void PrintAdviseHeader(const AdviseReport& r, std::ostream& out, std::ostream& err) {
   out << fmt::format("# specsim advise: {} on {}, TP{}, batch {}, context {}\n", r.target.name, r.box.name, r.tp,
                      r.base.serving().batch_size(), r.base.serving().context_length());
+  out << fmt::format("#   weight formats from {}: {}\n", r.weights.source, r.weights.formats);
   if (!r.acceptance.empty()) {
     std::string a;
     for (double p : r.acceptance) a += fmt::format("{}{:g}", a.empty() ? "" : ",", p);
@@ -382,6 +401,7 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
   if (!result.ok()) return fail(result.status());
   AdviseReport report{flags, base, target, *hardware->topology, tp, *acceptance, fallback, *result, 0, {}, nullptr};
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.weights = hardware->weights;
   auto launch = LaunchContextOf(base, *hardware, tp, box);
   if (!launch.ok()) return fail(launch.status());
   report.launch = *std::move(launch);
@@ -408,12 +428,14 @@ void AddAdviseCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--scenario", flags->scenario, "base scenario (the other flags override it)");
   cmd->add_option("--hardware", flags->hardware, "hardware textproto");
   cmd->add_option("--model", flags->model, "model textproto or Hugging Face config.json");
-  cmd->add_option("--draft", flags->draft, "EAGLE-3 draft head (models/eagle3-*.textproto)");
+  cmd->add_option("--draft", flags->draft,
+                  "EAGLE-3 draft head: a models/eagle3-*.textproto or its Hugging Face config.json");
   CLI::Option* tp = cmd->add_option("--tp", flags->tp, "tensor-parallel degree (default: every GPU)");
   CLI::Option* batch = cmd->add_option("--batch", flags->batch, "concurrent sequences (default 1)");
   CLI::Option* context =
       cmd->add_option("--context", flags->context, "tokens in each sequence's KV cache (default 4096)");
-  cmd->add_option("--weight-dtype", flags->weight_dtype, "BF16 | FP8 | FP4 | INT4");
+  cmd->add_option("--weight-dtype", flags->weight_dtype,
+                  "BF16 | FP8 | FP4 | INT4 (none of the dtype flags: the formats the model's checkpoint stores)");
   cmd->add_option("--expert-weight-dtype", flags->expert_weight_dtype, "routed experts: BF16 | FP8 | FP4 | INT4");
   cmd->add_option("--kv-dtype", flags->kv_dtype, "BF16 | FP8");
   cmd->add_option("--acceptance", flags->acceptance,

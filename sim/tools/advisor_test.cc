@@ -1,6 +1,7 @@
 #include "sim/tools/advisor.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 
@@ -256,6 +257,40 @@ TEST(AdviseCommand, RunsOnTheScenarioHistogramWithoutAcceptance) {
   std::ostringstream out3, err3;
   EXPECT_EQ(RunAdvise(g, out3, err3), 2);
   EXPECT_NE(err3.str().find("--accept-lengths has 3 counts"), std::string::npos) << err3.str();
+}
+
+// Issue 16: advise --model without a dtype flag plans the checkpoint's formats (gpt-oss-20b: MXFP4
+// experts) and says so, as simulate --model does; a dtype flag makes it the scenario's dtypes.
+// (Also: --hardware --model without --draft on a model without MTP layers failed to load its own
+// base scenario, "speculation.method = METHOD_UNSPECIFIED"; it advises without speculation.)
+TEST(AdviseCommand, ModelWithoutDtypeFlagsTakesTheCheckpointsFormats) {
+  AdviseFlags f;
+  f.hardware = "configs/hardware/h200-1x.textproto";
+  f.model = "models/hf/gpt-oss-20b.config.json";
+  f.progress = false;
+  f.json = true;
+  auto weights = [](const AdviseFlags& flags) {
+    std::ostringstream out, err;
+    EXPECT_EQ(RunAdvise(flags, out, err), 0) << err.str();
+    return nlohmann::json::parse(out.str())["weights"];
+  };
+  const nlohmann::json ckpt = weights(f);
+  EXPECT_TRUE(ckpt["from_checkpoint"].get<bool>());
+  EXPECT_EQ(ckpt["source"], "checkpoint (quantization mxfp4)");
+  EXPECT_EQ(ckpt["formats"], "attention, LM head bf16; routed experts fp4 g32 +8-bit scales");
+  f.weight_dtype = "FP8";
+  const nlohmann::json fp8 = weights(f);
+  EXPECT_FALSE(fp8["from_checkpoint"].get<bool>());
+  EXPECT_EQ(fp8["source"], "serving.weight_dtype");
+  // A scenario's dtypes were chosen for its own model: --model with --scenario takes the checkpoint's.
+  AdviseFlags g;
+  g.scenario = "configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto";
+  g.model = f.model;
+  g.draft = "models/hf/eagle3-gpt-oss-20b.config.json";
+  g.acceptance = "0.8,0.6";
+  g.progress = false;
+  g.json = true;
+  EXPECT_TRUE(weights(g)["from_checkpoint"].get<bool>());
 }
 
 TEST(AdviseCommand, GivenFlagsOutOfRangeAreErrors) {

@@ -90,6 +90,11 @@ nlohmann::json MemoryPlanJson(const llm::MemoryPlan& plan) {
           {"fits", plan.fits}};
 }
 
+// Where the target's weight formats come from and what they are (scenario::WeightsUsed).
+nlohmann::json WeightsJson(const scenario::WeightsUsed& w) {
+  return {{"source", w.source}, {"from_checkpoint", w.from_checkpoint}, {"formats", w.formats}};
+}
+
 nlohmann::json BreakdownJson(const llm::CycleBreakdown& b) {
   return {{"draft_compute", b.draft_compute_ms},   {"draft_comm", b.draft_comm_ms},
           {"draft_wait", b.draft_wait_ms},         {"verify_compute", b.verify_compute_ms},
@@ -223,6 +228,7 @@ void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::Decode
                        std::ostream& out) {
   nlohmann::json j;
   j["scenario"] = loaded.scenario.name();
+  j["weights"] = WeightsJson(loaded.weights);
   j["baseline"] = {{"tokens_per_s", r.baseline_tokens_per_s}, {"step_ms", r.baseline_step_ms}};
   if (r.speculative) {
     j["speculative"] = {{"tokens_per_s", r.speculative_tokens_per_s},
@@ -273,12 +279,17 @@ void PrintSimulateHeader(const scenario::LoadedScenario& loaded, const llm::Memo
   const config::Scenario& sc = loaded.scenario;
   const llm::DecodeSetup& st = loaded.setup;
   out << fmt::format("# specsim simulate: {}\n", sc.name().empty() ? loaded.path : sc.name());
-  out << fmt::format(
-      "#   {} TP{}{} on {}, batch {}, context {}, weights {}{}, CUDA graphs {}\n", st.target.name, st.parallel.tp,
-      st.parallel.ep > 1 ? fmt::format(" EP{}", st.parallel.ep) : "", st.topology->name, st.batch, st.context_length,
-      DTypeLabel(sc.serving().weight_dtype()),
-      sc.serving().expert_weight_dtype() ? " (experts " + DTypeLabel(sc.serving().expert_weight_dtype()) + ")" : "",
-      st.cuda_graphs ? "on" : "off");
+  const scenario::WeightsUsed& w = loaded.weights;
+  const std::string weights = w.from_checkpoint
+                                  ? "as the checkpoint stores them"
+                                  : DTypeLabel(sc.serving().weight_dtype()) +
+                                        (sc.serving().expert_weight_dtype()
+                                             ? " (experts " + DTypeLabel(sc.serving().expert_weight_dtype()) + ")"
+                                             : "");
+  out << fmt::format("#   {} TP{}{} on {}, batch {}, context {}, weights {}, CUDA graphs {}\n", st.target.name,
+                     st.parallel.tp, st.parallel.ep > 1 ? fmt::format(" EP{}", st.parallel.ep) : "", st.topology->name,
+                     st.batch, st.context_length, weights, st.cuda_graphs ? "on" : "off");
+  out << fmt::format("#   weight formats from {}: {}\n", w.source, w.formats);
   out << fmt::format(
       "#   allreduce: {}; memory: {:.1f} of {:.1f} GiB per GPU\n",
       sc.communication().allreduce_algorithm().empty() ? "auto" : sc.communication().allreduce_algorithm(),
@@ -353,6 +364,28 @@ void PrintVariants(const std::string& title, const std::string& what, const std:
                        a.speculative, a.speculative > 0 ? a.speculative / a.baseline : 0.0, a.a, a.b);
 }
 
+// Whether `set` assigns one of the serving fields that choose the target's weight formats.
+bool SetsWeightFormats(const std::vector<std::string>& set) {
+  for (const std::string& o : set) {
+    for (const char* field : {"serving.weight_dtype=", "serving.expert_weight_dtype=", "serving.weight_source="}) {
+      if (o.rfind(field, 0) == 0) return true;
+    }
+  }
+  return false;
+}
+
+// The --set overrides with --model and --draft in front (so an explicit --set still wins).
+std::vector<std::string> SimulateOverrides(const SimulateFlags& flags) {
+  std::vector<std::string> front;
+  if (!flags.model.empty()) {
+    front.push_back("model=" + flags.model);
+    if (!SetsWeightFormats(flags.set)) front.push_back("serving.weight_source=CHECKPOINT");
+  }
+  if (!flags.draft.empty()) front.push_back("speculation.draft_model=" + flags.draft);
+  front.insert(front.end(), flags.set.begin(), flags.set.end());
+  return front;
+}
+
 }  // namespace
 
 int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err) {
@@ -360,8 +393,7 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     err << "specsim simulate: " << s.message() << "\n";
     return 2;
   };
-  std::vector<std::string> overrides = flags.set;
-  if (!flags.model.empty()) overrides.insert(overrides.begin(), "model=" + flags.model);
+  const std::vector<std::string> overrides = SimulateOverrides(flags);
   auto loaded_or = scenario::LoadScenario(flags.scenario, overrides, flags.calibration);
   if (!loaded_or.ok()) return fail(loaded_or.status());
   scenario::LoadedScenario& loaded = *loaded_or;
@@ -371,7 +403,8 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     auto plan = scenario::PlanScenarioMemory(loaded);
     if (!plan.ok()) return fail(plan.status().WithPrefix(loaded.path));
     if (flags.json)
-      out << nlohmann::json{{"memory", MemoryPlanJson(*plan)}}.dump(1) << "\n";
+      out << nlohmann::json{{"memory", MemoryPlanJson(*plan)}, {"weights", WeightsJson(loaded.weights)}}.dump(1)
+          << "\n";
     else
       out << llm::FormatMemoryPlan(*plan);
     return plan->fits ? 0 : 3;
@@ -431,8 +464,13 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("scenario", flags->scenario, "scenario textproto (configs/scenarios/...)");
   cmd->add_option("--set", flags->set, "override a scenario field: --set serving.batch_size=8 (repeatable)");
   cmd->add_option("--model", flags->model,
-                  "target model: a models/*.textproto or a Hugging Face config.json (llama, qwen3, qwen3_moe, "
-                  "deepseek_v3, kimi_k2, gpt_oss)");
+                  "target model: a models/*.textproto or a Hugging Face config.json (llama, mistral, mixtral, qwen2, "
+                  "qwen2_moe, qwen3, qwen3_moe, deepseek_v2, deepseek_v3, kimi_k2, gpt_oss, glm4_moe), in the formats "
+                  "its checkpoint stores unless --set serving.weight_dtype / expert_weight_dtype / weight_source is "
+                  "given");
+  cmd->add_option("--draft", flags->draft,
+                  "EAGLE-3 draft head: a models/*.textproto or its Hugging Face config.json (replaces "
+                  "speculation.draft_model)");
   cmd->add_option("--calibration", flags->calibration, "calibration textproto (overrides the scenario's)");
   cmd->add_flag("--json", flags->json, "print JSON");
   cmd->add_flag("--compare-algos", flags->compare_algos,

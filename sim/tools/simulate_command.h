@@ -15,7 +15,11 @@ namespace specsim::tools {
 struct SimulateFlags {
   std::string scenario;          // empty: the embedded default
   std::vector<std::string> set;  // --set field.path=value
-  std::string model;             // --model: replaces the scenario's model (textproto or HF config.json)
+  // --model: replaces the scenario's model (textproto or HF config.json), planned in the formats its
+  // checkpoint stores (serving.weight_source=CHECKPOINT) unless `set` names serving.weight_dtype,
+  // expert_weight_dtype or weight_source: the scenario file's dtypes were chosen for its own model.
+  std::string model;
+  std::string draft;  // --draft: replaces speculation.draft_model (an EAGLE-3 head, textproto or config.json)
   std::string calibration;
   bool json = false;
   bool compare_algos = false;

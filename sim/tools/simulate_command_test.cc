@@ -116,7 +116,9 @@ TEST(SimulateCommand, EveryBundledTargetModelSimulatesOnTheDefaultBox) {
       continue;
     SimulateFlags f;
     f.model = std::string(name);
-    f.set = {"speculation.method=NONE"};
+    // The default scenario's INT4 (--model alone takes the checkpoint's formats: Kimi-K2's FP8 does
+    // not fit on the box; ModelFlagPlansTheCheckpointsFormats).
+    f.set = {"speculation.method=NONE", "serving.weight_source=DTYPE"};
     f.json = true;
     Output o = Simulate(f);
     ASSERT_EQ(o.code, 0) << name << ": " << o.err;
@@ -278,6 +280,76 @@ TEST(SimulateCommand, TraceOfOneCycle) {
       ASSERT_GE(v[i].first, v[i - 1].second - 1e-6)
           << "pid " << track.first << " tid " << track.second << " slice " << i;
   }
+}
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// The weights line of `simulate --memory --json` (bytes per GPU) and the run's "weights" block.
+std::pair<double, nlohmann::json> PlannedWeights(SimulateFlags f) {
+  f.memory = f.json = true;
+  Output o = Simulate(f);
+  EXPECT_EQ(o.code, 0) << o.err;
+  if (o.code != 0) return {0, {}};
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  return {j["memory"]["lines"][0]["bytes"].get<double>(), j["weights"]};
+}
+
+// Issue 16 item 1: `simulate --model gpt-oss-20b.config.json` planned the default scenario's INT4,
+// not the checkpoint's MXFP4. --model now plans the checkpoint's formats and says so; an explicit
+// --set of a weight dtype still wins.
+TEST(SimulateCommand, ModelFlagPlansTheCheckpointsFormats) {
+  SimulateFlags f;
+  f.model = std::string(SPECSIM_SOURCE_DIR) + "/models/hf/gpt-oss-20b.config.json";
+  f.set = {"parallelism.tensor_parallel=1", "speculation.method=NONE"};
+  // gpt-oss-20b's checkpoint: 12.8 GiB (arXiv:2508.10925 table 1), here on one GPU.
+  auto [checkpoint, w] = PlannedWeights(f);
+  EXPECT_NEAR(checkpoint / kGiB, 12.8, 0.3);
+  EXPECT_TRUE(w["from_checkpoint"].get<bool>());
+  EXPECT_EQ(w["source"], "checkpoint (quantization mxfp4)");
+  EXPECT_EQ(w["formats"], "attention, LM head bf16; routed experts fp4 g32 +8-bit scales");
+  // The scenario's own INT4 (g32, bf16 scales: 4.5 bits) everywhere, attention and LM head included
+  // (bf16 in the checkpoint): fewer bytes, 11.7 against 12.8 GiB.
+  f.set.push_back("serving.weight_source=DTYPE");
+  auto [int4, wi] = PlannedWeights(f);
+  EXPECT_FALSE(wi["from_checkpoint"].get<bool>());
+  EXPECT_EQ(wi["source"], "serving.weight_dtype");
+  EXPECT_LT(int4 / kGiB, checkpoint / kGiB - 0.5);
+  // An explicit dtype: BF16 is 20.9B x 2 B = ~38.9 GiB.
+  f.set.back() = "serving.weight_dtype=BF16";
+  auto [bf16, wb] = PlannedWeights(f);
+  EXPECT_NEAR(bf16 / kGiB, 38.9, 1.0);
+  EXPECT_EQ(wb["source"], "serving.weight_dtype");
+  // The text report states the source in its header.
+  f.set.pop_back();
+  f.memory = f.json = false;
+  Output o = Simulate(f);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("weights as the checkpoint stores them"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("#   weight formats from checkpoint (quantization mxfp4): attention, LM head bf16; routed "
+                       "experts fp4 g32 +8-bit scales"),
+            std::string::npos)
+      << o.out;
+  // Kimi-K2-Instruct as published (FP8, ~1 TB) does not fit on the default 8 x 96 GB box.
+  SimulateFlags kimi;
+  kimi.model = "models/kimi-k2.textproto";
+  EXPECT_EQ(Simulate(kimi).code, 3);
+}
+
+// An EAGLE-3 head's config.json as the draft (--draft): SpecForge's Llama-3.1-8B head has the
+// bundled textproto head's shape, so the prediction is the same.
+TEST(SimulateCommand, DraftFromAnEagle3ConfigJson) {
+  SimulateFlags a, b;
+  a.scenario = b.scenario = "configs/scenarios/llama-3.1-8b-eagle3-rtxpro6000-4x.textproto";
+  a.json = b.json = true;
+  b.draft = std::string(SPECSIM_SOURCE_DIR) + "/models/hf/eagle3-llama-3.1-8b.config.json";
+  Output oa = Simulate(a), ob = Simulate(b);
+  ASSERT_EQ(ob.code, 0) << ob.err;
+  EXPECT_EQ(nlohmann::json::parse(oa.out)["speculative"], nlohmann::json::parse(ob.out)["speculative"]);
+  // A head for another target (gpt-oss-20b: hidden 2880) is refused naming the field.
+  b.draft = std::string(SPECSIM_SOURCE_DIR) + "/models/hf/eagle3-gpt-oss-20b.config.json";
+  Output bad = Simulate(b);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("hidden_size"), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -339,6 +339,11 @@ Status PlanDirectAllToAll(const CollectiveRequest& request, const NcclFabricView
 
 std::string WhyPeerReadsAreNotDirect(const net::Topology& topology, const std::vector<int>& gpus) {
   const net::Router router(topology);
+  return WhyPeerReadsAreNotDirect(topology, router, gpus);
+}
+
+std::string WhyPeerReadsAreNotDirect(const net::Topology& topology, const net::Router& router,
+                                     const std::vector<int>& gpus) {
   int staged = 0, none = 0;
   for (int a : gpus)
     for (int b : gpus) {
@@ -359,19 +364,19 @@ std::string WhyPeerReadsAreNotDirect(const net::Topology& topology, const std::v
 
 namespace {
 
-// The custom allreduce's buffer layout from the request; InvalidArgument for options the kernels
-// cannot run with, or host memory a GPU's socket lacks.
+// The custom allreduce's buffer layout from the request (`not_direct`: WhyPeerReadsAreNotDirect
+// of its GPUs); InvalidArgument for options the kernels cannot run with, or host memory a GPU's
+// socket lacks.
 StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& topology,
                                                           const CollectiveRequest& request,
-                                                          const std::vector<int>& gpus) {
+                                                          const std::vector<int>& gpus, const std::string& not_direct) {
   CustomAllReduceOptions options;
   options.blocks = request.custom_blocks;
   options.launch_delay_ps = request.custom_launch_ps;
   // Without P2P the kernels can only meet in mapped host memory, which needs staged inputs.
   // Nor where the driver stages peer reads through system memory, or gives no peer mapping
   // (net::PeerAccessOf: the driver's PCIe P2P mode): the kernels' pulls then take the host path.
-  options.host_mapped =
-      request.custom_host_mapped || request.p2p_disable || !WhyPeerReadsAreNotDirect(topology, gpus).empty();
+  options.host_mapped = request.custom_host_mapped || request.p2p_disable || !not_direct.empty();
   options.stage_input = request.custom_stage_input || options.host_mapped;
   options.flag_latency_ps = request.custom_flag_latency_ps;
   options.read_gbps_per_block = request.custom_read_gbps_per_block;
@@ -386,10 +391,13 @@ StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& t
 }
 
 // One-shot / two-shot custom allreduce: pull-based kernel reads of peer memory (cudaIpc).
-Status PlanCustomAllReduce(const net::Topology& topology, const CollectiveRequest& request, PlannedCollective* plan) {
+Status PlanCustomAllReduce(const net::Topology& topology, const net::Router& router, const CollectiveRequest& request,
+                           PlannedCollective* plan) {
   if (request.protocol)
     return InvalidArgumentError("protocol: applies to NCCL algorithms (ring, tree), not to oneshot/twoshot");
-  ASSIGN_OR_RETURN(const CustomAllReduceOptions options, CustomAllReduceOptionsOf(topology, request, plan->rank_gpus));
+  const std::string not_direct = WhyPeerReadsAreNotDirect(topology, router, plan->rank_gpus);
+  ASSIGN_OR_RETURN(const CustomAllReduceOptions options,
+                   CustomAllReduceOptionsOf(topology, request, plan->rank_gpus, not_direct));
   const int n = static_cast<int>(plan->rank_gpus.size());
   const Algorithm algo = request.algorithm;
   plan->schedule = algo == Algorithm::kOneShot ? BuildOneShotAllReduce(n, request.bytes, options)
@@ -399,11 +407,10 @@ Status PlanCustomAllReduce(const net::Topology& topology, const CollectiveReques
   plan->channels = options.blocks;
   plan->choice = std::string("custom ") + AlgorithmName(algo) + " allreduce, " + std::to_string(options.blocks) +
                  " blocks, " +
-                 (options.host_mapped ? "exchange buffers in mapped host memory" +
-                                            (request.p2p_disable ? std::string(" (P2P disabled)")
-                                             : !WhyPeerReadsAreNotDirect(topology, plan->rank_gpus).empty()
-                                                 ? " (" + WhyPeerReadsAreNotDirect(topology, plan->rank_gpus) + ")"
-                                                 : std::string())
+                 (options.host_mapped
+                      ? "exchange buffers in mapped host memory" + (request.p2p_disable ? std::string(" (P2P disabled)")
+                                                                    : !not_direct.empty() ? " (" + not_direct + ")"
+                                                                                          : std::string())
                   : options.stage_input ? "inputs staged in exchange buffers, peer reads over P2P"
                                         : "peer reads over P2P");
   return OkStatus();
@@ -466,7 +473,7 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
   } else if (request.collective == Collective::kAllToAll) {
     RETURN_IF_ERROR(PlanDirectAllToAll(request, view, &plan));
   } else {
-    RETURN_IF_ERROR(PlanCustomAllReduce(topology, request, &plan));
+    RETURN_IF_ERROR(PlanCustomAllReduce(topology, router, request, &plan));
   }
   return plan;
 }

@@ -80,6 +80,9 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
 // "" when every pair's reads are direct. The planner then prices the kernels through mapped host
 // memory (custom_allreduce.h, host_mapped).
 std::string WhyPeerReadsAreNotDirect(const net::Topology& topology, const std::vector<int>& gpus);
+// The same with the caller's router of `topology` (its routes are reused, not rebuilt).
+std::string WhyPeerReadsAreNotDirect(const net::Topology& topology, const net::Router& router,
+                                     const std::vector<int>& gpus);
 
 // nccl-tests' bus-bandwidth factor: busBw = algBw * factor. Allreduce 2(n-1)/n; allgather,
 // reducescatter, alltoall (n-1)/n.

@@ -78,6 +78,24 @@ TEST_P(BundledConfigTest, LoadsWithExpectedGpusAndRoutes) {
   }
 }
 
+// The per-node tables the fabric and the executor look up per flow agree with the O(nodes)
+// searches they replace (a socket's first HOST_MEMORY node; a node's GPU index).
+TEST_P(BundledConfigTest, PerNodeTablesAgreeWithTheSearches) {
+  const net::Topology t = Load(GetParam().file);
+  const std::vector<int> memory = net::HostMemoryOfEachNode(t);
+  const std::vector<int> gpu = net::GpuIndexOfEachNode(t);
+  ASSERT_EQ(memory.size(), t.nodes.size());
+  ASSERT_EQ(gpu.size(), t.nodes.size());
+  int gpus_seen = 0;
+  for (int n = 0; n < static_cast<int>(t.nodes.size()); ++n) {
+    EXPECT_EQ(memory[n], t.HostMemoryOfSocket(t.nodes[n].socket)) << t.nodes[n].name;
+    const auto it = std::find(t.gpus.begin(), t.gpus.end(), n);
+    EXPECT_EQ(gpu[n], it == t.gpus.end() ? -1 : static_cast<int>(it - t.gpus.begin())) << t.nodes[n].name;
+    gpus_seen += gpu[n] >= 0;
+  }
+  EXPECT_EQ(gpus_seen, t.num_gpus());
+}
+
 TEST_P(BundledConfigTest, HasProtoHeaderAndCommentsOnNumbers) {
   std::ifstream in(SourcePath(GetParam().file));
   std::stringstream text;

@@ -10,16 +10,14 @@ namespace specsim::net {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-int GpuIndexOfNode(const Topology& t, int node) {
-  for (int g = 0; g < t.num_gpus(); ++g)
-    if (t.gpus[g] == node) return g;
-  return -1;
-}
 }  // namespace
 
 Fabric::Fabric(EventQueue* queue, const Topology* topology, const Router* router)
-    : queue_(queue), topology_(topology), router_(router) {
+    : queue_(queue),
+      topology_(topology),
+      router_(router),
+      gpu_of_node_(GpuIndexOfEachNode(*topology)),
+      host_memory_of_node_(HostMemoryOfEachNode(*topology)) {
   const int num_links = static_cast<int>(topology->links.size());
   for (int l = 0; l < num_links; ++l) {
     double c = BytesPerPicoFromGbps(topology->links[l].payload_gbps());
@@ -64,10 +62,10 @@ double Fabric::ResourceCapacityGbps(int resource) const {
 
 int Fabric::PickEngine(const TransferSpec& spec) {
   // The GPU that owns a copy: the source GPU, else the destination GPU (host-to-device).
-  int gpu = GpuIndexOfNode(*topology_, spec.src_node);
+  int gpu = GpuIndexOfNode(spec.src_node);
   int dir = 0;
   if (gpu < 0) {
-    gpu = GpuIndexOfNode(*topology_, spec.dst_node);
+    gpu = GpuIndexOfNode(spec.dst_node);
     dir = 1;
   }
   SPECSIM_CHECK_GE(gpu, 0) << "a copy-engine transfer needs a GPU at one end";
@@ -100,8 +98,8 @@ void Fabric::Start(const TransferSpec& spec, DoneCallback done) {
     return;
   }
   ce.busy = true;
-  int gpu = GpuIndexOfNode(*topology_, spec.src_node);
-  if (gpu < 0) gpu = GpuIndexOfNode(*topology_, spec.dst_node);
+  int gpu = GpuIndexOfNode(spec.src_node);
+  if (gpu < 0) gpu = GpuIndexOfNode(spec.dst_node);
   SimTime setup = PicosFromNanos(topology_->gpu_spec(gpu).copy_engine_setup_ns);
   queue_->ScheduleAfter(setup, [this, spec, done = std::move(done), engine]() mutable {
     BeginFlow(std::move(spec), std::move(done), engine);
@@ -116,8 +114,8 @@ void Fabric::EngineFree(int engine) {
   }
   auto [spec, done] = std::move(ce.queue.front());
   ce.queue.pop_front();
-  int gpu = GpuIndexOfNode(*topology_, spec.src_node);
-  if (gpu < 0) gpu = GpuIndexOfNode(*topology_, spec.dst_node);
+  int gpu = GpuIndexOfNode(spec.src_node);
+  if (gpu < 0) gpu = GpuIndexOfNode(spec.dst_node);
   SimTime setup = PicosFromNanos(topology_->gpu_spec(gpu).copy_engine_setup_ns);
   queue_->ScheduleAfter(setup, [this, spec = std::move(spec), done = std::move(done), engine]() mutable {
     BeginFlow(std::move(spec), std::move(done), engine);
@@ -128,10 +126,12 @@ const Fabric::RouteResources& Fabric::RouteOf(const TransferSpec& spec) {
   const bool staged = spec.mechanism == Mechanism::kHostStaged;
   const int64_t n = static_cast<int64_t>(topology_->nodes.size());
   const int64_t key = (static_cast<int64_t>(spec.src_node) * n + spec.dst_node) * 2 + (staged ? 1 : 0);
-  auto it = routes_.find(key);
-  if (it != routes_.end()) return it->second;
+  if (route_of_key_.empty()) route_of_key_.assign(static_cast<size_t>(2 * n * n), -1);
+  if (route_of_key_[key] >= 0) return routes_[route_of_key_[key]];
   RouteResources route;
   auto add_path = [&](const Path& path) {
+    // One allocation per route (a staged route's second path grows it once more).
+    route.resources.reserve(route.resources.size() + path.hops.size() + path.forwarding_cpus.size());
     for (const Hop& hop : path.hops) route.resources.push_back(2 * hop.link + hop.direction);
     for (int cpu : path.forwarding_cpus) {
       if (cpu_resource_of_node_[cpu] >= 0) {
@@ -142,7 +142,7 @@ const Fabric::RouteResources& Fabric::RouteOf(const TransferSpec& spec) {
     route.latency_ns += path.latency_ns;
   };
   if (staged) {
-    int memory = topology_->HostMemoryOfSocket(topology_->nodes[spec.dst_node].socket);
+    const int memory = host_memory_of_node_[spec.dst_node];
     SPECSIM_CHECK_GE(memory, 0) << "host-staged transfer to " << topology_->nodes[spec.dst_node].name
                                 << " but its socket has no HOST_MEMORY node";
     add_path(router_->Route(spec.src_node, memory));
@@ -150,7 +150,9 @@ const Fabric::RouteResources& Fabric::RouteOf(const TransferSpec& spec) {
   } else if (spec.src_node != spec.dst_node) {
     add_path(router_->Route(spec.src_node, spec.dst_node));
   }
-  return routes_.emplace(key, std::move(route)).first->second;
+  route_of_key_[key] = static_cast<int32_t>(routes_.size());
+  routes_.push_back(std::move(route));
+  return routes_.back();
 }
 
 void Fabric::BeginFlow(TransferSpec spec, DoneCallback done, int engine) {
@@ -163,7 +165,7 @@ void Fabric::BeginFlow(TransferSpec spec, DoneCallback done, int engine) {
   f.route = &RouteOf(spec);
   const double latency_ns = f.route->latency_ns;
   if (spec.mechanism == Mechanism::kKernelRead) {
-    int reader = GpuIndexOfNode(*topology_, spec.dst_node);
+    int reader = GpuIndexOfNode(spec.dst_node);
     double outstanding = reader >= 0 ? topology_->gpu_spec(reader).kernel_read_outstanding_bytes_per_sm : 0;
     if (outstanding > 0 && spec.read_sms > 0 && latency_ns > 0) {
       // Little's law: rate <= bytes in flight / round trip.

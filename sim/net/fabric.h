@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <deque>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/core/event_queue.h"
@@ -121,17 +120,24 @@ class Fabric {
   void Recompute();
   void OnCompletion();
   int PickEngine(const TransferSpec& spec);
+  int GpuIndexOfNode(int node) const { return gpu_of_node_[node]; }  // -1: not a GPU
 
   EventQueue* queue_;
   const Topology* topology_;
   const Router* router_;
+  std::vector<int> gpu_of_node_;          // GpuIndexOfEachNode: per-flow lookups in O(1)
+  std::vector<int> host_memory_of_node_;  // HostMemoryOfEachNode
   std::vector<double> capacity_bytes_per_ps_;
   std::vector<double> collapse_per_flow_;  // per resource, CPU forwarding only
   std::vector<int> cpu_resource_of_node_;  // node -> resource or -1
   std::vector<double> resource_bytes_;
   std::vector<double> resource_rate_;  // current aggregate, for trace samples
   std::vector<Flow> flows_;
-  std::unordered_map<int64_t, RouteResources> routes_;  // by (src, dst, staged)
+  // Routes built so far (a deque: stable addresses for Flow::route), and per (src, dst, staged) key
+  // its index there or -1: a dense table (2 x nodes^2 ints, allocated at the first flow), so the
+  // lookup per flow is one array access whatever the number of routes.
+  std::deque<RouteResources> routes_;
+  std::vector<int32_t> route_of_key_;
   // Scratch kept between events (no allocation per event in steady state).
   MaxMinSolver solver_;
   std::vector<double> capacity_scratch_;

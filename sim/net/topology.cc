@@ -1,6 +1,8 @@
 // Plain data helpers of net::Topology (see topology.h).
 #include "sim/net/topology.h"
 
+#include <map>
+
 #include "sim/core/check.h"
 
 namespace specsim::net {
@@ -38,6 +40,28 @@ int Topology::HostMemoryOfSocket(int socket) const {
     if (nodes[i].kind == NodeKind::kHostMemory && nodes[i].socket == socket) return i;
   }
   return -1;
+}
+
+std::vector<int> HostMemoryOfEachNode(const Topology& t) {
+  std::map<int, int> memory_of_socket;  // the first HOST_MEMORY node of each socket, as HostMemoryOfSocket
+  for (int i = 0; i < static_cast<int>(t.nodes.size()); ++i)
+    if (t.nodes[i].kind == NodeKind::kHostMemory) memory_of_socket.emplace(t.nodes[i].socket, i);
+  std::vector<int> out(t.nodes.size(), -1);
+  for (int i = 0; i < static_cast<int>(t.nodes.size()); ++i) {
+    auto it = memory_of_socket.find(t.nodes[i].socket);
+    if (it != memory_of_socket.end()) out[i] = it->second;
+  }
+  return out;
+}
+
+std::vector<int> GpuIndexOfEachNode(const Topology& t) {
+  std::vector<int> out(t.nodes.size(), -1);
+  // The first GPU index of a node, as a search from 0 finds it.
+  for (int g = t.num_gpus() - 1; g >= 0; --g) {
+    SPECSIM_CHECK(t.gpus[g] >= 0 && t.gpus[g] < static_cast<int>(t.nodes.size())) << "gpu " << g;
+    out[t.gpus[g]] = g;
+  }
+  return out;
 }
 
 std::string Topology::LinkName(int link) const {

@@ -63,12 +63,19 @@ struct Topology {
   const GpuSpec& gpu_spec(int gpu) const { return gpu_specs[nodes[gpus[gpu]].gpu_spec]; }
   // Node index by name, or -1.
   int FindNode(const std::string& name) const;
-  // The HOST_MEMORY node of a socket, or -1 if the topology has none there.
+  // The HOST_MEMORY node of a socket, or -1 if the topology has none there. O(nodes): per-flow
+  // callers look it up in HostMemoryOfEachNode's table instead.
   int HostMemoryOfSocket(int socket) const;
   // "a<->b" for link i, used in reports.
   std::string LinkName(int link) const;
   // "a->b" for one direction of link i.
   std::string DirectedLinkName(int link, int direction) const;
 };
+
+// Per node: the HOST_MEMORY node of the node's socket, or -1 (HostMemoryOfSocket for every node,
+// in O(nodes)).
+std::vector<int> HostMemoryOfEachNode(const Topology& t);
+// Per node: its GPU index (t.gpus[index] == node), or -1 for nodes that are not GPUs.
+std::vector<int> GpuIndexOfEachNode(const Topology& t);
 
 }  // namespace specsim::net

@@ -66,7 +66,7 @@ FlagMatrix AddBarrier(Schedule& s, const std::vector<std::vector<int32_t>>& afte
 
 // Rank `reader` reads segments [seg_begin, seg_end) of `owner`'s `src_buffer` into its `dst_buffer`.
 ScheduleOp Pull(int owner, int reader, Buffer src_buffer, Buffer dst_buffer, DataEffect effect, int seg_begin,
-                int seg_end, int64_t bytes, double read_sms, bool host_mapped, std::vector<int32_t> deps) {
+                int seg_end, int64_t bytes, double read_sms, bool host_mapped, DepList deps) {
   ScheduleOp op;
   op.kind = OpKind::kTransfer;
   op.src_rank = owner;
@@ -101,7 +101,7 @@ int CapPulls(Schedule& s, double read_gbps_per_block) {
 }
 
 ScheduleOp Local(int rank, Buffer src, Buffer dst, DataEffect effect, int seg_begin, int seg_end, int64_t bytes,
-                 std::vector<int32_t> deps) {
+                 DepList deps) {
   ScheduleOp op;
   op.kind = OpKind::kLocal;
   op.dst_rank = rank;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/coll/dep_list.h"
 #include "sim/coll/protocol.h"
 #include "sim/core/check.h"
 
@@ -32,7 +33,7 @@ class ConnectionOrder {
  public:
   ConnectionOrder(int slots, bool in_order) : slots_(slots), in_order_(in_order) { SPECSIM_CHECK_GT(slots, 0); }
   // Appends the dependencies of the connection's next transfer.
-  void AddDeps(std::vector<int32_t>& deps) const {
+  void AddDeps(DepList& deps) const {
     const int j = static_cast<int>(ops_.size());
     if (in_order_ && j >= 1) deps.push_back(ops_[j - 1]);
     if (j >= slots_) deps.push_back(ops_[j - slots_]);
@@ -46,7 +47,7 @@ class ConnectionOrder {
 };
 
 // Sorts and removes duplicate dependencies (deterministic op lists).
-inline void NormalizeDeps(std::vector<int32_t>& deps) {
+inline void NormalizeDeps(DepList& deps) {
   std::sort(deps.begin(), deps.end());
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
 }

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/coll/dep_list.h"
 #include "sim/core/time.h"
 #include "sim/net/transfer.h"
 
@@ -89,8 +90,8 @@ struct ScheduleOp {
   SimTime duration_ps = 0;
   int channel = 0;
   // Indices of ops that must complete before this one starts. Always < this op's index, so the
-  // op list is a topological order.
-  std::vector<int32_t> deps;
+  // op list is a topological order. Up to DepList::kInline of them live in the op (no allocation).
+  DepList deps;
 };
 
 struct Schedule {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "sim/coll/custom_allreduce.h"
 #include "sim/coll/ring.h"
 
@@ -228,7 +230,8 @@ TEST(ScheduleCheckMutationTest, RemovingTheArrivalDependencyIsARace) {
   ASSERT_EQ(ring.ops[8].src_rank, 0);
   ASSERT_EQ(ring.ops[7].dst_rank, 0);
   ASSERT_EQ(ring.ops[7].segment_begin, ring.ops[8].segment_begin);
-  std::erase(ring.ops[8].deps, 7);
+  DepList& deps = ring.ops[8].deps;
+  deps.erase(std::remove(deps.begin(), deps.end(), 7), deps.end());
   const Status st = CheckSchedule(ring);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("op 8 (transfer 0->1 ch 0): races with op 7"), std::string::npos) << st.message();

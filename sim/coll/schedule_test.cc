@@ -2,8 +2,42 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace specsim::coll {
 namespace {
+
+// DepList holds up to kInline dependencies in the op and spills to the heap beyond: the same
+// sequence either way, through copies and moves, and back inline when a tail erase shrinks it.
+TEST(DepListTest, ASequenceWhetherInlineOrSpilled) {
+  std::vector<int32_t> want;
+  DepList d;
+  EXPECT_TRUE(d.empty());
+  for (int32_t i = 0; i < 3 * DepList::kInline; ++i) {
+    d.push_back(10 * i);
+    want.push_back(10 * i);
+    ASSERT_EQ(d, want) << "after " << i + 1;
+    const DepList copy = d;
+    EXPECT_EQ(copy, want);
+    DepList moved = DepList(d);
+    EXPECT_EQ(moved, want);
+  }
+  // A tail erase back below kInline returns to the inline storage with the right values.
+  d.erase(d.begin() + 2, d.end());
+  EXPECT_EQ(d, (std::vector<int32_t>{0, 10}));
+  d.push_back(7);
+  EXPECT_EQ(d, (std::vector<int32_t>{0, 10, 7}));
+  // erase-unique after a sort, as NormalizeDeps does, with a spilled list.
+  DepList dup = {5, 3, 5, 1, 3, 9, 1};
+  std::sort(dup.begin(), dup.end());
+  dup.erase(std::unique(dup.begin(), dup.end()), dup.end());
+  EXPECT_EQ(dup, (std::vector<int32_t>{1, 3, 5, 9}));
+  EXPECT_EQ(DepList(std::vector<int32_t>{4, 5, 6, 7, 8}), (DepList{4, 5, 6, 7, 8}));
+  EXPECT_FALSE((DepList{1, 2}) == (DepList{1, 3}));
+  d.clear();
+  EXPECT_TRUE(d.empty());
+}
 
 TEST(ScheduleTest, AddReturnsIndicesInOrder) {
   Schedule s;

@@ -35,7 +35,7 @@ Schedule BuildTreeAllReduce(int n, int64_t bytes, const TreeOptions& options) {
   std::vector<std::vector<ConnectionOrder>> down = up;
 
   // `ready`: the ops after which the sender holds the chunk.
-  auto transfer = [&](int from_pos, int to_pos, DataEffect effect, int c, int segment, std::vector<int32_t> ready,
+  auto transfer = [&](int from_pos, int to_pos, DataEffect effect, int c, int segment, DepList ready,
                       ConnectionOrder& conn) {
     ScheduleOp t = PipelinedStep(s, options, order[from_pos], order[to_pos], segment, effect, c);
     t.deps = std::move(ready);
@@ -53,7 +53,7 @@ Schedule BuildTreeAllReduce(int n, int64_t bytes, const TreeOptions& options) {
       // started and the chunk arrived from below.
       int arrived = -1;
       for (int p = n - 1; p >= 1; --p) {
-        std::vector<int32_t> ready = {start[order[p]]};
+        DepList ready = {start[order[p]]};
         if (arrived >= 0) ready.push_back(arrived);
         arrived = transfer(p, p - 1, DataEffect::kReduce, c, segment, ready, up[c][p]);
       }

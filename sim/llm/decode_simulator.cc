@@ -188,12 +188,12 @@ class PassScheduleBuilder {
   }
 
  private:
-  int AddDelay(int rank, SimTime duration, std::vector<int32_t> deps, const std::string& label, const char* cat) {
+  int AddDelay(int rank, SimTime duration, coll::DepList deps, const std::string& label, const char* cat) {
     coll::ScheduleOp op;
     op.kind = coll::OpKind::kDelay;
     op.dst_rank = rank;
     op.duration_ps = duration;
-    std::erase(deps, -1);
+    deps.erase(std::remove(deps.begin(), deps.end(), -1), deps.end());
     op.deps = std::move(deps);
     if (record_) {
       labels_.push_back(label);

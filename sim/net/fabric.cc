@@ -73,7 +73,7 @@ int Fabric::PickEngine(const TransferSpec& spec) {
   int best = begin;
   size_t best_load = std::numeric_limits<size_t>::max();
   for (int e = begin; e < end; ++e) {
-    size_t load = engines_[e].queue.size() + (engines_[e].busy ? 1 : 0);
+    size_t load = engines_[e].waiting() + (engines_[e].busy ? 1 : 0);
     if (load < best_load) {
       best = e;
       best_load = load;
@@ -108,12 +108,13 @@ void Fabric::Start(const TransferSpec& spec, DoneCallback done) {
 
 void Fabric::EngineFree(int engine) {
   CopyEngine& ce = engines_[engine];
-  if (ce.queue.empty()) {
+  if (ce.waiting() == 0) {
     ce.busy = false;
+    ce.queue.clear();
+    ce.head = 0;
     return;
   }
-  auto [spec, done] = std::move(ce.queue.front());
-  ce.queue.pop_front();
+  auto [spec, done] = std::move(ce.queue[ce.head++]);
   int gpu = GpuIndexOfNode(spec.src_node);
   if (gpu < 0) gpu = GpuIndexOfNode(spec.dst_node);
   SimTime setup = PicosFromNanos(topology_->gpu_spec(gpu).copy_engine_setup_ns);

@@ -107,9 +107,13 @@ class Fabric {
     int engine = -1;  // copy engine index in engines_, or -1
     DoneCallback done;
   };
+  // A FIFO of waiting copies: queue[head..] (a vector, not a deque: a deque allocates when
+  // constructed, and a fabric has engines on every GPU, built per collective).
   struct CopyEngine {
     bool busy = false;
-    std::deque<std::pair<TransferSpec, DoneCallback>> queue;
+    std::vector<std::pair<TransferSpec, DoneCallback>> queue;
+    size_t head = 0;
+    size_t waiting() const { return queue.size() - head; }
   };
 
   void BeginFlow(TransferSpec spec, DoneCallback done, int engine);

@@ -59,7 +59,8 @@ void CheckDraftShape(const Speculation& s, ValidationErrors* e) {
   }
   if (s.method() == Speculation::MTP && !s.draft_model().empty()) {
     e->Add("speculation.draft_model", Quoted(s.draft_model()),
-           "must be empty for method MTP (the draft is the target model's own NEXTN layers)");
+           "must be empty for method MTP (the draft is the target model's own NEXTN layers); to draft with an "
+           "EAGLE-3 head instead set method EAGLE3 (and the head's acceptance)");
   }
   if (s.num_steps() < 1) {
     e->Add("speculation.num_steps", std::to_string(s.num_steps()), "must be >= 1 (--speculative-num-steps)");

@@ -214,7 +214,9 @@ TEST(ScenarioValidationTest, AcceptanceRules) {
 TEST(ScenarioValidationTest, OtherRules) {
   EXPECT_TRUE(Contains(ErrorOf(Edit("draft_model: \"models/eagle3-llama-3.1-8b.textproto\"", "")),
                        "speculation.draft_model = \"\": required for method EAGLE3"));
-  EXPECT_TRUE(Contains(ErrorOf(Edit("method: EAGLE3", "method: MTP")), "must be empty for method MTP"));
+  EXPECT_TRUE(Contains(ErrorOf(Edit("method: EAGLE3", "method: MTP")),
+                       "must be empty for method MTP (the draft is the target model's own NEXTN layers); to draft "
+                       "with an EAGLE-3 head instead set method EAGLE3"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("method: EAGLE3", "")),
                        "speculation.method = METHOD_UNSPECIFIED: must be set when a speculation "
                        "block is present, one of NONE, EAGLE3, MTP"));

@@ -11,11 +11,7 @@ namespace specsim::coll {
 
 ScheduleExecutor::ScheduleExecutor(EventQueue* queue, net::Fabric* fabric, const net::Topology* topology,
                                    std::vector<int> rank_gpus)
-    : queue_(queue),
-      fabric_(fabric),
-      topology_(topology),
-      rank_gpus_(std::move(rank_gpus)),
-      host_memory_of_node_(net::HostMemoryOfEachNode(*topology)) {
+    : queue_(queue), fabric_(fabric), topology_(topology), rank_gpus_(std::move(rank_gpus)) {
   for (int g : rank_gpus_) SPECSIM_CHECK(g >= 0 && g < topology_->num_gpus()) << "gpu " << g;
 }
 
@@ -72,8 +68,8 @@ void ScheduleExecutor::StartOp(Run* run, int index) {
       spec.src_node = topology_->gpus[rank_gpus_[op.src_rank]];
       spec.dst_node = topology_->gpus[rank_gpus_[op.dst_rank]];
       // A buffer in host memory: the memory of its rank's socket (checked by the planner).
-      if (op.host_end == HostEnd::kSrc) spec.src_node = host_memory_of_node_[spec.src_node];
-      if (op.host_end == HostEnd::kDst) spec.dst_node = host_memory_of_node_[spec.dst_node];
+      if (op.host_end == HostEnd::kSrc) spec.src_node = fabric_->HostMemoryOfNode(spec.src_node);
+      if (op.host_end == HostEnd::kDst) spec.dst_node = fabric_->HostMemoryOfNode(spec.dst_node);
       SPECSIM_CHECK(spec.src_node >= 0 && spec.dst_node >= 0) << "host-memory transfer on a socket without HOST_MEMORY";
       spec.bytes = op.bytes;
       spec.mechanism = op.mechanism;

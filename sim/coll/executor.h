@@ -50,7 +50,6 @@ class ScheduleExecutor {
   net::Fabric* fabric_;
   const net::Topology* topology_;
   std::vector<int> rank_gpus_;
-  std::vector<int> host_memory_of_node_;  // net::HostMemoryOfEachNode: per-op lookups in O(1)
   std::vector<std::unique_ptr<Run>> runs_;
 };
 

@@ -98,12 +98,15 @@ void Fabric::Start(const TransferSpec& spec, DoneCallback done) {
     return;
   }
   ce.busy = true;
-  int gpu = GpuIndexOfNode(spec.src_node);
-  if (gpu < 0) gpu = GpuIndexOfNode(spec.dst_node);
-  SimTime setup = PicosFromNanos(topology_->gpu_spec(gpu).copy_engine_setup_ns);
-  queue_->ScheduleAfter(setup, [this, spec, done = std::move(done), engine]() mutable {
+  queue_->ScheduleAfter(CopySetupPs(spec), [this, spec, done = std::move(done), engine]() mutable {
     BeginFlow(std::move(spec), std::move(done), engine);
   });
+}
+
+SimTime Fabric::CopySetupPs(const TransferSpec& spec) const {
+  int gpu = GpuIndexOfNode(spec.src_node);  // the GPU that owns the copy, as PickEngine
+  if (gpu < 0) gpu = GpuIndexOfNode(spec.dst_node);
+  return PicosFromNanos(topology_->gpu_spec(gpu).copy_engine_setup_ns);
 }
 
 void Fabric::EngineFree(int engine) {
@@ -115,9 +118,7 @@ void Fabric::EngineFree(int engine) {
     return;
   }
   auto [spec, done] = std::move(ce.queue[ce.head++]);
-  int gpu = GpuIndexOfNode(spec.src_node);
-  if (gpu < 0) gpu = GpuIndexOfNode(spec.dst_node);
-  SimTime setup = PicosFromNanos(topology_->gpu_spec(gpu).copy_engine_setup_ns);
+  const SimTime setup = CopySetupPs(spec);
   queue_->ScheduleAfter(setup, [this, spec = std::move(spec), done = std::move(done), engine]() mutable {
     BeginFlow(std::move(spec), std::move(done), engine);
   });

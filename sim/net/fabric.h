@@ -81,6 +81,8 @@ class Fabric {
   const std::vector<double>& resource_bytes() const { return resource_bytes_; }
   int active_flows() const { return static_cast<int>(flows_.size()); }
   int64_t flows_started() const { return flows_started_; }
+  // The HOST_MEMORY node of `node`'s socket, or -1 (net::HostMemoryOfEachNode, looked up in O(1)).
+  int HostMemoryOfNode(int node) const { return host_memory_of_node_[node]; }
 
   void set_record_trace(bool on) { record_trace_ = on; }
   bool record_trace() const { return record_trace_; }
@@ -125,6 +127,8 @@ class Fabric {
   void OnCompletion();
   int PickEngine(const TransferSpec& spec);
   int GpuIndexOfNode(int node) const { return gpu_of_node_[node]; }  // -1: not a GPU
+  // The copy engine's setup time of the GPU that owns the copy (the source GPU, else the destination).
+  SimTime CopySetupPs(const TransferSpec& spec) const;
 
   EventQueue* queue_;
   const Topology* topology_;

@@ -18,6 +18,7 @@
 #include "sim/io/scenario_loader.h"
 #include "sim/tools/advisor.h"
 #include "sim/tools/launch_commands.h"
+#include "sim/tools/weights_report.h"
 #include "sim/scenario/scenario.h"
 
 namespace specsim::tools {
@@ -59,6 +60,7 @@ StatusOr<std::vector<double>> ParseAcceptance(const std::string& text) {
 // The scenario the search starts from: --scenario, or one made from the flags; the flags
 // override it, and TP defaults to the box's GPU count.
 StatusOr<config::Scenario> BaseScenario(const AdviseFlags& flags) {
+  const bool dtype_given = !flags.weight_dtype.empty() || !flags.expert_weight_dtype.empty();
   config::Scenario base;
   if (!flags.scenario.empty()) {
     ASSIGN_OR_RETURN(base, io::LoadScenarioFile(flags.scenario));
@@ -70,8 +72,7 @@ StatusOr<config::Scenario> BaseScenario(const AdviseFlags& flags) {
     base.mutable_serving()->set_context_length(4096);
     // No weight dtype: the model's checkpoint formats (serving.weight_source), unless a dtype flag is
     // given (then BF16 for the tensors it does not name).
-    if (!flags.weight_dtype.empty() || !flags.expert_weight_dtype.empty())
-      base.mutable_serving()->set_weight_dtype(config::BF16);
+    if (dtype_given) base.mutable_serving()->set_weight_dtype(config::BF16);
     base.mutable_serving()->set_activation_dtype(config::BF16);
     base.mutable_serving()->set_kv_cache_dtype(config::BF16);
     base.mutable_serving()->set_cuda_graphs(true);
@@ -86,12 +87,12 @@ StatusOr<config::Scenario> BaseScenario(const AdviseFlags& flags) {
   if (!flags.hardware.empty()) overrides.push_back("hardware=" + flags.hardware);
   if (!flags.model.empty()) overrides.push_back("model=" + flags.model);
   // A scenario's dtypes were chosen for its own model: --model without a dtype flag takes the
-  // checkpoint's formats, as simulate --model does.
-  if (!flags.model.empty() && !flags.scenario.empty() && flags.weight_dtype.empty() &&
-      flags.expert_weight_dtype.empty())
-    overrides.push_back("serving.weight_source=CHECKPOINT");
-  if (!flags.weight_dtype.empty() || !flags.expert_weight_dtype.empty())
+  // checkpoint's formats, as simulate --model does; a dtype flag takes the dtypes.
+  if (dtype_given) {
     overrides.push_back("serving.weight_source=DTYPE");
+  } else if (!flags.model.empty() && !flags.scenario.empty()) {
+    overrides.push_back("serving.weight_source=CHECKPOINT");
+  }
   if (!flags.draft.empty()) overrides.push_back("speculation.draft_model=" + flags.draft);
   if (flags.batch > 0) overrides.push_back(fmt::format("serving.batch_size={}", flags.batch));
   if (flags.context >= 0) overrides.push_back(fmt::format("serving.context_length={}", flags.context));
@@ -268,8 +269,7 @@ void PrintAdviseJson(const AdviseReport& r, std::ostream& out) {
                         {"priced", e.takes.priced}});
   }
   j["framework"] = r.result.framework;
-  j["weights"] = {
-      {"source", r.weights.source}, {"from_checkpoint", r.weights.from_checkpoint}, {"formats", r.weights.formats}};
+  j["weights"] = WeightsJson(r.weights);
   j["acceptance_fallback"] = r.acceptance_fallback;
   j["driver_p2p_mode"] = net::DriverP2pModeName(r.box.driver_p2p_mode);
   j["harder"] = nlohmann::json::array();
@@ -291,7 +291,7 @@ void PrintAdviseJson(const AdviseReport& r, std::ostream& out) {
 void PrintAdviseHeader(const AdviseReport& r, std::ostream& out, std::ostream& err) {
   out << fmt::format("# specsim advise: {} on {}, TP{}, batch {}, context {}\n", r.target.name, r.box.name, r.tp,
                      r.base.serving().batch_size(), r.base.serving().context_length());
-  out << fmt::format("#   weight formats from {}: {}\n", r.weights.source, r.weights.formats);
+  out << WeightFormatsLine(r.weights);
   if (!r.acceptance.empty()) {
     std::string a;
     for (double p : r.acceptance) a += fmt::format("{}{:g}", a.empty() ? "" : ",", p);

@@ -13,6 +13,7 @@
 #include "sim/llm/speculative_cycle.h"
 #include "sim/scenario/scenario.h"
 #include "sim/tools/chrome_trace.h"
+#include "sim/tools/weights_report.h"
 
 namespace specsim::tools {
 
@@ -88,11 +89,6 @@ nlohmann::json MemoryPlanJson(const llm::MemoryPlan& plan) {
           {"capacity_bytes", plan.capacity_bytes},
           {"free_bytes", plan.free_bytes()},
           {"fits", plan.fits}};
-}
-
-// Where the target's weight formats come from and what they are (scenario::WeightsUsed).
-nlohmann::json WeightsJson(const scenario::WeightsUsed& w) {
-  return {{"source", w.source}, {"from_checkpoint", w.from_checkpoint}, {"formats", w.formats}};
 }
 
 nlohmann::json BreakdownJson(const llm::CycleBreakdown& b) {
@@ -289,7 +285,7 @@ void PrintSimulateHeader(const scenario::LoadedScenario& loaded, const llm::Memo
   out << fmt::format("#   {} TP{}{} on {}, batch {}, context {}, weights {}, CUDA graphs {}\n", st.target.name,
                      st.parallel.tp, st.parallel.ep > 1 ? fmt::format(" EP{}", st.parallel.ep) : "", st.topology->name,
                      st.batch, st.context_length, weights, st.cuda_graphs ? "on" : "off");
-  out << fmt::format("#   weight formats from {}: {}\n", w.source, w.formats);
+  out << WeightFormatsLine(w);
   out << fmt::format(
       "#   allreduce: {}; memory: {:.1f} of {:.1f} GiB per GPU\n",
       sc.communication().allreduce_algorithm().empty() ? "auto" : sc.communication().allreduce_algorithm(),

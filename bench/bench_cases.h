@@ -21,6 +21,7 @@ struct AlgoAllTotals {
 // ring, tree, one-shot and two-shot allreduce at 19 sizes on `topology`.
 inline AlgoAllTotals RunAlgoAll(const net::Topology& topology, const net::Router& router) {
   AlgoAllTotals totals;
+  coll::CollectiveTimer timer(router);
   for (int64_t bytes = 1024; bytes <= (256LL << 20); bytes *= 2) {
     for (coll::Algorithm a :
          {coll::Algorithm::kRing, coll::Algorithm::kTree, coll::Algorithm::kOneShot, coll::Algorithm::kTwoShot}) {
@@ -29,7 +30,7 @@ inline AlgoAllTotals RunAlgoAll(const net::Topology& topology, const net::Router
       request.bytes = bytes;
       auto plan = coll::PlanCollective(topology, router, request);
       SPECSIM_CHECK(plan.ok()) << plan.status().ToString();
-      const coll::CollectiveTiming t = coll::TimeCollective(plan->schedule, router, plan->rank_gpus);
+      const coll::CollectiveTiming t = timer.Time(plan->schedule, plan->rank_gpus);
       ++totals.collectives;
       totals.events += t.events;
       totals.flows += t.flows;

@@ -62,6 +62,48 @@ CollectiveTiming RunAlgo(const net::Topology& t, Algorithm algo, int64_t bytes, 
   return TimeCollective(plan->schedule, t, plan->rank_gpus);
 }
 
+// One timer across collectives of every algorithm, size and transport (host-staged ones included)
+// gives, collective by collective, exactly what a fresh fabric gives: its reuse (the routes kept,
+// the queue and fabric reset) changes no result.
+TEST(CollectiveTimer, TimesEachCollectiveExactlyAsAFreshFabric) {
+  net::Topology t = FourPlusFour();
+  t.driver_p2p_mode = net::DriverP2pMode::kDriverDefault;  // peer reads staged through host memory
+  net::Router router(t);
+  CollectiveTimer timer(router);
+  int timed = 0;
+  for (bool p2p_disable : {false, true}) {
+    for (Algorithm algo : {Algorithm::kRing, Algorithm::kTree, Algorithm::kOneShot, Algorithm::kTwoShot}) {
+      for (int64_t bytes : {int64_t{4096}, int64_t{1} << 20, int64_t{48} << 20}) {
+        CollectiveRequest request;
+        request.algorithm = algo;
+        request.bytes = bytes;
+        request.p2p_disable = p2p_disable;
+        auto plan = PlanCollective(t, router, request);
+        if (!plan.ok()) continue;  // custom allreduce without P2P: refused
+        FabricTrace fresh_trace, reused_trace;
+        std::vector<std::pair<SimTime, SimTime>> fresh_ops, reused_ops;
+        const CollectiveTiming fresh =
+            TimeCollective(plan->schedule, router, plan->rank_gpus, &fresh_trace, &fresh_ops);
+        const CollectiveTiming reused = timer.Time(plan->schedule, plan->rank_gpus, &reused_trace, &reused_ops);
+        SCOPED_TRACE(plan->choice);
+        EXPECT_EQ(reused.duration_ps, fresh.duration_ps);
+        EXPECT_EQ(reused.events, fresh.events);
+        EXPECT_EQ(reused.flows, fresh.flows);
+        EXPECT_EQ(reused.resource_bytes, fresh.resource_bytes);
+        EXPECT_EQ(reused.busiest_resource, fresh.busiest_resource);
+        EXPECT_EQ(reused.busiest_utilisation, fresh.busiest_utilisation);
+        EXPECT_EQ(reused_ops, fresh_ops);
+        EXPECT_EQ(reused_trace.flows.size(), fresh_trace.flows.size());
+        EXPECT_EQ(reused_trace.rates.size(), fresh_trace.rates.size());
+        // And without a trace (the fabric's trace switch is reset per collective).
+        EXPECT_EQ(timer.Time(plan->schedule, plan->rank_gpus).duration_ps, fresh.duration_ps);
+        ++timed;
+      }
+    }
+  }
+  EXPECT_GE(timed, 18);
+}
+
 // Socket-link load per direction with k = 4 of n = 8 GPUs on each side (docs/reference/allreduce-algorithms.md):
 //   ring 2(n-1)/n S = 1.75 S, two-shot 2k(n-k)S/n = 4 S, one-shot k(n-k) S = 16 S.
 // Barrier flags add a few hundred bytes: tolerance 0.1%.

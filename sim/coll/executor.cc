@@ -111,34 +111,44 @@ CollectiveTiming TimeCollective(const Schedule& schedule, const net::Topology& t
 
 CollectiveTiming TimeCollective(const Schedule& schedule, const net::Router& router, const std::vector<int>& rank_gpus,
                                 FabricTrace* trace, std::vector<std::pair<SimTime, SimTime>>* op_times) {
-  const net::Topology& topology = router.topology();
-  EventQueue queue;
-  net::Fabric fabric(&queue, &topology, &router);
-  fabric.set_record_trace(trace != nullptr);
-  ScheduleExecutor executor(&queue, &fabric, &topology, rank_gpus);
+  return CollectiveTimer(router).Time(schedule, rank_gpus, trace, op_times);
+}
+
+CollectiveTimer::CollectiveTimer(const net::Router& router)
+    : router_(&router), fabric_(&queue_, &router.topology(), &router) {
+  for (int r = 0; r < fabric_.num_resources(); ++r) resource_names_.push_back(fabric_.ResourceName(r));
+}
+
+CollectiveTiming CollectiveTimer::Time(const Schedule& schedule, const std::vector<int>& rank_gpus, FabricTrace* trace,
+                                       std::vector<std::pair<SimTime, SimTime>>* op_times) {
+  const net::Topology& topology = router_->topology();
+  queue_.Reset();
+  fabric_.Reset();
+  fabric_.set_record_trace(trace != nullptr);
+  ScheduleExecutor executor(&queue_, &fabric_, &topology, rank_gpus);
   SimTime end = -1;
   executor.Start(
-      &schedule, [&] { end = queue.now(); }, op_times);
-  queue.Run();
+      &schedule, [&] { end = queue_.now(); }, op_times);
+  queue_.Run();
   SPECSIM_CHECK_GE(end, 0) << "schedule did not complete (dependency cycle?)";
   CollectiveTiming timing;
   timing.duration_ps = end;
-  timing.events = queue.events_processed();
-  timing.flows = fabric.flows_started();
-  timing.resource_bytes = fabric.resource_bytes();
-  for (int r = 0; r < fabric.num_resources(); ++r) {
-    timing.resource_names.push_back(fabric.ResourceName(r));
-    double capacity_bytes = BytesPerPicoFromGbps(fabric.ResourceCapacityGbps(r)) * static_cast<double>(end);
-    double utilisation = capacity_bytes > 0 ? fabric.resource_bytes()[r] / capacity_bytes : 0;
+  timing.events = queue_.events_processed();
+  timing.flows = fabric_.flows_started();
+  timing.resource_bytes = fabric_.resource_bytes();
+  timing.resource_names = resource_names_;
+  for (int r = 0; r < fabric_.num_resources(); ++r) {
+    double capacity_bytes = BytesPerPicoFromGbps(fabric_.ResourceCapacityGbps(r)) * static_cast<double>(end);
+    double utilisation = capacity_bytes > 0 ? fabric_.resource_bytes()[r] / capacity_bytes : 0;
     if (utilisation > timing.busiest_utilisation) {
       timing.busiest_utilisation = utilisation;
-      timing.busiest_resource = fabric.ResourceName(r);
-      timing.busiest_bytes = fabric.resource_bytes()[r];
+      timing.busiest_resource = resource_names_[r];
+      timing.busiest_bytes = fabric_.resource_bytes()[r];
     }
   }
   if (trace != nullptr) {
-    trace->flows = fabric.flow_records();
-    trace->rates = fabric.rate_samples();
+    trace->flows = fabric_.flow_records();
+    trace->rates = fabric_.rate_samples();
     trace->resource_names = timing.resource_names;
   }
   return timing;

@@ -73,9 +73,30 @@ struct FabricTrace {
   std::vector<std::string> resource_names;
 };
 
-// Runs `schedule` alone on a fresh fabric of the router's topology, ranks on `rank_gpus`. When
-// `trace` is not null, every flow and resource rate change is recorded into it. Keep one router
-// per topology across calls: its routes are built once.
+// Times collectives one after another, each alone on an idle fabric of the router's topology. One
+// timer keeps its event queue and fabric between collectives (reset after each), so the fabric's
+// routes are built once per timer and its scratch is reused: after the first collectives, timing
+// another allocates only for what is larger than all before. Each result is exactly that of a
+// fresh fabric (tested). Not thread-safe: one timer per thread.
+class CollectiveTimer {
+ public:
+  // The router (and its topology) must outlive the timer.
+  explicit CollectiveTimer(const net::Router& router);
+
+  // Runs `schedule`, ranks on `rank_gpus`. When `trace` is not null, every flow and resource rate
+  // change is recorded into it; `op_times`, when not null, receives every op's (start, end).
+  CollectiveTiming Time(const Schedule& schedule, const std::vector<int>& rank_gpus, FabricTrace* trace = nullptr,
+                        std::vector<std::pair<SimTime, SimTime>>* op_times = nullptr);
+
+ private:
+  const net::Router* router_;
+  EventQueue queue_;
+  net::Fabric fabric_;
+  std::vector<std::string> resource_names_;  // per fabric resource, built once
+};
+
+// Runs `schedule` alone on a fresh fabric of the router's topology (a CollectiveTimer used once;
+// keep a timer to time many). Keep one router per topology across calls: its routes are built once.
 CollectiveTiming TimeCollective(const Schedule& schedule, const net::Router& router, const std::vector<int>& rank_gpus,
                                 FabricTrace* trace = nullptr,
                                 std::vector<std::pair<SimTime, SimTime>>* op_times = nullptr);

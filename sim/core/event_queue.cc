@@ -1,5 +1,8 @@
 #include "sim/core/event_queue.h"
 
+#include <algorithm>
+#include <functional>
+
 #include "sim/core/check.h"
 
 namespace specsim {
@@ -18,9 +21,23 @@ EventId EventQueue::Schedule(SimTime at, Handler handler) {
   const EventId id = (next_sequence_++ << kSlotBits) | slot;
   slots_[slot].id = id;
   slots_[slot].handler = std::move(handler);
-  heap_.push(Entry{at, id});
+  heap_.push_back(Entry{at, id});
+  std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
   ++pending_;
   return id;
+}
+
+void EventQueue::PopTop() {
+  std::pop_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
+  heap_.pop_back();
+}
+
+void EventQueue::Reset() {
+  SPECSIM_CHECK(empty()) << "resetting an event queue with " << pending_ << " events pending";
+  heap_.clear();  // only cancelled entries are left
+  next_sequence_ = 0;
+  now_ = 0;
+  events_processed_ = 0;
 }
 
 void EventQueue::Cancel(EventId id) {
@@ -35,18 +52,18 @@ void EventQueue::Cancel(EventId id) {
 
 bool EventQueue::SkipCancelled() {
   while (!heap_.empty()) {
-    const EventId id = heap_.top().id;
+    const EventId id = heap_.front().id;
     const uint32_t slot = SlotOf(id);
     if (slots_[slot].id == id) return true;
-    heap_.pop();
+    PopTop();
   }
   return false;
 }
 
 bool EventQueue::RunNext() {
   if (!SkipCancelled()) return false;
-  const Entry e = heap_.top();
-  heap_.pop();
+  const Entry e = heap_.front();
+  PopTop();
   const uint32_t slot = SlotOf(e.id);
   now_ = e.time;
   Handler h = std::move(slots_[slot].handler);
@@ -60,7 +77,7 @@ bool EventQueue::RunNext() {
 
 void EventQueue::Run(SimTime until) {
   while (SkipCancelled()) {
-    if (heap_.top().time > until) return;
+    if (heap_.front().time > until) return;
     RunNext();
   }
 }

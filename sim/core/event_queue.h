@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cstdint>
-#include <queue>
 #include <vector>
 
 #include "sim/core/inline_function.h"
@@ -37,6 +36,9 @@ class EventQueue {
 
   SimTime now() const { return now_; }
   bool empty() const { return pending_ == 0; }
+  // Back to time zero with no event processed, keeping the memory of the slots and the heap (for
+  // running many short simulations one after another). REQUIRES: empty().
+  void Reset();
   uint64_t events_processed() const { return events_processed_; }
 
  private:
@@ -45,7 +47,7 @@ class EventQueue {
   struct Entry {
     SimTime time;
     EventId id;  // (sequence << kSlotBits) | slot: orders like the sequence
-    // Min-heap on (time, id).
+    // Min-heap on (time, id), kept with std::push_heap / pop_heap and this order.
     bool operator>(const Entry& o) const { return time != o.time ? time > o.time : id > o.id; }
   };
   struct Slot {
@@ -55,8 +57,9 @@ class EventQueue {
   static uint32_t SlotOf(EventId id) { return static_cast<uint32_t>(id & ((EventId{1} << kSlotBits) - 1)); }
   // Pops cancelled entries off the top; returns false when the heap is empty.
   bool SkipCancelled();
+  void PopTop();
 
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
+  std::vector<Entry> heap_;  // a binary min-heap (std::greater<Entry>)
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
   uint64_t next_sequence_ = 0;

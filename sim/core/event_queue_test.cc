@@ -123,6 +123,35 @@ TEST(EventQueue, ManyEventsWithCancellationsRunInTimeThenInsertionOrder) {
   EXPECT_TRUE(q.empty());
 }
 
+// A reset queue runs a second simulation exactly as a fresh queue would: from time zero, same-time
+// events in insertion order, a cancelled event left in the heap from the first run never surfacing.
+TEST(EventQueue, ResetRunsTheNextSimulationLikeAFreshQueue) {
+  auto simulate = [](EventQueue& q) {
+    std::vector<std::pair<SimTime, int>> ran;
+    for (int i = 0; i < 6; ++i) q.Schedule(100 - 10 * (i % 3), [&ran, &q, i] { ran.push_back({q.now(), i}); });
+    q.Cancel(q.Schedule(5, [&ran] { ran.push_back({-1, -1}); }));
+    q.Run();
+    return std::make_pair(ran, q.events_processed());
+  };
+  EventQueue fresh;
+  const auto want = simulate(fresh);
+  EventQueue reused;
+  reused.Schedule(1000, [] {});
+  reused.Cancel(reused.Schedule(2000, [] {}));  // stays in the heap, cancelled
+  reused.Run();
+  reused.Reset();
+  EXPECT_EQ(reused.now(), 0);
+  EXPECT_EQ(reused.events_processed(), 0u);
+  EXPECT_EQ(simulate(reused), want);
+  EXPECT_EQ(want.second, 6u);
+}
+
+TEST(EventQueueDeathTest, ResettingWithEventsPendingIsABug) {
+  EventQueue q;
+  q.Schedule(10, [] {});
+  EXPECT_DEATH(q.Reset(), "pending");
+}
+
 TEST(EventQueueDeathTest, SchedulingInThePastIsABug) {
   EventQueue q;
   q.Schedule(10, [] {});

@@ -76,10 +76,11 @@ void TimeCollectivesBounded(const net::Topology& topology, int64_t bytes) {
   all_to_all.collective = coll::Collective::kAllToAll;
   all_to_all.algorithm = coll::Algorithm::kDirect;
   requests.push_back(all_to_all);
+  coll::CollectiveTimer timer(router);
   for (const coll::CollectiveRequest& request : requests) {
     auto plan = coll::PlanCollective(topology, router, request);
     if (!plan.ok()) continue;
-    coll::CollectiveTiming timing = coll::TimeCollective(plan->schedule, router, plan->rank_gpus, nullptr);
+    coll::CollectiveTiming timing = timer.Time(plan->schedule, plan->rank_gpus);
     SPECSIM_CHECK(timing.duration_ps >= 0) << "negative collective time " << timing.duration_ps;
   }
 }

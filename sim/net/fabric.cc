@@ -48,6 +48,20 @@ Fabric::Fabric(EventQueue* queue, const Topology* topology, const Router* router
   engines_ = std::vector<CopyEngine>(engines);  // built in place: a CopyEngine's queue holds move-only callbacks
 }
 
+void Fabric::Reset() {
+  SPECSIM_CHECK(flows_.empty() && !recompute_pending_ && !completion_pending_)
+      << "resetting a fabric with " << flows_.size() << " flows active";
+  for (const CopyEngine& ce : engines_) SPECSIM_CHECK(!ce.busy && ce.waiting() == 0) << "a copy engine is busy";
+  std::fill(resource_bytes_.begin(), resource_bytes_.end(), 0.0);
+  std::fill(resource_rate_.begin(), resource_rate_.end(), 0.0);
+  last_update_ps_ = 0;
+  completion_event_ = 0;
+  next_flow_id_ = 0;
+  flows_started_ = 0;
+  flow_records_.clear();
+  rate_samples_.clear();
+}
+
 std::string Fabric::ResourceName(int resource) const {
   const int link_resources = 2 * static_cast<int>(topology_->links.size());
   if (resource < link_resources) return topology_->DirectedLinkName(resource / 2, resource % 2);

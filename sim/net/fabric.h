@@ -68,6 +68,11 @@ class Fabric {
   // The queue, topology and router must outlive the fabric.
   Fabric(EventQueue* queue, const Topology* topology, const Router* router);
 
+  // Back to an idle fabric with nothing moved yet, keeping the routes built so far and the
+  // scratch: for timing many collectives one after another on one topology (the queue is reset
+  // by its owner). Tracing stays as set. REQUIRES: no flow active or waiting for a copy engine.
+  void Reset();
+
   // Starts a transfer now; `done` runs when its last byte has arrived. Zero-byte transfers take the
   // path latency. REQUIRES: a route exists (validated by the hardware loader).
   void Start(const TransferSpec& spec, DoneCallback done);

@@ -109,6 +109,42 @@ TEST(Fabric, CopiesOnTwoEnginesShareTheLink) {
   EXPECT_EQ(done[1], done[0]);
 }
 
+// A reset fabric (and queue) times the next run exactly as fresh ones: its routes are kept, its
+// clock, counters, copy engines and bytes per resource start over.
+TEST(Fabric, ResetRunsTheNextTransfersLikeAFreshFabric) {
+  Topology t = Pair();
+  t.gpu_specs[0].copy_engine_setup_ns = 1000;
+  const std::vector<TransferSpec> specs = {Spec(0, 1, 1'000'000, Mechanism::kCopyEngine),
+                                           Spec(0, 1, 1'000'000, Mechanism::kCopyEngine), Spec(1, 0, 3'000'000)};
+  EventQueue q;
+  Router router(t);
+  Fabric fabric(&q, &t, &router);
+  auto run = [&] {
+    std::vector<SimTime> done(specs.size(), -1);
+    for (size_t i = 0; i < specs.size(); ++i) fabric.Start(specs[i], [&, i] { done[i] = q.now(); });
+    q.Run();
+    return done;
+  };
+  const std::vector<SimTime> first = run();
+  const std::vector<double> first_bytes = fabric.resource_bytes();
+  EXPECT_EQ(first, RunAll(t, specs));
+  fabric.Reset();
+  q.Reset();
+  EXPECT_EQ(fabric.flows_started(), 0);
+  EXPECT_EQ(run(), first);
+  EXPECT_EQ(fabric.resource_bytes(), first_bytes);
+  EXPECT_EQ(fabric.flows_started(), 3);
+}
+
+TEST(FabricDeathTest, ResettingWithFlowsActiveIsABug) {
+  EventQueue q;
+  Topology t = Pair();
+  Router router(t);
+  Fabric fabric(&q, &t, &router);
+  fabric.Start(Spec(0, 1, 1000), [] {});
+  EXPECT_DEATH(fabric.Reset(), "active");
+}
+
 TEST(Fabric, KernelReadsAreBoundedByOutstandingBytes) {
   Topology t = Pair();
   // 2 SMs x 5000 B in flight over a round trip of 2 x 500 ns: 10000 B / 1e6 ps = 0.01 B/ps

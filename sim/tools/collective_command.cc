@@ -202,6 +202,7 @@ StatusOr<CollectiveSweep> SweepCollective(const net::Topology& topology, const n
                                           const std::vector<coll::Algorithm>& algorithms, int dtype_bytes,
                                           ChromeTraceWriter* trace) {
   CollectiveSweep sweep;
+  coll::CollectiveTimer timer(router);
   const int ranks = base.gpus.empty() ? topology.num_gpus() : static_cast<int>(base.gpus.size());
   for (int64_t requested : sizes) {
     // nccl-tests' size and count columns: the buffers it would run for this -b/-e value.
@@ -219,8 +220,7 @@ StatusOr<CollectiveSweep> SweepCollective(const net::Topology& topology, const n
       if (!plan.ok()) return WithFlagNames(plan.status());
       sweep.transport = plan->transport;
       coll::FabricTrace fabric_trace;
-      coll::CollectiveTiming timing =
-          coll::TimeCollective(plan->schedule, router, plan->rank_gpus, trace ? &fabric_trace : nullptr);
+      coll::CollectiveTiming timing = timer.Time(plan->schedule, plan->rank_gpus, trace ? &fabric_trace : nullptr);
       const int n = static_cast<int>(plan->rank_gpus.size());
       if (sweep.ranks_text.empty()) {
         for (int g : plan->rank_gpus) sweep.ranks_text += (sweep.ranks_text.empty() ? "" : ",") + std::to_string(g);

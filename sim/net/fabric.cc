@@ -35,6 +35,8 @@ Fabric::Fabric(EventQueue* queue, const Topology* topology, const Router* router
       collapse_per_flow_.push_back(node.p2p_forward_collapse_per_flow);
     }
   }
+  capacity_scratch_ = capacity_bytes_per_ps_;  // links' entries never change
+  forwarded_scratch_.assign(capacity_bytes_per_ps_.size(), 0);
   resource_bytes_.assign(capacity_bytes_per_ps_.size(), 0.0);
   resource_rate_.assign(capacity_bytes_per_ps_.size(), 0.0);
   int engines = 0;
@@ -138,7 +140,7 @@ void Fabric::EngineFree(int engine) {
   });
 }
 
-const Fabric::RouteResources& Fabric::RouteOf(const TransferSpec& spec) {
+Fabric::RouteResources& Fabric::RouteOf(const TransferSpec& spec) {
   const bool staged = spec.mechanism == Mechanism::kHostStaged;
   const int64_t n = static_cast<int64_t>(topology_->nodes.size());
   const int64_t key = (static_cast<int64_t>(spec.src_node) * n + spec.dst_node) * 2 + (staged ? 1 : 0);
@@ -178,7 +180,8 @@ void Fabric::BeginFlow(TransferSpec spec, DoneCallback done, int engine) {
   f.engine = engine;
   f.start_ps = queue_->now();
   f.cap_bytes_per_ps = kInf;
-  f.route = &RouteOf(spec);
+  RouteResources& route = RouteOf(spec);
+  f.route = &route;
   const double latency_ns = f.route->latency_ns;
   if (spec.mechanism == Mechanism::kKernelRead) {
     int reader = GpuIndexOfNode(spec.dst_node);
@@ -191,12 +194,46 @@ void Fabric::BeginFlow(TransferSpec spec, DoneCallback done, int engine) {
   if (spec.payload_cap_gbps > 0)
     f.cap_bytes_per_ps =
         std::min(f.cap_bytes_per_ps, BytesPerPicoFromGbps(spec.payload_cap_gbps / spec.wire_efficiency));
+  f.flow_class = ClassOf(route, f.cap_bytes_per_ps);
+  AddToClass(f.flow_class);
   f.latency_ps = PicosFromNanos(latency_ns);
   f.remaining_wire_bytes = static_cast<double>(spec.bytes) / spec.wire_efficiency;
   f.spec = std::move(spec);
   f.done = std::move(done);
   flows_.push_back(std::move(f));
   MarkDirty();
+}
+
+int Fabric::ClassOf(RouteResources& route, double cap_bytes_per_ps) {
+  for (int c : route.classes)
+    if (classes_[c].cap_bytes_per_ps == cap_bytes_per_ps) return c;
+  route.classes.push_back(static_cast<int>(classes_.size()));
+  classes_.push_back({&route, cap_bytes_per_ps, 0});
+  class_rate_.push_back(0.0);
+  return route.classes.back();
+}
+
+void Fabric::AddToClass(int c) {
+  FlowClass& fc = classes_[c];
+  if (fc.active++ > 0) return;
+  fc.position = static_cast<int>(active_classes_.size());
+  active_classes_.push_back(c);
+}
+
+void Fabric::RemoveFromClass(int c) {
+  FlowClass& fc = classes_[c];
+  if (--fc.active > 0) return;
+  const int last = active_classes_.back();
+  active_classes_[fc.position] = last;
+  classes_[last].position = fc.position;
+  active_classes_.pop_back();
+  fc.position = -1;
+}
+
+size_t Fabric::MixHash::operator()(const std::vector<int64_t>& key) const {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a over the 64-bit words, then a final mix
+  for (int64_t k : key) h = (h ^ static_cast<uint64_t>(k)) * 1099511628211ULL;
+  return static_cast<size_t>(h ^ (h >> 29));
 }
 
 void Fabric::Advance() {
@@ -223,27 +260,14 @@ void Fabric::MarkDirty() {
 void Fabric::Recompute() {
   recompute_pending_ = false;
   Advance();
-  // Capacities of collapsing CPU forwarding resources depend on how many flows they forward.
-  capacity_scratch_ = capacity_bytes_per_ps_;
-  forwarded_scratch_.assign(capacity_scratch_.size(), 0);
-  for (const Flow& f : flows_)
-    for (int r : f.route->forwarding_cpus) ++forwarded_scratch_[r];
-  for (size_t r = 2 * topology_->links.size(); r < capacity_scratch_.size(); ++r) {
-    if (collapse_per_flow_[r] > 0 && forwarded_scratch_[r] > 1)
-      capacity_scratch_[r] /= 1.0 + collapse_per_flow_[r] * (forwarded_scratch_[r] - 1);
-  }
-  views_scratch_.clear();
-  for (const Flow& f : flows_)
-    views_scratch_.push_back(
-        {f.route->resources.data(), static_cast<int>(f.route->resources.size()), f.cap_bytes_per_ps});
-  solver_.Solve(capacity_scratch_, views_scratch_, &rates_scratch_);
+  SolveActiveClasses();
 
   SimTime now = queue_->now();
   SimTime next = kSimTimeMax;
   if (record_trace_) new_rate_scratch_.assign(resource_rate_.size(), 0.0);
   for (size_t i = 0; i < flows_.size(); ++i) {
     Flow& f = flows_[i];
-    f.rate = rates_scratch_[i];
+    f.rate = class_rate_[f.flow_class];
     if (f.remaining_wire_bytes <= 0 || std::isinf(f.rate)) {
       f.finish_ps = now;
     } else {
@@ -271,6 +295,44 @@ void Fabric::Recompute() {
   }
 }
 
+void Fabric::SolveActiveClasses() {
+  // The solve does not depend on the order of the classes; the memo's key is in class order.
+  const bool memo = reuse_solved_mixes_ && active_classes_.size() <= kMaxMemoClasses;
+  if (memo) {
+    std::sort(active_classes_.begin(), active_classes_.end());
+    for (size_t k = 0; k < active_classes_.size(); ++k) classes_[active_classes_[k]].position = static_cast<int>(k);
+    mix_scratch_.clear();
+    for (int c : active_classes_) mix_scratch_.push_back(int64_t{c} << 32 | classes_[c].active);
+    auto hit = rates_of_mix_.find(mix_scratch_);
+    if (hit != rates_of_mix_.end()) {
+      for (size_t k = 0; k < active_classes_.size(); ++k) class_rate_[active_classes_[k]] = hit->second[k];
+      return;
+    }
+  }
+  // Capacities of collapsing CPU forwarding resources depend on how many flows they forward.
+  const size_t first_cpu = 2 * topology_->links.size();
+  std::fill(forwarded_scratch_.begin() + static_cast<std::ptrdiff_t>(first_cpu), forwarded_scratch_.end(), 0);
+  for (int c : active_classes_)
+    for (int r : classes_[c].route->forwarding_cpus) forwarded_scratch_[r] += classes_[c].active;
+  for (size_t r = first_cpu; r < capacity_scratch_.size(); ++r) {
+    capacity_scratch_[r] = capacity_bytes_per_ps_[r];
+    if (collapse_per_flow_[r] > 0 && forwarded_scratch_[r] > 1)
+      capacity_scratch_[r] /= 1.0 + collapse_per_flow_[r] * (forwarded_scratch_[r] - 1);
+  }
+  views_scratch_.clear();
+  for (int c : active_classes_) {
+    const FlowClass& fc = classes_[c];
+    views_scratch_.push_back(
+        {fc.route->resources.data(), static_cast<int>(fc.route->resources.size()), fc.cap_bytes_per_ps, fc.active});
+  }
+  solver_.Solve(capacity_scratch_, views_scratch_, &rates_scratch_);
+  for (size_t k = 0; k < active_classes_.size(); ++k) class_rate_[active_classes_[k]] = rates_scratch_[k];
+  if (memo) {
+    if (rates_of_mix_.size() >= kMaxMemoEntries) rates_of_mix_.clear();
+    rates_of_mix_.emplace(mix_scratch_, rates_scratch_);
+  }
+}
+
 void Fabric::OnCompletion() {
   completion_pending_ = false;
   Advance();
@@ -288,6 +350,7 @@ void Fabric::OnCompletion() {
   }
   flows_.resize(kept);
   for (Flow& f : finished_scratch_) {
+    RemoveFromClass(f.flow_class);
     // The last bytes were charged to the resources by Advance(); a remainder below one
     // picosecond of transfer is rounding.
     if (record_trace_) {

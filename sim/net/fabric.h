@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/core/event_queue.h"
@@ -89,6 +90,9 @@ class Fabric {
   // The HOST_MEMORY node of `node`'s socket, or -1 (net::HostMemoryOfEachNode, looked up in O(1)).
   int HostMemoryOfNode(int node) const { return host_memory_of_node_[node]; }
 
+  // Whether rates of a flow mix solved before are reused (the default; off: every instant is
+  // solved, for tests that hold the reuse to the solve).
+  void set_reuse_solved_mixes(bool on) { reuse_solved_mixes_ = on; }
   void set_record_trace(bool on) { record_trace_ = on; }
   bool record_trace() const { return record_trace_; }
   const std::vector<FlowRecord>& flow_records() const { return flow_records_; }
@@ -100,6 +104,15 @@ class Fabric {
     std::vector<int> resources;
     std::vector<int> forwarding_cpus;  // resources whose capacity depends on the flow count
     double latency_ns = 0;
+    std::vector<int> classes;  // the flow classes of this route (one per cap met), in classes_
+  };
+  // The flows of one route and one cap: max-min fairness gives them one rate, so the solver sees
+  // each class once, with its count of active flows (maxmin.h, MaxMinFlowView::count).
+  struct FlowClass {
+    const RouteResources* route = nullptr;
+    double cap_bytes_per_ps = 0;
+    int active = 0;     // flows of the class now active
+    int position = -1;  // in active_classes_ while active
   };
   struct Flow {
     int64_t id = 0;
@@ -111,9 +124,19 @@ class Fabric {
     SimTime finish_ps = kSimTimeMax;
     SimTime latency_ps = 0;
     SimTime start_ps = 0;
-    int engine = -1;  // copy engine index in engines_, or -1
+    int engine = -1;      // copy engine index in engines_, or -1
+    int flow_class = -1;  // in classes_
     DoneCallback done;
   };
+  // Solved rates of recent flow mixes: the sorted (class << 32 | active flows) of every active
+  // class -> each class's rate, in that order. Collectives repeat their mixes (a ring's steps,
+  // the same schedule at another size), and a solve is a pure function of the mix (capacities are
+  // the fabric's, forwarding collapse follows from the counts), so a hit is exactly a solve.
+  struct MixHash {
+    size_t operator()(const std::vector<int64_t>& key) const;
+  };
+  static constexpr size_t kMaxMemoClasses = 64;    // larger mixes are solved, not looked up
+  static constexpr size_t kMaxMemoEntries = 4096;  // then the memo starts over
   // A FIFO of waiting copies: queue[head..] (a vector, not a deque: a deque allocates when
   // constructed, and a fabric has engines on every GPU, built per collective).
   struct CopyEngine {
@@ -124,7 +147,13 @@ class Fabric {
   };
 
   void BeginFlow(TransferSpec spec, DoneCallback done, int engine);
-  const RouteResources& RouteOf(const TransferSpec& spec);
+  RouteResources& RouteOf(const TransferSpec& spec);
+  int ClassOf(RouteResources& route, double cap_bytes_per_ps);
+  // A flow of class `c` begins or ends (active_classes_ kept in O(1) per flow).
+  void AddToClass(int c);
+  void RemoveFromClass(int c);
+  // Fills class_rate_ for the active classes: from the memo, else by a solve.
+  void SolveActiveClasses();
   void EngineFree(int engine);
   void Advance();
   void MarkDirty();
@@ -152,6 +181,11 @@ class Fabric {
   std::deque<RouteResources> routes_;
   std::vector<int32_t> route_of_key_;
   // Scratch kept between events (no allocation per event in steady state).
+  std::vector<FlowClass> classes_;   // every class met, kept across Reset
+  std::vector<int> active_classes_;  // classes with active flows, in no order
+  std::vector<double> class_rate_;   // per class, valid for the active ones after a recompute
+  std::unordered_map<std::vector<int64_t>, std::vector<double>, MixHash> rates_of_mix_;
+  std::vector<int64_t> mix_scratch_;
   MaxMinSolver solver_;
   std::vector<double> capacity_scratch_;
   std::vector<int> forwarded_scratch_;
@@ -168,6 +202,7 @@ class Fabric {
   int64_t next_flow_id_ = 0;
   int64_t flows_started_ = 0;
   bool record_trace_ = false;
+  bool reuse_solved_mixes_ = true;
   std::vector<FlowRecord> flow_records_;
   std::vector<ResourceRateSample> rate_samples_;
 };

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "sim/net/test_topologies.h"
 
 namespace specsim::net {
@@ -189,6 +191,55 @@ TEST(Fabric, CpuForwardingCollapsesWithManyFlows) {
   // Alone, a flow gets the full 40.
   auto one = RunAll(t, {Spec(g[0], g[1], 1'000'000)});
   EXPECT_EQ(one[0], 25'000'000);
+}
+
+// Reusing the rates of a flow mix solved before gives exactly what solving every instant gives:
+// waves of transfers from a few patterns (so mixes repeat, and repeat with other counts), with
+// caps, kernel reads, host staging and a collapsing CPU forwarding limit, each wave's transfers
+// chained so that they start at many instants.
+TEST(Fabric, ReusingSolvedMixesChangesNoCompletionTime) {
+  Topology t;
+  t.gpu_specs.push_back(testing::TestGpu());
+  t.gpu_specs[0].kernel_read_outstanding_bytes_per_sm = 5000;
+  int cpu = AddNode(t, "cpu", NodeKind::kCpuRootComplex);
+  t.nodes[cpu].p2p_forward_bandwidth_gbps = 40;
+  t.nodes[cpu].p2p_forward_collapse_per_flow = 0.5;
+  AddLink(t, cpu, AddNode(t, "mem", NodeKind::kHostMemory), 100, 50, LinkKind::kMemory);
+  for (int i = 0; i < 4; ++i) AddLink(t, AddNode(t, "g" + std::to_string(i), NodeKind::kGpu), cpu, 50, 300);
+  std::mt19937 rng(3);
+  std::vector<TransferSpec> patterns;
+  for (int p = 0; p < 6; ++p) {
+    const int src = static_cast<int>(rng() % 4);
+    TransferSpec spec = Spec(t.gpus[src], t.gpus[(src + 1 + rng() % 3) % 4], 100'000 + 50'000 * (rng() % 5),
+                             static_cast<Mechanism>(rng() % 4));
+    if (spec.mechanism == Mechanism::kKernelRead) spec.read_sms = 4;
+    if (p % 2 == 0) spec.payload_cap_gbps = 12;
+    patterns.push_back(spec);
+  }
+  auto run = [&](bool reuse) {
+    EventQueue q;
+    Router router(t);
+    Fabric fabric(&q, &t, &router);
+    fabric.set_reuse_solved_mixes(reuse);
+    std::vector<SimTime> done;
+    for (int wave = 0; wave < 40; ++wave) {
+      q.Schedule(wave * 3'000'000, [&, wave] {
+        for (int k = 0; k < 3; ++k) {
+          const TransferSpec& first = patterns[(wave + k) % patterns.size()];
+          const TransferSpec& second = patterns[(wave * 7 + k) % patterns.size()];
+          fabric.Start(first, [&, second] {
+            done.push_back(q.now());
+            fabric.Start(second, [&] { done.push_back(q.now()); });
+          });
+        }
+      });
+    }
+    q.Run();
+    return std::make_pair(done, fabric.resource_bytes());
+  };
+  const auto reused = run(true);
+  EXPECT_EQ(reused.first.size(), 240u);
+  EXPECT_EQ(reused, run(false));
 }
 
 TEST(Fabric, ZeroByteTransferTakesOnlyLatency) { EXPECT_EQ(RunAll(Pair(), {Spec(0, 1, 0)})[0], 500'000); }

@@ -22,7 +22,6 @@ void MaxMinSolver::Solve(const std::vector<double>& capacity, const std::vector<
   const int num_resources = static_cast<int>(capacity.size());
   rates->assign(flows.size(), 0.0);
   GrowScratch(num_resources);
-  for (double c : capacity) SPECSIM_CHECK_GE(c, 0.0);
   const int active = CountCrossings(flows, num_resources, rates);
   ListFlowsOnResources(capacity, flows);
   FillProgressively(capacity, flows, active, rates);
@@ -33,6 +32,7 @@ void MaxMinSolver::Solve(const std::vector<double>& capacity, const std::vector<
 [[gnu::always_inline]] inline void MaxMinSolver::GrowScratch(int num_resources) {
   if (static_cast<int>(unfrozen_on_.size()) < num_resources) {
     unfrozen_on_.resize(num_resources, 0);
+    views_on_.resize(num_resources, 0);
     remaining_.resize(num_resources, 0.0);
     first_flow_.resize(num_resources, 0);
     flow_count_.resize(num_resources, 0);
@@ -48,7 +48,7 @@ void MaxMinSolver::Solve(const std::vector<double>& capacity, const std::vector<
   int active = 0;
   for (int i = 0; i < num_flows; ++i) {
     const MaxMinFlowView& f = flows[i];
-    SPECSIM_CHECK_GE(f.cap, 0.0);
+    SPECSIM_CHECK(f.cap >= 0.0 && f.count >= 1) << "flow " << i << " cap " << f.cap << " count " << f.count;
     if (f.num_resources == 0 && std::isinf(f.cap)) {
       (*rates)[i] = f.cap;
       frozen_[i] = 1;
@@ -57,7 +57,8 @@ void MaxMinSolver::Solve(const std::vector<double>& capacity, const std::vector<
     for (int k = 0; k < f.num_resources; ++k) {
       const int r = f.resources[k];
       SPECSIM_CHECK(r >= 0 && r < num_resources) << "flow " << i << " resource " << r;
-      if (unfrozen_on_[r]++ == 0) in_use_.push_back(r);
+      if (views_on_[r]++ == 0) in_use_.push_back(r);
+      unfrozen_on_[r] += f.count;
     }
     if (!std::isinf(f.cap)) capped_.push_back(i);
     ++active;
@@ -67,13 +68,15 @@ void MaxMinSolver::Solve(const std::vector<double>& capacity, const std::vector<
 
 [[gnu::always_inline]] inline void MaxMinSolver::ListFlowsOnResources(const std::vector<double>& capacity,
                                                                       const std::vector<MaxMinFlowView>& flows) {
-  // The flows on each resource in use, as one array (a flow crossing a resource twice is listed
+  // The views on each resource in use, as one array (a view crossing a resource twice is listed
   // twice; freezing is idempotent).
   int total = 0;
   for (int r : in_use_) {
     first_flow_[r] = total;
     flow_count_[r] = 0;
-    total += unfrozen_on_[r];
+    total += views_on_[r];
+    views_on_[r] = 0;  // zero again for the next solve
+    SPECSIM_CHECK_GE(capacity[r], 0.0) << "resource " << r;
     remaining_[r] = capacity[r];
   }
   flows_on_.resize(total);
@@ -97,7 +100,7 @@ void MaxMinSolver::Solve(const std::vector<double>& capacity, const std::vector<
     frozen_[i] = 1;
     rate[i] = level;
     --active;
-    for (int k = 0; k < flows[i].num_resources; ++k) --unfrozen_on_[flows[i].resources[k]];
+    for (int k = 0; k < flows[i].num_resources; ++k) unfrozen_on_[flows[i].resources[k]] -= flows[i].count;
   };
   while (active > 0) {
     // The next level: the least fair share left on a resource in use, or the least headroom to

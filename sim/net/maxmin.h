@@ -30,11 +30,15 @@ struct MaxMinProblem {
 // gets +infinity.
 std::vector<double> SolveMaxMin(const MaxMinProblem& problem);
 
-// A flow as the fabric holds it: its resources in someone else's array.
+// A flow as the fabric holds it: its resources in someone else's array. `count` identical flows
+// (same resources, same cap) may be given as one view: max-min fairness gives identical flows
+// identical rates, and the solver counts each view `count` times on its resources, so the rate
+// is exactly (bit for bit) that of each of `count` separate views.
 struct MaxMinFlowView {
   const int* resources = nullptr;
   int num_resources = 0;
   double cap = std::numeric_limits<double>::infinity();
+  int count = 1;  // >= 1
 };
 
 // The same solver for repeated use (the fabric solves at every instant flows start or end): its
@@ -63,7 +67,8 @@ class MaxMinSolver {
 
   std::vector<double> remaining_;  // per resource
   std::vector<int> unfrozen_on_;   // per resource: unfrozen crossings (zero between solves)
-  std::vector<int> first_flow_;    // per resource in use: its flows are flows_on_[first, first + count)
+  std::vector<int> views_on_;      // per resource: views crossing it (zero between solves)
+  std::vector<int> first_flow_;    // per resource in use: its views are flows_on_[first, first + count)
   std::vector<int> flow_count_;
   std::vector<int> flows_on_;
   std::vector<int> in_use_;  // resources carrying unfrozen flows

@@ -170,5 +170,47 @@ TEST(MaxMin, ReusedSolverGivesTheReferenceRatesBitForBit) {
   }
 }
 
+// Identical flows given as one view with a count get, bit for bit, the rate each of them gets as
+// separate views (the fabric solves its flows grouped by route and cap).
+TEST(MaxMin, AViewWithACountGivesEachOfItsFlowsTheirSeparateRate) {
+  std::mt19937 rng(11);
+  MaxMinSolver grouped_solver, separate_solver;
+  for (int trial = 0; trial < 500; ++trial) {
+    std::vector<double> capacity;
+    const int resources = 1 + static_cast<int>(rng() % 30);
+    for (int r = 0; r < resources; ++r) capacity.push_back(rng() % 9 == 0 ? 0.0 : 1.0 + rng() % 100 / 7.0);
+    std::vector<MaxMinFlow> kinds(static_cast<size_t>(rng() % 40));
+    std::vector<MaxMinFlowView> grouped, separate;
+    std::vector<int> kind_of_separate;
+    for (size_t k = 0; k < kinds.size(); ++k) {
+      const int hops = static_cast<int>(rng() % 5);
+      for (int h = 0; h < hops; ++h) kinds[k].resources.push_back(static_cast<int>(rng() % resources));
+      if (rng() % 3 == 0) kinds[k].cap = (rng() % 50) / 3.0;
+      const int count = 1 + static_cast<int>(rng() % 6);
+      const MaxMinFlowView view{kinds[k].resources.data(), hops, kinds[k].cap};
+      grouped.push_back(view);
+      grouped.back().count = count;
+      for (int c = 0; c < count; ++c) {
+        separate.push_back(view);
+        kind_of_separate.push_back(static_cast<int>(k));
+      }
+    }
+    std::shuffle(separate.begin(), separate.end(), std::mt19937(trial));
+    std::shuffle(kind_of_separate.begin(), kind_of_separate.end(), std::mt19937(trial));
+    std::vector<double> grouped_rates, separate_rates;
+    grouped_solver.Solve(capacity, grouped, &grouped_rates);
+    separate_solver.Solve(capacity, separate, &separate_rates);
+    for (size_t i = 0; i < separate.size(); ++i)
+      ASSERT_EQ(separate_rates[i], grouped_rates[kind_of_separate[i]]) << "trial " << trial << " flow " << i;
+  }
+}
+
+TEST(MaxMinDeathTest, AViewCountsAtLeastOneFlow) {
+  const std::vector<double> capacity = {1.0};
+  const int resource = 0;
+  std::vector<double> rates;
+  EXPECT_DEATH(MaxMinSolver().Solve(capacity, {{&resource, 1, 1.0, 0}}, &rates), "count 0");
+}
+
 }  // namespace
 }  // namespace specsim::net

@@ -58,7 +58,7 @@ void Fabric::Reset() {
   std::fill(resource_rate_.begin(), resource_rate_.end(), 0.0);
   last_update_ps_ = 0;
   completion_event_ = 0;
-  next_flow_id_ = 0;
+  labels_.clear();
   flows_started_ = 0;
   flow_records_.clear();
   rate_samples_.clear();
@@ -115,7 +115,7 @@ void Fabric::Start(const TransferSpec& spec, DoneCallback done) {
   }
   ce.busy = true;
   queue_->ScheduleAfter(CopySetupPs(spec), [this, spec, done = std::move(done), engine]() mutable {
-    BeginFlow(std::move(spec), std::move(done), engine);
+    BeginFlow(spec, std::move(done), engine);
   });
 }
 
@@ -136,7 +136,7 @@ void Fabric::EngineFree(int engine) {
   auto [spec, done] = std::move(ce.queue[ce.head++]);
   const SimTime setup = CopySetupPs(spec);
   queue_->ScheduleAfter(setup, [this, spec = std::move(spec), done = std::move(done), engine]() mutable {
-    BeginFlow(std::move(spec), std::move(done), engine);
+    BeginFlow(spec, std::move(done), engine);
   });
 }
 
@@ -173,16 +173,15 @@ Fabric::RouteResources& Fabric::RouteOf(const TransferSpec& spec) {
   return routes_.back();
 }
 
-void Fabric::BeginFlow(TransferSpec spec, DoneCallback done, int engine) {
+void Fabric::BeginFlow(const TransferSpec& spec, DoneCallback done, int engine) {
   Advance();
-  Flow f;
-  f.id = next_flow_id_++;
+  Flow& f = flows_.emplace_back();  // built in place: a flow is moved only when others finish
   f.engine = engine;
   f.start_ps = queue_->now();
   f.cap_bytes_per_ps = kInf;
   RouteResources& route = RouteOf(spec);
   f.route = &route;
-  const double latency_ns = f.route->latency_ns;
+  const double latency_ns = route.latency_ns;
   if (spec.mechanism == Mechanism::kKernelRead) {
     int reader = GpuIndexOfNode(spec.dst_node);
     double outstanding = reader >= 0 ? topology_->gpu_spec(reader).kernel_read_outstanding_bytes_per_sm : 0;
@@ -198,9 +197,15 @@ void Fabric::BeginFlow(TransferSpec spec, DoneCallback done, int engine) {
   AddToClass(f.flow_class);
   f.latency_ps = PicosFromNanos(latency_ns);
   f.remaining_wire_bytes = static_cast<double>(spec.bytes) / spec.wire_efficiency;
-  f.spec = std::move(spec);
+  f.src_node = spec.src_node;
+  f.dst_node = spec.dst_node;
+  f.bytes = spec.bytes;
+  f.mechanism = spec.mechanism;
+  if (record_trace_) {
+    f.label = static_cast<int>(labels_.size());
+    labels_.push_back(spec.label);
+  }
   f.done = std::move(done);
-  flows_.push_back(std::move(f));
   MarkDirty();
 }
 
@@ -271,8 +276,9 @@ void Fabric::Recompute() {
     if (f.remaining_wire_bytes <= 0 || std::isinf(f.rate)) {
       f.finish_ps = now;
     } else {
-      SPECSIM_CHECK_GT(f.rate, 0.0) << "flow " << topology_->nodes[f.spec.src_node].name << " -> "
-                                    << topology_->nodes[f.spec.dst_node].name << " " << f.spec.label << " starved";
+      SPECSIM_CHECK_GT(f.rate, 0.0) << "flow " << topology_->nodes[f.src_node].name << " -> "
+                                    << topology_->nodes[f.dst_node].name << " "
+                                    << (f.label >= 0 ? labels_[f.label] : "") << " starved";
       double t = std::ceil(f.remaining_wire_bytes / f.rate);
       f.finish_ps = now + static_cast<SimTime>(std::max(t, 0.0));
       if (record_trace_)
@@ -354,8 +360,8 @@ void Fabric::OnCompletion() {
     // The last bytes were charged to the resources by Advance(); a remainder below one
     // picosecond of transfer is rounding.
     if (record_trace_) {
-      flow_records_.push_back({f.spec.label, f.spec.src_node, f.spec.dst_node, f.spec.mechanism, f.spec.bytes,
-                               f.start_ps, now + f.latency_ps});
+      flow_records_.push_back({f.label >= 0 ? labels_[f.label] : std::string(), f.src_node, f.dst_node, f.mechanism,
+                               f.bytes, f.start_ps, now + f.latency_ps});
     }
     if (f.engine >= 0) EngineFree(f.engine);
     queue_->ScheduleAfter(f.latency_ps, std::move(f.done));

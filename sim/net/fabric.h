@@ -114,9 +114,8 @@ class Fabric {
     int active = 0;     // flows of the class now active
     int position = -1;  // in active_classes_ while active
   };
+  // An active flow: what the solve and the clock need, then what traces and errors name.
   struct Flow {
-    int64_t id = 0;
-    TransferSpec spec;
     const RouteResources* route = nullptr;
     double cap_bytes_per_ps = 0;  // +inf when uncapped
     double remaining_wire_bytes = 0;
@@ -124,8 +123,13 @@ class Fabric {
     SimTime finish_ps = kSimTimeMax;
     SimTime latency_ps = 0;
     SimTime start_ps = 0;
-    int engine = -1;      // copy engine index in engines_, or -1
     int flow_class = -1;  // in classes_
+    int engine = -1;      // copy engine index in engines_, or -1
+    int src_node = -1;
+    int dst_node = -1;
+    int64_t bytes = 0;  // payload
+    Mechanism mechanism = Mechanism::kKernelWrite;
+    int label = -1;  // in labels_ (kept only when tracing), or -1
     DoneCallback done;
   };
   // Solved rates of recent flow mixes: the sorted (class << 32 | active flows) of every active
@@ -146,7 +150,7 @@ class Fabric {
     size_t waiting() const { return queue.size() - head; }
   };
 
-  void BeginFlow(TransferSpec spec, DoneCallback done, int engine);
+  void BeginFlow(const TransferSpec& spec, DoneCallback done, int engine);
   RouteResources& RouteOf(const TransferSpec& spec);
   int ClassOf(RouteResources& route, double cap_bytes_per_ps);
   // A flow of class `c` begins or ends (active_classes_ kept in O(1) per flow).
@@ -199,10 +203,10 @@ class Fabric {
   bool recompute_pending_ = false;
   EventId completion_event_ = 0;
   bool completion_pending_ = false;
-  int64_t next_flow_id_ = 0;
   int64_t flows_started_ = 0;
   bool record_trace_ = false;
   bool reuse_solved_mixes_ = true;
+  std::vector<std::string> labels_;  // of the flows, when tracing
   std::vector<FlowRecord> flow_records_;
   std::vector<ResourceRateSample> rate_samples_;
 };

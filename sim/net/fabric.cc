@@ -174,7 +174,8 @@ Fabric::RouteResources& Fabric::RouteOf(const TransferSpec& spec) {
 }
 
 void Fabric::BeginFlow(const TransferSpec& spec, DoneCallback done, int engine) {
-  Advance();
+  // No Advance() here: the recompute this flow asks for (MarkDirty) runs at this same instant
+  // and advances the other flows first, and the new one has moved nothing yet (rate 0).
   Flow& f = flows_.emplace_back();  // built in place: a flow is moved only when others finish
   f.engine = engine;
   f.start_ps = queue_->now();

@@ -2,7 +2,8 @@
 //   1. per-collective cost against the GPU count N = 8..256 for ring, tree and one-shot allreduce
 //      of 1 MiB on configs/hardware/scale/pcie-Nx.textproto (scripts/gen-scale-box.py; 8 GPUs:
 //      the 8-GPU switch box): planning and simulation time, flows, events, cost per flow, and
-//      the exponent of cost and cost per flow against N (least squares on log-log);
+//      the exponent of cost and cost per flow against N (least squares on log-log). Simulation
+//      as a sweep runs it: on a CollectiveTimer whose routes a first, untimed run has built;
 //   2. events per second over those runs;
 //   3. `collective --algo all` over 1K..256M (19 sizes, 76 collectives) on the 8-GPU dual-socket
 //      box, per collective after start-up;
@@ -83,7 +84,9 @@ void CollectiveScaling(bool quick) {
       const double plan_s = Seconds([&] { plan = coll::PlanCollective(*topology, router, request); }, repeats);
       SPECSIM_CHECK(plan.ok()) << plan.status().ToString();
       coll::CollectiveTiming timing;
-      coll::CollectiveTimer timer(router);  // as a sweep times its collectives
+      // As a sweep times its collectives: the timer's routes are built by a first, untimed run.
+      coll::CollectiveTimer timer(router);
+      timer.Time(plan->schedule, plan->rank_gpus);
       const double sim_s = Seconds([&] { timing = timer.Time(plan->schedule, plan->rank_gpus); }, repeats);
       const double total = plan_s + sim_s;
       ns.push_back(n);

@@ -2,8 +2,9 @@
 //   1. per-collective cost against the GPU count N = 8..256 for ring, tree and one-shot allreduce
 //      of 1 MiB on configs/hardware/scale/pcie-Nx.textproto (scripts/gen-scale-box.py; 8 GPUs:
 //      the 8-GPU switch box): planning and simulation time, flows, events, cost per flow, and
-//      the exponent of cost and cost per flow against N (least squares on log-log). Simulation
-//      as a sweep runs it: on a CollectiveTimer whose routes a first, untimed run has built;
+//      the exponent of cost and cost per flow against N (least squares on log-log). Each after
+//      start-up, as in a sweep: planned after a first, untimed plan has filled the router's
+//      tables, simulated on a CollectiveTimer whose routes a first, untimed run has built;
 //   2. events per second over those runs;
 //   3. `collective --algo all` over 1K..256M (19 sizes, 76 collectives) on the 8-GPU dual-socket
 //      box, per collective after start-up;
@@ -81,6 +82,9 @@ void CollectiveScaling(bool quick) {
       request.bytes = 1 << 20;
       StatusOr<coll::PlannedCollective> plan = InvalidArgumentError("not planned");
       const int repeats = n <= 32 ? 20 : n <= 128 ? 3 : 1;
+      // A first, untimed plan fills the router's per-topology tables (search trees, path classes),
+      // as the first collective of a sweep does for all that follow.
+      plan = coll::PlanCollective(*topology, router, request);
       const double plan_s = Seconds([&] { plan = coll::PlanCollective(*topology, router, request); }, repeats);
       SPECSIM_CHECK(plan.ok()) << plan.status().ToString();
       coll::CollectiveTiming timing;

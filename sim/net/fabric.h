@@ -3,8 +3,10 @@
 // Every transfer becomes a flow over its routed path (routing.h). Resources are the two
 // directions of every link (capacity = raw bandwidth x payload efficiency) and, for each CPU root
 // complex with a P2P forwarding limit, that limit (capacity shrinks with the number of forwarded
-// flows: bw / (1 + collapse * (f - 1))). Rates are recomputed by SolveMaxMin (maxmin.h) whenever
-// a flow starts or ends (changes at one instant are coalesced into one recompute). A flow of B
+// flows: bw / (1 + collapse * (f - 1))). Rates are recomputed by the max-min solver (maxmin.h)
+// whenever a flow starts or ends (changes at one instant are coalesced into one recompute), over
+// flow classes (the flows of one route and one cap get one rate; the solver counts them), and a
+// mix of classes solved before is not solved again (rates_of_mix_ below). A flow of B
 // payload bytes puts B / wire_efficiency bytes on the wire; it completes when its last byte has
 // left the source plus the path's one-way latency. Completion times round up to the next
 // picosecond, so time always advances.

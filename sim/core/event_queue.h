@@ -37,7 +37,8 @@ class EventQueue {
   SimTime now() const { return now_; }
   bool empty() const { return pending_ == 0; }
   // Back to time zero with no event processed, keeping the memory of the slots and the heap (for
-  // running many short simulations one after another). REQUIRES: empty().
+  // running many short simulations one after another). Sequences start over, so an id from before
+  // the reset may name a new event: drop them all. REQUIRES: empty().
   void Reset();
   uint64_t events_processed() const { return events_processed_; }
 

@@ -10,8 +10,8 @@
 #
 # How: a target with the property SPECSIM_STATIC_LINK links the static archives through the
 # specsim_protobuf, specsim_fmt and specsim_zlib interface targets (generator expressions evaluated on the
-# target being linked); every other target (tests, benchmarks, specsim-validate) links the shared
-# libraries as before. Debian ships no libfmt.a, so fmt's compiled part is built from its headers
+# target being linked): specsim and the scale report (bench/), linked as specsim is. Every other
+# target (tests, specsim_bench, specsim-validate) links the shared libraries as before. Debian ships no libfmt.a, so fmt's compiled part is built from its headers
 # (sim/core/fmt_library.cc, fmt 9 only).
 set(SPECSIM_STATIC_LINK_AVAILABLE OFF)
 if(SPECSIM_STATIC_SPECSIM AND SPECSIM_BUILD_SIM)
@@ -48,8 +48,9 @@ if(SPECSIM_STATIC_LINK_AVAILABLE)
   target_link_libraries(specsim_fmt INTERFACE "$<${static_link}:specsim_fmt_static>"
                                               "$<$<NOT:${static_link}>:fmt::fmt>")
   target_include_directories(specsim_fmt INTERFACE $<TARGET_PROPERTY:fmt::fmt,INTERFACE_INCLUDE_DIRECTORIES>)
+  # The static protobuf needs zlib: specsim_zlib, static for the same targets.
   target_link_libraries(specsim_protobuf INTERFACE "$<${static_link}:${SPECSIM_PROTOBUF_ARCHIVE}>"
-                                                   "$<${static_link}:${SPECSIM_ZLIB_ARCHIVE}>"
+                                                   "$<${static_link}:specsim_zlib>"
                                                    "$<$<NOT:${static_link}>:protobuf::libprotobuf>")
   target_link_libraries(specsim_zlib INTERFACE "$<${static_link}:${SPECSIM_ZLIB_ARCHIVE}>"
                                                "$<$<NOT:${static_link}>:ZLIB::ZLIB>")

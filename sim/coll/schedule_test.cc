@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace specsim::coll {
@@ -20,7 +21,8 @@ TEST(DepListTest, ASequenceWhetherInlineOrSpilled) {
     ASSERT_EQ(d, want) << "after " << i + 1;
     const DepList copy = d;
     EXPECT_EQ(copy, want);
-    DepList moved = DepList(d);
+    DepList source = d;
+    const DepList moved = std::move(source);
     EXPECT_EQ(moved, want);
   }
   // A tail erase back below kInline returns to the inline storage with the right values.

@@ -18,9 +18,10 @@ struct AlgoAllTotals {
 };
 
 // `specsim collective --algo all --sizes 1K:256M` without the command layer: plan and simulate
-// ring, tree, one-shot and two-shot allreduce at 19 sizes on `topology`.
-inline AlgoAllTotals RunAlgoAll(const net::Topology& topology, const net::Router& router) {
+// ring, tree, one-shot and two-shot allreduce at 19 sizes on the router's topology.
+inline AlgoAllTotals RunAlgoAll(const net::Router& router) {
   AlgoAllTotals totals;
+  coll::CollectivePlanner planner(router);
   coll::CollectiveTimer timer(router);
   for (int64_t bytes = 1024; bytes <= (256LL << 20); bytes *= 2) {
     for (coll::Algorithm a :
@@ -28,7 +29,7 @@ inline AlgoAllTotals RunAlgoAll(const net::Topology& topology, const net::Router
       coll::CollectiveRequest request;
       request.algorithm = a;
       request.bytes = bytes;
-      auto plan = coll::PlanCollective(topology, router, request);
+      auto plan = planner.Plan(request);
       SPECSIM_CHECK(plan.ok()) << plan.status().ToString();
       const coll::CollectiveTiming t = timer.Time(plan->schedule, plan->rank_gpus);
       ++totals.collectives;

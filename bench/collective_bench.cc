@@ -16,7 +16,7 @@ void BM_CollectiveAllDualSocket(benchmark::State& state) {
   uint64_t events = 0;
   int64_t flows = 0;
   for (auto _ : state) {
-    const bench::AlgoAllTotals t = bench::RunAlgoAll(*topology, router);
+    const bench::AlgoAllTotals t = bench::RunAlgoAll(router);
     events += t.events;
     flows += t.flows;
   }

@@ -8,8 +8,9 @@
 //      of 1 MiB on configs/hardware/scale/pcie-Nx.textproto (scripts/gen-scale-box.py; 8 GPUs:
 //      the 8-GPU switch box): planning and simulation time, flows, events, cost per flow, and
 //      the exponent of cost and cost per flow against N (least squares on log-log). Each after
-//      start-up, as in a sweep: planned after a first, untimed plan has filled the router's
-//      tables, simulated on a CollectiveTimer whose routes a first, untimed run has built;
+//      start-up, as in a sweep: planned by a CollectivePlanner after a first, untimed plan has
+//      filled the router's tables and the planner's view of the ranks, simulated on a
+//      CollectiveTimer whose routes a first, untimed run has built;
 //   5. events per second over those runs.
 // Each time is the least of several repeats (the machine's noise only adds). `--quick` stops at
 // 64 GPUs and skips the exhaustive search.
@@ -67,15 +68,17 @@ std::string BoxOf(int gpus) {
   return "configs/hardware/scale/pcie-" + std::to_string(gpus) + "x.textproto";
 }
 
-void CollectiveScaling(bool quick) {
+// `only_algo` / `only_n`: one case only (`--case oneshot:256`, for profiling), else all.
+void CollectiveScaling(bool quick, const char* only_algo = nullptr, int only_n = 0) {
   std::printf("4. allreduce of 1 MiB against the GPU count (cost = plan + simulate, least of repeats)\n");
   std::printf("%-8s %5s %10s %10s %9s %9s %12s %12s\n", "algo", "N", "plan ms", "sim ms", "flows", "events", "us/flow",
               "events/s");
   uint64_t all_events = 0;
   double all_seconds = 0;
   for (coll::Algorithm algo : {coll::Algorithm::kRing, coll::Algorithm::kTree, coll::Algorithm::kOneShot}) {
+    if (only_algo != nullptr && std::strcmp(only_algo, coll::AlgorithmName(algo)) != 0) continue;
     std::vector<double> ns, cost, per_flow;
-    for (int n = 8; n <= (quick ? 64 : 256); n *= 2) {
+    for (int n = only_n > 0 ? only_n : 8; n <= (only_n > 0 ? only_n : quick ? 64 : 256); n *= 2) {
       auto topology = io::LoadHardwareFile(BoxOf(n));
       SPECSIM_CHECK(topology.ok()) << topology.status().ToString();
       const net::Router router(*topology);
@@ -84,10 +87,12 @@ void CollectiveScaling(bool quick) {
       request.bytes = 1 << 20;
       StatusOr<coll::PlannedCollective> plan = InvalidArgumentError("not planned");
       const int repeats = n <= 32 ? 20 : n <= 128 ? 3 : 1;
-      // A first, untimed plan fills the router's per-topology tables (search trees, path classes),
-      // as the first collective of a sweep does for all that follow.
-      plan = coll::PlanCollective(*topology, router, request);
-      const double plan_s = Seconds([&] { plan = coll::PlanCollective(*topology, router, request); }, repeats);
+      // A first, untimed plan fills the router's per-topology tables (search trees, path classes)
+      // and the planner's view of the ranks' fabric, as the first collective of a sweep does for
+      // all that follow.
+      coll::CollectivePlanner planner(router);
+      plan = planner.Plan(request);
+      const double plan_s = Seconds([&] { plan = planner.Plan(request); }, repeats);
       SPECSIM_CHECK(plan.ok()) << plan.status().ToString();
       coll::CollectiveTiming timing;
       // As a sweep times its collectives: the timer's routes are built by a first, untimed run.
@@ -104,6 +109,7 @@ void CollectiveScaling(bool quick) {
                   sim_s * 1e3, static_cast<long long>(timing.flows), static_cast<unsigned long long>(timing.events),
                   per_flow.back() * 1e6, static_cast<double>(timing.events) / sim_s);
     }
+    if (ns.size() < 2) continue;
     std::printf("%-8s cost ~ N^%.2f, cost per flow ~ N^%.2f, per flow at N=%d / N=8: %.2fx\n",
                 coll::AlgorithmName(algo), Exponent(ns, cost), Exponent(ns, per_flow), static_cast<int>(ns.back()),
                 per_flow.back() / per_flow.front());
@@ -117,7 +123,7 @@ void AlgoAllOnEight() {
   SPECSIM_CHECK(topology.ok()) << topology.status().ToString();
   const net::Router router(*topology);
   int collectives = 0;
-  const double s = Seconds([&] { collectives = bench::RunAlgoAll(*topology, router).collectives; }, 10);
+  const double s = Seconds([&] { collectives = bench::RunAlgoAll(router).collectives; }, 10);
   std::printf(
       "1. --algo all, 19 sizes on the 8-GPU dual-socket box: %d collectives in %.2f ms, %.3f ms per collective\n\n",
       collectives, s * 1e3, s * 1e3 / collectives);
@@ -176,12 +182,23 @@ void AdviseDefault(bool quick) {
 }  // namespace specsim
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  if (argc > 1 && !quick) {
-    std::fprintf(stderr, "usage: specsim_scale_report [--quick]   (run from the repository root)\n");
+  const bool quick = argc == 2 && std::strcmp(argv[1], "--quick") == 0;
+  const bool one_case = argc == 3 && std::strcmp(argv[1], "--case") == 0;
+  char algo[16] = "";
+  int n = 0;
+  if ((argc > 1 && !quick && !one_case) ||
+      (one_case && (std::sscanf(argv[2], "%15[a-z]:%d", algo, &n) != 2 || n < 8 || (n & (n - 1)) != 0 || n > 256))) {
+    std::fprintf(stderr,
+                 "usage: specsim_scale_report [--quick | --case ALGO:N]   (run from the repository root)\n"
+                 "  --case ring:256   item 4 for one algorithm (ring, tree, oneshot) and GPU count (8..256, a "
+                 "power of 2), for profiling\n");
     return 2;
   }
   specsim::KeepFreedMemoryForReuse();  // as specsim itself runs
+  if (one_case) {
+    specsim::CollectiveScaling(false, algo, n);
+    return 0;
+  }
   // The small, cache-sensitive figures first, on a fresh heap as a command has it: after the
   // 256-GPU runs the same decode cycles measured up to a third slower (the heap they leave).
   specsim::AlgoAllOnEight();

@@ -68,6 +68,9 @@ void ApplyStepProtocol(const ProtocolModel& protocol, ScheduleOp* transfer) {
 
 Status ValidateStepProtocols(int num_ranks, const StepProtocols& steps) {
   if (steps.transport.empty()) return OkStatus();
+  // Which transports have a model, looked up once (the matrix has num_ranks^2 entries).
+  bool has_model[kNcclTransports] = {};
+  for (int k = 0; k < kNcclTransports; ++k) has_model[k] = steps.model.count(static_cast<NcclTransport>(k)) > 0;
   if (static_cast<int>(steps.transport.size()) != num_ranks)
     return InvalidArgumentError("transport matrix has " + std::to_string(steps.transport.size()) + " rows: must be " +
                                 std::to_string(num_ranks));
@@ -78,10 +81,10 @@ Status ValidateStepProtocols(int num_ranks, const StepProtocols& steps) {
                                   std::to_string(num_ranks));
     for (int j = 0; j < num_ranks; ++j) {
       if (i == j) continue;
-      auto it = steps.model.find(steps.transport[i][j]);
-      if (it == steps.model.end())
-        return InvalidArgumentError(std::string("no step protocol for transport ") +
-                                    NcclTransportName(steps.transport[i][j]));
+      const NcclTransport t = steps.transport[i][j];
+      const int k = static_cast<int>(t);
+      if (k < 0 || k >= kNcclTransports || !has_model[k])
+        return InvalidArgumentError(std::string("no step protocol for transport ") + NcclTransportName(t));
     }
   }
   for (const auto& [transport, model] : steps.model) {

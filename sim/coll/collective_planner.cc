@@ -236,14 +236,16 @@ StatusOr<NcclFabricView> ViewFabricAsNccl(const net::Topology& topology, const n
 void FillStepModels(NcclProto proto, NcclAlgo algo, const CollectiveRequest& request, StepProtocols* steps) {
   const int n = static_cast<int>(steps->transport.size());
   steps->model.clear();
+  bool present[kNcclTransports] = {};
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) {
-      if (i == j) continue;
-      const NcclTransport tr = steps->transport[i][j];
-      if (!steps->model.count(tr))
-        steps->model[tr] = ApplyProtocolOverrides(NcclProtocolModel(proto, algo, NcclHwOf(tr)), proto, tr,
-                                                  request.protocol_overrides, static_cast<int>(request.collective));
-    }
+    for (int j = 0; j < n; ++j)
+      if (i != j) present[static_cast<int>(steps->transport[i][j])] = true;
+  for (int k = 0; k < kNcclTransports; ++k) {
+    const auto tr = static_cast<NcclTransport>(k);
+    if (present[k])
+      steps->model[tr] = ApplyProtocolOverrides(NcclProtocolModel(proto, algo, NcclHwOf(tr)), proto, tr,
+                                                request.protocol_overrides, static_cast<int>(request.collective));
+  }
 }
 
 // The collective's own protocol model: NCCL's for the ring's hardware, calibrated for its worst
@@ -391,11 +393,9 @@ StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& t
 }
 
 // One-shot / two-shot custom allreduce: pull-based kernel reads of peer memory (cudaIpc).
-Status PlanCustomAllReduce(const net::Topology& topology, const net::Router& router, const CollectiveRequest& request,
-                           PlannedCollective* plan) {
-  if (request.protocol)
-    return InvalidArgumentError("protocol: applies to NCCL algorithms (ring, tree), not to oneshot/twoshot");
-  const std::string not_direct = WhyPeerReadsAreNotDirect(topology, router, plan->rank_gpus);
+// `not_direct`: WhyPeerReadsAreNotDirect of the plan's GPUs.
+Status PlanCustomAllReduce(const net::Topology& topology, const CollectiveRequest& request,
+                           const std::string& not_direct, PlannedCollective* plan) {
   ASSIGN_OR_RETURN(const CustomAllReduceOptions options,
                    CustomAllReduceOptionsOf(topology, request, plan->rank_gpus, not_direct));
   const int n = static_cast<int>(plan->rank_gpus.size());
@@ -455,13 +455,41 @@ double BusBandwidthFactor(Collective collective, int num_ranks) {
   return collective == Collective::kAllReduce ? 2 * (n - 1) / n : (n - 1) / n;
 }
 
-StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const net::Router& router,
-                                           const CollectiveRequest& request) {
+// What planning keeps between collectives on the same ranks: NCCL's view of the fabric (every
+// pair's transport, the ring graph; or the error it gave) and, once a custom allreduce asked,
+// why peer reads are not direct. Both depend only on the ranks' GPUs, the P2P level and
+// NCCL_P2P_DISABLE (and the topology, fixed per planner).
+struct CollectivePlanner::RankView {
+  std::vector<int> gpus;
+  std::optional<net::PathClass> p2p_level;
+  bool p2p_disable = false;
+  StatusOr<NcclFabricView> view = InvalidArgumentError("not viewed");
+  std::optional<std::string> not_direct;
+
+  bool Matches(const std::vector<int>& g, const CollectiveRequest& request) const {
+    return gpus == g && p2p_level == request.p2p_level && p2p_disable == request.p2p_disable;
+  }
+};
+
+namespace {
+
+// PlanCollective's steps; `rank_view` is what a CollectivePlanner kept from its last plan (taken
+// as is when it matches the request's ranks, refilled otherwise).
+StatusOr<PlannedCollective> PlanWithRankView(const net::Topology& topology, const net::Router& router,
+                                             const CollectiveRequest& request, CollectivePlanner::RankView* rank_view) {
   PlannedCollective plan;
   plan.rank_gpus = RankGpusOf(topology, request);
   RETURN_IF_ERROR(CheckRequest(topology, request, plan.rank_gpus));
   // 1. Transport; 2. NCCL's view of the ring (order = request order) and the transport of every pair.
-  ASSIGN_OR_RETURN(const NcclFabricView view, ViewFabricAsNccl(topology, router, request, plan.rank_gpus));
+  if (!rank_view->Matches(plan.rank_gpus, request)) {  // never at first: no view has no GPUs
+    rank_view->gpus = plan.rank_gpus;
+    rank_view->p2p_level = request.p2p_level;
+    rank_view->p2p_disable = request.p2p_disable;
+    rank_view->view = ViewFabricAsNccl(topology, router, request, plan.rank_gpus);
+    rank_view->not_direct.reset();
+  }
+  RETURN_IF_ERROR(rank_view->view.status());
+  const NcclFabricView& view = *rank_view->view;
   plan.transport = view.transport.reason;
   plan.worst_transport = view.worst_transport;
   RETURN_IF_ERROR(CheckAlgorithmImplements(request.algorithm, request.collective));
@@ -473,9 +501,29 @@ StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const 
   } else if (request.collective == Collective::kAllToAll) {
     RETURN_IF_ERROR(PlanDirectAllToAll(request, view, &plan));
   } else {
-    RETURN_IF_ERROR(PlanCustomAllReduce(topology, router, request, &plan));
+    if (request.protocol)
+      return InvalidArgumentError("protocol: applies to NCCL algorithms (ring, tree), not to oneshot/twoshot");
+    if (!rank_view->not_direct) rank_view->not_direct = WhyPeerReadsAreNotDirect(topology, router, plan.rank_gpus);
+    RETURN_IF_ERROR(PlanCustomAllReduce(topology, request, *rank_view->not_direct, &plan));
   }
   return plan;
+}
+
+}  // namespace
+
+StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const net::Router& router,
+                                           const CollectiveRequest& request) {
+  CollectivePlanner::RankView rank_view;
+  return PlanWithRankView(topology, router, request, &rank_view);
+}
+
+CollectivePlanner::CollectivePlanner(const net::Router& router)
+    : router_(&router), rank_view_(std::make_unique<RankView>()) {}
+
+CollectivePlanner::~CollectivePlanner() = default;
+
+StatusOr<PlannedCollective> CollectivePlanner::Plan(const CollectiveRequest& request) {
+  return PlanWithRankView(router_->topology(), *router_, request, rank_view_.get());
 }
 
 }  // namespace specsim::coll

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,29 @@ struct PlannedCollective {
 // that does not implement the collective, or bad channel counts.
 StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const net::Router& router,
                                            const CollectiveRequest& request);
+
+// Plans collectives one after another on the router's topology, keeping what depends only on the
+// ranks between them: NCCL's view of the fabric (every GPU pair's transport and path class, the
+// ring graph) and the custom kernels' peer-read mode, recomputed only when the GPUs, the P2P level
+// or NCCL_P2P_DISABLE change. A sweep over sizes and algorithms computes them once (on 256 GPUs
+// they cost a quarter of planning a ring). Each plan is exactly PlanCollective's (tested). Not
+// thread-safe: one planner per thread.
+class CollectivePlanner {
+ public:
+  // The router (and its topology) must outlive the planner.
+  explicit CollectivePlanner(const net::Router& router);
+  ~CollectivePlanner();
+  CollectivePlanner(const CollectivePlanner&) = delete;
+  CollectivePlanner& operator=(const CollectivePlanner&) = delete;
+
+  StatusOr<PlannedCollective> Plan(const CollectiveRequest& request);
+
+  struct RankView;  // what is kept (defined in the .cc)
+
+ private:
+  const net::Router* router_;
+  std::unique_ptr<RankView> rank_view_;
+};
 
 // Why the custom allreduce's peer reads cannot go GPU to GPU between `gpus` (GPU indices) under the
 // box's driver P2P mode (net::PeerAccessOf), e.g. "56 GPU pairs meet only at a CPU, where ...";

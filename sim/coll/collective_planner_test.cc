@@ -104,6 +104,84 @@ TEST(CollectiveTimer, TimesEachCollectiveExactlyAsAFreshFabric) {
   EXPECT_GE(timed, 18);
 }
 
+void ExpectSamePlan(const StatusOr<PlannedCollective>& got, const StatusOr<PlannedCollective>& want) {
+  ASSERT_EQ(got.ok(), want.ok()) << got.status().ToString() << " vs " << want.status().ToString();
+  if (!want.ok()) {
+    EXPECT_EQ(got.status().ToString(), want.status().ToString());
+    return;
+  }
+  EXPECT_EQ(got->rank_gpus, want->rank_gpus);
+  EXPECT_EQ(got->algorithm, want->algorithm);
+  EXPECT_EQ(got->protocol, want->protocol);
+  EXPECT_EQ(got->channels, want->channels);
+  EXPECT_EQ(got->choice, want->choice);
+  EXPECT_EQ(got->transport, want->transport);
+  EXPECT_EQ(got->worst_transport, want->worst_transport);
+  const Schedule& a = got->schedule;
+  const Schedule& b = want->schedule;
+  EXPECT_EQ(a.algorithm, b.algorithm);
+  EXPECT_EQ(a.protocol, b.protocol);
+  ASSERT_EQ(a.ops.size(), b.ops.size());
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    const ScheduleOp& x = a.ops[i];
+    const ScheduleOp& y = b.ops[i];
+    SCOPED_TRACE("op " + std::to_string(i));
+    EXPECT_EQ(x.kind, y.kind);
+    EXPECT_EQ(x.src_rank, y.src_rank);
+    EXPECT_EQ(x.dst_rank, y.dst_rank);
+    EXPECT_EQ(x.bytes, y.bytes);
+    EXPECT_EQ(x.mechanism, y.mechanism);
+    EXPECT_EQ(x.host_end, y.host_end);
+    EXPECT_EQ(x.wire_efficiency, y.wire_efficiency);
+    EXPECT_EQ(x.latency_floor_ps, y.latency_floor_ps);
+    EXPECT_EQ(x.rate_cap_gbps, y.rate_cap_gbps);
+    EXPECT_EQ(x.read_sms, y.read_sms);
+    EXPECT_EQ(x.duration_ps, y.duration_ps);
+    EXPECT_TRUE(x.deps == y.deps);
+  }
+}
+
+// One planner across requests that change the size, the algorithm, the GPUs, the P2P level and
+// NCCL_P2P_DISABLE (and back) plans each exactly as PlanCollective does, refusals included: what
+// it keeps between plans is recomputed whenever the ranks' view of the fabric changes.
+TEST(CollectivePlanner, PlansEachRequestExactlyAsPlanCollective) {
+  net::Topology t = FourPlusFour();
+  t.driver_p2p_mode = net::DriverP2pMode::kDriverDefault;  // peer reads staged through host memory
+  net::Router router(t);
+  CollectivePlanner planner(router);
+  std::vector<CollectiveRequest> requests;
+  for (std::vector<int> gpus : {std::vector<int>{}, std::vector<int>{0, 1, 2, 3}, std::vector<int>{3, 4},
+                                std::vector<int>{}, std::vector<int>{1, 1}}) {
+    for (std::optional<net::PathClass> level : {std::optional<net::PathClass>(), std::optional(net::PathClass::kSys)}) {
+      for (bool p2p_disable : {false, true}) {
+        for (Algorithm algo : {Algorithm::kAuto, Algorithm::kRing, Algorithm::kTree, Algorithm::kOneShot,
+                               Algorithm::kTwoShot, Algorithm::kDirect}) {
+          for (int64_t bytes : {int64_t{4096}, int64_t{8} << 20}) {
+            CollectiveRequest request;
+            request.gpus = gpus;
+            request.p2p_level = level;
+            request.p2p_disable = p2p_disable;
+            request.algorithm = algo;
+            request.bytes = bytes;
+            if (algo == Algorithm::kDirect) request.collective = Collective::kAllToAll;
+            requests.push_back(request);
+          }
+        }
+      }
+    }
+  }
+  int planned = 0, refused = 0;
+  for (const CollectiveRequest& request : requests) {
+    const StatusOr<PlannedCollective> want = PlanCollective(t, router, request);
+    SCOPED_TRACE(std::string(AlgorithmName(request.algorithm)) + " " + std::to_string(request.bytes) + " B on " +
+                 std::to_string(request.gpus.size()) + " GPUs, p2p_disable " + std::to_string(request.p2p_disable));
+    ExpectSamePlan(planner.Plan(request), want);
+    (want.ok() ? planned : refused) += 1;
+  }
+  EXPECT_GE(planned, 100);
+  EXPECT_GE(refused, 20);  // GPU 1 listed twice, custom allreduce over host-mapped buffers refused, ...
+}
+
 // Socket-link load per direction with k = 4 of n = 8 GPUs on each side (docs/reference/allreduce-algorithms.md):
 //   ring 2(n-1)/n S = 1.75 S, two-shot 2k(n-k)S/n = 4 S, one-shot k(n-k) S = 16 S.
 // Barrier flags add a few hundred bytes: tolerance 0.1%.

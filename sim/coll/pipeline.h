@@ -12,6 +12,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -34,22 +35,44 @@ class ConnectionOrder {
   ConnectionOrder(int slots, bool in_order) : slots_(slots), in_order_(in_order) { SPECSIM_CHECK_GT(slots, 0); }
   // Appends the dependencies of the connection's next transfer.
   void AddDeps(DepList& deps) const {
-    const int j = static_cast<int>(ops_.size());
-    if (in_order_ && j >= 1) deps.push_back(ops_[j - 1]);
-    if (j >= slots_) deps.push_back(ops_[j - slots_]);
+    if (in_order_ && count_ >= 1) deps.push_back(recent_[Back(1)]);
+    if (count_ >= slots_) deps.push_back(recent_[Back(slots_)]);
   }
-  void Record(int op) { ops_.push_back(op); }
+  void Record(int op) {
+    // Only the last `slots` transfers are ever named: a ring buffer of them, filled once.
+    if (recent_.empty()) recent_.resize(slots_);
+    recent_[next_] = op;
+    next_ = next_ + 1 == slots_ ? 0 : next_ + 1;
+    ++count_;
+  }
 
  private:
+  // Where the transfer `back` places before the next one is (1 <= back <= min(count_, slots_)).
+  int Back(int back) const { return next_ >= back ? next_ - back : next_ - back + slots_; }
+
   int slots_;
   bool in_order_;
-  std::vector<int> ops_;
+  int count_ = 0;            // transfers recorded
+  int next_ = 0;             // recent_ slot of the next transfer
+  std::vector<int> recent_;  // the last `slots` transfers' ops, by count_ mod slots
 };
 
-// Sorts and removes duplicate dependencies (deterministic op lists).
+// Sorts and removes duplicate dependencies (deterministic op lists). A pipelined step has one to
+// three, which an insertion sort orders in a few instructions (std::sort's set-up cost more).
 inline void NormalizeDeps(DepList& deps) {
-  std::sort(deps.begin(), deps.end());
-  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  int32_t* const first = deps.begin();
+  const std::ptrdiff_t n = deps.end() - first;
+  if (n > 16) {
+    std::sort(first, deps.end());
+  } else {
+    for (std::ptrdiff_t i = 1; i < n; ++i) {
+      const int32_t x = first[i];
+      std::ptrdiff_t j = i;
+      for (; j > 0 && first[j - 1] > x; --j) first[j] = first[j - 1];
+      first[j] = x;
+    }
+  }
+  deps.erase(std::unique(first, deps.end()), deps.end());
 }
 
 }  // namespace specsim::coll

@@ -45,6 +45,8 @@ enum class NcclProto { kLl, kLl128, kSimple };
 enum class NcclAlgo { kRing, kTree };
 enum class NcclHw { kPci, kNvLink };  // NCCL_HW_PCI / NCCL_HW_NVLINK: the ring's link type
 enum class NcclTransport { kP2pNvLink, kP2pPcie, kShm };
+// The number of NcclTransport values (they run 0..kNcclTransports-1): for tables per transport.
+inline constexpr int kNcclTransports = static_cast<int>(NcclTransport::kShm) + 1;
 
 const char* NcclProtoName(NcclProto p);          // "ll", "ll128", "simple"
 const char* NcclAlgoName(NcclAlgo a);            // "ring", "tree"

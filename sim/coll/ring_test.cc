@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <random>
 #include <tuple>
 
+#include "sim/coll/pipeline.h"
 #include "sim/coll/schedule_check.h"
 
 namespace specsim::coll {
@@ -177,6 +180,41 @@ TEST(RingTest, ConnectionOrderAndSlots) {
           EXPECT_EQ(HasDep(op, ops[j - 1]), in_order) << j;
         }
       }
+    }
+  }
+}
+
+// ConnectionOrder keeps only the last `slots` transfers: it names exactly the transfers a full
+// history would (j-1 when in order, j-slots once the slots are used), for every slot count and
+// well past the ring buffer's wrap; NormalizeDeps equals sort + unique for short and long lists.
+TEST(PipelineTest, ConnectionOrderAndNormalizeDepsMatchTheirDefinitions) {
+  for (int slots = 1; slots <= 5; ++slots) {
+    for (bool in_order : {true, false}) {
+      ConnectionOrder conn(slots, in_order);
+      std::vector<int> history;
+      for (int j = 0; j < 23; ++j) {
+        DepList got;
+        conn.AddDeps(got);
+        std::vector<int32_t> want;
+        if (in_order && j >= 1) want.push_back(history[j - 1]);
+        if (j >= slots) want.push_back(history[j - slots]);
+        EXPECT_TRUE(got == want) << "slots " << slots << " transfer " << j;
+        const int op = 1000 + 7 * j;  // any op indices
+        conn.Record(op);
+        history.push_back(op);
+      }
+    }
+  }
+  std::mt19937 rng(7);
+  for (int size : {0, 1, 2, 3, 4, 5, 16, 17, 40}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<int32_t> values(size);
+      for (int32_t& v : values) v = static_cast<int32_t>(rng() % 12);
+      DepList deps(values);
+      NormalizeDeps(deps);
+      std::sort(values.begin(), values.end());
+      values.erase(std::unique(values.begin(), values.end()), values.end());
+      EXPECT_TRUE(deps == values) << "size " << size;
     }
   }
 }

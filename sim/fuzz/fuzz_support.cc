@@ -76,9 +76,10 @@ void TimeCollectivesBounded(const net::Topology& topology, int64_t bytes) {
   all_to_all.collective = coll::Collective::kAllToAll;
   all_to_all.algorithm = coll::Algorithm::kDirect;
   requests.push_back(all_to_all);
+  coll::CollectivePlanner planner(router);
   coll::CollectiveTimer timer(router);
   for (const coll::CollectiveRequest& request : requests) {
-    auto plan = coll::PlanCollective(topology, router, request);
+    auto plan = planner.Plan(request);
     if (!plan.ok()) continue;
     coll::CollectiveTiming timing = timer.Time(plan->schedule, plan->rank_gpus);
     SPECSIM_CHECK(timing.duration_ps >= 0) << "negative collective time " << timing.duration_ps;

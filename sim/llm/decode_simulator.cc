@@ -64,6 +64,8 @@ StatusOr<std::unique_ptr<DecodeSimulator>> DecodeSimulator::Create(DecodeSetup s
   }
   auto sim = std::unique_ptr<DecodeSimulator>(new DecodeSimulator(std::move(setup)));
   sim->router_ = std::make_unique<net::Router>(*sim->setup_.topology);
+  sim->planner_ = std::make_unique<coll::CollectivePlanner>(*sim->router_);
+  sim->timer_ = std::make_unique<coll::CollectiveTimer>(*sim->router_);
   const net::GpuSpec& gpu = sim->setup_.topology->gpu_spec(sim->setup_.gpus[0]);
   sim->cost_ = std::make_unique<compute::KernelCostModel>(gpu, sim->setup_.compute);
   return sim;
@@ -119,8 +121,8 @@ StatusOr<SimTime> DecodeSimulator::CollectiveTime(CommKind kind, int64_t bytes) 
       request.protocol.reset();
       break;
   }
-  ASSIGN_OR_RETURN(coll::PlannedCollective plan, coll::PlanCollective(*setup_.topology, *router_, request));
-  coll::CollectiveTiming timing = coll::TimeCollective(plan.schedule, *router_, plan.rank_gpus);
+  ASSIGN_OR_RETURN(coll::PlannedCollective plan, planner_->Plan(request));
+  coll::CollectiveTiming timing = timer_->Time(plan.schedule, plan.rank_gpus);
   collective_ps_[key] = timing.duration_ps;
   CollectiveInfo info;
   info.kind = kind;
@@ -255,7 +257,7 @@ StatusOr<PassTiming> DecodeSimulator::SimulatePassOnEventEngine(PassKind kind, i
   }
   std::vector<std::pair<SimTime, SimTime>> op_times;
   coll::CollectiveTiming run =
-      coll::TimeCollective(builder.schedule(), *router_, setup_.gpus, nullptr, slices != nullptr ? &op_times : nullptr);
+      timer_->Time(builder.schedule(), setup_.gpus, nullptr, slices != nullptr ? &op_times : nullptr);
   timing.total_ps = run.duration_ps;
   SPECSIM_CHECK_GE(timing.total_ps, timing.compute_ps + timing.comm_ps) << "kernels and collectives are serial";
   timing.launch_ps = timing.total_ps - timing.compute_ps - timing.comm_ps;

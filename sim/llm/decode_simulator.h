@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "sim/coll/collective_planner.h"
+#include "sim/coll/executor.h"
 #include "sim/compute/kernel_cost.h"
 #include "sim/core/status.h"
 #include "sim/llm/acceptance.h"
@@ -280,6 +281,10 @@ class DecodeSimulator {
 
   DecodeSetup setup_;
   std::unique_ptr<net::Router> router_;
+  // Plan and time this box's collectives and passes one after another: the ranks' view of the
+  // fabric and the fabric's routes are built once (each result is that of a fresh planner / fabric).
+  std::unique_ptr<coll::CollectivePlanner> planner_;
+  std::unique_ptr<coll::CollectiveTimer> timer_;
   std::unique_ptr<compute::KernelCostModel> cost_;
   std::map<std::pair<int, int64_t>, SimTime> collective_ps_;
   std::map<std::pair<int, int>, PassSegment> segments_;

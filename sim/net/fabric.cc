@@ -344,19 +344,16 @@ void Fabric::OnCompletion() {
   completion_pending_ = false;
   Advance();
   SimTime now = queue_->now();
-  // Finished flows out, the others compacted in order, in one pass.
-  finished_scratch_.clear();
+  // One pass in flow order: a finished flow is retired where it stands (its class left, its copy
+  // engine freed, its callback scheduled: none of which touches flows_), the others compacted.
   size_t kept = 0;
   for (size_t i = 0; i < flows_.size(); ++i) {
-    if (flows_[i].finish_ps <= now) {
-      finished_scratch_.push_back(std::move(flows_[i]));
-    } else {
-      if (kept != i) flows_[kept] = std::move(flows_[i]);
+    Flow& f = flows_[i];
+    if (f.finish_ps > now) {
+      if (kept != i) flows_[kept] = std::move(f);
       ++kept;
+      continue;
     }
-  }
-  flows_.resize(kept);
-  for (Flow& f : finished_scratch_) {
     RemoveFromClass(f.flow_class);
     // The last bytes were charged to the resources by Advance(); a remainder below one
     // picosecond of transfer is rounding.
@@ -367,7 +364,7 @@ void Fabric::OnCompletion() {
     if (f.engine >= 0) EngineFree(f.engine);
     queue_->ScheduleAfter(f.latency_ps, std::move(f.done));
   }
-  finished_scratch_.clear();
+  flows_.resize(kept);
   MarkDirty();
 }
 

@@ -202,6 +202,7 @@ StatusOr<CollectiveSweep> SweepCollective(const net::Topology& topology, const n
                                           const std::vector<coll::Algorithm>& algorithms, int dtype_bytes,
                                           ChromeTraceWriter* trace) {
   CollectiveSweep sweep;
+  coll::CollectivePlanner planner(router);
   coll::CollectiveTimer timer(router);
   const int ranks = base.gpus.empty() ? topology.num_gpus() : static_cast<int>(base.gpus.size());
   for (int64_t requested : sizes) {
@@ -216,7 +217,7 @@ StatusOr<CollectiveSweep> SweepCollective(const net::Topology& topology, const n
       coll::CollectiveRequest request = base;
       request.algorithm = algorithm;
       request.bytes = bytes;
-      auto plan = coll::PlanCollective(topology, router, request);
+      auto plan = planner.Plan(request);
       if (!plan.ok()) return WithFlagNames(plan.status());
       sweep.transport = plan->transport;
       coll::FabricTrace fabric_trace;

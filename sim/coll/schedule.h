@@ -38,10 +38,11 @@
 namespace specsim::coll {
 
 enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
-enum class OpKind { kTransfer, kLocal, kDelay };
-enum class Buffer { kIn, kOut, kStage, kStageOut };
-enum class HostEnd { kNone, kSrc, kDst };
-enum class DataEffect { kNone, kCopy, kReduce };
+// One byte each: a schedule holds an op per transfer (ScheduleOp below).
+enum class OpKind : uint8_t { kTransfer, kLocal, kDelay };
+enum class Buffer : uint8_t { kIn, kOut, kStage, kStageOut };
+enum class HostEnd : uint8_t { kNone, kSrc, kDst };
+enum class DataEffect : uint8_t { kNone, kCopy, kReduce };
 
 const char* CollectiveName(Collective c);  // "allreduce", "allgather", "reducescatter", "alltoall"
 
@@ -56,23 +57,30 @@ net::Mechanism MechanismAt(const MechanismMatrix& matrix, int src, int dst,
 // get one byte more), so the parts always sum to `total`.
 int64_t EvenShareBytes(int64_t total, int parts, int index);
 
+// Fields are grouped by size (one-byte kinds first, then ints, then 8-byte quantities) so an op
+// packs into 128 bytes: a 256-GPU ring holds 130k of them.
 struct ScheduleOp {
   OpKind kind = OpKind::kTransfer;
-  int src_rank = -1;  // kTransfer: the rank whose memory is read
-  int dst_rank = -1;  // kTransfer: the rank whose memory is written; kLocal/kDelay: the rank
   Buffer src_buffer = Buffer::kOut;
   Buffer dst_buffer = Buffer::kOut;
   DataEffect effect = DataEffect::kNone;
+  net::Mechanism mechanism = net::Mechanism::kKernelWrite;
+  // kTransfer: which end is a buffer in host memory instead of a GPU's (see above).
+  HostEnd host_end = HostEnd::kNone;
+  // kReduce only: commutes with other unordered_reduce ops into the same segment (see above).
+  bool unordered_reduce = false;
+  // See rate_cap_gbps.
+  bool rate_cap_is_measured_read_rate = false;
+  int src_rank = -1;      // kTransfer: the rank whose memory is read
+  int dst_rank = -1;      // kTransfer: the rank whose memory is written; kLocal/kDelay: the rank
   int segment_begin = 0;  // [segment_begin, segment_end) of the buffers
   int segment_end = 0;
+  int channel = 0;
   // kTransfer: payload bytes moved. kLocal: bytes read plus written by the local kernel.
   int64_t bytes = 0;
-  net::Mechanism mechanism = net::Mechanism::kKernelWrite;
   // kKernelRead: SMs (thread blocks) issuing the reads, for the outstanding-request cap. Fractional
   // when one kernel's blocks are shared by several concurrent pulls (blocks / pulls).
   double read_sms = 0;
-  // kReduce only: commutes with other unordered_reduce ops into the same segment (see above).
-  bool unordered_reduce = false;
   // Share of wire bytes that is payload for the protocol (NCCL LL: 0.5, Simple: 1). The fabric
   // moves bytes / wire_efficiency.
   double wire_efficiency = 1.0;
@@ -83,16 +91,13 @@ struct ScheduleOp {
   // kernel: our custom allreduce's read_gbps_per_block), the cap replaces the fabric's a-priori
   // outstanding-request (Little's law) cap instead of adding to it.
   double rate_cap_gbps = 0;
-  bool rate_cap_is_measured_read_rate = false;
-  // kTransfer: which end is a buffer in host memory instead of a GPU's (see above).
-  HostEnd host_end = HostEnd::kNone;
   // kDelay: fixed duration (kernel launch, collective setup), ps.
   SimTime duration_ps = 0;
-  int channel = 0;
   // Indices of ops that must complete before this one starts. Always < this op's index, so the
   // op list is a topological order. Up to DepList::kInline of them live in the op (no allocation).
   DepList deps;
 };
+static_assert(sizeof(ScheduleOp) <= 128, "ScheduleOp grew: keep its fields grouped by size");
 
 struct Schedule {
   Collective collective = Collective::kAllReduce;

@@ -17,7 +17,7 @@
 
 namespace specsim::net {
 
-enum class Mechanism { kCopyEngine, kKernelWrite, kKernelRead, kHostStaged };
+enum class Mechanism : uint8_t { kCopyEngine, kKernelWrite, kKernelRead, kHostStaged };  // one byte: per op
 
 const char* MechanismName(Mechanism m);
 

@@ -399,9 +399,9 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
   const auto start = std::chrono::steady_clock::now();
   auto result = Advise(base, space, options, err);
   if (!result.ok()) return fail(result.status());
-  AdviseReport report{flags, base, target, *hardware->topology, tp, *acceptance, fallback, *result, 0, {}, nullptr};
+  AdviseReport report{flags, base, target,  *hardware->topology, tp, *acceptance, fallback, *result,
+                      0,     {},   nullptr, hardware->weights};
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  report.weights = hardware->weights;
   auto launch = LaunchContextOf(base, *hardware, tp, box);
   if (!launch.ok()) return fail(launch.status());
   report.launch = *std::move(launch);

@@ -55,14 +55,24 @@ Status ValidatePipelinedOptions(const char* algorithm, int num_ranks, int64_t by
   return OkStatus();
 }
 
+// How steps from rank src to rank dst are sent: the options' mechanism for the pair and the
+// pair's step protocol. The same for every step of a pair, so a builder may look it up once.
+struct StepLink {
+  net::Mechanism mechanism = net::Mechanism::kKernelWrite;
+  const ProtocolModel* protocol = nullptr;
+};
+template <typename PipelinedOptions>
+StepLink StepLinkOf(const PipelinedOptions& options, int src, int dst) {
+  return {MechanismAt(options.mechanism, src, dst), &StepProtocol(options.protocol, options.steps, src, dst)};
+}
+
 // A step of a chunk-pipelined builder (ring, tree): segment `segment` of the output buffer sent
 // from rank src to rank dst on `channel`, reduced into the receiver's (kReduce) or copied over it
-// (kCopy); its bytes are the segment's even share of the schedule's, its mechanism the options'
-// for the pair, its wire efficiency, latency floor and rate cap those of the pair's step protocol.
+// (kCopy); its bytes are the segment's even share of the schedule's, its mechanism and its wire
+// efficiency, latency floor and rate cap those of the pair's `link` (StepLinkOf).
 // Dependencies are the caller's.
-template <typename PipelinedOptions>
-ScheduleOp PipelinedStep(const Schedule& schedule, const PipelinedOptions& options, int src, int dst, int segment,
-                         DataEffect effect, int channel) {
+inline ScheduleOp PipelinedStep(const Schedule& schedule, const StepLink& link, int src, int dst, int segment,
+                                DataEffect effect, int channel) {
   ScheduleOp t;
   t.kind = OpKind::kTransfer;
   t.src_rank = src;
@@ -73,10 +83,15 @@ ScheduleOp PipelinedStep(const Schedule& schedule, const PipelinedOptions& optio
   t.segment_begin = segment;
   t.segment_end = segment + 1;
   t.bytes = EvenShareBytes(schedule.total_bytes, schedule.num_segments, segment);
-  t.mechanism = MechanismAt(options.mechanism, src, dst);
-  ApplyStepProtocol(StepProtocol(options.protocol, options.steps, src, dst), &t);
+  t.mechanism = link.mechanism;
+  ApplyStepProtocol(*link.protocol, &t);
   t.channel = channel;
   return t;
+}
+template <typename PipelinedOptions>
+ScheduleOp PipelinedStep(const Schedule& schedule, const PipelinedOptions& options, int src, int dst, int segment,
+                         DataEffect effect, int channel) {
+  return PipelinedStep(schedule, StepLinkOf(options, src, dst), src, dst, segment, effect, channel);
 }
 
 // One kDelay of `duration_ps` per rank (a collective's start cost: NCCL's base latency, a kernel

@@ -39,6 +39,9 @@ Schedule BuildRing(Collective collective, int n, int64_t bytes, const RingOption
   // position p (one flat array per step, two kept and swapped: no allocation per step).
   auto at = [n, chunks](int c, int p, int k) { return (static_cast<size_t>(c) * n + p) * chunks + k; };
   std::vector<int> arrival(static_cast<size_t>(num_channels) * n * chunks, -1), next_arrival;
+  // link[p]: how position p sends to p+1 (the same at every step).
+  std::vector<StepLink> link(n);
+  for (int p = 0; p < n; ++p) link[p] = StepLinkOf(options, order[p], order[Mod(p + 1, n)]);
 
   for (RingPhase phase : phases) {
     for (int step = 0; step < n - 1; ++step) {
@@ -50,7 +53,7 @@ Schedule BuildRing(Collective collective, int n, int64_t bytes, const RingOption
                 phase == RingPhase::kReduceScatter ? order[Mod(p - step - 1, n)] : order[Mod(p - step, n)];
             const int segment = (block * num_channels + c) * chunks + k;
             ScheduleOp t =
-                PipelinedStep(s, options, order[p], order[Mod(p + 1, n)], segment,
+                PipelinedStep(s, link[p], order[p], order[Mod(p + 1, n)], segment,
                               phase == RingPhase::kReduceScatter ? DataEffect::kReduce : DataEffect::kCopy, c);
             const int ready = arrival[at(c, p, k)];
             t.deps.push_back(ready >= 0 ? ready : start[order[p]]);

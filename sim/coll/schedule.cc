@@ -28,7 +28,7 @@ int64_t EvenShareBytes(int64_t total, int parts, int index) {
   return total / parts + (index < total % parts ? 1 : 0);
 }
 
-int Schedule::Add(ScheduleOp op) {
+int Schedule::Add(ScheduleOp&& op) {
   const int index = static_cast<int>(ops.size());
   for (int32_t dep : op.deps) {
     SPECSIM_CHECK(dep >= 0 && dep < index) << "op " << index << " depends on " << dep;

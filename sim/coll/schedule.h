@@ -110,7 +110,8 @@ struct Schedule {
   std::vector<ScheduleOp> ops;
 
   // Appends an op and returns its index. REQUIRES: every dep < the new index.
-  int Add(ScheduleOp op);
+  int Add(ScheduleOp&& op);
+  int Add(const ScheduleOp& op) { return Add(ScheduleOp(op)); }
 };
 
 }  // namespace specsim::coll

@@ -21,8 +21,12 @@ EventId EventQueue::Schedule(SimTime at, Handler handler) {
   const EventId id = (next_sequence_++ << kSlotBits) | slot;
   slots_[slot].id = id;
   slots_[slot].handler = std::move(handler);
-  heap_.push_back(Entry{at, id});
-  std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
+  if (at == now_) {
+    now_fifo_.push_back(id);  // after every event pending for this instant (see the header)
+  } else {
+    heap_.push_back(Entry{at, id});
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
+  }
   ++pending_;
   return id;
 }
@@ -35,6 +39,8 @@ void EventQueue::PopTop() {
 void EventQueue::Reset() {
   SPECSIM_CHECK(empty()) << "resetting an event queue with " << pending_ << " events pending";
   heap_.clear();  // only cancelled entries are left
+  now_fifo_.clear();
+  now_head_ = 0;
   next_sequence_ = 0;
   now_ = 0;
   events_processed_ = 0;
@@ -50,22 +56,29 @@ void EventQueue::Cancel(EventId id) {
   --pending_;
 }
 
-bool EventQueue::SkipCancelled() {
-  while (!heap_.empty()) {
-    const EventId id = heap_.front().id;
-    const uint32_t slot = SlotOf(id);
-    if (slots_[slot].id == id) return true;
-    PopTop();
+bool EventQueue::RunNextUntil(SimTime until) {
+  // Cancelled entries are dropped where they surface: the heap's top, the FIFO's front.
+  while (!heap_.empty() && slots_[SlotOf(heap_.front().id)].id != heap_.front().id) PopTop();
+  while (now_head_ < now_fifo_.size() && slots_[SlotOf(now_fifo_[now_head_])].id != now_fifo_[now_head_]) ++now_head_;
+  if (now_head_ == now_fifo_.size() && now_head_ != 0) {
+    now_fifo_.clear();
+    now_head_ = 0;
   }
-  return false;
-}
-
-bool EventQueue::RunNext() {
-  if (!SkipCancelled()) return false;
-  const Entry e = heap_.front();
-  PopTop();
-  const uint32_t slot = SlotOf(e.id);
-  now_ = e.time;
+  // The heap's events for this instant first (scheduled before it began), then the FIFO's, then
+  // the heap's later ones.
+  EventId id;
+  if (now_head_ < now_fifo_.size() && (heap_.empty() || heap_.front().time > now_)) {
+    if (now_ > until) return false;
+    id = now_fifo_[now_head_++];
+  } else {
+    if (heap_.empty() || heap_.front().time > until) return false;
+    const Entry e = heap_.front();
+    PopTop();
+    SPECSIM_CHECK(now_head_ == now_fifo_.size() || e.time == now_) << "an instant's FIFO outlived it";
+    now_ = e.time;
+    id = e.id;
+  }
+  const uint32_t slot = SlotOf(id);
   Handler h = std::move(slots_[slot].handler);
   slots_[slot].id = kNoEvent;
   free_slots_.push_back(slot);
@@ -75,10 +88,10 @@ bool EventQueue::RunNext() {
   return true;
 }
 
+bool EventQueue::RunNext() { return RunNextUntil(kSimTimeMax); }
+
 void EventQueue::Run(SimTime until) {
-  while (SkipCancelled()) {
-    if (heap_.front().time > until) return;
-    RunNext();
+  while (RunNextUntil(until)) {
   }
 }
 

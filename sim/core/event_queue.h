@@ -6,6 +6,10 @@
 // event id is its sequence and slot together: cancelling frees the slot at once and the heap entry
 // is skipped when it surfaces (its id no longer matches the slot's). In steady state scheduling
 // and running allocate nothing (handlers are InlineFunctions).
+// Events scheduled for the current instant (a delay of 0: the fabric's recompute, a zero-latency
+// step) skip the heap and wait in a FIFO: every heap entry for this instant was scheduled before
+// the clock reached it, so it runs first, then the FIFO in order, then later instants. This is
+// the (time, sequence) order exactly, at a push and a pop of a vector.
 #pragma once
 
 #include <cstdint>
@@ -56,11 +60,13 @@ class EventQueue {
     Handler handler;
   };
   static uint32_t SlotOf(EventId id) { return static_cast<uint32_t>(id & ((EventId{1} << kSlotBits) - 1)); }
-  // Pops cancelled entries off the top; returns false when the heap is empty.
-  bool SkipCancelled();
+  // Runs the earliest pending event unless none is pending or it is later than `until`.
+  bool RunNextUntil(SimTime until);
   void PopTop();
 
-  std::vector<Entry> heap_;  // a binary min-heap (std::greater<Entry>)
+  std::vector<Entry> heap_;        // a binary min-heap (std::greater<Entry>)
+  std::vector<EventId> now_fifo_;  // events for now_ scheduled at now_: now_fifo_[now_head_..]
+  size_t now_head_ = 0;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
   uint64_t next_sequence_ = 0;

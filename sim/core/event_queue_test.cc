@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace specsim {
@@ -121,6 +124,97 @@ TEST(EventQueue, ManyEventsWithCancellationsRunInTimeThenInsertionOrder) {
   q.Run();
   EXPECT_EQ(ran, want);
   EXPECT_TRUE(q.empty());
+}
+
+// The order of the definition: (time, scheduling sequence), by brute force. For checking the
+// queue's heap and its FIFO for the current instant against.
+class ReferenceQueue {
+ public:
+  uint64_t Schedule(SimTime at, std::function<void()> f) {
+    events_.push_back({at, next_, std::move(f)});
+    return next_++;
+  }
+  void Cancel(uint64_t id) {
+    for (auto& e : events_)
+      if (e.seq == id) e.f = nullptr;
+  }
+  SimTime now() const { return now_; }
+  void Run() {
+    while (true) {
+      auto best = events_.end();
+      for (auto it = events_.begin(); it != events_.end(); ++it)
+        if (it->f && (best == events_.end() || std::tie(it->at, it->seq) < std::tie(best->at, best->seq))) best = it;
+      if (best == events_.end()) return;
+      now_ = best->at;
+      std::function<void()> f = std::move(best->f);
+      best->f = nullptr;
+      f();
+    }
+  }
+
+ private:
+  struct Event {
+    SimTime at;
+    uint64_t seq;
+    std::function<void()> f;
+  };
+  std::vector<Event> events_;
+  uint64_t next_ = 0;
+  SimTime now_ = 0;
+};
+
+// A random program of events that schedule others (a third of them for the same instant, as the
+// fabric's recompute is), cancel pending ones (same-instant ones included) and sometimes run
+// Run(until) in steps: the queue runs it in exactly the reference's order.
+template <typename Queue>
+std::vector<std::pair<SimTime, int>> RunRandomProgram(Queue& q, bool in_steps) {
+  std::vector<std::pair<SimTime, int>> ran;
+  std::vector<uint64_t> ids;  // by label
+  int labels = 0;
+  std::function<void(int)> body;
+  auto schedule = [&](SimTime delay) {
+    const int label = labels++;
+    ids.push_back(q.Schedule(q.now() + delay, [&body, label] { body(label); }));
+  };
+  body = [&](int label) {
+    ran.push_back({q.now(), label});
+    uint64_t x = 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(label + 1);
+    auto next = [&x] {
+      x ^= x >> 12;
+      x ^= x << 25;
+      x ^= x >> 27;
+      return (x * 2685821657736338717ULL) >> 40;
+    };
+    if (labels < 3000) {
+      const int children = static_cast<int>(next() % 4);
+      for (int c = 0; c < children; ++c) {
+        const SimTime delays[] = {0, 0, 0, 1, 2, 7};
+        schedule(delays[next() % 6]);
+      }
+    }
+    if (next() % 4 == 0 && !ids.empty()) q.Cancel(ids[next() % ids.size()]);
+  };
+  for (int i = 0; i < 5; ++i) schedule(static_cast<SimTime>(i % 2));
+  if constexpr (std::is_same_v<Queue, EventQueue>) {
+    if (in_steps) {
+      for (SimTime until = 0; !q.empty(); until += 3) q.Run(until);
+      return ran;
+    }
+  }
+  q.Run();
+  return ran;
+}
+
+TEST(EventQueue, SameInstantEventsRunInTheReferenceOrder) {
+  for (bool in_steps : {false, true}) {
+    EventQueue q;
+    ReferenceQueue reference;
+    const auto ran = RunRandomProgram(q, in_steps);
+    const auto want = RunRandomProgram(reference, false);
+    EXPECT_GE(ran.size(), 1000u);
+    EXPECT_EQ(ran, want) << (in_steps ? "Run(until) in steps" : "Run()");
+    EXPECT_TRUE(q.empty());
+  }
 }
 
 // A reset queue runs a second simulation exactly as a fresh queue would: from time zero, same-time

@@ -24,23 +24,25 @@ void ScheduleExecutor::Start(const Schedule* schedule, std::function<void()> don
   run->op_times = op_times;
   const int n = static_cast<int>(schedule->ops.size());
   if (op_times != nullptr) op_times->assign(n, {-1, -1});
-  run->pending_deps.assign(n, 0);
-  run->first_dependent.assign(n + 1, 0);
+  // The dependents as a flat array (CSR), built in two passes over the deps: op d's count goes
+  // to first_dependent[d + 2], the prefix sums make first_dependent[d + 1] the start of d's
+  // block, and placing each dependent advances it to the start of d + 1's, leaving
+  // first_dependent[d] = the start of d's block for every d.
+  run->pending_deps.resize(n);
+  run->first_dependent.assign(n + 2, 0);
   run->remaining = n;
   for (int i = 0; i < n; ++i) {
-    for (int d : schedule->ops[i].deps) {
+    const DepList& deps = schedule->ops[i].deps;
+    run->pending_deps[i] = static_cast<int>(deps.size());
+    for (int d : deps) {
       SPECSIM_CHECK(d >= 0 && d < i) << "op " << i << " depends on " << d;
-      ++run->pending_deps[i];
-      ++run->first_dependent[d + 1];
+      ++run->first_dependent[d + 2];
     }
   }
-  for (int i = 0; i < n; ++i) run->first_dependent[i + 1] += run->first_dependent[i];
-  run->dependents.resize(run->first_dependent[n]);
-  {
-    std::vector<int> fill(run->first_dependent.begin(), run->first_dependent.end() - 1);
-    for (int i = 0; i < n; ++i)
-      for (int d : schedule->ops[i].deps) run->dependents[fill[d]++] = i;  // in op order, as before
-  }
+  for (int i = 2; i <= n + 1; ++i) run->first_dependent[i] += run->first_dependent[i - 1];
+  run->dependents.resize(run->first_dependent[n + 1]);
+  for (int i = 0; i < n; ++i)
+    for (int d : schedule->ops[i].deps) run->dependents[run->first_dependent[d + 1]++] = i;  // in op order
   Run* r = run.get();
   runs_.push_back(std::move(run));
   if (n == 0) {

@@ -36,7 +36,8 @@ class ScheduleExecutor {
   struct Run {
     const Schedule* schedule = nullptr;
     std::vector<int> pending_deps;
-    // The ops that wait for op i: dependents[first_dependent[i] .. first_dependent[i + 1]).
+    // The ops that wait for op i: dependents[first_dependent[i] .. first_dependent[i + 1])
+    // (first_dependent has n + 2 entries; the last is not used).
     std::vector<int> first_dependent;
     std::vector<int> dependents;
     int remaining = 0;

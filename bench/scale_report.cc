@@ -187,7 +187,9 @@ int main(int argc, char** argv) {
   char algo[16] = "";
   int n = 0;
   if ((argc > 1 && !quick && !one_case) ||
-      (one_case && (std::sscanf(argv[2], "%15[a-z]:%d", algo, &n) != 2 || n < 8 || (n & (n - 1)) != 0 || n > 256))) {
+      (one_case &&
+       (std::sscanf(argv[2], "%15[a-z]:%d", algo, &n) != 2 || n < 8 || (n & (n - 1)) != 0 || n > 256 ||
+        (std::strcmp(algo, "ring") != 0 && std::strcmp(algo, "tree") != 0 && std::strcmp(algo, "oneshot") != 0)))) {
     std::fprintf(stderr,
                  "usage: specsim_scale_report [--quick | --case ALGO:N]   (run from the repository root)\n"
                  "  --case ring:256   item 4 for one algorithm (ring, tree, oneshot) and GPU count (8..256, a "

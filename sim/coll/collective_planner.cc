@@ -481,7 +481,7 @@ StatusOr<PlannedCollective> PlanWithRankView(const net::Topology& topology, cons
   plan.rank_gpus = RankGpusOf(topology, request);
   RETURN_IF_ERROR(CheckRequest(topology, request, plan.rank_gpus));
   // 1. Transport; 2. NCCL's view of the ring (order = request order) and the transport of every pair.
-  if (!rank_view->Matches(plan.rank_gpus, request)) {  // never at first: no view has no GPUs
+  if (!rank_view->Matches(plan.rank_gpus, request)) {  // a fresh view (no GPUs) matches no request
     rank_view->gpus = plan.rank_gpus;
     rank_view->p2p_level = request.p2p_level;
     rank_view->p2p_disable = request.p2p_disable;

@@ -24,21 +24,60 @@ EventId EventQueue::Schedule(SimTime at, Handler handler) {
   if (at == now_) {
     now_fifo_.push_back(id);  // after every event pending for this instant (see the header)
   } else {
-    heap_.push_back(Entry{at, id});
-    std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
+    AddToBucket(at, id);
   }
   ++pending_;
   return id;
 }
 
-void EventQueue::PopTop() {
-  std::pop_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
-  heap_.pop_back();
+void EventQueue::AddToBucket(SimTime at, EventId id) {
+  LatestBucket& latest = latest_bucket_[LatestIndexOf(at)];
+  // The entry may name a bucket closed since (its ids all cancelled before the clock reached
+  // it), free or reopened for another instant: only a bucket still open for `at` is it.
+  if (latest.time == at && buckets_[latest.bucket].time == at) {
+    buckets_[latest.bucket].ids.push_back(id);
+    return;
+  }
+  uint32_t b;
+  if (!free_buckets_.empty()) {
+    b = free_buckets_.back();
+    free_buckets_.pop_back();
+  } else {
+    b = static_cast<uint32_t>(buckets_.size());
+    buckets_.emplace_back();
+  }
+  Bucket& bucket = buckets_[b];
+  bucket.time = at;
+  bucket.ids.push_back(id);
+  latest = {at, b};
+  instants_.push_back(Instant{at, id, b});
+  std::push_heap(instants_.begin(), instants_.end(), std::greater<Instant>());
+}
+
+void EventQueue::CloseEarliestBucket() {
+  const uint32_t b = instants_.front().bucket;
+  std::pop_heap(instants_.begin(), instants_.end(), std::greater<Instant>());
+  instants_.pop_back();
+  Bucket& bucket = buckets_[b];
+  bucket.time = -1;
+  bucket.ids.clear();
+  bucket.head = 0;
+  free_buckets_.push_back(b);
+}
+
+void EventQueue::SkipCancelledFront() {
+  while (!instants_.empty()) {
+    Bucket& bucket = buckets_[instants_.front().bucket];
+    while (bucket.head < bucket.ids.size() && !IsPending(bucket.ids[bucket.head])) ++bucket.head;
+    if (bucket.head < bucket.ids.size()) return;
+    CloseEarliestBucket();
+  }
 }
 
 void EventQueue::Reset() {
   SPECSIM_CHECK(empty()) << "resetting an event queue with " << pending_ << " events pending";
-  heap_.clear();  // only cancelled entries are left
+  while (!instants_.empty()) CloseEarliestBucket();  // only cancelled ids are left
+  for (LatestBucket& latest : latest_bucket_) latest = LatestBucket{};
   now_fifo_.clear();
   now_head_ = 0;
   next_sequence_ = 0;
@@ -57,26 +96,27 @@ void EventQueue::Cancel(EventId id) {
 }
 
 bool EventQueue::RunNextUntil(SimTime until) {
-  // Cancelled entries are dropped where they surface: the heap's top, the FIFO's front.
-  while (!heap_.empty() && slots_[SlotOf(heap_.front().id)].id != heap_.front().id) PopTop();
-  while (now_head_ < now_fifo_.size() && slots_[SlotOf(now_fifo_[now_head_])].id != now_fifo_[now_head_]) ++now_head_;
+  // Cancelled ids are dropped where they surface: the earliest bucket's front, the FIFO's front.
+  SkipCancelledFront();
+  while (now_head_ < now_fifo_.size() && !IsPending(now_fifo_[now_head_])) ++now_head_;
   if (now_head_ == now_fifo_.size() && now_head_ != 0) {
     now_fifo_.clear();
     now_head_ = 0;
   }
-  // The heap's events for this instant first (scheduled before it began), then the FIFO's, then
-  // the heap's later ones.
+  // The buckets' events for this instant first (scheduled before it began), then the FIFO's,
+  // then later instants.
   EventId id;
-  if (now_head_ < now_fifo_.size() && (heap_.empty() || heap_.front().time > now_)) {
+  if (now_head_ < now_fifo_.size() && (instants_.empty() || instants_.front().time > now_)) {
     if (now_ > until) return false;
     id = now_fifo_[now_head_++];
   } else {
-    if (heap_.empty() || heap_.front().time > until) return false;
-    const Entry e = heap_.front();
-    PopTop();
-    SPECSIM_CHECK(now_head_ == now_fifo_.size() || e.time == now_) << "an instant's FIFO outlived it";
-    now_ = e.time;
-    id = e.id;
+    if (instants_.empty() || instants_.front().time > until) return false;
+    const SimTime time = instants_.front().time;
+    SPECSIM_CHECK(now_head_ == now_fifo_.size() || time == now_) << "an instant's FIFO outlived it";
+    Bucket& bucket = buckets_[instants_.front().bucket];
+    now_ = time;
+    id = bucket.ids[bucket.head++];
+    if (bucket.head == bucket.ids.size()) CloseEarliestBucket();
   }
   const uint32_t slot = SlotOf(id);
   Handler h = std::move(slots_[slot].handler);

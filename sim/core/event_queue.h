@@ -2,14 +2,22 @@
 //
 // Two events at the same picosecond run in the order they were scheduled, so a run is a pure
 // function of its input. There is no global simulator: each simulation owns its EventQueue.
-// Handlers live in reusable slots (a free list), the heap holds (time, sequence, slot), and an
-// event id is its sequence and slot together: cancelling frees the slot at once and the heap entry
-// is skipped when it surfaces (its id no longer matches the slot's). In steady state scheduling
-// and running allocate nothing (handlers are InlineFunctions).
+// Handlers live in reusable slots (a free list), and an event id is its sequence and slot
+// together: cancelling frees the slot at once and the queued id is skipped when it surfaces (it
+// no longer matches the slot's). In steady state scheduling and running allocate nothing
+// (handlers are InlineFunctions; buckets and their id lists are reused).
+// Future events wait in buckets, one per instant: a bucket is a FIFO of ids, and a binary heap
+// orders the buckets by (time, first id). A simulation schedules many events for few instants (a
+// 256-rank ring step ends its 256 transfers at two or three), so popping an event is O(1) and
+// the heap holds instants, not events. The bucket of an instant is found through a small
+// direct-mapped table of the latest bucket opened per instant; when the table has lost it (an
+// other instant took its entry), a second bucket opens for the same instant. Every id of the
+// first was scheduled before every id of the second, so the heap's order (time, first id) still
+// runs them in sequence order.
 // Events scheduled for the current instant (a delay of 0: the fabric's recompute, a zero-latency
-// step) skip the heap and wait in a FIFO: every heap entry for this instant was scheduled before
-// the clock reached it, so it runs first, then the FIFO in order, then later instants. This is
-// the (time, sequence) order exactly, at a push and a pop of a vector.
+// step) wait in a FIFO of their own: every bucket for this instant was filled before the clock
+// reached it, so it runs first, then the FIFO in order, then later instants. This is the
+// (time, sequence) order exactly.
 #pragma once
 
 #include <cstdint>
@@ -49,22 +57,47 @@ class EventQueue {
  private:
   static constexpr int kSlotBits = 24;  // at most 2^24 events pending at once
   static constexpr EventId kNoEvent = ~EventId{0};
-  struct Entry {
+  static constexpr int kLatestBucketBits = 6;  // the table of the latest bucket per instant: 64 entries
+  // The ids scheduled for one future instant, in sequence order: ids[head..] wait.
+  struct Bucket {
+    SimTime time = -1;  // -1 while free
+    std::vector<EventId> ids;
+    size_t head = 0;
+  };
+  struct Instant {
     SimTime time;
-    EventId id;  // (sequence << kSlotBits) | slot: orders like the sequence
-    // Min-heap on (time, id), kept with std::push_heap / pop_heap and this order.
-    bool operator>(const Entry& o) const { return time != o.time ? time > o.time : id > o.id; }
+    EventId first;  // the bucket's first id: orders two buckets of one instant
+    uint32_t bucket;
+    // Min-heap on (time, first), kept with std::push_heap / pop_heap and this order.
+    bool operator>(const Instant& o) const { return time != o.time ? time > o.time : first > o.first; }
+  };
+  struct LatestBucket {
+    SimTime time = -1;
+    uint32_t bucket = 0;
   };
   struct Slot {
     EventId id = kNoEvent;  // the pending event in this slot, kNoEvent when free
     Handler handler;
   };
   static uint32_t SlotOf(EventId id) { return static_cast<uint32_t>(id & ((EventId{1} << kSlotBits) - 1)); }
+  static size_t LatestIndexOf(SimTime t) {
+    return static_cast<size_t>((static_cast<uint64_t>(t) * 0x9E3779B97F4A7C15ULL) >> (64 - kLatestBucketBits));
+  }
+  bool IsPending(EventId id) const { return slots_[SlotOf(id)].id == id; }
+  // Appends `id` to the bucket of `at` (> now_), opening one when the table does not know it.
+  void AddToBucket(SimTime at, EventId id);
+  // Drops cancelled ids at the front of the earliest bucket, and emptied buckets, until the
+  // earliest bucket's front id is pending or no bucket is left.
+  void SkipCancelledFront();
+  // Removes the earliest bucket from the heap and frees it.
+  void CloseEarliestBucket();
   // Runs the earliest pending event unless none is pending or it is later than `until`.
   bool RunNextUntil(SimTime until);
-  void PopTop();
 
-  std::vector<Entry> heap_;        // a binary min-heap (std::greater<Entry>)
+  std::vector<Instant> instants_;  // a binary min-heap (std::greater<Instant>) of open buckets
+  std::vector<Bucket> buckets_;
+  std::vector<uint32_t> free_buckets_;
+  std::vector<LatestBucket> latest_bucket_ = std::vector<LatestBucket>(size_t{1} << kLatestBucketBits);
   std::vector<EventId> now_fifo_;  // events for now_ scheduled at now_: now_fifo_[now_head_..]
   size_t now_head_ = 0;
   std::vector<Slot> slots_;

@@ -163,11 +163,13 @@ class ReferenceQueue {
   SimTime now_ = 0;
 };
 
-// A random program of events that schedule others (a third of them for the same instant, as the
+// A random program of events that schedule others (half of them for the same instant, as the
 // fabric's recompute is), cancel pending ones (same-instant ones included) and sometimes run
-// Run(until) in steps: the queue runs it in exactly the reference's order.
+// Run(until) in steps: the queue runs it in exactly the reference's order. With `wide_delays`
+// the other half spreads over 3,000 instants (more than the queue's table of 64 latest buckets,
+// so instants lose their entry and open a second bucket); else over 3 (long buckets).
 template <typename Queue>
-std::vector<std::pair<SimTime, int>> RunRandomProgram(Queue& q, bool in_steps) {
+std::vector<std::pair<SimTime, int>> RunRandomProgram(Queue& q, bool in_steps, bool wide_delays) {
   std::vector<std::pair<SimTime, int>> ran;
   std::vector<uint64_t> ids;  // by label
   int labels = 0;
@@ -189,7 +191,8 @@ std::vector<std::pair<SimTime, int>> RunRandomProgram(Queue& q, bool in_steps) {
       const int children = static_cast<int>(next() % 4);
       for (int c = 0; c < children; ++c) {
         const SimTime delays[] = {0, 0, 0, 1, 2, 7};
-        schedule(delays[next() % 6]);
+        const uint64_t pick = next();
+        schedule(wide_delays && pick % 2 == 1 ? static_cast<SimTime>(next() % 3000) : delays[pick % 6]);
       }
     }
     if (next() % 4 == 0 && !ids.empty()) q.Cancel(ids[next() % ids.size()]);
@@ -206,15 +209,52 @@ std::vector<std::pair<SimTime, int>> RunRandomProgram(Queue& q, bool in_steps) {
 }
 
 TEST(EventQueue, SameInstantEventsRunInTheReferenceOrder) {
-  for (bool in_steps : {false, true}) {
-    EventQueue q;
-    ReferenceQueue reference;
-    const auto ran = RunRandomProgram(q, in_steps);
-    const auto want = RunRandomProgram(reference, false);
-    EXPECT_GE(ran.size(), 1000u);
-    EXPECT_EQ(ran, want) << (in_steps ? "Run(until) in steps" : "Run()");
-    EXPECT_TRUE(q.empty());
+  for (bool wide_delays : {false, true}) {
+    for (bool in_steps : {false, true}) {
+      EventQueue q;
+      ReferenceQueue reference;
+      const auto ran = RunRandomProgram(q, in_steps, wide_delays);
+      const auto want = RunRandomProgram(reference, false, wide_delays);
+      EXPECT_GE(ran.size(), 1000u);
+      EXPECT_EQ(ran, want) << (in_steps ? "Run(until) in steps" : "Run()") << (wide_delays ? ", wide delays" : "");
+      EXPECT_TRUE(q.empty());
+    }
   }
+}
+
+// An instant whose entry in the table of latest buckets was taken by other instants opens a
+// second bucket (and a third): its events still run in the order they were scheduled, and a
+// bucket whose events were all cancelled before the clock reached it runs nothing.
+TEST(EventQueue, AnInstantThatLostItsBucketEntryRunsItsEventsInScheduleOrder) {
+  EventQueue q;
+  std::vector<int> ran;
+  // A bucket whose ids were all cancelled is closed when it surfaces, before the clock reaches
+  // its instant; an event scheduled for that instant afterwards still runs.
+  q.Cancel(q.Schedule(500, [&ran] { ran.push_back(-3); }));
+  q.Schedule(5, [] {});
+  q.Run(10);
+  q.Schedule(500, [&ran] { ran.push_back(4); });
+  q.Run(500);
+  EXPECT_EQ(ran, (std::vector<int>{4}));
+  ran.clear();
+  auto others = [&q] {
+    for (SimTime t = 1; t <= 1000; ++t) q.Schedule(1000 + t, [] {});  // 1,000 instants: every entry taken
+  };
+  q.Schedule(1000, [&ran] { ran.push_back(0); });
+  const EventId cancelled = q.Schedule(1000, [&ran] { ran.push_back(-1); });
+  others();
+  q.Schedule(1000, [&ran] { ran.push_back(1); });
+  q.Schedule(1000, [&ran] { ran.push_back(2); });
+  others();
+  q.Schedule(1000, [&ran] { ran.push_back(3); });
+  q.Cancel(cancelled);
+  const EventId lone = q.Schedule(999, [&ran] { ran.push_back(-2); });
+  q.Cancel(lone);  // its bucket holds only a cancelled id
+  q.Run(1000);
+  EXPECT_EQ(ran, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(q.now(), 1000);
+  q.Run();
+  EXPECT_EQ(q.events_processed(), 2u + 4u + 2000u);
 }
 
 // A reset queue runs a second simulation exactly as a fresh queue would: from time zero, same-time

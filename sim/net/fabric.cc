@@ -177,36 +177,37 @@ void Fabric::BeginFlow(const TransferSpec& spec, DoneCallback done, int engine) 
   // No Advance() here: the recompute this flow asks for (MarkDirty) runs at this same instant
   // and advances the other flows first, and the new one has moved nothing yet (rate 0).
   Flow& f = flows_.emplace_back();  // built in place: a flow is moved only when others finish
-  f.engine = engine;
-  f.start_ps = queue_->now();
-  f.cap_bytes_per_ps = kInf;
+  FlowEnd& end = flow_ends_.emplace_back();
+  end.engine = engine;
+  end.start_ps = queue_->now();
+  double cap_bytes_per_ps = kInf;
   RouteResources& route = RouteOf(spec);
-  f.route = &route;
+  f.resources = route.resources.data();
+  f.num_resources = static_cast<int>(route.resources.size());
   const double latency_ns = route.latency_ns;
   if (spec.mechanism == Mechanism::kKernelRead) {
     int reader = GpuIndexOfNode(spec.dst_node);
     double outstanding = reader >= 0 ? topology_->gpu_spec(reader).kernel_read_outstanding_bytes_per_sm : 0;
     if (outstanding > 0 && spec.read_sms > 0 && latency_ns > 0) {
       // Little's law: rate <= bytes in flight / round trip.
-      f.cap_bytes_per_ps = spec.read_sms * outstanding / (2 * latency_ns * kPicosPerNano);
+      cap_bytes_per_ps = spec.read_sms * outstanding / (2 * latency_ns * kPicosPerNano);
     }
   }
   if (spec.payload_cap_gbps > 0)
-    f.cap_bytes_per_ps =
-        std::min(f.cap_bytes_per_ps, BytesPerPicoFromGbps(spec.payload_cap_gbps / spec.wire_efficiency));
-  f.flow_class = ClassOf(route, f.cap_bytes_per_ps);
+    cap_bytes_per_ps = std::min(cap_bytes_per_ps, BytesPerPicoFromGbps(spec.payload_cap_gbps / spec.wire_efficiency));
+  f.flow_class = ClassOf(route, cap_bytes_per_ps);
   AddToClass(f.flow_class);
-  f.latency_ps = PicosFromNanos(latency_ns);
   f.remaining_wire_bytes = static_cast<double>(spec.bytes) / spec.wire_efficiency;
-  f.src_node = spec.src_node;
-  f.dst_node = spec.dst_node;
-  f.bytes = spec.bytes;
-  f.mechanism = spec.mechanism;
+  end.latency_ps = PicosFromNanos(latency_ns);
+  end.src_node = spec.src_node;
+  end.dst_node = spec.dst_node;
+  end.bytes = spec.bytes;
+  end.mechanism = spec.mechanism;
   if (record_trace_) {
-    f.label = static_cast<int>(labels_.size());
+    end.label = static_cast<int>(labels_.size());
     labels_.push_back(spec.label);
   }
-  f.done = std::move(done);
+  end.done = std::move(done);
   MarkDirty();
 }
 
@@ -214,7 +215,13 @@ int Fabric::ClassOf(RouteResources& route, double cap_bytes_per_ps) {
   for (int c : route.classes)
     if (classes_[c].cap_bytes_per_ps == cap_bytes_per_ps) return c;
   route.classes.push_back(static_cast<int>(classes_.size()));
-  classes_.push_back({&route, cap_bytes_per_ps, 0});
+  FlowClass fc;
+  fc.route = &route;
+  fc.resources = route.resources.data();
+  fc.num_resources = static_cast<int>(route.resources.size());
+  fc.forwards = !route.forwarding_cpus.empty();
+  fc.cap_bytes_per_ps = cap_bytes_per_ps;
+  classes_.push_back(fc);
   class_rate_.push_back(0.0);
   return route.classes.back();
 }
@@ -250,7 +257,7 @@ void Fabric::Advance() {
       if (f.rate <= 0 || std::isinf(f.rate)) continue;
       double moved = std::min(f.remaining_wire_bytes, f.rate * static_cast<double>(dt));
       f.remaining_wire_bytes -= moved;
-      for (int r : f.route->resources) resource_bytes_[r] += moved;
+      for (int k = 0; k < f.num_resources; ++k) resource_bytes_[f.resources[k]] += moved;
     }
   }
   last_update_ps_ = now;
@@ -277,13 +284,14 @@ void Fabric::Recompute() {
     if (f.remaining_wire_bytes <= 0 || std::isinf(f.rate)) {
       f.finish_ps = now;
     } else {
-      SPECSIM_CHECK_GT(f.rate, 0.0) << "flow " << topology_->nodes[f.src_node].name << " -> "
-                                    << topology_->nodes[f.dst_node].name << " "
-                                    << (f.label >= 0 ? labels_[f.label] : "") << " starved";
+      const FlowEnd& end = flow_ends_[i];
+      SPECSIM_CHECK_GT(f.rate, 0.0) << "flow " << topology_->nodes[end.src_node].name << " -> "
+                                    << topology_->nodes[end.dst_node].name << " "
+                                    << (end.label >= 0 ? labels_[end.label] : "") << " starved";
       double t = std::ceil(f.remaining_wire_bytes / f.rate);
       f.finish_ps = now + static_cast<SimTime>(std::max(t, 0.0));
       if (record_trace_)
-        for (int r : f.route->resources) new_rate_scratch_[r] += f.rate;
+        for (int k = 0; k < f.num_resources; ++k) new_rate_scratch_[f.resources[k]] += f.rate;
     }
     next = std::min(next, f.finish_ps);
   }
@@ -319,8 +327,10 @@ void Fabric::SolveActiveClasses() {
   // Capacities of collapsing CPU forwarding resources depend on how many flows they forward.
   const size_t first_cpu = 2 * topology_->links.size();
   std::fill(forwarded_scratch_.begin() + static_cast<std::ptrdiff_t>(first_cpu), forwarded_scratch_.end(), 0);
-  for (int c : active_classes_)
+  for (int c : active_classes_) {
+    if (!classes_[c].forwards) continue;
     for (int r : classes_[c].route->forwarding_cpus) forwarded_scratch_[r] += classes_[c].active;
+  }
   for (size_t r = first_cpu; r < capacity_scratch_.size(); ++r) {
     capacity_scratch_[r] = capacity_bytes_per_ps_[r];
     if (collapse_per_flow_[r] > 0 && forwarded_scratch_[r] > 1)
@@ -329,8 +339,7 @@ void Fabric::SolveActiveClasses() {
   views_scratch_.clear();
   for (int c : active_classes_) {
     const FlowClass& fc = classes_[c];
-    views_scratch_.push_back(
-        {fc.route->resources.data(), static_cast<int>(fc.route->resources.size()), fc.cap_bytes_per_ps, fc.active});
+    views_scratch_.push_back({fc.resources, fc.num_resources, fc.cap_bytes_per_ps, fc.active});
   }
   solver_.Solve(capacity_scratch_, views_scratch_, &rates_scratch_);
   for (size_t k = 0; k < active_classes_.size(); ++k) class_rate_[active_classes_[k]] = rates_scratch_[k];
@@ -349,8 +358,12 @@ void Fabric::OnCompletion() {
   size_t kept = 0;
   for (size_t i = 0; i < flows_.size(); ++i) {
     Flow& f = flows_[i];
+    FlowEnd& end = flow_ends_[i];
     if (f.finish_ps > now) {
-      if (kept != i) flows_[kept] = std::move(f);
+      if (kept != i) {
+        flows_[kept] = f;
+        flow_ends_[kept] = std::move(end);
+      }
       ++kept;
       continue;
     }
@@ -358,13 +371,14 @@ void Fabric::OnCompletion() {
     // The last bytes were charged to the resources by Advance(); a remainder below one
     // picosecond of transfer is rounding.
     if (record_trace_) {
-      flow_records_.push_back({f.label >= 0 ? labels_[f.label] : std::string(), f.src_node, f.dst_node, f.mechanism,
-                               f.bytes, f.start_ps, now + f.latency_ps});
+      flow_records_.push_back({end.label >= 0 ? labels_[end.label] : std::string(), end.src_node, end.dst_node,
+                               end.mechanism, end.bytes, end.start_ps, now + end.latency_ps});
     }
-    if (f.engine >= 0) EngineFree(f.engine);
-    queue_->ScheduleAfter(f.latency_ps, std::move(f.done));
+    if (end.engine >= 0) EngineFree(end.engine);
+    queue_->ScheduleAfter(end.latency_ps, std::move(end.done));
   }
   flows_.resize(kept);
+  flow_ends_.resize(kept);
   MarkDirty();
 }
 

@@ -45,7 +45,9 @@ struct MaxMinFlowView {
 // scratch is kept between solves, so a solve allocates only when the problem is larger than every
 // one before. Each round looks only at resources that still carry unfrozen flows and at unfrozen
 // capped flows (the others cannot set the next level), so a solve costs O(rounds x (resources
-// in use + capped flows) + crossings) whatever the size of the fabric. Gives exactly
+// in use + capped flows) + crossings) whatever the size of the fabric (the first rounds scan the
+// unfrozen flows' crossings while each freezes at least half of them: at most twice the
+// crossings in all). Gives exactly
 // SolveMaxMin's rates (it is what SolveMaxMin runs).
 class MaxMinSolver {
  public:
@@ -55,24 +57,30 @@ class MaxMinSolver {
  private:
   // The steps of a solve, in order. Sizes the per-resource scratch (it only grows).
   void GrowScratch(int num_resources);
-  // Counts each resource's crossings (unfrozen_on_, in_use_) and lists the capped flows; a flow
-  // with neither resources nor cap gets +infinity at once. Returns the flows left to fill.
-  int CountCrossings(const std::vector<MaxMinFlowView>& flows, int num_resources, std::vector<double>* rates);
-  // Each resource in use: its flows (flows_on_) and its capacity left (remaining_).
-  void ListFlowsOnResources(const std::vector<double>& capacity, const std::vector<MaxMinFlowView>& flows);
+  // Counts each resource's crossings (unfrozen_on_, in_use_, remaining_ set to the capacity) and
+  // lists the unfrozen flows (unfrozen_) and the capped ones; a flow with neither resources nor
+  // cap gets +infinity at once. Returns the flows left to fill.
+  int CountCrossings(const std::vector<double>& capacity, const std::vector<MaxMinFlowView>& flows, int num_resources,
+                     std::vector<double>* rates);
+  // Each resource in use: its unfrozen flows (flows_on_[first_flow_, + flow_count_)).
+  void ListUnfrozenFlowsOnResources(const std::vector<MaxMinFlowView>& flows);
   // Raises the `active` unfrozen flows together, freezing them at their caps and at saturated
-  // resources, until none is left.
+  // resources, until none is left. The first rounds find the flows on saturated resources by
+  // scanning the unfrozen flows; once a round freezes less than half of them, by lists per
+  // resource (built then, for the flows left).
   void FillProgressively(const std::vector<double>& capacity, const std::vector<MaxMinFlowView>& flows, int active,
                          std::vector<double>* rates);
 
   std::vector<double> remaining_;  // per resource
   std::vector<int> unfrozen_on_;   // per resource: unfrozen crossings (zero between solves)
-  std::vector<int> views_on_;      // per resource: views crossing it (zero between solves)
-  std::vector<int> first_flow_;    // per resource in use: its views are flows_on_[first, first + count)
+  std::vector<int> views_on_;      // per resource: a count while listing (zero between solves)
+  std::vector<char> saturated_;    // per resource: saturated this round (zero between rounds)
+  std::vector<int> first_flow_;    // per listed resource: its flows are flows_on_[first, first + count)
   std::vector<int> flow_count_;
   std::vector<int> flows_on_;
-  std::vector<int> in_use_;  // resources carrying unfrozen flows
-  std::vector<int> capped_;  // unfrozen flows with a finite cap
+  std::vector<int> in_use_;    // resources carrying unfrozen flows
+  std::vector<int> capped_;    // unfrozen flows with a finite cap
+  std::vector<int> unfrozen_;  // unfrozen flows, until the lists are built
   std::vector<char> frozen_;
 };
 

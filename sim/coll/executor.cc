@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 
 #include "sim/core/check.h"
@@ -24,31 +25,25 @@ void ScheduleExecutor::Start(const Schedule* schedule, std::function<void()> don
   run->op_times = op_times;
   const int n = static_cast<int>(schedule->ops.size());
   if (op_times != nullptr) op_times->assign(n, {-1, -1});
-  // The dependents as a flat array (CSR). One pass over the ops copies their deps into
-  // `dependents` in op order (each op's count in pending_deps) and counts each op's dependents
-  // into first_dependent[d + 2]; the prefix sums make first_dependent[d + 1] the start of d's
-  // block. A second pass over that copy, not over the ops (a 256-rank ring's are 16 MB), places
-  // each dependent, advancing first_dependent[d + 1] to the start of d + 1's block and leaving
+  // The dependents as a flat array (CSR), built in two passes over the deps: op d's count goes
+  // to first_dependent[d + 2], the prefix sums make first_dependent[d + 1] the start of d's
+  // block, and placing each dependent advances it to the start of d + 1's, leaving
   // first_dependent[d] = the start of d's block for every d.
   run->pending_deps.resize(n);
   run->first_dependent.assign(n + 2, 0);
   run->remaining = n;
-  std::vector<int>& deps_in_op_order = deps_scratch_;
-  deps_in_op_order.clear();
   for (int i = 0; i < n; ++i) {
     const DepList& deps = schedule->ops[i].deps;
     run->pending_deps[i] = static_cast<int>(deps.size());
     for (int d : deps) {
       SPECSIM_CHECK(d >= 0 && d < i) << "op " << i << " depends on " << d;
       ++run->first_dependent[d + 2];
-      deps_in_op_order.push_back(d);
     }
   }
   for (int i = 2; i <= n + 1; ++i) run->first_dependent[i] += run->first_dependent[i - 1];
-  run->dependents.resize(deps_in_op_order.size());
-  for (int i = 0, k = 0; i < n; ++i)
-    for (const int end = k + run->pending_deps[i]; k < end; ++k)
-      run->dependents[run->first_dependent[deps_in_op_order[k] + 1]++] = i;  // in op order
+  run->dependents.resize(run->first_dependent[n + 1]);
+  for (int i = 0; i < n; ++i)
+    for (int d : schedule->ops[i].deps) run->dependents[run->first_dependent[d + 1]++] = i;  // in op order
   Run* r = run.get();
   runs_.push_back(std::move(run));
   if (n == 0) {
@@ -64,11 +59,10 @@ void ScheduleExecutor::StartOp(Run* run, int index) {
   // The next op in the list is most often the next to start (a ring step's ops start in
   // position order): fetch its two cache lines now, while this one's transfer is set up (a
   // 256-rank schedule is 16 MB, and most of StartOp's time there was waiting for the op).
-  if (index + 1 < static_cast<int>(run->schedule->ops.size())) {
-    const char* next = reinterpret_cast<const char*>(&run->schedule->ops[index + 1]);
-    __builtin_prefetch(next);
-    __builtin_prefetch(next + 64);
-  }
+  // (A prefetch past the end is harmless: it never faults.)
+  const uintptr_t next = reinterpret_cast<uintptr_t>(&op) + sizeof(ScheduleOp);
+  __builtin_prefetch(reinterpret_cast<const void*>(next));
+  __builtin_prefetch(reinterpret_cast<const void*>(next + 64));
   const SimTime start = queue_->now();
   if (run->op_times != nullptr) (*run->op_times)[index].first = start;
   switch (op.kind) {

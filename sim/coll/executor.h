@@ -52,7 +52,6 @@ class ScheduleExecutor {
   const net::Topology* topology_;
   std::vector<int> rank_gpus_;
   std::vector<std::unique_ptr<Run>> runs_;
-  std::vector<int> deps_scratch_;  // Start's copy of the deps in op order
 };
 
 // Result of running one collective alone on an idle fabric.

@@ -177,7 +177,14 @@ void Fabric::BeginFlow(const TransferSpec& spec, DoneCallback done, int engine) 
   // No Advance() here: the recompute this flow asks for (MarkDirty) runs at this same instant
   // and advances the other flows first, and the new one has moved nothing yet (rate 0).
   Flow& f = flows_.emplace_back();  // built in place: a flow is moved only when others finish
-  FlowEnd& end = flow_ends_.emplace_back();
+  if (free_flow_ends_.empty()) {
+    f.end = static_cast<int>(flow_ends_.size());
+    flow_ends_.emplace_back();
+  } else {
+    f.end = free_flow_ends_.back();
+    free_flow_ends_.pop_back();
+  }
+  FlowEnd& end = flow_ends_[f.end];
   end.engine = engine;
   end.start_ps = queue_->now();
   double cap_bytes_per_ps = kInf;
@@ -203,6 +210,7 @@ void Fabric::BeginFlow(const TransferSpec& spec, DoneCallback done, int engine) 
   end.dst_node = spec.dst_node;
   end.bytes = spec.bytes;
   end.mechanism = spec.mechanism;
+  end.label = -1;  // a reused FlowEnd may hold a label from a traced run
   if (record_trace_) {
     end.label = static_cast<int>(labels_.size());
     labels_.push_back(spec.label);
@@ -284,7 +292,7 @@ void Fabric::Recompute() {
     if (f.remaining_wire_bytes <= 0 || std::isinf(f.rate)) {
       f.finish_ps = now;
     } else {
-      const FlowEnd& end = flow_ends_[i];
+      const FlowEnd& end = flow_ends_[f.end];
       SPECSIM_CHECK_GT(f.rate, 0.0) << "flow " << topology_->nodes[end.src_node].name << " -> "
                                     << topology_->nodes[end.dst_node].name << " "
                                     << (end.label >= 0 ? labels_[end.label] : "") << " starved";
@@ -344,8 +352,12 @@ void Fabric::SolveActiveClasses() {
   solver_.Solve(capacity_scratch_, views_scratch_, &rates_scratch_);
   for (size_t k = 0; k < active_classes_.size(); ++k) class_rate_[active_classes_[k]] = rates_scratch_[k];
   if (memo) {
-    if (rates_of_mix_.size() >= kMaxMemoEntries) rates_of_mix_.clear();
+    if (rates_of_mix_.size() >= kMaxMemoEntries || memo_class_rates_ + rates_scratch_.size() > kMaxMemoClassRates) {
+      rates_of_mix_.clear();
+      memo_class_rates_ = 0;
+    }
     rates_of_mix_.emplace(mix_scratch_, rates_scratch_);
+    memo_class_rates_ += rates_scratch_.size();
   }
 }
 
@@ -357,17 +369,14 @@ void Fabric::OnCompletion() {
   // engine freed, its callback scheduled: none of which touches flows_), the others compacted.
   size_t kept = 0;
   for (size_t i = 0; i < flows_.size(); ++i) {
-    Flow& f = flows_[i];
-    FlowEnd& end = flow_ends_[i];
+    const Flow& f = flows_[i];
     if (f.finish_ps > now) {
-      if (kept != i) {
-        flows_[kept] = f;
-        flow_ends_[kept] = std::move(end);
-      }
+      if (kept != i) flows_[kept] = f;
       ++kept;
       continue;
     }
     RemoveFromClass(f.flow_class);
+    FlowEnd& end = flow_ends_[f.end];  // no flow begins during this pass: the slab stays put
     // The last bytes were charged to the resources by Advance(); a remainder below one
     // picosecond of transfer is rounding.
     if (record_trace_) {
@@ -376,9 +385,9 @@ void Fabric::OnCompletion() {
     }
     if (end.engine >= 0) EngineFree(end.engine);
     queue_->ScheduleAfter(end.latency_ps, std::move(end.done));
+    free_flow_ends_.push_back(f.end);
   }
   flows_.resize(kept);
-  flow_ends_.resize(kept);
   MarkDirty();
 }
 

@@ -120,9 +120,10 @@ class Fabric {
     int active = 0;     // flows of the class now active
     int position = -1;  // in active_classes_ while active
   };
-  // An active flow, in two parts kept at one index: what the clock and the solve read at every
-  // instant (Flow: 40 bytes, so that a pass over 65k flows of a 256-rank one-shot reads 2.6 MB,
-  // not 9.4), and what its start and end need (FlowEnd).
+  // An active flow, in two parts: what the clock and the solve read at every instant (Flow: 48
+  // bytes, so that a pass over 65k flows of a 256-rank one-shot reads 3 MB, not 9.4), kept in
+  // start order, and what its start and end need (FlowEnd), in a slab that never moves it
+  // (compacting the flows moves 48 bytes per flow, not a callback too).
   struct Flow {
     double remaining_wire_bytes = 0;
     double rate = 0;  // bytes per ps
@@ -130,6 +131,7 @@ class Fabric {
     const int* resources = nullptr;  // its route's
     int num_resources = 0;
     int flow_class = -1;  // in classes_
+    int end = -1;         // in flow_ends_
   };
   struct FlowEnd {
     // User-provided, so that emplace_back() runs the member initializers only: value-initializing
@@ -152,8 +154,11 @@ class Fabric {
   struct MixHash {
     size_t operator()(const std::vector<int64_t>& key) const;
   };
-  static constexpr size_t kMaxMemoClasses = 64;    // larger mixes are solved, not looked up
-  static constexpr size_t kMaxMemoEntries = 4096;  // then the memo starts over
+  // Larger mixes are solved, not looked up. 256: a 256-rank ring's steps run 96-class mixes that
+  // repeat every step (64 solved them all: 10% of its instructions).
+  static constexpr size_t kMaxMemoClasses = 256;
+  static constexpr size_t kMaxMemoEntries = 4096;        // then the memo starts over,
+  static constexpr size_t kMaxMemoClassRates = 1 << 18;  // as it does past 256k stored rates (6 MB)
   // A FIFO of waiting copies: queue[head..] (a vector, not a deque: a deque allocates when
   // constructed, and a fabric has engines on every GPU, built per collective).
   struct CopyEngine {
@@ -192,7 +197,8 @@ class Fabric {
   std::vector<double> resource_bytes_;
   std::vector<double> resource_rate_;  // current aggregate, for trace samples
   std::vector<Flow> flows_;
-  std::vector<FlowEnd> flow_ends_;  // flow_ends_[i] is flows_[i]'s
+  std::vector<FlowEnd> flow_ends_;  // a slab: Flow::end, and free_flow_ends_ free
+  std::vector<int> free_flow_ends_;
   // Routes built so far (a deque: stable addresses for Flow::route), and per (src, dst, staged) key
   // its index there or -1: a dense table (2 x nodes^2 ints, allocated at the first flow), so the
   // lookup per flow is one array access whatever the number of routes.
@@ -203,6 +209,7 @@ class Fabric {
   std::vector<int> active_classes_;  // classes with active flows, in no order
   std::vector<double> class_rate_;   // per class, valid for the active ones after a recompute
   std::unordered_map<std::vector<int64_t>, std::vector<double>, MixHash> rates_of_mix_;
+  size_t memo_class_rates_ = 0;  // rates stored in rates_of_mix_
   std::vector<int64_t> mix_scratch_;
   MaxMinSolver solver_;
   std::vector<double> capacity_scratch_;

@@ -132,21 +132,33 @@ void MaxMinSolver::Solve(const std::vector<double>& capacity, const std::vector<
       // Most solves end in one to three rounds: each unfrozen flow checks its own resources
       // (one pass, no per-resource lists). A round that freezes less than half of the unfrozen
       // flows builds the lists for the rest, so the passes cost at most twice the first.
+      // The frozen flows' crossings are taken off unfrozen_on_ after the pass (the pass reads only
+      // saturated_), and not at all when none is left: then every count in use is zero.
       const int before = active;
       for (int r : in_use_) saturated_[r] = saturated(r) ? 1 : 0;
       size_t kept = 0;
+      frozen_now_.clear();
       for (int i : unfrozen_) {
         if (frozen_[i]) continue;
         bool on_saturated = false;
         for (int k = 0; k < flows[i].num_resources; ++k) on_saturated |= saturated_[flows[i].resources[k]] != 0;
         if (on_saturated) {
-          freeze(i);
+          frozen_[i] = 1;
+          rate[i] = level;
+          --active;
+          frozen_now_.push_back(i);
         } else {
           unfrozen_[kept++] = i;
         }
       }
       unfrozen_.resize(kept);
       for (int r : in_use_) saturated_[r] = 0;
+      if (active == 0) {
+        for (int r : in_use_) unfrozen_on_[r] = 0;
+      } else {
+        for (int i : frozen_now_)
+          for (int k = 0; k < flows[i].num_resources; ++k) unfrozen_on_[flows[i].resources[k]] -= flows[i].count;
+      }
       if (active > 0 && 2 * (before - active) < before) {
         ListUnfrozenFlowsOnResources(flows);
         indexed = true;

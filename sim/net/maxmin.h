@@ -78,9 +78,10 @@ class MaxMinSolver {
   std::vector<int> first_flow_;    // per listed resource: its flows are flows_on_[first, first + count)
   std::vector<int> flow_count_;
   std::vector<int> flows_on_;
-  std::vector<int> in_use_;    // resources carrying unfrozen flows
-  std::vector<int> capped_;    // unfrozen flows with a finite cap
-  std::vector<int> unfrozen_;  // unfrozen flows, until the lists are built
+  std::vector<int> in_use_;      // resources carrying unfrozen flows
+  std::vector<int> capped_;      // unfrozen flows with a finite cap
+  std::vector<int> unfrozen_;    // unfrozen flows, until the lists are built
+  std::vector<int> frozen_now_;  // flows frozen by this round's scan
   std::vector<char> frozen_;
 };
 

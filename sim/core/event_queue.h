@@ -20,6 +20,7 @@
 // (time, sequence) order exactly.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -48,7 +49,7 @@ class EventQueue {
 
   SimTime now() const { return now_; }
   bool empty() const { return pending_ == 0; }
-  // Back to time zero with no event processed, keeping the memory of the slots and the heap (for
+  // Back to time zero with no event processed, keeping the memory of the slots and buckets (for
   // running many short simulations one after another). Sequences start over, so an id from before
   // the reset may name a new event: drop them all. REQUIRES: empty().
   void Reset();
@@ -97,7 +98,7 @@ class EventQueue {
   std::vector<Instant> instants_;  // a binary min-heap (std::greater<Instant>) of open buckets
   std::vector<Bucket> buckets_;
   std::vector<uint32_t> free_buckets_;
-  std::vector<LatestBucket> latest_bucket_ = std::vector<LatestBucket>(size_t{1} << kLatestBucketBits);
+  std::array<LatestBucket, size_t{1} << kLatestBucketBits> latest_bucket_{};  // in the queue: no allocation
   std::vector<EventId> now_fifo_;  // events for now_ scheduled at now_: now_fifo_[now_head_..]
   size_t now_head_ = 0;
   std::vector<Slot> slots_;

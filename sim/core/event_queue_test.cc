@@ -127,7 +127,7 @@ TEST(EventQueue, ManyEventsWithCancellationsRunInTimeThenInsertionOrder) {
 }
 
 // The order of the definition: (time, scheduling sequence), by brute force. For checking the
-// queue's heap and its FIFO for the current instant against.
+// queue's buckets and its FIFO for the current instant against.
 class ReferenceQueue {
  public:
   uint64_t Schedule(SimTime at, std::function<void()> f) {
@@ -258,7 +258,7 @@ TEST(EventQueue, AnInstantThatLostItsBucketEntryRunsItsEventsInScheduleOrder) {
 }
 
 // A reset queue runs a second simulation exactly as a fresh queue would: from time zero, same-time
-// events in insertion order, a cancelled event left in the heap from the first run never surfacing.
+// events in insertion order, a cancelled event left in a bucket from the first run never surfacing.
 TEST(EventQueue, ResetRunsTheNextSimulationLikeAFreshQueue) {
   auto simulate = [](EventQueue& q) {
     std::vector<std::pair<SimTime, int>> ran;

@@ -10,6 +10,15 @@ namespace specsim::net {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A class's word in mix keys (SolvedMix): splitmix64's finalizer of its index, so that the keys
+// of different mixes collide no more often than random 64-bit words.
+uint64_t MixKeyWord(int flow_class) {
+  uint64_t z = static_cast<uint64_t>(flow_class) + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
 }  // namespace
 
 Fabric::Fabric(EventQueue* queue, const Topology* topology, const Router* router)
@@ -174,7 +183,7 @@ Fabric::RouteResources& Fabric::RouteOf(const TransferSpec& spec) {
 }
 
 void Fabric::BeginFlow(const TransferSpec& spec, DoneCallback done, int engine) {
-  // No Advance() here: the recompute this flow asks for (MarkDirty) runs at this same instant
+  // No advance here: the recompute this flow asks for (MarkDirty) runs at this same instant
   // and advances the other flows first, and the new one has moved nothing yet (rate 0).
   Flow& f = flows_.emplace_back();  // built in place: a flow is moved only when others finish
   if (free_flow_ends_.empty()) {
@@ -229,6 +238,7 @@ int Fabric::ClassOf(RouteResources& route, double cap_bytes_per_ps) {
   fc.num_resources = static_cast<int>(route.resources.size());
   fc.forwards = !route.forwarding_cpus.empty();
   fc.cap_bytes_per_ps = cap_bytes_per_ps;
+  fc.mix_key_word = MixKeyWord(static_cast<int>(classes_.size()));
   classes_.push_back(fc);
   class_rate_.push_back(0.0);
   return route.classes.back();
@@ -236,6 +246,7 @@ int Fabric::ClassOf(RouteResources& route, double cap_bytes_per_ps) {
 
 void Fabric::AddToClass(int c) {
   FlowClass& fc = classes_[c];
+  mix_key_ += fc.mix_key_word;
   if (fc.active++ > 0) return;
   fc.position = static_cast<int>(active_classes_.size());
   active_classes_.push_back(c);
@@ -243,6 +254,7 @@ void Fabric::AddToClass(int c) {
 
 void Fabric::RemoveFromClass(int c) {
   FlowClass& fc = classes_[c];
+  mix_key_ -= fc.mix_key_word;
   if (--fc.active > 0) return;
   const int last = active_classes_.back();
   active_classes_[fc.position] = last;
@@ -251,24 +263,11 @@ void Fabric::RemoveFromClass(int c) {
   fc.position = -1;
 }
 
-size_t Fabric::MixHash::operator()(const std::vector<int64_t>& key) const {
-  uint64_t h = 1469598103934665603ULL;  // FNV-1a over the 64-bit words, then a final mix
-  for (int64_t k : key) h = (h ^ static_cast<uint64_t>(k)) * 1099511628211ULL;
-  return static_cast<size_t>(h ^ (h >> 29));
-}
-
-void Fabric::Advance() {
-  SimTime now = queue_->now();
-  SimTime dt = now - last_update_ps_;
-  if (dt > 0) {
-    for (Flow& f : flows_) {
-      if (f.rate <= 0 || std::isinf(f.rate)) continue;
-      double moved = std::min(f.remaining_wire_bytes, f.rate * static_cast<double>(dt));
-      f.remaining_wire_bytes -= moved;
-      for (int k = 0; k < f.num_resources; ++k) resource_bytes_[f.resources[k]] += moved;
-    }
-  }
-  last_update_ps_ = now;
+[[gnu::always_inline]] inline void Fabric::AdvanceFlow(Flow& f, SimTime dt_ps) {
+  if (f.rate <= 0 || std::isinf(f.rate)) return;
+  const double moved = std::min(f.remaining_wire_bytes, f.rate * static_cast<double>(dt_ps));
+  f.remaining_wire_bytes -= moved;
+  for (int k = 0; k < f.num_resources; ++k) resource_bytes_[f.resources[k]] += moved;
 }
 
 void Fabric::MarkDirty() {
@@ -280,14 +279,16 @@ void Fabric::MarkDirty() {
 
 void Fabric::Recompute() {
   recompute_pending_ = false;
-  Advance();
-  SolveActiveClasses();
+  SolveActiveClasses();  // reads the classes' counts only
 
-  SimTime now = queue_->now();
+  const SimTime now = queue_->now();
+  const SimTime dt_ps = now - last_update_ps_;  // 0 after a completion at this instant
+  last_update_ps_ = now;
   SimTime next = kSimTimeMax;
   if (record_trace_) new_rate_scratch_.assign(resource_rate_.size(), 0.0);
   for (size_t i = 0; i < flows_.size(); ++i) {
     Flow& f = flows_[i];
+    if (dt_ps > 0) AdvanceFlow(f, dt_ps);  // at its old rate, up to now
     f.rate = class_rate_[f.flow_class];
     if (f.remaining_wire_bytes <= 0 || std::isinf(f.rate)) {
       f.finish_ps = now;
@@ -318,17 +319,26 @@ void Fabric::Recompute() {
   }
 }
 
+bool Fabric::IsActiveMix(const SolvedMix& mix) const {
+  // The stored classes are distinct: if each is active with its count and there are as many
+  // active classes, the active ones are these.
+  if (static_cast<size_t>(mix.size) != active_classes_.size()) return false;
+  const int64_t* class_counts = memo_class_counts_.data() + mix.first;
+  for (int k = 0; k < mix.size; ++k) {
+    if (classes_[class_counts[k] >> 32].active != static_cast<int>(class_counts[k] & 0xffffffff)) return false;
+  }
+  return true;
+}
+
 void Fabric::SolveActiveClasses() {
-  // The solve does not depend on the order of the classes; the memo's key is in class order.
-  const bool memo = reuse_solved_mixes_ && active_classes_.size() <= kMaxMemoClasses;
-  if (memo) {
-    std::sort(active_classes_.begin(), active_classes_.end());
-    for (size_t k = 0; k < active_classes_.size(); ++k) classes_[active_classes_[k]].position = static_cast<int>(k);
-    mix_scratch_.clear();
-    for (int c : active_classes_) mix_scratch_.push_back(int64_t{c} << 32 | classes_[c].active);
-    auto hit = rates_of_mix_.find(mix_scratch_);
-    if (hit != rates_of_mix_.end()) {
-      for (size_t k = 0; k < active_classes_.size(); ++k) class_rate_[active_classes_[k]] = hit->second[k];
+  const uint64_t key = mix_key_ & mix_key_mask_;
+  if (reuse_solved_mixes_) {
+    auto first = memo_first_mix_.find(key);
+    for (int m = first == memo_first_mix_.end() ? -1 : first->second; m >= 0; m = memo_mixes_[m].next) {
+      const SolvedMix& mix = memo_mixes_[m];
+      if (!IsActiveMix(mix)) continue;
+      for (int k = 0; k < mix.size; ++k)
+        class_rate_[memo_class_counts_[mix.first + k] >> 32] = memo_rates_[mix.first + k];
       return;
     }
   }
@@ -351,25 +361,39 @@ void Fabric::SolveActiveClasses() {
   }
   solver_.Solve(capacity_scratch_, views_scratch_, &rates_scratch_);
   for (size_t k = 0; k < active_classes_.size(); ++k) class_rate_[active_classes_[k]] = rates_scratch_[k];
-  if (memo) {
-    if (rates_of_mix_.size() >= kMaxMemoEntries || memo_class_rates_ + rates_scratch_.size() > kMaxMemoClassRates) {
-      rates_of_mix_.clear();
-      memo_class_rates_ = 0;
+  if (reuse_solved_mixes_ && active_classes_.size() <= kMaxMemoMixClasses) {
+    if (memo_mixes_.size() >= kMaxMemoMixes || memo_rates_.size() + active_classes_.size() > kMaxMemoClassRates) {
+      memo_first_mix_.clear();
+      memo_mixes_.clear();
+      memo_class_counts_.clear();
+      memo_rates_.clear();
     }
-    rates_of_mix_.emplace(mix_scratch_, rates_scratch_);
-    memo_class_rates_ += rates_scratch_.size();
+    SolvedMix mix;
+    mix.first = memo_rates_.size();
+    mix.size = static_cast<int>(active_classes_.size());
+    auto [first, inserted] = memo_first_mix_.try_emplace(key, static_cast<int>(memo_mixes_.size()));
+    if (!inserted) {
+      mix.next = first->second;
+      first->second = static_cast<int>(memo_mixes_.size());
+    }
+    memo_mixes_.push_back(mix);
+    for (int c : active_classes_) memo_class_counts_.push_back(int64_t{c} << 32 | classes_[c].active);
+    memo_rates_.insert(memo_rates_.end(), rates_scratch_.begin(), rates_scratch_.end());
   }
 }
 
 void Fabric::OnCompletion() {
   completion_pending_ = false;
-  Advance();
-  SimTime now = queue_->now();
-  // One pass in flow order: a finished flow is retired where it stands (its class left, its copy
-  // engine freed, its callback scheduled: none of which touches flows_), the others compacted.
+  const SimTime now = queue_->now();
+  const SimTime dt_ps = now - last_update_ps_;
+  last_update_ps_ = now;
+  // One pass in flow order: each flow advanced to now, then a finished one retired where it
+  // stands (its class left, its copy engine freed, its callback scheduled: none of which
+  // touches flows_ or the resources' bytes), the others compacted.
   size_t kept = 0;
   for (size_t i = 0; i < flows_.size(); ++i) {
-    const Flow& f = flows_[i];
+    Flow& f = flows_[i];
+    if (dt_ps > 0) AdvanceFlow(f, dt_ps);
     if (f.finish_ps > now) {
       if (kept != i) flows_[kept] = f;
       ++kept;
@@ -377,7 +401,7 @@ void Fabric::OnCompletion() {
     }
     RemoveFromClass(f.flow_class);
     FlowEnd& end = flow_ends_[f.end];  // no flow begins during this pass: the slab stays put
-    // The last bytes were charged to the resources by Advance(); a remainder below one
+    // The last bytes were charged to the resources just above; a remainder below one
     // picosecond of transfer is rounding.
     if (record_trace_) {
       flow_records_.push_back({end.label >= 0 ? labels_[end.label] : std::string(), end.src_node, end.dst_node,

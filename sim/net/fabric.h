@@ -6,7 +6,7 @@
 // flows: bw / (1 + collapse * (f - 1))). Rates are recomputed by the max-min solver (maxmin.h)
 // whenever a flow starts or ends (changes at one instant are coalesced into one recompute), over
 // flow classes (the flows of one route and one cap get one rate; the solver counts them), and a
-// mix of classes solved before is not solved again (rates_of_mix_ below). A flow of B
+// mix of classes solved before is not solved again (SolvedMix below). A flow of B
 // payload bytes puts B / wire_efficiency bytes on the wire; it completes when its last byte has
 // left the source plus the path's one-way latency. Completion times round up to the next
 // picosecond, so time always advances.
@@ -95,6 +95,9 @@ class Fabric {
   // Whether rates of a flow mix solved before are reused (the default; off: every instant is
   // solved, for tests that hold the reuse to the solve).
   void set_reuse_solved_mixes(bool on) { reuse_solved_mixes_ = on; }
+  // Keeps only these bits of a mix's key (tests: 0 gives every mix one key, so that telling mixes
+  // apart rests on the check of their classes alone).
+  void set_mix_key_mask_for_test(uint64_t mask) { mix_key_mask_ = mask; }
   void set_record_trace(bool on) { record_trace_ = on; }
   bool record_trace() const { return record_trace_; }
   const std::vector<FlowRecord>& flow_records() const { return flow_records_; }
@@ -117,8 +120,9 @@ class Fabric {
     int num_resources = 0;
     bool forwards = false;  // the route crosses a CPU with a forwarding limit
     double cap_bytes_per_ps = 0;
-    int active = 0;     // flows of the class now active
-    int position = -1;  // in active_classes_ while active
+    uint64_t mix_key_word = 0;  // SolvedMix
+    int active = 0;             // flows of the class now active
+    int position = -1;          // in active_classes_ while active
   };
   // An active flow, in two parts: what the clock and the solve read at every instant (Flow: 48
   // bytes, so that a pass over 65k flows of a 256-rank one-shot reads 3 MB, not 9.4), kept in
@@ -147,18 +151,24 @@ class Fabric {
     Mechanism mechanism = Mechanism::kKernelWrite;
     DoneCallback done;
   };
-  // Solved rates of recent flow mixes: the sorted (class << 32 | active flows) of every active
-  // class -> each class's rate, in that order. Collectives repeat their mixes (a ring's steps,
-  // the same schedule at another size), and a solve is a pure function of the mix (capacities are
-  // the fabric's, forwarding collapse follows from the counts), so a hit is exactly a solve.
-  struct MixHash {
-    size_t operator()(const std::vector<int64_t>& key) const;
+  // Solved rates of recent flow mixes. A mix is the set of (class, active flows) of the active
+  // classes, and a solve is a pure function of it (capacities are the fabric's, forwarding
+  // collapse follows from the counts, and the solver's rates do not depend on the order of the
+  // classes), so a mix met again takes the rates it was solved to. Collectives repeat their
+  // mixes: a ring's steps, the same schedule at another size, a sweep's repeats. The key of a
+  // mix is the sum over its classes of (active flows x the class's random word), mod 2^64: one
+  // addition as a flow begins or ends, and no sort or pass over the classes to find a candidate.
+  // A candidate is checked class by class against the classes' counts, so a hit is the same mix.
+  // Large mixes pay most: a 256-rank one-shot's 65k-class mixes cost a check of 65k counts each
+  // where a solve costs ~150 instructions per class.
+  struct SolvedMix {
+    size_t first = 0;  // its classes and rates: memo_class_counts_, memo_rates_ [first, first + size)
+    int size = 0;
+    int next = -1;  // the next mix with the same key, or -1
   };
-  // Larger mixes are solved, not looked up. 256: a 256-rank ring's steps run 96-class mixes that
-  // repeat every step (64 solved them all: 10% of its instructions).
-  static constexpr size_t kMaxMemoClasses = 256;
-  static constexpr size_t kMaxMemoEntries = 4096;        // then the memo starts over,
-  static constexpr size_t kMaxMemoClassRates = 1 << 18;  // as it does past 256k stored rates (6 MB)
+  static constexpr size_t kMaxMemoMixes = 4096;          // then the memo starts over,
+  static constexpr size_t kMaxMemoClassRates = 1 << 20;  // as it does past 1M stored rates (16 MB);
+  static constexpr size_t kMaxMemoMixClasses = 1 << 17;  // larger mixes are solved, not stored
   // A FIFO of waiting copies: queue[head..] (a vector, not a deque: a deque allocates when
   // constructed, and a fabric has engines on every GPU, built per collective).
   struct CopyEngine {
@@ -171,13 +181,19 @@ class Fabric {
   void BeginFlow(const TransferSpec& spec, DoneCallback done, int engine);
   RouteResources& RouteOf(const TransferSpec& spec);
   int ClassOf(RouteResources& route, double cap_bytes_per_ps);
-  // A flow of class `c` begins or ends (active_classes_ kept in O(1) per flow).
+  // A flow of class `c` begins or ends (active_classes_ and mix_key_ kept in O(1) per flow).
   void AddToClass(int c);
   void RemoveFromClass(int c);
   // Fills class_rate_ for the active classes: from the memo, else by a solve.
   void SolveActiveClasses();
+  // Whether `mix` is the active classes' mix now.
+  bool IsActiveMix(const SolvedMix& mix) const;
   void EngineFree(int engine);
-  void Advance();
+  // Moves `f` on by `dt_ps` at its rate, charging the wire bytes to its resources. Each pass
+  // over the flows (completion, recompute) advances every flow in flow order as it goes: one
+  // pass where a separate advance was one more, and each resource's bytes summed in the same
+  // order as before, so bit for bit the same.
+  void AdvanceFlow(Flow& f, SimTime dt_ps);
   void MarkDirty();
   void Recompute();
   void OnCompletion();
@@ -208,9 +224,12 @@ class Fabric {
   std::vector<FlowClass> classes_;   // every class met, kept across Reset
   std::vector<int> active_classes_;  // classes with active flows, in no order
   std::vector<double> class_rate_;   // per class, valid for the active ones after a recompute
-  std::unordered_map<std::vector<int64_t>, std::vector<double>, MixHash> rates_of_mix_;
-  size_t memo_class_rates_ = 0;  // rates stored in rates_of_mix_
-  std::vector<int64_t> mix_scratch_;
+  uint64_t mix_key_ = 0;             // of the active classes' mix (SolvedMix)
+  uint64_t mix_key_mask_ = ~uint64_t{0};
+  std::unordered_map<uint64_t, int> memo_first_mix_;  // key -> the latest mix stored with it
+  std::vector<SolvedMix> memo_mixes_;
+  std::vector<int64_t> memo_class_counts_;  // class << 32 | active flows
+  std::vector<double> memo_rates_;
   MaxMinSolver solver_;
   std::vector<double> capacity_scratch_;
   std::vector<int> forwarded_scratch_;

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -106,10 +107,15 @@ class Fabric {
  private:
   // The resources and latency of one route (src, dst, host-staged or not), built once per fabric.
   struct RouteResources {
-    std::vector<int> resources;
+    const int* resources = nullptr;  // num_resources of them, in resource_chunks_
+    int num_resources = 0;
     std::vector<int> forwarding_cpus;  // resources whose capacity depends on the flow count
     double latency_ns = 0;
     std::vector<int> classes;  // the flow classes of this route (one per cap met), in classes_
+    // The class found last and its cap, checked first: flows of one route mostly share a cap, and
+    // this saves reading `classes` and a class per flow (two cache misses on a 256-rank fabric).
+    int last_class = -1;
+    double last_class_cap = 0;
   };
   // The flows of one route and one cap: max-min fairness gives them one rate, so the solver sees
   // each class once, with its count of active flows (maxmin.h, MaxMinFlowView::count). The
@@ -180,6 +186,8 @@ class Fabric {
 
   void BeginFlow(const TransferSpec& spec, DoneCallback done, int engine);
   RouteResources& RouteOf(const TransferSpec& spec);
+  // A copy of `resources` in resource_chunks_ (nullptr for none).
+  const int* PoolResources(const std::vector<int>& resources);
   int ClassOf(RouteResources& route, double cap_bytes_per_ps);
   // A flow of class `c` begins or ends (active_classes_ and mix_key_ kept in O(1) per flow).
   void AddToClass(int c);
@@ -220,6 +228,14 @@ class Fabric {
   // lookup per flow is one array access whatever the number of routes.
   std::deque<RouteResources> routes_;
   std::vector<int32_t> route_of_key_;
+  // Every route's resources, one after another in the order the routes were built, in chunks
+  // that never move (flows and classes point into them). A pass over the flows reads each flow's
+  // resources; routes built as a schedule's flows start lie in start order, so the pass reads
+  // them in order, where one small allocation per route scattered them over the heap.
+  static constexpr size_t kResourceChunkInts = 1 << 14;
+  std::vector<std::unique_ptr<int[]>> resource_chunks_;
+  size_t resource_chunk_used_ = 0;
+  std::vector<int> route_resources_scratch_;
   // Scratch kept between events (no allocation per event in steady state).
   std::vector<FlowClass> classes_;   // every class met, kept across Reset
   std::vector<int> active_classes_;  // classes with active flows, in no order

@@ -245,6 +245,32 @@ TEST(Fabric, ReusingSolvedMixesChangesNoCompletionTime) {
   EXPECT_EQ(reused, run(true, 0));
 }
 
+// All-to-all among 128 GPUs under one switch: 16,256 routes, whose resources fill several of the
+// fabric's chunks (16k ints each), so a route pointing into the wrong chunk or past its end would
+// show. Each GPU's uplink and downlink carry 127 equal flows, so every flow runs at bw / 127 and
+// all end at once: T = 2 hops x 100 ns + 1000 B x 127 / 0.05 B/ps = 2e5 + 2.54e6 ps (up to 1 ps
+// of rounding); every link direction to or from a GPU carries 127 x 1000 B.
+TEST(Fabric, AllToAllOver128GpusRunsEveryFlowOnItsOwnRoute) {
+  constexpr int kGpus = 128;
+  const Topology t = testing::SwitchBox(kGpus, 50, 100);
+  std::vector<TransferSpec> specs;
+  for (int a = 0; a < kGpus; ++a)
+    for (int b = 0; b < kGpus; ++b)
+      if (a != b) specs.push_back(Spec(t.gpus[a], t.gpus[b], 1000));
+  EventQueue q;
+  Router router(t);
+  Fabric fabric(&q, &t, &router);
+  std::vector<SimTime> done(specs.size(), -1);
+  for (size_t i = 0; i < specs.size(); ++i) fabric.Start(specs[i], [&, i] { done[i] = q.now(); });
+  q.Run();
+  for (SimTime d : done) EXPECT_NEAR(static_cast<double>(d), 200'000.0 + 2'540'000.0, 1.0);
+  for (int l = 1; l < static_cast<int>(t.links.size()); ++l) {
+    if (t.nodes[t.links[l].a].kind != NodeKind::kGpu) continue;  // the switch's link to the CPU is idle
+    EXPECT_NEAR(fabric.resource_bytes()[2 * l], 127'000.0, 1e-6) << t.DirectedLinkName(l, 0);
+    EXPECT_NEAR(fabric.resource_bytes()[2 * l + 1], 127'000.0, 1e-6) << t.DirectedLinkName(l, 1);
+  }
+}
+
 TEST(Fabric, ZeroByteTransferTakesOnlyLatency) { EXPECT_EQ(RunAll(Pair(), {Spec(0, 1, 0)})[0], 500'000); }
 
 TEST(Fabric, AccountsWireBytesPerResource) {

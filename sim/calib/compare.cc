@@ -8,16 +8,10 @@
 #include "sim/calib/predictors.h"
 #include "sim/calib/trace_io.h"
 #include "sim/core/check.h"
+#include "sim/core/splitmix.h"
 
 namespace specsim::calib {
 namespace {
-
-uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 // The distinct names of `suites`: pcie, collectives, kernels, decode, pacing first (those present),
 // then any other in order of appearance.

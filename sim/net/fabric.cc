@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "sim/core/check.h"
+#include "sim/core/splitmix.h"
 
 namespace specsim::net {
 
@@ -18,13 +19,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // end data (another 23%). A prefetch never faults and changes no result.
 constexpr size_t kFlowsAhead = 8;
 
-// A class's word in mix keys (SolvedMix): splitmix64's finalizer of its index, so that the keys
-// of different mixes collide no more often than random 64-bit words.
+// A class's word in mix keys (SolvedMix): one SplitMix64 step from its index, so that the keys of
+// different mixes collide no more often than random 64-bit words.
 uint64_t MixKeyWord(int flow_class) {
-  uint64_t z = static_cast<uint64_t>(flow_class) + 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  uint64_t state = static_cast<uint64_t>(flow_class);
+  return SplitMix64(state);
 }
 }  // namespace
 
@@ -254,26 +253,29 @@ void Fabric::BeginFlow(const TransferSpec& spec, DoneCallback done, int engine) 
 
 int Fabric::ClassOf(RouteResources& route, double cap_bytes_per_ps) {
   if (route.last_class >= 0 && route.last_class_cap == cap_bytes_per_ps) return route.last_class;
+  int found = -1;
   for (int c : route.classes) {
     if (classes_[c].cap_bytes_per_ps == cap_bytes_per_ps) {
-      route.last_class = c;
-      route.last_class_cap = cap_bytes_per_ps;
-      return c;
+      found = c;
+      break;
     }
   }
-  route.last_class = static_cast<int>(classes_.size());
+  if (found < 0) {
+    found = static_cast<int>(classes_.size());
+    route.classes.push_back(found);
+    FlowClass fc;
+    fc.route = &route;
+    fc.resources = route.resources;
+    fc.num_resources = route.num_resources;
+    fc.forwards = !route.forwarding_cpus.empty();
+    fc.cap_bytes_per_ps = cap_bytes_per_ps;
+    fc.mix_key_word = MixKeyWord(found);
+    classes_.push_back(fc);
+    class_rate_.push_back(0.0);
+  }
+  route.last_class = found;
   route.last_class_cap = cap_bytes_per_ps;
-  route.classes.push_back(static_cast<int>(classes_.size()));
-  FlowClass fc;
-  fc.route = &route;
-  fc.resources = route.resources;
-  fc.num_resources = route.num_resources;
-  fc.forwards = !route.forwarding_cpus.empty();
-  fc.cap_bytes_per_ps = cap_bytes_per_ps;
-  fc.mix_key_word = MixKeyWord(static_cast<int>(classes_.size()));
-  classes_.push_back(fc);
-  class_rate_.push_back(0.0);
-  return route.classes.back();
+  return found;
 }
 
 void Fabric::AddToClass(int c) {

@@ -25,33 +25,39 @@ void ScheduleExecutor::Start(const Schedule* schedule, std::function<void()> don
   run->op_times = op_times;
   const int n = static_cast<int>(schedule->ops.size());
   if (op_times != nullptr) op_times->assign(n, {-1, -1});
-  // The dependents as a flat array (CSR), built in two passes over the deps: op d's count goes
-  // to first_dependent[d + 2], the prefix sums make first_dependent[d + 1] the start of d's
-  // block, and placing each dependent advances it to the start of d + 1's, leaving
-  // first_dependent[d] = the start of d's block for every d.
+  // The dependents as a flat array (CSR). One pass over the ops copies their deps into `flat`
+  // (op order), counts op d's dependents into first_dependent[d + 2] and lists the ops with no
+  // deps; the prefix sums make first_dependent[d + 1] the start of d's block, and placing each
+  // dependent (read from `flat`, not the ops again) advances it to the start of d + 1's, leaving
+  // first_dependent[d] = the start of d's block for every d. The ops are read once: a 256-rank
+  // one-shot's are 25 MB, and three passes over them were 8% of its simulation.
   run->pending_deps.resize(n);
   run->first_dependent.assign(n + 2, 0);
   run->remaining = n;
+  std::vector<int> flat, roots;
+  flat.reserve(2 * static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     const DepList& deps = schedule->ops[i].deps;
     run->pending_deps[i] = static_cast<int>(deps.size());
+    if (deps.empty()) roots.push_back(i);
     for (int d : deps) {
       SPECSIM_CHECK(d >= 0 && d < i) << "op " << i << " depends on " << d;
       ++run->first_dependent[d + 2];
+      flat.push_back(d);
     }
   }
   for (int i = 2; i <= n + 1; ++i) run->first_dependent[i] += run->first_dependent[i - 1];
   run->dependents.resize(run->first_dependent[n + 1]);
+  const int* d = flat.data();
   for (int i = 0; i < n; ++i)
-    for (int d : schedule->ops[i].deps) run->dependents[run->first_dependent[d + 1]++] = i;  // in op order
+    for (int k = 0; k < run->pending_deps[i]; ++k) run->dependents[run->first_dependent[*d++ + 1]++] = i;  // op order
   Run* r = run.get();
   runs_.push_back(std::move(run));
   if (n == 0) {
     queue_->ScheduleAfter(0, r->done);
     return;
   }
-  for (int i = 0; i < n; ++i)
-    if (r->pending_deps[i] == 0) StartOp(r, i);
+  for (int i : roots) StartOp(r, i);
 }
 
 void ScheduleExecutor::StartOp(Run* run, int index) {

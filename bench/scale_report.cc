@@ -11,9 +11,12 @@
 //      start-up, as in a sweep: planned by a CollectivePlanner after a first, untimed plan has
 //      filled the router's tables and the planner's view of the ranks, simulated on a
 //      CollectiveTimer whose routes a first, untimed run has built;
-//   5. events per second over those runs.
+//   5. events per second over those runs;
+//   6. the schedule checker (sim/coll/schedule_check.h) against the rank count, 64..1,024, for
+//      ring, tree, one-shot, two-shot allreduce and direct alltoall (two-shot to 512: 24 s at
+//      1,024), with the fitted exponent.
 // Each time is the least of several repeats (the machine's noise only adds). `--quick` stops at
-// 64 GPUs and skips the exhaustive search.
+// 64 GPUs (item 6: 128 ranks) and skips the exhaustive search.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,8 +30,13 @@
 #include <vector>
 
 #include "bench/bench_cases.h"
+#include "sim/coll/alltoall.h"
 #include "sim/coll/collective_planner.h"
+#include "sim/coll/custom_allreduce.h"
 #include "sim/coll/executor.h"
+#include "sim/coll/ring.h"
+#include "sim/coll/schedule_check.h"
+#include "sim/coll/tree.h"
 #include "sim/core/allocator_tuning.h"
 #include "sim/core/check.h"
 #include "sim/io/hardware_loader.h"
@@ -127,6 +135,43 @@ void CollectiveScaling(bool quick, const char* only_algo = nullptr, int only_n =
               static_cast<double>(all_events) / all_seconds / 1e6);
 }
 
+// Item 6: CheckSchedule on builders' schedules of n ranks (64 bytes per rank and segment: the
+// check reads the op list only, so the size does not matter).
+void CheckerScaling(bool quick) {
+  std::printf("6. schedule checker against the rank count (check only, least of repeats)\n");
+  std::printf("%-8s %5s %10s %10s %12s\n", "algo", "ranks", "ops", "check ms", "ns/op");
+  struct Builder {
+    const char* name;
+    int max_ranks;
+    std::function<coll::Schedule(int)> build;
+  };
+  coll::CustomAllReduceOptions staged;
+  staged.stage_input = true;
+  const std::vector<Builder> builders = {
+      {"ring", 1024, [](int n) { return coll::BuildRingAllReduce(n, int64_t{n} * 64, coll::RingOptions{}); }},
+      {"tree", 1024, [](int n) { return coll::BuildTreeAllReduce(n, int64_t{n} * 64, coll::TreeOptions{}); }},
+      {"oneshot", 1024, [&](int n) { return coll::BuildOneShotAllReduce(n, int64_t{n} * 64, staged); }},
+      {"twoshot", 512, [&](int n) { return coll::BuildTwoShotAllReduce(n, int64_t{n} * 64, staged); }},
+      {"alltoall", 1024,
+       [](int n) { return coll::BuildDirectAllToAll(n, int64_t{n} * n * 64, coll::AllToAllOptions{}); }},
+  };
+  for (const Builder& b : builders) {
+    std::vector<double> ns, cost;
+    for (int n = 64; n <= (quick ? 128 : b.max_ranks); n *= 2) {
+      const coll::Schedule schedule = b.build(n);
+      Status status;
+      const double s = Seconds([&] { status = coll::CheckSchedule(schedule); }, n <= 256 ? 3 : 1);
+      SPECSIM_CHECK(status.ok()) << status.ToString();
+      ns.push_back(n);
+      cost.push_back(s);
+      std::printf("%-8s %5d %10zu %10.1f %12.1f\n", b.name, n, schedule.ops.size(), s * 1e3,
+                  s * 1e9 / static_cast<double>(schedule.ops.size()));
+    }
+    std::printf("%-8s check ~ ranks^%.2f\n", b.name, Exponent(ns, cost));
+  }
+  std::printf("\n");
+}
+
 void AlgoAllOnEight() {
   auto topology = io::LoadHardwareFile("configs/hardware/rtxpro6000-8x-dual-socket.textproto");
   SPECSIM_CHECK(topology.ok()) << topology.status().ToString();
@@ -216,5 +261,6 @@ int main(int argc, char** argv) {
   specsim::DecodeCycles();
   specsim::AdviseDefault(quick);
   specsim::CollectiveScaling(quick);
+  specsim::CheckerScaling(quick);
   return 0;
 }

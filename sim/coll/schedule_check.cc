@@ -133,8 +133,9 @@ Status CheckStructure(const Schedule& s) {
 // A location is (rank, buffer, piece). Only the locations some op touches get an index (0, 1, ...
 // in (rank, buffer, piece) order) and state; the others keep their initial contents. An alltoall
 // of n ranks has 2n^3 locations and touches 2n^2 of them (at 1,024 ranks: 2G and 2M). The index is
-// found through a table over all locations when that is small (LocationIndex::kTable), else by
-// binary search in the sorted touched keys (kSorted).
+// found through a table over all locations when that is small and mostly touched
+// (LocationIndex::kTable: a ring's are half touched), else by binary search in the sorted touched
+// keys (kSorted: a 128-rank alltoall's table would be 32 MB for 32k touched locations).
 struct Locations {
   static constexpr int64_t kMaxTableLocations = int64_t{1} << 24;  // 64 MB of table
 
@@ -185,7 +186,8 @@ struct Locations {
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
     SPECSIM_CHECK_LE(touched.size(), size_t{INT32_MAX});
     const int64_t all = int64_t{n} * kBuffers * num_pieces;
-    if (how == LocationIndex::kTable || (how == LocationIndex::kAuto && all <= kMaxTableLocations)) {
+    const bool table_pays = all <= kMaxTableLocations && all <= 4 * static_cast<int64_t>(touched.size()) + 1024;
+    if (how == LocationIndex::kTable || (how == LocationIndex::kAuto && table_pays)) {
       table.assign(static_cast<size_t>(all), -1);
       for (size_t i = 0; i < touched.size(); ++i) table[touched[i]] = static_cast<int32_t>(i);
     }

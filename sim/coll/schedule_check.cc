@@ -342,10 +342,11 @@ Status CheckExpected(const Schedule& s, const Locations& loc, const RankSets& st
 //    clock(b)[chain(a)] >= position(a): O(1) per question, O(chains) per op, and memory for the
 //    clocks of ops whose dependents are still ahead. Used when the chains are few enough
 //    (kMaxClockChains) and those clocks fit in kMaxClockInts: a ring's n chains at 1,024 ranks;
-//  - search: b's ancestors down to the lowest op asked about (dependencies point to lower
-//    indices, so nothing below it lies on a path from it), found once by a search back over
-//    dependencies and stamped, then one look per question. A two-shot's gather pull asks about
-//    each of the n - 1 accumulations into the block it reads, all reached through one barrier.
+//  - search: one search back over dependencies from b for all of b's questions together, never
+//    below the lowest op asked about (dependencies point to lower indices, so nothing below it
+//    lies on a path from it), stamping what it finds and stopping once every op asked about is
+//    stamped; then one look per question. A two-shot's gather pull asks about each of the n - 1
+//    accumulations into the block it reads, all reached through one barrier join.
 class Ancestry {
  public:
   static constexpr int kMaxClockChains = 4096;
@@ -391,38 +392,57 @@ class Ancestry {
       slot_.assign(s.ops.size(), -1);
     } else {
       stamp_.assign(s.ops.size(), 0);
+      wanted_.assign(s.ops.size(), 0);
     }
   }
 
-  // Next questions are about b; none will ask about an op below `lowest`. REQUIRES: b above the
-  // previous b, lowest < b.
-  void Begin(int b, int lowest) {
-    SPECSIM_CHECK(b > b_ && lowest < b) << "b=" << b << " after " << b_ << ", lowest=" << lowest;
+  // Next questions are about b: whether each op in `earlier` (all below b) precedes it.
+  // REQUIRES: b above the previous b.
+  void Begin(int b, const std::vector<int>& earlier) {
+    SPECSIM_CHECK_GT(b, b_);
     b_ = b;
     if (use_clocks_) {
       clock_ = ClockOf(b);
-    } else {
-      Search(lowest);
+      return;
     }
+    // The questions that depth and chains leave open, searched for together.
+    const uint32_t mark = static_cast<uint32_t>(b) + 1;
+    int open = 0;
+    int lowest = b;
+    for (int a : earlier) {
+      SPECSIM_CHECK_LT(a, b);
+      if (Decided(a) || wanted_[a] == mark) continue;
+      wanted_[a] = mark;
+      ++open;
+      lowest = std::min(lowest, a);
+    }
+    if (open > 0) Search(lowest, open);
   }
-  // Whether a must complete before b starts. REQUIRES: Begin(b, lowest <= a), a < b.
+  // Whether a must complete before b starts. REQUIRES: a was in Begin(b, earlier).
   bool Precedes(int a) const {
-    if (depth_[b_] <= depth_[a]) return false;
-    if (chain_[b_] == chain_[a]) return position_[b_] > position_[a];
+    if (Decided(a)) return depth_[b_] > depth_[a] && position_[b_] > position_[a];
     if (use_clocks_) return clock_[chain_[a]] >= position_[a];
     return stamp_[a] == static_cast<uint32_t>(b_) + 1;
   }
 
  private:
-  // Stamps b_'s ancestors down to `lowest` with b_ + 1 (stamps start at 0).
-  void Search(int lowest) {
+  // Depth and chains settle it: a cannot precede b if depth(b) <= depth(a); on one chain the later
+  // position follows (Precedes combines the two).
+  bool Decided(int a) const { return depth_[b_] <= depth_[a] || chain_[b_] == chain_[a]; }
+
+  // Stamps b_'s ancestors with b_ + 1, searching back over dependencies, never below `lowest`,
+  // until the `open` wanted ones are all stamped (a two-shot gather pull's n - 1 questions are
+  // all answered once the barrier join before it is expanded), else all of them down to lowest.
+  void Search(int lowest, int open) {
+    const uint32_t mark = static_cast<uint32_t>(b_) + 1;
     stack_.assign(1, b_);
     while (!stack_.empty()) {
       const int x = stack_.back();
       stack_.pop_back();
       for (int32_t d : s_.ops[x].deps) {
-        if (d < lowest || stamp_[d] == static_cast<uint32_t>(b_) + 1) continue;
-        stamp_[d] = static_cast<uint32_t>(b_) + 1;
+        if (d < lowest || stamp_[d] == mark) continue;
+        stamp_[d] = mark;
+        if (wanted_[d] == mark && --open == 0) return;
         stack_.push_back(d);
       }
     }
@@ -486,7 +506,8 @@ class Ancestry {
   bool use_clocks_ = false;
   int b_ = -1;
   // Search.
-  std::vector<uint32_t> stamp_;  // b + 1 on b's ancestors
+  std::vector<uint32_t> stamp_;   // b + 1 on b's ancestors found
+  std::vector<uint32_t> wanted_;  // b + 1 on the ops asked about b that depth and chains leave
   std::vector<int> stack_;
   // Clocks.
   static constexpr int kClockBlock = 8;
@@ -522,6 +543,7 @@ Status CheckRaces(const Schedule& s, const Locations& loc, PrecedenceTest preced
   std::vector<int> last_write(count, -1), reads(count, -1), accumulations(count, -1);
   std::vector<Touch> touches;  // pool of the lists `reads` and `accumulations` head
   std::vector<Question> questions;
+  std::vector<int> earlier;  // the questions' ops, for Ancestry::Begin
   Ancestry ancestry(s, precedence);
   auto touch = [&](int i, int l, Access access) {
     auto ask_all = [&](int list) {
@@ -566,9 +588,9 @@ Status CheckRaces(const Schedule& s, const Locations& loc, PrecedenceTest preced
       touch(i, dst, dst_access);
     }
     if (questions.empty()) continue;
-    int lowest = i;
-    for (const Question& q : questions) lowest = std::min(lowest, q.earlier);
-    ancestry.Begin(i, lowest);
+    earlier.clear();
+    for (const Question& q : questions) earlier.push_back(q.earlier);
+    ancestry.Begin(i, earlier);
     for (const Question& q : questions) {
       if (ancestry.Precedes(q.earlier)) continue;
       return Violation(s, i,

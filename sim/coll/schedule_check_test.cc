@@ -25,6 +25,15 @@ ScheduleOp Transfer(int src, int dst, DataEffect effect, int seg, std::vector<in
   return op;
 }
 
+// An empty schedule of `ranks` ranks and `segments` segments.
+Schedule Bare(Collective collective, int ranks, int segments) {
+  Schedule s;
+  s.collective = collective;
+  s.num_ranks = ranks;
+  s.num_segments = segments;
+  return s;
+}
+
 // Two ranks, two segments: rank 1 reduces segment 0 into rank 0, which copies it back; the mirror
 // for segment 1. The smallest correct allreduce.
 Schedule TwoRankAllReduce() {
@@ -111,10 +120,7 @@ TEST(ScheduleCheckTest, StructuralErrors) {
 
 TEST(ScheduleCheckTest, ConcurrentReducesRaceUnlessUnordered) {
   // Three ranks, one segment: ranks 1 and 2 both reduce into rank 0 at the same time.
-  Schedule s;
-  s.collective = Collective::kReduceScatter;
-  s.num_ranks = 3;
-  s.num_segments = 3;
+  Schedule s = Bare(Collective::kReduceScatter, 3, 3);
   // Segment 0 is owned by rank 0 (0 * 3 / 3); the others by ranks 1 and 2.
   s.Add(Transfer(1, 0, DataEffect::kReduce, 0));
   s.Add(Transfer(2, 0, DataEffect::kReduce, 0));
@@ -138,10 +144,7 @@ TEST(ScheduleCheckTest, AllGatherInitialContentsFollowOwnership) {
   EXPECT_EQ(SegmentOwner(1, 2, 4), 0);
   EXPECT_EQ(SegmentOwner(2, 2, 4), 1);
   EXPECT_EQ(SegmentOwner(3, 2, 4), 1);
-  Schedule s;
-  s.collective = Collective::kAllGather;
-  s.num_ranks = 2;
-  s.num_segments = 4;
+  Schedule s = Bare(Collective::kAllGather, 2, 4);
   for (int seg = 0; seg < 4; ++seg)
     s.Add(Transfer(SegmentOwner(seg, 2, 4), 1 - SegmentOwner(seg, 2, 4), DataEffect::kCopy, seg));
   EXPECT_TRUE(CheckSchedule(s).ok()) << CheckSchedule(s).ToString();
@@ -155,10 +158,7 @@ TEST(ScheduleCheckTest, AllGatherInitialContentsFollowOwnership) {
 TEST(ScheduleCheckTest, AllToAllLayout) {
   // n = 2, k = 1: block (src, dst) is segment src * 2 + dst. Rank 0 sends block (0,1) = segment 1,
   // rank 1 sends block (1,0) = segment 2.
-  Schedule s;
-  s.collective = Collective::kAllToAll;
-  s.num_ranks = 2;
-  s.num_segments = 4;
+  Schedule s = Bare(Collective::kAllToAll, 2, 4);
   ScheduleOp a = Transfer(0, 1, DataEffect::kCopy, 1);
   a.src_buffer = Buffer::kIn;
   s.Add(a);
@@ -290,10 +290,7 @@ TEST(ScheduleCheckTest, SchedulesOfHundredsOfRanks) {
     EXPECT_NE(CheckSchedule(one).message().find("races with"), std::string::npos);
   }
   // A reduce that counts rank 100's contribution twice names the rank (second word).
-  Schedule s;
-  s.collective = Collective::kAllReduce;
-  s.num_ranks = 128;
-  s.num_segments = 1;
+  Schedule s = Bare(Collective::kAllReduce, 128, 1);
   ScheduleOp t;
   t.kind = OpKind::kTransfer;
   t.src_rank = 100;
@@ -363,10 +360,7 @@ TEST(ScheduleCheckMethodsTest, EveryMethodGivesTheSameVerdict) {
 // Pieces: ops over [0, 4) and [2, 6) cut six segments into [0, 2), [2, 4), [4, 6); a reduce that
 // counts a rank twice on [2, 4) only is named by that piece.
 TEST(ScheduleCheckTest, OverlappingRangesAreCheckedPieceByPiece) {
-  Schedule s;
-  s.collective = Collective::kAllReduce;
-  s.num_ranks = 3;
-  s.num_segments = 6;
+  Schedule s = Bare(Collective::kAllReduce, 3, 6);
   ScheduleOp a = Transfer(1, 0, DataEffect::kReduce, 0);
   a.segment_end = 4;
   const int first = s.Add(a);

@@ -471,8 +471,12 @@ class Ancestry {
         if (slot_[d] != slot) MaxInto(clock, &clocks_[static_cast<size_t>(slot_[d]) * stride_]);
       }
       clock[chain_[j]] = position_[j];
+      // Dependencies whose last dependent is j give their clocks back, once each (a dependency
+      // may be listed twice).
       for (int32_t d : s_.ops[j].deps) {
-        if (last_use_[d] == j && slot_[d] != slot) free_.push_back(slot_[d]);
+        if (last_use_[d] != j || slot_[d] < 0) continue;
+        if (slot_[d] != slot) free_.push_back(slot_[d]);
+        slot_[d] = -1;
       }
       slot_[j] = slot;
       if (last_use_[j] < 0) free_.push_back(slot);  // b's own: read before the next op is clocked

@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include "sim/coll/alltoall.h"
 #include "sim/coll/custom_allreduce.h"
 #include "sim/coll/ring.h"
 #include "sim/coll/tree.h"
+#include "sim/core/splitmix.h"
 
 namespace specsim::coll {
 namespace {
@@ -366,6 +370,191 @@ TEST(ScheduleCheckMethodsTest, EveryMethodGivesTheSameVerdict) {
       EXPECT_TRUE(CheckSchedule(doubled, m).ok()) << schedule.algorithm << ": " << CheckSchedule(doubled, m).ToString();
     }
   }
+}
+
+// The checker's spec written the plain way, for schedules of at most 64 ops: per segment (no
+// pieces), every op's ancestors as a bit mask, and every pair of conflicting accesses of a
+// location checked. Returns which check fails first, as CheckSchedule orders them, and where:
+// "race op B" (B the first op unordered with an earlier access), "twice op B" (the first reduce
+// that counts a contribution twice), "expected rank R segment S" (the first wrong output, ranks
+// then segments), or "ok".
+// Location index of the plain spec: per (rank, buffer, segment).
+int PlainLocation(const Schedule& s, int rank, Buffer b, int seg) {
+  return (rank * 4 + static_cast<int>(b)) * s.num_segments + seg;
+}
+
+// The first op unordered with an earlier conflicting access of a location it touches, or -1.
+int ReferenceFirstRace(const Schedule& s) {
+  const int num_ops = static_cast<int>(s.ops.size());
+  std::vector<uint64_t> ancestors(num_ops, 0);
+  for (int i = 0; i < num_ops; ++i)
+    for (int32_t d : s.ops[i].deps) ancestors[i] |= ancestors[d] | uint64_t{1} << d;
+  auto location = [&](int rank, Buffer b, int seg) { return PlainLocation(s, rank, b, seg); };
+  // Accesses per location in op order: (op, 0 read / 1 write / 2 accumulate).
+  std::vector<std::vector<std::pair<int, int>>> accesses(static_cast<size_t>(s.num_ranks) * 4 * s.num_segments);
+  for (int i = 0; i < num_ops; ++i) {
+    const ScheduleOp& op = s.ops[i];
+    if (op.kind == OpKind::kDelay || op.effect == DataEffect::kNone) continue;
+    const int src_rank = op.kind == OpKind::kTransfer ? op.src_rank : op.dst_rank;
+    for (int seg = op.segment_begin; seg < op.segment_end; ++seg) {
+      const int src = location(src_rank, op.src_buffer, seg);
+      const int dst = location(op.dst_rank, op.dst_buffer, seg);
+      if (src != dst) accesses[src].push_back({i, 0});
+      accesses[dst].push_back({i, op.effect == DataEffect::kReduce && op.unordered_reduce ? 2 : 1});
+    }
+  }
+  int first_race = num_ops;
+  for (const auto& list : accesses)
+    for (size_t x = 0; x < list.size(); ++x)
+      for (size_t y = x + 1; y < list.size(); ++y) {
+        const auto [a, kind_a] = list[x];
+        const auto [b, kind_b] = list[y];
+        const bool conflict = !(kind_a == 0 && kind_b == 0) && !(kind_a == 2 && kind_b == 2);
+        if (conflict && a != b && (ancestors[b] >> a & 1) == 0) first_race = std::min(first_race, b);
+      }
+  return first_race < num_ops ? first_race : -1;
+}
+
+bool ReferenceStartsWithOwn(const Schedule& s, int rank, Buffer b, int seg) {
+  const int n = s.num_ranks;
+  const int ns = s.num_segments;
+  if (b != Buffer::kIn && b != Buffer::kOut) return false;
+  switch (s.collective) {
+    case Collective::kAllReduce:
+    case Collective::kReduceScatter: return true;
+    case Collective::kAllGather: return SegmentOwner(seg, n, ns) == rank;
+    case Collective::kAllToAll: return seg / (ns / (n * n)) / n == rank;
+  }
+  return false;
+}
+
+std::string ReferenceVerdict(const Schedule& s) {
+  const int n = s.num_ranks;
+  const int ns = s.num_segments;
+  if (const int race = ReferenceFirstRace(s); race >= 0) return "race op " + std::to_string(race);
+  auto location = [&](int rank, Buffer b, int seg) { return PlainLocation(s, rank, b, seg); };
+  auto starts_with_own = [&](int rank, Buffer b, int seg) { return ReferenceStartsWithOwn(s, rank, b, seg); };
+  std::vector<uint64_t> holds(static_cast<size_t>(n) * 4 * ns, 0);  // n <= 64: one word
+  for (int r = 0; r < n; ++r)
+    for (int b = 0; b < 4; ++b)
+      for (int seg = 0; seg < ns; ++seg)
+        if (starts_with_own(r, static_cast<Buffer>(b), seg))
+          holds[location(r, static_cast<Buffer>(b), seg)] = uint64_t{1} << r;
+  for (int i = 0; i < static_cast<int>(s.ops.size()); ++i) {
+    const ScheduleOp& op = s.ops[i];
+    if (op.kind == OpKind::kDelay || op.effect == DataEffect::kNone) continue;
+    const int src_rank = op.kind == OpKind::kTransfer ? op.src_rank : op.dst_rank;
+    for (int seg = op.segment_begin; seg < op.segment_end; ++seg) {
+      const uint64_t src = holds[location(src_rank, op.src_buffer, seg)];
+      uint64_t& dst = holds[location(op.dst_rank, op.dst_buffer, seg)];
+      if (op.effect == DataEffect::kCopy) {
+        dst = src;
+      } else {
+        if ((dst & src) != 0) return "twice op " + std::to_string(i);
+        dst |= src;
+      }
+    }
+  }
+  const uint64_t all = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+  for (int r = 0; r < n; ++r)
+    for (int seg = 0; seg < ns; ++seg) {
+      uint64_t want = all;
+      switch (s.collective) {
+        case Collective::kAllReduce: break;
+        case Collective::kReduceScatter:
+          if (SegmentOwner(seg, n, ns) != r) continue;
+          break;
+        case Collective::kAllGather: want = uint64_t{1} << SegmentOwner(seg, n, ns); break;
+        case Collective::kAllToAll: {
+          const int block = seg / (ns / (n * n));
+          if (block % n != r) continue;
+          want = uint64_t{1} << (block / n);
+          break;
+        }
+      }
+      if (holds[location(r, Buffer::kOut, seg)] != want)
+        return "expected rank " + std::to_string(r) + " segment " + std::to_string(seg);
+    }
+  return "ok";
+}
+
+// CheckSchedule's message in ReferenceVerdict's terms. A wrong output is named by its piece, whose
+// first segment is the first wrong one (all segments of a piece hold the same).
+std::string VerdictOf(const Status& st) {
+  if (st.ok()) return "ok";
+  const std::string& m = st.message();
+  auto number_after = [&m](const std::string& tag) {
+    const size_t at = m.find(tag);
+    return at == std::string::npos ? std::string("?") : std::to_string(std::stoi(m.substr(at + tag.size())));
+  };
+  const std::string op = number_after("schedule: op ");
+  if (m.find("races with") != std::string::npos) return "race op " + op;
+  if (m.find(" twice") != std::string::npos) return "twice op " + op;
+  if (m.find("after all ops") != std::string::npos) {
+    const size_t range = m.find("out segments [");
+    return "expected rank " + number_after("after all ops, rank ") + " segment " +
+           (range != std::string::npos ? number_after("out segments [") : number_after("out segment "));
+  }
+  return "other: " + st.ToString();
+}
+
+// Random small schedules (any collective, 2-5 ranks, every buffer, overlapping segment ranges,
+// random dependencies, some ops built to complete an allreduce so that "ok" occurs): the checker,
+// under each of its methods, reaches the verdict of the plain spec above.
+TEST(ScheduleCheckMethodsTest, RandomSchedulesMatchThePlainSpec) {
+  const std::vector<CheckMethods> methods = {
+      {PrecedenceTest::kAuto, LocationIndex::kAuto},     {PrecedenceTest::kClocks, LocationIndex::kTable},
+      {PrecedenceTest::kClocks, LocationIndex::kSorted}, {PrecedenceTest::kSearch, LocationIndex::kTable},
+      {PrecedenceTest::kSearch, LocationIndex::kSorted},
+  };
+  uint64_t rng = 7;
+  auto below = [&rng](int bound) { return static_cast<int>(SplitMix64(rng) % static_cast<uint64_t>(bound)); };
+  std::vector<int> verdicts(4, 0);  // ok, race, twice, expected
+  for (int trial = 0; trial < 3000; ++trial) {
+    Schedule s;
+    s.collective = static_cast<Collective>(below(4));
+    s.num_ranks = 2 + below(4);
+    s.num_segments = s.collective == Collective::kAllToAll ? s.num_ranks * s.num_ranks : 1 + below(6);
+    // A correct core half the time: a ring-free allreduce through rank 0 (reduce in, copy out).
+    if (s.collective == Collective::kAllReduce && below(2) == 0) {
+      std::vector<int32_t> reduced;
+      for (int r = 1; r < s.num_ranks; ++r) {
+        ScheduleOp in = Transfer(r, 0, DataEffect::kReduce, 0, reduced);
+        in.segment_end = s.num_segments;
+        reduced = {static_cast<int32_t>(s.Add(in))};
+      }
+      for (int r = 1; r < s.num_ranks; ++r) {
+        ScheduleOp out = Transfer(0, r, DataEffect::kCopy, 0, reduced);
+        out.segment_end = s.num_segments;
+        s.Add(out);
+      }
+    }
+    const int extra = below(3) == 0 ? 0 : 1 + below(12);
+    for (int k = 0; k < extra && s.ops.size() < 64; ++k) {
+      ScheduleOp op;
+      op.kind = static_cast<OpKind>(below(3));
+      op.dst_rank = below(s.num_ranks);
+      op.src_rank = (op.dst_rank + 1 + below(s.num_ranks - 1)) % s.num_ranks;
+      if (op.kind != OpKind::kDelay) op.effect = static_cast<DataEffect>(below(3));
+      op.src_buffer = static_cast<Buffer>(below(4));
+      op.dst_buffer = static_cast<Buffer>(below(4));
+      op.unordered_reduce = op.effect == DataEffect::kReduce && below(2) == 0;
+      op.segment_begin = below(s.num_segments);
+      op.segment_end = op.segment_begin + 1 + below(s.num_segments - op.segment_begin);
+      op.bytes = 64;
+      const int here = static_cast<int>(s.ops.size());
+      for (int d = 0; d < here; ++d)
+        if (below(4) == 0) op.deps.push_back(d);
+      s.Add(op);
+    }
+    const std::string want = ReferenceVerdict(s);
+    verdicts[want == "ok" ? 0 : want.rfind("race", 0) == 0 ? 1 : want.rfind("twice", 0) == 0 ? 2 : 3] += 1;
+    for (const CheckMethods& m : methods) {
+      ASSERT_EQ(VerdictOf(CheckSchedule(s, m)), want)
+          << "trial " << trial << ", " << static_cast<int>(m.precedence) << "/" << static_cast<int>(m.locations);
+    }
+  }
+  for (int v = 0; v < 4; ++v) EXPECT_GT(verdicts[v], 50) << "verdict " << v << " too rare to be tested";
 }
 
 // Pieces: ops over [0, 4) and [2, 6) cut six segments into [0, 2), [2, 4), [4, 6); a reduce that

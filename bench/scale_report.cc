@@ -13,7 +13,7 @@
 //      CollectiveTimer whose routes a first, untimed run has built;
 //   5. events per second over those runs;
 //   6. the schedule checker (sim/coll/schedule_check.h) against the rank count, 64..1,024, for
-//      ring, tree, one-shot, two-shot allreduce and direct alltoall (two-shot to 512: 24 s at
+//      ring, tree, one-shot, two-shot allreduce and direct alltoall (two-shot to 512: ~20 s at
 //      1,024), with the fitted exponent.
 // Each time is the least of several repeats (the machine's noise only adds). `--quick` stops at
 // 64 GPUs (item 6: 128 ranks) and skips the exhaustive search.

@@ -139,7 +139,6 @@ Status CheckStructure(const Schedule& s) {
 struct Locations {
   static constexpr int64_t kMaxTableLocations = int64_t{1} << 24;  // 64 MB of table
 
-  int num_ranks = 0;
   int num_pieces = 0;
   std::vector<int> piece_of;       // per segment
   std::vector<int> first_segment;  // per piece, and num_segments after the last
@@ -147,7 +146,7 @@ struct Locations {
   std::vector<int32_t> table;      // per key, its index or -1 (kTable only)
 
   // REQUIRES: CheckStructure(s) passed.
-  Locations(const Schedule& s, LocationIndex how) : num_ranks(s.num_ranks) {
+  Locations(const Schedule& s, LocationIndex how) {
     const int n = s.num_ranks;
     const int ns = s.num_segments;
     std::vector<bool> starts(ns + 1, false);  // a piece starts at this segment

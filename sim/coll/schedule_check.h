@@ -22,13 +22,13 @@
 //      location's last write and the conflicting accesses since it (ordering is transitive);
 //      precedence is answered by clocks over chains of ordered ops or by one search back from
 //      each op (CheckMethods below).
-//  Checks (b) to (d) run on pieces, maximal runs of segments that every op covers whole or not at
-//  all (a one-shot's n segments are one piece), and keep state only for the locations some op
-//  touches. Times on the 2-core machine, 1,024 ranks: one-shot 0.75 s, ring 3.4 s, two-shot 24 s,
-//  alltoall 0.75 s (schedule_check_test.cc, SchedulesOfAThousandRanks).
 //  (d) expected outputs: allreduce: out[r][s] = all ranks for every r, s; reducescatter:
 //      out[r][s] = all ranks for the segments r owns (ownership as for allgather); allgather:
 //      out[r][s] = {owner(s)}; alltoall: out[dst][block (src, dst)] = {src}.
+// Checks (b) to (d) run on pieces, maximal runs of segments that every op covers whole or not at
+// all (a one-shot's n segments are one piece), and keep state only for the locations some op
+// touches. Times on the 2-core machine, 1,024 ranks: one-shot 0.75 s, ring 3.4 s, two-shot 19-24 s,
+// alltoall 0.75 s (schedule_check_test.cc, SchedulesOfAThousandRanks).
 #pragma once
 
 #include <cstdint>

@@ -538,19 +538,19 @@ Status CheckRaces(const Schedule& s, const Locations& loc, PrecedenceTest preced
     int op;
     int next;  // the location's previous touch of this kind since its last write, -1 at the end
   };
-  struct Question {
-    int earlier;   // op that must precede the current one
-    int location;  // where they meet
-  };
   const int count = loc.count();
   std::vector<int> last_write(count, -1), reads(count, -1), accumulations(count, -1);
   std::vector<Touch> touches;  // pool of the lists `reads` and `accumulations` head
-  std::vector<Question> questions;
-  std::vector<int> earlier;  // the questions' ops, for Ancestry::Begin
+  // The current op's questions: op earlier[k] must precede it (they meet at location where[k]).
+  std::vector<int> earlier, where;
   Ancestry ancestry(s, precedence);
+  auto ask = [&](int op, int l) {
+    earlier.push_back(op);
+    where.push_back(l);
+  };
   auto touch = [&](int i, int l, Access access) {
     auto ask_all = [&](int list) {
-      for (int t = list; t >= 0; t = touches[t].next) questions.push_back({touches[t].op, l});
+      for (int t = list; t >= 0; t = touches[t].next) ask(touches[t].op, l);
     };
     bool after_some = false;  // ordered after an access since the last write
     if (access != Access::kRead) {
@@ -561,7 +561,7 @@ Status CheckRaces(const Schedule& s, const Locations& loc, PrecedenceTest preced
       ask_all(accumulations[l]);
       after_some = after_some || accumulations[l] >= 0;
     }
-    if (!after_some && last_write[l] >= 0) questions.push_back({last_write[l], l});
+    if (!after_some && last_write[l] >= 0) ask(last_write[l], l);
     switch (access) {
       case Access::kWrite:
         last_write[l] = i;
@@ -583,21 +583,20 @@ Status CheckRaces(const Schedule& s, const Locations& loc, PrecedenceTest preced
     const Access dst_access = op.effect == DataEffect::kCopy ? Access::kWrite
                               : op.unordered_reduce          ? Access::kAccumulate
                                                              : Access::kWrite;
-    questions.clear();
+    earlier.clear();
+    where.clear();
     for (int piece = loc.FirstPiece(op); piece <= loc.LastPiece(op); ++piece) {
       const int src = loc.Of(SourceRank(op), op.src_buffer, piece);
       const int dst = loc.Of(op.dst_rank, op.dst_buffer, piece);
       if (src != dst) touch(i, src, Access::kRead);
       touch(i, dst, dst_access);
     }
-    if (questions.empty()) continue;
-    earlier.clear();
-    for (const Question& q : questions) earlier.push_back(q.earlier);
+    if (earlier.empty()) continue;
     ancestry.Begin(i, earlier);
-    for (const Question& q : questions) {
-      if (ancestry.Precedes(q.earlier)) continue;
+    for (size_t k = 0; k < earlier.size(); ++k) {
+      if (ancestry.Precedes(earlier[k])) continue;
       return Violation(s, i,
-                       "races with op " + std::to_string(q.earlier) + " on " + loc.Name(q.location) +
+                       "races with op " + std::to_string(earlier[k]) + " on " + loc.Name(where[k]) +
                            " (no dependency path orders them)");
     }
   }

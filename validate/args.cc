@@ -121,19 +121,117 @@ kernels, a synthetic decode loop, multi-rank host pacing) and writes a measureme
                      NCCL picked for each op and size are recorded on the NCCL collective items
   --rank-threads M   free (default): the OS places the ranks' host threads; pinned: rank r's threads
                      run on one core local to GPU r (sysfs local_cpulist), a physical core per rank
+  --pacing-rounds N  the pacing suite's layer loops run as N interleaved rounds, in [1, 64] (default
+                     4): each round times every loop for its share of --iters, in order in even
+                     rounds and in reverse in odd ones, on newly started rank threads, so that a slow
+                     drift of the host's speed or one thread placement falls on every loop alike
   --help             this text
 NCCL variables (NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_P2P_LEVEL,
 NCCL_P2P_DISABLE, ...) are taken from the environment and recorded; NCCL_NVLS_ENABLE=0 is set when unset.
 )";
 }
 
+namespace {
+
+// The list-valued options (comma-separated); false when `flag` is not one of them.
+StatusOr<bool> ApplyListFlag(const std::string& flag, const std::string& value, Options& o) {
+  if (flag == "--suites") {
+    o.suites = SplitCommaList(value);
+    if (o.suites.empty()) return InvalidArgument("--suites: empty list");
+    for (const auto& s : o.suites) {
+      if (const auto& all = AllSuites(); std::find(all.begin(), all.end(), s) == all.end())
+        return InvalidArgument("--suites: unknown suite '" + s + "' (pcie, collectives, kernels, decode, pacing)");
+    }
+  } else if (flag == "--model") {
+    o.models = SplitCommaList(value);
+    if (o.models.empty()) return InvalidArgument("--model: empty list");
+  } else if (flag == "--draft-model") {
+    o.draft_models = SplitCommaList(value);
+    if (o.draft_models.empty()) return InvalidArgument("--draft-model: empty list");
+  } else if (flag == "--gpus") {
+    auto l = ParseIntList(value);
+    if (!l.ok()) return l.status().Annotate("--gpus");
+    o.gpus = *l;
+    if (o.gpus.size() > 8) return InvalidArgument("--gpus: at most 8 GPUs");
+    std::vector<int> sorted = o.gpus;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      return InvalidArgument("--gpus: a GPU is listed twice");
+  } else if (flag == "--batch") {
+    auto l = ParseIntList(value);
+    if (!l.ok()) return l.status().Annotate("--batch");
+    for (int b : *l)
+      if (b < 1 || b > 1024) return InvalidArgument("--batch: each in [1, 1024]");
+    o.decode_batches = *l;
+  } else if (flag == "--verify-widths" || flag == "--verify-batch") {
+    auto l = ParseIntList(value);
+    if (!l.ok()) return l.status().Annotate(flag);
+    const int hi = flag == "--verify-widths" ? 256 : 1024;
+    for (int v : *l)
+      if (v < 1 || v > hi)
+        return InvalidArgument(flag + ": each in [1, " + std::to_string(hi) + "], got " + std::to_string(v));
+    (flag == "--verify-widths" ? o.verify_widths : o.verify_batches) = *l;
+  } else if (flag == "--nccl-log") {
+    o.nccl_logs = SplitCommaList(value);
+    if (o.nccl_logs.empty()) return InvalidArgument("--nccl-log: empty list");
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The single-valued options.
+Status ApplyScalarFlag(const std::string& flag, const std::string& value, Options& o) {
+  if (flag == "--out") {
+    if (value.empty()) return InvalidArgument("--out: empty file name");
+    o.out = value;
+  } else if (flag == "--tp") {
+    ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 0, 8));
+    o.tp = static_cast<int>(v);
+  } else if (flag == "--iters") {
+    ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 1, 100000));
+    o.iterations = static_cast<int>(v);
+  } else if (flag == "--warmup") {
+    ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 0, 10000));
+    o.warmup = static_cast<int>(v);
+  } else if (flag == "--seed") {
+    ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 0, std::numeric_limits<int64_t>::max()));
+    o.seed = static_cast<uint64_t>(v);
+  } else if (flag == "--max-bytes") {
+    auto s = ParseSize(value);
+    if (!s.ok()) return s.status().Annotate("--max-bytes");
+    if (*s < 1024) return InvalidArgument("--max-bytes: at least 1KiB");
+    o.max_bytes = *s;
+  } else if (flag == "--timeout") {
+    ASSIGN_OR_RETURN(o.collective_timeout_s, ParseDouble(flag, value, 0.1, 3600));
+  } else if (flag == "--context") {
+    ASSIGN_OR_RETURN(o.decode_context, ParseInt64(flag, value, 1, 1 << 20));
+  } else if (flag == "--draft-steps") {
+    ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 1, 16));
+    o.draft_steps = static_cast<int>(v);
+  } else if (flag == "--accept") {
+    ASSIGN_OR_RETURN(o.acceptance_p, ParseDouble(flag, value, 0.0, 1.0));
+  } else if (flag == "--rank-threads") {
+    if (value != "free" && value != "pinned")
+      return InvalidArgument("--rank-threads: '" + value + "' is not free or pinned");
+    o.rank_threads = value;
+  } else if (flag == "--pacing-rounds") {
+    ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 1, 64));
+    o.pacing_rounds = static_cast<int>(v);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
   Options o;
   const std::vector<std::string> bool_flags{"--quick", "--help", "-h", "--no-json"};
   const std::vector<std::string> value_flags{
-      "--suites", "--out",      "--model",         "--draft-model",  "--tp",          "--gpus",    "--iters",
-      "--warmup", "--seed",     "--max-bytes",     "--timeout",      "--batch",       "--context", "--draft-steps",
-      "--accept", "--nccl-log", "--verify-widths", "--verify-batch", "--rank-threads"};
+      "--suites",   "--out",           "--model",        "--draft-model",  "--tp",
+      "--gpus",     "--iters",         "--warmup",       "--seed",         "--max-bytes",
+      "--timeout",  "--batch",         "--context",      "--draft-steps",  "--accept",
+      "--nccl-log", "--verify-widths", "--verify-batch", "--rank-threads", "--pacing-rounds"};
   auto contains = [](const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
   };
@@ -161,79 +259,8 @@ StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
       if (i + 1 >= args.size()) return InvalidArgument(flag + " needs a value");
       value = args[++i];
     }
-    if (flag == "--suites") {
-      o.suites = SplitCommaList(value);
-      if (o.suites.empty()) return InvalidArgument("--suites: empty list");
-      for (const auto& s : o.suites) {
-        if (!contains(AllSuites(), s))
-          return InvalidArgument("--suites: unknown suite '" + s + "' (pcie, collectives, kernels, decode, pacing)");
-      }
-    } else if (flag == "--out") {
-      if (value.empty()) return InvalidArgument("--out: empty file name");
-      o.out = value;
-    } else if (flag == "--model") {
-      o.models = SplitCommaList(value);
-      if (o.models.empty()) return InvalidArgument("--model: empty list");
-    } else if (flag == "--draft-model") {
-      o.draft_models = SplitCommaList(value);
-      if (o.draft_models.empty()) return InvalidArgument("--draft-model: empty list");
-    } else if (flag == "--tp") {
-      ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 0, 8));
-      o.tp = static_cast<int>(v);
-    } else if (flag == "--gpus") {
-      auto l = ParseIntList(value);
-      if (!l.ok()) return l.status().Annotate("--gpus");
-      o.gpus = *l;
-      if (o.gpus.size() > 8) return InvalidArgument("--gpus: at most 8 GPUs");
-      std::vector<int> sorted = o.gpus;
-      std::sort(sorted.begin(), sorted.end());
-      if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-        return InvalidArgument("--gpus: a GPU is listed twice");
-    } else if (flag == "--iters") {
-      ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 1, 100000));
-      o.iterations = static_cast<int>(v);
-    } else if (flag == "--warmup") {
-      ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 0, 10000));
-      o.warmup = static_cast<int>(v);
-    } else if (flag == "--seed") {
-      ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 0, std::numeric_limits<int64_t>::max()));
-      o.seed = static_cast<uint64_t>(v);
-    } else if (flag == "--max-bytes") {
-      auto s = ParseSize(value);
-      if (!s.ok()) return s.status().Annotate("--max-bytes");
-      if (*s < 1024) return InvalidArgument("--max-bytes: at least 1KiB");
-      o.max_bytes = *s;
-    } else if (flag == "--timeout") {
-      ASSIGN_OR_RETURN(o.collective_timeout_s, ParseDouble(flag, value, 0.1, 3600));
-    } else if (flag == "--batch") {
-      auto l = ParseIntList(value);
-      if (!l.ok()) return l.status().Annotate("--batch");
-      for (int b : *l)
-        if (b < 1 || b > 1024) return InvalidArgument("--batch: each in [1, 1024]");
-      o.decode_batches = *l;
-    } else if (flag == "--verify-widths" || flag == "--verify-batch") {
-      auto l = ParseIntList(value);
-      if (!l.ok()) return l.status().Annotate(flag);
-      const int hi = flag == "--verify-widths" ? 256 : 1024;
-      for (int v : *l)
-        if (v < 1 || v > hi)
-          return InvalidArgument(flag + ": each in [1, " + std::to_string(hi) + "], got " + std::to_string(v));
-      (flag == "--verify-widths" ? o.verify_widths : o.verify_batches) = *l;
-    } else if (flag == "--context") {
-      ASSIGN_OR_RETURN(o.decode_context, ParseInt64(flag, value, 1, 1 << 20));
-    } else if (flag == "--draft-steps") {
-      ASSIGN_OR_RETURN(int64_t v, ParseInt64(flag, value, 1, 16));
-      o.draft_steps = static_cast<int>(v);
-    } else if (flag == "--accept") {
-      ASSIGN_OR_RETURN(o.acceptance_p, ParseDouble(flag, value, 0.0, 1.0));
-    } else if (flag == "--rank-threads") {
-      if (value != "free" && value != "pinned")
-        return InvalidArgument("--rank-threads: '" + value + "' is not free or pinned");
-      o.rank_threads = value;
-    } else if (flag == "--nccl-log") {
-      o.nccl_logs = SplitCommaList(value);
-      if (o.nccl_logs.empty()) return InvalidArgument("--nccl-log: empty list");
-    }
+    ASSIGN_OR_RETURN(bool listed, ApplyListFlag(flag, value, o));
+    if (!listed) RETURN_IF_ERROR(ApplyScalarFlag(flag, value, o));
   }
   return o;
 }

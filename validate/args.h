@@ -46,6 +46,9 @@ struct Options {
   // --rank-threads: "free" (the OS places the ranks' host threads) or "pinned" (rank r's threads on
   // one core local to GPU r, rank_threads.h).
   std::string rank_threads = "free";
+  // --pacing-rounds: the pacing suite's layer loops are timed in this many interleaved rounds
+  // (pacing.h PlanRounds): every case a block of iterations per round, on freshly started threads.
+  int pacing_rounds = 4;
   bool no_json = false;  // --no-json
   bool help = false;     // --help
 };

@@ -64,6 +64,21 @@ TEST(ParseArgs, RankThreadsFreeByDefaultOrPinned) {
   EXPECT_NE(Usage().find("--rank-threads"), std::string::npos);
 }
 
+TEST(ParseArgs, PacingRoundsFourByDefaultWithinOneToSixtyFour) {
+  auto d = ParseArgs({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->pacing_rounds, 4);
+  auto one = ParseArgs({"--pacing-rounds", "1"});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->pacing_rounds, 1);
+  for (const char* v : {"0", "65", "two"}) {
+    auto bad = ParseArgs({"--pacing-rounds", v});
+    ASSERT_FALSE(bad.ok()) << v;
+    EXPECT_NE(bad.status().message().find("--pacing-rounds"), std::string::npos) << bad.status().message();
+  }
+  EXPECT_NE(Usage().find("--pacing-rounds"), std::string::npos);
+}
+
 TEST(ParseArgs, PacingSuiteAndNcclLogs) {
   auto o = ParseArgs({"--suites", "collectives,pacing", "--nccl-log", "out/a-nccl.123.log,out/a-nccl.124.log"});
   ASSERT_TRUE(o.ok()) << o.status().ToString();

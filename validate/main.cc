@@ -41,6 +41,7 @@ void FillOptions(const Options& o, trace::RunOptions* p) {
   p->set_collective_timeout_s(o.collective_timeout_s);
   p->set_max_bytes(o.max_bytes);
   p->set_rank_threads(o.rank_threads);
+  p->set_pacing_rounds(o.pacing_rounds);
 }
 
 // One CPU per rank near its GPU (rank_threads.h).

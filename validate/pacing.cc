@@ -30,6 +30,21 @@ trace::HostCost MakeHostCost(trace::HostCost::Distribution d, double mean_us, ui
   return c;
 }
 
+RoundPlan PlanRounds(int total_iterations, int warmup, int rounds) {
+  RoundPlan p;
+  p.rounds = std::max(1, rounds);
+  p.iterations_per_round = (std::max(1, total_iterations) + p.rounds - 1) / p.rounds;
+  p.first_warmup = std::max(0, warmup);
+  p.later_warmup = std::min(2, p.first_warmup);
+  return p;
+}
+
+std::vector<int> RoundOrder(int cases, int round) {
+  std::vector<int> order(std::max(0, cases));
+  for (int i = 0; i < cases; ++i) order[i] = round % 2 == 0 ? i : cases - 1 - i;
+  return order;
+}
+
 std::string HostCostLabel(const trace::HostCost& cost) {
   char buf[32];
   switch (cost.distribution()) {

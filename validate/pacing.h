@@ -51,6 +51,25 @@ struct SkewTimings {
 // REQUIRES: duration_us non-empty, every rank with the same number of iterations.
 SkewTimings ComputeSkew(const std::vector<std::vector<double>>& duration_us);
 
+// Interleaved rounds (the pacing suite's layer loops, --pacing-rounds). Every case is timed in
+// `rounds` blocks of iterations_per_round iterations, one block per round; round 0 warms each case
+// up with first_warmup iterations, later rounds with later_warmup (the graphs and the libraries'
+// choices are warm by then). RoundOrder takes the cases in order in even rounds and in reverse in
+// odd ones: case i then stands at position i in one round and n-1-i in the next, so that over an
+// even number of rounds every case's mean position is (n-1)/2 and a drift of the host's speed that
+// is linear in time falls on every case alike. Each block runs on newly started rank threads, so a
+// case's iterations also see `rounds` placements of its threads rather than one.
+struct RoundPlan {
+  int rounds = 1;
+  int iterations_per_round = 1;  // ceil(total / rounds): at least the iterations asked for
+  int first_warmup = 0;
+  int later_warmup = 0;  // min(2, first_warmup)
+  int TotalIterations() const { return rounds * iterations_per_round; }
+};
+// REQUIRES: total_iterations >= 1, warmup >= 0, rounds >= 1.
+RoundPlan PlanRounds(int total_iterations, int warmup, int rounds);
+std::vector<int> RoundOrder(int cases, int round);
+
 // A reusable barrier for `parties` threads whose wait gives up: ArriveAndWait returns
 // kDeadlineExceeded after timeout_s, and kInternal at once when another party called Break()
 // (it failed and will not arrive). Break() is final: every later wait fails too. Waiters spin on an

@@ -1,5 +1,5 @@
 // pacing: how host pacing and one slower rank shape multi-rank collectives (2+ GPUs; with one GPU
-// the suite is skipped with a note). Every rank has its own host thread, stream and NCCL
+// only the GEMM-only balanced layer loops run, with a note). Every rank has its own host thread, stream and NCCL
 // communicator (ncclCommInitAll over the GPUs used); the host costs are seeded busy-waits
 // (validate/pacing.h), and the host waits for the GPU by spinning (SpinWaitEvent), as
 // cudaStreamSynchronize does, so that no sleep granularity adds jitter of its own.
@@ -24,7 +24,13 @@
 //           loop, or eager with a host cost before every op; balanced, or rank n-1 running a 20 us
 //           spin kernel after every GEMM (where the GEMM would be, allreduce only). Per rank events
 //           around the loop, the host waiting for the GPU after every iteration; the item's time per
-//           iteration is the slowest rank's.
+//           iteration is the slowest rank's. The loops are timed in interleaved rounds
+//           (--pacing-rounds, default 4; pacing.h PlanRounds): every graph is captured first, then
+//           each round times every loop for its share of the iterations (5 warm-up in the first
+//           round, 2 in later ones), in order in even rounds and in reverse in odd ones, on newly
+//           started rank threads. Eager loops are host-bound, and the host's issue speed drifts and
+//           depends on where the OS put the threads (the 2x H200's runs: the same loop 13.6% apart
+//           from run to run); rounds make both fall on every loop alike instead of on one.
 #include <algorithm>
 #include <cstring>
 
@@ -282,23 +288,34 @@ Status EnqueueLayers(PacingRank& pr, ncclComm_t comm, const LoopCase& c, HostCos
   return Status::Ok();
 }
 
-Status RunLoop(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms, const std::vector<GraphExec>& graphs,
-               const LoopCase& c, const TimingConfig& cfg) {
-  const int n = ctx.n();
+// One case of the loops with what it has gathered over the rounds: its graphs (an index into the
+// captured sets), each rank's host-cost draws (continued from round to round, as one long run
+// would draw them) and each rank's timed iteration durations, in the order taken.
+struct LoopRun {
+  LoopCase c;
+  size_t graphs = 0;
+  std::vector<HostCostSampler> costs;
+  std::vector<std::vector<double>> dur;
+};
+
+// One round's block of `run`: `warmup` untimed then `iters` timed iterations on every rank's
+// (newly started) thread, the host waiting for the GPU after every iteration.
+Status TimeLoopBlock(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms,
+                     const std::vector<GraphExec>& graphs, LoopRun& run, int warmup, int iters, double timeout_s) {
+  const LoopCase& c = run.c;
   auto timed = RunRanks(ctx, ranks, [&](int r, PacingRank& pr, TimedBarrier& barrier, std::vector<double>* dur) {
     cudaStream_t s = pr.stream.get();
-    HostCostSampler cost(c.cost, r);
     const std::string what = "layer loop";
-    for (int i = 0; i < cfg.warmup + cfg.iters; ++i) {
-      if (i == cfg.warmup) RETURN_IF_ERROR(barrier.ArriveAndWait(cfg.timeout_s));
+    for (int i = 0; i < warmup + iters; ++i) {
+      if (i == warmup) RETURN_IF_ERROR(barrier.ArriveAndWait(timeout_s));
       CUDA_RETURN_IF_ERROR(cudaEventRecord(pr.start.get(), s));
       if (c.graph)
         RETURN_IF_ERROR(graphs[r].Launch(s));
       else
-        RETURN_IF_ERROR(EnqueueLayers(pr, comms.get(r), c, &cost));
+        RETURN_IF_ERROR(EnqueueLayers(pr, comms.get(r), c, &run.costs[r]));
       CUDA_RETURN_IF_ERROR(cudaEventRecord(pr.end.get(), s));
-      RETURN_IF_ERROR(SpinWaitEvent(pr.end.get(), cfg.timeout_s, what));
-      if (i < cfg.warmup) continue;
+      RETURN_IF_ERROR(SpinWaitEvent(pr.end.get(), timeout_s, what));
+      if (i < warmup) continue;
       float ms = 0;
       CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, pr.start.get(), pr.end.get()));
       dur->push_back(ms * 1000.0);
@@ -306,10 +323,18 @@ Status RunLoop(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms, c
     return Status::Ok();
   });
   if (!timed.ok()) return timed.status();
-  const std::vector<std::vector<double>>& dur = *timed;
-  std::vector<double> slowest(cfg.iters, 0.0);
+  for (int r = 0; r < ctx.n(); ++r) run.dur[r].insert(run.dur[r].end(), (*timed)[r].begin(), (*timed)[r].end());
+  return Status::Ok();
+}
+
+// The item of a case after its last round: per iteration the slowest rank's duration.
+void WriteLoopItem(Context& ctx, const LoopRun& run, const TimingConfig& cfg, int rounds) {
+  const LoopCase& c = run.c;
+  const int n = ctx.n();
+  const std::vector<std::vector<double>>& dur = run.dur;
+  std::vector<double> slowest(dur[0].size(), 0.0);
   for (int r = 0; r < n; ++r)
-    for (int i = 0; i < cfg.iters; ++i) slowest[i] = std::max(slowest[i], dur[r][i]);
+    for (size_t i = 0; i < slowest.size(); ++i) slowest[i] = std::max(slowest[i], dur[r][i]);
   auto* it = ctx.NewItem(trace::SUITE_PACING, trace::KIND_LAYER_LOOP, LoopName(ctx, c));
   auto* p = it->mutable_layer_loop();
   p->set_layers(kLayers);
@@ -326,6 +351,7 @@ Status RunLoop(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms, c
   p->set_slow_rank(c.slow_rank);
   p->set_slow_rank_extra_us(c.slow_rank >= 0 ? kSlowGpuExtraUs : 0.0);
   if (c.allreduce) FillCollective(ctx, ar_bytes, c.graph, /*in_place=*/true, kLayers, p->mutable_collective());
+  p->set_rounds(rounds);
   for (int r = 0; r < n; ++r) {
     auto* rt = it->add_rank_timing();
     rt->set_rank(r);
@@ -334,12 +360,14 @@ Status RunLoop(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms, c
     rt->set_duration_median_us(Percentile(dur[r], 50));
   }
   FillStats(slowest, cfg, "cuda_events", it);
-  return Status::Ok();
 }
 
+// Every case's graphs are captured first; then the cases are timed in interleaved rounds
+// (pacing.h PlanRounds, RoundOrder), and each case's item holds all its rounds' iterations.
 Status LoopItems(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms) {
   const int n = ctx.n();
-  const TimingConfig cfg = PacingTiming(ctx, 5, 30, 10);
+  const TimingConfig cfg = PacingTiming(ctx, 5, 60, 12);
+  const RoundPlan plan = PlanRounds(cfg.iters, cfg.warmup, ctx.opt.pacing_rounds);
   const uint64_t seed = ctx.opt.seed;
   const trace::HostCost none = MakeHostCost(trace::HostCost::NONE, 0, seed);
   struct Pacing {
@@ -350,9 +378,12 @@ Status LoopItems(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms)
                                     {false, none},
                                     {false, MakeHostCost(trace::HostCost::FIXED, 10, seed)},
                                     {false, MakeHostCost(trace::HostCost::EXPONENTIAL, 10, seed)}};
+  std::vector<std::vector<GraphExec>> graph_sets;
+  std::vector<LoopRun> runs;
   for (int64_t m : {int64_t{1}, kMaxTokens}) {
     for (auto [gemm, allreduce] : {std::pair{true, true}, std::pair{true, false}, std::pair{false, true}}) {
       for (int slow_rank : {-1, n - 1}) {
+        if (n < 2 && (allreduce || slow_rank >= 0)) continue;  // two ranks needed
         LoopCase base;
         base.m = m;
         base.gemm = gemm;
@@ -369,15 +400,33 @@ Status LoopItems(Context& ctx, std::vector<PacingRank>& ranks, NcclComms& comms)
                            }));
           return Status::Ok();
         }));
+        graph_sets.push_back(std::move(graphs));
         for (const Pacing& pc : pacings) {
-          LoopCase c = base;
-          c.graph = pc.graph;
-          c.cost = pc.cost;
-          RETURN_IF_ERROR(RunLoop(ctx, ranks, comms, graphs, c, cfg).Annotate(LoopName(ctx, c)));
+          LoopRun run;
+          run.c = base;
+          run.c.graph = pc.graph;
+          run.c.cost = pc.cost;
+          run.graphs = graph_sets.size() - 1;
+          for (int r = 0; r < n; ++r) run.costs.emplace_back(pc.cost, r);
+          run.dur.resize(n);
+          runs.push_back(std::move(run));
         }
       }
     }
   }
+  for (int round = 0; round < plan.rounds; ++round) {
+    for (int i : RoundOrder(static_cast<int>(runs.size()), round)) {
+      LoopRun& run = runs[i];
+      const int warmup = round == 0 ? plan.first_warmup : plan.later_warmup;
+      RETURN_IF_ERROR(TimeLoopBlock(ctx, ranks, comms, graph_sets[run.graphs], run, warmup, plan.iterations_per_round,
+                                    cfg.timeout_s)
+                          .Annotate(LoopName(ctx, run.c) + " (round " + std::to_string(round + 1) + " of " +
+                                    std::to_string(plan.rounds) + ")"));
+    }
+  }
+  TimingConfig total = cfg;
+  total.iters = plan.TotalIterations();
+  for (const LoopRun& run : runs) WriteLoopItem(ctx, run, total, plan.rounds);
   return Status::Ok();
 }
 
@@ -424,17 +473,17 @@ Status MakeRanks(Context& ctx, std::vector<PacingRank>& ranks, int stamp_capacit
 
 Status RunPacingSuite(Context& ctx) {
   const int n = ctx.n();
-  if (n < 2) {
-    ctx.Note(trace::Note::INFO, kSuite, "one GPU: the pacing suite (multi-rank skew and layer loops) is skipped");
-    return Status::Ok();
-  }
+  if (n < 2)
+    ctx.Note(trace::Note::INFO, kSuite,
+             "one GPU: the skew items and the layer loops with an allreduce or a slow rank need two ranks and are "
+             "skipped; the GEMM-only layer loops run on the one rank");
   auto comms_or = NcclComms::Create(ctx.devices);
   if (!comms_or.ok()) return comms_or.status().Annotate("creating NCCL communicators");
   NcclComms comms = std::move(comms_or).value();
   std::vector<PacingRank> ranks;
   const int capacity = std::max(1, PacingTiming(ctx, 20, 200, 50).iters);
   Status st = MakeRanks(ctx, ranks, capacity).Annotate("pacing buffers");
-  if (st.ok()) st = SkewItems(ctx, ranks, comms).Annotate("pacing skew");
+  if (st.ok() && n >= 2) st = SkewItems(ctx, ranks, comms).Annotate("pacing skew");
   if (st.ok()) st = LoopItems(ctx, ranks, comms).Annotate("pacing layer loops");
   if (st.ok()) return st;
   // Whatever failed, a peer may still be blocked in a collective: abort the communicators before

@@ -40,6 +40,18 @@ TEST(HostCostSampler, SeededPerRankAndDeterministic) {
   EXPECT_DOUBLE_EQ(r1.NextUs(), -10.0 * std::log(1.0 - u));
 }
 
+TEST(HostCostSampler, DrawsAreTheOnesTheSimulatorReplays) {
+  // The same values pin the simulator's replay (sim/calib/injected_host_cost_test.cc): seed 1234,
+  // mean 10 us; a loop's prediction waits exactly the costs its measurement waited.
+  const trace::HostCost c = MakeHostCost(trace::HostCost::EXPONENTIAL, 10, 1234);
+  HostCostSampler r0(c, 0), r1(c, 1);
+  EXPECT_DOUBLE_EQ(r0.NextUs(), 0.70784960005854114);
+  EXPECT_DOUBLE_EQ(r0.NextUs(), 5.6043241962142663);
+  EXPECT_DOUBLE_EQ(r0.NextUs(), 9.3159397991205992);
+  EXPECT_DOUBLE_EQ(r1.NextUs(), 7.5761637940496325);
+  EXPECT_DOUBLE_EQ(r1.NextUs(), 2.3042751529945873);
+}
+
 TEST(HostCostSampler, ExponentialMeanAndSpread) {
   // Exp(mean m): mean m, standard deviation m, P(X > m) = e^-1. Over 200000 draws the sample mean's
   // standard error is m / sqrt(200000) ~ 0.22% of m: 1% is a > 4-sigma tolerance.
@@ -69,6 +81,39 @@ TEST(HostCost, Labels) {
   EXPECT_EQ(HostCostLabel(MakeHostCost(trace::HostCost::EXPONENTIAL, 2.5, 1)), "exp2.5us");
   EXPECT_EQ(MakeHostCost(trace::HostCost::NONE, 10, 1).mean_us(), 0.0);
   EXPECT_EQ(MakeHostCost(trace::HostCost::FIXED, 10, 77).seed(), 77u);
+}
+
+TEST(PlanRounds, SplitsTheIterationsRoundingUpAndWarmsLaterRoundsBriefly) {
+  const RoundPlan p = PlanRounds(/*total_iterations=*/30, /*warmup=*/5, /*rounds=*/4);
+  EXPECT_EQ(p.rounds, 4);
+  EXPECT_EQ(p.iterations_per_round, 8);  // ceil(30 / 4)
+  EXPECT_EQ(p.TotalIterations(), 32);    // never fewer than asked for
+  EXPECT_EQ(p.first_warmup, 5);
+  EXPECT_EQ(p.later_warmup, 2);
+  const RoundPlan one = PlanRounds(30, 5, 1);  // one round: the loop as before rounds existed
+  EXPECT_EQ(one.iterations_per_round, 30);
+  EXPECT_EQ(one.TotalIterations(), 30);
+  const RoundPlan many = PlanRounds(3, 1, 8);  // more rounds than iterations: one per round
+  EXPECT_EQ(many.iterations_per_round, 1);
+  EXPECT_EQ(many.TotalIterations(), 8);
+  EXPECT_EQ(many.later_warmup, 1);
+  EXPECT_EQ(PlanRounds(10, 0, 2).later_warmup, 0);
+}
+
+TEST(RoundOrder, ForwardThenReverseGivesEveryCaseTheSameMeanPosition) {
+  EXPECT_EQ(RoundOrder(4, 0), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(RoundOrder(4, 1), (std::vector<int>{3, 2, 1, 0}));
+  EXPECT_EQ(RoundOrder(4, 2), RoundOrder(4, 0));
+  EXPECT_TRUE(RoundOrder(0, 1).empty());
+  // A linear drift: the time of a case's block is its position. Over an even number of rounds
+  // every case's summed position is rounds * (n - 1) / 2.
+  const int n = 48, rounds = 4;
+  std::vector<int> position_sum(n, 0);
+  for (int r = 0; r < rounds; ++r) {
+    const std::vector<int> order = RoundOrder(n, r);
+    for (int pos = 0; pos < n; ++pos) position_sum[order[pos]] += pos;
+  }
+  for (int c = 0; c < n; ++c) EXPECT_EQ(position_sum[c], rounds * (n - 1) / 2) << "case " << c;
 }
 
 TEST(SpinForUs, WaitsAtLeastTheTime) {

@@ -67,14 +67,66 @@ LinearProblem LinearisedProblem(const FitContext& c, const std::vector<const tra
   return p;
 }
 
+// The linearised problem solved with every unknown within its [lo, hi] (an active-set pass, as in
+// non-negative least squares): while the solution takes a determined unknown out of its range, the
+// one furthest out (relative to its finite-difference step) is held at the bound it crossed, its
+// column moved to the right-hand side, and the rest solved again. A held unknown is reported
+// determined (the bound is its fit) with the rows that touched it. Clamping the unconstrained
+// solution instead leaves the others where they were only as the compensation for the held one's
+// impossible value: a loop fit whose unconstrained graph launch and natural jitter came out at -2
+// and -1.1 us kept its library issue cost 18% high (the one-GPU pacing run of 2026-12-02); and
+// the 4x damping then shrank such an unknown a round at a time (NCCL's Simple per-step latency on
+// NVLink went 3.4 -> 0.85 -> 0.21 us in the 2x H200 calibration before 2026-12-02; held, it is 0).
+StatusOr<LinearSolution> SolveWithinBounds(LinearProblem p, const std::vector<SimUnknown>& unknowns,
+                                           const std::string& group, std::vector<bool>* held) {
+  const int k = static_cast<int>(unknowns.size());
+  held->assign(k, false);
+  ASSIGN_OR_RETURN(LinearSolution s, SolveLeastSquares(p, /*fix_undetermined=*/true, group));
+  const LinearSolution unconstrained = s;
+  for (int pass = 0; pass < k; ++pass) {
+    int worst = -1;
+    double worst_out = 0;
+    for (int j = 0; j < k; ++j) {
+      if (!s.determined[j] || (*held)[j]) continue;
+      const double out = std::max(unknowns[j].lo - s.x[j], s.x[j] - unknowns[j].hi) / unknowns[j].step;
+      if (out > worst_out) {
+        worst = j;
+        worst_out = out;
+      }
+    }
+    if (worst < 0) break;
+    const double bound = s.x[worst] < unknowns[worst].lo ? unknowns[worst].lo : unknowns[worst].hi;
+    for (size_t i = 0; i < p.rows.size(); ++i) {
+      p.rhs[i] -= p.rows[i][worst] * bound;
+      p.rows[i][worst] = 0;
+    }
+    p.defaults[worst] = bound;
+    (*held)[worst] = true;
+    ASSIGN_OR_RETURN(s, SolveLeastSquares(p, /*fix_undetermined=*/true, group));
+  }
+  // A held unknown's residual: the constrained solution's, over the rows of the unknowns still free.
+  double constrained_residual = 0;
+  for (int j = 0; j < k; ++j)
+    if (s.determined[j] && !(*held)[j]) constrained_residual = std::max(constrained_residual, s.residual_rms[j]);
+  for (int j = 0; j < k; ++j) {
+    if (!(*held)[j]) continue;
+    s.determined[j] = true;
+    s.has_items[j] = unconstrained.has_items[j];
+    s.points[j] = unconstrained.points[j];
+    s.residual_rms[j] = constrained_residual > 0 ? constrained_residual : unconstrained.residual_rms[j];
+  }
+  return s;
+}
+
 // Moves `theta` to the determined unknowns of `s`, damped: within [lo, hi], and a positive value
-// by at most 4x or 1/4. Returns the largest relative change.
-double DampedStep(const std::vector<SimUnknown>& unknowns, const LinearSolution& s, std::vector<double>& theta) {
+// by at most 4x or 1/4, except that an unknown held at a bound goes to it at once.
+double DampedStep(const std::vector<SimUnknown>& unknowns, const LinearSolution& s, const std::vector<bool>& held,
+                  std::vector<double>& theta) {
   double change = 0;
   for (size_t j = 0; j < theta.size(); ++j) {
     if (!s.determined[j]) continue;
     double next = std::clamp(s.x[j], unknowns[j].lo, unknowns[j].hi);
-    if (theta[j] > 0) next = std::clamp(next, theta[j] / 4, theta[j] * 4);
+    if (theta[j] > 0 && !held[j]) next = std::clamp(next, theta[j] / 4, theta[j] * 4);
     change = std::max(change, std::abs(next - theta[j]) / std::max(std::abs(theta[j]), 1e-9));
     theta[j] = next;
   }
@@ -170,7 +222,8 @@ Status FitContext::FitBySimulation(const std::string& group, const std::vector<c
       result.not_fitted.push_back(group + ": no item could be simulated (defaults kept)");
       return OkStatus();
     }
-    ASSIGN_OR_RETURN(s, SolveLeastSquares(p, /*fix_undetermined=*/true, group));
+    std::vector<bool> held;
+    ASSIGN_OR_RETURN(s, SolveWithinBounds(p, unknowns, group, &held));
     for (int j = 0; j < k; ++j) {
       if (s.determined[j]) {
         tally.ever_determined[j] = true;
@@ -178,7 +231,7 @@ Status FitContext::FitBySimulation(const std::string& group, const std::vector<c
       }
       tally.ever_had_items[j] = tally.ever_had_items[j] || s.has_items[j];
     }
-    if (DampedStep(unknowns, s, theta) < 1e-3) break;
+    if (DampedStep(unknowns, s, held, theta) < 1e-3) break;
   }
   RecordSimulationFit(*this, s, tally, unknowns, theta);
   apply(theta, &result.params);

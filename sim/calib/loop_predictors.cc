@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/calib/injected_host_cost.h"
 #include "sim/coll/executor.h"
 #include "sim/compute/kernel.h"
 #include "sim/llm/decode_simulator.h"
@@ -41,11 +42,29 @@ StatusOr<SimTime> TransferPs(const trace::CollectiveParams& c, const net::Topolo
   return coll::TimeCollective(plan.schedule, router, plan.rank_gpus).duration_ps;
 }
 
-// The injected host cost of a loop before an op: a host work step (nothing for NONE).
-void AppendInjectedCost(const trace::HostCost& cost, int rank, double extra_us, TimelineProgram* p) {
+// The injected host costs of a loop's ranks: validate's own draws (injected_host_cost.h), one
+// stream per rank, replayed in the order the measurement drew them.
+using RankDraws = std::vector<InjectedHostCost>;
+
+RankDraws DrawsOf(const trace::HostCost& cost, int ranks) {
+  RankDraws d;
+  for (int r = 0; r < ranks; ++r) d.emplace_back(cost, r);
+  return d;
+}
+
+// The injected host cost of a loop before an op: a host work step (nothing for NONE). With
+// `draws`, an EXPONENTIAL cost is rank `draw_rank`'s next draw; without, a draw of the timeline's
+// own (Exp(mean)).
+void AppendInjectedCost(const trace::HostCost& cost, int rank, double extra_us, TimelineProgram* p,
+                        RankDraws* draws = nullptr, int draw_rank = 0) {
   double fixed_us = extra_us, exp_us = 0;
   if (cost.distribution() == trace::HostCost::FIXED) fixed_us += cost.mean_us();
-  if (cost.distribution() == trace::HostCost::EXPONENTIAL) exp_us = cost.mean_us();
+  if (cost.distribution() == trace::HostCost::EXPONENTIAL) {
+    if (draws)
+      fixed_us += (*draws)[draw_rank].NextUs();
+    else
+      exp_us = cost.mean_us();
+  }
   if (fixed_us <= 0 && exp_us <= 0) return;
   TimelineStep w;
   w.kind = TimelineStep::Kind::kHostWork;
@@ -122,8 +141,8 @@ struct LayerLoopOps {
 };
 
 // The injected cost before an eager op, on every rank's host (rank -1: a loop of one rank).
-void AppendInjectedCostOnEveryRank(const trace::HostCost& cost, int ranks, TimelineProgram* p) {
-  for (int r = 0; r < ranks; ++r) AppendInjectedCost(cost, ranks > 1 ? r : -1, 0, p);
+void AppendInjectedCostOnEveryRank(const trace::HostCost& cost, int ranks, TimelineProgram* p, RankDraws* draws) {
+  for (int r = 0; r < ranks; ++r) AppendInjectedCost(cost, ranks > 1 ? r : -1, 0, p, draws, r);
 }
 
 TimelineStep LoopOp(TimelineStep::Kind kind, bool graph, HostOpClass host_class) {
@@ -136,23 +155,23 @@ TimelineStep LoopOp(TimelineStep::Kind kind, bool graph, HostOpClass host_class)
 
 // One layer: the GEMM, the slow rank's spin kernel, the allreduce (each that the loop has), each
 // eager op after its injected host cost.
-void AppendLayer(const trace::LayerLoopParams& l, const LayerLoopOps& ops, TimelineProgram* p) {
+void AppendLayer(const trace::LayerLoopParams& l, const LayerLoopOps& ops, TimelineProgram* p, RankDraws* draws) {
   const int slow = l.slow_rank();
   if (l.gemm()) {
-    if (!ops.graph) AppendInjectedCostOnEveryRank(l.host_cost(), ops.ranks, p);
+    if (!ops.graph) AppendInjectedCostOnEveryRank(l.host_cost(), ops.ranks, p, draws);
     TimelineStep k = LoopOp(TimelineStep::Kind::kKernel, ops.graph, HostOpClass::kLibrary);
     k.device_ps = ops.gemm_ps;
     p->steps.push_back(k);
   }
   if (slow >= 0) {
-    if (!ops.graph) AppendInjectedCost(l.host_cost(), slow, 0, p);
+    if (!ops.graph) AppendInjectedCost(l.host_cost(), slow, 0, p, draws, slow);
     TimelineStep spin = LoopOp(TimelineStep::Kind::kKernel, ops.graph, HostOpClass::kKernel);
     spin.device_ps = PicosFromMicros(l.slow_rank_extra_us());
     spin.rank = slow;
     p->steps.push_back(spin);
   }
   if (ops.allreduce) {
-    if (!ops.graph) AppendInjectedCostOnEveryRank(l.host_cost(), ops.ranks, p);
+    if (!ops.graph) AppendInjectedCostOnEveryRank(l.host_cost(), ops.ranks, p, draws);
     TimelineStep c = LoopOp(TimelineStep::Kind::kCollective, ops.graph, HostOpClass::kCollective);
     c.transfer_ps = ops.transfer_ps;
     p->steps.push_back(c);
@@ -160,7 +179,7 @@ void AppendLayer(const trace::LayerLoopParams& l, const LayerLoopOps& ops, Timel
 }
 
 // One iteration: the graph launch (graph), the layers, then the host waits for its GPU.
-TimelineProgram LayerLoopProgram(const trace::LayerLoopParams& l, const LayerLoopOps& ops) {
+TimelineProgram LayerLoopProgram(const trace::LayerLoopParams& l, const LayerLoopOps& ops, RankDraws* draws) {
   TimelineProgram p;
   p.phases = {"loop"};
   if (ops.graph) {
@@ -168,25 +187,26 @@ TimelineProgram LayerLoopProgram(const trace::LayerLoopParams& l, const LayerLoo
     g.kind = TimelineStep::Kind::kGraphLaunch;
     p.steps.push_back(g);
   }
-  for (int layer = 0; layer < l.layers(); ++layer) AppendLayer(l, ops, &p);
+  for (int layer = 0; layer < l.layers(); ++layer) AppendLayer(l, ops, &p, draws);
   TimelineStep sync;
   sync.kind = TimelineStep::Kind::kHostSync;
   p.steps.push_back(sync);
   return p;
 }
 
-// After a warm-up run, per iteration the slowest rank's span from its start to its GPU's last op,
-// us; the median over the iterations.
+// The slowest rank's span from its start to its GPU's last op, us.
+double SlowestRankSpanUs(const llm::RunResult& r, int ranks) {
+  double slowest = 0;
+  for (int rank = 0; rank < ranks; ++rank)
+    slowest = std::max(slowest, static_cast<double>(r.gpu_end_ps[rank] - r.start_ps[rank]));
+  return slowest * 1e-6;
+}
+
+// After a warm-up run, per iteration the slowest rank's span; the median over the iterations.
 double MedianSlowestRankSpanUs(const TimelineProgram& p, int ranks, int iterations, RankTimelines* tl) {
   tl->Run(p);  // warm-up
   std::vector<double> per_iteration;
-  for (int i = 0; i < iterations; ++i) {
-    const llm::RunResult r = tl->Run(p);
-    double slowest = 0;
-    for (int rank = 0; rank < ranks; ++rank)
-      slowest = std::max(slowest, static_cast<double>(r.gpu_end_ps[rank] - r.start_ps[rank]));
-    per_iteration.push_back(slowest * 1e-6);
-  }
+  for (int i = 0; i < iterations; ++i) per_iteration.push_back(SlowestRankSpanUs(tl->Run(p), ranks));
   return Median(per_iteration);
 }
 
@@ -211,10 +231,27 @@ Prediction PredictLayerLoop(const trace::Item& item, const net::Topology& topolo
   }
   if (l.slow_rank() >= ops.ranks)
     return Failed("slow rank " + std::to_string(l.slow_rank()) + " of " + std::to_string(ops.ranks) + " ranks");
-  const TimelineProgram p = LayerLoopProgram(l, ops);
-  if (Status s = llm::ValidateProgram(p, ops.ranks); !s.ok()) return Failed(s.message());
   RankTimelines tl(ops.ranks, HostModelFrom(params.host, *cost), llm::GpuVariation{}, kLoopSeed);
-  return Micros(MedianSlowestRankSpanUs(p, ops.ranks, IterationsOf(item), &tl));
+  if (ops.graph || l.host_cost().distribution() != trace::HostCost::EXPONENTIAL) {
+    const TimelineProgram p = LayerLoopProgram(l, ops, nullptr);
+    if (Status s = llm::ValidateProgram(p, ops.ranks); !s.ok()) return Failed(s.message());
+    return Micros(MedianSlowestRankSpanUs(p, ops.ranks, IterationsOf(item), &tl));
+  }
+  // Exponential injected costs: every iteration the measurement ran, warm-ups included, with the
+  // costs it drew; the median over its timed ones.
+  RankDraws draws = DrawsOf(l.host_cost(), ops.ranks);
+  std::vector<double> per_iteration;
+  bool checked = false;
+  for (bool timed : LoopIterationsAsRun(item.stats().iterations(), item.stats().warmup(), l.rounds())) {
+    const TimelineProgram p = LayerLoopProgram(l, ops, &draws);
+    if (!checked) {
+      if (Status s = llm::ValidateProgram(p, ops.ranks); !s.ok()) return Failed(s.message());
+      checked = true;
+    }
+    const llm::RunResult r = tl.Run(p);
+    if (timed) per_iteration.push_back(SlowestRankSpanUs(r, ops.ranks));
+  }
+  return Micros(Median(per_iteration));
 }
 
 Prediction PredictSkewLoop(const trace::Item& item, const net::Topology& topology, const CalibParams& params) {
@@ -232,35 +269,51 @@ Prediction PredictSkewLoop(const trace::Item& item, const net::Topology& topolog
   auto transfer = TransferPs(c, topology, params);
   if (!transfer.ok()) return Failed(transfer.status().message());
   const llm::HostModel host = HostModelFrom(params.host, *cost);
-  TimelineProgram p;
-  p.phases = {"iteration"};
-  for (int r = 0; r < n; ++r) AppendInjectedCost(k.host_cost(), r, r == k.slow_rank() ? k.slow_rank_extra_us() : 0, &p);
-  TimelineStep launch;
-  launch.kind = TimelineStep::Kind::kGraphLaunch;
-  p.steps.push_back(launch);
-  TimelineStep coll;
-  coll.kind = TimelineStep::Kind::kCollective;
-  coll.graph = true;
-  coll.transfer_ps = *transfer;
-  p.steps.push_back(coll);
-  if (k.sync_each_iteration()) {
-    TimelineStep sync;
-    sync.kind = TimelineStep::Kind::kHostSync;
-    p.steps.push_back(sync);
-  }
-  if (Status s = llm::ValidateProgram(p, n); !s.ok()) return Failed(s.message());
+  // One iteration: each rank's injected cost (with `draws`, validate's own draws), the graph
+  // launch, the collective, the sync when the loop syncs.
+  auto iteration = [&](RankDraws* draws) {
+    TimelineProgram p;
+    p.phases = {"iteration"};
+    for (int r = 0; r < n; ++r)
+      AppendInjectedCost(k.host_cost(), r, r == k.slow_rank() ? k.slow_rank_extra_us() : 0, &p, draws, r);
+    TimelineStep launch;
+    launch.kind = TimelineStep::Kind::kGraphLaunch;
+    p.steps.push_back(launch);
+    TimelineStep coll;
+    coll.kind = TimelineStep::Kind::kCollective;
+    coll.graph = true;
+    coll.transfer_ps = *transfer;
+    p.steps.push_back(coll);
+    if (k.sync_each_iteration()) {
+      TimelineStep sync;
+      sync.kind = TimelineStep::Kind::kHostSync;
+      p.steps.push_back(sync);
+    }
+    return p;
+  };
+  if (Status s = llm::ValidateProgram(iteration(nullptr), n); !s.ok()) return Failed(s.message());
   // Stamp to stamp: the first stamp kernel (a kernel floor), a graph gap, the collective (wait +
   // transfer), a graph gap to the second stamp.
   const double stamps_ps = static_cast<double>(2 * host.graph_gap_ps) + params.compute.kernel_floor_ns * 1e3;
-  RankTimelines tl(n, host, llm::GpuVariation{}, kLoopSeed);
-  tl.Run(p);
-  std::vector<double> per_iteration;
-  const int iterations = IterationsOf(item);
-  for (int i = 0; i < iterations; ++i) {
-    const llm::RunResult r = tl.Run(p);
+  auto stamp_to_stamp_us = [&](const llm::RunResult& r) {
     const double wait = *std::max_element(r.wait_ps.begin(), r.wait_ps.end());
-    per_iteration.push_back((wait + static_cast<double>(*transfer) + stamps_ps) * 1e-6);
+    return (wait + static_cast<double>(*transfer) + stamps_ps) * 1e-6;
+  };
+  RankTimelines tl(n, host, llm::GpuVariation{}, kLoopSeed);
+  std::vector<double> per_iteration;
+  if (k.host_cost().distribution() == trace::HostCost::EXPONENTIAL) {
+    // Every iteration the measurement ran, warm-ups included, with the costs it drew.
+    RankDraws draws = DrawsOf(k.host_cost(), n);
+    for (bool timed : LoopIterationsAsRun(item.stats().iterations(), item.stats().warmup(), 1)) {
+      const llm::RunResult r = tl.Run(iteration(&draws));
+      if (timed) per_iteration.push_back(stamp_to_stamp_us(r));
+    }
+    return Micros(Median(per_iteration));
   }
+  const TimelineProgram p = iteration(nullptr);
+  tl.Run(p);
+  const int iterations = IterationsOf(item);
+  for (int i = 0; i < iterations; ++i) per_iteration.push_back(stamp_to_stamp_us(tl.Run(p)));
   return Micros(Median(per_iteration));
 }
 

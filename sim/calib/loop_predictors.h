@@ -3,8 +3,9 @@
 //
 //   layer loop   per iteration: graph: one launch, then per layer the GEMM (+ the slow rank's spin
 //                kernel) and the allreduce, captured; eager: every op issued by its rank's host
-//                after the injected cost (FIXED: a host work of that length; EXPONENTIAL: an
-//                Exp(mean) draw per op and rank); then the host waits for its GPU. Item: per
+//                after the injected cost (FIXED: a host work of that length; EXPONENTIAL: the
+//                very draws the measurement waited, replayed per op and rank in the order drawn,
+//                injected_host_cost.h); then the host waits for its GPU. Item: per
 //                iteration the slowest rank's span from its start (its host's start) to its last
 //                op, median over the iterations.
 //   skew loop    per iteration: the injected host cost (plus the slow rank's extra), one graph
@@ -20,7 +21,10 @@
 // Kernels take the compute model's time; collectives the planner's and fabric's (the item's NCCL
 // environment and recorded picks, the calibrated NCCL costs). Iterations: max(50, the item's),
 // seeded identically for every prediction so that fits see smooth changes (common random
-// numbers). With no jitter and no injected cost every iteration is the same.
+// numbers); a loop with exponential injected costs runs exactly the measurement's iterations,
+// warm-ups and rounds included (its draws are the measurement's, so its median is over the same
+// host costs; a timeline of its own drew a median 3% below the 2x H200 trace's for the m = 1
+// two-op loop). With no jitter and no injected cost every iteration is the same.
 #pragma once
 
 #include <map>

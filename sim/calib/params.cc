@@ -121,8 +121,8 @@ StatusOr<coll::ProtocolOverrides> ProtocolOverridesFromProto(const config::NcclC
       target = &o.per_op[{*t, *p, static_cast<int>(*op)}];
     }
     coll::ProtocolCost& cost = *target;
-    set(cost.base_latency_us, e.base_latency_us());
-    set(cost.hop_latency_us, e.hop_latency_us());
+    if (e.has_base_latency_us()) cost.base_latency_us = e.base_latency_us();  // 0 included: a fit's value
+    if (e.has_hop_latency_us()) cost.hop_latency_us = e.hop_latency_us();
     set(cost.channel_gbps, e.channel_gbps());
     set(cost.wire_efficiency, e.wire_efficiency());
   }
@@ -187,14 +187,15 @@ CalibParams ApplyCalibrationProto(CalibParams p, const config::Calibration& c) {
   if (fc.h2d_bypass_max_bytes() > 0) f.h2d_bypass_max_bytes = fc.h2d_bypass_max_bytes();
   {
     const config::HostPacingCalibration& h = c.host();
-    auto opt = [](std::optional<double>& field, double v) {
-      if (v > 0) field = v;
+    // A field present is the fit's value, 0 included; one absent keeps the default.
+    auto opt = [](std::optional<double>& field, bool has, double v) {
+      if (has) field = v;
     };
-    opt(p.host.kernel_issue_us, h.kernel_issue_us());
-    opt(p.host.library_issue_us, h.library_issue_us());
-    opt(p.host.collective_issue_us, h.collective_issue_us());
-    opt(p.host.graph_launch_us, h.graph_launch_us());
-    opt(p.host.sync_wake_us, h.sync_wake_us());
+    opt(p.host.kernel_issue_us, h.has_kernel_issue_us(), h.kernel_issue_us());
+    opt(p.host.library_issue_us, h.has_library_issue_us(), h.library_issue_us());
+    opt(p.host.collective_issue_us, h.has_collective_issue_us(), h.collective_issue_us());
+    opt(p.host.graph_launch_us, h.has_graph_launch_us(), h.graph_launch_us());
+    opt(p.host.sync_wake_us, h.has_sync_wake_us(), h.sync_wake_us());
     if (h.jitter_mean_us() > 0) p.host.jitter_mean_us = h.jitter_mean_us();
   }
   for (const auto& [key, ns] : fc.under_load_extra_ns()) f.under_load_extra_ns[key] = ns;

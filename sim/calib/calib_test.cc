@@ -356,6 +356,29 @@ TEST(ParamsTest, CalibrationProtoRoundTrips) {
   EXPECT_EQ(q.bench.l2_resident_bandwidth_gbps, 9000);
 }
 
+// A fit may hold a host cost or an NCCL latency at its bound 0 (fit_context.h SolveWithinBounds):
+// the file keeps that 0 instead of leaving it out, which a reader took for "the default".
+TEST(ParamsTest, AFittedZeroSurvivesTheCalibrationFile) {
+  const net::Topology topo = H200();
+  CalibParams p = DefaultParams(topo, 0);
+  p.host.graph_launch_us = 0.0;
+  p.host.library_issue_us = 12.0;
+  coll::ProtocolCost& simple = p.nccl.protocol.per_op[{coll::NcclTransport::kP2pNvLink, coll::NcclProto::kSimple, 0}];
+  simple.base_latency_us = 15.0;
+  simple.hop_latency_us = 0.0;
+  const config::Calibration proto = ToCalibrationProto(p);
+  ASSERT_TRUE(proto.host().has_graph_launch_us());
+  CalibParams q = ApplyCalibrationProto(DefaultParams(topo, 0), proto);
+  ASSERT_TRUE(q.host.graph_launch_us.has_value());
+  EXPECT_EQ(*q.host.graph_launch_us, 0.0);
+  EXPECT_EQ(*q.host.library_issue_us, 12.0);
+  EXPECT_FALSE(q.host.collective_issue_us.has_value());  // never set: the default
+  const auto& back = q.nccl.protocol.per_op.at({coll::NcclTransport::kP2pNvLink, coll::NcclProto::kSimple, 0});
+  ASSERT_TRUE(back.hop_latency_us.has_value());
+  EXPECT_EQ(*back.hop_latency_us, 0.0);
+  EXPECT_EQ(*back.base_latency_us, 15.0);
+}
+
 TEST(PredictorTest, ListsWhatItCannotSimulateWithAReason) {
   const net::Topology topo = H200();
   trace::Trace t;

@@ -67,6 +67,43 @@ LinearProblem LinearisedProblem(const FitContext& c, const std::vector<const tra
   return p;
 }
 
+// Moves `theta` to the determined unknowns of `s`, damped: within [lo, hi], and a positive value
+// by at most 4x or 1/4, except that an unknown held at a bound goes to it at once.
+double DampedStep(const std::vector<SimUnknown>& unknowns, const LinearSolution& s, const std::vector<bool>& held,
+                  std::vector<double>& theta) {
+  double change = 0;
+  for (size_t j = 0; j < theta.size(); ++j) {
+    if (!s.determined[j]) continue;
+    double next = std::clamp(s.x[j], unknowns[j].lo, unknowns[j].hi);
+    if (theta[j] > 0 && !held[j]) next = std::clamp(next, theta[j] / 4, theta[j] * 4);
+    change = std::max(change, std::abs(next - theta[j]) / std::max(std::abs(theta[j]), 1e-9));
+    theta[j] = next;
+  }
+  return change;
+}
+
+// An unknown the items never determined keeps its start; one they moved is reported with the
+// residual of the last round's rows (the group's rms relative residual).
+void RecordSimulationFit(FitContext& c, const LinearSolution& last, const UnknownTally& tally,
+                         std::vector<SimUnknown>& unknowns, std::vector<double>& theta) {
+  double group_residual = 0;
+  for (size_t j = 0; j < unknowns.size(); ++j) group_residual = std::max(group_residual, last.residual_rms[j]);
+  for (size_t j = 0; j < unknowns.size(); ++j) {
+    if (!tally.ever_determined[j]) {
+      theta[j] = unknowns[j].value;
+      c.result.not_fitted.push_back(
+          unknowns[j].name +
+          (tally.ever_had_items[j] ? ": not separable by the items used" : ": no item depends on it") + " (kept at " +
+          std::to_string(theta[j]) + " " + unknowns[j].unit + ": the default, or an earlier pass's fit)");
+    } else {
+      c.result.fitted.push_back({unknowns[j].name, unknowns[j].unit, theta[j], group_residual, tally.points[j]});
+    }
+    unknowns[j].value = theta[j];
+  }
+}
+
+}  // namespace
+
 // The linearised problem solved with every unknown within its [lo, hi] (an active-set pass, as in
 // non-negative least squares): while the solution takes a determined unknown out of its range, the
 // one furthest out (relative to its finite-difference step) is held at the bound it crossed, its
@@ -117,43 +154,6 @@ StatusOr<LinearSolution> SolveWithinBounds(LinearProblem p, const std::vector<Si
   }
   return s;
 }
-
-// Moves `theta` to the determined unknowns of `s`, damped: within [lo, hi], and a positive value
-// by at most 4x or 1/4, except that an unknown held at a bound goes to it at once.
-double DampedStep(const std::vector<SimUnknown>& unknowns, const LinearSolution& s, const std::vector<bool>& held,
-                  std::vector<double>& theta) {
-  double change = 0;
-  for (size_t j = 0; j < theta.size(); ++j) {
-    if (!s.determined[j]) continue;
-    double next = std::clamp(s.x[j], unknowns[j].lo, unknowns[j].hi);
-    if (theta[j] > 0 && !held[j]) next = std::clamp(next, theta[j] / 4, theta[j] * 4);
-    change = std::max(change, std::abs(next - theta[j]) / std::max(std::abs(theta[j]), 1e-9));
-    theta[j] = next;
-  }
-  return change;
-}
-
-// An unknown the items never determined keeps its start; one they moved is reported with the
-// residual of the last round's rows (the group's rms relative residual).
-void RecordSimulationFit(FitContext& c, const LinearSolution& last, const UnknownTally& tally,
-                         std::vector<SimUnknown>& unknowns, std::vector<double>& theta) {
-  double group_residual = 0;
-  for (size_t j = 0; j < unknowns.size(); ++j) group_residual = std::max(group_residual, last.residual_rms[j]);
-  for (size_t j = 0; j < unknowns.size(); ++j) {
-    if (!tally.ever_determined[j]) {
-      theta[j] = unknowns[j].value;
-      c.result.not_fitted.push_back(
-          unknowns[j].name +
-          (tally.ever_had_items[j] ? ": not separable by the items used" : ": no item depends on it") + " (kept at " +
-          std::to_string(theta[j]) + " " + unknowns[j].unit + ": the default, or an earlier pass's fit)");
-    } else {
-      c.result.fitted.push_back({unknowns[j].name, unknowns[j].unit, theta[j], group_residual, tally.points[j]});
-    }
-    unknowns[j].value = theta[j];
-  }
-}
-
-}  // namespace
 
 double MeasuredNs(const trace::Item& item) { return item.stats().median_us() * 1e3; }
 

@@ -67,14 +67,21 @@ struct FitContext {
   const TransferClass& HostClass(trace::Direction d, trace::HostMemory m) const;
 
   // Damped Gauss-Newton: linearises every item's predicted median in the unknowns by finite
-  // differences around the current values, solves the weighted (1/measured) least squares, moves
-  // there (clamped to [lo, hi]) and repeats until the largest relative change is below 1e-3 (at
-  // most 12 rounds). An unknown that no item's prediction moves keeps its start and is listed in
+  // differences around the current values, solves the weighted (1/measured) least squares within
+  // [lo, hi] (SolveWithinBounds), moves there and repeats until the largest relative change is
+  // below 1e-3 (at most 12 rounds). An unknown that no item's prediction moves keeps its start and is listed in
   // not_fitted; so does one the items cannot separate from the others (of a set the items cannot
   // separate, only the first in `give_up` order when the unknowns give one). `apply` writes the
   // unknowns into a parameter set.
   Status FitBySimulation(const std::string& group, const std::vector<const trace::Item*>& fit_items,
                          std::vector<SimUnknown>& unknowns, const ApplyUnknowns& apply);
 };
+
+// One Gauss-Newton round's linear problem solved with every unknown within its [lo, hi], an
+// active-set pass as in non-negative least squares: while the solution takes a determined unknown
+// out of its range, the one furthest out (relative to its step) is held at the bound it crossed
+// and the rest are solved again. `held` marks those unknowns; they are reported determined.
+StatusOr<LinearSolution> SolveWithinBounds(LinearProblem p, const std::vector<SimUnknown>& unknowns,
+                                           const std::string& group, std::vector<bool>* held);
 
 }  // namespace specsim::calib

@@ -3,8 +3,13 @@
 // host parameters (test_traces.h Measure).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "sim/calib/fit_context.h"
 #include "sim/calib/fitters.h"
+#include "sim/calib/injected_host_cost.h"
+#include "sim/calib/loop_predictors.h"
 #include "sim/calib/params.h"
 #include "sim/calib/predictors.h"
 #include "sim/calib/test_traces.h"
@@ -77,6 +82,69 @@ TEST(FitHostPacingTest, NoPacingLoopsKeepTheDefaults) {
   ASSERT_TRUE(FitHostPacing(c).ok());
   EXPECT_FALSE(c.result.params.host.library_issue_us.has_value());
   EXPECT_TRUE(NotFitted(c.result, "host.library_issue_us"));
+}
+
+// Layer loops alone (one GPU: no skew loops): the issue costs are fitted, the natural jitter is not
+// (an Exp(m) per op adds about m per op in a layer loop, as an issue cost does).
+TEST(FitHostPacingTest, WithoutSkewLoopsTheJitterIsNotFitted) {
+  const net::Topology topo = H200x2();
+  CalibParams params = DefaultParams(topo, 0);
+  params.host.library_issue_us = 12.0;
+  params.host.graph_launch_us = 3.0;
+  trace::Trace t;
+  for (const char* capture : {"eager", "graph"}) {
+    AddLayerLoop(&t, 1, true, 1, 0, capture);
+    AddLayerLoop(&t, 1, true, 32, 0, capture);
+  }
+  for (auto d : {trace::HostCost::FIXED, trace::HostCost::EXPONENTIAL}) {
+    trace::Item* it = AddLayerLoop(&t, 1, true, 1, 0, "eager");
+    it->mutable_layer_loop()->mutable_host_cost()->set_distribution(d);
+    it->mutable_layer_loop()->mutable_host_cost()->set_mean_us(10);
+  }
+  Measure(&t, topo, params);
+  CalibParams start = params;
+  start.host = {};
+  FitContext c = ContextOf(t, topo, start);
+  ASSERT_TRUE(FitHostPacing(c).ok());
+  ASSERT_TRUE(c.result.params.host.library_issue_us.has_value());
+  EXPECT_NEAR(*c.result.params.host.library_issue_us, 12.0, 0.06);
+  EXPECT_EQ(c.result.params.host.jitter_mean_us, 0.0);
+  EXPECT_TRUE(NotFitted(c.result, "host.jitter_mean_us"));
+}
+
+// An eager loop with exponential injected costs waits exactly the draws its measurement waited
+// (validate's per-rank streams, warm-ups and rounds included): host-bound with no natural jitter,
+// each iteration is a constant plus its draws' sum, so the prediction is the loop without injected
+// cost plus the median of those sums over the timed iterations.
+TEST(PredictLayerLoopTest, ExponentialInjectedCostsAreTheMeasurementsOwnDraws) {
+  const net::Topology topo = H200x2();
+  CalibParams params = DefaultParams(topo, 0);
+  params.host.library_issue_us = 40.0;  // far above the GEMM's GPU time: host-bound
+  for (int rounds : {0, 4}) {
+    trace::Trace t;
+    trace::Item* none = AddLayerLoop(&t, 1, true, 1, 0, "eager");
+    trace::Item* exp = AddLayerLoop(&t, 1, true, 1, 0, "eager");
+    trace::HostCost* cost = exp->mutable_layer_loop()->mutable_host_cost();
+    cost->set_distribution(trace::HostCost::EXPONENTIAL);
+    cost->set_mean_us(10);
+    cost->set_seed(1234);
+    exp->mutable_layer_loop()->set_rounds(rounds);
+    exp->mutable_stats()->set_iterations(rounds == 0 ? 30 : 60);
+    exp->mutable_stats()->set_warmup(5);
+    const Prediction base = PredictLayerLoop(*none, topo, params);
+    const Prediction with_cost = PredictLayerLoop(*exp, topo, params);
+    ASSERT_TRUE(base.simulated && with_cost.simulated);
+    InjectedHostCost draws(*cost, 0);
+    std::vector<double> sums;
+    for (bool timed : LoopIterationsAsRun(exp->stats().iterations(), 5, rounds)) {
+      double sum = 0;
+      for (int layer = 0; layer < 32; ++layer) sum += draws.NextUs();
+      if (timed) sums.push_back(sum);
+    }
+    std::sort(sums.begin(), sums.end());
+    const double median = 0.5 * (sums[sums.size() / 2 - 1] + sums[sums.size() / 2]);
+    EXPECT_NEAR(with_cost.predicted_us - base.predicted_us, median, 1e-3) << "rounds " << rounds;
+  }
 }
 
 }  // namespace

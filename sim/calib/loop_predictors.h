@@ -22,9 +22,10 @@
 // environment and recorded picks, the calibrated NCCL costs). Iterations: max(50, the item's),
 // seeded identically for every prediction so that fits see smooth changes (common random
 // numbers); a loop with exponential injected costs runs exactly the measurement's iterations,
-// warm-ups and rounds included (its draws are the measurement's, so its median is over the same
-// host costs; a timeline of its own drew a median 3% below the 2x H200 trace's for the m = 1
-// two-op loop). With no jitter and no injected cost every iteration is the same.
+// warm-ups and rounds included, so that its median is over the very host costs the measurement's
+// was (30-60 iterations of 32-96 draws: their sums' median is off the nominal by up to ~2%, which
+// draws of the timeline's own would add as error). With no jitter and no injected cost every
+// iteration is the same.
 #pragma once
 
 #include <map>

@@ -379,6 +379,17 @@ TEST(ParamsTest, AFittedZeroSurvivesTheCalibrationFile) {
   EXPECT_EQ(*back.base_latency_us, 15.0);
 }
 
+TEST(ParamsTest, ANegativeHostCostIsAnErrorNamingTheField) {
+  config::HostPacingCalibration h;
+  h.set_library_issue_us(0);  // a fit's 0 is fine
+  EXPECT_TRUE(ValidateHostPacing(h).ok());
+  h.set_graph_launch_us(-1);
+  const Status s = ValidateHostPacing(h);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("host.graph_launch_us"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(">= 0"), std::string::npos) << s.message();
+}
+
 TEST(PredictorTest, ListsWhatItCannotSimulateWithAReason) {
   const net::Topology topo = H200();
   trace::Trace t;

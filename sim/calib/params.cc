@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "sim/core/check.h"
 #include "sim/coll/collective_planner.h"
@@ -127,6 +129,20 @@ StatusOr<coll::ProtocolOverrides> ProtocolOverridesFromProto(const config::NcclC
     set(cost.wire_efficiency, e.wire_efficiency());
   }
   return o;
+}
+
+Status ValidateHostPacing(const config::HostPacingCalibration& h) {
+  const std::pair<const char*, double> fields[] = {{"kernel_issue_us", h.kernel_issue_us()},
+                                                   {"library_issue_us", h.library_issue_us()},
+                                                   {"collective_issue_us", h.collective_issue_us()},
+                                                   {"graph_launch_us", h.graph_launch_us()},
+                                                   {"sync_wake_us", h.sync_wake_us()},
+                                                   {"jitter_mean_us", h.jitter_mean_us()}};
+  for (const auto& [name, us] : fields)
+    if (!std::isfinite(us) || us < 0)
+      return InvalidArgumentError(std::string("host.") + name + " = " + std::to_string(us) +
+                                  ": must be a finite time >= 0 in us (absent: the compute model's default)");
+  return OkStatus();
 }
 
 CalibParams ApplyCalibrationProto(CalibParams p, const config::Calibration& c) {

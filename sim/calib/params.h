@@ -132,8 +132,13 @@ CalibParams DefaultParams(const net::Topology& topology, int gpu);
 // P2P transfer defaults for GPUs src -> dst over the routed path (same law as host copies).
 P2pParams P2pDefaults(const net::Topology& topology, int src_gpu, int dst_gpu, const compute::ComputeParams& compute);
 
-// Non-zero fields of `calibration` override `params`.
+// Non-zero fields of `calibration` override `params`; the host costs and NCCL latencies that are
+// present override them, 0 included (a fit may hold one at 0).
 CalibParams ApplyCalibrationProto(CalibParams params, const config::Calibration& calibration);
+
+// The host costs of a calibration (`host`): each present one finite and >= 0, else
+// InvalidArgument naming the field.
+Status ValidateHostPacing(const config::HostPacingCalibration& host);
 
 // All fields of `params` as a Calibration (compute, fabric, nccl); `fitted` is left empty.
 config::Calibration ToCalibrationProto(const CalibParams& params);

@@ -206,6 +206,7 @@ Status ApplyCalibrationFile(const std::string& calib, LoadedScenario* loaded) {
   if (!overrides.ok()) return overrides.status().WithPrefix(text.display_name + ": nccl");
   setup.allreduce.protocol_overrides = *overrides;
   // The ranks' host costs (issue per op class, graph launch, sync wake, natural jitter).
+  RETURN_IF_ERROR(calib::ValidateHostPacing(c.host()).WithPrefix(text.display_name));
   setup.driver = calib::DriverHostOf(calib::ApplyCalibrationProto(calib::CalibParams{}, c).host);
   return OkStatus();
 }

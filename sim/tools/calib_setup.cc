@@ -19,6 +19,7 @@ StatusOr<config::Calibration> LoadCalibrationFile(const std::string& path) {
   ASSIGN_OR_RETURN(io::ConfigText text, io::ReadConfigFile(path));
   ASSIGN_OR_RETURN(config::Calibration c, io::ParseTextProto<config::Calibration>(text.text, text.display_name));
   RETURN_IF_ERROR(io::CheckFiniteNumbers(c, text.display_name));
+  RETURN_IF_ERROR(calib::ValidateHostPacing(c.host()).WithPrefix(text.display_name));
   return c;
 }
 

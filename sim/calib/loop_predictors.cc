@@ -231,24 +231,18 @@ Prediction PredictLayerLoop(const trace::Item& item, const net::Topology& topolo
   }
   if (l.slow_rank() >= ops.ranks)
     return Failed("slow rank " + std::to_string(l.slow_rank()) + " of " + std::to_string(ops.ranks) + " ranks");
+  // The loop's structure is the same with drawn costs: it is checked once.
+  const TimelineProgram p = LayerLoopProgram(l, ops, nullptr);
+  if (Status s = llm::ValidateProgram(p, ops.ranks); !s.ok()) return Failed(s.message());
   RankTimelines tl(ops.ranks, HostModelFrom(params.host, *cost), llm::GpuVariation{}, kLoopSeed);
-  if (ops.graph || l.host_cost().distribution() != trace::HostCost::EXPONENTIAL) {
-    const TimelineProgram p = LayerLoopProgram(l, ops, nullptr);
-    if (Status s = llm::ValidateProgram(p, ops.ranks); !s.ok()) return Failed(s.message());
+  if (ops.graph || l.host_cost().distribution() != trace::HostCost::EXPONENTIAL)
     return Micros(MedianSlowestRankSpanUs(p, ops.ranks, IterationsOf(item), &tl));
-  }
   // Exponential injected costs: every iteration the measurement ran, warm-ups included, with the
   // costs it drew; the median over its timed ones.
   RankDraws draws = DrawsOf(l.host_cost(), ops.ranks);
   std::vector<double> per_iteration;
-  bool checked = false;
   for (bool timed : LoopIterationsAsRun(item.stats().iterations(), item.stats().warmup(), l.rounds())) {
-    const TimelineProgram p = LayerLoopProgram(l, ops, &draws);
-    if (!checked) {
-      if (Status s = llm::ValidateProgram(p, ops.ranks); !s.ok()) return Failed(s.message());
-      checked = true;
-    }
-    const llm::RunResult r = tl.Run(p);
+    const llm::RunResult r = tl.Run(LayerLoopProgram(l, ops, &draws));
     if (timed) per_iteration.push_back(SlowestRankSpanUs(r, ops.ranks));
   }
   return Micros(Median(per_iteration));

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The simulator test suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang), then
-# every libFuzzer target of sim/fuzz for a short run over its seed corpus. Part of the README's test
-# command (scripts/test.sh); alone:
+# every libFuzzer target of sim/fuzz for a short run over its seed corpus. Part of
+# `scripts/test.sh --full` (not of the plain test command that CI runs); alone:
 #
 #   scripts/sanitize.sh [--fuzz-seconds N]     (default 10 per target; 0: no fuzzing)
 #

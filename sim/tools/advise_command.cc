@@ -1,7 +1,5 @@
 #include "sim/tools/advise_command.h"
 
-#include <CLI/CLI.hpp>
-#include <unistd.h>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -416,47 +414,6 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
   PrintAdviseHeader(report, out, err);
   PrintAdviseTables(report, out);
   return 0;
-}
-
-void AddAdviseCommand(CLI::App& app, int* exit_code) {
-  auto flags = std::make_shared<AdviseFlags>();
-  CLI::App* cmd = app.add_subcommand("advise",
-                                     "Search speculation settings, allreduce choice, CUDA graphs / capture mode / host "
-                                     "syncs and TP/EP for the fastest configuration of a model "
-                                     "on a box; print the top configurations, why each family of alternatives loses, "
-                                     "and SGLang flags for the winner.");
-  cmd->add_option("--scenario", flags->scenario, "base scenario (the other flags override it)");
-  cmd->add_option("--hardware", flags->hardware, "hardware textproto");
-  cmd->add_option("--model", flags->model, "model textproto or Hugging Face config.json");
-  cmd->add_option("--draft", flags->draft,
-                  "EAGLE-3 draft head: a models/eagle3-*.textproto or its Hugging Face config.json");
-  CLI::Option* tp = cmd->add_option("--tp", flags->tp, "tensor-parallel degree (default: every GPU)");
-  CLI::Option* batch = cmd->add_option("--batch", flags->batch, "concurrent sequences (default 1)");
-  CLI::Option* context =
-      cmd->add_option("--context", flags->context, "tokens in each sequence's KV cache (default 4096)");
-  cmd->add_option("--weight-dtype", flags->weight_dtype,
-                  "BF16 | FP8 | FP4 | INT4 (none of the dtype flags: the formats the model's checkpoint stores)");
-  cmd->add_option("--expert-weight-dtype", flags->expert_weight_dtype, "routed experts: BF16 | FP8 | FP4 | INT4");
-  cmd->add_option("--kv-dtype", flags->kv_dtype, "BF16 | FP8");
-  cmd->add_option("--acceptance", flags->acceptance,
-                  "per-position acceptance of the draft's top-1 token, e.g. 0.85,0.75,0.65");
-  cmd->add_option("--accept-lengths", flags->accept_lengths,
-                  "accept-length histogram measured with the scenario's speculation shape: counts of cycles that "
-                  "accepted 0, 1, ..., num_steps draft tokens");
-  cmd->add_option("--calibration", flags->calibration, "calibration textproto");
-  cmd->add_flag("--exhaustive", flags->exhaustive, "evaluate the whole space instead of pruning");
-  cmd->add_option("--threads", flags->threads, "worker threads (default: all cores)");
-  cmd->add_option("--top", flags->top, "configurations to list")->capture_default_str();
-  cmd->add_flag("--json", flags->json, "print JSON");
-  cmd->add_flag("!--no-progress", flags->progress, "no progress on stderr (it shows only on a terminal)");
-  cmd->callback([flags, exit_code, tp, batch, context] {
-    // The progress line redraws itself with '\r': only on a terminal, never into a log.
-    flags->progress = flags->progress && ::isatty(STDERR_FILENO);
-    flags->tp_given = tp->count() > 0;
-    flags->batch_given = batch->count() > 0;
-    flags->context_given = context->count() > 0;
-    *exit_code = RunAdvise(*flags, std::cout, std::cerr);
-  });
 }
 
 }  // namespace specsim::tools

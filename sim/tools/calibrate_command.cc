@@ -2,7 +2,6 @@
 #include "sim/io/textproto.h"
 #include "sim/tools/calibrate_command.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <google/protobuf/text_format.h>
 
@@ -109,17 +108,6 @@ int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& e
   else
     out << "\nwrote " << flags.output << "\n";
   return 0;
-}
-
-void AddCalibrateCommand(CLI::App& app, int* exit_code) {
-  auto flags = std::make_shared<CalibrateFlags>();
-  CLI::App* cmd = app.add_subcommand("calibrate", "fit the simulator's parameters to measurement traces of one box");
-  cmd->add_option("traces", flags->traces, "traces written by specsim-validate (.pb), all of one box: fitted together")
-      ->required();
-  cmd->add_option("-o,--output", flags->output, "calibration textproto to write");
-  cmd->add_option("--hardware", flags->hardware, "hardware textproto; default: built from the trace");
-  cmd->add_flag("--json", flags->json, "print the fitted values as JSON");
-  cmd->callback([flags, exit_code] { *exit_code = RunCalibrate(*flags, std::cout, std::cerr); });
 }
 
 }  // namespace specsim::tools

@@ -1,6 +1,5 @@
 #include "sim/tools/collective_command.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <fstream>
@@ -374,53 +373,6 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
   PrintCollectiveTable(topology, base->collective, columns, *algorithms, *sweep, crossover, out);
   if (trace) out << "# trace: " << flags.trace << " (" << trace->num_events() << " events; open in ui.perfetto.dev)\n";
   return 0;
-}
-
-void AddCollectiveCommand(CLI::App& app, int* exit_code) {
-  auto flags = std::make_shared<CollectiveFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "collective",
-      "Simulate a collective on a hardware config: time, algbw and busbw per size (nccl-tests units), the "
-      "algorithm/protocol/channels used, and the busiest link.");
-  cmd->add_option("--hardware", flags->hardware, "hardware textproto (bundled configs/... paths work anywhere)")
-      ->capture_default_str();
-  cmd->add_option("--op", flags->op, "allreduce | allgather | reducescatter | alltoall")->capture_default_str();
-  cmd->add_option("--algo", flags->algo,
-                  "ring | tree | oneshot | twoshot | direct (alltoall) | auto (NCCL's pick) | all (every algorithm)")
-      ->capture_default_str();
-  cmd->add_option("--proto", flags->proto, "ll | simple (NCCL_PROTO); default: NCCL's choice");
-  cmd->add_option("--channels", flags->channels, "channels (rings) to use; default: NCCL's choice");
-  cmd->add_option("--min-channels", flags->min_channels, "NCCL_MIN_NCHANNELS");
-  cmd->add_option("--max-channels", flags->max_channels, "NCCL_MAX_NCHANNELS");
-  cmd->add_option("--gpus", flags->gpus, "GPU indices, e.g. 0,1,2,3 or 0-3; default: all");
-  cmd->add_option("--p2p-level", flags->p2p_level, "pix | pxb | phb | sys (NCCL_P2P_LEVEL); default: NCCL's");
-  cmd->add_flag("--p2p-disable", flags->p2p_disable, "NCCL_P2P_DISABLE=1: SHM through host memory everywhere");
-  CLI::Option* sizes =
-      cmd->add_option("--sizes", flags->sizes, "sizes: 1K:256M (powers of 2), or a list 4K,1M")->capture_default_str();
-  cmd->add_option("-b,--minbytes", flags->min_bytes, "nccl-tests' minimum size (e.g. 8, 1K, 32M); with -e, -f or -i");
-  cmd->add_option("-e,--maxbytes", flags->max_bytes, "nccl-tests' maximum size");
-  cmd->add_option("-f,--stepfactor", flags->step_factor, "nccl-tests' multiplication factor between sizes");
-  cmd->add_option("-i,--stepbytes", flags->step_bytes, "nccl-tests' fixed increment between sizes (default 1M)");
-  cmd->add_option("-d,--dtype", flags->dtype,
-                  "element type, nccl-tests' names: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 "
-                  "f8e4m3 f8e5m2 (aliases fp32 bf16 fp16 fp8)")
-      ->capture_default_str();
-  cmd->add_option("--redop", flags->redop,
-                  "reduction printed in the redop column: sum prod max min avg (nccl-tests' -o; the time does "
-                  "not depend on it)")
-      ->capture_default_str();
-  cmd->add_option("--custom-blocks", flags->custom_blocks, "one-shot/two-shot thread blocks")->capture_default_str();
-  cmd->add_option("--custom-launch-us", flags->custom_launch_us,
-                  "one-shot/two-shot kernel launch time before the barrier (0: inside a CUDA graph)")
-      ->capture_default_str();
-  cmd->add_flag("--json", flags->json, "print JSON: {\"rows\":[...]}");
-  cmd->add_option("--calibration", flags->calibration,
-                  "calibration textproto (specsim calibrate): its fabric and NCCL parts");
-  cmd->add_option("--trace", flags->trace, "write a Chrome/Perfetto trace of every flow and link");
-  cmd->callback([flags, sizes, exit_code] {
-    flags->sizes_given = sizes->count() > 0;
-    *exit_code = RunCollective(*flags, std::cout, std::cerr);
-  });
 }
 
 }  // namespace specsim::tools

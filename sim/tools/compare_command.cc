@@ -1,6 +1,5 @@
 #include "sim/tools/compare_command.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <fstream>
@@ -302,28 +301,6 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
     return 1;
   }
   return 0;
-}
-
-void AddCompareCommand(CLI::App& app, int* exit_code) {
-  auto flags = std::make_shared<CompareFlags>();
-  CLI::App* cmd = app.add_subcommand("compare", "re-simulate every item of a trace: predicted against measured");
-  cmd->add_option("trace", flags->trace, "trace written by specsim-validate (.pb)")->required();
-  cmd->add_option("--calibration", flags->calibration, "calibration textproto (specsim calibrate)");
-  cmd->add_option("--hardware", flags->hardware, "hardware textproto; default: built from the trace");
-  cmd->add_option("--holdout", flags->holdout,
-                  "fit on the rest, report errors on this fraction of the items (median over seeds 1..--seeds)");
-  CLI::Option* seed = cmd->add_option("--seed", flags->seed, "one hold-out split of this seed instead of seeds 1..N");
-  CLI::Option* seeds =
-      cmd->add_option("--seeds", flags->seeds, "hold-out summary over split seeds 1..N")->capture_default_str();
-  seed->excludes(seeds);
-  cmd->add_option("--svg", flags->svg, "write predicted against measured (log-log) to this SVG file");
-  cmd->add_option("--max-error", flags->max_error,
-                  "exit 1 when a suite's median absolute error (median over the seeds) exceeds this fraction");
-  cmd->add_flag("--json", flags->json, "print JSON");
-  cmd->callback([flags, seed, exit_code] {
-    flags->seed_given = seed->count() > 0;
-    *exit_code = RunCompare(*flags, std::cout, std::cerr);
-  });
 }
 
 }  // namespace specsim::tools

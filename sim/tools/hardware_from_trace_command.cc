@@ -1,7 +1,6 @@
 #include "sim/io/file_io.h"
 #include "sim/tools/hardware_from_trace_command.h"
 
-#include <CLI/CLI.hpp>
 #include <google/protobuf/util/json_util.h>
 
 #include <nlohmann/json.hpp>
@@ -67,18 +66,6 @@ int RunHardwareFromTrace(const HardwareFromTraceFlags& flags, std::ostream& out,
   }
   out << "wrote " << flags.output << ": " << hw->description() << "\n";
   return 0;
-}
-
-void AddHardwareFromTraceCommand(CLI::App& app, int* exit_code) {
-  auto flags = std::make_shared<HardwareFromTraceFlags>();
-  CLI::App* cmd =
-      app.add_subcommand("hardware-from-trace", "write a hardware config for the box a trace was measured on");
-  cmd->add_option("trace", flags->trace, "trace written by specsim-validate (.pb)")->required();
-  cmd->add_option("-o,--output", flags->output, "hardware textproto to write (default: print)");
-  cmd->add_option("--name", flags->name, "config name (default: <gpu>-<n>x)");
-  cmd->add_flag("--json", flags->json,
-                "print the config as JSON (protobuf's JSON mapping; with -o, also what was written)");
-  cmd->callback([flags, exit_code] { *exit_code = RunHardwareFromTrace(*flags, std::cout, std::cerr); });
 }
 
 }  // namespace specsim::tools

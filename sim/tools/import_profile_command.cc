@@ -1,6 +1,5 @@
 #include "sim/tools/import_profile_command.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -588,28 +587,6 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
   else
     PrintText(*r, *passes, flags.output, out);
   return 0;
-}
-
-void AddImportProfileCommand(CLI::App& app, int* exit_code) {
-  auto flags = std::make_shared<ImportProfileFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "import-profile", "read PyTorch profiler (Kineto) traces of every rank: passes, kernel classes, NCCL waits");
-  cmd->add_option("paths", flags->paths, "trace files (.json / .json.gz, one per rank) or directories holding them")
-      ->required();
-  cmd->add_option("-o,--output", flags->output, "write the measurement trace (.pb) for compare / calibrate");
-  cmd->add_flag("--json", flags->json, "print JSON");
-  cmd->add_option("--phases", flags->phases,
-                  "host range names that mark passes (default: decode draft verify "
-                  "draft_extend extend prefill; none: every CUDA-graph replay is a pass, "
-                  "as are replays outside the named ranges anyway)");
-  cmd->add_option("--nccl-env", flags->nccl_env,
-                  "NCCL_NAME=value: an NCCL variable the run had (the profile does not record them), e.g. "
-                  "NCCL_P2P_DISABLE=1; repeatable");
-  cmd->add_option("--scenario", flags->scenario, "predict every pass group from this scenario (textproto)");
-  cmd->add_option("--set", flags->set, "field.path=value: override a scenario field (repeatable)");
-  cmd->add_option("--calibration", flags->calibration, "calibration textproto replacing the scenario's");
-  cmd->add_option("--run-prefix", flags->run_prefix, "prefix of host ranges that name a run (default specsim.run/)");
-  cmd->callback([flags, exit_code] { *exit_code = RunImportProfile(*flags, std::cout, std::cerr); });
 }
 
 }  // namespace specsim::tools

@@ -1,7 +1,6 @@
 #include "sim/io/file_io.h"
 #include "sim/tools/simulate_command.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <fstream>
@@ -448,35 +447,6 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     out << "# trace: " << flags.trace << " (one " << (r.speculative ? "cycle" : "step")
         << ", every rank's host thread and GPU stream; open in ui.perfetto.dev)\n";
   return 0;
-}
-
-void AddSimulateCommand(CLI::App& app, int* exit_code) {
-  auto flags = std::make_shared<SimulateFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "simulate",
-      "Predict baseline and speculative tokens/s of a scenario (hardware + model + serving + speculation + "
-      "allreduce choice), tau, speedup and where the cycle's time goes. Without SCENARIO: the embedded default " +
-          std::string(scenario::kDefaultScenario) + ".");
-  cmd->add_option("scenario", flags->scenario, "scenario textproto (configs/scenarios/...)");
-  cmd->add_option("--set", flags->set, "override a scenario field: --set serving.batch_size=8 (repeatable)");
-  cmd->add_option("--model", flags->model,
-                  "target model: a models/*.textproto or a Hugging Face config.json (llama, mistral, mixtral, qwen2, "
-                  "qwen2_moe, qwen3, qwen3_moe, deepseek_v2, deepseek_v3, kimi_k2, gpt_oss, glm4_moe), in the formats "
-                  "its checkpoint stores unless --set serving.weight_dtype / expert_weight_dtype / weight_source is "
-                  "given");
-  cmd->add_option("--draft", flags->draft,
-                  "EAGLE-3 draft head: a models/*.textproto or its Hugging Face config.json (replaces "
-                  "speculation.draft_model)");
-  cmd->add_option("--calibration", flags->calibration, "calibration textproto (overrides the scenario's)");
-  cmd->add_flag("--json", flags->json, "print JSON");
-  cmd->add_flag("--compare-algos", flags->compare_algos,
-                "add a row per allreduce choice, and a row per capture mode (full, piecewise, eager per phase) and "
-                "host-sync choice");
-  cmd->add_flag("--memory", flags->memory, "print the per-GPU memory plan and exit (exit code 3 if it does not fit)");
-  cmd->add_option("--trace", flags->trace,
-                  "write a Perfetto timeline of one cycle (one step without speculation): every rank's host "
-                  "thread and GPU stream");
-  cmd->callback([flags, exit_code] { *exit_code = RunSimulate(*flags, std::cout, std::cerr); });
 }
 
 }  // namespace specsim::tools

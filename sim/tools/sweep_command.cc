@@ -1,9 +1,7 @@
 #include "sim/io/file_io.h"
 #include "sim/tools/sweep_command.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -355,32 +353,6 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
     }
   }
   return 0;
-}
-
-void AddSweepCommand(CLI::App& app, int* exit_code) {
-  auto flags = std::make_shared<SweepFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "sweep", "Simulate the cross product of --vary'd scenario fields on all cores; write CSV and optionally an SVG.");
-  cmd->add_option("scenario", flags->scenario, "scenario textproto (default: the embedded default scenario)");
-  cmd->add_option("--vary", flags->vary, "field.path=v1,v2,... (repeatable; the cross product is simulated)");
-  cmd->add_option("--vary-together", flags->vary_together,
-                  "field.path=v1,v2,... field2.path=w1,w2,...: fields varied in lockstep, one axis (repeatable), "
-                  "e.g. speculation.num_steps=1,2,3 speculation.num_draft_tokens=2,3,4")
-      ->expected(2, 16);
-  cmd->add_option("--set", flags->set, "fixed override field.path=value (repeatable)");
-  cmd->add_option("--calibration", flags->calibration, "calibration textproto");
-  cmd->add_option("--out", flags->out, "CSV file (default: stdout); JSON with --json");
-  cmd->add_flag("--json", flags->json, "print the rows as JSON instead of CSV");
-  cmd->add_option("--svg", flags->svg, "draw tokens/s against a varied field into this SVG file");
-  cmd->add_option("--x", flags->x, "the varied field on the SVG's x axis (default: the first --vary)");
-  cmd->add_option("--threads", flags->threads, "worker threads (default: all cores)");
-  cmd->add_flag("!--no-progress", flags->progress, "no progress bar on stderr (it shows only on a terminal)");
-  cmd->add_flag("--yes", flags->yes, "run more than 10000 points");
-  cmd->callback([flags, exit_code] {
-    // A progress bar redraws its line with '\r': only on a terminal, never into a log.
-    flags->progress = flags->progress && ::isatty(STDERR_FILENO);
-    *exit_code = RunSweep(*flags, std::cout, std::cerr);
-  });
 }
 
 }  // namespace specsim::tools

@@ -52,7 +52,7 @@ StatusOr<FitResult> Fit(const trace::Trace& trace, const std::vector<int>& indic
   RETURN_IF_ERROR(FitCopyEnginesAndDuplex(c, max_engines));
   RETURN_IF_ERROR(FitZeroCopy(c));
   RETURN_IF_ERROR(FitP2p(c));
-  RETURN_IF_ERROR(c.ApplyFittedFabric(topology));
+  c.ApplyFittedFabric(topology);
   const FitContext before_kernels = c;
   RETURN_IF_ERROR(KernelsOnwards(c));
   RETURN_IF_ERROR(FitTimedCallGap(before_kernels, KernelsOnwards, c));

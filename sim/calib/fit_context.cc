@@ -164,10 +164,10 @@ std::vector<const trace::Item*> FitContext::ItemsOfKind(trace::Kind kind) const 
   return of_kind;
 }
 
-Status FitContext::ApplyFittedFabric(const net::Topology& given) {
+void FitContext::ApplyFittedFabric(const net::Topology& given) {
   topology = given;
   const config::Calibration c = CalibrationFromFit(result, given, "");
-  return ApplyFabricCalibration(c.fabric(), &topology);
+  ApplyFabricCalibration(c.fabric(), &topology);
 }
 
 void FitContext::Record(const std::string& name, const std::string& unit, double value, const LinearSolution& s,

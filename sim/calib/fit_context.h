@@ -53,7 +53,7 @@ struct FitContext {
   std::vector<const trace::Item*> ItemsOfKind(trace::Kind kind) const;
 
   // Applies the fabric fitted so far to `topology` (from the box as given).
-  Status ApplyFittedFabric(const net::Topology& given);
+  void ApplyFittedFabric(const net::Topology& given);
 
   // Lists unknown `col` of `s` as fitted (`value`, with its residual and points), or as not
   // fitted when the items could not separate it; nothing when no item touched it.

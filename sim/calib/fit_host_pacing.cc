@@ -1,4 +1,4 @@
-// The ranks' host threads (fitters.h; HostParams, sim/llm/rank_timeline.h HostModel) from the
+// The ranks' host threads (fitters.h; llm::HostCosts, sim/llm/rank_timeline.h HostModel) from the
 // host-paced loops of the pacing suite, through the loops' predictor (loop_predictors.h: the law is
 // the rank timelines):
 //   layer loops, eager   per layer each rank's host issues a library call (the GEMM) and a
@@ -30,7 +30,7 @@ Status FitHostPacing(FitContext& c) {
         "compute model's launch overheads, no jitter)");
     return OkStatus();
   }
-  const HostParams& h = c.result.params.host;
+  const llm::HostCosts& h = c.result.params.host;
   const double launch_us = c.result.params.compute.launch_overhead_eager_ns * 1e-3;
   std::vector<SimUnknown> u = {
       {"host.library_issue_us", "us", h.library_issue_us.value_or(2 * launch_us), 0.25, 0, 500},
@@ -42,7 +42,7 @@ Status FitHostPacing(FitContext& c) {
   // as an issue cost does, and a fit of both on layer loops alone trades one for the other (the
   // one-GPU run of 2026-12-02: issue cost 0 and jitter 6.3 us per op).
   if (skew) {
-    u.push_back({"host.jitter_mean_us", "us", std::max(h.jitter_mean_us, 0.5), 0.1, 0, 100});
+    u.push_back({"host.jitter_mean_us", "us", std::max(h.jitter.mean_us, 0.5), 0.1, 0, 100});
     u.push_back({"host.sync_wake_us", "us", h.sync_wake_us.value_or(1.0), 0.25, 0, 500});
   } else {
     c.result.not_fitted.push_back(
@@ -54,7 +54,7 @@ Status FitHostPacing(FitContext& c) {
     p->host.collective_issue_us = t[1];
     p->host.graph_launch_us = t[2];
     if (skew) {
-      p->host.jitter_mean_us = t[3];
+      p->host.jitter = llm::ExponentialJitter(t[3]);
       p->host.sync_wake_us = t[4];
     }
   });

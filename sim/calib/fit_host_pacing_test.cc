@@ -55,19 +55,19 @@ TEST(FitHostPacingTest, RecoversIssueCostsGraphLaunchAndJitterForTwoTruths) {
     params.host.library_issue_us = truth.library_us;
     params.host.collective_issue_us = truth.collective_us;
     params.host.graph_launch_us = truth.graph_launch_us;
-    params.host.jitter_mean_us = truth.jitter_us;
+    params.host.jitter = llm::ExponentialJitter(truth.jitter_us);
     trace::Trace t = PacingSuite();
     Measure(&t, topo, params);
     CalibParams start = params;
     start.host = {};
     FitContext c = ContextOf(t, topo, start);
     ASSERT_TRUE(FitHostPacing(c).ok());
-    const HostParams& h = c.result.params.host;
+    const llm::HostCosts& h = c.result.params.host;
     ASSERT_TRUE(h.library_issue_us && h.collective_issue_us && h.graph_launch_us);
     EXPECT_NEAR(*h.library_issue_us, truth.library_us, 0.005 * truth.library_us);
     EXPECT_NEAR(*h.collective_issue_us, truth.collective_us, 0.005 * truth.collective_us);
     EXPECT_NEAR(*h.graph_launch_us, truth.graph_launch_us, 0.005 * truth.graph_launch_us);
-    EXPECT_NEAR(h.jitter_mean_us, truth.jitter_us, 0.005 * truth.jitter_us);
+    EXPECT_NEAR(h.jitter.mean_us, truth.jitter_us, 0.005 * truth.jitter_us);
     EXPECT_NEAR(Fitted(c.result, "host.library_issue_us"), truth.library_us, 0.005 * truth.library_us);
     // No loop's time depends on the sync wake: a skew loop is timed stamp to stamp, a layer loop
     // from each iteration's start, and the wake delays every rank's next start alike.
@@ -108,7 +108,7 @@ TEST(FitHostPacingTest, WithoutSkewLoopsTheJitterIsNotFitted) {
   ASSERT_TRUE(FitHostPacing(c).ok());
   ASSERT_TRUE(c.result.params.host.library_issue_us.has_value());
   EXPECT_NEAR(*c.result.params.host.library_issue_us, 12.0, 0.06);
-  EXPECT_EQ(c.result.params.host.jitter_mean_us, 0.0);
+  EXPECT_EQ(c.result.params.host.jitter.kind, llm::Jitter::Kind::kNone);
   EXPECT_TRUE(NotFitted(c.result, "host.jitter_mean_us"));
 }
 

@@ -90,26 +90,6 @@ Status CheckHostCost(const trace::HostCost& c) {
 
 }  // namespace
 
-llm::HostModel HostModelFrom(const HostParams& host, const compute::KernelCostModel& cost) {
-  auto or_default = [](const std::optional<double>& us, SimTime fallback) {
-    return us ? PicosFromMicros(*us) : fallback;
-  };
-  llm::HostModel h;
-  const SimTime launch = cost.LaunchOverhead(false);
-  h.kernel_issue_ps = or_default(host.kernel_issue_us, launch);
-  h.library_issue_ps = or_default(host.library_issue_us, launch);
-  h.collective_issue_ps = or_default(host.collective_issue_us, launch);
-  h.graph_launch_ps = or_default(host.graph_launch_us, cost.GraphLaunchOverhead());
-  h.sync_wake_ps = or_default(host.sync_wake_us, 0);
-  h.eager_gap_ps = cost.EagerDeviceGap();
-  h.graph_gap_ps = cost.LaunchOverhead(true);
-  if (host.jitter_mean_us > 0) {
-    h.jitter.kind = llm::Jitter::Kind::kExponential;
-    h.jitter.mean_us = host.jitter_mean_us;
-  }
-  return h;
-}
-
 namespace {
 
 // A layer loop's ranks and layers, its allreduce's GPUs, its injected host cost and its capture
@@ -234,7 +214,7 @@ Prediction PredictLayerLoop(const trace::Item& item, const net::Topology& topolo
   // The loop's structure is the same with drawn costs: it is checked once.
   const TimelineProgram p = LayerLoopProgram(l, ops, nullptr);
   if (Status s = llm::ValidateProgram(p, ops.ranks); !s.ok()) return Failed(s.message());
-  RankTimelines tl(ops.ranks, HostModelFrom(params.host, *cost), llm::GpuVariation{}, kLoopSeed);
+  RankTimelines tl(ops.ranks, llm::HostModelOf(params.host, *cost), llm::GpuVariation{}, kLoopSeed);
   if (ops.graph || l.host_cost().distribution() != trace::HostCost::EXPONENTIAL)
     return Micros(MedianSlowestRankSpanUs(p, ops.ranks, IterationsOf(item), &tl));
   // Exponential injected costs: every iteration the measurement ran, warm-ups included, with the
@@ -262,7 +242,7 @@ Prediction PredictSkewLoop(const trace::Item& item, const net::Topology& topolog
   if (!cost.ok()) return Failed(cost.status().message());
   auto transfer = TransferPs(c, topology, params);
   if (!transfer.ok()) return Failed(transfer.status().message());
-  const llm::HostModel host = HostModelFrom(params.host, *cost);
+  const llm::HostModel host = llm::HostModelOf(params.host, *cost);
   // One iteration: each rank's injected cost (with `draws`, validate's own draws), the graph
   // launch, the collective, the sync when the loop syncs.
   auto iteration = [&](RankDraws* draws) {

@@ -40,10 +40,6 @@
 
 namespace specsim::calib {
 
-// The host model of the calibration on a GPU's cost model: per-op issue by class, graph launch,
-// sync wake (HostParams, else the compute model's launch overheads), GPU gaps, natural jitter.
-llm::HostModel HostModelFrom(const HostParams& host, const compute::KernelCostModel& cost);
-
 Prediction PredictLayerLoop(const trace::Item& item, const net::Topology& topology, const CalibParams& params);
 Prediction PredictSkewLoop(const trace::Item& item, const net::Topology& topology, const CalibParams& params);
 Prediction PredictDecodeLoop(const trace::Trace& trace, const trace::Item& item, const net::Topology& topology,

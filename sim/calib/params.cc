@@ -23,12 +23,6 @@ TransferClass PathClass(const net::Topology& t, const net::Router& router, int s
   return {path.latency_ns + extra_latency_ns, rate};
 }
 
-TransferClass FromProto(TransferClass base, const config::TransferClassCalibration& c) {
-  if (c.latency_ns() != 0) base.latency_ns = c.latency_ns();
-  if (c.bandwidth_gbps() != 0) base.bandwidth_gbps = c.bandwidth_gbps();
-  return base;
-}
-
 void ToProto(const TransferClass& c, config::TransferClassCalibration* out) {
   out->set_latency_ns(c.latency_ns);
   out->set_bandwidth_gbps(c.bandwidth_gbps);
@@ -77,145 +71,6 @@ CalibParams DefaultParams(const net::Topology& t, int gpu) {
   }
   f.h2d_pageable = f.h2d_pinned;  // pageable staging is not modelled: same as pinned
   f.d2h_pageable = f.d2h_pinned;
-  return p;
-}
-
-llm::DecodeSetup::DriverHost DriverHostOf(const HostParams& host) {
-  llm::DecodeSetup::DriverHost d;
-  d.kernel_issue_us = host.kernel_issue_us;
-  d.library_issue_us = host.library_issue_us;
-  d.collective_issue_us = host.collective_issue_us;
-  d.graph_launch_us = host.graph_launch_us;
-  d.sync_wake_us = host.sync_wake_us;
-  if (host.jitter_mean_us > 0) {
-    d.jitter.kind = llm::Jitter::Kind::kExponential;
-    d.jitter.mean_us = host.jitter_mean_us;
-  }
-  return d;
-}
-
-StatusOr<coll::ProtocolOverrides> ProtocolOverridesFromProto(const config::NcclCalibration& n) {
-  coll::ProtocolOverrides o;
-  auto set = [](std::optional<double>& field, double value) {
-    if (value != 0) field = value;
-  };
-  set(o.base_latency_ll_us, n.base_latency_ll_us());
-  set(o.base_latency_simple_us, n.base_latency_simple_us());
-  set(o.hop_latency_ll_us, n.hop_latency_ll_us());
-  set(o.hop_latency_simple_us, n.hop_latency_simple_us());
-  set(o.ll_wire_efficiency, n.ll_wire_efficiency());
-  for (int i = 0; i < n.protocols_size(); ++i) {
-    const config::NcclProtocolCalibration& e = n.protocols(i);
-    const std::string where = "nccl.protocols[" + std::to_string(i) + "]";
-    auto t = coll::ParseNcclTransport(e.transport());
-    if (!t.ok()) return t.status().WithPrefix(where + ".transport");
-    auto p = coll::ParseNcclProto(e.protocol());
-    if (!p.ok()) return p.status().WithPrefix(where + ".protocol");
-    for (double v : {e.base_latency_us(), e.hop_latency_us(), e.channel_gbps(), e.wire_efficiency()})
-      if (!std::isfinite(v) || v < 0) return InvalidArgumentError(where + ": values must be finite and >= 0");
-    if (e.wire_efficiency() > 1) return InvalidArgumentError(where + ".wire_efficiency must be <= 1");
-    coll::ProtocolCost* target = &o.per_transport[{*t, *p}];
-    if (!e.op().empty()) {
-      auto op = coll::ParseCollective(e.op());
-      if (!op.ok() || *op == coll::Collective::kAllToAll)
-        return InvalidArgumentError(where + ".op \"" + e.op() +
-                                    "\": allowed values are \"\" (every op), allreduce, allgather, reducescatter");
-      target = &o.per_op[{*t, *p, static_cast<int>(*op)}];
-    }
-    coll::ProtocolCost& cost = *target;
-    if (e.has_base_latency_us()) cost.base_latency_us = e.base_latency_us();  // 0 included: a fit's value
-    if (e.has_hop_latency_us()) cost.hop_latency_us = e.hop_latency_us();
-    set(cost.channel_gbps, e.channel_gbps());
-    set(cost.wire_efficiency, e.wire_efficiency());
-  }
-  return o;
-}
-
-Status ValidateHostPacing(const config::HostPacingCalibration& h) {
-  const std::pair<const char*, double> fields[] = {{"kernel_issue_us", h.kernel_issue_us()},
-                                                   {"library_issue_us", h.library_issue_us()},
-                                                   {"collective_issue_us", h.collective_issue_us()},
-                                                   {"graph_launch_us", h.graph_launch_us()},
-                                                   {"sync_wake_us", h.sync_wake_us()},
-                                                   {"jitter_mean_us", h.jitter_mean_us()}};
-  for (const auto& [name, us] : fields)
-    if (!std::isfinite(us) || us < 0)
-      return InvalidArgumentError(std::string("host.") + name + " = " + std::to_string(us) +
-                                  ": must be a finite time >= 0 in us (absent: the compute model's default)");
-  return OkStatus();
-}
-
-CalibParams ApplyCalibrationProto(CalibParams p, const config::Calibration& c) {
-  p.compute = compute::ApplyCalibration(p.compute, c.compute());
-  const config::FabricCalibration& fc = c.fabric();
-  FabricParams& f = p.fabric;
-  f.h2d_pinned = FromProto(f.h2d_pinned, fc.h2d_pinned());
-  f.d2h_pinned = FromProto(f.d2h_pinned, fc.d2h_pinned());
-  f.h2d_pageable = FromProto(f.h2d_pageable, fc.h2d_pageable());
-  f.d2h_pageable = FromProto(f.d2h_pageable, fc.d2h_pageable());
-  if (fc.duplex_factor() != 0) f.duplex_factor = fc.duplex_factor();
-  if (fc.multi_stream_overhead_ns() != 0) f.multi_stream_overhead_ns = fc.multi_stream_overhead_ns();
-  if (fc.copy_engines_per_direction() != 0) f.copy_engines_per_direction = fc.copy_engines_per_direction();
-  if (fc.copy_engine_setup_ns() != 0) f.copy_engine_setup_ns = fc.copy_engine_setup_ns();
-  f.zero_copy_read = FromProto(f.zero_copy_read, fc.zero_copy_read());
-  f.zero_copy_write = FromProto(f.zero_copy_write, fc.zero_copy_write());
-  if (fc.kernel_read_per_sm_gbps() != 0) f.kernel_read_per_sm_gbps = fc.kernel_read_per_sm_gbps();
-  for (const config::P2pPathCalibration& pc : fc.p2p()) {
-    P2pParams& pp = f.p2p[pc.path_class()];
-    pp.copy = FromProto(pp.copy, pc.copy());
-    pp.kernel_write = FromProto(pp.kernel_write, pc.kernel_write());
-    pp.kernel_read = FromProto(pp.kernel_read, pc.kernel_read());
-  }
-  if (c.compute().l2_resident_bandwidth_gbps() != 0)
-    p.bench.l2_resident_bandwidth_gbps = c.compute().l2_resident_bandwidth_gbps();
-  if (c.compute().timed_call_gap_ns() != 0) p.bench.timed_call_gap_ns = c.compute().timed_call_gap_ns();
-  if (c.nccl().local_call_overhead_ns() != 0) p.nccl.local_call_overhead_ns = c.nccl().local_call_overhead_ns();
-  if (c.nccl().local_copy_ramp_ns() > 0) p.nccl.local_copy_ramp_ns = c.nccl().local_copy_ramp_ns();
-  if (c.nccl().local_copy_memory_efficiency() > 0)
-    p.nccl.local_copy_memory_efficiency = c.nccl().local_copy_memory_efficiency();
-  if (c.nccl().eager_call_extra_ns() != 0) p.nccl.eager_call_extra_ns = c.nccl().eager_call_extra_ns();
-  if (c.nccl().graph_call_extra_ns() != 0) p.nccl.graph_call_extra_ns = c.nccl().graph_call_extra_ns();
-  if (auto o = ProtocolOverridesFromProto(c.nccl()); o.ok()) {
-    // Merge: entries of the calibration override the same entries of `p`.
-    coll::ProtocolOverrides& dst = p.nccl.protocol;
-    if (o->base_latency_ll_us) dst.base_latency_ll_us = o->base_latency_ll_us;
-    if (o->base_latency_simple_us) dst.base_latency_simple_us = o->base_latency_simple_us;
-    if (o->hop_latency_ll_us) dst.hop_latency_ll_us = o->hop_latency_ll_us;
-    if (o->hop_latency_simple_us) dst.hop_latency_simple_us = o->hop_latency_simple_us;
-    if (o->ll_wire_efficiency) dst.ll_wire_efficiency = o->ll_wire_efficiency;
-    auto merge = [](const coll::ProtocolCost& cost, coll::ProtocolCost& d) {
-      if (cost.base_latency_us) d.base_latency_us = cost.base_latency_us;
-      if (cost.hop_latency_us) d.hop_latency_us = cost.hop_latency_us;
-      if (cost.channel_gbps) d.channel_gbps = cost.channel_gbps;
-      if (cost.wire_efficiency) d.wire_efficiency = cost.wire_efficiency;
-    };
-    for (const auto& [key, cost] : o->per_transport) merge(cost, dst.per_transport[key]);
-    for (const auto& [key, cost] : o->per_op) merge(cost, dst.per_op[key]);
-  }
-  for (const config::CustomAllreduceCalibration& ca : c.custom_allreduce()) {
-    if (ca.transport() != "peer" && ca.transport() != "host") continue;  // the loader's check names it
-    const bool host = ca.transport() == "host";
-    if (ca.flag_latency_us() > 0)
-      (host ? p.custom.host_flag_latency_us : p.custom.peer_flag_latency_us) = ca.flag_latency_us();
-    if (ca.read_gbps_per_block() > 0)
-      (host ? p.custom.host_read_gbps_per_block : p.custom.peer_read_gbps_per_block) = ca.read_gbps_per_block();
-  }
-  if (fc.h2d_bypass_max_bytes() > 0) f.h2d_bypass_max_bytes = fc.h2d_bypass_max_bytes();
-  {
-    const config::HostPacingCalibration& h = c.host();
-    // A field present is the fit's value, 0 included; one absent keeps the default.
-    auto opt = [](std::optional<double>& field, bool has, double v) {
-      if (has) field = v;
-    };
-    opt(p.host.kernel_issue_us, h.has_kernel_issue_us(), h.kernel_issue_us());
-    opt(p.host.library_issue_us, h.has_library_issue_us(), h.library_issue_us());
-    opt(p.host.collective_issue_us, h.has_collective_issue_us(), h.collective_issue_us());
-    opt(p.host.graph_launch_us, h.has_graph_launch_us(), h.graph_launch_us());
-    opt(p.host.sync_wake_us, h.has_sync_wake_us(), h.sync_wake_us());
-    if (h.jitter_mean_us() > 0) p.host.jitter_mean_us = h.jitter_mean_us();
-  }
-  for (const auto& [key, ns] : fc.under_load_extra_ns()) f.under_load_extra_ns[key] = ns;
-  if (fc.host_memory_gbps() > 0) f.host_memory_gbps = fc.host_memory_gbps();
   return p;
 }
 
@@ -331,13 +186,8 @@ void AddProtocolCost(coll::NcclTransport transport, coll::NcclProto proto, const
   if (cost.wire_efficiency) e->set_wire_efficiency(*cost.wire_efficiency);
 }
 
-// The set overrides of NCCL's per-step costs: global, per transport and protocol, per op.
+// The set overrides of NCCL's per-step costs: per transport and protocol, per op.
 void ToProto(const coll::ProtocolOverrides& o, config::NcclCalibration* out) {
-  if (o.base_latency_ll_us) out->set_base_latency_ll_us(*o.base_latency_ll_us);
-  if (o.base_latency_simple_us) out->set_base_latency_simple_us(*o.base_latency_simple_us);
-  if (o.hop_latency_ll_us) out->set_hop_latency_ll_us(*o.hop_latency_ll_us);
-  if (o.hop_latency_simple_us) out->set_hop_latency_simple_us(*o.hop_latency_simple_us);
-  if (o.ll_wire_efficiency) out->set_ll_wire_efficiency(*o.ll_wire_efficiency);
   for (const auto& [key, cost] : o.per_transport) AddProtocolCost(key.first, key.second, "", cost, out);
   for (const auto& [key, cost] : o.per_op)
     AddProtocolCost(std::get<0>(key), std::get<1>(key),
@@ -353,13 +203,17 @@ void ToProto(const NcclParams& n, config::NcclCalibration* out) {
   if (n.graph_call_extra_ns != 0) out->set_graph_call_extra_ns(n.graph_call_extra_ns);
 }
 
-void ToProto(const HostParams& host, config::HostPacingCalibration* out) {
+void ToProto(const llm::HostCosts& host, config::HostPacingCalibration* out) {
   if (host.kernel_issue_us) out->set_kernel_issue_us(*host.kernel_issue_us);
   if (host.library_issue_us) out->set_library_issue_us(*host.library_issue_us);
   if (host.collective_issue_us) out->set_collective_issue_us(*host.collective_issue_us);
   if (host.graph_launch_us) out->set_graph_launch_us(*host.graph_launch_us);
   if (host.sync_wake_us) out->set_sync_wake_us(*host.sync_wake_us);
-  if (host.jitter_mean_us > 0) out->set_jitter_mean_us(host.jitter_mean_us);
+  // The file states an exponential jitter only (the fits draw no other).
+  SPECSIM_CHECK(host.jitter.kind == llm::Jitter::Kind::kNone || host.jitter.kind == llm::Jitter::Kind::kExponential)
+      << "a calibration file holds an exponential host jitter only";
+  if (host.jitter.kind == llm::Jitter::Kind::kExponential && host.jitter.mean_us > 0)
+    out->set_jitter_mean_us(host.jitter.mean_us);
 }
 
 // One custom_allreduce entry per transport (peer, then host) with a flag latency or read rate.
@@ -387,17 +241,7 @@ config::Calibration ToCalibrationProto(const CalibParams& p) {
   return c;
 }
 
-Status ApplyFabricCalibration(const config::FabricCalibration& fc, net::Topology* t) {
-  auto check = [](const char* field, double v) -> Status {
-    if (!std::isfinite(v) || v < 0)
-      return InvalidArgumentError(std::string("fabric.") + field + " = " + std::to_string(v) + ": must be >= 0");
-    return OkStatus();
-  };
-  RETURN_IF_ERROR(check("copy_engines_per_direction", fc.copy_engines_per_direction()));
-  RETURN_IF_ERROR(check("copy_engine_setup_ns", fc.copy_engine_setup_ns()));
-  RETURN_IF_ERROR(check("kernel_read_outstanding_bytes_per_sm", fc.kernel_read_outstanding_bytes_per_sm()));
-  RETURN_IF_ERROR(check("h2d_pinned.bandwidth_gbps", fc.h2d_pinned().bandwidth_gbps()));
-  RETURN_IF_ERROR(check("d2h_pinned.bandwidth_gbps", fc.d2h_pinned().bandwidth_gbps()));
+void ApplyFabricCalibration(const config::FabricCalibration& fc, net::Topology* t) {
   for (net::GpuSpec& g : t->gpu_specs) {
     if (fc.copy_engines_per_direction() > 0) g.copy_engines_per_direction = fc.copy_engines_per_direction();
     if (fc.copy_engine_setup_ns() > 0) g.copy_engine_setup_ns = fc.copy_engine_setup_ns();
@@ -420,7 +264,6 @@ Status ApplyFabricCalibration(const config::FabricCalibration& fc, net::Topology
       l.payload_efficiency = rate / l.bandwidth_gbps;
     }
   }
-  return OkStatus();
 }
 
 }  // namespace specsim::calib

@@ -1,5 +1,6 @@
 // The parameters `specsim calibrate` fits and `specsim compare` predicts with, as plain structs,
-// and their conversion to and from proto/specsim/calibration.proto.
+// and their conversion to proto/specsim/calibration.proto (the file is read back by
+// calibration_loader.h).
 //
 // Transfer classes follow one law: a transfer of B bytes measured alone takes
 //   t = latency_ns + B / bandwidth_gbps                  (GB/s = bytes per ns)
@@ -22,6 +23,7 @@
 #include "sim/compute/kernel_cost.h"
 #include "sim/core/status.h"
 #include "sim/llm/decode_simulator.h"
+#include "sim/llm/host_costs.h"
 #include "sim/net/topology.h"
 #include "specsim/calibration.pb.h"
 
@@ -95,32 +97,14 @@ struct BenchParams {
   double timed_call_gap_ns = 0;
 };
 
-// The ranks' host threads (sim/llm/rank_timeline.h HostModel): per-op issue costs by class, graph
-// launch, sync wake and natural jitter, us. Unset: the compute model's launch overheads (kernel,
-// library and collective issue: launch_overhead_eager_ns; graph launch: graph_launch_ns), no wake
-// cost, no jitter.
-struct HostParams {
-  std::optional<double> kernel_issue_us, library_issue_us, collective_issue_us, graph_launch_us, sync_wake_us;
-  double jitter_mean_us = 0;
-};
-
-// The decode loop's driver-side host costs (llm::DecodeSetup::DriverHost) from calibrated ones:
-// unset costs stay unset (the compute model's launch overheads), a jitter mean > 0 becomes an
-// exponential natural jitter.
-llm::DecodeSetup::DriverHost DriverHostOf(const HostParams& host);
-
 struct CalibParams {
   FabricParams fabric;
   compute::ComputeParams compute;
   NcclParams nccl;
   CustomAllreduceParams custom;
-  HostParams host;
+  llm::HostCosts host;  // the ranks' host costs (sim/llm/host_costs.h)
   BenchParams bench;
 };
-
-// A calibration's `nccl` block as planner overrides: fields 2-6 for every transport, `protocols`
-// per (transport, protocol). InvalidArgument naming the entry for an unknown transport or protocol.
-StatusOr<coll::ProtocolOverrides> ProtocolOverridesFromProto(const config::NcclCalibration& nccl);
 
 // The simulator's defaults on `topology` for GPU `gpu`: compute::ComputeParams{}; host copies as a
 // lone copy-engine flow GPU <-> the host memory of its socket (path latency + copy_engine_setup_ns +
@@ -132,23 +116,15 @@ CalibParams DefaultParams(const net::Topology& topology, int gpu);
 // P2P transfer defaults for GPUs src -> dst over the routed path (same law as host copies).
 P2pParams P2pDefaults(const net::Topology& topology, int src_gpu, int dst_gpu, const compute::ComputeParams& compute);
 
-// Non-zero fields of `calibration` override `params`; the host costs and NCCL latencies that are
-// present override them, 0 included (a fit may hold one at 0).
-CalibParams ApplyCalibrationProto(CalibParams params, const config::Calibration& calibration);
-
-// The host costs of a calibration (`host`): each present one finite and >= 0, else
-// InvalidArgument naming the field.
-Status ValidateHostPacing(const config::HostPacingCalibration& host);
-
 // All fields of `params` as a Calibration (compute, fabric, nccl); `fitted` is left empty.
 config::Calibration ToCalibrationProto(const CalibParams& params);
 
-// Applies the fabric part of a calibration to a topology, for `specsim collective` / `simulate`:
-// every GPU model's copy_engines_per_direction, copy_engine_setup_ns and
+// The fabric part of a calibration on a topology, for every command that simulates a calibrated
+// box: every GPU model's copy_engines_per_direction, copy_engine_setup_ns and
 // kernel_read_outstanding_bytes_per_sm (non-zero fields only), and the payload rate of every PCIe
 // link between a GPU and a CPU root complex (the host link) to the slower of the two pinned
 // directions (payload_efficiency = rate / raw bandwidth, raising the raw bandwidth when the rate
-// exceeds it). InvalidArgument for negative or non-finite values.
-Status ApplyFabricCalibration(const config::FabricCalibration& fabric, net::Topology* topology);
+// exceeds it). REQUIRES: `fabric` checked (LoadedCalibration, calibration_loader.h, or a fit's).
+void ApplyFabricCalibration(const config::FabricCalibration& fabric, net::Topology* topology);
 
 }  // namespace specsim::calib

@@ -689,7 +689,7 @@ StatusOr<llm::DecodeSetup> DecodeSetupOfItem(const trace::Trace& trace, const tr
   if (d.speculative()) RETURN_IF_ERROR(ApplySpeculation(*shape, d, &setup));
   // The ranks' hosts: the calibrated driver costs (rank_timeline.h), no framework of its own:
   // validate is a C++ loop.
-  setup.driver = DriverHostOf(params.host);
+  setup.driver = params.host;
   ASSIGN_OR_RETURN(setup.framework, ValidateLoopFramework(d));
   return setup;
 }

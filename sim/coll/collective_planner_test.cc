@@ -287,9 +287,12 @@ TEST(CollectivePlanner, CalibratedProtocolCostsReplaceNcclsTable) {
   request.protocol = NcclProto::kSimple;
   request.bytes = 64 << 10;
   auto plain = PlanCollective(t, router, request);
-  request.protocol_overrides.hop_latency_simple_us = 2.0;
-  request.protocol_overrides.base_latency_simple_us = 4.0;
-  request.protocol_overrides.hop_latency_ll_us = 0.1;  // another protocol's value: ignored here
+  for (NcclTransport tr : {NcclTransport::kP2pNvLink, NcclTransport::kP2pPcie, NcclTransport::kShm}) {
+    ProtocolCost& simple = request.protocol_overrides.per_transport[{tr, NcclProto::kSimple}];
+    simple.hop_latency_us = 2.0;
+    simple.base_latency_us = 4.0;
+    request.protocol_overrides.per_transport[{tr, NcclProto::kLl}].hop_latency_us = 0.1;  // another protocol's
+  }
   auto calibrated = PlanCollective(t, router, request);
   ASSERT_TRUE(plain.ok() && calibrated.ok());
   for (const ScheduleOp& op : calibrated->schedule.ops) {
@@ -304,7 +307,8 @@ TEST(CollectivePlanner, CalibratedProtocolCostsReplaceNcclsTable) {
   const double b = MicrosFromPicos(TimeCollective(calibrated->schedule, t, calibrated->rank_gpus).duration_ps);
   EXPECT_NEAR(a - b, 56.2, 5.0);
   // An impossible calibrated value is an input error, not a crash.
-  request.protocol_overrides.hop_latency_simple_us = -1;
+  for (NcclTransport tr : {NcclTransport::kP2pNvLink, NcclTransport::kP2pPcie, NcclTransport::kShm})
+    request.protocol_overrides.per_transport[{tr, NcclProto::kSimple}].hop_latency_us = -1;
   EXPECT_FALSE(PlanCollective(t, router, request).ok());
 }
 

@@ -103,16 +103,6 @@ ProtocolModel IdealProtocol() {
 
 ProtocolModel ApplyProtocolOverrides(ProtocolModel model, NcclProto proto, NcclTransport transport,
                                      const ProtocolOverrides& o, int op) {
-  // Every transport: the older per-protocol fields (LL and Simple only).
-  if (proto != NcclProto::kLl128) {
-    const bool ll = proto == NcclProto::kLl;
-    const std::optional<double>& base = ll ? o.base_latency_ll_us : o.base_latency_simple_us;
-    const std::optional<double>& hop = ll ? o.hop_latency_ll_us : o.hop_latency_simple_us;
-    if (base) model.base_latency_ps = PicosFromMicros(*base);
-    if (hop) model.hop_latency_ps = PicosFromMicros(*hop);
-    if (ll && o.ll_wire_efficiency) model.wire_efficiency = *o.ll_wire_efficiency;
-  }
-  // This transport.
   auto apply = [&model](const ProtocolCost& c) {
     if (c.base_latency_us) model.base_latency_ps = PicosFromMicros(*c.base_latency_us);
     if (c.hop_latency_us) model.hop_latency_ps = PicosFromMicros(*c.hop_latency_us);

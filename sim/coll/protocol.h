@@ -105,12 +105,9 @@ struct ProtocolCost {
   bool empty() const { return !base_latency_us && !hop_latency_us && !channel_gbps && !wire_efficiency; }
 };
 
-// A calibration's `nccl` block. `all_transports` holds the older per-protocol fields (LL and Simple,
-// every transport); `per_transport` entries take precedence over them.
+// A calibration's `nccl` block (sim/calib/calibration_loader.h reads it): NCCL's per-step costs per
+// (transport, protocol) and, over those, per collective op.
 struct ProtocolOverrides {
-  std::optional<double> base_latency_ll_us, base_latency_simple_us;
-  std::optional<double> hop_latency_ll_us, hop_latency_simple_us;
-  std::optional<double> ll_wire_efficiency;
   std::map<std::pair<NcclTransport, NcclProto>, ProtocolCost> per_transport;
   // Per collective op (its kernel: reduce or copy), over the per-transport entries. The key's int
   // is a Collective (schedule.h) value.
@@ -119,14 +116,12 @@ struct ProtocolOverrides {
     bool none = true;
     for (const auto& [key, cost] : per_transport) none = none && cost.empty();
     for (const auto& [key, cost] : per_op) none = none && cost.empty();
-    return none && !base_latency_ll_us && !base_latency_simple_us && !hop_latency_ll_us && !hop_latency_simple_us &&
-           !ll_wire_efficiency;
+    return none;
   }
 };
 
 // `model` (NCCL's `proto` on `transport`) with the overrides that concern it applied: the
-// all-transport fields, then the transport's entry, then the transport's entry for `op` (a
-// Collective value; -1: none).
+// transport's entry, then the transport's entry for `op` (a Collective value; -1: none).
 ProtocolModel ApplyProtocolOverrides(ProtocolModel model, NcclProto proto, NcclTransport transport,
                                      const ProtocolOverrides& overrides, int op = -1);
 

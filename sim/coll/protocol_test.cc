@@ -43,22 +43,28 @@ TEST(ProtocolTest, Ll128FollowsNcclBuffersAndTables) {
   EXPECT_EQ(NcclProtocolModel(NcclProto::kLl128, NcclAlgo::kTree, NcclHw::kPci).hop_latency_ps, 1'900'000);
 }
 
-// Measured costs are kept per transport: an SHM override must not touch P2P transfers, and the
-// per-transport entry wins over the older all-transport field.
-TEST(ProtocolTest, OverridesApplyPerTransport) {
+// Measured costs are kept per transport: an SHM override must not touch P2P transfers, and an op's
+// entry wins over its transport's.
+TEST(ProtocolTest, OverridesApplyPerTransportThenPerOp) {
   ProtocolOverrides o;
-  o.base_latency_simple_us = 20.0;
   ProtocolCost shm;
   shm.base_latency_us = 11.0;
   shm.channel_gbps = 7.2;
   o.per_transport[{NcclTransport::kShm, NcclProto::kSimple}] = shm;
+  ProtocolCost shm_gather;
+  shm_gather.channel_gbps = 9.5;
+  const int gather = 1;  // Collective::kAllGather: the op's entry applies to that op only
+  o.per_op[{NcclTransport::kShm, NcclProto::kSimple, gather}] = shm_gather;
   const ProtocolModel base = NcclProtocolModel(NcclProto::kSimple);
   const ProtocolModel on_shm = ApplyProtocolOverrides(base, NcclProto::kSimple, NcclTransport::kShm, o);
   EXPECT_EQ(on_shm.base_latency_ps, 11'000'000);
   EXPECT_DOUBLE_EQ(on_shm.channel_payload_gbps, 7.2);
   EXPECT_EQ(on_shm.hop_latency_ps, base.hop_latency_ps);
+  const ProtocolModel on_shm_gather = ApplyProtocolOverrides(base, NcclProto::kSimple, NcclTransport::kShm, o, gather);
+  EXPECT_EQ(on_shm_gather.base_latency_ps, 11'000'000);
+  EXPECT_DOUBLE_EQ(on_shm_gather.channel_payload_gbps, 9.5);
   const ProtocolModel on_p2p = ApplyProtocolOverrides(base, NcclProto::kSimple, NcclTransport::kP2pPcie, o);
-  EXPECT_EQ(on_p2p.base_latency_ps, 20'000'000);
+  EXPECT_EQ(on_p2p.base_latency_ps, base.base_latency_ps);
   EXPECT_DOUBLE_EQ(on_p2p.channel_payload_gbps, 0.0);
   EXPECT_FALSE(o.empty());
   EXPECT_TRUE(ProtocolOverrides{}.empty());

@@ -3,23 +3,22 @@
 // fabric and NCCL parts applied (as `specsim collective --calibration` does).
 #include <cstddef>
 #include <cstdint>
-#include <sstream>
 
+#include "sim/calib/calibration_loader.h"
 #include "sim/core/check.h"
 #include "sim/fuzz/fuzz_support.h"
-#include "sim/tools/calib_setup.h"
-#include "sim/tools/collective_command.h"
+#include "sim/io/hardware_loader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace specsim;
   const std::string path = fuzz::WriteTempFile("calibration", ".textproto", fuzz::AsText(data, size));
-  if (!tools::LoadCalibrationFile(path).ok()) return 0;
+  auto calibration = calib::LoadCalibration(path);
+  if (!calibration.ok()) return 0;
   fuzz::EvaluateBounded(fuzz::DefaultScenario(), path);
-  tools::CollectiveFlags flags;
-  flags.calibration = path;
-  flags.sizes = "64K,16M";
-  std::ostringstream out, err;
-  const int exit_code = tools::RunCollective(flags, out, err);
-  SPECSIM_CHECK(exit_code == 0 || exit_code == 2) << "exit " << exit_code << ": " << err.str();
+  auto topology = io::LoadHardwareFile("configs/hardware/rtxpro6000-8x-dual-socket.textproto");
+  SPECSIM_CHECK(topology.ok()) << topology.status().message();
+  calib::ApplyFabricCalibration(calibration->fabric(), &*topology);
+  for (int64_t bytes : {int64_t{64} << 10, int64_t{16} << 20})
+    fuzz::TimeCollectivesBounded(*topology, bytes, calibration->nccl.protocol);
   return 0;
 }

@@ -56,12 +56,13 @@ void EvaluateBounded(config::Scenario scenario, const std::string& calibration_p
     SPECSIM_CHECK(tokens_per_s >= 0 && tokens_per_s < 1e12) << "tokens/s " << tokens_per_s;
 }
 
-void TimeCollectivesBounded(const net::Topology& topology, int64_t bytes) {
+void TimeCollectivesBounded(const net::Topology& topology, int64_t bytes, const coll::ProtocolOverrides& nccl) {
   net::Router router(topology);
   const int ranks = std::min(topology.num_gpus(), kFuzzRanks);
   if (ranks < 2) return;
   coll::CollectiveRequest base;
   base.bytes = bytes;
+  base.protocol_overrides = nccl;
   for (int g = 0; g < ranks; ++g) base.gpus.push_back(g);
   std::vector<coll::CollectiveRequest> requests;
   for (bool p2p_disable : {false, true})

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/coll/protocol.h"
 #include "sim/net/topology.h"
 #include "specsim/scenario.pb.h"
 
@@ -36,8 +37,8 @@ void EvaluateBounded(config::Scenario scenario, const std::string& calibration_p
 
 // Plans and times every allreduce algorithm (ring, tree, one-shot, two-shot), with and without
 // NCCL_P2P_DISABLE, and an all-to-all, of `bytes` on the first min(N, kFuzzRanks) GPUs of
-// `topology`. Planner errors are dropped as above.
-void TimeCollectivesBounded(const net::Topology& topology, int64_t bytes);
+// `topology`, NCCL's per-step costs overridden by `nccl`. Planner errors are dropped as above.
+void TimeCollectivesBounded(const net::Topology& topology, int64_t bytes, const coll::ProtocolOverrides& nccl = {});
 
 // `data` as a string view.
 inline std::string_view AsText(const uint8_t* data, size_t size) { return {reinterpret_cast<const char*>(data), size}; }

@@ -9,12 +9,13 @@
 
 #include <google/protobuf/text_format.h>
 
+#include "sim/calib/calib_inputs.h"
+#include "sim/calib/calibration_loader.h"
 #include "sim/calib/compare.h"
 #include "sim/calib/fit.h"
 #include "sim/core/check.h"
 #include "sim/fuzz/fuzz_support.h"
 #include "sim/io/textproto.h"
-#include "sim/tools/calib_setup.h"
 
 namespace {
 constexpr int kFuzzTraceItems = 8;
@@ -23,7 +24,7 @@ constexpr int kFuzzTraceItems = 8;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace specsim;
   const std::string path = fuzz::WriteTempFile("trace", ".pb", fuzz::AsText(data, size));
-  auto in = tools::LoadCalibInputs(path, "", "");
+  auto in = calib::LoadCalibInputs(path, "", "");
   if (!in.ok()) return 0;
   auto* items = in->trace.mutable_items();
   if (items->size() > kFuzzTraceItems) items->DeleteSubrange(kFuzzTraceItems, items->size() - kFuzzTraceItems);
@@ -31,12 +32,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.fix_undetermined = true;  // as `specsim calibrate` fits
   auto fit = calib::Fit(in->trace, {}, *in->topology, in->params, options);
   if (fit.ok()) {
-    // What `calibrate` writes (when every number is finite) must load back.
+    // What `calibrate` writes (a fit its reader accepts) must load back from its text.
     const config::Calibration calibration = calib::CalibrationFromFit(*fit, *in->topology, path);
-    if (io::CheckFiniteNumbers(calibration, "fitted").ok()) {
+    if (calib::CalibrationFromProto(calibration, "fitted").ok()) {
       std::string text;
       google::protobuf::TextFormat::PrintToString(calibration, &text);
-      auto loaded = tools::LoadCalibrationFile(fuzz::WriteTempFile("calibration", ".textproto", text));
+      auto loaded = calib::LoadCalibration(fuzz::WriteTempFile("calibration", ".textproto", text));
       SPECSIM_CHECK(loaded.ok()) << "the fitted calibration does not load: " << loaded.status().message();
     }
     auto predicted = calib::Compare(in->trace, fit->topology, fit->params, {});

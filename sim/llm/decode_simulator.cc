@@ -278,20 +278,7 @@ CaptureMode DecodeSimulator::CaptureOf(PassKind kind) const {
 }
 
 HostModel DecodeSimulator::HostModelOf() const {
-  const DecodeSetup::DriverHost& d = setup_.driver;
-  auto or_default = [](const std::optional<double>& us, SimTime fallback) {
-    return us ? PicosFromMicros(*us) : fallback;
-  };
-  HostModel h;
-  const SimTime launch = cost_->LaunchOverhead(false);
-  h.kernel_issue_ps = or_default(d.kernel_issue_us, launch);
-  h.library_issue_ps = or_default(d.library_issue_us, launch);
-  h.collective_issue_ps = or_default(d.collective_issue_us, launch);
-  h.graph_launch_ps = or_default(d.graph_launch_us, cost_->GraphLaunchOverhead());
-  h.sync_wake_ps = or_default(d.sync_wake_us, 0);
-  h.eager_gap_ps = cost_->EagerDeviceGap();
-  h.graph_gap_ps = cost_->LaunchOverhead(true);
-  h.jitter = d.jitter;
+  HostModel h = llm::HostModelOf(setup_.driver, *cost_);
   if (setup_.framework) {
     h.framework_op_ps = PicosFromMicros(setup_.framework->eager_op_host_us);
     if (setup_.framework->jitter.kind != Jitter::Kind::kNone) h.jitter = setup_.framework->jitter;

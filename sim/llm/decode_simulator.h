@@ -44,6 +44,7 @@
 #include "sim/llm/acceptance.h"
 #include "sim/llm/forward_pass.h"
 #include "sim/llm/framework_profile.h"
+#include "sim/llm/host_costs.h"
 #include "sim/llm/rank_timeline.h"
 #include "sim/llm/model.h"
 #include "sim/net/routing.h"
@@ -85,13 +86,10 @@ struct DecodeSetup {
   // How the ranks' hosts pace their GPUs. framework unset: capture from cuda_graphs, no framework
   // costs, no jitter.
   std::optional<FrameworkProfile> framework;
-  // The driver-side host costs (calibrated; unset fields default to the compute model's launch
-  // overheads: HostModelOf below): raw-kernel, library and collective issue, sync wake, and the
+  // The driver-side host costs (calibrated; unset ones are the compute model's launch overheads:
+  // host_costs.h): raw-kernel, library and collective issue, graph launch, sync wake, and the
   // natural per-op jitter used when the framework has none.
-  struct DriverHost {
-    std::optional<double> kernel_issue_us, library_issue_us, collective_issue_us, graph_launch_us, sync_wake_us;
-    Jitter jitter;
-  } driver;
+  HostCosts driver;
   GpuVariation gpu_variation;
   uint64_t pacing_seed = 1;
   // Replay repeated speculative cycles from a memo when the run is deterministic (exact; see

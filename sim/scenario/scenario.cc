@@ -2,6 +2,7 @@
 
 #include "sim/net/peer_access.h"
 
+#include "sim/calib/calibration_loader.h"
 #include "sim/calib/params.h"
 #include "sim/calib/trace_io.h"
 #include "sim/coll/nccl_transport.h"
@@ -184,30 +185,24 @@ Status SetServing(const config::Serving& sv, const std::string& where, llm::Deco
 
 // A calibration file's compute, fabric, NCCL and host parts applied to the loaded scenario, with a
 // warning when it was fitted on another box.
-Status ApplyCalibrationFile(const std::string& calib, LoadedScenario* loaded) {
-  llm::DecodeSetup& setup = loaded->setup;
-  ASSIGN_OR_RETURN(io::ConfigText text, io::ReadConfigFile(calib));
-  ASSIGN_OR_RETURN(config::Calibration c, io::ParseTextProto<config::Calibration>(text.text, text.display_name));
-  RETURN_IF_ERROR(io::CheckFiniteNumbers(c, text.display_name));
+Status ApplyCalibrationToScenario(const std::string& path, LoadedScenario* loaded) {
+  ASSIGN_OR_RETURN(calib::LoadedCalibration c, calib::LoadCalibration(path));
   if (loaded->topology->num_gpus() > 0) {
-    const std::string warning = calib::CalibrationWarning(c, text.display_name, loaded->topology->gpu_spec(0).name,
-                                                          loaded->topology->num_gpus());
+    const std::string warning =
+        calib::CalibrationWarning(c.proto, c.source, loaded->topology->gpu_spec(0).name, loaded->topology->num_gpus());
     if (!warning.empty()) loaded->warnings.push_back(warning);
   }
-  setup.compute = compute::ApplyCalibration(setup.compute, c.compute());
-  RETURN_IF_ERROR(compute::ValidateComputeParams(setup.compute).WithPrefix(text.display_name));
+  llm::DecodeSetup& setup = loaded->setup;
+  setup.compute = c.compute;
   // The fabric part (copy engines, copy setup, outstanding read bytes, host-link rate) changes the
   // scenario's hardware: a calibration belongs to the box its trace was measured on.
-  RETURN_IF_ERROR(calib::ApplyFabricCalibration(c.fabric(), loaded->topology.get()).WithPrefix(text.display_name));
-  // NCCL's per-step costs, per protocol and per (transport, protocol[, op]) with their channel
-  // rates: what the 2-GPU fits write. (The custom-allreduce values are fitted on specsim-validate's
-  // own kernels, not on a serving framework's: they stay with compare.)
-  auto overrides = calib::ProtocolOverridesFromProto(c.nccl());
-  if (!overrides.ok()) return overrides.status().WithPrefix(text.display_name + ": nccl");
-  setup.allreduce.protocol_overrides = *overrides;
+  calib::ApplyFabricCalibration(c.fabric(), loaded->topology.get());
+  // NCCL's per-step costs per (transport, protocol[, op]) with their channel rates: what the 2-GPU
+  // fits write. (The custom-allreduce values are fitted on specsim-validate's own kernels, not on a
+  // serving framework's: they stay with compare.)
+  setup.allreduce.protocol_overrides = c.nccl.protocol;
   // The ranks' host costs (issue per op class, graph launch, sync wake, natural jitter).
-  RETURN_IF_ERROR(calib::ValidateHostPacing(c.host()).WithPrefix(text.display_name));
-  setup.driver = calib::DriverHostOf(calib::ApplyCalibrationProto(calib::CalibParams{}, c).host);
+  setup.driver = c.host;
   return OkStatus();
 }
 
@@ -276,7 +271,7 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
 
   // Compute parameters: documented defaults, then the calibration file (flag beats scenario).
   const std::string calib = !calibration_path.empty() ? calibration_path : s.calibration();
-  if (!calib.empty()) RETURN_IF_ERROR(ApplyCalibrationFile(calib, &loaded));
+  if (!calib.empty()) RETURN_IF_ERROR(ApplyCalibrationToScenario(calib, &loaded));
   RETURN_IF_ERROR(ChooseAttentionCosts(s.attention_costs(), framework, setup.target.is_mla(), calib, &setup.compute,
                                        &loaded.warnings)
                       .WithPrefix(loaded.path));

@@ -14,9 +14,11 @@
 #include <sstream>
 #include <vector>
 
+#include "sim/calib/calibration_loader.h"
 #include "sim/calib/trace_io.h"
 #include "sim/io/hardware_loader.h"
-#include "sim/tools/calib_setup.h"
+#include "sim/calib/calib_inputs.h"
+#include "sim/tools/kept_defaults.h"
 #include "sim/tools/calibrate_command.h"
 #include "sim/tools/collective_command.h"
 #include "sim/tools/compare_command.h"
@@ -25,6 +27,12 @@
 
 namespace specsim::tools {
 namespace {
+
+// A written calibration as every command reads it (calib::LoadCalibration), as its file's message.
+StatusOr<config::Calibration> ReadCalibration(const std::string& path) {
+  ASSIGN_OR_RETURN(calib::LoadedCalibration c, calib::LoadCalibration(path));
+  return c.proto;
+}
 
 const std::string kTrace = std::string(SPECSIM_SOURCE_DIR) + "/traces/h200-1x-2026-11-29.pb";
 
@@ -41,7 +49,7 @@ TEST(CalibrateCommandTest, WritesACalibrationThatCompareAndCollectiveAccept) {
   ASSERT_EQ(RunCalibrate(f, out, err), 0) << err.str();
   EXPECT_NE(out.str().find("fabric.h2d_pinned.bandwidth_gbps"), std::string::npos);
   EXPECT_NE(out.str().find("points"), std::string::npos);
-  auto c = LoadCalibrationFile(calib);
+  auto c = ReadCalibration(calib);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_GT(c->fabric().h2d_pinned().bandwidth_gbps(), 40);
   EXPECT_GT(c->fitted_size(), 10);
@@ -199,7 +207,7 @@ TEST(CompareCommandTest, WarnsWhenTheCalibrationIsFromAnotherBoxOrHasNoProvenanc
     c.output = calib;
     ASSERT_EQ(RunCalibrate(c, out, err), 0) << err.str();
   }
-  auto c = LoadCalibrationFile(calib);
+  auto c = ReadCalibration(calib);
   ASSERT_TRUE(c.ok());
   auto write = [](const std::string& path, const config::Calibration& cal) {
     std::string text;
@@ -354,7 +362,7 @@ TEST(CalibrateCommandTest, KeepsTheDefaultsOfAnUndeterminedGroup) {
     std::ofstream f(path, std::ios::binary);
     t.SerializeToOstream(&f);
   }
-  auto in = LoadCalibInputs(path, "", "");
+  auto in = calib::LoadCalibInputs(path, "", "");
   ASSERT_TRUE(in.ok()) << in.status().ToString();
   const calib::TransferClass kept = in->params.fabric.d2h_pinned;
 
@@ -376,7 +384,7 @@ TEST(CalibrateCommandTest, KeepsTheDefaultsOfAnUndeterminedGroup) {
             std::string::npos)
       << text;
   // The written calibration carries the defaults for the class, and does not list it as fitted.
-  auto c = LoadCalibrationFile(calib);
+  auto c = ReadCalibration(calib);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_DOUBLE_EQ(c->fabric().d2h_pinned().latency_ns(), kept.latency_ns);
   for (const auto& v : c->fitted()) EXPECT_NE(v.name().rfind("fabric.d2h_pinned", 0), 0u) << v.name();
@@ -422,7 +430,7 @@ TEST(CalibrateCommandTest, SeveralTracesOfOneBox) {
   EXPECT_NE(out.str().find(fmt::format("Calibration of {}, {} ({} items)", a, b, 2 * t->items_size())),
             std::string::npos)
       << out.str();
-  auto c = LoadCalibrationFile(calib);
+  auto c = ReadCalibration(calib);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->source(), a + "," + b);
   ASSERT_EQ(c->provenance().traces_size(), 2);
@@ -434,7 +442,7 @@ TEST(CalibrateCommandTest, SeveralTracesOfOneBox) {
   single.traces = {kTrace};
   single.output = TempPath("one_trace.textproto");
   ASSERT_EQ(RunCalibrate(single, o1, e1), 0) << e1.str();
-  auto c1 = LoadCalibrationFile(single.output);
+  auto c1 = ReadCalibration(single.output);
   ASSERT_TRUE(c1.ok());
   EXPECT_NEAR(c->fabric().h2d_pinned().bandwidth_gbps(), c1->fabric().h2d_pinned().bandwidth_gbps(), 1e-6);
 

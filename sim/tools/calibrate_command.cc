@@ -10,7 +10,8 @@
 
 #include "sim/calib/fit.h"
 #include "sim/calib/trace_io.h"
-#include "sim/tools/calib_setup.h"
+#include "sim/calib/calib_inputs.h"
+#include "sim/tools/kept_defaults.h"
 
 namespace specsim::tools {
 
@@ -29,7 +30,7 @@ void PrintFitJson(const calib::FitResult& fit, const std::vector<KeptDefault>& k
   out << j.dump(2) << "\n";
 }
 
-void PrintFitTable(const std::string& traces, const CalibInputs& in, const config::Calibration& c,
+void PrintFitTable(const std::string& traces, const calib::CalibInputs& in, const config::Calibration& c,
                    const calib::FitResult& fit, const std::vector<KeptDefault>& kept, std::ostream& out) {
   const config::CalibrationProvenance& p = c.provenance();
   out << fmt::format("Calibration of {} ({} items), {}x {}, hardware {}\n\n", traces, in.trace.items_size(),
@@ -61,7 +62,7 @@ int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& e
     traces += (traces.empty() ? "" : ", ") + t;
     source += (source.empty() ? "" : ",") + t;
   }
-  auto in = LoadCalibInputs(flags.traces, flags.hardware, "");
+  auto in = calib::LoadCalibInputs(flags.traces, flags.hardware, "");
   if (!in.ok()) {
     err << "specsim calibrate: " << in.status().message() << "\n";
     return 2;
@@ -77,9 +78,9 @@ int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& e
   }
   config::Calibration c = calib::CalibrationFromFit(*fit, *in->topology, source);
   *c.mutable_provenance() = calib::ProvenanceFromTrace(in->trace, flags.traces);
-  // A fit that produced a non-finite value is not written (a reader would refuse it anyway).
-  if (Status finite = io::CheckFiniteNumbers(c, "the fitted calibration"); !finite.ok()) {
-    err << "specsim calibrate: " << traces << ": " << finite.message()
+  // A fit whose values a reader would refuse (a non-finite one, one out of its range) is not written.
+  if (auto readable = calib::CalibrationFromProto(c, "the fitted calibration"); !readable.ok()) {
+    err << "specsim calibrate: " << traces << ": " << readable.status().message()
         << " (the trace's items do not determine it: check them with `specsim compare`)\n";
     return 2;
   }

@@ -5,8 +5,10 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
+#include "sim/calib/calibration_loader.h"
 #include "sim/calib/params.h"
 #include "sim/coll/collective_planner.h"
 #include "sim/coll/executor.h"
@@ -14,7 +16,6 @@
 #include "sim/io/file_io.h"
 #include "sim/io/hardware_loader.h"
 #include "sim/net/peer_access.h"
-#include "sim/tools/calib_setup.h"
 #include "sim/tools/chrome_trace.h"
 #include "sim/tools/nccl_tests_format.h"
 #include "sim/tools/sizes.h"
@@ -95,16 +96,11 @@ std::string CrossoverNote(const std::vector<Row>& rows, const std::vector<std::s
 }
 
 // The request every size and algorithm starts from: the flags (op, protocol, channels, GPUs, P2P,
-// custom-allreduce launch) and the calibration's NCCL costs.
-StatusOr<coll::CollectiveRequest> BaseRequest(const CollectiveFlags& flags) {
+// custom-allreduce launch) and the calibration's NCCL costs (`calibration`: none when not given).
+StatusOr<coll::CollectiveRequest> BaseRequest(const CollectiveFlags& flags,
+                                              const std::optional<calib::LoadedCalibration>& calibration) {
   coll::CollectiveRequest base;
-  if (!flags.calibration.empty()) {
-    auto calibration = LoadCalibrationFile(flags.calibration);
-    if (!calibration.ok()) return (calibration.status());
-    auto overrides = calib::ProtocolOverridesFromProto(calibration->nccl());
-    if (!overrides.ok()) return (overrides.status().WithPrefix(flags.calibration + ": nccl"));
-    base.protocol_overrides = *overrides;
-  }
+  if (calibration) base.protocol_overrides = calibration->nccl.protocol;
   auto collective = coll::ParseCollective(flags.op);
   if (!collective.ok()) return (collective.status().WithPrefix("--op"));
   base.collective = *collective;
@@ -333,13 +329,16 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
   };
   auto topology_or = io::LoadHardwareFile(flags.hardware);
   if (!topology_or.ok()) return Fail(topology_or.status());
+  std::optional<calib::LoadedCalibration> calibration;
   if (!flags.calibration.empty()) {
-    Status applied = ApplyCalibrationFile(flags.calibration, &*topology_or);
-    if (!applied.ok()) return Fail(applied);
+    auto loaded = calib::LoadCalibration(flags.calibration);
+    if (!loaded.ok()) return Fail(loaded.status());
+    calibration = std::move(*loaded);
+    calib::ApplyFabricCalibration(calibration->fabric(), &*topology_or);
   }
   const net::Topology& topology = *topology_or;
   net::Router router(topology);
-  auto base = BaseRequest(flags);
+  auto base = BaseRequest(flags, calibration);
   if (!base.ok()) return Fail(base.status());
   auto sizes = SizesOf(flags);
   if (!sizes.ok()) return Fail(sizes.status());

@@ -34,7 +34,7 @@ struct CollectiveFlags {
   double custom_launch_us = 0;
   bool json = false;
   std::string trace;
-  std::string calibration;  // --calibration: fabric part applied to the topology (calib_setup.h)
+  std::string calibration;  // --calibration: its fabric part on the topology, its NCCL costs on every plan
 };
 
 // Runs the command: the table (or JSON) on `out`, errors on `err`. Returns the exit code: 0, or 2

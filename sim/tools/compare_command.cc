@@ -9,7 +9,8 @@
 #include "sim/calib/svg.h"
 #include "sim/calib/trace_io.h"
 #include "sim/io/file_io.h"
-#include "sim/tools/calib_setup.h"
+#include "sim/calib/calib_inputs.h"
+#include "sim/tools/kept_defaults.h"
 #include "sim/tools/profile_report.h"
 
 namespace specsim::tools {
@@ -123,9 +124,10 @@ void PrintHoldoutSeedsJson(const CompareFlags& flags, const calib::HoldoutSummar
   out << ItemsJson(first.items, j).dump(1) << "\n";
 }
 
-void PrintHoldoutSeedsText(const CompareFlags& flags, const CalibInputs& in, const calib::HoldoutSummary& summary,
-                           const std::vector<calib::SuiteStats>& regimes, const std::vector<calib::ShapeGroup>& shapes,
-                           const std::string& data, const std::string& start, std::ostream& out) {
+void PrintHoldoutSeedsText(const CompareFlags& flags, const calib::CalibInputs& in,
+                           const calib::HoldoutSummary& summary, const std::vector<calib::SuiteStats>& regimes,
+                           const std::vector<calib::ShapeGroup>& shapes, const std::string& data,
+                           const std::string& start, std::ostream& out) {
   const calib::ComparisonResult& first = summary.per_seed[0];
   const std::string seeds = SeedsLabel(flags.seeds);
   out << fmt::format("specsim compare {}: hardware {}, {}{}\n", flags.trace, in.hardware_source, data, start);
@@ -152,7 +154,7 @@ void PrintHoldoutSeedsText(const CompareFlags& flags, const CalibInputs& in, con
 }
 
 // --holdout without --seed: the hold-out comparison for seeds 1..--seeds, summarised over the seeds.
-int CompareOverSeeds(const CompareFlags& flags, const CalibInputs& in, const std::string& start,
+int CompareOverSeeds(const CompareFlags& flags, const calib::CalibInputs& in, const std::string& start,
                      std::vector<std::string>* over, std::ostream& out, std::ostream& err) {
   auto summary = calib::CompareHoldoutSeeds(in.trace, *in.topology, in.params, flags.holdout, flags.seeds);
   if (!summary.ok()) {
@@ -205,7 +207,7 @@ void PrintComparisonJson(const calib::ComparisonResult& result, const std::vecto
   out << ItemsJson(result.items, j).dump(1) << "\n";
 }
 
-void PrintComparisonText(const CompareFlags& flags, const CalibInputs& in, const calib::ComparisonResult& result,
+void PrintComparisonText(const CompareFlags& flags, const calib::CalibInputs& in, const calib::ComparisonResult& result,
                          const std::vector<calib::SuiteStats>& regimes, const std::vector<calib::ShapeGroup>& shapes,
                          const std::string& start, std::ostream& out) {
   out << fmt::format("specsim compare {}: hardware {}, {}\n", flags.trace, in.hardware_source,
@@ -225,7 +227,7 @@ void PrintComparisonText(const CompareFlags& flags, const CalibInputs& in, const
 
 // One comparison: every item (--holdout 0: with the given parameters) or the held-out items of
 // --seed.
-int CompareOnce(const CompareFlags& flags, const CalibInputs& in, const std::string& start,
+int CompareOnce(const CompareFlags& flags, const calib::CalibInputs& in, const std::string& start,
                 std::vector<std::string>* over, std::ostream& out, std::ostream& err) {
   calib::CompareOptions options;
   options.holdout = flags.holdout;
@@ -277,13 +279,13 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
     err << "specsim compare: --seeds " << flags.seeds << ": must be >= 1\n";
     return 2;
   }
-  auto in = LoadCalibInputs(flags.trace, flags.hardware, flags.calibration);
+  auto in = calib::LoadCalibInputs(flags.trace, flags.hardware, flags.calibration);
   if (!in.ok()) {
     err << "specsim compare: " << in.status().message() << "\n";
     return 2;
   }
   if (in->calibration.has_value()) {
-    const std::string warning = calib::CalibrationWarning(*in->calibration, flags.calibration, in->trace);
+    const std::string warning = calib::CalibrationWarning(in->calibration->proto, flags.calibration, in->trace);
     if (!warning.empty()) err << warning << "\n";
   }
   const bool several_seeds = flags.holdout > 0 && !flags.seed_given;

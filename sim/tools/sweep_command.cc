@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "sim/calib/calibration_loader.h"
 #include "sim/scenario/scenario.h"
 #include "sim/tools/svg_plot.h"
 
@@ -171,6 +172,8 @@ StatusOr<std::vector<VaryAxis>> SweepAxes(const SweepFlags& flags) {
           "scenario once (milliseconds to a second each); pass --yes to run them all",
           n, kSweepPointsWithoutYes));
   }
+  // A calibration given by flag is every point's: a bad one is the sweep's error, not each row's.
+  if (!flags.calibration.empty()) RETURN_IF_ERROR(calib::LoadCalibration(flags.calibration).status());
   // Every varied value must be settable before hours are spent: set each dimension's values once.
   // Only a failure to set the field (an unknown path, a value of the wrong type: the --set errors)
   // stops the sweep; the scenario checks' verdict on a value depends on the other axes.

@@ -1,0 +1,64 @@
+#include "sim/calib/calib_inputs.h"
+
+#include <utility>
+
+#include "sim/calib/hardware_from_trace.h"
+#include "sim/calib/trace_io.h"
+#include "sim/io/hardware_loader.h"
+
+namespace specsim::calib {
+namespace {
+
+StatusOr<CalibInputs> CalibInputsFor(trace::Trace trace, const std::string& trace_display,
+                                     const std::string& hardware_path, const std::string& calibration_path) {
+  CalibInputs in;
+  in.trace = std::move(trace);
+  if (!hardware_path.empty()) {
+    ASSIGN_OR_RETURN(net::Topology t, io::LoadHardwareFile(hardware_path));
+    in.topology = std::make_unique<net::Topology>(std::move(t));
+    in.hardware_source = hardware_path;
+  } else if (in.trace.tool() == "specsim import-profile" && in.trace.environment().peers_size() == 0) {
+    return InvalidArgumentError(trace_display +
+                                ": a trace imported from a profiler does not describe the box's links (no GPU "
+                                "pairs): give the box with --hardware (configs/hardware/... or your own)");
+  } else {
+    auto hw = HardwareFromTrace(in.trace, "from-trace");
+    if (!hw.ok()) return hw.status().WithPrefix(trace_display + ": no --hardware given and the trace's box is unknown");
+    ASSIGN_OR_RETURN(net::Topology t, io::TopologyFromHardware(*hw, trace_display + " (hardware from trace)"));
+    in.topology = std::make_unique<net::Topology>(std::move(t));
+    in.hardware_source = "built from the trace";
+  }
+  if (!calibration_path.empty()) {
+    ASSIGN_OR_RETURN(LoadedCalibration c, LoadCalibration(calibration_path));
+    ApplyFabricCalibration(c.fabric(), in.topology.get());
+    in.params = CalibParamsOf(c, DefaultParams(*in.topology, 0));
+    in.calibration = std::move(c);
+  } else {
+    in.params = DefaultParams(*in.topology, 0);
+  }
+  return in;
+}
+
+}  // namespace
+
+StatusOr<CalibInputs> LoadCalibInputs(const std::string& trace_path, const std::string& hardware_path,
+                                      const std::string& calibration_path) {
+  ASSIGN_OR_RETURN(trace::Trace t, LoadTrace(trace_path));
+  return CalibInputsFor(std::move(t), trace_path, hardware_path, calibration_path);
+}
+
+StatusOr<CalibInputs> LoadCalibInputs(const std::vector<std::string>& trace_paths, const std::string& hardware_path,
+                                      const std::string& calibration_path) {
+  if (trace_paths.size() == 1) return LoadCalibInputs(trace_paths[0], hardware_path, calibration_path);
+  std::vector<std::pair<std::string, trace::Trace>> traces;
+  std::string display;
+  for (const std::string& path : trace_paths) {
+    ASSIGN_OR_RETURN(trace::Trace t, LoadTrace(path));
+    traces.emplace_back(path, std::move(t));
+    display += (display.empty() ? "" : ", ") + path;
+  }
+  ASSIGN_OR_RETURN(trace::Trace merged, MergeTraces(traces));
+  return CalibInputsFor(std::move(merged), display, hardware_path, calibration_path);
+}
+
+}  // namespace specsim::calib

@@ -1,0 +1,37 @@
+// The ranks' host costs as a calibration states them (calibration.proto HostPacingCalibration,
+// fitted from specsim-validate's pacing suite): what a rank's host thread spends to issue one eager
+// op of each class (a raw kernel, a library call, a collective call), to launch a CUDA graph and to
+// wake after a sync, and how those costs vary per rank and op (the natural jitter). A cost left
+// unset is the compute model's launch overhead (raw kernel, library and collective issue:
+// launch_overhead_eager_ns; graph launch: graph_launch_ns), a wake no time.
+//
+// This is the one form these values take between a calibration file (sim/calib/calibration_loader.h)
+// and the rank timelines (rank_timeline.h HostModel): the scenario's decode loop and compare's loop
+// predictors both convert it with HostModelOf.
+#pragma once
+
+#include <optional>
+
+#include "sim/compute/kernel_cost.h"
+#include "sim/llm/rank_timeline.h"
+
+namespace specsim::llm {
+
+struct HostCosts {
+  std::optional<double> kernel_issue_us;      // cudaLaunchKernel of one raw kernel
+  std::optional<double> library_issue_us;     // one eager library call (a cuBLAS GEMM)
+  std::optional<double> collective_issue_us;  // one eager collective call (ncclAllReduce)
+  std::optional<double> graph_launch_us;      // one cudaGraphLaunch
+  std::optional<double> sync_wake_us;         // from the GPU finishing to the host thread running on
+  Jitter jitter;                              // per rank and op (kNone: none)
+};
+
+// An exponential jitter of mean `mean_us`; none when the mean is 0 (or less).
+Jitter ExponentialJitter(double mean_us);
+
+// The rank timelines' host model on a GPU of `cost`: each calibrated cost, else the compute model's
+// launch overhead for it; the GPU gaps of `cost` (eager: EagerDeviceGap, graph: LaunchOverhead in a
+// graph); the natural jitter. No framework cost: the decode simulator adds its framework's.
+HostModel HostModelOf(const HostCosts& host, const compute::KernelCostModel& cost);
+
+}  // namespace specsim::llm

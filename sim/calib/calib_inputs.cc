@@ -14,7 +14,7 @@ StatusOr<CalibInputs> CalibInputsFor(trace::Trace trace, const std::string& trac
   CalibInputs in;
   in.trace = std::move(trace);
   if (!hardware_path.empty()) {
-    ASSIGN_OR_RETURN(net::Topology t, io::LoadHardwareFile(hardware_path));
+    ASSIGN_OR_RETURN(net::Topology t, io::LoadHardwareFile(hardware_path, &in.warnings));
     in.topology = std::make_unique<net::Topology>(std::move(t));
     in.hardware_source = hardware_path;
   } else if (in.trace.tool() == "specsim import-profile" && in.trace.environment().peers_size() == 0) {

@@ -23,6 +23,7 @@ struct CalibInputs {
   std::string hardware_source;  // the --hardware path, or "from the trace"
   CalibParams params;
   std::optional<LoadedCalibration> calibration;  // as read from calibration_path, when given
+  std::vector<std::string> warnings;             // the hardware file's implausible values
 };
 
 StatusOr<CalibInputs> LoadCalibInputs(const std::string& trace_path, const std::string& hardware_path,

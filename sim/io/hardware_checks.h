@@ -21,12 +21,8 @@ class ValidationErrors {
 
   void Add(const std::string& path, const std::string& value, const std::string& rule);
   void AddPlain(const std::string& text);
-  // Adds "path = value: must be > 0" (or ">= 0") unless value is finite and in range.
-  void Positive(const std::string& path, double value);
-  void NonNegative(const std::string& path, double value);
-  // Adds "path = value: must be in [lo, hi] (why)" unless value is finite and in range.
-  void Between(const std::string& path, double value, double lo, double hi, const std::string& why);
-
+  // Adds every line of a status message whose lines already name the file (field_ranges.h).
+  void AddLines(const Status& status);
   bool empty() const { return lines_.empty(); }
   // All lines joined by '\n'. REQUIRES: !empty().
   Status ToStatus(StatusCode code = StatusCode::kInvalidArgument) const;

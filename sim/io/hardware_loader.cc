@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "sim/io/field_ranges.h"
 #include "sim/io/file_io.h"
 #include "sim/io/hardware_checks.h"
 #include "sim/io/textproto.h"
@@ -108,8 +109,10 @@ net::Topology Convert(const Hardware& hw, const std::map<std::string, int>& mode
 
 }  // namespace
 
-StatusOr<net::Topology> TopologyFromHardware(const config::Hardware& hardware, std::string_view filename) {
+StatusOr<net::Topology> TopologyFromHardware(const config::Hardware& hardware, std::string_view filename,
+                                             std::vector<std::string>* warnings) {
   ValidationErrors errors(filename);
+  errors.AddLines(CheckFieldRanges(hardware, filename, warnings));
   HardwareIndex index;
   CheckHardwareFields(hardware, &errors, &index);
   if (!errors.empty()) return errors.ToStatus();
@@ -122,14 +125,15 @@ StatusOr<net::Topology> TopologyFromHardware(const config::Hardware& hardware, s
   return topology;
 }
 
-StatusOr<net::Topology> ParseHardware(std::string_view text, std::string_view filename) {
+StatusOr<net::Topology> ParseHardware(std::string_view text, std::string_view filename,
+                                      std::vector<std::string>* warnings) {
   ASSIGN_OR_RETURN(config::Hardware hardware, ParseTextProto<config::Hardware>(text, filename));
-  return TopologyFromHardware(hardware, filename);
+  return TopologyFromHardware(hardware, filename, warnings);
 }
 
-StatusOr<net::Topology> LoadHardwareFile(const std::string& path) {
+StatusOr<net::Topology> LoadHardwareFile(const std::string& path, std::vector<std::string>* warnings) {
   ASSIGN_OR_RETURN(ConfigText config, ReadConfigFile(path));
-  return ParseHardware(config.text, config.display_name);
+  return ParseHardware(config.text, config.display_name, warnings);
 }
 
 }  // namespace specsim::io

@@ -246,7 +246,7 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
   // How the framework drives the GPUs (configs/frameworks/, the scenario's overrides applied).
   ASSIGN_OR_RETURN(llm::FrameworkProfile framework, io::ScenarioFramework(s, loaded.path));
 
-  ASSIGN_OR_RETURN(net::Topology topology, io::LoadHardwareFile(s.hardware()));
+  ASSIGN_OR_RETURN(net::Topology topology, io::LoadHardwareFile(s.hardware(), &loaded.warnings));
   if (!s.communication().driver_p2p_mode().empty()) {
     auto mode = net::ParseDriverP2pMode(s.communication().driver_p2p_mode());
     if (!mode.ok()) return mode.status().WithPrefix(where + "communication.driver_p2p_mode");

@@ -67,6 +67,7 @@ int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& e
     err << "specsim calibrate: " << in.status().message() << "\n";
     return 2;
   }
+  for (const std::string& w : in->warnings) err << w << "\n";
   // Never refuse a whole trace for one group its items cannot identify: that group keeps its
   // defaults and is listed below.
   calib::FitOptions options;

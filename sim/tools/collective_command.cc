@@ -327,8 +327,10 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
     err << "specsim collective: " << s.message() << "\n";
     return 2;
   };
-  auto topology_or = io::LoadHardwareFile(flags.hardware);
+  std::vector<std::string> warnings;
+  auto topology_or = io::LoadHardwareFile(flags.hardware, &warnings);
   if (!topology_or.ok()) return Fail(topology_or.status());
+  for (const std::string& w : warnings) err << w << "\n";
   std::optional<calib::LoadedCalibration> calibration;
   if (!flags.calibration.empty()) {
     auto loaded = calib::LoadCalibration(flags.calibration);

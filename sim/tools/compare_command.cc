@@ -284,6 +284,7 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
     err << "specsim compare: " << in.status().message() << "\n";
     return 2;
   }
+  for (const std::string& w : in->warnings) err << w << "\n";
   if (in->calibration.has_value()) {
     const std::string warning = calib::CalibrationWarning(in->calibration->proto, flags.calibration, in->trace);
     if (!warning.empty()) err << warning << "\n";

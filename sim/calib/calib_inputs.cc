@@ -30,6 +30,7 @@ StatusOr<CalibInputs> CalibInputsFor(trace::Trace trace, const std::string& trac
   }
   if (!calibration_path.empty()) {
     ASSIGN_OR_RETURN(LoadedCalibration c, LoadCalibration(calibration_path));
+    in.warnings.insert(in.warnings.end(), c.warnings.begin(), c.warnings.end());
     ApplyFabricCalibration(c.fabric(), in.topology.get());
     in.params = CalibParamsOf(c, DefaultParams(*in.topology, 0));
     in.calibration = std::move(c);

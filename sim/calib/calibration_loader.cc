@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "sim/coll/collective_planner.h"
+#include "sim/io/field_ranges.h"
 #include "sim/io/file_io.h"
 #include "sim/io/textproto.h"
 #include "sim/net/routing.h"
@@ -20,11 +21,6 @@ Status FieldError(const std::string& source, const std::string& path, const std:
 }
 
 std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
-
-Status NonNegative(const std::string& source, const std::string& path, double v) {
-  if (std::isfinite(v) && v >= 0) return OkStatus();
-  return FieldError(source, path, fmt::format("{}", v), "must be a finite number >= 0");
-}
 
 // The compute block on the compute model's defaults, checked as the model needs it.
 StatusOr<compute::ComputeParams> ComputeOf(const config::ComputeCalibration& c, const std::string& source) {
@@ -41,70 +37,33 @@ StatusOr<compute::ComputeParams> ComputeOf(const config::ComputeCalibration& c, 
   return p;
 }
 
-Status CheckTransferClass(const std::string& source, const std::string& path,
-                          const config::TransferClassCalibration& c) {
-  RETURN_IF_ERROR(NonNegative(source, path + ".latency_ns", c.latency_ns()));
-  return NonNegative(source, path + ".bandwidth_gbps", c.bandwidth_gbps());
-}
-
-// The fabric block: every time and rate >= 0, P2P path classes and under-load keys known.
-Status CheckFabric(const config::FabricCalibration& f, const std::string& source) {
-  const std::pair<const char*, const config::TransferClassCalibration*> classes[] = {
-      {"fabric.h2d_pinned", &f.h2d_pinned()},         {"fabric.d2h_pinned", &f.d2h_pinned()},
-      {"fabric.h2d_pageable", &f.h2d_pageable()},     {"fabric.d2h_pageable", &f.d2h_pageable()},
-      {"fabric.zero_copy_read", &f.zero_copy_read()}, {"fabric.zero_copy_write", &f.zero_copy_write()}};
-  for (const auto& [path, c] : classes) RETURN_IF_ERROR(CheckTransferClass(source, path, *c));
-  const std::pair<const char*, double> scalars[] = {
-      {"duplex_factor", f.duplex_factor()},
-      {"multi_stream_overhead_ns", f.multi_stream_overhead_ns()},
-      {"copy_engines_per_direction", static_cast<double>(f.copy_engines_per_direction())},
-      {"copy_engine_setup_ns", f.copy_engine_setup_ns()},
-      {"kernel_read_per_sm_gbps", f.kernel_read_per_sm_gbps()},
-      {"kernel_read_outstanding_bytes_per_sm", f.kernel_read_outstanding_bytes_per_sm()},
-      {"h2d_bypass_max_bytes", f.h2d_bypass_max_bytes()},
-      {"host_memory_gbps", f.host_memory_gbps()}};
-  for (const auto& [name, v] : scalars) RETURN_IF_ERROR(NonNegative(source, std::string("fabric.") + name, v));
+// The fabric block's names: P2P path classes and under-load keys the predictors know.
+Status CheckFabricNames(const config::FabricCalibration& f, const std::string& source) {
   const std::string path_classes = "NV, PIX, PXB, PHB, SYS";
   for (int i = 0; i < f.p2p_size(); ++i) {
     const config::P2pPathCalibration& p = f.p2p(i);
-    const std::string path = fmt::format("fabric.p2p[{}]", i);
     bool known = false;
     for (net::PathClass c : {net::PathClass::kNvLink, net::PathClass::kPix, net::PathClass::kPxb, net::PathClass::kPhb,
                              net::PathClass::kSys})
       known = known || p.path_class() == net::PathClassName(c);
     if (!known)
-      return FieldError(source, path + ".path_class", Quoted(p.path_class()), "allowed values are " + path_classes);
-    RETURN_IF_ERROR(CheckTransferClass(source, path + ".copy", p.copy()));
-    RETURN_IF_ERROR(CheckTransferClass(source, path + ".kernel_write", p.kernel_write()));
-    RETURN_IF_ERROR(CheckTransferClass(source, path + ".kernel_read", p.kernel_read()));
+      return FieldError(source, fmt::format("fabric.p2p[{}].path_class", i), Quoted(p.path_class()),
+                        "allowed values are " + path_classes);
   }
-  for (const auto& [key, ns] : f.under_load_extra_ns()) {
-    const std::string path = "fabric.under_load_extra_ns[" + Quoted(key) + "]";
+  for (const auto& [key, ns] : f.under_load_extra_ns())
     if (key != "h2d/h2d" && key != "h2d/d2h" && key != "d2h/h2d" && key != "d2h/d2h")
-      return FieldError(source, path, fmt::format("{}", ns),
+      return FieldError(source, "fabric.under_load_extra_ns[" + Quoted(key) + "]", fmt::format("{}", ns),
                         "keys are SMALL/BULK directions: h2d/h2d, h2d/d2h, d2h/h2d, d2h/d2h");
-    RETURN_IF_ERROR(NonNegative(source, path, ns));
-  }
   return OkStatus();
 }
 
-// One protocols entry's costs, the entry's own fields only (0 rates: not set; latencies when present).
-StatusOr<coll::ProtocolCost> ProtocolCostOf(const config::NcclProtocolCalibration& e, const std::string& source,
-                                            const std::string& path) {
+// One protocols entry's costs, the entry's own fields only (0 rates: not set; latencies when
+// present, 0 included: a fit's value).
+coll::ProtocolCost ProtocolCostOf(const config::NcclProtocolCalibration& e) {
   coll::ProtocolCost cost;
-  if (e.has_base_latency_us()) {
-    RETURN_IF_ERROR(NonNegative(source, path + ".base_latency_us", e.base_latency_us()));
-    cost.base_latency_us = e.base_latency_us();  // 0 included: a fit's value
-  }
-  if (e.has_hop_latency_us()) {
-    RETURN_IF_ERROR(NonNegative(source, path + ".hop_latency_us", e.hop_latency_us()));
-    cost.hop_latency_us = e.hop_latency_us();
-  }
-  RETURN_IF_ERROR(NonNegative(source, path + ".channel_gbps", e.channel_gbps()));
+  if (e.has_base_latency_us()) cost.base_latency_us = e.base_latency_us();
+  if (e.has_hop_latency_us()) cost.hop_latency_us = e.hop_latency_us();
   if (e.channel_gbps() > 0) cost.channel_gbps = e.channel_gbps();
-  if (!(e.wire_efficiency() >= 0 && e.wire_efficiency() <= 1))
-    return FieldError(source, path + ".wire_efficiency", fmt::format("{}", e.wire_efficiency()),
-                      "must be in (0, 1] (0: the protocol's own)");
   if (e.wire_efficiency() > 0) cost.wire_efficiency = e.wire_efficiency();
   return cost;
 }
@@ -118,15 +77,7 @@ void Merge(const coll::ProtocolCost& from, coll::ProtocolCost* to) {
 }
 
 // The older all-transport fields: one entry per transport for LL and for Simple.
-Status AddAllTransportFields(const config::NcclCalibration& n, const std::string& source, coll::ProtocolOverrides* o) {
-  const std::pair<const char*, double> fields[] = {{"base_latency_ll_us", n.base_latency_ll_us()},
-                                                   {"base_latency_simple_us", n.base_latency_simple_us()},
-                                                   {"hop_latency_ll_us", n.hop_latency_ll_us()},
-                                                   {"hop_latency_simple_us", n.hop_latency_simple_us()}};
-  for (const auto& [name, v] : fields) RETURN_IF_ERROR(NonNegative(source, std::string("nccl.") + name, v));
-  if (!(n.ll_wire_efficiency() >= 0 && n.ll_wire_efficiency() <= 1))
-    return FieldError(source, "nccl.ll_wire_efficiency", fmt::format("{}", n.ll_wire_efficiency()),
-                      "must be in (0, 1] (0: LL's own, 0.5)");
+void AddAllTransportFields(const config::NcclCalibration& n, coll::ProtocolOverrides* o) {
   auto set = [](std::optional<double>& field, double v) {
     if (v != 0) field = v;  // these fields cannot tell a 0 from absent: 0 keeps NCCL's value
   };
@@ -141,25 +92,18 @@ Status AddAllTransportFields(const config::NcclCalibration& n, const std::string
     if (!ll.empty()) o->per_transport[{t, coll::NcclProto::kLl}] = ll;
     if (!simple.empty()) o->per_transport[{t, coll::NcclProto::kSimple}] = simple;
   }
-  return OkStatus();
 }
 
 StatusOr<NcclParams> NcclOf(const config::NcclCalibration& n, const std::string& source) {
   NcclParams p;
-  const std::pair<const char*, double> fields[] = {{"local_call_overhead_ns", n.local_call_overhead_ns()},
-                                                   {"local_copy_ramp_ns", n.local_copy_ramp_ns()}};
-  for (const auto& [name, v] : fields) RETURN_IF_ERROR(NonNegative(source, std::string("nccl.") + name, v));
-  // eager_call_extra_ns and graph_call_extra_ns correct a call's time against an empty kernel's
-  // launch and may be negative (a fit of the 2x H200 LL trace gives a graph call 388 ns below it).
-  if (!(n.local_copy_memory_efficiency() >= 0 && n.local_copy_memory_efficiency() <= 1))
-    return FieldError(source, "nccl.local_copy_memory_efficiency", fmt::format("{}", n.local_copy_memory_efficiency()),
-                      "must be in (0, 1] (0: the compute model's memory_efficiency)");
   p.local_call_overhead_ns = n.local_call_overhead_ns();
   p.local_copy_ramp_ns = n.local_copy_ramp_ns();
   p.local_copy_memory_efficiency = n.local_copy_memory_efficiency();
+  // eager_call_extra_ns and graph_call_extra_ns correct a call's time against an empty kernel's
+  // launch and may be negative (a fit of the 2x H200 LL trace gives a graph call 388 ns below it).
   p.eager_call_extra_ns = n.eager_call_extra_ns();
   p.graph_call_extra_ns = n.graph_call_extra_ns();
-  RETURN_IF_ERROR(AddAllTransportFields(n, source, &p.protocol));
+  AddAllTransportFields(n, &p.protocol);
   for (int i = 0; i < n.protocols_size(); ++i) {
     const config::NcclProtocolCalibration& e = n.protocols(i);
     const std::string path = fmt::format("nccl.protocols[{}]", i);
@@ -170,7 +114,7 @@ StatusOr<NcclParams> NcclOf(const config::NcclCalibration& n, const std::string&
     auto proto = coll::ParseNcclProto(e.protocol());
     if (!proto.ok())
       return FieldError(source, path + ".protocol", Quoted(e.protocol()), "allowed values are ll, ll128, simple");
-    ASSIGN_OR_RETURN(coll::ProtocolCost cost, ProtocolCostOf(e, source, path));
+    const coll::ProtocolCost cost = ProtocolCostOf(e);
     if (e.op().empty()) {
       Merge(cost, &p.protocol.per_transport[{*transport, *proto}]);
       continue;
@@ -184,25 +128,14 @@ StatusOr<NcclParams> NcclOf(const config::NcclCalibration& n, const std::string&
   return p;
 }
 
-StatusOr<llm::HostCosts> HostOf(const config::HostPacingCalibration& h, const std::string& source) {
+llm::HostCosts HostOf(const config::HostPacingCalibration& h) {
   llm::HostCosts host;
-  const struct {
-    const char* name;
-    bool has;
-    double us;
-    std::optional<double>* field;
-  } costs[] = {{"kernel_issue_us", h.has_kernel_issue_us(), h.kernel_issue_us(), &host.kernel_issue_us},
-               {"library_issue_us", h.has_library_issue_us(), h.library_issue_us(), &host.library_issue_us},
-               {"collective_issue_us", h.has_collective_issue_us(), h.collective_issue_us(), &host.collective_issue_us},
-               {"graph_launch_us", h.has_graph_launch_us(), h.graph_launch_us(), &host.graph_launch_us},
-               {"sync_wake_us", h.has_sync_wake_us(), h.sync_wake_us(), &host.sync_wake_us}};
   // A field present is the fit's value, 0 included; one absent keeps the compute model's default.
-  for (const auto& c : costs) {
-    if (!c.has) continue;
-    RETURN_IF_ERROR(NonNegative(source, std::string("host.") + c.name, c.us));
-    *c.field = c.us;
-  }
-  RETURN_IF_ERROR(NonNegative(source, "host.jitter_mean_us", h.jitter_mean_us()));
+  if (h.has_kernel_issue_us()) host.kernel_issue_us = h.kernel_issue_us();
+  if (h.has_library_issue_us()) host.library_issue_us = h.library_issue_us();
+  if (h.has_collective_issue_us()) host.collective_issue_us = h.collective_issue_us();
+  if (h.has_graph_launch_us()) host.graph_launch_us = h.graph_launch_us();
+  if (h.has_sync_wake_us()) host.sync_wake_us = h.sync_wake_us();
   host.jitter = llm::ExponentialJitter(h.jitter_mean_us());
   return host;
 }
@@ -215,8 +148,6 @@ StatusOr<CustomAllreduceParams> CustomOf(const config::Calibration& c, const std
     if (ca.transport() != "peer" && ca.transport() != "host")
       return FieldError(source, path + ".transport", Quoted(ca.transport()),
                         "allowed values are peer (peer device memory), host (mapped host memory)");
-    RETURN_IF_ERROR(NonNegative(source, path + ".flag_latency_us", ca.flag_latency_us()));
-    RETURN_IF_ERROR(NonNegative(source, path + ".read_gbps_per_block", ca.read_gbps_per_block()));
     const bool host = ca.transport() == "host";
     if (ca.flag_latency_us() > 0) (host ? p.host_flag_latency_us : p.peer_flag_latency_us) = ca.flag_latency_us();
     if (ca.read_gbps_per_block() > 0)
@@ -234,16 +165,15 @@ TransferClass Override(TransferClass base, const config::TransferClassCalibratio
 }  // namespace
 
 StatusOr<LoadedCalibration> CalibrationFromProto(config::Calibration c, const std::string& source) {
-  RETURN_IF_ERROR(io::CheckFiniteNumbers(c, source));
   LoadedCalibration out;
   out.source = source;
+  // Every number in the unit and range calibration.proto declares (finite, sign, representable).
+  RETURN_IF_ERROR(io::CheckFieldRanges(c, source, &out.warnings));
   ASSIGN_OR_RETURN(out.compute, ComputeOf(c.compute(), source));
-  RETURN_IF_ERROR(CheckFabric(c.fabric(), source));
+  RETURN_IF_ERROR(CheckFabricNames(c.fabric(), source));
   ASSIGN_OR_RETURN(out.nccl, NcclOf(c.nccl(), source));
-  ASSIGN_OR_RETURN(out.host, HostOf(c.host(), source));
+  out.host = HostOf(c.host());
   ASSIGN_OR_RETURN(out.custom, CustomOf(c, source));
-  RETURN_IF_ERROR(NonNegative(source, "compute.l2_resident_bandwidth_gbps", c.compute().l2_resident_bandwidth_gbps()));
-  RETURN_IF_ERROR(NonNegative(source, "compute.timed_call_gap_ns", c.compute().timed_call_gap_ns()));
   out.bench.l2_resident_bandwidth_gbps = c.compute().l2_resident_bandwidth_gbps();
   out.bench.timed_call_gap_ns = c.compute().timed_call_gap_ns();
   out.proto = std::move(c);

@@ -15,8 +15,11 @@
 //
 // Every command that reads a calibration (simulate, sweep, advise, collective, compare, calibrate,
 // hardware-from-trace, import-profile) and a scenario's `calibration` field go through
-// LoadCalibration. Every error names the file, the field's path and its value; a part with a bad
-// entry is an error, never dropped.
+// LoadCalibration. Every number is checked against the unit and range calibration.proto declares
+// beside it (sim/io/field_ranges.h), then names (NCCL transports, protocols and ops, P2P path
+// classes, custom-allreduce transports, under-load keys) and the compute model's own rules. Every
+// error names the file, the field's path and its value; a part with a bad entry is an error,
+// never dropped.
 //
 // The NCCL block's older all-transport fields (base_latency_ll_us, ..., ll_wire_efficiency) are
 // read as an entry per transport for their protocol, under the file's own per-transport entries:
@@ -24,6 +27,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sim/calib/params.h"
 #include "sim/core/status.h"
@@ -40,6 +44,7 @@ struct LoadedCalibration {
   llm::HostCosts host;
   CustomAllreduceParams custom;
   BenchParams bench;
+  std::vector<std::string> warnings;  // values no hardware of today has (field_ranges.h)
   const config::FabricCalibration& fabric() const { return proto.fabric(); }
 };
 

@@ -43,9 +43,15 @@ TEST(CalibrationLoader, EveryBadEntryIsAnErrorNamingItsField) {
                 "5");
   ExpectRefused(R"(fabric { zero_copy_read { latency_ns: -4 } })", "fabric.zero_copy_read.latency_ns", "-4");
   ExpectRefused(R"(host { graph_launch_us: -1 })", "host.graph_launch_us", "-1");
-  ExpectRefused(R"(compute { gemm_libraries { gemm_compute_efficiency: 0.5 } })", "compute.gemm_libraries[0].library",
-                "\"\"");
-  ExpectRefused(R"(compute { memory_efficiency: 2 })", "memory_efficiency", "2");
+  ExpectRefused(R"(compute { gemm_libraries { gemm_compute_efficiency: 0.5 skinny_gemm_memory_efficiency: 0.7 } })",
+                "compute.gemm_libraries[0].library", "\"\"");
+  // Numbers out of the range calibration.proto declares (sim/io/field_ranges.h).
+  ExpectRefused(R"(compute { memory_efficiency: 2 })", "compute.memory_efficiency", "2");
+  ExpectRefused(R"(compute { kernel_floor_ns: 1e300 })", "compute.kernel_floor_ns", "1e+300");
+  ExpectRefused(R"(fabric { h2d_pinned { bandwidth_gbps: 1e-300 } })", "fabric.h2d_pinned.bandwidth_gbps", "1e-300");
+  ExpectRefused(R"(fabric { kernel_read_outstanding_bytes_per_sm: 1e-6 })",
+                "fabric.kernel_read_outstanding_bytes_per_sm", "1e-06");
+  ExpectRefused(R"(compute { sampling_row_rate_glogits: 1e-9 })", "compute.sampling_row_rate_glogits", "1e-09");
 }
 
 TEST(CalibrationLoader, AFittedZeroIsKeptAndAnAbsentCostIsTheDefault) {

@@ -162,9 +162,10 @@ Status CheckFieldRanges(const pb::Message& message, std::string_view file, std::
       if (range.has_plausible_min()) plausible += fmt::format(">= {}", range.plausible_min());
       if (range.has_plausible_max())
         plausible += fmt::format("{}<= {}", plausible.empty() ? "" : " and ", range.plausible_max());
-      warnings->push_back(fmt::format("warning: {}: {} = {}{}: no hardware or software of today has it (plausible: "
-                                      "{}{}); simulated as given",
-                                      file, v.path, v.value, Unit(range), plausible, Unit(range)));
+      warnings->push_back(
+          fmt::format("warning: {}: {} = {}{}: no hardware or software of today has it (plausible: "
+                      "{}{}); simulated as given",
+                      file, v.path, v.value, Unit(range), plausible, Unit(range)));
     }
   });
   if (errors.empty()) return OkStatus();

@@ -43,8 +43,7 @@ struct RangedValue {
 };
 
 // Calls `visit` for every value the check covers (see above), in field order, depth first.
-void ForEachRangedValue(const google::protobuf::Message& message,
-                        const std::function<void(const RangedValue&)>& visit);
+void ForEachRangedValue(const google::protobuf::Message& message, const std::function<void(const RangedValue&)>& visit);
 
 // The check of `message`: OK, or InvalidArgument listing every value out of its range, one line
 // each, "FILE: PATH = VALUE: must be in [MIN, MAX] UNIT (WHY)". Values outside their plausible

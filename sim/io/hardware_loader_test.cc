@@ -77,7 +77,8 @@ TEST(HardwareLoaderTest, NegativeBandwidth) {
                    "pcie_lanes: 16 }\n  links { a: \"gpu1\"",
                    "bandwidth_gbps: -5 latency_ns: 275 payload_efficiency: 0.9 pcie_gen: 5 "
                    "pcie_lanes: 16 }\n  links { a: \"gpu1\""));
-  EXPECT_TRUE(Contains(m, "box.textproto: links[0] (gpu0<->cpu0).bandwidth_gbps = -5: must be in [0.001, 100000] GB/s"));
+  EXPECT_TRUE(
+      Contains(m, "box.textproto: links[0] (gpu0<->cpu0).bandwidth_gbps = -5: must be in [0.001, 100000] GB/s"));
 }
 
 TEST(HardwareLoaderTest, UnknownFieldNamesFileFieldAndAllowedFields) {
@@ -228,8 +229,8 @@ TEST(HardwareLoaderTest, LinkChecks) {
                        "links[0] (gpu0<->cpu0).payload_efficiency = 1.5: must be in (0, 1]"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("payload_efficiency: 0.9 ", "")),
                        "links[0] (gpu0<->cpu0).payload_efficiency = 0: must be in (0, 1]"));
-  EXPECT_TRUE(Contains(ErrorOf(Edit("pcie_gen: 5", "pcie_gen: 7")),
-                       "links[0] (gpu0<->cpu0).pcie_gen = 7: must be in [0, 6]"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(Edit("pcie_gen: 5", "pcie_gen: 7")), "links[0] (gpu0<->cpu0).pcie_gen = 7: must be in [0, 6]"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("pcie_lanes: 16", "pcie_lanes: 3")),
                        "links[0] (gpu0<->cpu0).pcie_lanes = 3: PCIE links need one of 1, 2, 4, 8, 16"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("payload_efficiency: 1 }", "payload_efficiency: 1 pcie_gen: 5 }")),

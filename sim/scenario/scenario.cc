@@ -187,6 +187,7 @@ Status SetServing(const config::Serving& sv, const std::string& where, llm::Deco
 // warning when it was fitted on another box.
 Status ApplyCalibrationToScenario(const std::string& path, LoadedScenario* loaded) {
   ASSIGN_OR_RETURN(calib::LoadedCalibration c, calib::LoadCalibration(path));
+  loaded->warnings.insert(loaded->warnings.end(), c.warnings.begin(), c.warnings.end());
   if (loaded->topology->num_gpus() > 0) {
     const std::string warning =
         calib::CalibrationWarning(c.proto, c.source, loaded->topology->gpu_spec(0).name, loaded->topology->num_gpus());

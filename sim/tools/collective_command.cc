@@ -336,6 +336,7 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
     auto loaded = calib::LoadCalibration(flags.calibration);
     if (!loaded.ok()) return Fail(loaded.status());
     calibration = std::move(*loaded);
+    for (const std::string& w : calibration->warnings) err << w << "\n";
     calib::ApplyFabricCalibration(calibration->fabric(), &*topology_or);
   }
   const net::Topology& topology = *topology_or;

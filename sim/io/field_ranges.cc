@@ -136,11 +136,11 @@ void ForEachRangedValue(const pb::Message& message, const Fn& visit) { Visit(mes
 std::string DescribeRange(const config::FieldRange& range) {
   std::string bounds;
   if (range.has_min() && range.has_max()) {
-    bounds = fmt::format("{}{}, {}]", range.min_exclusive() ? "(" : "[", range.min(), range.max());
+    bounds = fmt::format("{}{:g}, {:g}]", range.min_exclusive() ? "(" : "[", range.min(), range.max());
   } else if (range.has_min()) {
-    bounds = fmt::format("{} {}", range.min_exclusive() ? ">" : ">=", range.min());
+    bounds = fmt::format("{} {:g}", range.min_exclusive() ? ">" : ">=", range.min());
   } else if (range.has_max()) {
-    bounds = fmt::format("<= {}", range.max());
+    bounds = fmt::format("<= {:g}", range.max());
   } else {
     bounds = "finite";
   }
@@ -150,24 +150,38 @@ std::string DescribeRange(const config::FieldRange& range) {
   return out;
 }
 
-Status CheckFieldRanges(const pb::Message& message, std::string_view file, std::vector<std::string>* warnings) {
-  std::string errors;
+std::vector<RangeFinding> RangeFindings(const pb::Message& message) {
+  std::vector<RangeFinding> out;
   ForEachRangedValue(message, [&](const RangedValue& v) {
     const config::FieldRange& range = *v.range;
     if (!InRange(range, v.value)) {
-      errors += fmt::format("{}{}: {} = {}: must be {}{}", errors.empty() ? "" : "\n", file, v.path, v.value,
-                            range.has_min() && range.has_max() ? "in " : "", DescribeRange(range));
-    } else if (warnings != nullptr && !Plausible(range, v.value)) {
+      out.push_back({v.path, v.value,
+                     fmt::format("must be {}{}", range.has_min() && range.has_max() ? "in " : "", DescribeRange(range)),
+                     true});
+    } else if (!Plausible(range, v.value)) {
       std::string plausible;
-      if (range.has_plausible_min()) plausible += fmt::format(">= {}", range.plausible_min());
+      if (range.has_plausible_min()) plausible += fmt::format(">= {:g}", range.plausible_min());
       if (range.has_plausible_max())
-        plausible += fmt::format("{}<= {}", plausible.empty() ? "" : " and ", range.plausible_max());
-      warnings->push_back(
-          fmt::format("warning: {}: {} = {}{}: no hardware or software of today has it (plausible: "
-                      "{}{}); simulated as given",
-                      file, v.path, v.value, Unit(range), plausible, Unit(range)));
+        plausible += fmt::format("{}<= {:g}", plausible.empty() ? "" : " and ", range.plausible_max());
+      out.push_back({v.path, v.value,
+                     fmt::format("no hardware or software of today has it (plausible: {}{}); simulated as given",
+                                 plausible, Unit(range)),
+                     false});
     }
   });
+  return out;
+}
+
+Status CheckFieldRanges(const pb::Message& message, std::string_view file, std::vector<std::string>* warnings) {
+  std::string errors;
+  for (const RangeFinding& f : RangeFindings(message)) {
+    const std::string line = fmt::format("{}: {} = {}: {}", file, f.path, f.value, f.rule);
+    if (f.error) {
+      errors += (errors.empty() ? "" : "\n") + line;
+    } else if (warnings != nullptr) {
+      warnings->push_back("warning: " + line);
+    }
+  }
   if (errors.empty()) return OkStatus();
   return InvalidArgumentError(errors);
 }

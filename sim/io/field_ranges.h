@@ -45,6 +45,16 @@ struct RangedValue {
 // Calls `visit` for every value the check covers (see above), in field order, depth first.
 void ForEachRangedValue(const google::protobuf::Message& message, const std::function<void(const RangedValue&)>& visit);
 
+// What the check finds, value by value, in field order: errors (out of range) and warnings
+// (implausible), each with its path, value and rule ("must be in [0, 1e+09] ns (at most a second)").
+struct RangeFinding {
+  std::string path;
+  double value = 0;
+  std::string rule;
+  bool error = true;  // false: a warning
+};
+std::vector<RangeFinding> RangeFindings(const google::protobuf::Message& message);
+
 // The check of `message`: OK, or InvalidArgument listing every value out of its range, one line
 // each, "FILE: PATH = VALUE: must be in [MIN, MAX] UNIT (WHY)". Values outside their plausible
 // range add a line to `warnings` (when given) in the same form.

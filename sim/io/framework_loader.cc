@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/io/enum_names.h"
+#include "sim/io/field_ranges.h"
 #include "sim/io/file_io.h"
 #include "sim/io/textproto.h"
 
@@ -68,26 +69,9 @@ std::string LocationOf(const pb::TextFormat::ParseInfoTree* tree, const std::str
 
 // The serving framework's custom-allreduce rule (world sizes, NVLink limit, size limit).
 void CheckCustomAllreduceRule(const config::CustomAllreduceRule& c, bool partial, std::vector<Problem>* out) {
-  for (int i = 0; i < c.world_sizes_size(); ++i) {
-    const int w = c.world_sizes(i);
-    if (w < 2 || w > 1024)
-      out->push_back(
-          {fmt::format("custom_allreduce.world_sizes[{}]", i), std::to_string(w), "must be in [2, 1024] (GPUs)"});
-  }
   if (!partial && c.world_sizes_size() == 0)
     out->push_back({"custom_allreduce.world_sizes", "(empty)",
                     "required when custom_allreduce is given: the world sizes its kernel supports, e.g. [2, 4, 6, 8]"});
-  for (int i = 0; i < c.one_shot_only_world_sizes_size(); ++i) {
-    const int w = c.one_shot_only_world_sizes(i);
-    if (w < 2 || w > 1024)
-      out->push_back({fmt::format("custom_allreduce.one_shot_only_world_sizes[{}]", i), std::to_string(w),
-                      "must be in [2, 1024] (GPUs)"});
-  }
-  if (c.has_max_world_size_without_full_nvlink() && c.max_world_size_without_full_nvlink() < 0)
-    out->push_back({"custom_allreduce.max_world_size_without_full_nvlink",
-                    std::to_string(c.max_world_size_without_full_nvlink()), "must be >= 0 (GPUs)"});
-  if (c.has_max_bytes() && c.max_bytes() < 0)
-    out->push_back({"custom_allreduce.max_bytes", std::to_string(c.max_bytes()), "must be >= 0 (bytes; 0: no limit)"});
 }
 
 // The NCCL environment: whether the user's passes through, and what the framework sets itself.
@@ -154,18 +138,6 @@ void CheckJitter(const Jitter& j, bool partial, std::vector<Problem>* out) {
                     (partial ? "must be one of " : "must be set when a jitter block is present, one of ") +
                         AllowedEnumValues(dists)});
   }
-  if (j.has_mean_us() && !(std::isfinite(j.mean_us()) && j.mean_us() >= 0)) {
-    out->push_back({"jitter.mean_us", Number(j.mean_us()), "must be finite and >= 0 (microseconds)"});
-  }
-  if (j.has_sigma() && !(std::isfinite(j.sigma()) && j.sigma() >= 0 && j.sigma() <= 5)) {
-    out->push_back({"jitter.sigma", Number(j.sigma()), "must be in [0, 5] (sigma of ln x)"});
-  }
-  for (int i = 0; i < j.quantiles_us_size(); ++i) {
-    const double q = j.quantiles_us(i);
-    if (!(std::isfinite(q) && q >= 0)) {
-      out->push_back({fmt::format("jitter.quantiles_us[{}]", i), Number(q), "must be finite and >= 0"});
-    }
-  }
 }
 
 // Field rules shared by whole profiles (`partial` false: every field required) and overrides
@@ -195,10 +167,7 @@ void CheckProfile(const FrameworkProfile& p, bool partial, std::vector<Problem>*
                         "required: microseconds, finite and >= 0 (write 0 for none; source it in a "
                         "comment or mark it [PLACEHOLDER])"});
       }
-      continue;
     }
-    const double v = r->GetDouble(p, f);
-    if (!std::isfinite(v) || v < 0) out->push_back({name, Number(v), "must be finite and >= 0 (microseconds)"});
   }
   if (!partial && !p.has_sync_each_step()) {
     out->push_back({"sync_each_step", "(unset)",
@@ -299,6 +268,9 @@ void ConvertRules(const FrameworkProfile& p, llm::FrameworkProfile* out) {
 StatusOr<llm::FrameworkProfile> Convert(const FrameworkProfile& p, std::string_view display,
                                         const pb::TextFormat::ParseInfoTree* tree) {
   std::vector<Problem> problems;
+  // Every number in the unit and range framework.proto declares (it states no plausible bounds).
+  for (const RangeFinding& f : RangeFindings(p))
+    if (f.error) problems.push_back({f.path, Number(f.value), f.rule});
   CheckProfile(p, /*partial=*/false, &problems);
   llm::FrameworkProfile out;
   if (p.has_jitter()) out.jitter = ToJitter(p.jitter());

@@ -6,18 +6,21 @@
 // Checks of a profile (each error one line "FILE[:LINE:COL]: FIELD = VALUE: RULE", all problems
 // together; LINE:COL, 1-based, of the field's name when the profile was parsed from text, or of
 // the enclosing block's name for a field left unset inside it):
+//   numbers: every numeric field in the unit and range framework.proto declares beside it
+//     (field_ranges.h: host costs in [0, 1e6] us, jitter sigma in [0, 5], world sizes in
+//     [2, 1024]);
 //   name: set and non-empty; source: may be unset (= "");
 //   capture.decode, capture.draft, capture.verify, capture.draft_extend: set, one of FULL,
 //     PIECEWISE, EAGER (CAPTURE_MODE_UNSPECIFIED or an unknown number is an error);
 //   eager_op_host_us, graph_replay_host_us, decode_step_host_us, spec_cycle_host_us: set (an
-//     explicit 0 is fine), finite and >= 0 (microseconds);
+//     explicit 0 is fine);
 //   sync_each_step: set (true or false);
 //   jitter: absent = no jitter (NONE); present: distribution set (NONE, EXPONENTIAL, LOGNORMAL,
-//     EMPIRICAL), mean_us and sigma unset = 0, then llm::ValidateJitter's rules (mean_us finite
-//     and >= 0, sigma in [0, 5], EMPIRICAL: >= 2 quantiles_us, each finite and >= 0,
-//     non-decreasing).
+//     EMPIRICAL), mean_us and sigma unset = 0, then llm::ValidateJitter's rules (EMPIRICAL: >= 2
+//     quantiles_us, non-decreasing).
 // Overrides (a scenario's framework_overrides, scenario.proto) are partial profiles:
-// FrameworkOverrideProblems checks only the fields they set, with the same ranges;
+// FrameworkOverrideProblems checks only the fields they set (their numbers are checked with the
+// scenario's, ValidateScenario);
 // MergeFrameworkOverrides applies them; the merged profile is then checked as a whole.
 #pragma once
 
@@ -53,8 +56,8 @@ StatusOr<config::FrameworkProfile> LoadFrameworkProtoFile(const std::string& pat
 StatusOr<llm::FrameworkProfile> LoadFrameworkFile(const std::string& path);
 
 // The problems of a partial profile, one "PREFIXFIELD = VALUE: RULE" string each (no file name):
-// set costs finite and >= 0, capture modes and the jitter distribution valid enum numbers (0 =
-// not overridden), set jitter values finite and >= 0, sigma <= 5. Empty when fine.
+// capture modes and the jitter distribution valid enum numbers (0 = not overridden), the rules'
+// names and flags. Not the numbers' ranges (ValidateScenario checks those). Empty when fine.
 std::vector<std::string> FrameworkOverrideProblems(const config::FrameworkProfile& overrides,
                                                    const std::string& prefix);
 

@@ -186,11 +186,11 @@ TEST(FrameworkParseTest, GoodProfileConverts) {
 
 TEST(FrameworkParseTest, NegativeOrNonFiniteCostNamesFileLineFieldAndValue) {
   EXPECT_TRUE(Contains(ErrorOf(Edit("eager_op_host_us: 10", "eager_op_host_us: -1")),
-                       "f.textproto:4:1: eager_op_host_us = -1: must be finite and >= 0 (microseconds)"));
+                       "f.textproto:4:1: eager_op_host_us = -1: must be in [0, 1e+06] us (at most a second)"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("graph_replay_host_us: 2", "graph_replay_host_us: nan")),
-                       "f.textproto:5:1: graph_replay_host_us = nan: must be finite and >= 0"));
+                       "f.textproto:5:1: graph_replay_host_us = nan: must be in [0, 1e+06] us"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("spec_cycle_host_us: 80", "spec_cycle_host_us: inf")),
-                       "f.textproto:7:1: spec_cycle_host_us = inf: must be finite and >= 0"));
+                       "f.textproto:7:1: spec_cycle_host_us = inf: must be in [0, 1e+06] us"));
 }
 
 TEST(FrameworkParseTest, UnsetFieldsAreErrors) {
@@ -231,7 +231,7 @@ TEST(FrameworkParseTest, BadJitterNamesTheField) {
   EXPECT_TRUE(Contains(ErrorOf(Edit(lognormal, "jitter { distribution: LOGNORMAL mean_us: 3 sigma: 7 }")),
                        "f.textproto:10:45: jitter.sigma = 7: must be in [0, 5] (sigma of ln x)"));
   EXPECT_TRUE(Contains(ErrorOf(Edit(lognormal, "jitter { distribution: EXPONENTIAL mean_us: -2 }")),
-                       "f.textproto:10:36: jitter.mean_us = -2: must be finite and >= 0"));
+                       "f.textproto:10:36: jitter.mean_us = -2: must be in [0, 1e+06] us"));
   EXPECT_TRUE(Contains(ErrorOf(Edit(lognormal, "jitter { mean_us: 2 }")),
                        "jitter.distribution = DISTRIBUTION_UNSPECIFIED: must be set when a jitter block is "
                        "present, one of NONE, EXPONENTIAL, LOGNORMAL, EMPIRICAL"));
@@ -241,7 +241,7 @@ TEST(FrameworkParseTest, BadJitterNamesTheField) {
   EXPECT_TRUE(Contains(ErrorOf(Edit(lognormal, "jitter { distribution: EMPIRICAL quantiles_us: [1, 4, 2] }")),
                        "jitter.quantiles_us = [1, 4, 2]: jitter.quantiles_us must not decrease (index 2)"));
   EXPECT_TRUE(Contains(ErrorOf(Edit(lognormal, "jitter { distribution: EMPIRICAL quantiles_us: [1, -4] }")),
-                       "jitter.quantiles_us[1] = -4: must be finite and >= 0"));
+                       "jitter.quantiles_us[1] = -4: must be in [0, 1e+06] us"));
   StatusOr<llm::FrameworkProfile> empirical =
       ParseFramework(Edit(lognormal, "jitter { distribution: EMPIRICAL quantiles_us: [0, 1, 5] }"), "f.textproto");
   ASSERT_TRUE(empirical.ok()) << empirical.status().ToString();
@@ -265,14 +265,14 @@ TEST(FrameworkParseTest, CustomAllreduceRule) {
   EXPECT_EQ(f->custom_allreduce.one_shot_only_world_sizes, (std::vector<int>{2}));
   EXPECT_FALSE(ParseFramework(kGood, "f.textproto")->custom_allreduce.stated);
   EXPECT_TRUE(Contains(ErrorOf(std::string(kGood) + "custom_allreduce { world_sizes: [1, 4] }\n"),
-                       "f.textproto:11:20: custom_allreduce.world_sizes[0] = 1: must be in [2, 1024] (GPUs)"));
+                       "f.textproto:11:20: custom_allreduce.world_sizes[0] = 1: must be in [2, 1024] GPUs"));
   EXPECT_TRUE(Contains(ErrorOf(std::string(kGood) + "custom_allreduce { max_bytes: 8 }\n"),
                        "custom_allreduce.world_sizes = (empty): required when custom_allreduce is given"));
   EXPECT_TRUE(Contains(ErrorOf(std::string(kGood) + "custom_allreduce { world_sizes: [2] max_bytes: -8 }\n"),
-                       "custom_allreduce.max_bytes = -8: must be >= 0"));
+                       "custom_allreduce.max_bytes = -8: must be in [0, 1e+15] bytes"));
   EXPECT_TRUE(Contains(
       ErrorOf(std::string(kGood) + "custom_allreduce { world_sizes: [2] max_world_size_without_full_nvlink: -1 }\n"),
-      "custom_allreduce.max_world_size_without_full_nvlink = -1: must be >= 0 (GPUs)"));
+      "custom_allreduce.max_world_size_without_full_nvlink = -1: must be in [0, 1024] GPUs"));
 }
 
 TEST(FrameworkParseTest, EveryProblemReportedTogether) {
@@ -301,11 +301,11 @@ TEST(FrameworkOverridesTest, ProblemsNameOnlyTheFieldsSet) {
   o.set_decode_step_host_us(-3);
   o.mutable_jitter()->set_sigma(std::numeric_limits<double>::infinity());
   o.mutable_capture()->set_verify(static_cast<config::CaptureMode>(9));
+  // The numbers' ranges are the scenario's check (ValidateScenario walks framework_overrides with
+  // the rest of the scenario: ScenarioFrameworkTest.BadOverridesNameTheScenarioAndTheField).
   const std::vector<std::string> p = FrameworkOverrideProblems(o, "framework_overrides.");
-  ASSERT_EQ(p.size(), 3u);
+  ASSERT_EQ(p.size(), 1u);
   EXPECT_EQ(p[0], "framework_overrides.capture.verify = 9: must be one of FULL, PIECEWISE, EAGER");
-  EXPECT_EQ(p[1], "framework_overrides.decode_step_host_us = -3: must be finite and >= 0 (microseconds)");
-  EXPECT_EQ(p[2], "framework_overrides.jitter.sigma = inf: must be in [0, 5] (sigma of ln x)");
 }
 
 TEST(FrameworkOverridesTest, MergeReplacesOnlyTheFieldsSet) {

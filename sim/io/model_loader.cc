@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "sim/io/field_ranges.h"
 #include "sim/io/file_io.h"
 #include "sim/io/hardware_checks.h"
 #include "sim/io/hf_config.h"
@@ -29,14 +30,6 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-void PositiveInt(ValidationErrors* e, const std::string& path, int value) {
-  if (value <= 0) e->Add(path, std::to_string(value), "must be > 0");
-}
-
-void NonNegativeInt(ValidationErrors* e, const std::string& path, int value) {
-  if (value < 0) e->Add(path, std::to_string(value), "must be >= 0");
-}
-
 bool IsMoeFamily(Model::Family f) {
   return f == Model::QWEN3_MOE || f == Model::DEEPSEEK_V3 || f == Model::GPT_OSS || f == Model::MIXTRAL ||
          f == Model::QWEN2_MOE || f == Model::DEEPSEEK_V2 || f == Model::GLM4_MOE;
@@ -51,12 +44,6 @@ void CheckShape(const Model& m, ValidationErrors* e) {
   if (f == Model::FAMILY_UNSPECIFIED || !Model::Family_IsValid(f)) {
     e->Add("family", family, fmt::format("must be set, one of {}", kFamilies));
   }
-  PositiveInt(e, "num_layers", m.num_layers());
-  PositiveInt(e, "hidden_size", m.hidden_size());
-  PositiveInt(e, "num_attention_heads", m.num_attention_heads());
-  PositiveInt(e, "num_key_value_heads", m.num_key_value_heads());
-  PositiveInt(e, "head_dim", m.head_dim());
-  PositiveInt(e, "vocab_size", m.vocab_size());
   if (m.num_attention_heads() > 0 && m.num_key_value_heads() > 0 &&
       m.num_attention_heads() % m.num_key_value_heads() != 0) {
     e->Add("num_key_value_heads", std::to_string(m.num_key_value_heads()),
@@ -65,13 +52,11 @@ void CheckShape(const Model& m, ValidationErrors* e) {
 
   const bool dense_layers = !IsMoeFamily(f) || m.moe().first_dense_layers() > 0;
   if (dense_layers) {
-    if (m.intermediate_size() <= 0) {
+    if (m.intermediate_size() == 0) {
       e->Add("intermediate_size", std::to_string(m.intermediate_size()),
              IsMoeFamily(f) ? "must be > 0 (moe.first_dense_layers > 0: those layers use the dense MLP)"
                             : fmt::format("must be > 0 (family {} has a dense MLP)", family));
     }
-  } else {
-    NonNegativeInt(e, "intermediate_size", m.intermediate_size());
   }
 }
 
@@ -82,14 +67,13 @@ void CheckMoe(const Model& m, ValidationErrors* e) {
     if (!m.has_moe()) {
       e->Add("moe", "(absent)", fmt::format("required for family {} (a mixture-of-experts model)", family));
     } else {
-      PositiveInt(e, "moe.num_experts", moe.num_experts());
-      if (moe.experts_per_token() < 1 || (moe.num_experts() > 0 && moe.experts_per_token() > moe.num_experts())) {
+      if (moe.num_experts() == 0) e->Add("moe.num_experts", "0", "must be > 0");
+      if (moe.experts_per_token() == 0 || (moe.num_experts() > 0 && moe.experts_per_token() > moe.num_experts())) {
         e->Add("moe.experts_per_token", std::to_string(moe.experts_per_token()),
                fmt::format("must be in [1, moe.num_experts = {}]", moe.num_experts()));
       }
-      PositiveInt(e, "moe.moe_intermediate_size", moe.moe_intermediate_size());
-      NonNegativeInt(e, "moe.num_shared_experts", moe.num_shared_experts());
-      if (moe.first_dense_layers() < 0 || (m.num_layers() > 0 && moe.first_dense_layers() >= m.num_layers())) {
+      if (moe.moe_intermediate_size() == 0) e->Add("moe.moe_intermediate_size", "0", "must be > 0");
+      if (m.num_layers() > 0 && moe.first_dense_layers() >= m.num_layers()) {
         e->Add("moe.first_dense_layers", std::to_string(moe.first_dense_layers()),
                fmt::format("must be in [0, num_layers = {})", m.num_layers()));
       }
@@ -113,11 +97,8 @@ void CheckMla(const Model& m, ValidationErrors* e) {
   bool any_mla = false;
   for (int v : mla_fields) any_mla = any_mla || v != 0;
   if (IsMlaFamily(m.family())) {
-    if (mla.q_lora_rank() < 0) {
-      e->Add(mla_names[0], std::to_string(mla.q_lora_rank()), "must be >= 0 (0: no query compression)");
-    }
     for (int i = 1; i < 5; ++i) {
-      if (mla_fields[i] <= 0) {
+      if (mla_fields[i] == 0) {
         e->Add(mla_names[i], std::to_string(mla_fields[i]),
                fmt::format("must be > 0 (family {} uses multi-head latent attention: kv_lora_rank, "
                            "qk_nope_head_dim, qk_rope_head_dim and v_head_dim are required)",
@@ -139,13 +120,8 @@ void CheckQuantization(const Model& m, ValidationErrors* e) {
   if (q.format() == config::Quantization::FORMAT_UNSPECIFIED || !config::Quantization::Format_IsValid(q.format())) {
     e->Add(at + "format", config::Quantization::Format_Name(q.format()), "must be set, one of FP8, INT4, FP4");
   }
-  NonNegativeInt(e, at + "block_rows", q.block_rows());
-  NonNegativeInt(e, at + "block_cols", q.block_cols());
   if (q.scale_bits() != 8 && q.scale_bits() != 16 && q.scale_bits() != 32) {
     e->Add(at + "scale_bits", std::to_string(q.scale_bits()), "must be 8 (e8m0 / e4m3), 16 (bf16 / fp16) or 32 (fp32)");
-  }
-  if (q.zero_point_bits() < 0 || q.zero_point_bits() > 32) {
-    e->Add(at + "zero_point_bits", std::to_string(q.zero_point_bits()), "must be in [0, 32] (0: symmetric)");
   }
 }
 
@@ -173,11 +149,9 @@ llm::CheckpointQuantization ToQuantization(const config::Quantization& q) {
 // A published acceptance: its shape, a tau the shape can reach, its source.
 void CheckPublishedAcceptance(const config::PublishedAcceptance& a, ValidationErrors* e) {
   const std::string at = "published_acceptance.";
-  if (a.num_steps() < 1) e->Add(at + "num_steps", std::to_string(a.num_steps()), "must be >= 1");
-  if (a.topk() < 1) e->Add(at + "topk", std::to_string(a.topk()), "must be >= 1");
-  if (a.num_draft_tokens() < 2) e->Add(at + "num_draft_tokens", std::to_string(a.num_draft_tokens()), "must be >= 2");
+  // The ranges of the fields are checked with the others (model.proto); what the shape can reach here.
   const int most = std::max(1, std::min(a.num_steps(), a.num_draft_tokens() - 1));
-  if (!(std::isfinite(a.mean_accept_length()) && a.mean_accept_length() >= 1 && a.mean_accept_length() <= 1 + most))
+  if (a.mean_accept_length() >= 1 && a.mean_accept_length() <= 65 && a.mean_accept_length() > 1 + most)
     e->Add(at + "mean_accept_length", fmt::format("{}", a.mean_accept_length()),
            fmt::format("must be in [1, {}] (tokens per cycle: 1 + the draft tokens the shape can accept)", 1 + most));
   if (a.source().empty())
@@ -186,8 +160,6 @@ void CheckPublishedAcceptance(const config::PublishedAcceptance& a, ValidationEr
 
 // Sliding windows, the EAGLE-3 head's fields and MTP layers.
 void CheckWindowsAndDraftHeads(const Model& m, ValidationErrors* e) {
-  NonNegativeInt(e, "sliding_window", m.sliding_window());
-  NonNegativeInt(e, "sliding_window_every", m.sliding_window_every());
   if ((m.sliding_window() > 0) != (m.sliding_window_every() > 0)) {
     e->Add("sliding_window_every", std::to_string(m.sliding_window_every()),
            fmt::format("sliding_window = {}: both must be 0 (no sliding window) or both > 0", m.sliding_window()));
@@ -198,17 +170,15 @@ void CheckWindowsAndDraftHeads(const Model& m, ValidationErrors* e) {
 
   const config::Eagle3Config& eagle = m.eagle3();
   if (m.family() == Model::EAGLE3) {
-    if (eagle.draft_vocab_size() <= 0 || (m.vocab_size() > 0 && eagle.draft_vocab_size() > m.vocab_size())) {
+    if (eagle.draft_vocab_size() == 0 || (m.vocab_size() > 0 && eagle.draft_vocab_size() > m.vocab_size())) {
       e->Add("eagle3.draft_vocab_size", std::to_string(eagle.draft_vocab_size()),
              fmt::format("required for family EAGLE3: must be in [1, vocab_size = {}]", m.vocab_size()));
     }
-    NonNegativeInt(e, "eagle3.fused_hidden_states", eagle.fused_hidden_states());
   } else if (m.has_eagle3() && eagle.ByteSizeLong() > 0) {
     e->Add("eagle3", fmt::format("{{ draft_vocab_size: {} ... }}", eagle.draft_vocab_size()),
            fmt::format("must be empty for family {} (only EAGLE3 heads have it)", FamilyName(m.family())));
   }
 
-  NonNegativeInt(e, "num_nextn_predict_layers", m.num_nextn_predict_layers());
   if (m.has_published_acceptance()) CheckPublishedAcceptance(m.published_acceptance(), e);
 }
 
@@ -242,8 +212,12 @@ llm::ModelFamily ToFamily(Model::Family f) {
 
 }  // namespace
 
-StatusOr<llm::ModelSpec> ModelFromProto(const config::Model& model, std::string_view filename) {
+StatusOr<llm::ModelSpec> ModelFromProto(const config::Model& model, std::string_view filename,
+                                        std::vector<std::string>* warnings) {
   ValidationErrors errors(filename);
+  // Every number in the unit and range model.proto declares; then the family's rules, which test
+  // a required field against 0 only (a negative one is the range's error, reported once).
+  errors.AddLines(CheckFieldRanges(model, filename, warnings));
   CheckModel(model, &errors);
   if (!errors.empty()) return errors.ToStatus();
 
@@ -292,9 +266,10 @@ StatusOr<llm::ModelSpec> ModelFromProto(const config::Model& model, std::string_
   return s;
 }
 
-StatusOr<llm::ModelSpec> ParseModel(std::string_view text, std::string_view filename) {
+StatusOr<llm::ModelSpec> ParseModel(std::string_view text, std::string_view filename,
+                                    std::vector<std::string>* warnings) {
   ASSIGN_OR_RETURN(config::Model model, ParseTextProto<config::Model>(text, filename));
-  return ModelFromProto(model, filename);
+  return ModelFromProto(model, filename, warnings);
 }
 
 StatusOr<config::Model> LoadModelProto(const std::string& path) {
@@ -303,13 +278,13 @@ StatusOr<config::Model> LoadModelProto(const std::string& path) {
   return ParseTextProto<config::Model>(file.text, file.display_name);
 }
 
-StatusOr<llm::ModelSpec> LoadModelFile(const std::string& path) {
+StatusOr<llm::ModelSpec> LoadModelFile(const std::string& path, std::vector<std::string>* warnings) {
   ASSIGN_OR_RETURN(ConfigText file, ReadConfigFile(path));
   if (EndsWith(path, ".json")) {
     ASSIGN_OR_RETURN(config::Model model, ImportHfConfig(file.text, file.display_name));
-    return ModelFromProto(model, file.display_name);
+    return ModelFromProto(model, file.display_name, warnings);
   }
-  return ParseModel(file.text, file.display_name);
+  return ParseModel(file.text, file.display_name, warnings);
 }
 
 }  // namespace specsim::io

@@ -270,7 +270,7 @@ TEST(ModelLoaderTest, PublishedAcceptanceLoadsAndItsFieldsAreChecked) {
   EXPECT_TRUE(Contains(error("mean_accept_length: 2", "mean_accept_length: 4.5"),
                        "m.textproto: published_acceptance.mean_accept_length = 4.5: must be in [1, 4]"));
   EXPECT_TRUE(Contains(error("num_draft_tokens: 4", "num_draft_tokens: 1"),
-                       "published_acceptance.num_draft_tokens = 1: must be >= 2"));
+                       "published_acceptance.num_draft_tokens = 1: must be in [2, 4096] tokens"));
   EXPECT_TRUE(Contains(error("source: \"paper\"", ""), "published_acceptance.source = \"\": required"));
 }
 
@@ -295,7 +295,7 @@ TEST(ModelLoaderTest, BadModelsNameFileFieldAndRule) {
   const std::string kv = ErrorOf(Edit("hidden_size: 64 num_attention_heads: 8\n  num_key_value_heads: 2",
                                       "hidden_size: 0 num_attention_heads: 8\n  num_key_value_heads: 3"));
   EXPECT_TRUE(Contains(kv, "m.textproto: num_key_value_heads = 3: must divide num_attention_heads = 8"));
-  EXPECT_TRUE(Contains(kv, "m.textproto: hidden_size = 0: must be > 0"));
+  EXPECT_TRUE(Contains(kv, "m.textproto: hidden_size = 0: must be in [1, 1e+06] elements"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("experts_per_token: 2", "experts_per_token: 9")),
                        "moe.experts_per_token = 9: must be in [1, moe.num_experts = 8]"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("moe_intermediate_size: 32", "moe_intermediate_size: 32 first_dense_layers: 4")),

@@ -2,28 +2,31 @@
 // the files it names, and `--set field.path=value` overrides.
 //
 // Checks of ValidateScenario (each error "FILE: FIELD = VALUE: RULE", all problems together):
-//   hardware, model non-empty;
-//   parallelism.tensor_parallel >= 1; expert_parallel >= 0, and when > 1 it divides
-//     tensor_parallel; gpus empty or exactly tensor_parallel distinct indices >= 0;
-//   serving.batch_size >= 1; context_length >= 0; max_context_length 0 or >= context_length;
-//     activation_dtype, kv_cache_dtype set (BF16, FP8, FP4, INT4); weight_dtype set when
-//     weight_source is DTYPE (unset with weight_source unset: the checkpoint's formats, and then
-//     expert_weight_dtype must be unset too);
+//   numbers: every numeric field in the unit and range scenario.proto (framework.proto for
+//     framework_overrides) declares beside it (field_ranges.h): e.g. tensor_parallel in [1, 1024],
+//     batch_size in [1, 1e6], speculation.num_steps and topk in [0, 64], num_draft_tokens in
+//     [0, 4096], acceptance probabilities in [0, 1], histogram counts in [0, 1e15], cycles in
+//     [0, 1e6], channels in [0, 64]; values no hardware or software of today has are warnings;
+//   hardware, model non-empty; parallelism and serving present;
+//   parallelism.expert_parallel, when > 1, divides tensor_parallel; gpus empty or exactly
+//     tensor_parallel distinct indices;
+//   serving.max_context_length 0 or >= context_length; activation_dtype, kv_cache_dtype set
+//     (BF16, FP8, FP4, INT4); weight_dtype set when weight_source is DTYPE (unset with
+//     weight_source unset: the checkpoint's formats, and then expert_weight_dtype must be unset
+//     too);
 //   speculation: no `speculation` block means no speculation. With a block, method must be set
 //     (NONE, EAGLE3, MTP). NONE ignores every other speculation field (so `--set
 //     speculation.method=NONE` gives the baseline of a speculative scenario). EAGLE3 needs
 //     draft_model; MTP must leave it empty (the draft is the target's own NEXTN layer). Both:
 //     num_steps >= 1, topk >= 1, num_draft_tokens >= 2; topk == 1 needs num_draft_tokens ==
 //     num_steps + 1 (SGLang's rule for chains); topk > 1 needs num_draft_tokens <= 1 + topk +
-//     (num_steps - 1) * topk^2 (the candidates SGLang's tree building chooses from); exactly one
-//     of acceptance_probabilities (num_steps values in [0, 1]) or accept_length_histogram
-//     (num_steps + 1 finite values >= 0, sum > 0; index i = cycles that accepted i drafts);
-//     cycles >= 0;
+//     (num_steps - 1) * topk^2 (the candidates SGLang's tree building chooses from); at least
+//     one of acceptance_probabilities or accept_length_histogram (num_steps + 1 values, sum > 0;
+//     index i = cycles that accepted i drafts);
 //   communication.allreduce_algorithm in {"", auto, ring, tree, oneshot, twoshot}; protocol in
-//     {"", ll, simple}; channels >= 0; p2p_level in {"", pix, pxb, phb, sys};
-//   framework_overrides: only the fields set, with the ranges of a profile (framework_loader.h:
-//     costs finite and >= 0, valid capture modes and jitter distribution, jitter values finite
-//     and >= 0, sigma <= 5). The profile itself is checked by ScenarioFramework.
+//     {"", ll, simple}; p2p_level in {"", pix, pxb, phb, sys};
+//   framework_overrides: only the fields set (framework_loader.h: valid capture modes and jitter
+//     distribution). The profile itself is checked by ScenarioFramework.
 //
 // The framework profile (ScenarioFramework): the file `framework` names (empty:
 // kDefaultFrameworkPath, "configs/frameworks/sglang.textproto"), loaded with
@@ -50,6 +53,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/core/status.h"
 #include "sim/llm/framework_profile.h"
@@ -57,8 +61,10 @@
 
 namespace specsim::io {
 
-// Checks `scenario` (rules above); `filename` prefixes every error message.
-Status ValidateScenario(const config::Scenario& scenario, std::string_view filename);
+// Checks `scenario` (rules above); `filename` prefixes every error message and warning (values no
+// hardware or software of today has, added to `warnings` when given).
+Status ValidateScenario(const config::Scenario& scenario, std::string_view filename,
+                        std::vector<std::string>* warnings = nullptr);
 
 // Parses a text-format Scenario (errors as in textproto.h) and validates it. Paths are left as
 // written.

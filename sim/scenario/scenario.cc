@@ -132,8 +132,8 @@ namespace {
 
 // The target model and how it is split over the box's GPUs. `where`: "path: " for messages.
 Status SetTargetAndParallelism(const config::Scenario& s, const std::string& where, const net::Topology& topology,
-                               llm::DecodeSetup* setup) {
-  ASSIGN_OR_RETURN(setup->target, io::LoadModelFile(s.model()));
+                               llm::DecodeSetup* setup, std::vector<std::string>* warnings) {
+  ASSIGN_OR_RETURN(setup->target, io::LoadModelFile(s.model(), warnings));
   setup->parallel.tp = s.parallelism().tensor_parallel();
   setup->parallel.ep = std::max(1, s.parallelism().expert_parallel());
   setup->gpus.assign(s.parallelism().gpus().begin(), s.parallelism().gpus().end());
@@ -208,7 +208,8 @@ Status ApplyCalibrationToScenario(const std::string& path, LoadedScenario* loade
 }
 
 // The speculation method, its shape, the acceptance model for that shape and the EAGLE-3 draft.
-Status SetSpeculation(const config::Speculation& sp, const std::string& where, llm::DecodeSetup* setup) {
+Status SetSpeculation(const config::Speculation& sp, const std::string& where, llm::DecodeSetup* setup,
+                      std::vector<std::string>* warnings) {
   llm::SpeculationSettings& spec = setup->speculation;
   switch (sp.method()) {
     case config::Speculation::EAGLE3: spec.method = llm::SpeculationMethod::kEagle3; break;
@@ -227,7 +228,7 @@ Status SetSpeculation(const config::Speculation& sp, const std::string& where, l
   spec.acceptance_basis = acceptance->basis;
   spec.acceptance_upper_bound = acceptance->upper_bound;
   if (spec.method == llm::SpeculationMethod::kEagle3) {
-    ASSIGN_OR_RETURN(llm::ModelSpec draft, io::LoadModelFile(sp.draft_model()));
+    ASSIGN_OR_RETURN(llm::ModelSpec draft, io::LoadModelFile(sp.draft_model(), warnings));
     setup->draft = draft;
   }
   return OkStatus();
@@ -242,7 +243,7 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
   loaded.scenario = std::move(scenario);
   config::Scenario& s = loaded.scenario;
   for (const std::string& o : overrides) RETURN_IF_ERROR(io::ApplyOverride(&s, o).WithPrefix("--set " + o));
-  RETURN_IF_ERROR(io::ValidateScenario(s, loaded.path));
+  RETURN_IF_ERROR(io::ValidateScenario(s, loaded.path, &loaded.warnings));
   const std::string where = loaded.path + ": ";
   // How the framework drives the GPUs (configs/frameworks/, the scenario's overrides applied).
   ASSIGN_OR_RETURN(llm::FrameworkProfile framework, io::ScenarioFramework(s, loaded.path));
@@ -262,7 +263,7 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
   loaded.topology = std::make_unique<net::Topology>(std::move(topology));
   llm::DecodeSetup& setup = loaded.setup;
   setup.topology = loaded.topology.get();
-  RETURN_IF_ERROR(SetTargetAndParallelism(s, where, *loaded.topology, &setup));
+  RETURN_IF_ERROR(SetTargetAndParallelism(s, where, *loaded.topology, &setup, &loaded.warnings));
   RETURN_IF_ERROR(SetServing(s.serving(), where, &setup, &loaded.weights));
   setup.framework = framework;
   setup.pacing_seed = s.speculation().seed() + 1;
@@ -276,7 +277,7 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
   RETURN_IF_ERROR(ChooseAttentionCosts(s.attention_costs(), framework, setup.target.is_mla(), calib, &setup.compute,
                                        &loaded.warnings)
                       .WithPrefix(loaded.path));
-  RETURN_IF_ERROR(SetSpeculation(s.speculation(), where, &setup));
+  RETURN_IF_ERROR(SetSpeculation(s.speculation(), where, &setup, &loaded.warnings));
   return loaded;
 }
 

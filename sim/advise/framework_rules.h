@@ -14,7 +14,7 @@
 #include "sim/llm/framework_profile.h"
 #include "sim/net/topology.h"
 
-namespace specsim::tools {
+namespace specsim::advise {
 
 struct Candidate;   // advisor.h
 struct CommChoice;  // advisor.h
@@ -59,4 +59,4 @@ std::string NcclEnvironmentOf(const CommChoice& comm);
 
 WhatItTakes WhatCandidateTakes(const Candidate& c, const llm::FrameworkProfile& framework, const BoxFacts& box);
 
-}  // namespace specsim::tools
+}  // namespace specsim::advise

@@ -27,12 +27,12 @@
 #include <string>
 #include <vector>
 
+#include "sim/advise/framework_rules.h"
 #include "sim/core/status.h"
 #include "sim/llm/decode_simulator.h"
-#include "sim/tools/framework_rules.h"
 #include "specsim/scenario.pb.h"
 
-namespace specsim::tools {
+namespace specsim::advise {
 
 struct SpecChoice {
   config::Speculation::Method method = config::Speculation::NONE;
@@ -146,4 +146,4 @@ std::vector<std::string> CandidateOverrides(const Candidate& c, int tp);
 StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& space, const AdviseOptions& options,
                               std::ostream& progress);
 
-}  // namespace specsim::tools
+}  // namespace specsim::advise

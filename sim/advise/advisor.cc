@@ -1,4 +1,4 @@
-#include "sim/tools/advisor.h"
+#include "sim/advise/advisor.h"
 
 #include <fmt/format.h>
 
@@ -15,7 +15,7 @@
 #include "sim/llm/speculative_cycle.h"
 #include "sim/scenario/scenario.h"
 
-namespace specsim::tools {
+namespace specsim::advise {
 
 std::string SpecChoice::Label() const {
   switch (method) {
@@ -511,4 +511,4 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace
   return result;
 }
 
-}  // namespace specsim::tools
+}  // namespace specsim::advise

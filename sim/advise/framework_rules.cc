@@ -1,17 +1,17 @@
-#include "sim/tools/framework_rules.h"
+#include "sim/advise/framework_rules.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 
+#include "sim/advise/advisor.h"
 #include "sim/coll/collective_planner.h"
 #include "sim/core/strings.h"
 #include "sim/net/peer_access.h"
 #include "sim/net/routing.h"
-#include "sim/tools/advisor.h"
 
-namespace specsim::tools {
+namespace specsim::advise {
 
 const char* EffortName(Effort effort) {
   switch (effort) {
@@ -247,4 +247,4 @@ WhatItTakes WhatCandidateTakes(const Candidate& c, const llm::FrameworkProfile& 
   return w;
 }
 
-}  // namespace specsim::tools
+}  // namespace specsim::advise

@@ -1,4 +1,4 @@
-#include "sim/tools/framework_rules.h"
+#include "sim/advise/framework_rules.h"
 
 #include <gtest/gtest.h>
 
@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "sim/advise/advisor.h"
 #include "sim/io/framework_loader.h"
 #include "sim/io/hardware_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/scenario/scenario.h"
-#include "sim/tools/advisor.h"
 
-namespace specsim::tools {
+namespace specsim::advise {
 namespace {
 
 llm::FrameworkProfile Sglang() {
@@ -284,4 +284,4 @@ TEST(FrameworkRules, AdviseOnEveryBundledScenarioRespectsTheRules) {
 }
 
 }  // namespace
-}  // namespace specsim::tools
+}  // namespace specsim::advise

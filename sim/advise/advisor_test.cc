@@ -27,9 +27,9 @@ SearchSpace SmallSpace(const config::Scenario& base) {
   SearchSpace s;
   for (const SpecChoice& c : full.specs)
     if (c.topk == 1 && c.num_steps <= 3) s.specs.push_back(c);
-  for (const CommChoice& c : full.comms)
+  for (const AllreduceVariant& c : full.comms)
     if (c.channels == 0 && c.p2p_level.empty()) s.comms.push_back(c);
-  s.pacing = {DefaultPacingChoices()[0], DefaultPacingChoices()[1]};
+  s.pacing = {PacingVariants(VariantList::kAdvise)[0], PacingVariants(VariantList::kAdvise)[1]};
   s.expert_parallel = {1};
   return s;
 }
@@ -96,7 +96,7 @@ TEST(Advisor, EveryFamilyNamesItsBottleneck) {
 TEST(Advisor, PacingChoicesAreTriedAndTheWhatIfNeverWins) {
   config::Scenario base = Base();
   SearchSpace space = SmallSpace(base);
-  space.pacing = DefaultPacingChoices();
+  space.pacing = PacingVariants(VariantList::kAdvise);
   ASSERT_EQ(space.pacing.size(), 4u);
   AdviseOptions options;
   options.acceptance = {0.85, 0.75, 0.65};
@@ -108,12 +108,13 @@ TEST(Advisor, PacingChoicesAreTriedAndTheWhatIfNeverWins) {
   for (const Evaluated& e : r->ranked) tried.insert(e.candidate.pacing.name);
   EXPECT_EQ(tried.size(), 4u);
   for (const FamilyVerdict& f : r->families) {
-    if (f.family != DefaultPacingChoices()[3].family) continue;
+    if (f.family != PacingVariants(VariantList::kAdvise)[3].family) continue;
     EXPECT_FALSE(f.bottleneck.empty());
     if (f.tokens_per_s > r->ranked.front().tokens_per_s)
       EXPECT_NE(f.bottleneck.find("what-if only"), std::string::npos) << f.bottleneck;
   }
-  Candidate piecewise{{config::Speculation::EAGLE3, 3, 1, 4}, space.comms.front(), DefaultPacingChoices()[2], 1};
+  Candidate piecewise{
+      {config::Speculation::EAGLE3, 3, 1, 4}, space.comms.front(), PacingVariants(VariantList::kAdvise)[2], 1};
   auto o = CandidateOverrides(piecewise, 8);
   EXPECT_NE(std::find(o.begin(), o.end(), "framework_overrides.capture.verify=PIECEWISE"), o.end());
 }
@@ -124,7 +125,7 @@ TEST(Advisor, PacingChoicesAreTriedAndTheWhatIfNeverWins) {
 TEST(Advisor, TreeAcceptanceIsAnUpperBoundNeverTheWinnerAndAgreesWithSimulate) {
   Candidate tree{{config::Speculation::EAGLE3, 3, 2, 8},
                  {"NCCL auto", "NCCL auto", "auto", "", "", 0},
-                 DefaultPacingChoices()[0],
+                 PacingVariants(VariantList::kAdvise)[0],
                  1};
   const auto o = CandidateOverrides(tree, 8);
   for (const std::string& x : o) EXPECT_EQ(x.find("acceptance"), std::string::npos) << x;
@@ -169,7 +170,7 @@ TEST(Advisor, LaunchCommandsReproduceTheChoice) {
   ctx.box = BoxFacts{8, true};  // NVLink everywhere: both frameworks run their custom allreduce
   Candidate c{{config::Speculation::EAGLE3, 3, 1, 4},
               {"NCCL ring LL, 2 channels", "x", "ring", "ll", "sys", 2},
-              DefaultPacingChoices()[1],
+              PacingVariants(VariantList::kAdvise)[1],
               8};
   const std::string sglang = SglangCommand(ctx, c);
   for (const char* part :
@@ -187,8 +188,10 @@ TEST(Advisor, LaunchCommandsReproduceTheChoice) {
         "--enable-expert-parallel", "--enforce-eager", "--disable-custom-all-reduce", "NCCL_PROTO=LL"})
     EXPECT_NE(vllm.find(part), std::string::npos) << part << " in " << vllm;
   // A tree has no vLLM flag; a custom allreduce where it does not run is a code change.
-  Candidate tree{
-      {config::Speculation::EAGLE3, 3, 4, 8}, {"two-shot", "x", "twoshot", "", "", 0}, DefaultPacingChoices()[0], 1};
+  Candidate tree{{config::Speculation::EAGLE3, 3, 4, 8},
+                 {"two-shot", "x", "twoshot", "", "", 0},
+                 PacingVariants(VariantList::kAdvise)[0],
+                 1};
   ctx.box = BoxFacts{8, false};
   EXPECT_NE(VllmCommand(ctx, tree).find("has no vLLM flag"), std::string::npos);
   EXPECT_NE(SglangCommand(ctx, tree).find("a code change"), std::string::npos);

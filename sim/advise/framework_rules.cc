@@ -89,7 +89,7 @@ std::string Bar1Step() {
          "docs/reference/peer-access.md)";
 }
 
-std::string NcclEnvironmentOf(const CommChoice& comm) {
+std::string NcclEnvironmentOf(const AllreduceVariant& comm) {
   if (comm.custom_allreduce()) return "";
   std::string env;
   if (comm.algorithm == "ring") env += " NCCL_ALGO=Ring";
@@ -100,6 +100,7 @@ std::string NcclEnvironmentOf(const CommChoice& comm) {
   if (comm.protocol == "simple") env += " NCCL_PROTO=Simple";
   if (comm.channels > 0) env += fmt::format(" NCCL_MIN_NCHANNELS={0} NCCL_MAX_NCHANNELS={0}", comm.channels);
   if (!comm.p2p_level.empty()) env += " NCCL_P2P_LEVEL=" + Upper(comm.p2p_level);
+  if (comm.p2p_disable) env += " NCCL_P2P_DISABLE=1";
   return env.empty() ? env : env.substr(1);
 }
 
@@ -186,7 +187,7 @@ void PacingTakes(const Candidate& c, const llm::FrameworkProfile& framework, con
       Need(Effort::kCodeChange, fmt::format("no {} flag is known to turn CUDA graphs off", fw), w);
   }
   const std::string capture = "framework_overrides.capture.";
-  for (const std::string& o : c.pacing.overrides) {
+  for (const std::string& o : c.pacing.FrameworkOverrides()) {
     std::string flag;
     if (o.rfind(capture, 0) == 0 && o.find('=') != std::string::npos) {
       const std::string phase = o.substr(capture.size(), o.find('=') - capture.size());

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bench/bench_cases.h"
+#include "sim/advise/advisor.h"
 #include "sim/coll/alltoall.h"
 #include "sim/coll/collective_planner.h"
 #include "sim/coll/custom_allreduce.h"
@@ -42,7 +43,6 @@
 #include "sim/io/hardware_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/scenario/scenario.h"
-#include "sim/tools/advisor.h"
 
 namespace specsim {
 namespace {
@@ -209,9 +209,9 @@ void AdviseDefault(bool quick) {
   SPECSIM_CHECK(base.ok()) << base.status().ToString();
   auto built = scenario::BuildScenario(*base, "advise", {"speculation.method=NONE"}, "");
   SPECSIM_CHECK(built.ok()) << built.status().ToString();
-  const tools::SearchSpace space = tools::DefaultSearchSpace(
-      *base, built->setup.target, tools::BoxFactsOf(*built->topology, built->setup.parallel.tp, built->setup.gpus));
-  tools::AdviseOptions options;
+  const advise::SearchSpace space = advise::DefaultSearchSpace(
+      *base, built->setup.target, advise::BoxFactsOf(*built->topology, built->setup.parallel.tp, built->setup.gpus));
+  advise::AdviseOptions options;
   options.threads = UsableCpus();
   options.acceptance.assign(base->speculation().acceptance_probabilities().begin(),
                             base->speculation().acceptance_probabilities().end());
@@ -222,7 +222,7 @@ void AdviseDefault(bool quick) {
     std::ostringstream progress;
     const double s = Seconds(
         [&] {
-          auto r = tools::Advise(*base, space, options, progress);
+          auto r = advise::Advise(*base, space, options, progress);
           SPECSIM_CHECK(r.ok()) << r.status().ToString();
           evaluated = r->evaluated;
         },

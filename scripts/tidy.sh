@@ -32,7 +32,7 @@ fi
 if [ $# -gt 0 ]; then
   files=("$@")
 else
-  mapfile -t files < <(git ls-files 'sim/*.cc' 'bench/*.cc' | grep -v -e '_test\.cc$' -e '^sim/fuzz/')
+  mapfile -t files < <(git ls-files 'sim/*.cc' 'bench/*.cc' | grep -v -e '_test\.cc$' -e '_fuzz\.cc$' -e '^sim/fuzz/')
 fi
 TIDY=${CLANG_TIDY:-$(command -v clang-tidy-14 || command -v clang-tidy || true)}
 if [ -z "$TIDY" ]; then

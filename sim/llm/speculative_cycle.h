@@ -5,7 +5,7 @@
 // most num_steps were drafted along one path. Every accepted run ends with one token the target
 // produces itself (the bonus token).
 //
-// Used by the decode loop (decode_simulator.cc), the advisor's candidates (sim/tools/advisor.cc)
+// Used by the decode loop (decode_simulator.cc), the advisor's candidates (sim/advise/advisor.cc)
 // and simulate's cycle trace; the acceptance model (acceptance.h) draws the accepted count.
 #pragma once
 

@@ -8,14 +8,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "sim/advise/advisor.h"
+#include "sim/advise/launch_commands.h"
 #include "sim/io/framework_loader.h"
 #include "sim/io/hardware_loader.h"
 #include "sim/llm/acceptance.h"
 #include "sim/net/peer_access.h"
 #include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
-#include "sim/tools/advisor.h"
-#include "sim/tools/launch_commands.h"
 #include "sim/tools/weights_report.h"
 #include "sim/scenario/scenario.h"
 
@@ -214,9 +214,9 @@ StatusOr<std::vector<double>> SearchAcceptance(const AdviseFlags& flags, bool ca
 }
 
 // The launch lines' context: the scenario's models, paths, TP, batch and dtypes.
-StatusOr<LaunchContext> LaunchContextOf(const config::Scenario& base, const scenario::LoadedScenario& loaded, int tp,
-                                        const BoxFacts& box) {
-  LaunchContext launch;
+StatusOr<advise::LaunchContext> LaunchContextOf(const config::Scenario& base, const scenario::LoadedScenario& loaded,
+                                                int tp, const advise::BoxFacts& box) {
+  advise::LaunchContext launch;
   // Both frameworks' rules, whichever the scenario names: advise prints a line for each.
   ASSIGN_OR_RETURN(launch.sglang, io::LoadFrameworkFile("configs/frameworks/sglang.textproto"));
   ASSIGN_OR_RETURN(launch.vllm, io::LoadFrameworkFile("configs/frameworks/vllm.textproto"));
@@ -243,12 +243,12 @@ struct AdviseReport {
   int tp = 1;
   std::vector<double> acceptance;
   std::string acceptance_fallback;  // the draft's published acceptance, when advise used it
-  const AdviseResult& result;
+  const advise::AdviseResult& result;
   double seconds = 0;
-  LaunchContext launch;
-  const Evaluated* baseline = nullptr;  // no speculation, NCCL auto, the first pacing, no EP
-  scenario::WeightsUsed weights;        // where the target's weight formats come from
-  const Evaluated& winner() const { return result.ranked.front(); }
+  advise::LaunchContext launch;
+  const advise::Evaluated* baseline = nullptr;  // no speculation, NCCL auto, the first pacing, no EP
+  scenario::WeightsUsed weights;                // where the target's weight formats come from
+  const advise::Evaluated& winner() const { return result.ranked.front(); }
 };
 
 void PrintAdviseJson(const AdviseReport& r, std::ostream& out) {
@@ -258,11 +258,11 @@ void PrintAdviseJson(const AdviseReport& r, std::ostream& out) {
   j["did_not_fit"] = r.result.did_not_fit;
   j["top"] = nlohmann::json::array();
   for (int i = 0; i < std::min<int>(r.flags.top, static_cast<int>(r.result.ranked.size())); ++i) {
-    const Evaluated& e = r.result.ranked[i];
+    const advise::Evaluated& e = r.result.ranked[i];
     j["top"].push_back({{"configuration", e.candidate.Label()},
                         {"tokens_per_s", e.tokens_per_s},
                         {"ms_per_token", e.ms_per_token},
-                        {"takes", EffortName(e.takes.effort)},
+                        {"takes", advise::EffortName(e.takes.effort)},
                         {"steps", e.takes.steps},
                         {"priced", e.takes.priced}});
   }
@@ -271,17 +271,17 @@ void PrintAdviseJson(const AdviseReport& r, std::ostream& out) {
   j["acceptance_fallback"] = r.acceptance_fallback;
   j["driver_p2p_mode"] = net::DriverP2pModeName(r.box.driver_p2p_mode);
   j["harder"] = nlohmann::json::array();
-  for (const Evaluated& e : r.result.harder)
+  for (const advise::Evaluated& e : r.result.harder)
     j["harder"].push_back({{"configuration", e.candidate.Label()},
                            {"tokens_per_s", e.tokens_per_s},
-                           {"takes", EffortName(e.takes.effort)},
+                           {"takes", advise::EffortName(e.takes.effort)},
                            {"steps", e.takes.steps}});
   j["families"] = nlohmann::json::array();
-  for (const FamilyVerdict& f : r.result.families)
+  for (const advise::FamilyVerdict& f : r.result.families)
     j["families"].push_back(
         {{"family", f.family}, {"best", f.best}, {"tokens_per_s", f.tokens_per_s}, {"bottleneck", f.bottleneck}});
-  j["sglang"] = SglangCommand(r.launch, r.winner().candidate);
-  j["vllm"] = VllmCommand(r.launch, r.winner().candidate);
+  j["sglang"] = advise::SglangCommand(r.launch, r.winner().candidate);
+  j["vllm"] = advise::VllmCommand(r.launch, r.winner().candidate);
   out << j.dump(1) << "\n";
 }
 
@@ -334,9 +334,9 @@ void PrintAdviseTables(const AdviseReport& r, std::ostream& out) {
   out << "#\n# top configurations (what runs as is first, then by what it takes)\n";
   out << fmt::format("  {:>4} {:>9} {:>8}  {:<30} {}\n", "rank", "tok/s", "vs base", "takes", "configuration");
   for (int i = 0; i < std::min<int>(r.flags.top, static_cast<int>(r.result.ranked.size())); ++i) {
-    const Evaluated& e = r.result.ranked[i];
+    const advise::Evaluated& e = r.result.ranked[i];
     out << fmt::format("  {:>4} {:>9.1f} {:>7.2f}x  {:<30} {}\n", i + 1, e.tokens_per_s,
-                       r.baseline ? e.tokens_per_s / r.baseline->tokens_per_s : 0.0, EffortName(e.takes.effort),
+                       r.baseline ? e.tokens_per_s / r.baseline->tokens_per_s : 0.0, advise::EffortName(e.takes.effort),
                        e.candidate.Label());
   }
   if (r.baseline)
@@ -344,12 +344,12 @@ void PrintAdviseTables(const AdviseReport& r, std::ostream& out) {
                        r.baseline->tokens_per_s);
   if (!r.result.harder.empty()) {
     out << "#\n# harder options: faster than the winner, and what each takes\n";
-    for (const Evaluated& e : r.result.harder)
+    for (const advise::Evaluated& e : r.result.harder)
       out << fmt::format("  {:>9.1f} tok/s ({:+.0f}%)  {}\n      {}\n", e.tokens_per_s,
                          100.0 * (e.tokens_per_s / r.winner().tokens_per_s - 1), e.candidate.Label(), e.takes.Text());
   }
   out << "#\n# families: the best of each, and what sinks it against the winner\n";
-  for (const FamilyVerdict& f : r.result.families) {
+  for (const advise::FamilyVerdict& f : r.result.families) {
     if (f.tokens_per_s <= 0) {
       out << fmt::format("  {:<38} {}\n", f.family, f.bottleneck);
     } else if (f.bottleneck.empty()) {
@@ -364,8 +364,8 @@ void PrintAdviseTables(const AdviseReport& r, std::ostream& out) {
     for (size_t p = s.find('\n'); p != std::string::npos; p = s.find('\n', p + 3)) s.replace(p, 1, "\n  ");
     return "  " + s;
   };
-  out << "# SGLang\n" << indent(SglangCommand(r.launch, r.winner().candidate)) << "\n";
-  out << "# vLLM\n" << indent(VllmCommand(r.launch, r.winner().candidate)) << "\n";
+  out << "# SGLang\n" << indent(advise::SglangCommand(r.launch, r.winner().candidate)) << "\n";
+  out << "# vLLM\n" << indent(advise::VllmCommand(r.launch, r.winner().candidate)) << "\n";
 }
 
 }  // namespace
@@ -387,15 +387,15 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
   auto acceptance = SearchAcceptance(flags, can_speculate, target, &base, &fallback);
   if (!acceptance.ok()) return fail(acceptance.status());
 
-  const BoxFacts box = BoxFactsOf(*hardware->topology, tp, hardware->setup.gpus);
-  SearchSpace space = DefaultSearchSpace(base, target, box);
-  AdviseOptions options;
+  const advise::BoxFacts box = advise::BoxFactsOf(*hardware->topology, tp, hardware->setup.gpus);
+  advise::SearchSpace space = advise::DefaultSearchSpace(base, target, box);
+  advise::AdviseOptions options;
   options.acceptance = *acceptance;
   options.exhaustive = flags.exhaustive;
   options.threads = flags.threads;
   options.progress = flags.progress;
   const auto start = std::chrono::steady_clock::now();
-  auto result = Advise(base, space, options, err);
+  auto result = advise::Advise(base, space, options, err);
   if (!result.ok()) return fail(result.status());
   AdviseReport report{flags, base, target,  *hardware->topology, tp, *acceptance, fallback, *result,
                       0,     {},   nullptr, hardware->weights};
@@ -403,7 +403,7 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
   auto launch = LaunchContextOf(base, *hardware, tp, box);
   if (!launch.ok()) return fail(launch.status());
   report.launch = *std::move(launch);
-  for (const Evaluated& e : result->ranked)
+  for (const advise::Evaluated& e : result->ranked)
     if (e.candidate.spec.method == config::Speculation::NONE && e.candidate.comm.name == "NCCL auto" &&
         e.candidate.pacing.name == space.pacing.front().name && e.candidate.expert_parallel == 1)
       report.baseline = &e;

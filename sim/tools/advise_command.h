@@ -1,5 +1,5 @@
 // `specsim advise`: given a box and a model, which configuration is fastest, by how much, and why
-// the alternatives lose (advisor.h has the search).
+// the alternatives lose (sim/advise/advisor.h has the search).
 #pragma once
 
 #include <ostream>

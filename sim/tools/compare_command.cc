@@ -191,7 +191,8 @@ int CompareOverSeeds(const CompareFlags& flags, const calib::CalibInputs& in, co
 }
 
 void PrintComparisonJson(const calib::ComparisonResult& result, const std::vector<calib::SuiteStats>& regimes,
-                         const std::vector<calib::ShapeGroup>& shapes, const ProfileReport& report, std::ostream& out) {
+                         const std::vector<calib::ShapeGroup>& shapes, const calib::ProfileReport& report,
+                         std::ostream& out) {
   nlohmann::json j;
   j["suites"] = nlohmann::json::array();
   for (const calib::SuiteStats& s : result.suites)
@@ -254,7 +255,8 @@ int CompareOnce(const CompareFlags& flags, const calib::CalibInputs& in, const s
   const std::vector<calib::ShapeGroup> shapes = calib::VerifyWidthShapes(in.trace, result->items);
 
   // A profiler's trace: passes by kernel class, NCCL waits, the largest disagreements.
-  const ProfileReport report = BuildProfileReport(in.trace, *in.topology, result->fit.params, result->items);
+  const calib::ProfileReport report =
+      calib::BuildProfileReport(in.trace, *in.topology, result->fit.params, result->items);
   if (flags.json) {
     PrintComparisonJson(*result, regimes, shapes, report, out);
   } else {

@@ -7,7 +7,7 @@
 // every rank's durations and waits), which `specsim compare` and `calibrate` read like
 // specsim-validate's (`--hardware` names the box: an imported trace does not describe its links).
 // With --scenario S, every pass group of a phase the simulator has (decode, verify, draft,
-// draft_extend) is also predicted from the scenario: the tokens per sequence from the pass's first
+// draft_extend) is also predicted from the scenario (sim/scenario/profile_passes.h): the tokens per sequence from the pass's first
 // allreduce (elements / hidden / batch) when torch recorded it, else 1 for decode and draft and the
 // scenario's num_draft_tokens for verify and draft extend; the target's layers from the pass's
 // allreduces (two per dense layer); graph groups as full graphs, eager ones eager. It prints the

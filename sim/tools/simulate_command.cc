@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include <fstream>
-#include <functional>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "sim/advise/variants.h"
 #include "sim/llm/speculative_cycle.h"
 #include "sim/scenario/scenario.h"
 #include "sim/tools/chrome_trace.h"
@@ -18,63 +18,11 @@ namespace specsim::tools {
 
 namespace {
 
-// One allreduce choice of --compare-algos: a label and the communication block it stands for.
-struct AlgoVariant {
-  std::string name;
-  config::Communication communication;
-};
-
-std::vector<AlgoVariant> CompareVariants() {
-  auto v = [](std::string name, std::string algo, std::string proto, int channels, std::string level, bool disable) {
-    AlgoVariant a;
-    a.name = std::move(name);
-    a.communication.set_allreduce_algorithm(algo);
-    a.communication.set_protocol(proto);
-    a.communication.set_channels(channels);
-    a.communication.set_p2p_level(level);
-    a.communication.set_p2p_disable(disable);
-    return a;
-  };
-  return {v("NCCL auto", "auto", "", 0, "", false),
-          v("NCCL ring LL", "ring", "ll", 0, "", false),
-          v("NCCL ring Simple", "ring", "simple", 0, "", false),
-          v("NCCL tree", "tree", "", 0, "", false),
-          v("NCCL ring, 1 channel", "ring", "", 1, "", false),
-          v("NCCL ring, 2 channels", "ring", "", 2, "", false),
-          v("NCCL ring, 4 channels", "ring", "", 4, "", false),
-          v("NCCL auto, P2P level SYS", "auto", "", 0, "sys", false),
-          v("NCCL auto, P2P disabled", "auto", "", 0, "", true),
-          v("one-shot custom allreduce", "oneshot", "", 0, "", false),
-          v("two-shot custom allreduce", "twoshot", "", 0, "", false)};
-}
-
 // One row of a --compare-algos table: tokens/s and two columns of the table's own (ms).
 struct VariantRow {
   std::string name;
   double baseline = 0, speculative = 0, a = 0, b = 0;
 };
-
-// The capture-mode and host-sync choices --compare-algos also tries, applied to the scenario's
-// framework profile (each row changes what its name says and nothing else).
-struct PacingVariant {
-  std::string name;
-  std::function<void(llm::FrameworkProfile*)> apply;
-};
-
-std::vector<PacingVariant> PacingVariants() {
-  using llm::CaptureMode;
-  auto all = [](CaptureMode m) { return [m](llm::FrameworkProfile* f) { f->capture = {m, m, m, m}; }; };
-  return {{"as the profile says", [](llm::FrameworkProfile*) {}},
-          {"every phase full graph", all(CaptureMode::kFull)},
-          {"verify piecewise", [](llm::FrameworkProfile* f) { f->capture.verify = CaptureMode::kPiecewise; }},
-          {"verify eager", [](llm::FrameworkProfile* f) { f->capture.verify = CaptureMode::kEager; }},
-          {"every phase piecewise", all(CaptureMode::kPiecewise)},
-          {"every phase eager", all(CaptureMode::kEager)},
-          {"no host sync (host runs ahead)",
-           [](llm::FrameworkProfile* f) { f->sync_each_step = f->sync_each_cycle = false; }},
-          {"host sync every step and cycle",
-           [](llm::FrameworkProfile* f) { f->sync_each_step = f->sync_each_cycle = true; }}};
-}
 
 std::string DTypeLabel(config::DType d) { return config::DType_Name(d); }
 
@@ -182,9 +130,9 @@ Status WriteCycleTrace(llm::DecodeSimulator& sim, const llm::DecodeResult& resul
 // --compare-algos: the scenario once per allreduce choice (calibrated NCCL costs kept).
 StatusOr<std::vector<VariantRow>> AllreduceVariantRows(const scenario::LoadedScenario& loaded) {
   std::vector<VariantRow> rows;  // a: step comm, b: verify comm (ms)
-  for (const AlgoVariant& v : CompareVariants()) {
+  for (const advise::AllreduceVariant& v : advise::AllreduceVariants(advise::VariantList::kCompareAlgos)) {
     llm::DecodeSetup setup = loaded.setup;
-    auto choice = scenario::AllreduceChoice(v.communication);
+    auto choice = scenario::AllreduceChoice(v.Communication());
     if (!choice.ok()) return choice.status();
     choice->protocol_overrides = setup.allreduce.protocol_overrides;  // calibrated NCCL costs stay
     setup.allreduce = *choice;
@@ -199,16 +147,9 @@ StatusOr<std::vector<VariantRow>> AllreduceVariantRows(const scenario::LoadedSce
 // --compare-algos: the scenario once per capture mode and host-sync variant (its own allreduce).
 StatusOr<std::vector<VariantRow>> PacingVariantRows(const scenario::LoadedScenario& loaded) {
   std::vector<VariantRow> rows;  // a: verify comm, b: of which wait (ms)
-  for (const PacingVariant& v : PacingVariants()) {
+  for (const advise::PacingVariant& v : advise::PacingVariants(advise::VariantList::kCompareAlgos)) {
     llm::DecodeSetup setup = loaded.setup;
-    if (!setup.framework) {  // no profile: the capture that serving.cuda_graphs gives, no framework costs
-      llm::FrameworkProfile f;
-      f.name = "none";
-      const llm::CaptureMode m = setup.cuda_graphs ? llm::CaptureMode::kFull : llm::CaptureMode::kEager;
-      f.capture = {m, m, m, m};
-      setup.framework = f;
-    }
-    v.apply(&*setup.framework);
+    v.ApplyTo(&setup);
     auto vr = scenario::EvaluateSetup(setup);
     if (!vr.ok()) return vr.status().WithPrefix(v.name);
     rows.push_back({v.name, vr->baseline_tokens_per_s, vr->speculative ? vr->speculative_tokens_per_s : 0,

@@ -1,17 +1,17 @@
-#include "sim/tools/framework_rules.h"
+#include "sim/advise/framework_rules.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 
+#include "sim/advise/advisor.h"
 #include "sim/coll/collective_planner.h"
 #include "sim/core/strings.h"
 #include "sim/net/peer_access.h"
 #include "sim/net/routing.h"
-#include "sim/tools/advisor.h"
 
-namespace specsim::tools {
+namespace specsim::advise {
 
 const char* EffortName(Effort effort) {
   switch (effort) {
@@ -89,7 +89,7 @@ std::string Bar1Step() {
          "docs/reference/peer-access.md)";
 }
 
-std::string NcclEnvironmentOf(const CommChoice& comm) {
+std::string NcclEnvironmentOf(const AllreduceVariant& comm) {
   if (comm.custom_allreduce()) return "";
   std::string env;
   if (comm.algorithm == "ring") env += " NCCL_ALGO=Ring";
@@ -100,6 +100,7 @@ std::string NcclEnvironmentOf(const CommChoice& comm) {
   if (comm.protocol == "simple") env += " NCCL_PROTO=Simple";
   if (comm.channels > 0) env += fmt::format(" NCCL_MIN_NCHANNELS={0} NCCL_MAX_NCHANNELS={0}", comm.channels);
   if (!comm.p2p_level.empty()) env += " NCCL_P2P_LEVEL=" + Upper(comm.p2p_level);
+  if (comm.p2p_disable) env += " NCCL_P2P_DISABLE=1";
   return env.empty() ? env : env.substr(1);
 }
 
@@ -186,7 +187,7 @@ void PacingTakes(const Candidate& c, const llm::FrameworkProfile& framework, con
       Need(Effort::kCodeChange, fmt::format("no {} flag is known to turn CUDA graphs off", fw), w);
   }
   const std::string capture = "framework_overrides.capture.";
-  for (const std::string& o : c.pacing.overrides) {
+  for (const std::string& o : c.pacing.FrameworkOverrides()) {
     std::string flag;
     if (o.rfind(capture, 0) == 0 && o.find('=') != std::string::npos) {
       const std::string phase = o.substr(capture.size(), o.find('=') - capture.size());
@@ -247,4 +248,4 @@ WhatItTakes WhatCandidateTakes(const Candidate& c, const llm::FrameworkProfile& 
   return w;
 }
 
-}  // namespace specsim::tools
+}  // namespace specsim::advise

@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "sim/advise/variants.h"
 #include "sim/llm/framework_profile.h"
 #include "sim/net/topology.h"
 
-namespace specsim::tools {
+namespace specsim::advise {
 
-struct Candidate;   // advisor.h
-struct CommChoice;  // advisor.h
+struct Candidate;  // advisor.h
 
 enum class Effort { kRunsAsIs = 0, kLaunchFlag = 1, kEnvironment = 2, kDriverSetting = 3, kCodeChange = 4 };
 // "runs as is", "needs a launch flag", "needs an environment variable", "needs a driver or BIOS
@@ -55,8 +55,8 @@ std::string Bar1Step();
 
 // The NCCL variables that select `comm` ("NCCL_ALGO=Ring NCCL_PROTO=LL"; empty for NCCL's own pick
 // or a custom allreduce).
-std::string NcclEnvironmentOf(const CommChoice& comm);
+std::string NcclEnvironmentOf(const AllreduceVariant& comm);
 
 WhatItTakes WhatCandidateTakes(const Candidate& c, const llm::FrameworkProfile& framework, const BoxFacts& box);
 
-}  // namespace specsim::tools
+}  // namespace specsim::advise

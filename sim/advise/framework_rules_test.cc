@@ -1,4 +1,4 @@
-#include "sim/tools/framework_rules.h"
+#include "sim/advise/framework_rules.h"
 
 #include <gtest/gtest.h>
 
@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "sim/advise/advisor.h"
 #include "sim/io/framework_loader.h"
 #include "sim/io/hardware_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/scenario/scenario.h"
-#include "sim/tools/advisor.h"
 
-namespace specsim::tools {
+namespace specsim::advise {
 namespace {
 
 llm::FrameworkProfile Sglang() {
@@ -32,7 +32,7 @@ Candidate With(std::string algorithm, std::string protocol = "", int channels = 
   Candidate c;
   c.spec = {config::Speculation::EAGLE3, 3, 1, 4};
   c.comm = {"x", "x", std::move(algorithm), std::move(protocol), std::move(level), channels};
-  c.pacing = DefaultPacingChoices()[0];
+  c.pacing = PacingVariants(VariantList::kAdvise)[0];
   return c;
 }
 
@@ -93,10 +93,10 @@ TEST(FrameworkRules, WhatEachChoiceTakes) {
       << ll.Text();
   // Pacing and EP.
   Candidate eager = With("auto");
-  eager.pacing = DefaultPacingChoices()[1];
+  eager.pacing = PacingVariants(VariantList::kAdvise)[1];
   EXPECT_EQ(WhatCandidateTakes(eager, fw, pcie8).effort, Effort::kLaunchFlag);
   Candidate piecewise = With("auto");
-  piecewise.pacing = DefaultPacingChoices()[2];
+  piecewise.pacing = PacingVariants(VariantList::kAdvise)[2];
   EXPECT_EQ(WhatCandidateTakes(piecewise, fw, pcie8).effort, Effort::kCodeChange);
   Candidate ep = With("auto");
   ep.expert_parallel = 8;
@@ -113,7 +113,7 @@ TEST(FrameworkRules, WhatEachChoiceTakes) {
             (std::vector<std::string>{"--disable-custom-all-reduce", "--ep-size 8", "--moe-a2a-backend deepep"}));
   // The effort is the hardest step's.
   Candidate both = With("ring", "ll");
-  both.pacing = DefaultPacingChoices()[2];
+  both.pacing = PacingVariants(VariantList::kAdvise)[2];
   const WhatItTakes w = WhatCandidateTakes(both, fw, pcie8);
   EXPECT_EQ(w.effort, Effort::kCodeChange);
   EXPECT_EQ(w.steps.size(), 2u);
@@ -131,10 +131,10 @@ TEST(FrameworkRules, NcclCaptureAndEpRulesComeFromTheProfile) {
   ASSERT_TRUE(vllm.ok()) << vllm.status().ToString();
   const BoxFacts pcie8{8, false}, nvlink8{8, true};
   Candidate eager = With("auto");
-  eager.pacing = DefaultPacingChoices()[1];
+  eager.pacing = PacingVariants(VariantList::kAdvise)[1];
   EXPECT_EQ(WhatCandidateTakes(eager, *vllm, pcie8).launch_flags, std::vector<std::string>{"--enforce-eager"});
   Candidate piecewise = With("auto");
-  piecewise.pacing = DefaultPacingChoices()[2];
+  piecewise.pacing = PacingVariants(VariantList::kAdvise)[2];
   const WhatItTakes pw = WhatCandidateTakes(piecewise, *vllm, pcie8);
   EXPECT_EQ(pw.effort, Effort::kLaunchFlag) << pw.Text();
   EXPECT_NE(pw.Text().find("cudagraph_mode"), std::string::npos) << pw.Text();
@@ -274,7 +274,7 @@ TEST(FrameworkRules, AdviseOnEveryBundledScenarioRespectsTheRules) {
       const bool nccl_default = c.comm.algorithm == "auto" && c.comm.protocol.empty() && c.comm.channels == 0 &&
                                 c.comm.p2p_level.empty() && !custom_runs;
       EXPECT_TRUE(nccl_default || (custom && custom_runs)) << c.Label();
-      EXPECT_TRUE(c.pacing.cuda_graphs && c.pacing.overrides.empty()) << c.Label();
+      EXPECT_TRUE(c.pacing.cuda_graphs && c.pacing.FrameworkOverrides().empty()) << c.Label();
       EXPECT_EQ(c.expert_parallel, 1) << c.Label();
     }
     ++scenarios;
@@ -284,4 +284,4 @@ TEST(FrameworkRules, AdviseOnEveryBundledScenarioRespectsTheRules) {
 }
 
 }  // namespace
-}  // namespace specsim::tools
+}  // namespace specsim::advise

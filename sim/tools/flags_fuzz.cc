@@ -1,6 +1,8 @@
 // Fuzzes the values of specsim's own flag parsers (CLI11 splits the command line; these read
 // what it hands over): --sizes, --gpus, sweep's --vary, --set assignments (then the scenario is
 // checked and evaluated), and `specsim collective` with every scalar flag fuzzed on a bundled box.
+// It fuzzes the commands' own plumbing, so it lives with them; sim/fuzz/CMakeLists.txt builds it
+// with the other libFuzzer targets (-DSPECSIM_BUILD_FUZZ=ON).
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstddef>

@@ -4,10 +4,11 @@
 // The space (DefaultSearchSpace): speculation off / EAGLE-3 (chains, num_steps 1..5, and trees
 // topk 2, 4 with num_draft_tokens 4, 8, 16; and the base scenario's own shape) / MTP (num_steps
 // 1..3) as the model and a draft allow;
-// allreduce NCCL auto, ring LL, ring Simple, tree, ring with 1/2/4 channels, auto with P2P level
-// SYS, one-shot and two-shot custom allreduce; how the host paces the GPUs (the framework profile's
-// capture modes, CUDA graphs off, verify piecewise, the host running ahead without per-step or
-// per-cycle syncs); TP or TP+EP for MoE models.
+// allreduce NCCL auto, ring LL, ring Simple, tree, ring LL with 1/2/4 channels, auto and ring LL
+// with P2P level SYS, one-shot and two-shot custom allreduce; how the host paces the GPUs (the
+// framework profile's capture modes, CUDA graphs off, verify piecewise, the host running ahead
+// without per-step or per-cycle syncs); TP or TP+EP for MoE models. The allreduce and pacing
+// choices are advise's lists of variants.h (the variants `simulate --compare-algos` also tries).
 //
 // Pruned search (the default): the allreduce choice changes only communication time, whose
 // ranking between choices is the same for every speculation setting in practice, so
@@ -27,12 +28,13 @@
 #include <string>
 #include <vector>
 
+#include "sim/advise/framework_rules.h"
+#include "sim/advise/variants.h"
 #include "sim/core/status.h"
 #include "sim/llm/decode_simulator.h"
-#include "sim/tools/framework_rules.h"
 #include "specsim/scenario.pb.h"
 
-namespace specsim::tools {
+namespace specsim::advise {
 
 struct SpecChoice {
   config::Speculation::Method method = config::Speculation::NONE;
@@ -41,40 +43,13 @@ struct SpecChoice {
   std::string Family() const;  // "no speculation", "EAGLE-3 chain", "EAGLE-3 tree", "MTP"
 };
 
-struct CommChoice {
-  std::string name;    // "NCCL ring LL", ...
-  std::string family;  // what a rejected family is called
-  std::string algorithm, protocol, p2p_level;
-  int channels = 0;
-  // The driver's PCIe P2P mode this choice assumes ("bar1"); "" = the box's own (hardware file).
-  std::string driver_p2p_mode;
-  // One-shot or two-shot: the framework's own allreduce kernel, not NCCL.
-  bool custom_allreduce() const { return algorithm == "oneshot" || algorithm == "twoshot"; }
-};
-
-// How the ranks' hosts drive the GPUs: CUDA graphs on or off, plus scenario overrides of the
-// framework profile (capture mode per phase, host syncs).
-struct PacingChoice {
-  std::string name;    // "profile's capture", "CUDA graphs off", ...
-  std::string family;  // what a rejected family is called
-  bool cuda_graphs = true;
-  std::vector<std::string> overrides;  // "framework_overrides.capture.verify=PIECEWISE", ...
-  // A behaviour the user may not be able to get from their framework (the host never waiting for
-  // the GPU): listed as a what-if, never chosen as the winner.
-  bool what_if = false;
-};
-
 struct SearchSpace {
   std::vector<SpecChoice> specs;
-  std::vector<CommChoice> comms;
-  std::vector<PacingChoice> pacing;  // the first is the base's own
-  std::vector<int> expert_parallel;  // 1 = off, tp = on
+  std::vector<AllreduceVariant> comms;
+  std::vector<PacingVariant> pacing;  // the first is the base's own
+  std::vector<int> expert_parallel;   // 1 = off, tp = on
   size_t size() const { return specs.size() * comms.size() * pacing.size() * expert_parallel.size(); }
 };
-
-// Graphs on as the profile says, graphs off, verify piecewise, and the what-if of a host running
-// ahead (no syncs).
-std::vector<PacingChoice> DefaultPacingChoices();
 
 struct AdviseOptions {
   std::vector<double> acceptance;  // per position; extended with its last value to any num_steps
@@ -85,8 +60,8 @@ struct AdviseOptions {
 
 struct Candidate {
   SpecChoice spec;
-  CommChoice comm;
-  PacingChoice pacing;
+  AllreduceVariant comm;
+  PacingVariant pacing;
   int expert_parallel = 1;
   bool cuda_graphs() const { return pacing.cuda_graphs; }
   std::string Label() const;
@@ -146,4 +121,4 @@ std::vector<std::string> CandidateOverrides(const Candidate& c, int tp);
 StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& space, const AdviseOptions& options,
                               std::ostream& progress);
 
-}  // namespace specsim::tools
+}  // namespace specsim::advise

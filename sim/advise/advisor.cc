@@ -1,4 +1,4 @@
-#include "sim/tools/advisor.h"
+#include "sim/advise/advisor.h"
 
 #include <fmt/format.h>
 
@@ -15,7 +15,7 @@
 #include "sim/llm/speculative_cycle.h"
 #include "sim/scenario/scenario.h"
 
-namespace specsim::tools {
+namespace specsim::advise {
 
 std::string SpecChoice::Label() const {
   switch (method) {
@@ -37,17 +37,6 @@ std::string Candidate::Label() const {
   return fmt::format("{}{}, {}, {}{}{}", spec.Label(), upper_bound ? " (upper bound)" : "", comm.name, pacing.name,
                      pacing.what_if ? " (what-if)" : "",
                      expert_parallel > 1 ? fmt::format(", EP{}", expert_parallel) : "");
-}
-
-std::vector<PacingChoice> DefaultPacingChoices() {
-  return {{"graphs on", "graphs as the profile says", true, {}},
-          {"graphs off", "CUDA graphs off", false, {}},
-          {"graphs on, verify piecewise", "verify piecewise", true, {"framework_overrides.capture.verify=PIECEWISE"}},
-          {"graphs on, host runs ahead (no syncs)",
-           "host runs ahead (no per-step / per-cycle sync)",
-           true,
-           {"framework_overrides.sync_each_step=false", "framework_overrides.sync_each_cycle=false"},
-           true}};
 }
 
 SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpec& target, const BoxFacts& box) {
@@ -72,35 +61,16 @@ SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpe
                      [&](const SpecChoice& s) { return s.Label() == mine.Label(); }))
       space.specs.push_back(mine);
   }
-  auto c = [](std::string name, std::string family, std::string algo, std::string proto, int ch, std::string level) {
-    return CommChoice{std::move(name), std::move(family), std::move(algo), std::move(proto), std::move(level), ch, ""};
-  };
-  space.comms = {c("NCCL auto", "NCCL auto", "auto", "", 0, ""),
-                 c("NCCL ring LL", "NCCL ring LL", "ring", "ll", 0, ""),
-                 c("NCCL ring Simple", "NCCL ring Simple", "ring", "simple", 0, ""),
-                 c("NCCL tree", "NCCL tree", "tree", "", 0, ""),
-                 c("NCCL ring LL, 1 channel", "NCCL channel count", "ring", "ll", 1, ""),
-                 c("NCCL ring LL, 2 channels", "NCCL channel count", "ring", "ll", 2, ""),
-                 c("NCCL ring LL, 4 channels", "NCCL channel count", "ring", "ll", 4, ""),
-                 c("NCCL auto, P2P level SYS", "NCCL P2P level SYS", "auto", "", 0, "sys"),
-                 c("NCCL ring LL, P2P level SYS", "NCCL P2P level SYS", "ring", "ll", 0, "sys"),
-                 c("one-shot custom allreduce", "one-shot custom allreduce", "oneshot", "", 0, ""),
-                 c("two-shot custom allreduce", "two-shot custom allreduce", "twoshot", "", 0, "")};
+  space.comms = AllreduceVariants(VariantList::kAdvise);
   // What forcing BAR1 P2P would buy where the box's driver mode keeps peer reads (or all peer
   // access) off the GPU-to-GPU path (net::PeerAccessOf).
   if (box.bar1_possible && !box.peer_reads_not_direct.empty()) {
-    std::vector<CommChoice> bar1;
-    for (const CommChoice& x : space.comms) {
-      if (!x.custom_allreduce() && !(box.no_pcie_p2p && x.p2p_level == "sys")) continue;
-      CommChoice b = x;
-      b.name += ", BAR1 P2P";
-      b.family = x.custom_allreduce() ? "custom allreduce with BAR1 P2P" : "NCCL P2P with BAR1 P2P";
-      b.driver_p2p_mode = "bar1";
-      bar1.push_back(std::move(b));
-    }
+    std::vector<AllreduceVariant> bar1;
+    for (const AllreduceVariant& x : space.comms)
+      if (x.custom_allreduce() || (box.no_pcie_p2p && x.p2p_level == "sys")) bar1.push_back(WithBar1P2p(x));
     space.comms.insert(space.comms.end(), bar1.begin(), bar1.end());
   }
-  space.pacing = DefaultPacingChoices();
+  space.pacing = PacingVariants(VariantList::kAdvise);
   space.expert_parallel = {1};
   if (target.is_moe() && base.parallelism().tensor_parallel() > 1)
     space.expert_parallel.push_back(base.parallelism().tensor_parallel());
@@ -123,8 +93,9 @@ std::vector<std::string> CandidateOverrides(const Candidate& c, int tp) {
   o.push_back(fmt::format("communication.channels={}", c.comm.channels));
   o.push_back("communication.p2p_level=" + c.comm.p2p_level);
   o.push_back("communication.driver_p2p_mode=" + c.comm.driver_p2p_mode);
+  if (c.comm.p2p_disable) o.push_back("communication.p2p_disable=true");
   o.push_back(std::string("serving.cuda_graphs=") + (c.pacing.cuda_graphs ? "true" : "false"));
-  for (const std::string& x : c.pacing.overrides) o.push_back(x);
+  for (const std::string& x : c.pacing.FrameworkOverrides()) o.push_back(x);
   o.push_back(fmt::format("parallelism.expert_parallel={}", c.expert_parallel > 1 ? tp : 0));
   return o;
 }
@@ -286,8 +257,8 @@ config::Scenario WithAcceptance(config::Scenario base, const std::vector<double>
 namespace {
 
 // Every combination of the given choices.
-std::vector<Candidate> Cross(const std::vector<SpecChoice>& specs, const std::vector<CommChoice>& comms,
-                             const std::vector<PacingChoice>& pacing, const std::vector<int>& eps) {
+std::vector<Candidate> Cross(const std::vector<SpecChoice>& specs, const std::vector<AllreduceVariant>& comms,
+                             const std::vector<PacingVariant>& pacing, const std::vector<int>& eps) {
   std::vector<Candidate> v;
   for (const auto& s : specs)
     for (const auto& c : comms)
@@ -324,7 +295,7 @@ using EvaluateFn = std::function<void(const std::vector<Candidate>&)>;
 // the first); (3) the fastest so far, and the fastest of what takes least, with every other
 // pacing choice and expert parallelism flipped. `all` holds what `evaluate` appended.
 void SearchPruned(const SearchSpace& space, const std::vector<Evaluated>& all, const EvaluateFn& evaluate) {
-  const PacingChoice& pacing0 = space.pacing.front();
+  const PacingVariant& pacing0 = space.pacing.front();
   const int ep0 = space.expert_parallel.front();
   std::vector<SpecChoice> reference = {space.specs.front()};
   for (const SpecChoice& s : space.specs) {
@@ -340,11 +311,13 @@ void SearchPruned(const SearchSpace& space, const std::vector<Evaluated>& all, c
   for (const Evaluated& e : all)
     if (e.status == "ok")
       comm_score[e.candidate.comm.name] = std::max(comm_score[e.candidate.comm.name], e.tokens_per_s);
-  std::vector<CommChoice> ranked = space.comms;
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [&](const CommChoice& a, const CommChoice& b) { return comm_score[a.name] > comm_score[b.name]; });
-  std::vector<CommChoice> keep(ranked.begin(), ranked.begin() + std::min<size_t>(3, ranked.size()));
-  if (std::none_of(keep.begin(), keep.end(), [&](const CommChoice& c) { return c.name == space.comms.front().name; }))
+  std::vector<AllreduceVariant> ranked = space.comms;
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const AllreduceVariant& a, const AllreduceVariant& b) {
+    return comm_score[a.name] > comm_score[b.name];
+  });
+  std::vector<AllreduceVariant> keep(ranked.begin(), ranked.begin() + std::min<size_t>(3, ranked.size()));
+  if (std::none_of(keep.begin(), keep.end(),
+                   [&](const AllreduceVariant& c) { return c.name == space.comms.front().name; }))
     keep.push_back(space.comms.front());
   std::vector<SpecChoice> rest;
   for (const SpecChoice& s : space.specs)
@@ -354,7 +327,7 @@ void SearchPruned(const SearchSpace& space, const std::vector<Evaluated>& all, c
   std::vector<Candidate> flips;
   for (const Evaluated* best : {FastestExact(all), LeastEffortFastestExact(all)}) {
     if (best == nullptr) continue;
-    for (const PacingChoice& g : space.pacing)
+    for (const PacingVariant& g : space.pacing)
       for (int ep : space.expert_parallel) {
         const Candidate flip{best->candidate.spec, best->candidate.comm, g, ep};
         const bool seen_before =
@@ -410,11 +383,11 @@ std::vector<std::pair<std::string, FamilyMember>> FamiliesOf(const SearchSpace& 
   for (const SpecChoice& s : space.specs)
     if (seen.insert(s.Family()).second)
       families.push_back({s.Family(), [f = s.Family()](const Candidate& c) { return c.spec.Family() == f; }});
-  for (const CommChoice& c : space.comms)
+  for (const AllreduceVariant& c : space.comms)
     if (seen.insert(c.family).second)
       families.push_back({c.family, [f = c.family](const Candidate& x) { return x.comm.family == f; }});
   if (space.pacing.size() > 1)
-    for (const PacingChoice& g : space.pacing)
+    for (const PacingVariant& g : space.pacing)
       if (seen.insert(g.family).second)
         families.push_back({g.family, [f = g.family](const Candidate& c) { return c.pacing.family == f; }});
   if (space.expert_parallel.size() > 1)
@@ -511,4 +484,4 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace
   return result;
 }
 
-}  // namespace specsim::tools
+}  // namespace specsim::advise

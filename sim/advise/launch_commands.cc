@@ -1,10 +1,10 @@
-#include "sim/tools/launch_commands.h"
+#include "sim/advise/launch_commands.h"
 
 #include <fmt/format.h>
 
-#include "sim/tools/framework_rules.h"
+#include "sim/advise/framework_rules.h"
 
-namespace specsim::tools {
+namespace specsim::advise {
 namespace {
 
 std::string IdOf(const llm::ModelSpec& m, const std::string& path) {
@@ -103,4 +103,4 @@ std::string VllmCommand(const LaunchContext& ctx, const Candidate& c) {
   return WithEnvironment(rules.env, cmd + rules.flags) + notes + rules.notes + Notes(ctx, c, ctx.vllm, "vLLM");
 }
 
-}  // namespace specsim::tools
+}  // namespace specsim::advise

@@ -1,22 +1,17 @@
-#include "sim/tools/advisor.h"
+#include "sim/advise/advisor.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
-#include <fstream>
-
+#include <algorithm>
 #include <set>
-
 #include <sstream>
 
-#include "sim/io/file_io.h"
+#include "sim/advise/launch_commands.h"
 #include "sim/io/framework_loader.h"
 #include "sim/io/scenario_loader.h"
-#include "sim/tools/advise_command.h"
-#include "sim/tools/launch_commands.h"
 #include "sim/scenario/scenario.h"
 
-namespace specsim::tools {
+namespace specsim::advise {
 namespace {
 
 config::Scenario Base() {
@@ -32,9 +27,9 @@ SearchSpace SmallSpace(const config::Scenario& base) {
   SearchSpace s;
   for (const SpecChoice& c : full.specs)
     if (c.topk == 1 && c.num_steps <= 3) s.specs.push_back(c);
-  for (const CommChoice& c : full.comms)
+  for (const AllreduceVariant& c : full.comms)
     if (c.channels == 0 && c.p2p_level.empty()) s.comms.push_back(c);
-  s.pacing = {DefaultPacingChoices()[0], DefaultPacingChoices()[1]};
+  s.pacing = {PacingVariants(VariantList::kAdvise)[0], PacingVariants(VariantList::kAdvise)[1]};
   s.expert_parallel = {1};
   return s;
 }
@@ -101,7 +96,7 @@ TEST(Advisor, EveryFamilyNamesItsBottleneck) {
 TEST(Advisor, PacingChoicesAreTriedAndTheWhatIfNeverWins) {
   config::Scenario base = Base();
   SearchSpace space = SmallSpace(base);
-  space.pacing = DefaultPacingChoices();
+  space.pacing = PacingVariants(VariantList::kAdvise);
   ASSERT_EQ(space.pacing.size(), 4u);
   AdviseOptions options;
   options.acceptance = {0.85, 0.75, 0.65};
@@ -113,12 +108,13 @@ TEST(Advisor, PacingChoicesAreTriedAndTheWhatIfNeverWins) {
   for (const Evaluated& e : r->ranked) tried.insert(e.candidate.pacing.name);
   EXPECT_EQ(tried.size(), 4u);
   for (const FamilyVerdict& f : r->families) {
-    if (f.family != DefaultPacingChoices()[3].family) continue;
+    if (f.family != PacingVariants(VariantList::kAdvise)[3].family) continue;
     EXPECT_FALSE(f.bottleneck.empty());
     if (f.tokens_per_s > r->ranked.front().tokens_per_s)
       EXPECT_NE(f.bottleneck.find("what-if only"), std::string::npos) << f.bottleneck;
   }
-  Candidate piecewise{{config::Speculation::EAGLE3, 3, 1, 4}, space.comms.front(), DefaultPacingChoices()[2], 1};
+  Candidate piecewise{
+      {config::Speculation::EAGLE3, 3, 1, 4}, space.comms.front(), PacingVariants(VariantList::kAdvise)[2], 1};
   auto o = CandidateOverrides(piecewise, 8);
   EXPECT_NE(std::find(o.begin(), o.end(), "framework_overrides.capture.verify=PIECEWISE"), o.end());
 }
@@ -129,7 +125,7 @@ TEST(Advisor, PacingChoicesAreTriedAndTheWhatIfNeverWins) {
 TEST(Advisor, TreeAcceptanceIsAnUpperBoundNeverTheWinnerAndAgreesWithSimulate) {
   Candidate tree{{config::Speculation::EAGLE3, 3, 2, 8},
                  {"NCCL auto", "NCCL auto", "auto", "", "", 0},
-                 DefaultPacingChoices()[0],
+                 PacingVariants(VariantList::kAdvise)[0],
                  1};
   const auto o = CandidateOverrides(tree, 8);
   for (const std::string& x : o) EXPECT_EQ(x.find("acceptance"), std::string::npos) << x;
@@ -174,7 +170,7 @@ TEST(Advisor, LaunchCommandsReproduceTheChoice) {
   ctx.box = BoxFacts{8, true};  // NVLink everywhere: both frameworks run their custom allreduce
   Candidate c{{config::Speculation::EAGLE3, 3, 1, 4},
               {"NCCL ring LL, 2 channels", "x", "ring", "ll", "sys", 2},
-              DefaultPacingChoices()[1],
+              PacingVariants(VariantList::kAdvise)[1],
               8};
   const std::string sglang = SglangCommand(ctx, c);
   for (const char* part :
@@ -192,123 +188,15 @@ TEST(Advisor, LaunchCommandsReproduceTheChoice) {
         "--enable-expert-parallel", "--enforce-eager", "--disable-custom-all-reduce", "NCCL_PROTO=LL"})
     EXPECT_NE(vllm.find(part), std::string::npos) << part << " in " << vllm;
   // A tree has no vLLM flag; a custom allreduce where it does not run is a code change.
-  Candidate tree{
-      {config::Speculation::EAGLE3, 3, 4, 8}, {"two-shot", "x", "twoshot", "", "", 0}, DefaultPacingChoices()[0], 1};
+  Candidate tree{{config::Speculation::EAGLE3, 3, 4, 8},
+                 {"two-shot", "x", "twoshot", "", "", 0},
+                 PacingVariants(VariantList::kAdvise)[0],
+                 1};
   ctx.box = BoxFacts{8, false};
   EXPECT_NE(VllmCommand(ctx, tree).find("has no vLLM flag"), std::string::npos);
   EXPECT_NE(SglangCommand(ctx, tree).find("a code change"), std::string::npos);
   EXPECT_NE(SglangCommand(ctx, tree).find("--cuda-graph-max-bs 4"), std::string::npos);
 }
 
-// Issue 12 item 4: with no acceptance in the flags or the scenario, advise takes the draft head's
-// published acceptance from its model file and says so; it refuses, naming the file, only when the
-// model file has none.
-TEST(AdviseCommand, UsesThePublishedAcceptanceAndRefusesOnlyWithoutIt) {
-  AdviseFlags f;
-  f.hardware = "configs/hardware/rtxpro6000-8x-dual-socket.textproto";
-  f.model = "models/kimi-k2.textproto";
-  f.draft = "models/eagle3-kimi-k2.textproto";
-  f.expert_weight_dtype = "INT4";
-  f.progress = false;
-  f.threads = 2;
-  {
-    std::ostringstream out, err;
-    ASSERT_EQ(RunAdvise(f, out, err), 0) << err.str();
-    EXPECT_NE(out.str().find("using the draft's published acceptance from models/eagle3-kimi-k2.textproto: mean "
-                             "accept length 2.9 with 3/1/4"),
-              std::string::npos)
-        << out.str();
-    EXPECT_NE(out.str().find("EAGLE-3"), std::string::npos);
-  }
-  // The same head without its published_acceptance block.
-  auto text = io::ReadConfigFile("models/eagle3-kimi-k2.textproto");
-  ASSERT_TRUE(text.ok());
-  const std::string body = text->text.substr(0, text->text.find("published_acceptance {"));
-  const std::string path = ::testing::TempDir() + "/eagle3-no-published.textproto";
-  { std::ofstream(path) << body; }
-  f.draft = path;
-  std::ostringstream out, err;
-  EXPECT_EQ(RunAdvise(f, out, err), 2);
-  EXPECT_NE(err.str().find(path + " has no published_acceptance"), std::string::npos) << err.str();
-  EXPECT_NE(err.str().find("--acceptance"), std::string::npos);
-}
-
-// Issue 15, item 8: --batch 0, --context -5 and --tp 0 given on the command line were ignored
-// (taken as "not given"); they are errors naming the flag.
-// Issue 12: advise runs on the Llama scenario's accept-length histogram alone (no --acceptance):
-// the histogram's own shape (5/4/8) is exact and searched; other shapes take its per-depth
-// acceptance. --accept-lengths gives a histogram for the scenario's shape; a wrong count is an error.
-TEST(AdviseCommand, RunsOnTheScenarioHistogramWithoutAcceptance) {
-  AdviseFlags f;
-  f.scenario = "configs/scenarios/llama-3.1-8b-eagle3-rtxpro6000-4x.textproto";
-  f.progress = false;
-  std::ostringstream out, err;
-  ASSERT_EQ(RunAdvise(f, out, err), 0) << err.str();
-  EXPECT_NE(out.str().find("accept-length histogram 80,120,150,180,200,270 measured with 5/4/8"), std::string::npos)
-      << out.str();
-  EXPECT_EQ(out.str().find("acceptance per position"), std::string::npos);
-  EXPECT_NE(out.str().find("EAGLE-3 5/4/8, NCCL auto"), std::string::npos);
-  AdviseFlags g = f;
-  g.accept_lengths = "100,100,100,100,100,500";
-  std::ostringstream out2, err2;
-  ASSERT_EQ(RunAdvise(g, out2, err2), 0) << err2.str();
-  EXPECT_NE(out2.str().find("histogram 100,100,100,100,100,500 measured with 5/4/8"), std::string::npos);
-  g.accept_lengths = "1,2,3";
-  std::ostringstream out3, err3;
-  EXPECT_EQ(RunAdvise(g, out3, err3), 2);
-  EXPECT_NE(err3.str().find("--accept-lengths has 3 counts"), std::string::npos) << err3.str();
-}
-
-// Issue 16: advise --model without a dtype flag plans the checkpoint's formats (gpt-oss-20b: MXFP4
-// experts) and says so, as simulate --model does; a dtype flag makes it the scenario's dtypes.
-// (Also: --hardware --model without --draft on a model without MTP layers failed to load its own
-// base scenario, "speculation.method = METHOD_UNSPECIFIED"; it advises without speculation.)
-TEST(AdviseCommand, ModelWithoutDtypeFlagsTakesTheCheckpointsFormats) {
-  AdviseFlags f;
-  f.hardware = "configs/hardware/h200-1x.textproto";
-  f.model = "models/hf/gpt-oss-20b.config.json";
-  f.progress = false;
-  f.json = true;
-  auto weights = [](const AdviseFlags& flags) {
-    std::ostringstream out, err;
-    EXPECT_EQ(RunAdvise(flags, out, err), 0) << err.str();
-    return nlohmann::json::parse(out.str())["weights"];
-  };
-  const nlohmann::json ckpt = weights(f);
-  EXPECT_TRUE(ckpt["from_checkpoint"].get<bool>());
-  EXPECT_EQ(ckpt["source"], "checkpoint (quantization mxfp4)");
-  EXPECT_EQ(ckpt["formats"], "attention, LM head bf16; routed experts fp4 g32 +8-bit scales");
-  f.weight_dtype = "FP8";
-  const nlohmann::json fp8 = weights(f);
-  EXPECT_FALSE(fp8["from_checkpoint"].get<bool>());
-  EXPECT_EQ(fp8["source"], "serving.weight_dtype");
-  // A scenario's dtypes were chosen for its own model: --model with --scenario takes the checkpoint's.
-  AdviseFlags g;
-  g.scenario = "configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto";
-  g.model = f.model;
-  g.draft = "models/hf/eagle3-gpt-oss-20b.config.json";
-  g.acceptance = "0.8,0.6";
-  g.progress = false;
-  g.json = true;
-  EXPECT_TRUE(weights(g)["from_checkpoint"].get<bool>());
-}
-
-TEST(AdviseCommand, GivenFlagsOutOfRangeAreErrors) {
-  AdviseFlags f;
-  f.hardware = "configs/hardware/h200-2x-nvlink.textproto";
-  f.model = "models/llama-3.1-8b.textproto";
-  f.progress = false;
-  for (auto [field, text] : std::vector<std::pair<int, std::string>>{
-           {0, "--batch 0: must be >= 1"}, {1, "--context -5: must be >= 0"}, {2, "--tp 0: must be >= 1"}}) {
-    AdviseFlags g = f;
-    if (field == 0) g.batch = 0, g.batch_given = true;
-    if (field == 1) g.context = -5, g.context_given = true;
-    if (field == 2) g.tp = 0, g.tp_given = true;
-    std::ostringstream out, err;
-    EXPECT_EQ(RunAdvise(g, out, err), 2) << text;
-    EXPECT_NE(err.str().find(text), std::string::npos) << err.str();
-  }
-}
-
 }  // namespace
-}  // namespace specsim::tools
+}  // namespace specsim::advise

@@ -15,13 +15,13 @@
 #include <optional>
 #include <string>
 
+#include "sim/advise/advisor.h"
+#include "sim/advise/framework_rules.h"
 #include "sim/compute/kernel.h"
 #include "sim/llm/model.h"
 #include "sim/llm/framework_profile.h"
-#include "sim/tools/advisor.h"
-#include "sim/tools/framework_rules.h"
 
-namespace specsim::tools {
+namespace specsim::advise {
 
 struct LaunchContext {
   llm::ModelSpec target;
@@ -38,4 +38,4 @@ struct LaunchContext {
 std::string SglangCommand(const LaunchContext& ctx, const Candidate& c);
 std::string VllmCommand(const LaunchContext& ctx, const Candidate& c);
 
-}  // namespace specsim::tools
+}  // namespace specsim::advise

@@ -75,7 +75,7 @@ void ScheduleExecutor::StartOp(Run* run, int index) {
     case OpKind::kDelay: queue_->ScheduleAfter(op.duration_ps, [this, run, index] { FinishOp(run, index); }); return;
     case OpKind::kLocal: {
       const double gbps = topology_->gpu_spec(rank_gpus_[op.dst_rank]).memory_bandwidth_gbps;
-      SimTime t = static_cast<SimTime>(std::ceil(static_cast<double>(op.bytes) / BytesPerPicoFromGbps(gbps)));
+      const SimTime t = SaturatedPicos(std::ceil(static_cast<double>(op.bytes) / BytesPerPicoFromGbps(gbps)));
       queue_->ScheduleAfter(std::max(t, op.latency_floor_ps), [this, run, index] { FinishOp(run, index); });
       return;
     }
@@ -96,7 +96,7 @@ void ScheduleExecutor::StartOp(Run* run, int index) {
         spec.label = run->schedule->algorithm + " ch" + std::to_string(op.channel) + " r" +
                      std::to_string(op.src_rank) + "->r" + std::to_string(op.dst_rank);
       }
-      const SimTime floor_end = start + op.latency_floor_ps;
+      const SimTime floor_end = ClampedAdd(start, op.latency_floor_ps);
       fabric_->Start(spec, [this, run, index, floor_end] {
         if (queue_->now() >= floor_end) {
           FinishOp(run, index);

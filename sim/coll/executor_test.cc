@@ -93,6 +93,21 @@ TEST(Executor, DelaysAndLocalOpsTakeTheirTime) {
   EXPECT_EQ(TimeCollective(s, t, Identity(3)).duration_ps, 8'000'000);
 }
 
+// A transfer so slow its time saturates (time.h) ends after kMaxDurationPs, at most at the clock's
+// horizon: the run stays ordered and the caller sees a saturated duration, not an overflow.
+TEST(Executor, ATransferPastTheClocksRangeEndsAtTheHorizon) {
+  net::Topology t = net::testing::RingOfGpus(3, 50, 500);
+  Schedule s;
+  s.num_ranks = 3;
+  ScheduleOp op = Transfer(0, 1, int64_t{1} << 40);
+  op.wire_efficiency = 1e-300;  // wire bytes = payload / efficiency: 1e312, an infinite time
+  int first = s.Add(op);
+  s.Add(Transfer(1, 2, 1000, {first}));  // and an op after it, from the horizon
+  const CollectiveTiming timing = TimeCollective(s, t, Identity(3));
+  EXPECT_GE(timing.duration_ps, kMaxDurationPs);  // what callers check
+  EXPECT_LE(timing.duration_ps, kClockHorizonPs);
+}
+
 TEST(Executor, RanksMapToTheGivenGpus) {
   // Ranks 0,1 on GPUs 2,0 of a 3-ring: 2->0 is one hop (link 2<->0).
   net::Topology t = net::testing::RingOfGpus(3, 50, 500);

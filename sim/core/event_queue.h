@@ -37,8 +37,11 @@ class EventQueue {
 
   // Schedules `handler` at absolute time `at`. REQUIRES: at >= now().
   EventId Schedule(SimTime at, Handler handler);
-  // Schedules `handler` `delay` picoseconds from now. REQUIRES: delay >= 0.
-  EventId ScheduleAfter(SimTime delay, Handler handler) { return Schedule(now_ + delay, std::move(handler)); }
+  // Schedules `handler` `delay` picoseconds from now, or at the clock's horizon when that is
+  // sooner (time.h ClampedAdd). REQUIRES: delay >= 0.
+  EventId ScheduleAfter(SimTime delay, Handler handler) {
+    return Schedule(ClampedAdd(now_, delay), std::move(handler));
+  }
   // Cancels a pending event; cancelling an event that already ran or was cancelled is a no-op.
   void Cancel(EventId id);
 

@@ -310,5 +310,17 @@ TEST(TimeTest, ConversionsSaturateInsteadOfOverflowing) {
   EXPECT_EQ(second, 2 * kMaxDurationPs);
 }
 
+// A delay past the clock's horizon is scheduled at the horizon (time.h ClampedAdd), never at an
+// overflowed time in the past.
+TEST(EventQueue, ADelayPastTheHorizonRunsAtTheHorizon) {
+  EventQueue q;
+  SimTime ran_at = -1;
+  q.ScheduleAfter(1000, [&] { q.ScheduleAfter(kSimTimeMax, [&] { ran_at = q.now(); }); });
+  q.Run();
+  EXPECT_EQ(ran_at, kClockHorizonPs);
+  EXPECT_EQ(ClampedAdd(kClockHorizonPs - 5, 3), kClockHorizonPs - 2);
+  EXPECT_EQ(ClampedAdd(kClockHorizonPs - 5, 5), kClockHorizonPs);
+}
+
 }  // namespace
 }  // namespace specsim

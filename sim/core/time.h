@@ -25,6 +25,21 @@ inline SimTime SaturatedPicos(double ps) {
   if (ps < -static_cast<double>(kMaxDurationPs)) return -kMaxDurationPs;
   return static_cast<SimTime>(ps);
 }
+// The clock never passes kClockHorizonPs, 2^61 ps (about 26 days): an instant computed past it
+// (a transfer at a rate so small that it would end after it, a delay that saturated) is clamped to
+// it, so the event queue's time stays ordered and int64 never overflows (the horizon plus any
+// saturated duration is below 2^63). A run whose result reaches kMaxDurationPs (a single op, or
+// the run) has saturated: its callers report an error instead of a figure.
+inline constexpr SimTime kClockHorizonPs = SimTime{1} << 61;
+// `now` + `delay` (delay >= 0), clamped to the horizon. REQUIRES: 0 <= now <= kClockHorizonPs.
+inline SimTime ClampedAdd(SimTime now, SimTime delay) {
+  return delay >= kClockHorizonPs - now ? kClockHorizonPs : now + delay;
+}
+// The longest single op (a kernel, a collective, a host cost, a copy) a decode loop simulates,
+// 2^40 ps (1.1 s): a decode op past it comes from an input out of any plausible range, and with
+// every op below it a run of up to 2^20 ops per cycle keeps its clocks far below the horizon.
+inline constexpr SimTime kMaxOpDurationPs = SimTime{1} << 40;
+
 // Rounds up so that a positive duration never becomes zero: time always advances.
 inline SimTime PicosFromNanos(double ns) { return SaturatedPicos(std::ceil(ns * 1e3)); }
 inline SimTime PicosFromMicros(double us) { return SaturatedPicos(std::ceil(us * 1e6)); }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -78,9 +79,13 @@ void Visit(const pb::Message& m, const std::string& prefix, const Fn& visit) {
     if (f->is_map()) {
       const pb::FieldDescriptor* value = f->message_type()->map_value();
       const config::FieldRange* range = RangeOf(f);
-      for (int j = 0; j < r->FieldSize(m, f); ++j) {
+      // Entries in key order: a map's own order is not stable between copies of a message.
+      std::vector<std::pair<std::string, int>> entries;
+      for (int j = 0; j < r->FieldSize(m, f); ++j) entries.emplace_back(MapKey(r->GetRepeatedMessage(m, f, j)), j);
+      std::sort(entries.begin(), entries.end());
+      for (const auto& [key, j] : entries) {
         const pb::Message& entry = r->GetRepeatedMessage(m, f, j);
-        const std::string path = name + "[" + MapKey(entry) + "]";
+        const std::string path = name + "[" + key + "]";
         if (value->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
           Visit(entry.GetReflection()->GetMessage(entry, value), path, visit);
         } else if (range != nullptr && IsNumeric(value)) {

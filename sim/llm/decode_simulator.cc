@@ -1,5 +1,7 @@
 #include "sim/llm/decode_simulator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -123,6 +125,11 @@ StatusOr<SimTime> DecodeSimulator::CollectiveTime(CommKind kind, int64_t bytes) 
   }
   ASSIGN_OR_RETURN(coll::PlannedCollective plan, planner_->Plan(request));
   coll::CollectiveTiming timing = timer_->Time(plan.schedule, plan.rank_gpus);
+  if (timing.duration_ps >= kMaxOpDurationPs)
+    return InvalidArgumentError(fmt::format(
+        "{} of {} B takes {:.3g} s on this box, past the {:.3g} s specsim simulates per op: a link rate, latency or "
+        "calibrated NCCL cost is out of any plausible range",
+        CommKindName(kind), bytes, SecondsFromPicos(timing.duration_ps), SecondsFromPicos(kMaxOpDurationPs)));
   collective_ps_[key] = timing.duration_ps;
   CollectiveInfo info;
   info.kind = kind;
@@ -343,6 +350,11 @@ StatusOr<const DecodeSimulator::PassSegment*> DecodeSimulator::Segment(PassKind 
                          ? HostOpClass::kLibrary
                          : HostOpClass::kKernel;
       t.device_ps = cost_->KernelTime(step.kernel);
+      if (t.device_ps >= kMaxOpDurationPs)
+        return InvalidArgumentError(fmt::format(
+            "kernel {} takes {:.3g} s on this GPU, past the {:.3g} s specsim simulates per op: a GPU rate or "
+            "calibrated efficiency is out of any plausible range, or the shape is",
+            step.kernel.name, SecondsFromPicos(t.device_ps), SecondsFromPicos(kMaxOpDurationPs)));
       seg.labels.push_back(step.kernel.name);
     } else {
       if (n == 1) continue;  // no communication on one GPU
@@ -686,6 +698,21 @@ class CycleReplayMemo {
 
 }  // namespace
 
+namespace {
+
+// The run's clocks after `steps` steps or cycles: below kMaxDurationPs (13 days of simulated
+// time), else an error. Checked after every step and cycle: each adds at most its ops'
+// durations, every op below kMaxOpDurationPs, so the clocks stay far below the int64 range.
+Status CheckRunClock(SimTime end, int steps, const char* what) {
+  if (end < kMaxDurationPs) return OkStatus();
+  return InvalidArgumentError(
+      fmt::format("the run's simulated time passed {:.3g} s after {} {}: its ops are too slow or too many for "
+                  "specsim's clock (fewer speculation.cycles, or inputs in plausible ranges)",
+                  SecondsFromPicos(kMaxDurationPs), steps, what));
+}
+
+}  // namespace
+
 StatusOr<PassTiming> DecodeSimulator::BaselineStep() {
   // Plain decode steps: one warm-up (the loop's steady state), then the mean over steps.
   const int iterations = Deterministic() ? 1 : std::max(1, setup_.speculation.cycles);
@@ -694,8 +721,10 @@ StatusOr<PassTiming> DecodeSimulator::BaselineStep() {
   SimTime prev = LatestEnd(tl.Run(*step));
   std::vector<PhaseAccount> acc;
   double total = 0;
+  RETURN_IF_ERROR(CheckRunClock(prev, 1, "steps"));
   for (int i = 0; i < iterations; ++i) {
     const SimTime end = LatestEnd(tl.Run(*step, &acc));
+    RETURN_IF_ERROR(CheckRunClock(end, i + 2, "steps"));
     total += static_cast<double>(end - prev);
     prev = end;
   }
@@ -717,6 +746,7 @@ StatusOr<DecodeSimulator::CycleTotals> DecodeSimulator::RunSpeculativeCycles() {
   }
   SimTime prev = 0;
   for (int r = 0; r < tl.num_ranks(); ++r) prev = std::max({prev, tl.host_clock(r), tl.gpu_clock(r)});
+  RETURN_IF_ERROR(CheckRunClock(prev, 1, "cycles (the warm-up)"));
   CycleTotals totals;
   CycleReplayMemo replay;
   // A step with a random host cost of its own draws from the ranks' streams even without jitter:
@@ -744,6 +774,7 @@ StatusOr<DecodeSimulator::CycleTotals> DecodeSimulator::RunSpeculativeCycles() {
       end = LatestEnd(run);
       if (agree && tl.RanksAgree()) replay.Record(accepted, before, tl, run, *end, accounts_before, totals.accounts);
     }
+    RETURN_IF_ERROR(CheckRunClock(*end, c + 1, "cycles"));
     totals.total_ps += static_cast<double>(*end - prev);
     prev = *end;
   }

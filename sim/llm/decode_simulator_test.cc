@@ -80,6 +80,25 @@ TEST(DecodeSimulator, TokensPerSecondRiseWithMemoryBandwidth) {
   }
 }
 
+// A kernel or collective past the longest op a run simulates (time.h kMaxOpDurationPs) is an error
+// naming it, never a sum that overflows the clock into a plausible figure.
+TEST(DecodeSimulator, AnOpPastTheLongestSimulatedIsAnErrorNamingIt) {
+  net::Topology slow_memory = Box(1e-3);  // 1 MB/s: a 16 MB weight read takes 16 s
+  auto sim = DecodeSimulator::Create(Llama8B(&slow_memory, 1));
+  ASSERT_TRUE(sim.ok());
+  auto r = (*sim)->Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("kernel layer0."), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("past the 1.1 s specsim simulates per op"), std::string::npos);
+  net::Topology slow_links = Box();
+  for (net::Link& l : slow_links.links) l.bandwidth_gbps = 1e-6;  // 1 kB/s
+  auto comm = DecodeSimulator::Create(Llama8B(&slow_links, 4));
+  ASSERT_TRUE(comm.ok());
+  auto c = (*comm)->Run();
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("allreduce of"), std::string::npos) << c.status().message();
+}
+
 TEST(DecodeSimulator, OneGpuHasNoCommunicationAndTpHasTwoAllreducesPerLayer) {
   net::Topology t = Box();
   auto one = DecodeSimulator::Create(Llama8B(&t, 1));

@@ -108,7 +108,9 @@ SimTime RankTimelines::Draw(int rank) {
       break;
     }
   }
-  return PicosFromMicros(us);
+  // A draw is one op's host time: at most the longest op a run simulates (time.h), which keeps a
+  // long tail's rare draw from carrying the clocks past their range.
+  return std::min(PicosFromMicros(us), kMaxOpDurationPs);
 }
 
 double RankTimelines::KernelFactor(int rank) {
@@ -379,7 +381,7 @@ class RankTimelines::ProgramRun {
       host_[r] += s.host_ps + tl_.Draw(r);
       if (s.host_exp_mean_us > 0) {
         std::exponential_distribution<double> e(1.0 / s.host_exp_mean_us);
-        host_[r] += PicosFromMicros(e(tl_.rng_[r]));
+        host_[r] += std::min(PicosFromMicros(e(tl_.rng_[r])), kMaxOpDurationPs);
       }
       if (slices_ != nullptr) AddSlice(r, true, s.label, "host work", "", "host", h0, host_[r]);
       out_.min_gpu_lead_ps = std::min(out_.min_gpu_lead_ps, Gpu(r) - host_[r]);

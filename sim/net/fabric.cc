@@ -333,8 +333,9 @@ void Fabric::Recompute() {
       SPECSIM_CHECK_GT(f.rate, 0.0) << "flow " << topology_->nodes[end.src_node].name << " -> "
                                     << topology_->nodes[end.dst_node].name << " "
                                     << (end.label >= 0 ? labels_[end.label] : "") << " starved";
-      double t = std::ceil(f.remaining_wire_bytes / f.rate);
-      f.finish_ps = now + static_cast<SimTime>(std::max(t, 0.0));
+      // Past the clock's horizon (a rate so small the flow would never end in range): at it.
+      const double t = std::ceil(f.remaining_wire_bytes / f.rate);
+      f.finish_ps = ClampedAdd(now, SaturatedPicos(std::max(t, 0.0)));
       if (record_trace_)
         for (int k = 0; k < f.num_resources; ++k) new_rate_scratch_[f.resources[k]] += f.rate;
     }

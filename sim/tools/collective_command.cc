@@ -217,6 +217,13 @@ StatusOr<CollectiveSweep> SweepCollective(const net::Topology& topology, const n
       sweep.transport = plan->transport;
       coll::FabricTrace fabric_trace;
       coll::CollectiveTiming timing = timer.Time(plan->schedule, plan->rank_gpus, trace ? &fabric_trace : nullptr);
+      // A saturated time is not a figure (time.h): some rate or latency is out of range.
+      if (timing.duration_ps >= kMaxDurationPs)
+        return InvalidArgumentError(fmt::format(
+            "{} of {} ({}/{}): its simulated time passed {:.3g} s, specsim's clock range: a link rate, latency "
+            "or calibrated NCCL cost of the box is out of any plausible range",
+            coll::CollectiveName(base.collective), FormatSize(bytes), plan->algorithm,
+            plan->protocol.empty() ? "-" : plan->protocol, SecondsFromPicos(kMaxDurationPs)));
       const int n = static_cast<int>(plan->rank_gpus.size());
       if (sweep.ranks_text.empty()) {
         for (int g : plan->rank_gpus) sweep.ranks_text += (sweep.ranks_text.empty() ? "" : ",") + std::to_string(g);

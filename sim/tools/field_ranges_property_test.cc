@@ -171,10 +171,11 @@ void ProbeFiles(const std::vector<std::string>& files, const std::vector<Command
             // Another rule may refuse the value (a tensor-parallel degree past the box's GPUs, a
             // required MoE field at 0), or a derived duration past the clock: never its own range.
             const config::FieldRange& range = *values[k].range;
-            const std::string own = fmt::format("{}{}: must be {}{}", range_error, probe.value,
-                                                range.has_min() && range.has_max() ? "in " : "",
-                                                io::DescribeRange(range));
-            EXPECT_EQ(r.err.find(own), std::string::npos) << what << " is inside its range but refused for it: " << r.err;
+            const std::string own =
+                fmt::format("{}{}: must be {}{}", range_error, probe.value,
+                            range.has_min() && range.has_max() ? "in " : "", io::DescribeRange(range));
+            EXPECT_EQ(r.err.find(own), std::string::npos)
+                << what << " is inside its range but refused for it: " << r.err;
             continue;
           }
           const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
@@ -232,8 +233,7 @@ TEST(FieldRangesProperty, EveryBundledFieldAtAndPastTheEndsOfItsRange) {
                                      return Collective(f);
                                    }},
                                   &tested, &outcomes);
-  ProbeFiles<config::FrameworkProfile>(Bundled("configs/frameworks/"),
-                                       {[](const std::string& p, const std::string&) {
+  ProbeFiles<config::FrameworkProfile>(Bundled("configs/frameworks/"), {[](const std::string& p, const std::string&) {
                                          SimulateFlags f;
                                          f.scenario = kLlamaH200;
                                          f.set = {"framework=" + p};
@@ -242,8 +242,7 @@ TEST(FieldRangesProperty, EveryBundledFieldAtAndPastTheEndsOfItsRange) {
                                        &tested, &outcomes);
   // Models as a target (speculation off), EAGLE-3 heads as the Llama scenario's draft, MTP layers
   // on the Kimi MTP scenario.
-  ProbeFiles<config::Model>(Bundled("models/"),
-                            {[](const std::string& p, const std::string& bundled) {
+  ProbeFiles<config::Model>(Bundled("models/"), {[](const std::string& p, const std::string& bundled) {
                               SimulateFlags f;
                               if (bundled.find("eagle3-") != std::string::npos) {
                                 f.scenario = kLlamaH200;
@@ -259,8 +258,7 @@ TEST(FieldRangesProperty, EveryBundledFieldAtAndPastTheEndsOfItsRange) {
                               return Simulate(f);
                             }},
                             &tested, &outcomes);
-  ProbeFiles<config::Scenario>(Bundled("configs/scenarios/"),
-                               {[](const std::string& p, const std::string&) {
+  ProbeFiles<config::Scenario>(Bundled("configs/scenarios/"), {[](const std::string& p, const std::string&) {
                                  SimulateFlags f;
                                  f.scenario = p;
                                  return Simulate(f);

@@ -53,8 +53,9 @@ TEST(FieldRanges, ZeroIsUnsetAndAbsentOptionalFieldsAndMessagesAreNotChecked) {
   EXPECT_TRUE(CheckFieldRanges(Parse<config::Calibration>("fabric { h2d_pinned { latency_ns: 5 } }"), "c").ok());
   EXPECT_TRUE(CheckFieldRanges(config::Calibration{}, "c").ok());
   const Status s = CheckFieldRanges(Parse<config::Calibration>("fabric { h2d_pinned { bandwidth_gbps: 1e-4 } }"), "c");
-  EXPECT_TRUE(Contains(s.message(), "fabric.h2d_pinned.bandwidth_gbps = 0.0001: must be in [0.001, 100000] GB/s, "
-                                    "or 0 (unset: the default)"))
+  EXPECT_TRUE(Contains(s.message(),
+                       "fabric.h2d_pinned.bandwidth_gbps = 0.0001: must be in [0.001, 100000] GB/s, "
+                       "or 0 (unset: the default)"))
       << s.message();
   // A present optional field at 0 is a value (a fit's 0), inside [0, 1e6].
   EXPECT_TRUE(CheckFieldRanges(Parse<config::Calibration>("host { graph_launch_us: 0 }"), "c").ok());
@@ -83,8 +84,9 @@ TEST(FieldRanges, ImplausibleValuesAreWarningsNotErrors) {
   std::vector<std::string> warnings;
   EXPECT_TRUE(CheckFieldRanges(hw, "box.textproto", &warnings).ok());
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_TRUE(Contains(warnings[0], "warning: box.textproto: gpu_models[0] (G).memory_bandwidth_gbps = 200000: "
-                                    "no hardware or software of today has it (plausible: >= 10 and <= 50000 GB/s)"))
+  EXPECT_TRUE(Contains(warnings[0],
+                       "warning: box.textproto: gpu_models[0] (G).memory_bandwidth_gbps = 200000: "
+                       "no hardware or software of today has it (plausible: >= 10 and <= 50000 GB/s)"))
       << warnings[0];
 }
 
@@ -139,9 +141,9 @@ TEST(FieldRanges, EveryNumericFieldOfTheConfigSchemasHasARange) {
       }
     }
   };
-  for (const pb::Descriptor* root : {config::Hardware::descriptor(), config::Calibration::descriptor(),
-                                     config::Scenario::descriptor(), config::FrameworkProfile::descriptor(),
-                                     config::Model::descriptor()})
+  for (const pb::Descriptor* root :
+       {config::Hardware::descriptor(), config::Calibration::descriptor(), config::Scenario::descriptor(),
+        config::FrameworkProfile::descriptor(), config::Model::descriptor()})
     walk(root);
   EXPECT_GT(seen.size(), 20u);
   EXPECT_TRUE(missing.empty()) << "numeric fields without a (range) option: " << ::testing::PrintToString(missing);

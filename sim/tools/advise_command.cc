@@ -10,6 +10,7 @@
 
 #include "sim/advise/advisor.h"
 #include "sim/advise/launch_commands.h"
+#include "sim/advise/published_acceptance.h"
 #include "sim/io/framework_loader.h"
 #include "sim/io/hardware_loader.h"
 #include "sim/llm/acceptance.h"
@@ -130,41 +131,6 @@ StatusOr<config::Scenario> BaseScenario(const AdviseFlags& flags) {
   return base;
 }
 
-// With no acceptance in the flags or the scenario: the draft's published acceptance from its model
-// file (the EAGLE-3 head's, or the target's for MTP), as an i.i.d. per-position acceptance that
-// gives the published mean accept length with the published shape, tied to its topk. Sets it in
-// `base` and returns what advise prints; NotFound naming the file when it has none.
-StatusOr<std::string> PublishedAcceptanceFallback(const llm::ModelSpec& target, config::Scenario* base) {
-  const config::Speculation& sp = base->speculation();
-  const bool mtp = sp.method() == config::Speculation::MTP || sp.draft_model().empty();
-  const std::string path = mtp ? base->model() : sp.draft_model();
-  llm::ModelSpec draft = target;
-  if (!mtp) {
-    ASSIGN_OR_RETURN(draft, io::LoadModelFile(path));
-  }
-  const auto& pub = draft.published_acceptance;
-  if (pub.mean_accept_length <= 0)
-    return NotFoundError(path + " has no published_acceptance (model.proto PublishedAcceptance)");
-  const int drafts = std::max(1, std::min(pub.num_steps, pub.num_draft_tokens - 1));
-  ASSIGN_OR_RETURN(double a, llm::PerPositionOfMeanAcceptLength(pub.mean_accept_length, drafts));
-  config::Speculation* out = base->mutable_speculation();
-  if (out->method() == config::Speculation::METHOD_UNSPECIFIED) {
-    // A base made from flags for a model with MTP layers: MTP from the published shape.
-    out->set_method(mtp ? config::Speculation::MTP : config::Speculation::EAGLE3);
-    out->set_num_steps(pub.num_steps);
-    out->set_topk(pub.topk);
-    out->set_num_draft_tokens(pub.num_draft_tokens);
-  }
-  out->clear_acceptance_probabilities();
-  out->add_acceptance_probabilities(a);
-  out->set_acceptance_probabilities_topk(pub.topk);
-  return fmt::format(
-      "the draft's published acceptance from {}: mean accept length {:g} with {}/{}/{} ({}), taken as {:.3f} per "
-      "position{}",
-      path, pub.mean_accept_length, pub.num_steps, pub.topk, pub.num_draft_tokens, pub.source, a,
-      pub.topk > 1 ? " of a tree's path: chains priced from it are upper bounds" : "");
-}
-
 // The acceptance the search uses: --acceptance, else the scenario's; --accept-lengths replaces the
 // scenario's histogram (measured with its speculation shape); with none of them the draft's
 // published acceptance (`fallback` says so). Error when speculation is possible and no acceptance
@@ -197,7 +163,7 @@ StatusOr<std::vector<double>> SearchAcceptance(const AdviseFlags& flags, bool ca
   const config::Speculation& known = base->speculation();
   if (can_speculate && acceptance.empty() && known.acceptance_probabilities_size() == 0 &&
       known.accept_length_histogram_size() == 0) {
-    auto published = PublishedAcceptanceFallback(target, base);
+    auto published = advise::ApplyPublishedAcceptance(target, base);
     if (!published.ok())
       return InvalidArgumentError(
           "speculation is possible (a draft model or MTP layers) but no acceptance is known (" +

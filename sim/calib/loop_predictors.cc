@@ -39,7 +39,11 @@ StatusOr<SimTime> TransferPs(const trace::CollectiveParams& c, const net::Topolo
   ASSIGN_OR_RETURN(coll::CollectiveRequest request, CollectiveRequestOf(c, params));
   net::Router router(topology);
   ASSIGN_OR_RETURN(coll::PlannedCollective plan, coll::PlanCollective(topology, router, request));
-  return coll::TimeCollective(plan.schedule, router, plan.rank_gpus).duration_ps;
+  const SimTime ps = coll::TimeCollective(plan.schedule, router, plan.rank_gpus).duration_ps;
+  // One op of a loop's timelines: at most the longest op a run simulates (time.h).
+  if (ps >= kMaxOpDurationPs)
+    return InvalidArgumentError("the loop's collective takes past the longest op specsim simulates (1.1 s)");
+  return ps;
 }
 
 // The injected host costs of a loop's ranks: validate's own draws (injected_host_cost.h), one

@@ -479,6 +479,9 @@ Prediction Predictor::PredictCollective(const trace::Item& item) const {
   auto plan = coll::PlanCollective(topology_, router, *request);
   if (!plan.ok()) return NotSimulated(plan.status().message());
   const coll::CollectiveTiming timing = coll::TimeCollective(plan->schedule, router, plan->rank_gpus);
+  // A saturated time is not a prediction (time.h): the item's or the calibration's rates are.
+  if (timing.duration_ps >= kMaxDurationPs)
+    return NotSimulated("its simulated time passed specsim's clock range (a link rate or NCCL cost out of range)");
   double ns = NanosFromPicos(timing.duration_ps);
   if (c.kernel_time_only()) return Us(ns);  // a profiler's kernel duration: no launch or call cost
   const compute::ComputeParams& k = params_.compute;

@@ -9,10 +9,13 @@
 namespace specsim::calib {
 namespace {
 
-StatusOr<CalibInputs> CalibInputsFor(trace::Trace trace, const std::string& trace_display,
-                                     const std::string& hardware_path, const std::string& calibration_path) {
+// `warnings`: the trace's implausible values, before the hardware file's and the calibration's.
+StatusOr<CalibInputs> CalibInputsFor(trace::Trace trace, std::vector<std::string> warnings,
+                                     const std::string& trace_display, const std::string& hardware_path,
+                                     const std::string& calibration_path) {
   CalibInputs in;
   in.trace = std::move(trace);
+  in.warnings = std::move(warnings);
   if (!hardware_path.empty()) {
     ASSIGN_OR_RETURN(net::Topology t, io::LoadHardwareFile(hardware_path, &in.warnings));
     in.topology = std::make_unique<net::Topology>(std::move(t));
@@ -44,8 +47,9 @@ StatusOr<CalibInputs> CalibInputsFor(trace::Trace trace, const std::string& trac
 
 StatusOr<CalibInputs> LoadCalibInputs(const std::string& trace_path, const std::string& hardware_path,
                                       const std::string& calibration_path) {
-  ASSIGN_OR_RETURN(trace::Trace t, LoadTrace(trace_path));
-  return CalibInputsFor(std::move(t), trace_path, hardware_path, calibration_path);
+  std::vector<std::string> warnings;
+  ASSIGN_OR_RETURN(trace::Trace t, LoadTrace(trace_path, &warnings));
+  return CalibInputsFor(std::move(t), std::move(warnings), trace_path, hardware_path, calibration_path);
 }
 
 StatusOr<CalibInputs> LoadCalibInputs(const std::vector<std::string>& trace_paths, const std::string& hardware_path,
@@ -53,13 +57,14 @@ StatusOr<CalibInputs> LoadCalibInputs(const std::vector<std::string>& trace_path
   if (trace_paths.size() == 1) return LoadCalibInputs(trace_paths[0], hardware_path, calibration_path);
   std::vector<std::pair<std::string, trace::Trace>> traces;
   std::string display;
+  std::vector<std::string> warnings;
   for (const std::string& path : trace_paths) {
-    ASSIGN_OR_RETURN(trace::Trace t, LoadTrace(path));
+    ASSIGN_OR_RETURN(trace::Trace t, LoadTrace(path, &warnings));
     traces.emplace_back(path, std::move(t));
     display += (display.empty() ? "" : ", ") + path;
   }
   ASSIGN_OR_RETURN(trace::Trace merged, MergeTraces(traces));
-  return CalibInputsFor(std::move(merged), display, hardware_path, calibration_path);
+  return CalibInputsFor(std::move(merged), std::move(warnings), display, hardware_path, calibration_path);
 }
 
 }  // namespace specsim::calib

@@ -23,7 +23,8 @@ struct CalibInputs {
   std::string hardware_source;  // the --hardware path, or "from the trace"
   CalibParams params;
   std::optional<LoadedCalibration> calibration;  // as read from calibration_path, when given
-  std::vector<std::string> warnings;             // the hardware file's implausible values
+  // Implausible values ("warning: FILE: FIELD = ..."): the traces', the hardware file's, the calibration's.
+  std::vector<std::string> warnings;
 };
 
 StatusOr<CalibInputs> LoadCalibInputs(const std::string& trace_path, const std::string& hardware_path,

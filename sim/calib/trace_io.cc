@@ -3,12 +3,12 @@
 #include <google/protobuf/util/message_differencer.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include "sim/calib/hardware_from_trace.h"
+#include "sim/io/field_ranges.h"
 #include "sim/io/file_io.h"
 
 namespace specsim::calib {
@@ -69,7 +69,7 @@ std::string Warning(const config::Calibration& c, const std::string& path, const
 
 }  // namespace
 
-StatusOr<trace::Trace> LoadTrace(const std::string& path) {
+StatusOr<trace::Trace> LoadTrace(const std::string& path, std::vector<std::string>* warnings) {
   // A committed trace (traces/...) from any directory (io::CommittedPath).
   ASSIGN_OR_RETURN(std::string bytes, io::ReadFileToString(io::CommittedPath(path)));
   trace::Trace t;
@@ -77,61 +77,37 @@ StatusOr<trace::Trace> LoadTrace(const std::string& path) {
     return InvalidArgumentError(path +
                                 ": not a binary specsim.trace.Trace (proto/specsim/trace.proto); "
                                 "pass the .pb file, not the .json copy");
+  // First and alone: the other fields of another schema's trace mean something else.
   if (t.schema_version() != 1)
     return InvalidArgumentError(path + ": schema_version = " + std::to_string(t.schema_version()) +
                                 ": this specsim reads schema_version 1");
   if (t.items_size() == 0) return InvalidArgumentError(path + ": the trace has no items");
-  RETURN_IF_ERROR(ValidateTraceItems(t, path));
+  RETURN_IF_ERROR(ValidateTraceItems(t, path, warnings));
   return t;
 }
 
-Status ValidateTraceItems(const trace::Trace& t, const std::string& path) {
-  // Bounds: a time no GPU or host measures (under 1 ns; 0 means not measured and is skipped by the
-  // fits), sizes past what a trace of a real run holds (2^40 bytes, 2^31 per GEMM dimension).
-  constexpr double kMinMeasuredUs = 1e-3;
-  constexpr int64_t kMaxBytes = int64_t{1} << 40, kMaxDim = int64_t{1} << 31;
+Status ValidateTraceItems(const trace::Trace& t, const std::string& path, std::vector<std::string>* warnings) {
+  // Every number against the unit and range trace.proto declares beside it.
+  RETURN_IF_ERROR(io::CheckFieldRanges(t, path, warnings));
   // The box: at most 1024 GPUs, each index once (a GPU listed 1,000 times became a 1,000-GPU box).
-  {
-    const auto& gpus = t.environment().gpus();
-    if (gpus.size() > 1024)
-      return InvalidArgumentError(path + ": environment.gpus has " + std::to_string(gpus.size()) +
-                                  " entries: at most 1024");
-    std::set<int> seen;
-    for (int i = 0; i < gpus.size(); ++i)
-      if (!seen.insert(gpus[i].index()).second)
-        return InvalidArgumentError(path + ": environment.gpus[" + std::to_string(i) +
-                                    "].index = " + std::to_string(gpus[i].index()) + ": listed twice");
-  }
+  const auto& gpus = t.environment().gpus();
+  if (gpus.size() > 1024)
+    return InvalidArgumentError(path + ": environment.gpus has " + std::to_string(gpus.size()) +
+                                " entries: at most 1024");
+  std::set<int> seen;
+  for (int i = 0; i < gpus.size(); ++i)
+    if (!seen.insert(gpus[i].index()).second)
+      return InvalidArgumentError(path + ": environment.gpus[" + std::to_string(i) +
+                                  "].index = " + std::to_string(gpus[i].index()) + ": listed twice");
+  // A collective's ranks: each GPU once.
   for (int i = 0; i < t.items_size(); ++i) {
     const trace::Item& it = t.items(i);
-    const std::string where = path + ": item " + std::to_string(i) + " '" + it.name() + "': ";
-    const double us = it.stats().median_us();
-    if (!std::isfinite(us) || us < 0 || (us > 0 && us < kMinMeasuredUs))
-      return InvalidArgumentError(where + "stats.median_us = " + std::to_string(us) +
-                                  ": must be 0 (not measured) or a time of at least 1 ns (0.001 us)");
-    auto bytes_ok = [&](const char* field, int64_t b) -> Status {
-      if (b < 0 || b > kMaxBytes)
-        return InvalidArgumentError(where + field + " = " + std::to_string(b) + ": must be in [0, 2^40]");
-      return OkStatus();
-    };
-    if (it.has_transfer()) RETURN_IF_ERROR(bytes_ok("transfer.bytes", it.transfer().bytes()));
-    if (it.has_collective()) {
-      RETURN_IF_ERROR(bytes_ok("collective.bytes", it.collective().bytes()));
-      if (it.collective().nranks() < 0 || it.collective().nranks() > 1024)
-        return InvalidArgumentError(where + "collective.nranks = " + std::to_string(it.collective().nranks()) +
-                                    ": must be in [0, 1024]");
-      std::set<int> ranks;
-      for (int g : it.collective().gpus())
-        if (g < 0 || g > 1023 || !ranks.insert(g).second)
-          return InvalidArgumentError(where + "collective.gpus: GPU " + std::to_string(g) +
-                                      (g < 0 || g > 1023 ? " is outside [0, 1023]" : " is listed twice"));
-    }
-    if (it.has_gemm()) {
-      const trace::GemmParams& g = it.gemm();
-      for (auto [field, v] : {std::pair<const char*, int64_t>{"gemm.m", g.m()}, {"gemm.n", g.n()}, {"gemm.k", g.k()}})
-        if (v < 1 || v > kMaxDim)
-          return InvalidArgumentError(where + field + " = " + std::to_string(v) + ": must be in [1, 2^31]");
-    }
+    if (!it.has_collective()) continue;
+    std::set<int> ranks;
+    for (int g : it.collective().gpus())
+      if (!ranks.insert(g).second)
+        return InvalidArgumentError(path + ": items[" + std::to_string(i) + "] (" + it.name() +
+                                    ").collective.gpus: GPU " + std::to_string(g) + " is listed twice");
   }
   return OkStatus();
 }

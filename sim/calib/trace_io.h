@@ -27,14 +27,17 @@
 namespace specsim::calib {
 
 // Reads and parses `path`. NotFound when the file does not exist; InvalidArgument when it is not a
-// binary Trace, has schema_version other than 1, or has no items.
-StatusOr<trace::Trace> LoadTrace(const std::string& path);
+// binary Trace, has schema_version other than 1, has no items, or fails ValidateTraceItems.
+// Implausible values (outside a field's plausible range) add a line each to `warnings` when given.
+StatusOr<trace::Trace> LoadTrace(const std::string& path, std::vector<std::string>* warnings = nullptr);
 
-// The checks LoadTrace makes on every item (`path` for messages): a median time that is 0 (not
-// measured) or at least 1 ns and finite; byte counts in [0, 2^40]; GEMM dimensions in [1, 2^31];
-// collective ranks in [0, 1024] and its GPUs each once; the environment's GPUs at most 1024, each
-// index once. InvalidArgument naming the item, the field and the range.
-Status ValidateTraceItems(const trace::Trace& t, const std::string& path);
+// The checks LoadTrace makes (`path` for messages): every numeric field in the unit and range
+// proto/specsim/trace.proto declares beside it (sim/io/field_ranges.h: "x.pb: items[3] (name).
+// attention.batch = -1: must be in [1, 1000000] sequences"; a median time is 0, not measured, or 1 ns
+// to 1000 s; sizes at most 2^40 bytes; shape dimensions the item needs at least 1); the
+// environment's GPUs at most 1024, each index once; a collective's GPUs each once.
+// InvalidArgument naming the file, the field and the range; warnings as LoadTrace's.
+Status ValidateTraceItems(const trace::Trace& t, const std::string& path, std::vector<std::string>* warnings = nullptr);
 
 // Merges (path, trace) pairs as described above. InvalidArgument, naming both files, when the
 // boxes differ (GPU count or a GPU's name), when a model of one name differs between two traces,

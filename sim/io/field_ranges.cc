@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <set>
 
 namespace specsim::io {
 namespace {
@@ -134,18 +135,45 @@ bool Plausible(const config::FieldRange& range, double v) {
 
 std::string Unit(const config::FieldRange& range) { return range.unit().empty() ? "" : " " + range.unit(); }
 
+// A bound as people write it (1e+09, 0.001, 64) when %g holds it exactly, else exactly
+// (1099511627776, 2147483647).
+std::string Bound(double v) {
+  const std::string g = fmt::format("{:g}", v);
+  return std::stod(g) == v ? g : fmt::format("{}", v);
+}
+
 }  // namespace
 
 void ForEachRangedValue(const pb::Message& message, const Fn& visit) { Visit(message, "", visit); }
 
+std::vector<std::string> FieldsWithoutRange(const pb::Descriptor* root) {
+  std::vector<std::string> missing;
+  std::set<const pb::Descriptor*> seen;
+  std::function<void(const pb::Descriptor*)> walk = [&](const pb::Descriptor* d) {
+    if (!seen.insert(d).second) return;
+    for (int i = 0; i < d->field_count(); ++i) {
+      const pb::FieldDescriptor* f = d->field(i);
+      // A map's range is the map field's; its entries are not messages of the schema's own.
+      const pb::FieldDescriptor* value = f->is_map() ? f->message_type()->map_value() : f;
+      if (value->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+        walk(value->message_type());
+      } else if (IsNumeric(value) && RangeOf(f) == nullptr) {
+        missing.push_back(f->full_name());
+      }
+    }
+  };
+  walk(root);
+  return missing;
+}
+
 std::string DescribeRange(const config::FieldRange& range) {
   std::string bounds;
   if (range.has_min() && range.has_max()) {
-    bounds = fmt::format("{}{:g}, {:g}]", range.min_exclusive() ? "(" : "[", range.min(), range.max());
+    bounds = fmt::format("{}{}, {}]", range.min_exclusive() ? "(" : "[", Bound(range.min()), Bound(range.max()));
   } else if (range.has_min()) {
-    bounds = fmt::format("{} {:g}", range.min_exclusive() ? ">" : ">=", range.min());
+    bounds = fmt::format("{} {}", range.min_exclusive() ? ">" : ">=", Bound(range.min()));
   } else if (range.has_max()) {
-    bounds = fmt::format("<= {:g}", range.max());
+    bounds = fmt::format("<= {}", Bound(range.max()));
   } else {
     bounds = "finite";
   }
@@ -165,9 +193,9 @@ std::vector<RangeFinding> RangeFindings(const pb::Message& message) {
                      true});
     } else if (!Plausible(range, v.value)) {
       std::string plausible;
-      if (range.has_plausible_min()) plausible += fmt::format(">= {:g}", range.plausible_min());
+      if (range.has_plausible_min()) plausible += ">= " + Bound(range.plausible_min());
       if (range.has_plausible_max())
-        plausible += fmt::format("{}<= {:g}", plausible.empty() ? "" : " and ", range.plausible_max());
+        plausible += (plausible.empty() ? "<= " : " and <= ") + Bound(range.plausible_max());
       out.push_back({v.path, v.value,
                      fmt::format("no hardware or software of today has it (plausible: {}{}); simulated as given",
                                  plausible, Unit(range)),

@@ -61,6 +61,10 @@ std::vector<RangeFinding> RangeFindings(const google::protobuf::Message& message
 Status CheckFieldRanges(const google::protobuf::Message& message, std::string_view file,
                         std::vector<std::string>* warnings = nullptr);
 
+// The numeric fields (map values included) of `root` and of every message reachable from it that
+// declare no range, by full name: what a schema test wants empty.
+std::vector<std::string> FieldsWithoutRange(const google::protobuf::Descriptor* root);
+
 // "[0, 1e+09] ns (at most a second)" for messages and docs.
 std::string DescribeRange(const config::FieldRange& range);
 

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
+#include "sim/io/field_ranges.h"
+
 namespace specsim::profile {
 namespace {
 
@@ -379,7 +383,9 @@ TEST(ProfileImportTest, EagerAttentionAndNormCallsOfTheCommittedFusedProfile) {
   for (const SamplingGroup& s : r->sampling) {
     EXPECT_EQ(s.vocab, 128256);
     EXPECT_EQ(s.op, "aten::argmax");
-    if (s.rows <= 64) EXPECT_NEAR(s.median_us, 28, 2) << s.name;
+    if (s.rows <= 64) {
+      EXPECT_NEAR(s.median_us, 28, 2) << s.name;
+    }
   }
   EXPECT_TRUE(r->kernel_calls_skipped.empty());
   // Their items: device time, with the implementation and the main kernel for the split call.
@@ -400,6 +406,39 @@ TEST(ProfileImportTest, EagerAttentionAndNormCallsOfTheCommittedFusedProfile) {
   }
   EXPECT_EQ(attention_items, 5);
   EXPECT_EQ(norm_items, static_cast<int>(r->norms.size()));
+}
+
+}  // namespace
+}  // namespace specsim::profile
+
+namespace specsim::profile {
+namespace {
+
+// Every committed profile (traces/profiles/RUN/CONFIG/rank*.trace.json.gz) imports to a trace whose
+// numbers are in the ranges trace.proto declares (what calib::LoadTrace checks), none implausible.
+TEST(ProfileImportTest, EveryCommittedProfileImportsToATraceInRange) {
+  int runs = 0;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(std::string(SPECSIM_SOURCE_DIR) + "/traces/profiles")) {
+    if (entry.path().filename() != "rank0.trace.json.gz") continue;
+    ++runs;
+    const std::filesystem::path dir = entry.path().parent_path();
+    SCOPED_TRACE(dir.string());
+    std::vector<KinetoTrace> ranks;
+    for (int r = 0; std::filesystem::exists(dir / ("rank" + std::to_string(r) + ".trace.json.gz")); ++r) {
+      auto t = ReadKinetoTrace((dir / ("rank" + std::to_string(r) + ".trace.json.gz")).string());
+      ASSERT_TRUE(t.ok()) << t.status().ToString();
+      ranks.push_back(std::move(*t));
+    }
+    auto imported = ImportProfile(std::move(ranks));
+    ASSERT_TRUE(imported.ok()) << imported.status().ToString();
+    EXPECT_GT(imported->trace.items_size(), 0);
+    std::vector<std::string> warnings;
+    const Status s = io::CheckFieldRanges(imported->trace, dir.string(), &warnings);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_TRUE(warnings.empty()) << warnings.front();
+  }
+  EXPECT_GE(runs, 4);
 }
 
 }  // namespace

@@ -14,11 +14,13 @@
 namespace specsim::tools {
 
 int RunHardwareFromTrace(const HardwareFromTraceFlags& flags, std::ostream& out, std::ostream& err) {
-  auto trace = calib::LoadTrace(flags.trace);
+  std::vector<std::string> warnings;
+  auto trace = calib::LoadTrace(flags.trace, &warnings);
   if (!trace.ok()) {
     err << "specsim hardware-from-trace: " << trace.status().message() << "\n";
     return 2;
   }
+  for (const std::string& w : warnings) err << w << "\n";
   std::string name = flags.name;
   if (name.empty() && trace->environment().gpus_size() > 0) {
     std::string gpu = trace->environment().gpus(0).name();

@@ -1,5 +1,6 @@
 #include "sim/calib/trace_io.h"
 
+#include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/message_differencer.h>
 
 #include <algorithm>
@@ -73,10 +74,21 @@ StatusOr<trace::Trace> LoadTrace(const std::string& path, std::vector<std::strin
   // A committed trace (traces/...) from any directory (io::CommittedPath).
   ASSIGN_OR_RETURN(std::string bytes, io::ReadFileToString(io::CommittedPath(path)));
   trace::Trace t;
-  if (!t.ParseFromString(bytes))
+  if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
+    // The JSON form (protobuf's JSON mapping): specsim-validate's .json copies, and the traces of
+    // the Python probes, which write it without the protobuf package.
+    google::protobuf::util::JsonParseOptions options;
+    options.ignore_unknown_fields = false;
+    const auto parsed = google::protobuf::util::JsonStringToMessage(bytes, &t, options);
+    if (!parsed.ok())
+      return InvalidArgumentError(path + ": not a specsim.trace.Trace in protobuf's JSON mapping "
+                                         "(proto/specsim/trace.proto): " +
+                                  std::string(parsed.message()));
+  } else if (!t.ParseFromString(bytes)) {
     return InvalidArgumentError(path +
-                                ": not a binary specsim.trace.Trace (proto/specsim/trace.proto); "
-                                "pass the .pb file, not the .json copy");
+                                ": not a binary specsim.trace.Trace (proto/specsim/trace.proto); a trace "
+                                "in protobuf's JSON mapping is read from a file named *.json");
+  }
   // First and alone: the other fields of another schema's trace mean something else.
   if (t.schema_version() != 1)
     return InvalidArgumentError(path + ": schema_version = " + std::to_string(t.schema_version()) +

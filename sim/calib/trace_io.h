@@ -26,8 +26,9 @@
 
 namespace specsim::calib {
 
-// Reads and parses `path`. NotFound when the file does not exist; InvalidArgument when it is not a
-// binary Trace, has schema_version other than 1, has no items, or fails ValidateTraceItems.
+// Reads and parses `path`: a binary Trace, or one in protobuf's JSON mapping when the name ends in
+// ".json". NotFound when the file does not exist; InvalidArgument when it is not a Trace, has
+// schema_version other than 1, has no items, or fails ValidateTraceItems.
 // Implausible values (outside a field's plausible range) add a line each to `warnings` when given.
 StatusOr<trace::Trace> LoadTrace(const std::string& path, std::vector<std::string>* warnings = nullptr);
 

@@ -1,0 +1,521 @@
+#!/usr/bin/env python3
+"""PyTorch's host cost per op, and loops built from those ops, as a measurement trace.
+
+What it stands for: the host side of a Python serving framework's decode loop (SGLang, vLLM) when
+it runs eagerly: every op is a PyTorch call (Python, the dispatcher, the kernel launch) issued by
+one host thread per rank, plus the host reading tokens back. It is a measurement of this harness
+on this host, not of a framework: a framework adds its own scheduling, batching and sampling code
+between passes (not measured here) and may fuse ops (fewer calls per layer).
+
+Measured, one process per rank (torchrun), each rank on its own GPU:
+  KIND_HOST_OP   every op of a Llama-shaped decode layer (the unfused layer of torch_tp_decode.py:
+                 linear, rms_norm, rotary, cache writes, attention, add, silu, mul, views), the
+                 lm_head, argmax, a ProcessGroup NCCL allreduce (a world-size-1 group on one GPU
+                 still runs PyTorch's whole call path), a CUDA graph replay and the read-back of a
+                 result (.cpu(): the host waits for the GPU). Host time per call: each call timed
+                 on time.perf_counter_ns while a spin kernel (torch.cuda._sleep) holds the GPU, so
+                 the host never waits for a full launch queue: the distribution over --samples
+                 calls (21 quantiles). GPU time per call: CUDA events around --batch-calls calls back
+                 to back once the spin ends, eager and inside a replayed CUDA graph.
+  KIND_HOST_LOOP loops of those very callables, without a spin kernel, each iteration ending with
+                 the read-back: --layers layers ("layers"), a decode step (layers, final norm,
+                 lm_head, argmax: "decode_step") and a verify pass over --verify-tokens tokens per
+                 sequence ("verify_pass"), eager and as one CUDA graph replayed per iteration.
+                 Host wall clock per iteration; GPU time per iteration from events.
+The loops are what a model fitted on the single ops must predict (specsim calibrate / compare:
+held out by kind, never fitted on the loops).
+
+Writes OUT (a specsim.trace.Trace in protobuf's JSON mapping, read by specsim calibrate / compare
+from a file named *.json) from rank 0, with every rank's items (names carry the rank), and records
+the host: CPU model, cores, kernel, sandbox (container / VM as the machine reports them).
+
+    torchrun --standalone --nproc-per-node 1 validate/torch_host_probe.py --out traces/x.json
+    python3 validate/torch_host_probe.py --out x.json          # one rank without torchrun
+"""
+
+import argparse
+import datetime
+import gc
+import json
+import os
+import platform
+import socket
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+QUANTILES = [i / 20 for i in range(21)]
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", required=True, help="trace to write (JSON mapping of proto/specsim/trace.proto)")
+    p.add_argument("--hidden", type=int, default=4096, help="Llama-3.1-8B's shapes by default")
+    p.add_argument("--heads", type=int, default=32)
+    p.add_argument("--kv-heads", type=int, default=8)
+    p.add_argument("--head-dim", type=int, default=128)
+    p.add_argument("--intermediate", type=int, default=14336)
+    p.add_argument("--vocab", type=int, default=128256)
+    p.add_argument("--batch", type=int, default=1, help="sequences")
+    p.add_argument("--context", type=int, default=1024, help="cached tokens per sequence")
+    p.add_argument("--layers", type=int, default=8, help="layers of the loops (Llama-3.1-8B has 32)")
+    p.add_argument("--verify-tokens", type=int, default=4, help="tokens per sequence of the verify pass")
+    p.add_argument("--samples", type=int, default=640, help="timed calls per op (host time)")
+    p.add_argument("--batch-calls", type=int, default=32,
+                   help="calls issued behind one spin kernel (few enough not to fill the launch queue)")
+    p.add_argument("--iterations", type=int, default=60, help="timed iterations per loop")
+    p.add_argument("--warmup", type=int, default=10)
+    a = p.parse_args()
+    for name in ("hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab", "batch", "context", "layers",
+                 "verify_tokens", "samples", "batch_calls", "iterations"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1")
+    if a.warmup < 0:
+        p.error("--warmup must be >= 0")
+    if a.heads % a.kv_heads:
+        p.error("--kv-heads must divide --heads")
+    return a
+
+
+def quantile(sorted_values, q):
+    """Linear interpolation between order statistics (numpy's default)."""
+    if len(sorted_values) == 1:
+        return sorted_values[0]
+    x = q * (len(sorted_values) - 1)
+    i = min(int(x), len(sorted_values) - 2)
+    return sorted_values[i] + (x - i) * (sorted_values[i + 1] - sorted_values[i])
+
+
+def stats_of(values_us, timer, warmup):
+    v = sorted(values_us)
+    return dict(iterations=len(v), warmup=warmup, median_us=quantile(v, 0.5), min_us=v[0], max_us=v[-1],
+                p10_us=quantile(v, 0.1), p90_us=quantile(v, 0.9), mean_us=statistics.fmean(v),
+                stddev_us=statistics.pstdev(v), timer=timer)
+
+
+def sandbox():
+    """What the host runs in, as the machine reports it."""
+    found = []
+    if os.path.exists("/.dockerenv"):
+        found.append("container: docker (/.dockerenv)")
+    try:
+        with open("/proc/1/cgroup") as f:
+            cg = f.read()
+        for word in ("docker", "kubepods", "containerd", "lxc", "podman"):
+            if word in cg:
+                found.append(f"container: {word} (/proc/1/cgroup)")
+                break
+    except OSError:
+        pass
+    if os.environ.get("container"):
+        found.append(f"container: {os.environ['container']} ($container)")
+    try:
+        with open("/proc/cpuinfo") as f:
+            if " hypervisor" in f.read():
+                found.append("VM: hypervisor flag in /proc/cpuinfo")
+    except OSError:
+        pass
+    for dmi in ("/sys/class/dmi/id/product_name", "/sys/class/dmi/id/sys_vendor"):
+        try:
+            with open(dmi) as f:
+                v = f.read().strip()
+            if v:
+                found.append(f"{os.path.basename(dmi)} {v}")
+        except OSError:
+            pass
+    return "; ".join(found) if found else "bare metal (no container or hypervisor sign found)"
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def cuda_version():
+    """torch's CUDA runtime as cudaRuntimeGetVersion writes it: major * 1000 + minor * 10."""
+    if not torch.version.cuda:
+        return 0
+    major, minor = (int(x) for x in torch.version.cuda.split(".")[:2])
+    return major * 1000 + minor * 10
+
+
+def memory_bytes():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+class Layer:
+    """One rank's Llama-shaped layer at TP 1 (the ops of torch_tp_decode.py's unfused layer), its
+    buffers for `tokens` query tokens per sequence, and each of its ops as a callable."""
+
+    def __init__(self, a, tokens, device, group):
+        self.a, self.q, self.device, self.group = a, tokens, device, group
+        b, h, kvh, d = a.batch, a.heads, a.kv_heads, a.head_dim
+        g = torch.Generator(device=device).manual_seed(1234)
+
+        def w(*shape):
+            return torch.randn(*shape, generator=g, device=device, dtype=torch.bfloat16) * 0.02
+
+        self.norm_w = torch.ones(a.hidden, device=device, dtype=torch.bfloat16)
+        self.w_qkv = w(a.hidden, (h + 2 * kvh) * d)
+        self.w_o = w(h * d, a.hidden)
+        self.w_gate_up = w(a.hidden, 2 * a.intermediate)
+        self.w_down = w(a.intermediate, a.hidden)
+        self.w_lm_head = w(a.hidden, a.vocab)
+        self.kv = w(2, b, kvh, a.context + tokens, d)
+        self.x = torch.randn(b * tokens, a.hidden, generator=g, device=device, dtype=torch.bfloat16)
+        pos = torch.arange(a.context, a.context + tokens, device=device, dtype=torch.float32)
+        inv = 1.0 / (500000.0 ** (torch.arange(0, d, 2, device=device, dtype=torch.float32) / d))
+        f = torch.outer(pos, inv)
+        self.cos = torch.cat([f.cos(), f.cos()], -1).to(torch.bfloat16)
+        self.sin = torch.cat([f.sin(), f.sin()], -1).to(torch.bfloat16)
+        cols = torch.arange(a.context + tokens, device=device)
+        rows = torch.arange(tokens, device=device)
+        self.mask = (cols[None, :] <= (a.context + rows)[:, None]) if tokens > 1 else None
+        # The intermediate tensors, as one layer leaves them (each op reads its inputs from here).
+        self.t = {"x": self.x.clone()}
+        self.run_layer()
+        self.t["logits"] = self.t["h"] @ self.w_lm_head
+        self.t["next"] = self.t["logits"].argmax(-1)
+
+    # The ops. Each name is an op of the trace; `cls` says how specsim prices it.
+    def ops(self):
+        a, b, q, t = self.a, self.a.batch, self.q, self.t
+        h, kvh, d, half = a.heads, a.kv_heads, a.head_dim, a.head_dim // 2
+        c = a.context
+
+        def rms_norm():
+            t["h"] = F.rms_norm(t["x"], (a.hidden,), self.norm_w)
+
+        def linear_qkv():
+            t["qkv"] = t["h"] @ self.w_qkv
+
+        def split_heads():  # three views: no kernel
+            qh, kh, vh = t["qkv"].split([h * d, kvh * d, kvh * d], dim=-1)
+            t["qh"] = qh.view(b, q, h, d).transpose(1, 2)
+            t["kh"] = kh.view(b, q, kvh, d).transpose(1, 2)
+            t["vh"] = vh.view(b, q, kvh, d).transpose(1, 2)
+
+        def rotary(name):
+            def f():
+                x = t[name]
+                t[name] = x * self.cos + torch.cat([-x[..., half:], x[..., :half]], -1) * self.sin
+            return f
+
+        def cache_write(i, name):
+            def f():
+                self.kv[i, :, :, c:c + q].copy_(t[name])
+            return f
+
+        def attention():
+            k = self.kv[0, :, :, :c + q]
+            v = self.kv[1, :, :, :c + q]
+            t["attn"] = F.scaled_dot_product_attention(t["qh"], k, v, attn_mask=self.mask, enable_gqa=True)
+
+        def merge_heads():  # transpose + reshape: a copy kernel when not contiguous
+            t["attn2"] = t["attn"].transpose(1, 2).reshape(b * q, h * d)
+
+        def linear_o():
+            t["o"] = t["attn2"] @ self.w_o
+
+        def allreduce(name):
+            def f():
+                dist.all_reduce(t[name], group=self.group)
+            return f
+
+        def add(name):
+            def f():
+                t["x"] = t["x"] + t[name]
+            return f
+
+        def linear_gate_up():
+            t["gu"] = t["h"] @ self.w_gate_up
+
+        def silu_mul():  # chunk (views), silu, mul
+            g_, u_ = t["gu"].chunk(2, dim=-1)
+            t["act"] = F.silu(g_) * u_
+
+        def linear_down():
+            t["down"] = t["act"] @ self.w_down
+
+        def linear_lm_head():
+            t["logits"] = t["h"] @ self.w_lm_head
+
+        def argmax():
+            t["next"] = t["logits"].argmax(-1)
+
+        return {
+            "rms_norm": ("kernel", rms_norm, f"[{b*q},{a.hidden}] bf16"),
+            "linear_qkv": ("library", linear_qkv, f"[{b*q},{a.hidden}] x [{a.hidden},{(h+2*kvh)*d}] bf16"),
+            "split_heads": ("metadata", split_heads, "3 views"),
+            "rotary_q": ("kernel", rotary("qh"), f"[{b},{h},{q},{d}] bf16"),
+            "rotary_k": ("kernel", rotary("kh"), f"[{b},{kvh},{q},{d}] bf16"),
+            "cache_write_k": ("kernel", cache_write(0, "kh"), f"[{b},{kvh},{q},{d}] bf16"),
+            "cache_write_v": ("kernel", cache_write(1, "vh"), f"[{b},{kvh},{q},{d}] bf16"),
+            "attention": ("kernel", attention, f"sdpa q [{b},{h},{q},{d}] kv {c + q} bf16"),
+            "merge_heads": ("kernel", merge_heads, f"[{b},{h},{q},{d}] -> [{b*q},{h*d}] bf16"),
+            "linear_o": ("library", linear_o, f"[{b*q},{h*d}] x [{h*d},{a.hidden}] bf16"),
+            "allreduce_o": ("collective", allreduce("o"), f"[{b*q},{a.hidden}] bf16"),
+            "add_o": ("kernel", add("o"), f"[{b*q},{a.hidden}] bf16"),
+            "linear_gate_up": ("library", linear_gate_up,
+                               f"[{b*q},{a.hidden}] x [{a.hidden},{2*a.intermediate}] bf16"),
+            "silu_mul": ("kernel", silu_mul, f"[{b*q},{a.intermediate}] bf16"),
+            "linear_down": ("library", linear_down, f"[{b*q},{a.intermediate}] x [{a.intermediate},{a.hidden}] bf16"),
+            "allreduce_down": ("collective", allreduce("down"), f"[{b*q},{a.hidden}] bf16"),
+            "add_down": ("kernel", add("down"), f"[{b*q},{a.hidden}] bf16"),
+            "linear_lm_head": ("library", linear_lm_head, f"[{b*q},{a.hidden}] x [{a.hidden},{a.vocab}] bf16"),
+            "argmax": ("kernel", argmax, f"[{b*q},{a.vocab}] bf16"),
+        }
+
+    LAYER = ["rms_norm", "linear_qkv", "split_heads", "rotary_q", "rotary_k", "cache_write_k", "cache_write_v",
+             "attention", "merge_heads", "linear_o", "allreduce_o", "add_o", "rms_norm", "linear_gate_up",
+             "silu_mul", "linear_down", "allreduce_down", "add_down"]
+    HEAD = ["rms_norm", "linear_lm_head", "argmax"]
+
+    def run_layer(self):
+        ops = self.ops()
+        for name in self.LAYER:
+            ops[name][1]()
+
+    def program(self, what, layers):
+        return self.LAYER * layers + (self.HEAD if what != "layers" else [])
+
+
+def spin_cycles_per_us(device):
+    """The GPU's clock as torch.cuda._sleep counts it: cycles per microsecond."""
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(1000)
+    s.record()
+    torch.cuda._sleep(20_000_000)
+    e.record()
+    e.synchronize()
+    return 20_000_000 / (s.elapsed_time(e) * 1e3)
+
+
+def time_op_host(fn, a, cycles_per_us, idle_gpu=False):
+    """Host time per call (us), calls issued behind a spin kernel long enough to cover them; with
+    `idle_gpu` (a read-back, which waits for the GPU) each call on an idle GPU instead."""
+    samples = []
+    if idle_gpu:
+        for _ in range(a.samples):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter_ns()
+            fn()
+            samples.append((time.perf_counter_ns() - t0) / 1e3)
+        return samples
+    estimate_us = 50.0
+    while len(samples) < a.samples:
+        torch.cuda.synchronize()
+        torch.cuda._sleep(int(cycles_per_us * (estimate_us * a.batch_calls * 2 + 2000)))
+        batch = []
+        for _ in range(a.batch_calls):
+            t0 = time.perf_counter_ns()
+            fn()
+            batch.append((time.perf_counter_ns() - t0) / 1e3)
+        samples += batch
+        estimate_us = max(estimate_us, max(batch))
+    torch.cuda.synchronize()
+    return samples[: a.samples]
+
+
+def time_op_device(fn, a, cycles_per_us, graph):
+    """GPU time per call (us): `batch_calls` calls back to back behind a spin kernel (eager), or
+    one replay of a graph of them; None when the op cannot be captured."""
+    n = a.batch_calls
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    if not graph:
+        torch.cuda.synchronize()
+        torch.cuda._sleep(int(cycles_per_us * 200 * n))
+        s.record()
+        for _ in range(n):
+            fn()
+        e.record()
+        e.synchronize()
+        return s.elapsed_time(e) * 1e3 / n
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            fn()
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(n):
+                fn()
+    except Exception:  # not capturable (a sync, a collective this build cannot capture)
+        torch.cuda.synchronize()
+        return None
+    g.replay()
+    torch.cuda.synchronize()
+    s.record()
+    g.replay()
+    e.record()
+    e.synchronize()
+    return s.elapsed_time(e) * 1e3 / n
+
+
+def kernels_per_call(fn):
+    """The GPU kernels one call launches (the profiler's device events)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return sum(1 for ev in prof.events() if ev.device_type == torch.autograd.DeviceType.CUDA)
+
+
+def op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us):
+    host = time_op_host(fn, a, cycles_per_us, idle_gpu=cls == "sync")
+    device = time_op_device(fn, a, cycles_per_us, graph=False) if cls not in ("metadata", "sync") else 0.0
+    graph = time_op_device(fn, a, cycles_per_us, graph=True) if cls not in ("metadata", "sync") else None
+    kernels = kernels_per_call(fn) if cls != "sync" else 1
+    v = sorted(host)
+    return dict(suite="SUITE_PACING", name=f"host_op/{name}/b{a.batch}/rank{rank}", kind="KIND_HOST_OP",
+                host_op=dict(framework=framework, op=name, op_class=cls, shape=shape, kernels=kernels,
+                             device_us=device or 0.0, graph_device_us=graph or 0.0,
+                             host_quantiles_us=[quantile(v, q) for q in QUANTILES]),
+                stats=stats_of(host, "host_monotonic", 0))
+
+
+def loop_item(rank, layer, what, capture, layers, a, framework):
+    ops = layer.ops()
+    program = layer.program(what, layers)
+    calls = [ops[n][1] for n in program]
+    out = layer.t
+
+    def body():
+        for c in calls:
+            c()
+
+    g = None
+    if capture == "graph":
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            body()
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            body()
+    result = "next" if what != "layers" else "x"
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    wall, gpu = [], []
+    for i in range(a.warmup + a.iterations):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter_ns()
+        s.record()
+        if g is not None:
+            g.replay()
+        else:
+            body()
+        e.record()
+        out[result][:1].cpu()  # the host reads a result back: it waits for the GPU
+        t1 = time.perf_counter_ns()
+        if i >= a.warmup:
+            wall.append((t1 - t0) / 1e3)
+            gpu.append(s.elapsed_time(e) * 1e3)
+    # The same ops either way: in a graph the host issues one replay of them (specsim prices the
+    # capture from HostLoopParams.capture).
+    full = program + ["sync"]
+    tokens = layer.q
+    return dict(suite="SUITE_PACING", name=f"host_loop/{what}/{capture}/L{layers}/b{a.batch}/q{tokens}/rank{rank}",
+                kind="KIND_HOST_LOOP",
+                host_loop=dict(framework=framework, capture=capture, what=what, ops=full, layers=layers,
+                               tokens=tokens, batch=a.batch, device_us=statistics.median(gpu)),
+                stats=stats_of(wall, "host_monotonic", a.warmup))
+
+
+def main():
+    a = parse_args()
+    rank = int(os.environ.get("RANK", "0"))
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    if not torch.cuda.is_available():
+        sys.exit("torch_host_probe.py: no CUDA device")
+    torch.cuda.set_device(local)
+    device = torch.device("cuda", local)
+    if "MASTER_ADDR" not in os.environ:  # one rank without torchrun
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT="29517", RANK="0", WORLD_SIZE="1")
+    dist.init_process_group("nccl", device_id=device)
+    # Each rank its own world-size-1 group too: the single ops measure PyTorch's call path alone,
+    # the loops measure what the ranks' group costs.
+    framework = f"pytorch {torch.__version__}, python {platform.python_version()}"
+    say = (lambda *m: print(f"[rank {rank}]", *m, flush=True)) if rank == 0 else (lambda *m: None)
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    t_start = time.monotonic()
+    cycles_per_us = spin_cycles_per_us(device)
+    say(f"{world} ranks on {torch.cuda.get_device_name(device)}; spin {cycles_per_us:.0f} cycles/us; {framework}")
+
+    items = []
+    decode = Layer(a, 1, device, None)
+    verify = Layer(a, a.verify_tokens, device, None)
+    ops = decode.ops()
+    for name, (cls, fn, shape) in ops.items():
+        items.append(op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us))
+        say(f"{name:16s} host median {items[-1]['stats']['median_us']:7.2f} us  device "
+            f"{items[-1]['host_op']['device_us']:7.2f} us  kernels {items[-1]['host_op']['kernels']}")
+    # A graph replay (a one-kernel graph) and a read-back (the host waits for the GPU, then copies).
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        ops["add_o"][1]()
+    items.append(op_item(rank, "graph_replay", "graph_launch", "a graph of one kernel", g.replay, a, framework,
+                         cycles_per_us))
+    small = decode.t["next"]
+    items.append(op_item(rank, "sync", "sync", f"{list(small.shape)} int64 .cpu() on an idle GPU",
+                         lambda: small[:1].cpu(), a, framework, cycles_per_us))
+    say(f"graph_replay host median {items[-2]['stats']['median_us']:.2f} us; sync {items[-1]['stats']['median_us']:.2f} us")
+
+    for what, layer in (("layers", decode), ("decode_step", decode), ("verify_pass", verify)):
+        for capture in ("eager", "graph"):
+            items.append(loop_item(rank, layer, what, capture, a.layers, a, framework))
+            say(f"{items[-1]['name']:44s} host {items[-1]['stats']['median_us']:9.1f} us  gpu "
+                f"{items[-1]['host_loop']['device_us']:9.1f} us")
+
+    gathered = [None] * world
+    dist.all_gather_object(gathered, items)
+    if rank == 0:
+        props = torch.cuda.get_device_properties(device)
+        gpus = [dict(index=i, name=torch.cuda.get_device_name(i),
+                     compute_capability_major=torch.cuda.get_device_properties(i).major,
+                     compute_capability_minor=torch.cuda.get_device_properties(i).minor,
+                     sm_count=torch.cuda.get_device_properties(i).multi_processor_count,
+                     memory_bytes=str(torch.cuda.get_device_properties(i).total_memory))
+                for i in range(world)]
+        env = dict(hostname=socket.gethostname(), kernel_release=platform.release(), cpu_model=cpu_model(),
+                   cpu_logical_cores=os.cpu_count() or 0, host_memory_bytes=str(memory_bytes()),
+                   cuda_runtime_version=cuda_version(),
+                   nccl_version=".".join(map(str, torch.cuda.nccl.version())), gpus=gpus, sandbox=sandbox(),
+                   nccl_env={k: v for k, v in os.environ.items() if k.startswith("NCCL_")})
+        del props
+        trace = dict(schema_version=1, tool="validate/torch_host_probe.py", tool_version=framework,
+                     command_line=" ".join(sys.argv), started_at_utc=started,
+                     wall_seconds=time.monotonic() - t_start, environment=env,
+                     items=[it for per_rank in gathered for it in per_rank],
+                     notes=[dict(severity="INFO", suite="pacing",
+                                 message=f"gc {'enabled' if gc.isenabled() else 'disabled'}; {world} ranks; "
+                                         f"layers {a.layers}, batch {a.batch}, context {a.context}, "
+                                         f"verify tokens {a.verify_tokens}; spin {cycles_per_us:.0f} cycles/us")])
+        os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+        with open(a.out, "w") as f:
+            json.dump(trace, f, indent=1)
+        say(f"wrote {a.out} ({len(trace['items'])} items)")
+    sys.stdout.flush()
+    os._exit(0)  # as torch_tp_decode.py: no NCCL teardown with graphs alive
+
+
+if __name__ == "__main__":
+    main()

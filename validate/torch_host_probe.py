@@ -378,16 +378,16 @@ def kernels_per_call(fn):
     return sum(1 for ev in prof.events() if ev.device_type == torch.autograd.DeviceType.CUDA)
 
 
-def op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us):
+def op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, tokens):
     host = time_op_host(fn, a, cycles_per_us, idle_gpu=cls == "sync")
     device = time_op_device(fn, a, cycles_per_us, graph=False) if cls not in ("metadata", "sync") else 0.0
     graph = time_op_device(fn, a, cycles_per_us, graph=True) if cls not in ("metadata", "sync") else None
     kernels = kernels_per_call(fn) if cls != "sync" else 1
     v = sorted(host)
-    return dict(suite="SUITE_PACING", name=f"host_op/{name}/b{a.batch}/rank{rank}", kind="KIND_HOST_OP",
+    return dict(suite="SUITE_PACING", name=f"host_op/{name}/b{a.batch}/q{tokens}/rank{rank}", kind="KIND_HOST_OP",
                 host_op=dict(framework=framework, op=name, op_class=cls, shape=shape, kernels=kernels,
                              device_us=device or 0.0, graph_device_us=graph or 0.0,
-                             host_quantiles_us=[quantile(v, q) for q in QUANTILES]),
+                             host_quantiles_us=[quantile(v, q) for q in QUANTILES], rank=rank, tokens=tokens),
                 stats=stats_of(host, "host_monotonic", 0))
 
 
@@ -435,7 +435,7 @@ def loop_item(rank, layer, what, capture, layers, a, framework):
     return dict(suite="SUITE_PACING", name=f"host_loop/{what}/{capture}/L{layers}/b{a.batch}/q{tokens}/rank{rank}",
                 kind="KIND_HOST_LOOP",
                 host_loop=dict(framework=framework, capture=capture, what=what, ops=full, layers=layers,
-                               tokens=tokens, batch=a.batch, device_us=statistics.median(gpu)),
+                               tokens=tokens, batch=a.batch, device_us=statistics.median(gpu), rank=rank),
                 stats=stats_of(wall, "host_monotonic", a.warmup))
 
 
@@ -463,21 +463,25 @@ def main():
     items = []
     decode = Layer(a, 1, device, None)
     verify = Layer(a, a.verify_tokens, device, None)
-    ops = decode.ops()
-    for name, (cls, fn, shape) in ops.items():
-        items.append(op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us))
-        say(f"{name:16s} host median {items[-1]['stats']['median_us']:7.2f} us  device "
-            f"{items[-1]['host_op']['device_us']:7.2f} us  kernels {items[-1]['host_op']['kernels']}")
-    # A graph replay (a one-kernel graph) and a read-back (the host waits for the GPU, then copies).
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        ops["add_o"][1]()
-    items.append(op_item(rank, "graph_replay", "graph_launch", "a graph of one kernel", g.replay, a, framework,
-                         cycles_per_us))
-    small = decode.t["next"]
-    items.append(op_item(rank, "sync", "sync", f"{list(small.shape)} int64 .cpu() on an idle GPU",
-                         lambda: small[:1].cpu(), a, framework, cycles_per_us))
-    say(f"graph_replay host median {items[-2]['stats']['median_us']:.2f} us; sync {items[-1]['stats']['median_us']:.2f} us")
+    # Every op of both shapes (decode: 1 token per sequence; verify: N): the host's cost per call
+    # hardly depends on the shape, the GPU's does, and the loops of each shape run their own.
+    for layer in (decode, verify):
+        ops = layer.ops()
+        for name, (cls, fn, shape) in ops.items():
+            items.append(op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, layer.q))
+            say(f"{name:16s} q{layer.q} host median {items[-1]['stats']['median_us']:7.2f} us  device "
+                f"{items[-1]['host_op']['device_us']:7.2f} us  kernels {items[-1]['host_op']['kernels']}")
+        # A graph replay (a graph of one kernel) and a read-back (.cpu(): the host waits for the GPU).
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            ops["add_o"][1]()
+        items.append(op_item(rank, "graph_replay", "graph_launch", "a graph of one kernel", g.replay, a, framework,
+                             cycles_per_us, layer.q))
+        small = layer.t["next"]
+        items.append(op_item(rank, "sync", "sync", f"[1] of {list(small.shape)} int64 .cpu() on an idle GPU",
+                             lambda small=small: small[:1].cpu(), a, framework, cycles_per_us, layer.q))
+        say(f"graph_replay host median {items[-2]['stats']['median_us']:.2f} us; "
+            f"sync {items[-1]['stats']['median_us']:.2f} us")
 
     for what, layer in (("layers", decode), ("decode_step", decode), ("verify_pass", verify)):
         for capture in ("eager", "graph"):

@@ -128,7 +128,7 @@ StatusOr<NcclParams> NcclOf(const config::NcclCalibration& n, const std::string&
   return p;
 }
 
-llm::HostCosts HostOf(const config::HostPacingCalibration& h) {
+StatusOr<llm::HostCosts> HostOf(const config::HostPacingCalibration& h, const std::string& source) {
   llm::HostCosts host;
   // A field present is the fit's value, 0 included; one absent keeps the compute model's default.
   if (h.has_kernel_issue_us()) host.kernel_issue_us = h.kernel_issue_us();
@@ -137,6 +137,16 @@ llm::HostCosts HostOf(const config::HostPacingCalibration& h) {
   if (h.has_graph_launch_us()) host.graph_launch_us = h.graph_launch_us();
   if (h.has_sync_wake_us()) host.sync_wake_us = h.sync_wake_us();
   host.jitter = llm::ExponentialJitter(h.jitter_mean_us());
+  for (int i = 0; i < h.ops_size(); ++i) {
+    const config::HostOpCostCalibration& o = h.ops(i);
+    const std::string path = fmt::format("host.ops[{}]", i);
+    if (o.op().empty()) return FieldError(source, path + ".op", "\"\"", "must name the op, e.g. \"linear_qkv\"");
+    if (host.ops.count(o.op()))
+      return FieldError(source, path + ".op", Quoted(o.op()), "listed twice: one entry per op");
+    llm::HostOpCost cost{o.op_class(), o.kernels(), {o.quantiles_us().begin(), o.quantiles_us().end()}};
+    RETURN_IF_ERROR(llm::ValidateHostOpCost(cost, source + ": " + path + ".quantiles_us"));
+    host.ops[o.op()] = std::move(cost);
+  }
   return host;
 }
 
@@ -172,7 +182,7 @@ StatusOr<LoadedCalibration> CalibrationFromProto(config::Calibration c, const st
   ASSIGN_OR_RETURN(out.compute, ComputeOf(c.compute(), source));
   RETURN_IF_ERROR(CheckFabricNames(c.fabric(), source));
   ASSIGN_OR_RETURN(out.nccl, NcclOf(c.nccl(), source));
-  out.host = HostOf(c.host());
+  ASSIGN_OR_RETURN(out.host, HostOf(c.host(), source));
   ASSIGN_OR_RETURN(out.custom, CustomOf(c, source));
   out.bench.l2_resident_bandwidth_gbps = c.compute().l2_resident_bandwidth_gbps();
   out.bench.timed_call_gap_ns = c.compute().timed_call_gap_ns();

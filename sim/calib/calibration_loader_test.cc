@@ -43,6 +43,10 @@ TEST(CalibrationLoader, EveryBadEntryIsAnErrorNamingItsField) {
                 "5");
   ExpectRefused(R"(fabric { zero_copy_read { latency_ns: -4 } })", "fabric.zero_copy_read.latency_ns", "-4");
   ExpectRefused(R"(host { graph_launch_us: -1 })", "host.graph_launch_us", "-1");
+  ExpectRefused(R"(host { ops { op: "linear" quantiles_us: [5, 3] } })", "host.ops[0].quantiles_us", "quantile 1 = 3");
+  ExpectRefused(R"(host { ops { op: "linear" quantiles_us: [5] } })", "host.ops[0].quantiles_us", "1 quantiles");
+  ExpectRefused(R"(host { ops { op: "a" quantiles_us: [1, 2] } ops { op: "a" quantiles_us: [1, 2] } })",
+                "host.ops[1].op", "\"a\"");
   ExpectRefused(R"(compute { gemm_libraries { gemm_compute_efficiency: 0.5 skinny_gemm_memory_efficiency: 0.7 } })",
                 "compute.gemm_libraries[0].library", "\"\"");
   // Numbers out of the range calibration.proto declares (sim/io/field_ranges.h).

@@ -24,7 +24,8 @@ Status KernelsOnwards(FitContext& c) {
   RETURN_IF_ERROR(FitNcclLocal(c));
   RETURN_IF_ERROR(FitNcclSteps(c));
   RETURN_IF_ERROR(FitCustomAllreduce(c));
-  return FitHostPacing(c);
+  RETURN_IF_ERROR(FitHostPacing(c));
+  return FitHostOps(c);
 }
 
 }  // namespace

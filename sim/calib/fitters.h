@@ -1,7 +1,7 @@
 // Internal to the fit (fit.h): the fit groups, each in the file named for what it fits, with the
 // law it fits in that file's header comment. fit.cc runs them on one FitContext, in this order:
 // host link, P2P, (fabric applied), kernels, host link under load and host memory, NCCL, custom
-// allreduce, host pacing, and the timed call's gap last (which redoes everything from the kernels
+// allreduce, host pacing, a framework's per-op host costs, and the timed call's gap last (which redoes everything from the kernels
 // on). A group may use what the groups before it fitted.
 #pragma once
 
@@ -47,5 +47,9 @@ Status FitNcclSteps(FitContext& c);
 
 // fit_host_pacing.cc: the ranks' host threads (issue costs, graph launch, jitter, sync wake).
 Status FitHostPacing(FitContext& c);
+
+// fit_host_ops.cc: a Python framework's host time per op (the PyTorch probe's single ops), and the
+// host model's per-class costs from them.
+Status FitHostOps(FitContext& c);
 
 }  // namespace specsim::calib

@@ -214,6 +214,13 @@ void ToProto(const llm::HostCosts& host, config::HostPacingCalibration* out) {
       << "a calibration file holds an exponential host jitter only";
   if (host.jitter.kind == llm::Jitter::Kind::kExponential && host.jitter.mean_us > 0)
     out->set_jitter_mean_us(host.jitter.mean_us);
+  for (const auto& [op, cost] : host.ops) {
+    config::HostOpCostCalibration* o = out->add_ops();
+    o->set_op(op);
+    o->set_op_class(cost.op_class);
+    o->set_kernels(cost.kernels);
+    for (double q : cost.quantiles_us) o->add_quantiles_us(q);
+  }
 }
 
 // One custom_allreduce entry per transport (peer, then host) with a flag latency or read rate.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/calib/host_op_predictors.h"
 #include "sim/calib/loop_predictors.h"
 #include "sim/calib/trace_io.h"
 #include "sim/coll/collective_planner.h"
@@ -291,6 +292,8 @@ Prediction Predictor::Predict(const trace::Item& item) const {
     case trace::KIND_SPEC_CYCLE: return PredictDecode(item);
     case trace::KIND_LAYER_LOOP: return PredictLayerLoop(item, topology_, params_);
     case trace::KIND_COLLECTIVE_SKEW: return PredictSkewLoop(item, topology_, params_);
+    case trace::KIND_HOST_OP: return PredictHostOp(item, params_);
+    case trace::KIND_HOST_LOOP: return PredictHostLoop(trace_, item, params_);
     default: return NotSimulated("item kind " + trace::Kind_Name(item.kind()) + " is not known to this specsim");
   }
 }

@@ -81,8 +81,9 @@ StatusOr<trace::Trace> LoadTrace(const std::string& path, std::vector<std::strin
     options.ignore_unknown_fields = false;
     const auto parsed = google::protobuf::util::JsonStringToMessage(bytes, &t, options);
     if (!parsed.ok())
-      return InvalidArgumentError(path + ": not a specsim.trace.Trace in protobuf's JSON mapping "
-                                         "(proto/specsim/trace.proto): " +
+      return InvalidArgumentError(path +
+                                  ": not a specsim.trace.Trace in protobuf's JSON mapping "
+                                  "(proto/specsim/trace.proto): " +
                                   std::string(parsed.message()));
   } else if (!t.ParseFromString(bytes)) {
     return InvalidArgumentError(path +

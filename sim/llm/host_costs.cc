@@ -1,6 +1,33 @@
 #include "sim/llm/host_costs.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace specsim::llm {
+
+double HostOpCost::At(double u) const {
+  const size_t k = quantiles_us.size() - 1;
+  const double x = std::clamp(u, 0.0, 1.0) * static_cast<double>(k);
+  const size_t i = std::min(static_cast<size_t>(x), k - 1);
+  const double f = x - static_cast<double>(i);
+  return quantiles_us[i] + f * (quantiles_us[i + 1] - quantiles_us[i]);
+}
+
+Status ValidateHostOpCost(const HostOpCost& cost, const std::string& where) {
+  if (cost.quantiles_us.size() < 2)
+    return InvalidArgumentError(where + ": " + std::to_string(cost.quantiles_us.size()) +
+                                " quantiles: a distribution needs at least 2 (its fastest and slowest call)");
+  for (size_t i = 0; i < cost.quantiles_us.size(); ++i) {
+    const double q = cost.quantiles_us[i];
+    if (!std::isfinite(q) || q < 0)
+      return InvalidArgumentError(where + ": quantile " + std::to_string(i) + " = " + std::to_string(q) +
+                                  ": must be a finite time >= 0");
+    if (i > 0 && q < cost.quantiles_us[i - 1])
+      return InvalidArgumentError(where + ": quantile " + std::to_string(i) + " = " + std::to_string(q) +
+                                  " is below the one before it: quantiles must not decrease");
+  }
+  return OkStatus();
+}
 
 Jitter ExponentialJitter(double mean_us) {
   Jitter j;

@@ -10,12 +10,31 @@
 // predictors both convert it with HostModelOf.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "sim/compute/kernel_cost.h"
+#include "sim/core/status.h"
 #include "sim/llm/rank_timeline.h"
 
 namespace specsim::llm {
+
+// One op of a Python framework (a PyTorch call: Python, the dispatcher, its kernel launches) as its
+// host thread pays it: the host time per call as a distribution, given by equally spaced quantiles
+// q_0..q_k (q_0 the fastest call, q_k the slowest; linear between them).
+struct HostOpCost {
+  std::string op_class;  // library, kernel, collective, graph_launch, sync, metadata
+  int kernels = 0;       // GPU kernels one call launches
+  std::vector<double> quantiles_us;
+  // The cost at quantile u in [0, 1] (the inverse of the distribution). REQUIRES: >= 2 quantiles.
+  double At(double u) const;
+  double Median() const { return At(0.5); }
+};
+
+// The distribution's own checks: at least 2 quantiles, each finite and >= 0, non-decreasing.
+Status ValidateHostOpCost(const HostOpCost& cost, const std::string& where);
 
 struct HostCosts {
   std::optional<double> kernel_issue_us;      // cudaLaunchKernel of one raw kernel
@@ -24,6 +43,9 @@ struct HostCosts {
   std::optional<double> graph_launch_us;      // one cudaGraphLaunch
   std::optional<double> sync_wake_us;         // from the GPU finishing to the host thread running on
   Jitter jitter;                              // per rank and op (kNone: none)
+  // A Python framework's ops by name (validate/torch_host_probe.py): loops of them are priced op by
+  // op from these (sim/calib/loop_predictors.h, KIND_HOST_LOOP).
+  std::map<std::string, HostOpCost> ops;
 };
 
 // An exponential jitter of mean `mean_us`; none when the mean is 0 (or less).

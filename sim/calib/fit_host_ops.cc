@@ -1,0 +1,86 @@
+// A Python framework's host time per op (fitters.h; llm::HostOpCost), from the PyTorch probe's
+// single-op items (KIND_HOST_OP, validate/torch_host_probe.py): nothing to solve, every op's
+// distribution is read off its items, the 21 quantiles of the host time per call, each the median
+// over the op's items (ranks, and the decode and verify shapes, whose host costs are the same calls
+// on other tensors). Its loops (KIND_HOST_LOOP) are never fitted: they are what the single ops
+// predict (loop_predictors.h).
+//
+// The host model's per-class costs, which simulate's rank timelines price a pass's ops with, are
+// then the framework's: library_issue_us the median of the library ops (cuBLAS GEMMs),
+// kernel_issue_us of the one-kernel PyTorch ops, collective_issue_us of the ProcessGroup calls,
+// graph_launch_us of the graph replay, sync_wake_us of the read-back on an idle GPU. A trace with
+// the probe's items thus sets the host costs to PyTorch's (over those the pacing suite's C++ loops
+// fitted, fit_host_pacing.cc).
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/calib/fitters.h"
+
+namespace specsim::calib {
+namespace {
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The median of the ops' medians whose class is `cls` (and, with `one_kernel`, that launch one
+// kernel); none: nullopt.
+std::optional<double> ClassMedian(const std::map<std::string, llm::HostOpCost>& ops, const std::string& cls,
+                                  bool one_kernel) {
+  std::vector<double> medians;
+  for (const auto& [op, cost] : ops)
+    if (cost.op_class == cls && (!one_kernel || cost.kernels == 1)) medians.push_back(cost.Median());
+  if (medians.empty()) return std::nullopt;
+  return Median(std::move(medians));
+}
+
+}  // namespace
+
+Status FitHostOps(FitContext& c) {
+  // Per op: its items' quantiles, index by index.
+  std::map<std::string, std::vector<const trace::HostOpParams*>> by_op;
+  for (const trace::Item* it : c.ItemsOfKind(trace::KIND_HOST_OP))
+    if (it->has_host_op() && it->host_op().host_quantiles_us_size() >= 2) by_op[it->host_op().op()].push_back(&it->host_op());
+  if (by_op.empty()) {
+    c.result.not_fitted.push_back("host.ops (a framework's per-op host costs): no host-op items (torch_host_probe.py)");
+    return OkStatus();
+  }
+  llm::HostCosts& host = c.result.params.host;
+  for (const auto& [op, items] : by_op) {
+    llm::HostOpCost cost;
+    cost.op_class = items.front()->op_class();
+    cost.kernels = items.front()->kernels();
+    const int k = items.front()->host_quantiles_us_size();
+    bool same_grid = true;
+    for (const trace::HostOpParams* p : items) same_grid = same_grid && p->host_quantiles_us_size() == k;
+    if (!same_grid)
+      return InvalidArgumentError("host-op items of op \"" + op +
+                                  "\" give their quantiles on different grids: one probe's items per op");
+    for (int q = 0; q < k; ++q) {
+      std::vector<double> at_q;
+      for (const trace::HostOpParams* p : items) at_q.push_back(p->host_quantiles_us(q));
+      cost.quantiles_us.push_back(Median(std::move(at_q)));
+    }
+    // Medians of monotone sequences, index by index, stay monotone; the check keeps it so.
+    RETURN_IF_ERROR(llm::ValidateHostOpCost(cost, "host op \"" + op + "\""));
+    c.result.fitted.push_back({"host.ops." + op, "us", cost.Median(), 0, static_cast<int>(items.size())});
+    host.ops[op] = std::move(cost);
+  }
+  auto set = [&](std::optional<double>& field, const char* name, std::optional<double> v) {
+    if (!v) return;
+    field = *v;
+    c.result.fitted.push_back({std::string("host.") + name, "us", *v, 0, 0});
+  };
+  set(host.library_issue_us, "library_issue_us", ClassMedian(host.ops, "library", false));
+  set(host.kernel_issue_us, "kernel_issue_us", ClassMedian(host.ops, "kernel", true));
+  set(host.collective_issue_us, "collective_issue_us", ClassMedian(host.ops, "collective", false));
+  set(host.graph_launch_us, "graph_launch_us", ClassMedian(host.ops, "graph_launch", false));
+  set(host.sync_wake_us, "sync_wake_us", ClassMedian(host.ops, "sync", false));
+  return OkStatus();
+}
+
+}  // namespace specsim::calib

@@ -1,9 +1,11 @@
 // A Python framework's host time per op (fitters.h; llm::HostOpCost), from the PyTorch probe's
 // single-op items (KIND_HOST_OP, validate/torch_host_probe.py): nothing to solve, every op's
 // distribution is read off its items, the 21 quantiles of the host time per call, each the median
-// over the op's items (ranks, and the decode and verify shapes, whose host costs are the same calls
-// on other tensors). Its loops (KIND_HOST_LOOP) are never fitted: they are what the single ops
-// predict (loop_predictors.h).
+// over the op's items of one shape (the ranks). An op is kept per shape, "<op>/q<tokens>": PyTorch
+// takes other paths for other shapes (SDPA with a causal mask over 4 query tokens launches 5
+// kernels and costs the host 109 us on the H200's host, against 2 kernels and 69 us for one token).
+// Its loops (KIND_HOST_LOOP) are never fitted: they are what the single ops predict
+// (host_op_predictors.h).
 //
 // The host model's per-class costs, which simulate's rank timelines price a pass's ops with, are
 // then the framework's: library_issue_us the median of the library ops (cuBLAS GEMMs),
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "sim/calib/fitters.h"
+#include "sim/calib/host_op_predictors.h"
 
 namespace specsim::calib {
 namespace {
@@ -44,7 +47,8 @@ Status FitHostOps(FitContext& c) {
   // Per op: its items' quantiles, index by index.
   std::map<std::string, std::vector<const trace::HostOpParams*>> by_op;
   for (const trace::Item* it : c.ItemsOfKind(trace::KIND_HOST_OP))
-    if (it->has_host_op() && it->host_op().host_quantiles_us_size() >= 2) by_op[it->host_op().op()].push_back(&it->host_op());
+    if (it->has_host_op() && it->host_op().host_quantiles_us_size() >= 2)
+      by_op[HostOpKey(it->host_op().op(), it->host_op().tokens())].push_back(&it->host_op());
   if (by_op.empty()) {
     c.result.not_fitted.push_back("host.ops (a framework's per-op host costs): no host-op items (torch_host_probe.py)");
     return OkStatus();

@@ -59,7 +59,7 @@ LoopOp OpOf(const trace::HostOpParams& single, const CalibParams& params) {
   o.device_us = single.device_us();
   o.graph_device_us = single.graph_device_us();
   o.kernels = single.kernels();
-  auto it = params.host.ops.find(single.op());
+  auto it = params.host.ops.find(HostOpKey(single.op(), single.tokens()));
   if (it != params.host.ops.end()) {
     o.cost = &it->second;
   } else {
@@ -91,10 +91,12 @@ double IterationUs(const std::vector<LoopOp>& ops, const LoopOp& sync, const Loo
 
 }  // namespace
 
+std::string HostOpKey(const std::string& op, int tokens) { return op + "/q" + std::to_string(tokens); }
+
 Prediction PredictHostOp(const trace::Item& item, const CalibParams& params) {
   if (!item.has_host_op()) return Prediction::NotSimulated("host-op item without its parameters");
   const trace::HostOpParams& p = item.host_op();
-  auto it = params.host.ops.find(p.op());
+  auto it = params.host.ops.find(HostOpKey(p.op(), p.tokens()));
   if (it != params.host.ops.end()) return Prediction::Of(it->second.Median());
   return Prediction::Of(ClassCostUs(params, p.op_class(), p.kernels()));
 }

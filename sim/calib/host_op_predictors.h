@@ -1,6 +1,6 @@
 // A Python framework's ops and the loops of them (validate/torch_host_probe.py), re-simulated from
-// the host model's per-op costs (llm::HostCosts::ops, fitted from the probe's single-op items) and
-// each op's GPU time as its single-op item measured it.
+// the host model's per-op costs (llm::HostCosts::ops, fitted from the probe's single-op items, one
+// entry per op and shape: HostOpKey) and each op's GPU time as its single-op item measured it.
 //
 //   host op    KIND_HOST_OP: the host time of one call, the median of the op's fitted distribution;
 //              without one, the host model's cost for the op's class (library, collective, graph
@@ -17,11 +17,16 @@
 //              H = max(H, G) + c_sync. The item: the median over the iterations of H.
 #pragma once
 
+#include <string>
+
 #include "sim/calib/params.h"
 #include "sim/calib/predictors.h"
 #include "specsim/trace.pb.h"
 
 namespace specsim::calib {
+
+// The key of an op's host cost in llm::HostCosts::ops: "<op>/q<tokens>" (one entry per shape).
+std::string HostOpKey(const std::string& op, int tokens);
 
 Prediction PredictHostOp(const trace::Item& item, const CalibParams& params);
 Prediction PredictHostLoop(const trace::Trace& trace, const trace::Item& item, const CalibParams& params);

@@ -95,7 +95,7 @@ TEST(HostOpPredictors, TheFitTakesEachOpsDistributionAndTheClassCosts) {
   ASSERT_TRUE(FitHostOps(c).ok());
   const llm::HostCosts& h = c.result.params.host;
   ASSERT_EQ(h.ops.size(), 6u);
-  const llm::HostOpCost& qkv = h.ops.at("linear_qkv");
+  const llm::HostOpCost& qkv = h.ops.at("linear_qkv/q1");
   EXPECT_EQ(qkv.quantiles_us.size(), 21u);
   EXPECT_DOUBLE_EQ(qkv.Median(), 13);             // the ranks' 12, 14, 13
   EXPECT_DOUBLE_EQ(qkv.quantiles_us.back(), 50);  // their slowest calls' median
@@ -108,8 +108,8 @@ TEST(HostOpPredictors, TheFitTakesEachOpsDistributionAndTheClassCosts) {
   EXPECT_DOUBLE_EQ(PredictHostOp(t.items(0), c.result.params).predicted_us, 13);
   auto written = CalibrationFromProto(ToCalibrationProto(c.result.params), "fitted");
   ASSERT_TRUE(written.ok()) << written.status().message();
-  EXPECT_EQ(written->host.ops.at("linear_qkv").quantiles_us, qkv.quantiles_us);
-  EXPECT_EQ(written->host.ops.at("rotary").kernels, 7);
+  EXPECT_EQ(written->host.ops.at("linear_qkv/q1").quantiles_us, qkv.quantiles_us);
+  EXPECT_EQ(written->host.ops.at("rotary/q1").kernels, 7);
 }
 
 // Without a fitted distribution an op costs its class's host cost: the simulator's own model of a

@@ -70,6 +70,11 @@ def parse_args():
                    help="calls issued behind one spin kernel (few enough not to fill the launch queue)")
     p.add_argument("--iterations", type=int, default=60, help="timed iterations per loop")
     p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--kineto", metavar="DIR",
+                   help="also profile the decode steps and verify passes (eager and graph) with torch.profiler "
+                        "and write each rank's Kineto trace to DIR/rank<r>.json.gz (what specsim import-profile reads)")
+    p.add_argument("--kineto-captures", default="eager,graph", help="which loops to profile: eager, graph or both")
+    p.add_argument("--kineto-iterations", type=int, default=20, help="profiled iterations per loop")
     a = p.parse_args()
     for name in ("hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab", "batch", "context", "layers",
                  "verify_tokens", "samples", "batch_calls", "iterations"):
@@ -309,6 +314,41 @@ def spin_cycles_per_us(device):
     return 20_000_000 / (s.elapsed_time(e) * 1e3)
 
 
+class SpinGate:
+    """Runs a batch of host calls while a spin kernel holds the GPU, so that no call waits for a
+    full launch queue or a busy GPU. A batch counts only when the spin was still running after its
+    last call (an event behind the spin not yet reached); else the spin was too short (or a call
+    waited for the GPU) and the batch is run again with a spin twice as long, at most `tries` times
+    in a row (then the op cannot be timed behind a gate: an error, not a silent sample). The spin's
+    length follows the calls' median, not their maximum, so that one slow call does not lengthen
+    every later spin."""
+
+    def __init__(self, a, cycles_per_us, tries=8):
+        self.cycles_per_us, self.tries = cycles_per_us, tries
+        self.per_call_us = 50.0
+        self.done = torch.cuda.Event()
+
+    def run(self, calls, name):
+        for _ in range(self.tries):
+            torch.cuda.synchronize()
+            spin_us = min(self.per_call_us * len(calls) * 2 + 2000, 200_000)
+            torch.cuda._sleep(int(self.cycles_per_us * spin_us))
+            self.done.record()
+            batch = []
+            for i, fn in enumerate(calls):
+                t0 = time.perf_counter_ns()
+                fn()
+                batch.append((i, (time.perf_counter_ns() - t0) / 1e3))
+            gated = not self.done.query()
+            torch.cuda.synchronize()
+            self.per_call_us = max(self.per_call_us, statistics.median(dt for _, dt in batch))
+            if gated:
+                return batch
+            self.per_call_us *= 2
+        sys.exit(f"torch_host_probe.py: {name}: the GPU finished a {spin_us:.0f} us spin before "
+                 f"{len(calls)} calls were issued, {self.tries} times in a row: a call waits for the GPU")
+
+
 def time_op_host(fn, a, cycles_per_us, idle_gpu=False):
     """Host time per call (us), calls issued behind a spin kernel long enough to cover them; with
     `idle_gpu` (a read-back, which waits for the GPU) each call on an idle GPU instead."""
@@ -320,18 +360,10 @@ def time_op_host(fn, a, cycles_per_us, idle_gpu=False):
             fn()
             samples.append((time.perf_counter_ns() - t0) / 1e3)
         return samples
-    estimate_us = 50.0
+    gate = SpinGate(a, cycles_per_us)
     while len(samples) < a.samples:
-        torch.cuda.synchronize()
-        torch.cuda._sleep(int(cycles_per_us * (estimate_us * a.batch_calls * 2 + 2000)))
-        batch = []
-        for _ in range(a.batch_calls):
-            t0 = time.perf_counter_ns()
-            fn()
-            batch.append((time.perf_counter_ns() - t0) / 1e3)
-        samples += batch
-        estimate_us = max(estimate_us, max(batch))
-    torch.cuda.synchronize()
+        batch = gate.run([fn] * a.batch_calls, name="one op")
+        samples += [dt for _, dt in batch]
     return samples[: a.samples]
 
 
@@ -345,20 +377,11 @@ def time_ops_mixed(ops, a, cycles_per_us, seed):
     rng = random.Random(seed)
     names = list(ops)
     samples = {n: [] for n in names}
-    estimate_us = 50.0
+    gate = SpinGate(a, cycles_per_us)
     while min(len(v) for v in samples.values()) < a.samples:
-        torch.cuda.synchronize()
-        torch.cuda._sleep(int(cycles_per_us * (estimate_us * a.batch_calls * 2 + 2000)))
-        longest = 0.0
-        for _ in range(a.batch_calls):
-            n = rng.choice(names)
-            t0 = time.perf_counter_ns()
-            ops[n]()
-            dt = (time.perf_counter_ns() - t0) / 1e3
-            samples[n].append(dt)
-            longest = max(longest, dt)
-        estimate_us = max(estimate_us, longest)
-    torch.cuda.synchronize()
+        batch_names = [rng.choice(names) for _ in range(a.batch_calls)]
+        for i, dt in gate.run([ops[n] for n in batch_names], name="mixed ops " + ",".join(sorted(set(batch_names)))):
+            samples[batch_names[i]].append(dt)
     return {n: v[: a.samples] for n, v in samples.items()}
 
 
@@ -472,6 +495,64 @@ def loop_item(rank, layer, what, capture, layers, a, framework):
                 stats=stats_of(wall, "host_monotonic", a.warmup))
 
 
+def profile_loops(rank, decode, verify, a, out_dir):
+    """Each rank's Kineto trace of the loops a framework's profile would show: decode steps and
+    verify passes, eager and as graph replays, each iteration (the pass and its read-back) inside
+    a record_function range named as plain PyTorch code would name it ("decode_step",
+    "verify_pass"), with record_shapes on, as users profile. The profiler itself costs the host
+    time per op: these traces are what import-profile predicts from their own launch events, not
+    the probe's unprofiled loops."""
+    import gzip
+    captures = a.kineto_captures.split(",")
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+
+    def capture(what, layer):
+        fresh = Layer(a, layer.q, layer.device, layer.group)
+        ops = fresh.ops()
+        names = fresh.program(what, a.layers)
+        calls = [ops[n][1] for n in names]
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for c in calls:
+                c()
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for c in calls:
+                c()
+        torch.cuda.synchronize()
+        layer.keep = (fresh, g)
+        return g.replay, fresh.t["next"]
+
+    def iterate(what, launch, result):
+        for i in range(a.warmup + a.kineto_iterations):
+            torch.cuda.synchronize()
+            with torch.profiler.record_function(what):
+                launch()
+                result[:1].cpu()
+
+    # The graphs are captured while the profiler runs: replaying a graph captured before the
+    # profiler started ended in an illegal memory access on the H200 (torch 2.11+cu130, CUPTI of
+    # CUDA 13; with or without the allreduce in the graph: traces/torch-host-probe/README.md).
+    loops = (("decode_step", decode), ("verify_pass", verify))
+    with torch.profiler.profile(activities=acts, record_shapes=True) as prof:
+        for what, layer in loops:
+            if "eager" in captures:
+                ops = layer.ops()
+                calls = [ops[n][1] for n in layer.program(what, a.layers)]
+                iterate(what, lambda calls=calls: [c() for c in calls], layer.t["x"])
+            if "graph" in captures:
+                iterate(what, *capture(what, layer))
+    os.makedirs(out_dir, exist_ok=True)
+    plain = os.path.join(out_dir, f"rank{rank}.json")
+    prof.export_chrome_trace(plain)
+    with open(plain, "rb") as f, gzip.open(plain + ".gz", "wb") as z:
+        z.write(f.read())
+    os.remove(plain)
+    return plain + ".gz"
+
+
 def main():
     a = parse_args()
     rank = int(os.environ.get("RANK", "0"))
@@ -522,6 +603,10 @@ def main():
             items.append(loop_item(rank, layer, what, capture, a.layers, a, framework))
             say(f"{items[-1]['name']:44s} host {items[-1]['stats']['median_us']:9.1f} us  gpu "
                 f"{items[-1]['host_loop']['device_us']:9.1f} us")
+
+    if a.kineto:
+        path = profile_loops(rank, decode, verify, a, a.kineto)
+        say(f"wrote {path} (and every rank its own)")
 
     gathered = [None] * world
     dist.all_gather_object(gathered, items)

@@ -23,6 +23,9 @@ Measured, one process per rank (torchrun), each rank on its own GPU:
                  lm_head, argmax: "decode_step") and a verify pass over --verify-tokens tokens per
                  sequence ("verify_pass"), eager and as one CUDA graph replayed per iteration.
                  Host wall clock per iteration; GPU time per iteration from events.
+Ops (mixed) and loops are measured in --rounds rounds, each a share of both: the host's speed
+drifts within minutes on the lent machines (2x between two runs minutes apart), and a model fitted
+on ops measured before the loops would be checked against another host.
 The loops are what a model fitted on the single ops must predict (specsim calibrate / compare:
 held out by kind, never fitted on the loops).
 
@@ -70,6 +73,10 @@ def parse_args():
                    help="calls issued behind one spin kernel (few enough not to fill the launch queue)")
     p.add_argument("--iterations", type=int, default=60, help="timed iterations per loop")
     p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--rounds", type=int, default=6,
+                   help="rounds that each time every op (mixed) and run every loop, a share of the samples and "
+                        "iterations each: the host's speed drifts within minutes, so ops and loops are measured "
+                        "side by side in time")
     p.add_argument("--kineto", metavar="DIR",
                    help="also profile the decode steps and verify passes (eager and graph) with torch.profiler "
                         "and write each rank's Kineto trace to DIR/rank<r>.json.gz (what specsim import-profile reads)")
@@ -77,7 +84,7 @@ def parse_args():
     p.add_argument("--kineto-iterations", type=int, default=20, help="profiled iterations per loop")
     a = p.parse_args()
     for name in ("hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab", "batch", "context", "layers",
-                 "verify_tokens", "samples", "batch_calls", "iterations"):
+                 "verify_tokens", "samples", "batch_calls", "iterations", "rounds"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
     if a.warmup < 0:
@@ -321,7 +328,9 @@ class SpinGate:
     waited for the GPU) and the batch is run again with a spin twice as long, at most `tries` times
     in a row (then the op cannot be timed behind a gate: an error, not a silent sample). The spin's
     length follows the calls' median, not their maximum, so that one slow call does not lengthen
-    every later spin."""
+    every later spin. The batch's first call comes right after the host waited for the GPU and
+    costs 2.2-2.6x its op's median (the others 1.0-1.25x; h200-1x-2026-12-03f.log): callers drop
+    it, as a loop pays it once per iteration, not once per 32 calls."""
 
     def __init__(self, a, cycles_per_us, tries=8):
         self.cycles_per_us, self.tries = cycles_per_us, tries
@@ -363,11 +372,11 @@ def time_op_host(fn, a, cycles_per_us, idle_gpu=False):
     gate = SpinGate(a, cycles_per_us)
     while len(samples) < a.samples:
         batch = gate.run([fn] * a.batch_calls, name="one op")
-        samples += [dt for _, dt in batch]
+        samples += [dt for i, dt in batch if i > 0]  # the first call after the host waited: not a sample
     return samples[: a.samples]
 
 
-def time_ops_mixed(ops, a, cycles_per_us, seed):
+def time_ops_mixed(ops, a, cycles_per_us, seed, samples_per_op, first_ratio=None):
     """Host time per call (us) of each op of `ops` (name -> callable) among the others: calls drawn
     at random (seeded) from the whole set, `batch_calls` at a time behind a spin kernel, until
     every op has `samples`. An op called among a pass's other ops finds the host's caches holding
@@ -378,11 +387,17 @@ def time_ops_mixed(ops, a, cycles_per_us, seed):
     names = list(ops)
     samples = {n: [] for n in names}
     gate = SpinGate(a, cycles_per_us)
-    while min(len(v) for v in samples.values()) < a.samples:
+    while min(len(v) for v in samples.values()) < samples_per_op:
         batch_names = [rng.choice(names) for _ in range(a.batch_calls)]
         for i, dt in gate.run([ops[n] for n in batch_names], name="mixed ops " + ",".join(sorted(set(batch_names)))):
+            if i == 0:  # the first call after the host waited: not a sample (SpinGate)
+                if first_ratio is not None and samples[batch_names[i]]:
+                    first_ratio[0].append(dt / max(1e-3, statistics.median(samples[batch_names[i]])))
+                continue
             samples[batch_names[i]].append(dt)
-    return {n: v[: a.samples] for n, v in samples.items()}
+            if first_ratio is not None:
+                first_ratio[1].append(dt / max(1e-3, statistics.median(samples[batch_names[i]])))
+    return {n: v[:samples_per_op] for n, v in samples.items()}
 
 
 def time_op_device(fn, a, cycles_per_us, graph):
@@ -447,52 +462,68 @@ def op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, tokens, mix
                 stats=stats_of(host, "host_monotonic", 0))
 
 
-def loop_item(rank, layer, what, capture, layers, a, framework):
-    ops = layer.ops()
-    program = layer.program(what, layers)
-    calls = [ops[n][1] for n in program]
-    out = layer.t
+class Loop:
+    """One composite loop (`what` over `layers` layers, eager or one CUDA graph replayed per
+    iteration), each iteration ending with the read-back of its result (.cpu(): the host waits for
+    the GPU). A graph loop runs on a layer of its own, captured once and only replayed (eager
+    iterations reassign a layer's tensors, which a graph captured on them reads)."""
 
-    def body():
-        for c in calls:
-            c()
+    def __init__(self, layer, what, capture, a):
+        self.what, self.capture, self.a = what, capture, a
+        if capture == "graph":
+            layer = Layer(a, layer.q, layer.device, layer.group)
+        self.layer = layer
+        self.program = layer.program(what, a.layers)
+        ops = layer.ops()
+        calls = [ops[n][1] for n in self.program]
 
-    g = None
-    if capture == "graph":
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            body()
-        torch.cuda.current_stream().wait_stream(side)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            body()
-    result = "next" if what != "layers" else "x"
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    wall, gpu = [], []
-    for i in range(a.warmup + a.iterations):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter_ns()
-        s.record()
-        if g is not None:
-            g.replay()
-        else:
-            body()
-        e.record()
-        out[result][:1].cpu()  # the host reads a result back: it waits for the GPU
-        t1 = time.perf_counter_ns()
-        if i >= a.warmup:
-            wall.append((t1 - t0) / 1e3)
-            gpu.append(s.elapsed_time(e) * 1e3)
-    # The same ops either way: in a graph the host issues one replay of them (specsim prices the
-    # capture from HostLoopParams.capture).
-    full = program + ["sync"]
-    tokens = layer.q
-    return dict(suite="SUITE_PACING", name=f"host_loop/{what}/{capture}/L{layers}/b{a.batch}/q{tokens}/rank{rank}",
-                kind="KIND_HOST_LOOP",
-                host_loop=dict(framework=framework, capture=capture, what=what, ops=full, layers=layers,
-                               tokens=tokens, batch=a.batch, device_us=statistics.median(gpu), rank=rank),
-                stats=stats_of(wall, "host_monotonic", a.warmup))
+        def body():
+            for c in calls:
+                c()
+
+        self.launch = body
+        if capture == "graph":
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                body()
+            torch.cuda.current_stream().wait_stream(side)
+            # The graph reads the tensors the layer holds now, which its first ops replace: kept
+            # alive here, or the next capture's empty_cache() returns them to the driver and a
+            # replay reads freed memory (an illegal address).
+            self.inputs = dict(layer.t)
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph):
+                body()
+            self.launch = self.graph.replay
+        self.wall, self.gpu = [], []
+
+    def run(self, iterations, warmup):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        for i in range(warmup + iterations):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter_ns()
+            s.record()
+            self.launch()
+            e.record()
+            self.layer.t["next" if self.what != "layers" else "x"][:1].cpu()
+            t1 = time.perf_counter_ns()
+            if i >= warmup:
+                self.wall.append((t1 - t0) / 1e3)
+                self.gpu.append(s.elapsed_time(e) * 1e3)
+
+    def item(self, rank, framework):
+        a, layer = self.a, self.layer
+        # The same ops either way: in a graph the host issues one replay of them (specsim prices the
+        # capture from HostLoopParams.capture).
+        full = self.program + ["sync"]
+        return dict(suite="SUITE_PACING",
+                    name=f"host_loop/{self.what}/{self.capture}/L{a.layers}/b{a.batch}/q{layer.q}/rank{rank}",
+                    kind="KIND_HOST_LOOP",
+                    host_loop=dict(framework=framework, capture=self.capture, what=self.what, ops=full,
+                                   layers=a.layers, tokens=layer.q, batch=a.batch,
+                                   device_us=statistics.median(self.gpu), rank=rank),
+                    stats=stats_of(self.wall, "host_monotonic", a.warmup))
 
 
 def profile_loops(rank, decode, verify, a, out_dir):
@@ -517,12 +548,13 @@ def profile_loops(rank, decode, verify, a, out_dir):
             for c in calls:
                 c()
         torch.cuda.current_stream().wait_stream(side)
+        inputs = dict(fresh.t)  # what the graph reads, kept alive (Loop)
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
             for c in calls:
                 c()
         torch.cuda.synchronize()
-        layer.keep = (fresh, g)
+        layer.keep = (fresh, g, inputs)
         return g.replay, fresh.t["next"]
 
     def iterate(what, launch, result):
@@ -532,9 +564,7 @@ def profile_loops(rank, decode, verify, a, out_dir):
                 launch()
                 result[:1].cpu()
 
-    # The graphs are captured while the profiler runs: replaying a graph captured before the
-    # profiler started ended in an illegal memory access on the H200 (torch 2.11+cu130, CUPTI of
-    # CUDA 13; with or without the allreduce in the graph: traces/torch-host-probe/README.md).
+    # Each graph captured right before its iterations, as a framework's start-up captures them.
     loops = (("decode_step", decode), ("verify_pass", verify))
     with torch.profiler.profile(activities=acts, record_shapes=True) as prof:
         for what, layer in loops:
@@ -577,13 +607,48 @@ def main():
     items = []
     decode = Layer(a, 1, device, None)
     verify = Layer(a, a.verify_tokens, device, None)
-    # Every op of both shapes (decode: 1 token per sequence; verify: N): the host's cost per call
-    # hardly depends on the shape, the GPU's does, and the loops of each shape run their own.
-    for layer in (decode, verify):
+    layers = (decode, verify)
+    loops = [Loop(layer, what, capture, a) for what, layer in (("layers", decode), ("decode_step", decode),
+                                                                 ("verify_pass", verify))
+             for capture in ("eager", "graph")]
+    # Rounds: every op of both shapes timed among the others (decode: 1 token per sequence; verify:
+    # N: the host's cost per call hardly depends on the shape, the GPU's does), then every loop, a
+    # share of the samples and iterations per round, so that a drift of the host's speed over the
+    # run (2x within minutes on the lent machines) reaches ops and loops alike.
+    mixed = {layer.q: {n: [] for n in layer.ops()} for layer in layers}
+    samples_per_round = -(-a.samples // a.rounds)
+    iterations_per_round = -(-a.iterations // a.rounds)
+    in_loop = {}
+    for r in range(a.rounds):
+        line = []
+        for layer in layers:
+            ops = {n: fn for n, (_, fn, _) in layer.ops().items()}
+            ratio = ([], [])
+            got = time_ops_mixed(ops, a, cycles_per_us, seed=1000 * (r + 1) + layer.q, samples_per_op=samples_per_round,
+                                 first_ratio=ratio)
+            line.append(f"q{layer.q} call / its op's running median: first of a batch {statistics.fmean(ratio[0]):.2f}, "
+                        f"others {statistics.fmean(ratio[1]):.2f}")
+            for n, v in got.items():
+                mixed[layer.q][n] += v
+            line.append(f"q{layer.q} ops sum {sum(statistics.median(v) for v in got.values()):7.0f} us")
+        for loop in loops:
+            loop.run(iterations_per_round, a.warmup if r == 0 else 2)
+        # Diagnostic (log only): each op's host time inside the eager decode step, call by call.
+        ops = decode.ops()
+        for _ in range(iterations_per_round):
+            torch.cuda.synchronize()
+            for n in decode.program("decode_step", a.layers):
+                t0 = time.perf_counter_ns()
+                ops[n][1]()
+                in_loop.setdefault(n, []).append((time.perf_counter_ns() - t0) / 1e3)
+            decode.t["next"][:1].cpu()
+        say(f"round {r + 1}/{a.rounds}: " + ", ".join(line) + "; loops " +
+            " ".join(f"{statistics.median(l.wall[-iterations_per_round:]):.0f}" for l in loops) + " us")
+    for layer in layers:
         ops = layer.ops()
-        mixed = time_ops_mixed({n: fn for n, (_, fn, _) in ops.items()}, a, cycles_per_us, seed=1000 + layer.q)
         for name, (cls, fn, shape) in ops.items():
-            items.append(op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, layer.q, mixed[name]))
+            items.append(op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, layer.q,
+                                 mixed[layer.q][name][: a.samples]))
             say(f"{name:16s} q{layer.q} host median {items[-1]['stats']['median_us']:7.2f} us  device "
                 f"{items[-1]['host_op']['device_us']:7.2f} us  kernels {items[-1]['host_op']['kernels']}")
         # A graph replay (a graph of one kernel) and a read-back (.cpu(): the host waits for the GPU).
@@ -597,12 +662,15 @@ def main():
                              lambda small=small: small[:1].cpu(), a, framework, cycles_per_us, layer.q))
         say(f"graph_replay host median {items[-2]['stats']['median_us']:.2f} us; "
             f"sync {items[-1]['stats']['median_us']:.2f} us")
-
-    for what, layer in (("layers", decode), ("decode_step", decode), ("verify_pass", verify)):
-        for capture in ("eager", "graph"):
-            items.append(loop_item(rank, layer, what, capture, a.layers, a, framework))
-            say(f"{items[-1]['name']:44s} host {items[-1]['stats']['median_us']:9.1f} us  gpu "
-                f"{items[-1]['host_loop']['device_us']:9.1f} us")
+    say("op               mixed median  in-loop median  mixed mean  in-loop mean  (us, decode step q1)")
+    for n, v in in_loop.items():
+        m = mixed[1][n]
+        say(f"{n:16s} {statistics.median(m):12.1f} {statistics.median(v):15.1f} {statistics.fmean(m):11.1f} "
+            f"{statistics.fmean(v):13.1f}")
+    for loop in loops:
+        items.append(loop.item(rank, framework))
+        say(f"{items[-1]['name']:44s} host {items[-1]['stats']['median_us']:9.1f} us  gpu "
+            f"{items[-1]['host_loop']['device_us']:9.1f} us")
 
     if a.kineto:
         path = profile_loops(rank, decode, verify, a, a.kineto)

@@ -51,5 +51,8 @@ Status FitHostPacing(FitContext& c);
 // fit_host_ops.cc: a Python framework's host time per op (the PyTorch probe's single ops), and the
 // host model's per-class costs from them.
 Status FitHostOps(FitContext& c);
+// The quantiles q_0..q_k (equally spaced, linear between them) with the top one replaced so that
+// the distribution's mean is `mean_us`, within [q_{k-1}, q_k]; unchanged when mean_us <= 0.
+std::vector<double> QuantilesWithMean(const std::vector<double>& q, double mean_us);
 
 }  // namespace specsim::calib

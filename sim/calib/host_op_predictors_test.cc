@@ -141,6 +141,34 @@ TEST(HostOpPredictors, AHeavyTailRaisesAHostBoundLoop) {
   EXPECT_LT(us, 1500);
 }
 
+// One outlier in the slowest call does not make the tail: with the measured mean, the top quantile
+// is set so the distribution's mean is that mean. Quantiles 10 (p0..p95) and 1000 (max), mean
+// 10.5: the last segment must average 20 * 10.5 - 19 * 10 = 20, so it ends at 30.
+TEST(HostOpPredictors, TheTopQuantileKeepsTheMeasuredMean) {
+  std::vector<double> q(21, 10.0);
+  q.back() = 1000;
+  std::vector<double> fitted = QuantilesWithMean(q, 10.5);
+  EXPECT_DOUBLE_EQ(fitted.back(), 30);
+  EXPECT_DOUBLE_EQ(fitted[19], 10);
+  EXPECT_DOUBLE_EQ(QuantilesWithMean(q, 0).back(), 1000);    // no mean: unchanged
+  EXPECT_DOUBLE_EQ(QuantilesWithMean(q, 9).back(), 10);      // bounded by p95
+  EXPECT_DOUBLE_EQ(QuantilesWithMean(q, 1e6).back(), 1000);  // and by the slowest call
+
+  // A loop of 100 such calls then costs about 100 x 10.5, not 100 x (10 + 0.05 x 495) = 3475.
+  trace::Trace t;
+  trace::Item* a = AddOp(&t, "a", "kernel", 1, 10, 1, 1, 0, 1, 1000);
+  a->mutable_stats()->set_mean_us(10.5);
+  AddOp(&t, "sync", "sync", 1, 5, 0, 0);
+  std::vector<std::string> ops(100, "a");
+  ops.push_back("sync");
+  const trace::Item* loop = AddLoop(&t, "eager", ops);
+  FitContext c = ContextOf(t, H200(), DefaultParams(H200(), 0));
+  ASSERT_TRUE(FitHostOps(c).ok());
+  const double us = PredictHostLoop(t, *loop, c.result.params).predicted_us;
+  EXPECT_GT(us, 1030);
+  EXPECT_LT(us, 1090);
+}
+
 TEST(HostOpPredictors, ALoopWithoutItsOpsIsNotSimulatedNamingTheOp) {
   trace::Trace t;
   AddOp(&t, "sync", "sync", 1, 5, 0, 0);

@@ -188,6 +188,10 @@ config::CalibrationProvenance ProvenanceFromTrace(const trace::Trace& trace, con
   p.set_hostname(env.hostname());
   p.set_nccl_version(env.nccl_version());
   p.set_driver_version(env.driver_version());
+  p.set_cpu_model(env.cpu_model());
+  p.set_cpu_logical_cores(env.cpu_logical_cores());
+  p.set_kernel_release(env.kernel_release());
+  p.set_sandbox(env.sandbox());
   return p;
 }
 

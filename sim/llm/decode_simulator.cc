@@ -294,7 +294,7 @@ HostModel DecodeSimulator::HostModelOf() const {
 }
 
 bool DecodeSimulator::Deterministic() const {
-  if (HostModelOf().jitter.kind != Jitter::Kind::kNone) return false;
+  if (HostModelOf().Random()) return false;
   if (setup_.gpu_variation.kernel_sigma > 0) return false;
   for (double f : setup_.gpu_variation.rank_factor)
     if (f != 1.0) return false;

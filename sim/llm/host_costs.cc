@@ -52,7 +52,31 @@ HostModel HostModelOf(const HostCosts& host, const compute::KernelCostModel& cos
   h.eager_gap_ps = cost.EagerDeviceGap();
   h.graph_gap_ps = cost.LaunchOverhead(true);
   h.jitter = host.jitter;
+  h.call_quantiles_us[static_cast<size_t>(HostOpClass::kKernel)] = CallQuantiles(host.ops, "kernel", true);
+  h.call_quantiles_us[static_cast<size_t>(HostOpClass::kLibrary)] = CallQuantiles(host.ops, "library", false);
+  h.call_quantiles_us[static_cast<size_t>(HostOpClass::kCollective)] = CallQuantiles(host.ops, "collective", false);
   return h;
+}
+
+std::vector<double> CallQuantiles(const std::map<std::string, HostOpCost>& ops, const std::string& op_class,
+                                  bool one_kernel) {
+  std::vector<const HostOpCost*> of_class;
+  for (const auto& [key, cost] : ops)
+    if (cost.op_class == op_class && (!one_kernel || cost.kernels == 1) && !cost.quantiles_us.empty())
+      of_class.push_back(&cost);
+  if (of_class.empty()) return {};
+  const size_t k = of_class.front()->quantiles_us.size();
+  for (const HostOpCost* c : of_class)
+    if (c->quantiles_us.size() != k) return {};  // different grids: no common shape (the fixed cost)
+  std::vector<double> out;
+  for (size_t i = 0; i < k; ++i) {
+    std::vector<double> at;
+    for (const HostOpCost* c : of_class) at.push_back(c->quantiles_us[i]);
+    std::sort(at.begin(), at.end());
+    const size_t n = at.size();
+    out.push_back(n % 2 ? at[n / 2] : 0.5 * (at[n / 2 - 1] + at[n / 2]));
+  }
+  return out;  // medians of non-decreasing sequences, index by index: non-decreasing
 }
 
 }  // namespace specsim::llm

@@ -54,6 +54,13 @@ Jitter ExponentialJitter(double mean_us);
 // The rank timelines' host model on a GPU of `cost`: each calibrated cost, else the compute model's
 // launch overhead for it; the GPU gaps of `cost` (eager: EagerDeviceGap, graph: LaunchOverhead in a
 // graph); the natural jitter. No framework cost: the decode simulator adds its framework's.
+// With per-op costs (HostCosts::ops), each class's per-call distribution (HostModel::call_quantiles_us):
+// kernel from the one-kernel ops, library and collective from theirs.
 HostModel HostModelOf(const HostCosts& host, const compute::KernelCostModel& cost);
+
+// The per-call distribution of the ops of `op_class` (with `one_kernel`, those launching one
+// kernel): quantile by quantile, the median over those ops; empty when none (or their grids differ).
+std::vector<double> CallQuantiles(const std::map<std::string, HostOpCost>& ops, const std::string& op_class,
+                                  bool one_kernel);
 
 }  // namespace specsim::llm

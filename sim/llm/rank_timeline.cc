@@ -62,6 +62,12 @@ RankTimelines::RankTimelines(int num_ranks, HostModel host, GpuVariation gpu, ui
     : host_model_(std::move(host)), gpu_(std::move(gpu)) {
   SPECSIM_CHECK_GE(num_ranks, 1);
   SPECSIM_CHECK(ValidateJitter(host_model_.jitter, "jitter").ok());
+  for (const std::vector<double>& q : host_model_.call_quantiles_us) {
+    Jitter as_empirical;
+    as_empirical.kind = Jitter::Kind::kEmpirical;
+    as_empirical.quantiles_us = q;
+    SPECSIM_CHECK(q.empty() || ValidateJitter(as_empirical, "call_quantiles_us").ok());
+  }
   SPECSIM_CHECK(gpu_.rank_factor.empty() || static_cast<int>(gpu_.rank_factor.size()) == num_ranks);
   host_.assign(num_ranks, 0);
   gpu_.rank_factor.resize(num_ranks, 1.0);
@@ -99,18 +105,27 @@ SimTime RankTimelines::Draw(int rank) {
       us = l(g);
       break;
     }
-    case Jitter::Kind::kEmpirical: {
-      std::uniform_real_distribution<double> u(0.0, 1.0);
-      const double x = u(g) * static_cast<double>(j.quantiles_us.size() - 1);
-      const size_t i = std::min(static_cast<size_t>(x), j.quantiles_us.size() - 2);
-      const double f = x - static_cast<double>(i);
-      us = j.quantiles_us[i] + f * (j.quantiles_us[i + 1] - j.quantiles_us[i]);
-      break;
-    }
+    case Jitter::Kind::kEmpirical: return DrawQuantiles(j.quantiles_us, rank);
   }
   // A draw is one op's host time: at most the longest op a run simulates (time.h), which keeps a
   // long tail's rare draw from carrying the clocks past their range.
   return std::min(PicosFromMicros(us), kMaxOpDurationPs);
+}
+
+SimTime RankTimelines::DrawQuantiles(const std::vector<double>& quantiles_us, int rank) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const double x = u(rng_[rank]) * static_cast<double>(quantiles_us.size() - 1);
+  const size_t i = std::min(static_cast<size_t>(x), quantiles_us.size() - 2);
+  const double f = x - static_cast<double>(i);
+  const double us = quantiles_us[i] + f * (quantiles_us[i + 1] - quantiles_us[i]);
+  return std::min(PicosFromMicros(us), kMaxOpDurationPs);
+}
+
+bool HostModel::Random() const {
+  if (jitter.kind != Jitter::Kind::kNone) return true;
+  for (const std::vector<double>& q : call_quantiles_us)
+    if (!q.empty()) return true;
+  return false;
 }
 
 double RankTimelines::KernelFactor(int rank) {
@@ -173,7 +188,7 @@ class RankTimelines::ProgramRun {
         slices_(slices),
         n_(timelines->num_ranks()),
         may_lock_(slices == nullptr && timelines->uniform_gpu_),
-        may_mirror_(may_lock_ && hm_.jitter.kind == Jitter::Kind::kNone),
+        may_mirror_(may_lock_ && !hm_.Random()),
         live_(n_) {
     out_.start_ps = timelines->host_;
     out_.wait_ps.assign(n_, 0.0);
@@ -271,7 +286,8 @@ class RankTimelines::ProgramRun {
   [[gnu::always_inline]] SimTime MakeReady(const TimelineStep& s, int r) {
     if (s.graph) return std::max(Gpu(r), launched_[r]) + hm_.graph_gap_ps;
     const SimTime h0 = host_[r];
-    host_[r] += IssueCost(s) + tl_.Draw(r);
+    const std::vector<double>& call = hm_.call_quantiles_us[static_cast<size_t>(s.host_class)];
+    host_[r] += (call.empty() ? IssueCost(s) : s.host_ps + tl_.DrawQuantiles(call, r)) + tl_.Draw(r);
     if (slices_ != nullptr) AddSlice(r, true, s.label, "issue", "", "launch", h0, host_[r]);
     out_.min_gpu_lead_ps = std::min(out_.min_gpu_lead_ps, Gpu(r) - host_[r]);
     return std::max(Gpu(r) + hm_.eager_gap_ps, host_[r]);

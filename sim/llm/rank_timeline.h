@@ -34,6 +34,7 @@
 // same draws, whatever the thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -69,6 +70,14 @@ struct HostModel {
   SimTime eager_gap_ps = 0;         // GPU gap before an eagerly launched op
   SimTime graph_gap_ps = 0;         // GPU gap before an op inside a replayed graph
   Jitter jitter;                    // on every host issue, graph launch and host work
+  // A Python framework's host time per eager call, by HostOpClass (kKernel, kLibrary, kCollective),
+  // as equally spaced quantiles q_0..q_k (llm::HostOpCost, fitted on the PyTorch probe's single
+  // ops): when a class has them, each eager op of the class costs its rank a draw from them (the
+  // whole call: Python, dispatcher, launch) in place of the class's issue cost and
+  // framework_op_ps; the op's own host_ps and the jitter still add. Empty: the fixed issue cost.
+  std::array<std::vector<double>, 3> call_quantiles_us;
+  // Whether the ranks' host times are drawn (jitter or per-call distributions): ranks can differ.
+  bool Random() const;
 };
 
 // Per-rank GPU time variation: a constant factor per rank (empty: 1 everywhere) and a per-kernel
@@ -187,7 +196,9 @@ class RankTimelines {
   class ProgramRun;
 
   void gpu_clock_init(int num_ranks);
-  SimTime Draw(int rank);         // one host-jitter draw for `rank`
+  SimTime Draw(int rank);  // one host-jitter draw for `rank`
+  // One draw for `rank` from equally spaced quantiles (linear between them), capped like Draw.
+  SimTime DrawQuantiles(const std::vector<double>& quantiles_us, int rank);
   double KernelFactor(int rank);  // rank factor x the per-kernel draw
 
   HostModel host_model_;

@@ -72,6 +72,38 @@ TEST(RankTimeline, EagerKernelsWaitForTheHostOrTheGpu) {
   }
 }
 
+// A Python framework's per-call distribution replaces the class's issue cost (and the framework's
+// per-op cost) for eager ops of that class, drawn per rank and op. Kernel calls uniform on [20, 40]
+// us (quantiles 20, 30, 40), library calls a fixed 50 us, kernels of 1 us: 400 host-bound kernel
+// calls end near 400 x 30 = 12,000 us (the sum's sd: sqrt(400) x 5.8 = 115 us); the fixed
+// kernel_issue_ps and framework_op_ps are not paid. Two ranks draw apart (no mirroring), and a
+// graph-launched kernel pays no call.
+TEST(RankTimeline, PerCallDistributionsPriceEagerOpsPerRank) {
+  HostModel h;
+  h.kernel_issue_ps = 1000 * kUs;  // replaced
+  h.framework_op_ps = 1000 * kUs;  // replaced
+  h.call_quantiles_us[static_cast<size_t>(HostOpClass::kKernel)] = {20, 30, 40};
+  EXPECT_TRUE(h.Random());
+  TimelineProgram p;
+  for (int i = 0; i < 400; ++i) p.steps.push_back(Kernel(kUs, false));
+  RankTimelines t(2, h, GpuVariation{}, 7);
+  const RunResult r = t.Run(p);
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_GT(r.end_ps[rank], 11'600 * kUs) << rank;
+    EXPECT_LT(r.end_ps[rank], 12'400 * kUs) << rank;
+  }
+  EXPECT_NE(r.end_ps[0], r.end_ps[1]);
+
+  TimelineProgram library;
+  TimelineStep gemm = Kernel(kUs, false);
+  gemm.host_class = HostOpClass::kLibrary;
+  h.library_issue_ps = 50 * kUs;  // no library distribution: the fixed cost, plus framework_op_ps
+  h.framework_op_ps = 0;
+  library.steps = {gemm, Kernel(kUs, true)};
+  RankTimelines g(1, h, GpuVariation{}, 7);
+  EXPECT_EQ(g.Run(library).gpu_end_ps[0], 51 * kUs + h.graph_gap_ps + kUs);
+}
+
 // Graphs: the host launches once (2 us), kernels follow each other with the graph gap (0.25 us).
 TEST(RankTimeline, GraphSegmentStartsAfterItsLaunch) {
   HostModel h;

@@ -113,17 +113,18 @@ std::string HostLoopGroup::ItemName() const {
 
 std::string HostOpClass(const std::string& op, int kernels) {
   if (op == "sync") return "sync";
-  if (op.find("c10d::") == 0 || op.find("allreduce") != std::string::npos || op.find("all_reduce") != std::string::npos ||
-      op == "record_param_comms")
+  if (op.find("c10d::") == 0 || op.find("allreduce") != std::string::npos ||
+      op.find("all_reduce") != std::string::npos || op == "record_param_comms")
     return "collective";
   if (op == "aten::matmul" || op == "aten::mm" || op == "aten::addmm" || op == "aten::linear" || op == "aten::bmm")
     return "library";
   return kernels == 0 ? "metadata" : "kernel";
 }
 
-std::vector<double> Quantiles21(std::vector<double> v) {
+std::vector<double> HostQuantiles(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
   std::vector<double> q;
-  for (int i = 0; i <= 20; ++i) q.push_back(Percentile(v, i / 20.0));
+  for (int i = 0; i < kHostQuantiles; ++i) q.push_back(Percentile(v, i / double(kHostQuantiles - 1)));
   return q;
 }
 
@@ -137,7 +138,7 @@ void DescribeHostOpItem(const HostOpGroup& g, trace::Item* it) {
   p->set_op_class(g.op_class);
   p->set_kernels(g.kernels);
   p->set_device_us(g.device_us);
-  for (double q : Quantiles21(g.host_us)) p->add_host_quantiles_us(q);
+  for (double q : HostQuantiles(g.host_us)) p->add_host_quantiles_us(q);
   p->set_rank(g.rank);
   p->set_tokens(g.tokens);
   p->set_host_context("profiled");

@@ -18,7 +18,7 @@
 // record_shapes=True), 0 when the profile has none.
 //
 // In the measurement trace each operator of a pass kind and token count is a KIND_HOST_OP item
-// (its 21 host-cost quantiles over every call in those passes; op_class library for GEMMs,
+// (its host-cost quantiles, kHostQuantiles of them, over every call in those passes; op_class library for GEMMs,
 // collective for c10d / NCCL calls, metadata for calls without a kernel, sync for the read-back,
 // kernel otherwise) and each eager pass group a KIND_HOST_LOOP item (its operators in order, then
 // "sync"), which calibrate fits (llm::HostOpCost, "<op>/q<tokens>") and compare prices
@@ -50,9 +50,9 @@ struct HostOpCall {
 struct EagerPassOps {
   std::vector<HostOpCall> ops;  // before the read-back, in issue order
   bool has_sync = false;
-  HostOpCall sync;              // the read-back (name "sync"), when has_sync
-  int tokens = 0;               // rows of the first RMSNorm's input, 0 when unknown
-  int64_t head_ns = 0;          // range start to the first operator (not priced)
+  HostOpCall sync;      // the read-back (name "sync"), when has_sync
+  int tokens = 0;       // rows of the first RMSNorm's input, 0 when unknown
+  int64_t head_ns = 0;  // range start to the first operator (not priced)
 };
 
 // A trace's host calls indexed for the pass scans: operators and launch calls per thread by start
@@ -65,10 +65,10 @@ class HostCallIndex {
 
  private:
   const KinetoTrace& t_;
-  std::map<int64_t, std::vector<const KinetoHostCall*>> ops_;   // by thread
-  std::map<int64_t, std::vector<const KinetoLaunch*>> calls_;   // by thread
-  std::map<int64_t, std::vector<const KinetoOp*>> norms_;       // RMSNorm calls with shapes, by thread
-  std::map<int64_t, const KinetoKernel*> kernel_of_;            // by correlation
+  std::map<int64_t, std::vector<const KinetoHostCall*>> ops_;  // by thread
+  std::map<int64_t, std::vector<const KinetoLaunch*>> calls_;  // by thread
+  std::map<int64_t, std::vector<const KinetoOp*>> norms_;      // RMSNorm calls with shapes, by thread
+  std::map<int64_t, const KinetoKernel*> kernel_of_;           // by correlation
 };
 
 // An operator over the passes of one kind and token count on one rank.
@@ -77,9 +77,9 @@ struct HostOpGroup {
   std::string op;    // the operator's name, or "sync"
   std::string op_class;
   int tokens = 0, rank = 0;
-  int kernels = 0;         // per call, the most seen
-  double device_us = 0;    // median over calls of its kernels' time
-  std::vector<double> host_us;  // every call's host cost
+  int kernels = 0;               // per call, the most seen
+  double device_us = 0;          // median over calls of its kernels' time
+  std::vector<double> host_us;   // every call's host cost
   std::string ItemName() const;  // "profile/host_op/<kind>/<op>/q<tokens>/rank<r>"
 };
 
@@ -88,18 +88,26 @@ struct HostLoopGroup {
   std::string pass;  // the PassGroup's Key()
   std::string phase, kind;
   int tokens = 0, rank = 0, layers = 0;
-  std::vector<std::string> ops;  // in issue order, then "sync"
-  double device_us = 0;          // the group's median GPU busy time
+  std::vector<std::string> ops;      // in issue order, then "sync"
+  double device_us = 0;              // the group's median GPU busy time
   std::vector<double> host_span_us;  // each pass's range
-  std::string ItemName() const;  // "profile/host_loop/<phase>/eager/q<tokens>/rank<r>"
+  std::string ItemName() const;      // "profile/host_loop/<phase>/eager/q<tokens>/rank<r>"
 };
 
 // The trace items (above). `loop`: stats = its passes' host spans.
 void DescribeHostOpItem(const HostOpGroup& g, trace::Item* it);
 void DescribeHostLoopItem(const HostLoopGroup& g, trace::Item* it);
 
-// 21 quantiles (0, 5, ..., 100 %) of `v`, linear between order statistics. REQUIRES: !v.empty().
-std::vector<double> Quantiles21(std::vector<double> v);
+// The quantiles an operator's host cost is written with: 101 (0, 1, ..., 100 %), not the probe's
+// 21. A profile's costs have rare long calls (a GC pause, the profiler flushing its buffers: 3.2 ms
+// once among 240 SDPA calls of 200 us); with 21 quantiles the draws between the 95th percentile and
+// the slowest call (5% of them) average half that call, which priced the probe's profiled decode
+// pass 45% long; with 101 the slowest call weighs 1%.
+inline constexpr int kHostQuantiles = 101;
+
+// kHostQuantiles equally spaced quantiles of `v`, linear between order statistics.
+// REQUIRES: !v.empty().
+std::vector<double> HostQuantiles(std::vector<double> v);
 
 // The op class of an operator's name and kernel count (above).
 std::string HostOpClass(const std::string& op, int kernels);

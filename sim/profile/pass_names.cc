@@ -66,8 +66,8 @@ std::regex Compile(const std::string& pattern) {
 void Append(const char* source, const BuiltinRule* begin, const BuiltinRule* end, PassNameMap* map) {
   int i = 0;
   for (const BuiltinRule* r = begin; r != end; ++r, ++i)
-    map->rules.push_back({r->pattern, r->kind, std::string(source) + " #" + std::to_string(i), r->why,
-                          Compile(r->pattern)});
+    map->rules.push_back(
+        {r->pattern, r->kind, std::string(source) + " #" + std::to_string(i), r->why, Compile(r->pattern)});
 }
 
 template <size_t N>
@@ -102,9 +102,7 @@ const char* PassNameKindName(PassNameKind kind) {
   return "ignore";
 }
 
-std::string PassNameRule::Describe() const {
-  return source + " /" + pattern + "/ -> " + PassNameKindName(kind);
-}
+std::string PassNameRule::Describe() const { return source + " /" + pattern + "/ -> " + PassNameKindName(kind); }
 
 const PassNameRule* PassNameMap::Match(const std::string& range_name) const {
   for (const PassNameRule& r : rules)
@@ -154,7 +152,8 @@ StatusOr<PassNameMap> ParsePassNameMap(std::string_view text, std::string_view f
     const config::PassNameRule& r = proto.rules(i);
     const std::string where = file + ": rules[" + std::to_string(i) + "]";
     if (r.pattern().empty())
-      return InvalidArgumentError(where + ".pattern is empty: a regular expression over the range's name (e.g. "
+      return InvalidArgumentError(where +
+                                  ".pattern is empty: a regular expression over the range's name (e.g. "
                                   "\"^decode_step$\")");
     if (r.kind() == config::PASS_NAME_KIND_UNSPECIFIED)
       return InvalidArgumentError(where + ".kind is not set: one of " +

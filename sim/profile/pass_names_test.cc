@@ -68,8 +68,8 @@ TEST(PassNamesTest, ExactPhasesAreLiteralAndCaseSensitive) {
 
 TEST(PassNamesTest, UserFileRulesComeFirstAndSayWhereTheyAreFrom) {
   auto user = ParsePassNameMap(R"pb(
-    rules { pattern: "^draft_step$" kind: PASS_VERIFY why: "ours" }
-  )pb",
+                                 rules { pattern: "^draft_step$" kind: PASS_VERIFY why: "ours" }
+                               )pb",
                                "names.textproto");
   ASSERT_TRUE(user.ok()) << user.status().ToString();
   const PassNameMap map = ConcatPassNameMaps(*user, *BuiltinPassNameMap("pytorch"));
@@ -79,9 +79,10 @@ TEST(PassNamesTest, UserFileRulesComeFirstAndSayWhereTheyAreFrom) {
 }
 
 TEST(PassNamesTest, UserFileErrorsNameTheFileRuleAndField) {
-  auto bad_regex = ParsePassNameMap("rules { pattern: \"^decode\" kind: PASS_DECODE }\n"
-                                    "rules { pattern: \"(unclosed\" kind: PASS_VERIFY }",
-                                    "m.textproto");
+  auto bad_regex = ParsePassNameMap(
+      "rules { pattern: \"^decode\" kind: PASS_DECODE }\n"
+      "rules { pattern: \"(unclosed\" kind: PASS_VERIFY }",
+      "m.textproto");
   ASSERT_FALSE(bad_regex.ok());
   EXPECT_NE(bad_regex.status().message().find("m.textproto: rules[1].pattern \"(unclosed\" is not a regular"),
             std::string::npos)

@@ -159,7 +159,8 @@ PassGroup SummarisePassGroup(const PassGroupKey& key, const std::vector<const Pa
 
 // Per eager pass group with a named range: its passes' operators; their host costs pooled per
 // (kind, op, tokens, rank) and the group as a loop of its first pass's operators.
-void CollectHostOps(const std::vector<KinetoTrace>& ranks, const std::map<PassGroupKey, std::vector<const PassInstance*>>& groups,
+void CollectHostOps(const std::vector<KinetoTrace>& ranks,
+                    const std::map<PassGroupKey, std::vector<const PassInstance*>>& groups,
                     const std::vector<PassGroup>& summaries, ProfileImport* out) {
   std::vector<HostCallIndex> index;
   for (const KinetoTrace& t : ranks) index.emplace_back(t);

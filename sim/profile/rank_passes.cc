@@ -44,8 +44,8 @@ bool IsGraphLaunch(const std::string& call) { return call.find("GraphLaunch") !=
 struct RankHostCalls {
   std::unordered_map<int64_t, const KinetoLaunch*> launch_of;
   std::unordered_map<const KinetoRange*, const PassNameRule*> rule_of;  // the phase ranges' rules
-  std::map<int64_t, ThreadRanges> phase_ranges, run_ranges;  // by thread id
-  std::string run_prefix;                                    // of the run ranges' names
+  std::map<int64_t, ThreadRanges> phase_ranges, run_ranges;             // by thread id
+  std::string run_prefix;                                               // of the run ranges' names
 
   // The call that launched `k`, or null when the trace has none.
   const KinetoLaunch* LaunchOf(const KinetoKernel& k) const {

@@ -57,7 +57,7 @@ EagerPassPrediction PredictOne(const profile::ProfileImport& imported, const pro
     llm::HostOpCost cost;
     cost.op_class = own->op_class;
     cost.kernels = own->kernels;
-    cost.quantiles_us = profile::Quantiles21(host_us);
+    cost.quantiles_us = profile::HostQuantiles(host_us);
     params.host.ops[calib::HostOpKey(op, loop.tokens)] = std::move(cost);
   }
   const calib::Prediction predicted = calib::PredictHostLoop(tr, tr.items(0), params);

@@ -226,8 +226,12 @@ nlohmann::json HostOpsJson(const std::vector<profile::HostOpGroup>& ops) {
 nlohmann::json EagerPassesJson(const std::vector<scenario::EagerPassPrediction>& predicted) {
   nlohmann::json j = nlohmann::json::array();
   for (const scenario::EagerPassPrediction& p : predicted) {
-    nlohmann::json e = {{"pass", p.loop->pass},   {"kind", p.loop->kind},         {"tokens", p.loop->tokens},
-                        {"ops", p.loop->ops.size()}, {"measured_host_us", p.measured_us}, {"costs_from", p.costs_from}};
+    nlohmann::json e = {{"pass", p.loop->pass},
+                        {"kind", p.loop->kind},
+                        {"tokens", p.loop->tokens},
+                        {"ops", p.loop->ops.size()},
+                        {"measured_host_us", p.measured_us},
+                        {"costs_from", p.costs_from}};
     if (p.ok)
       e["predicted_host_us"] = p.predicted_us;
     else

@@ -201,7 +201,9 @@ class Handler : public nlohmann::json::json_sax_t {
       k.group_size = static_cast<int>(Field(args_, "Group size", -1));
       k.external_id = static_cast<int64_t>(Field(args_, "External id", -1));
       out_->kernels.push_back(std::move(k));
-    } else if (cat == "cpu_op" && IsShapeOp(name)) {
+    } else if (cat == "cpu_op") {
+      out_->cpu_ops.push_back({name, start, duration, tid});
+      if (!IsShapeOp(name)) return;
       KinetoOp o;
       o.name = name;
       o.start_ns = start;

@@ -13,7 +13,8 @@
 // gpu_user_annotation (the same ranges' GPU spans), cuda_runtime / cuda_driver (launch calls), and
 // the cpu_op events of the operators whose shapes the importer reads (IsShapeOp: GEMMs, attention,
 // norms, argmax, with "Input Dims" and "Input type" when the profiler ran with
-// record_shapes=True). Every other event is counted by category in `ignored`, never dropped
+// record_shapes=True), and every cpu_op event as a host call (name, thread, start, duration: the
+// eager passes' operators, host_ops.h). Every other event is counted by category in `ignored`, never dropped
 // silently.
 #pragma once
 
@@ -80,6 +81,13 @@ struct KinetoLaunch {
   int64_t correlation = -1;
 };
 
+// Any operator call (cpu_op) on the host: where its host time went.
+struct KinetoHostCall {
+  std::string name;
+  int64_t start_ns = 0, duration_ns = 0;
+  int64_t tid = -1;
+};
+
 // deviceProperties: the GPUs the profiler saw.
 struct KinetoDevice {
   int id = -1;
@@ -101,6 +109,7 @@ struct KinetoTrace {
   std::vector<KinetoRange> gpu_ranges;  // their GPU spans
   std::vector<KinetoLaunch> launches;
   std::vector<KinetoOp> ops;               // IsShapeOp calls, in file order
+  std::vector<KinetoHostCall> cpu_ops;     // every cpu_op, in file order
   std::map<std::string, int64_t> ignored;  // events not kept, by category ("" = none)
   int64_t events = 0;                      // traceEvents entries read
 };

@@ -68,7 +68,10 @@ TEST(KinetoTraceTest, KeepsKernelsRangesAndLaunchesAndCountsTheRest) {
   EXPECT_EQ(t->events, 8);
   EXPECT_EQ(t->ignored.at("metadata"), 1);
   EXPECT_EQ(t->ignored.at("ac2g"), 1);
-  EXPECT_EQ(t->ignored.at("cpu_op"), 1);  // aten::cat: not an operator whose shapes are read
+  EXPECT_EQ(t->ignored.count("cpu_op"), 0u);  // every operator is a host call; aten::cat has no shapes read
+  ASSERT_EQ(t->cpu_ops.size(), 2u);
+  EXPECT_EQ(t->cpu_ops[1].name, "aten::cat");
+  EXPECT_EQ(t->cpu_ops[1].start_ns, 106000);
   // aten::mm is kept with its shapes, and its kernel points back to it.
   ASSERT_EQ(t->ops.size(), 1u);
   EXPECT_EQ(t->ops[0].name, "aten::mm");
@@ -144,7 +147,7 @@ TEST(KinetoTraceTest, ReadsTheCommittedProfilerTrace) {
   // Kept (IsShapeOp): 273 aten::mm, 153 aten::rms_norm and their 153 aten::_fused_rms_norm, 60
   // aten::_cudnn_attention_forward, 33 aten::argmax; every other cpu_op is counted.
   EXPECT_EQ(t->ops.size(), 273u + 153 + 153 + 60 + 33);
-  EXPECT_EQ(t->ignored.at("cpu_op"), 6210 - static_cast<int64_t>(t->ops.size()));
+  EXPECT_EQ(static_cast<int64_t>(t->cpu_ops.size()), 6210);
 }
 
 }  // namespace

@@ -129,6 +129,9 @@ std::map<PassGroupKey, std::vector<const PassInstance*>> GroupPasses(
 PassGroup SummarisePassGroup(const PassGroupKey& key, const std::vector<const PassInstance*>& list) {
   PassGroup g;
   std::tie(g.phase, g.run, g.graph, g.kernels) = key;
+  const PassNameRule* rule = list.front()->rule;
+  g.kind = rule != nullptr ? PassNameKindName(rule->kind) : "";
+  g.rule = rule != nullptr ? rule->Describe() : "a CUDA-graph replay outside every pass range";
   g.passes = static_cast<int>(list.size());
   std::vector<double> gpu, host, idle, busy_total;
   std::map<std::string, std::vector<double>> busy;
@@ -150,6 +153,59 @@ PassGroup SummarisePassGroup(const PassGroupKey& key, const std::vector<const Pa
     g.busy_us[c] = Median(v);
   }
   return g;
+}
+
+// ---- Eager passes operator by operator (host_ops.h).
+
+// Per eager pass group with a named range: its passes' operators; their host costs pooled per
+// (kind, op, tokens, rank) and the group as a loop of its first pass's operators.
+void CollectHostOps(const std::vector<KinetoTrace>& ranks,
+                    const std::map<PassGroupKey, std::vector<const PassInstance*>>& groups,
+                    const std::vector<PassGroup>& summaries, ProfileImport* out) {
+  std::vector<HostCallIndex> index;
+  for (const KinetoTrace& t : ranks) index.emplace_back(t);
+  std::map<std::tuple<std::string, std::string, int, int>, HostOpGroup> ops;  // (kind, op, tokens, rank)
+  std::map<std::tuple<std::string, std::string, int, int>, std::vector<double>> device;
+  size_t gi = 0;
+  for (const auto& [key, list] : groups) {
+    const PassGroup& summary = summaries[gi++];
+    if (summary.graph || list.front()->rule == nullptr) continue;
+    HostLoopGroup loop;
+    for (const PassInstance* p : list) {
+      const int rank = p->rank;
+      const EagerPassOps pass = index[rank].PassOps(p->tid, p->host_start, p->host_end, p->gpu_end);
+      std::vector<HostOpCall> calls = pass.ops;
+      if (pass.has_sync) calls.push_back(pass.sync);
+      for (const HostOpCall& c : calls) {
+        HostOpGroup& g = ops[{summary.kind, c.name, pass.tokens, rank}];
+        g.kind = summary.kind;
+        g.op = c.name;
+        g.tokens = pass.tokens;
+        g.rank = rank;
+        g.kernels = std::max(g.kernels, c.kernels);
+        g.host_us.push_back(static_cast<double>(c.host_ns) * 1e-3);
+        device[{summary.kind, c.name, pass.tokens, rank}].push_back(static_cast<double>(c.device_ns) * 1e-3);
+      }
+      if (loop.ops.empty() && pass.has_sync && !pass.ops.empty()) {
+        loop.pass = summary.Key();
+        loop.phase = summary.phase;
+        loop.kind = summary.kind;
+        loop.tokens = pass.tokens;
+        loop.rank = rank;
+        loop.layers = summary.allreduces / 2;
+        for (const HostOpCall& c : pass.ops) loop.ops.push_back(c.name);
+        loop.ops.push_back("sync");
+        loop.device_us = summary.busy_total_us;
+      }
+      loop.host_span_us.push_back(static_cast<double>(p->host_end - p->host_start) * 1e-3);
+    }
+    if (!loop.ops.empty()) out->host_loops.push_back(std::move(loop));
+  }
+  for (auto& [key, g] : ops) {
+    g.op_class = HostOpClass(g.op, g.kernels);
+    g.device_us = Median(device[key]);
+    out->host_ops.push_back(std::move(g));
+  }
 }
 
 // ---- The measurement trace.
@@ -376,7 +432,9 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
   }
   ASSIGN_OR_RETURN(const MatchedCollectives collectives, MatchCollectives(ranks, &scans));
   // The pass groups after the collectives: their passes learnt allreduce sizes from them.
-  for (const auto& [key, list] : GroupPasses(scans.passes)) out.passes.push_back(SummarisePassGroup(key, list));
+  const auto groups = GroupPasses(scans.passes);
+  for (const auto& [key, list] : groups) out.passes.push_back(SummarisePassGroup(key, list));
+  CollectHostOps(ranks, groups, out.passes, &out);
 
   trace::Trace& tr = out.trace;
   tr.set_schema_version(1);
@@ -392,6 +450,8 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     AddGemmItem(out.gemms.back(), gemm, &tr);
   }
   AddKernelCallItems(kernel_calls, &out.attention, &out.norms, &out.sampling, &tr);
+  for (const HostOpGroup& g : out.host_ops) DescribeHostOpItem(g, tr.add_items());
+  for (const HostLoopGroup& g : out.host_loops) DescribeHostLoopItem(g, tr.add_items());
   return out;
 }
 

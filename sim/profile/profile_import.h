@@ -2,8 +2,10 @@
 // the passes of the decode loop and their GPU time by kernel class, and every NCCL collective with
 // each rank's arrival, so that waiting for the last rank and the transfer itself are apart.
 //
-// Passes. A pass is one occurrence of a host range whose name is a phase name (ImportOptions:
-// "decode", "draft", "verify", "draft_extend", ...). A kernel belongs to the innermost phase range
+// Passes. A pass is one occurrence of a host range that the pass name map (pass_names.h,
+// ImportOptions::names) gives a kind other than ignore ("decode_step" -> decode, vLLM's
+// "gpu_model_runner: forward" -> target, ...); each group records the rule that gave it its kind,
+// and the import counts the range names no rule matched (unmatched_ranges). A kernel belongs to the innermost phase range
 // that encloses, on the same host thread, the call that launched it (CUPTI correlation: a kernel
 // launched eagerly correlates with its cudaLaunchKernel / cuLaunchKernelEx, a kernel replayed from
 // a CUDA graph with its cudaGraphLaunch). Passes are grouped by phase, by the enclosing run range
@@ -55,7 +57,9 @@
 
 #include "sim/core/status.h"
 #include "sim/profile/kernel_calls.h"
+#include "sim/profile/host_ops.h"
 #include "sim/profile/kineto_trace.h"
+#include "sim/profile/pass_names.h"
 #include "specsim/trace.pb.h"
 
 namespace specsim::profile {
@@ -64,7 +68,9 @@ namespace specsim::profile {
 inline constexpr const char* kGraphReplayPhase = "graph_replay";
 
 struct ImportOptions {
-  std::vector<std::string> phases = {"decode", "draft", "verify", "draft_extend", "extend", "prefill"};
+  // Which host ranges are passes, and of which kind (default: the built-in "auto" map, whose
+  // pytorch words take the old phase names decode, draft, verify, draft_extend, extend, prefill).
+  PassNameMap names = DefaultPassNameMap();
   std::string run_prefix = "specsim.run/";
   // The NCCL_* variables the run had (a profile does not record them): written to the trace's
   // environment and to every NCCL item (NCCL_ALGO, NCCL_PROTO, NCCL_MIN/MAX_NCHANNELS,
@@ -73,7 +79,9 @@ struct ImportOptions {
 };
 
 struct PassGroup {
-  std::string phase;
+  std::string phase;       // the range's name (kGraphReplayPhase for a replay outside every range)
+  std::string kind;        // the name map's kind (PassNameKindName); "" for graph replays
+  std::string rule;        // the rule that gave the kind (PassNameRule::Describe), or why none
   std::string run;         // the enclosing run range's name after the prefix ("" when none)
   bool graph = false;      // launched by graph replays
   int kernels = 0;         // kernels per pass
@@ -132,6 +140,13 @@ struct ProfileImport {
   int64_t kernels_in_passes = 0;
   int64_t kernels_without_launch = 0;      // no correlated host call in the trace
   std::map<std::string, int64_t> ignored;  // events not kept, by category, summed over ranks
+  // Host range names that no rule of the name map matched (not passes), with their occurrences
+  // over all ranks: what a user adds to a --name-map file.
+  std::map<std::string, int64_t> unmatched_ranges;
+  // Eager passes' top-level operators (host_ops.h): per op their host cost, and per eager pass
+  // group its ops in order; written to the trace as KIND_HOST_OP / KIND_HOST_LOOP items.
+  std::vector<HostOpGroup> host_ops;
+  std::vector<HostLoopGroup> host_loops;
   trace::Trace trace;
 };
 

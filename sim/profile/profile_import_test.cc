@@ -160,7 +160,7 @@ TEST(ProfileImportTest, TheCommittedTwoRankProfile) {
   // Without phase names (a framework that records no ranges): every graph replay is a pass.
   {
     ImportOptions unnamed;
-    unnamed.phases = {};
+    unnamed.names = {};  // no rule: no range is a pass
     auto u = ImportProfile(ranks, unnamed);
     ASSERT_TRUE(u.ok()) << u.status().ToString();
     std::map<std::string, const PassGroup*> by;

@@ -43,8 +43,9 @@ bool IsGraphLaunch(const std::string& call) { return call.find("GraphLaunch") !=
 // per host thread its phase ranges and its run ranges.
 struct RankHostCalls {
   std::unordered_map<int64_t, const KinetoLaunch*> launch_of;
-  std::map<int64_t, ThreadRanges> phase_ranges, run_ranges;  // by thread id
-  std::string run_prefix;                                    // of the run ranges' names
+  std::unordered_map<const KinetoRange*, const PassNameRule*> rule_of;  // the phase ranges' rules
+  std::map<int64_t, ThreadRanges> phase_ranges, run_ranges;             // by thread id
+  std::string run_prefix;                                               // of the run ranges' names
 
   // The call that launched `k`, or null when the trace has none.
   const KinetoLaunch* LaunchOf(const KinetoKernel& k) const {
@@ -53,16 +54,29 @@ struct RankHostCalls {
   }
 };
 
-RankHostCalls IndexHostCalls(const KinetoTrace& t, const std::set<std::string>& phases, const std::string& run_prefix) {
+// The rank's launches by correlation, its phase ranges (those the name map gives a pass kind:
+// the rule of each matched name is looked up once) and run ranges; the names no rule matched
+// counted into `unmatched`.
+RankHostCalls IndexHostCalls(const KinetoTrace& t, const PassNameMap& names, const std::string& run_prefix,
+                             std::map<std::string, int64_t>* unmatched) {
   RankHostCalls host;
   host.run_prefix = run_prefix;
   for (const KinetoLaunch& l : t.launches)
     if (l.correlation >= 0) host.launch_of[l.correlation] = &l;
+  std::unordered_map<std::string, const PassNameRule*> rule_of_name;
   for (const KinetoRange& g : t.ranges) {
-    if (phases.count(g.name))
-      host.phase_ranges[g.tid].sorted.push_back(&g);
-    else if (!run_prefix.empty() && g.name.rfind(run_prefix, 0) == 0)
+    if (!run_prefix.empty() && g.name.rfind(run_prefix, 0) == 0) {
       host.run_ranges[g.tid].sorted.push_back(&g);
+      continue;
+    }
+    auto [it, fresh] = rule_of_name.emplace(g.name, nullptr);
+    if (fresh) it->second = names.Match(g.name);
+    if (it->second == nullptr) {
+      ++(*unmatched)[g.name];
+    } else if (it->second->kind != PassNameKind::kIgnore) {
+      host.phase_ranges[g.tid].sorted.push_back(&g);
+      host.rule_of[&g] = it->second;
+    }
   }
   for (auto& [tid, v] : host.phase_ranges) v.Finish();
   for (auto& [tid, v] : host.run_ranges) v.Finish();
@@ -81,6 +95,8 @@ const KinetoRange* InnermostRange(const std::map<int64_t, ThreadRanges>& ranges,
 PassInstance OpenPass(const KinetoRange* range, const KinetoLaunch& launch, const RankHostCalls& host) {
   PassInstance p;
   p.phase = range != nullptr ? range->name : std::string(kGraphReplayPhase);
+  p.rule = range != nullptr ? host.rule_of.at(range) : nullptr;
+  p.tid = launch.tid;
   p.host_start = range != nullptr ? range->start_ns : launch.start_ns;
   p.host_end = range != nullptr ? range->start_ns + range->duration_ns : launch.start_ns + launch.duration_ns;
   const KinetoRange* run = InnermostRange(host.run_ranges, launch.tid, p.host_start);
@@ -143,13 +159,13 @@ void ScanRankKernels(const KinetoTrace& t, const RankHostCalls& host, std::vecto
 
 RankScans ScanRanks(const std::vector<KinetoTrace>& ranks, const ImportOptions& options, ProfileImport* out) {
   const int world = static_cast<int>(ranks.size());
-  const std::set<std::string> phases(options.phases.begin(), options.phases.end());
   RankScans scans;
   scans.passes.resize(world);
   scans.nccl.resize(world);
   for (int r = 0; r < world; ++r) {
-    const RankHostCalls host = IndexHostCalls(ranks[r], phases, options.run_prefix);
+    const RankHostCalls host = IndexHostCalls(ranks[r], options.names, options.run_prefix, &out->unmatched_ranges);
     ScanRankKernels(ranks[r], host, &scans.passes[r], &scans.nccl[r], out);
+    for (PassInstance& p : scans.passes[r]) p.rank = r;
   }
   return scans;
 }

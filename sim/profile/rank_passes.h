@@ -20,6 +20,9 @@ namespace specsim::profile {
 // One rank's passes: for each phase-range occurrence, its kernels.
 struct PassInstance {
   std::string phase, run;
+  const PassNameRule* rule = nullptr;  // the name map's rule of its range (null: a graph replay)
+  int64_t tid = -1;                    // the host thread of its range / launch
+  int rank = 0;
   int64_t host_start = 0, host_end = 0;
   int64_t gpu_start = INT64_MAX, gpu_end = INT64_MIN;
   int kernels = 0;

@@ -45,15 +45,28 @@ std::optional<llm::PassKind> GraphReplayPassKind(const profile::PassGroup& g, co
   return std::nullopt;
 }
 
-// The pass kind of a group: by its phase name, or for a graph replay by its allreduces; nullopt
-// (and `why`) when the simulator has none for it.
+// A target forward named neither decode nor verify (the name map's "target": vLLM's forward): one
+// token per sequence is a decode, more a verify; unknown tokens: a verify when the scenario
+// speculates.
+llm::PassKind TargetPassKind(const profile::PassGroup& g, const llm::DecodeSetup& base) {
+  if (g.allreduce_elements > 0)
+    return g.allreduce_elements == int64_t{base.target.hidden_size} * std::max(1, base.batch)
+               ? llm::PassKind::kTargetDecode
+               : llm::PassKind::kVerify;
+  return base.speculation.num_draft_tokens > 0 ? llm::PassKind::kVerify : llm::PassKind::kTargetDecode;
+}
+
+// The pass kind of a group: the name map's kind of its range (profile::PassGroup::kind), or for a
+// graph replay by its allreduces; nullopt (and `why`) when the simulator has none for it.
 std::optional<llm::PassKind> PassKindOf(const profile::PassGroup& g, const llm::DecodeSetup& base, std::string* why) {
-  if (g.phase == "decode") return llm::PassKind::kTargetDecode;
-  if (g.phase == "verify") return llm::PassKind::kVerify;
-  if (g.phase == "draft") return llm::PassKind::kDraftStep;
-  if (g.phase == "draft_extend") return llm::PassKind::kDraftExtend;
+  if (g.kind == "decode") return llm::PassKind::kTargetDecode;
+  if (g.kind == "verify") return llm::PassKind::kVerify;
+  if (g.kind == "draft") return llm::PassKind::kDraftStep;
+  if (g.kind == "draft_extend") return llm::PassKind::kDraftExtend;
+  if (g.kind == "target") return TargetPassKind(g, base);
   if (g.phase == profile::kGraphReplayPhase) return GraphReplayPassKind(g, base, why);
-  *why = "no pass kind for phase '" + g.phase + "' (decode, verify, draft, draft_extend)";
+  *why = "the name map gives '" + g.phase + "' the kind '" + g.kind + "' (" + g.rule +
+         "): not a pass the simulator has (decode, verify, draft, draft_extend, target)";
   return std::nullopt;
 }
 

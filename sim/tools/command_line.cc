@@ -216,10 +216,14 @@ void AddImportProfileCommand(CLI::App& app, int* exit_code) {
       ->required();
   cmd->add_option("-o,--output", flags->output, "write the measurement trace (.pb) for compare / calibrate");
   cmd->add_flag("--json", flags->json, "print JSON");
+  cmd->add_option("--names", flags->names,
+                  "built-in pass name map: sglang, vllm, pytorch, auto (default: vllm's scopes, then "
+                  "pytorch's words decode / verify / draft / draft_extend / extend), none");
+  cmd->add_option("--name-map", flags->name_map,
+                  "PassNameMap textproto (proto/specsim/pass_names.proto): rules tried before the built-in map");
   cmd->add_option("--phases", flags->phases,
-                  "host range names that mark passes (default: decode draft verify "
-                  "draft_extend extend prefill; none: every CUDA-graph replay is a pass, "
-                  "as are replays outside the named ranges anyway)");
+                  "exact host range names that mark passes, instead of --names' map (none: no range; "
+                  "every CUDA-graph replay is a pass, as are replays outside the ranges anyway)");
   cmd->add_option("--nccl-env", flags->nccl_env,
                   "NCCL_NAME=value: an NCCL variable the run had (the profile does not record them), e.g. "
                   "NCCL_P2P_DISABLE=1; repeatable");

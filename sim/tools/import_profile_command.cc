@@ -10,8 +10,10 @@
 #include <set>
 
 #include "sim/io/file_io.h"
+#include "sim/profile/item_stats.h"
 #include "sim/profile/kernel_class.h"
 #include "sim/profile/profile_import.h"
+#include "sim/scenario/eager_passes.h"
 #include "sim/scenario/profile_passes.h"
 #include "sim/scenario/scenario.h"
 
@@ -69,8 +71,17 @@ StatusOr<std::vector<profile::KinetoTrace>> ReadRankTraces(const std::vector<std
 
 StatusOr<profile::ImportOptions> ImportOptionsOf(const ImportProfileFlags& flags) {
   profile::ImportOptions options;
-  if (!flags.phases.empty()) options.phases = flags.phases;
-  if (flags.phases == std::vector<std::string>{"none"}) options.phases.clear();  // graph replays as the passes
+  if (flags.phases == std::vector<std::string>{"none"}) {
+    options.names = {};  // graph replays as the passes
+  } else if (!flags.phases.empty()) {
+    options.names = profile::ExactPassNameMap(flags.phases);
+  } else {
+    ASSIGN_OR_RETURN(options.names, profile::BuiltinPassNameMap(flags.names));
+  }
+  if (!flags.name_map.empty()) {
+    ASSIGN_OR_RETURN(profile::PassNameMap user, profile::LoadPassNameMapFile(io::CommittedPath(flags.name_map)));
+    options.names = profile::ConcatPassNameMaps(std::move(user), options.names);
+  }
   options.run_prefix = flags.run_prefix;
   for (const std::string& kv : flags.nccl_env) {
     const size_t eq = kv.find('=');
@@ -113,6 +124,8 @@ nlohmann::json PassesJson(const std::vector<profile::PassGroup>& passes) {
   nlohmann::json j = nlohmann::json::array();
   for (const profile::PassGroup& g : passes)
     j.push_back({{"phase", g.phase},
+                 {"kind", g.kind},
+                 {"rule", g.rule},
                  {"run", g.run},
                  {"graph", g.graph},
                  {"kernels", g.kernels},
@@ -195,6 +208,39 @@ nlohmann::json NormsJson(const std::vector<profile::NormGroup>& norms) {
   return j;
 }
 
+nlohmann::json HostOpsJson(const std::vector<profile::HostOpGroup>& ops) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const profile::HostOpGroup& g : ops)
+    j.push_back({{"kind", g.kind},
+                 {"op", g.op},
+                 {"op_class", g.op_class},
+                 {"tokens", g.tokens},
+                 {"rank", g.rank},
+                 {"calls", g.host_us.size()},
+                 {"kernels", g.kernels},
+                 {"host_median_us", profile::Median(g.host_us)},
+                 {"device_median_us", g.device_us}});
+  return j;
+}
+
+nlohmann::json EagerPassesJson(const std::vector<scenario::EagerPassPrediction>& predicted) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const scenario::EagerPassPrediction& p : predicted) {
+    nlohmann::json e = {{"pass", p.loop->pass},
+                        {"kind", p.loop->kind},
+                        {"tokens", p.loop->tokens},
+                        {"ops", p.loop->ops.size()},
+                        {"measured_host_us", p.measured_us},
+                        {"costs_from", p.costs_from}};
+    if (p.ok)
+      e["predicted_host_us"] = p.predicted_us;
+    else
+      e["not_predicted"] = p.why;
+    j.push_back(e);
+  }
+  return j;
+}
+
 void PrintJson(const profile::ProfileImport& r, const std::string& output, std::ostream& out) {
   nlohmann::json j;
   j["ranks"] = r.ranks;
@@ -209,6 +255,9 @@ void PrintJson(const profile::ProfileImport& r, const std::string& output, std::
   j["attention"] = AttentionJson(r.attention);
   j["norms"] = NormsJson(r.norms);
   j["kernel_calls_skipped"] = r.kernel_calls_skipped;
+  j["unmatched_ranges"] = r.unmatched_ranges;
+  j["host_ops"] = HostOpsJson(r.host_ops);
+  j["eager_passes"] = EagerPassesJson(scenario::PredictEagerPasses(r));
   if (!output.empty()) j["wrote"] = output;
   out << j.dump(1) << "\n";
 }
@@ -241,6 +290,35 @@ void PrintPassTable(const std::vector<profile::PassGroup>& passes, std::ostream&
       row += fmt::format(" {:>9.1f}", it == g.busy_us.end() ? 0.0 : it->second);
     }
     out << row << "\n";
+  }
+}
+
+// Each pass group's kind and the rule that gave it; the range names no rule matched.
+void PrintPassKinds(const profile::ProfileImport& r, std::ostream& out) {
+  out << "\npass kinds (the name map's rule of each group's range: --names, --name-map, --phases)\n";
+  for (const profile::PassGroup& g : r.passes)
+    out << fmt::format("{:<48} {:>12}  {}\n", g.Key(), g.kind.empty() ? "(by replay)" : g.kind, g.rule);
+  if (r.unmatched_ranges.empty()) return;
+  out << "host ranges matched by no rule (not passes; add a rule with --name-map to make one a pass):\n";
+  for (const auto& [name, n] : r.unmatched_ranges) out << fmt::format("  {:>6} x {}\n", n, name);
+}
+
+// Eager pass groups: host span predicted from the operators' host costs (held out by kind).
+void PrintEagerPredictions(const profile::ProfileImport& r, std::ostream& out) {
+  const std::vector<scenario::EagerPassPrediction> predicted = scenario::PredictEagerPasses(r);
+  if (predicted.empty()) return;
+  out << "\neager passes: host span (the range, median) against the operators' host costs re-simulated "
+         "(PredictHostLoop; costs of the other kinds' passes; us)\n";
+  out << fmt::format("{:<48} {:>6} {:>10} {:>10} {:>8}  {}\n", "pass", "ops", "host", "predicted", "error",
+                     "costs from");
+  for (const scenario::EagerPassPrediction& p : predicted) {
+    if (!p.ok) {
+      out << fmt::format("{:<48} not predicted: {}\n", p.loop->pass, p.why);
+      continue;
+    }
+    out << fmt::format("{:<48} {:>6} {:>10.1f} {:>10.1f} {:>+7.1f}%  {}\n", p.loop->pass, p.loop->ops.size(),
+                       p.measured_us, p.predicted_us, 100 * (p.predicted_us / std::max(1e-9, p.measured_us) - 1),
+                       p.costs_from);
   }
 }
 
@@ -344,6 +422,8 @@ void PrintClassTable(const ScenarioPasses& s, std::ostream& out) {
 void PrintText(const profile::ProfileImport& r, const ScenarioPasses& s, const std::string& output, std::ostream& out) {
   PrintKernelCounts(r, out);
   PrintPassTable(r.passes, out);
+  PrintPassKinds(r, out);
+  PrintEagerPredictions(r, out);
   PrintCollectiveTable(r, out);
   PrintGemmTable(r, out);
   PrintKernelCallTables(r, out);

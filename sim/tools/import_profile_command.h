@@ -15,6 +15,10 @@
 // communication of the pass (decode_simulator.h PassTiming), and the GPU idle time against the
 // predicted launch / sync time; with -o the graph-captured target forwards (decode, verify) are
 // written as decode items (DecodeParams.gpu_busy_only) with the scenario's model in the trace.
+// Passes are the ranges the pass name map (--names, --name-map, --phases) gives a kind; the report
+// prints each group's rule and the range names no rule matched. Eager pass groups are also
+// predicted operator by operator from their host costs, held out by kind
+// (sim/scenario/eager_passes.h), and written with -o as host-op / host-loop items.
 // Exit 2 on unreadable or inconsistent input, with the file and the reason.
 #pragma once
 
@@ -32,7 +36,12 @@ struct ImportProfileFlags {
   std::vector<std::string> paths;
   std::string output;
   bool json = false;
-  std::vector<std::string> phases;  // empty: the defaults (decode, draft, verify, draft_extend, extend, prefill)
+  // Which host ranges are passes (sim/profile/pass_names.h): the rules of --name-map FILE first,
+  // then the exact names of --phases when given (the old option; "none": no range is a pass),
+  // else the built-in map --names (sglang, vllm, pytorch, auto, none; default auto).
+  std::vector<std::string> phases;
+  std::string names = "auto";
+  std::string name_map;
   std::string run_prefix = "specsim.run/";
   std::vector<std::string> nccl_env;  // "NCCL_X=value": the run's NCCL variables
   // The scenario the run is meant to be (its box, model, batch, context, speculation, calibration):

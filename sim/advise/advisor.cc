@@ -133,8 +133,9 @@ Evaluated Evaluate(const config::Scenario& base, const Candidate& c, const Advis
 
 // `c` with every unmeasured host cost of its framework at `end`; tokens/s, or an error.
 StatusOr<double> TokensPerSAtBandEnd(const config::Scenario& base, const Candidate& c, scenario::BandEnd end) {
-  ASSIGN_OR_RETURN(scenario::LoadedScenario loaded,
-                   scenario::BuildScenario(base, "advise", CandidateOverrides(c, base.parallelism().tensor_parallel()), ""));
+  ASSIGN_OR_RETURN(
+      scenario::LoadedScenario loaded,
+      scenario::BuildScenario(base, "advise", CandidateOverrides(c, base.parallelism().tensor_parallel()), ""));
   if (loaded.setup.framework) loaded.setup.framework = scenario::AtBandEnd(*loaded.setup.framework, end);
   ASSIGN_OR_RETURN(llm::DecodeResult r, scenario::EvaluateSetup(loaded.setup));
   return r.speculative ? r.speculative_tokens_per_s : r.baseline_tokens_per_s;
@@ -158,8 +159,8 @@ Status BandVerdict(const config::Scenario& base, const llm::FrameworkProfile& fr
     for (const Evaluated* e : contenders) {
       auto tps = TokensPerSAtBandEnd(base, e->candidate, end);
       if (!tps.ok())
-        return tps.status().WithPrefix(fmt::format("advise: host-cost band, {} end, {}", low ? "low" : "high",
-                                                   e->candidate.Label()));
+        return tps.status().WithPrefix(
+            fmt::format("advise: host-cost band, {} end, {}", low ? "low" : "high", e->candidate.Label()));
       if (e == &winner) (low ? v.winner_low_cost_tokens_per_s : v.winner_high_cost_tokens_per_s) = *tps;
       if (*tps > best_tps) {
         best_tps = *tps;

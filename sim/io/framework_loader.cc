@@ -206,7 +206,8 @@ void CheckHostCostSources(const FrameworkProfile& p, bool from_file, std::vector
         (override_kind && from_file)) {
       out->push_back({at + ".kind", EnumValueName(kinds, kind),
                       override_kind ? "SCENARIO_OVERRIDE is written by a scenario's framework_overrides, not in a "
-                                      "profile: one of " + kinds_allowed
+                                      "profile: one of " +
+                                          kinds_allowed
                                     : std::string("required: where ") + name + " comes from, one of " + kinds_allowed +
                                           " (FITTED: fitted_from and host; UNMEASURED: low_us, high_us and "
                                           "citation; DEFINITION: definition)"});
@@ -241,8 +242,7 @@ void CheckHostCostSources(const FrameworkProfile& p, bool from_file, std::vector
     if (kind == HostCostSource::FITTED && s.has_low_us() != s.has_high_us())
       out->push_back({at, s.has_low_us() ? "low_us without high_us" : "high_us without low_us",
                       "a range needs both ends (low_us <= value <= high_us)"});
-    if (s.has_low_us() && s.has_high_us() && std::isfinite(value) &&
-        !(s.low_us() <= value && value <= s.high_us()))
+    if (s.has_low_us() && s.has_high_us() && std::isfinite(value) && !(s.low_us() <= value && value <= s.high_us()))
       out->push_back({name, Number(value),
                       fmt::format("must lie in its range [{}, {}] us ({}.low_us, high_us)", Number(s.low_us()),
                                   Number(s.high_us()), at)});

@@ -170,7 +170,8 @@ TEST(BundledFrameworksTest, CppGraphHasNoFrameworkCosts) {
 
 // A complete profile; tests edit one line of it. Line numbers matter: errors carry the line:col of
 // the field's name (of the enclosing block's name for a field left unset inside it).
-constexpr const char* kGood = R"txt(name: "test" host_cost_sources { eager_op_host_us { kind: FITTED fitted_from: "t.json" host: "cpu" } graph_replay_host_us { kind: DEFINITION definition: "d" } decode_step_host_us { kind: UNMEASURED low_us: 20 high_us: 100 citation: "c" } spec_cycle_host_us { kind: UNMEASURED low_us: 40 high_us: 160 citation: "c" } jitter: "j" }
+constexpr const char* kGood =
+    R"txt(name: "test" host_cost_sources { eager_op_host_us { kind: FITTED fitted_from: "t.json" host: "cpu" } graph_replay_host_us { kind: DEFINITION definition: "d" } decode_step_host_us { kind: UNMEASURED low_us: 20 high_us: 100 citation: "c" } spec_cycle_host_us { kind: UNMEASURED low_us: 40 high_us: 160 citation: "c" } jitter: "j" }
 source: "a test"
 capture { decode: FULL draft: FULL verify: PIECEWISE draft_extend: EAGER }
 eager_op_host_us: 10

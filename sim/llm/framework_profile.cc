@@ -44,7 +44,9 @@ double& FrameworkProfile::HostCostUs(HostCost cost) {
   return spec_cycle_host_us;
 }
 
-double FrameworkProfile::HostCostUs(HostCost cost) const { return const_cast<FrameworkProfile*>(this)->HostCostUs(cost); }
+double FrameworkProfile::HostCostUs(HostCost cost) const {
+  return const_cast<FrameworkProfile*>(this)->HostCostUs(cost);
+}
 
 bool FrameworkProfile::CustomAllreduceRule::RunsOn(int world_size, bool full_nvlink) const {
   if (!stated || std::find(world_sizes.begin(), world_sizes.end(), world_size) == world_sizes.end()) return false;

@@ -55,7 +55,8 @@ StatusOr<std::optional<HostCostBand>> EvaluateHostCostBand(const llm::DecodeSetu
     llm::DecodeSetup at = setup;
     at.framework = AtBandEnd(*setup.framework, end);
     auto r = EvaluateSetup(at);
-    if (!r.ok()) return r.status().WithPrefix(end == BandEnd::kLow ? "host-cost band, low end" : "host-cost band, high end");
+    if (!r.ok())
+      return r.status().WithPrefix(end == BandEnd::kLow ? "host-cost band, low end" : "host-cost band, high end");
     (end == BandEnd::kLow ? band.low_cost : band.high_cost) = FiguresOf(*r);
   }
   return std::optional<HostCostBand>(band);

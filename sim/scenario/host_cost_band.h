@@ -36,7 +36,7 @@ struct BandFigures {
 BandFigures FiguresOf(const llm::DecodeResult& r);
 
 struct HostCostBand {
-  std::vector<std::string> costs;  // DescribeUnmeasured of the scenario's framework
+  std::vector<std::string> costs;   // DescribeUnmeasured of the scenario's framework
   BandFigures low_cost, high_cost;  // every unmeasured cost at its low / high end
 };
 

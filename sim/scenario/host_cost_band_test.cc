@@ -25,7 +25,8 @@ llm::FrameworkProfile Profile() {
 
 TEST(HostCostBand, EndsMoveOnlyTheUnmeasuredCosts) {
   const llm::FrameworkProfile f = Profile();
-  EXPECT_EQ(UnmeasuredHostCosts(f), (std::vector<llm::HostCost>{llm::HostCost::kDecodeStep, llm::HostCost::kSpecCycle}));
+  EXPECT_EQ(UnmeasuredHostCosts(f),
+            (std::vector<llm::HostCost>{llm::HostCost::kDecodeStep, llm::HostCost::kSpecCycle}));
   const llm::FrameworkProfile low = AtBandEnd(f, BandEnd::kLow), high = AtBandEnd(f, BandEnd::kHigh);
   EXPECT_EQ(low.decode_step_host_us, 150);
   EXPECT_EQ(high.decode_step_host_us, 600);
@@ -67,11 +68,11 @@ TEST(HostCostBand, NoneWithoutUnmeasuredCosts) {
   ASSERT_TRUE(band.ok()) << band.status().ToString();
   EXPECT_FALSE(band->has_value());
   // Every unmeasured cost overridden by the scenario: the user's values, no band.
-  auto overridden = LoadScenario(kLlama,
-                                 {"framework=configs/frameworks/sglang.textproto",
-                                  "framework_overrides.graph_replay_host_us=20", "framework_overrides.decode_step_host_us=100",
-                                  "framework_overrides.spec_cycle_host_us=200"},
-                                 "");
+  auto overridden =
+      LoadScenario(kLlama,
+                   {"framework=configs/frameworks/sglang.textproto", "framework_overrides.graph_replay_host_us=20",
+                    "framework_overrides.decode_step_host_us=100", "framework_overrides.spec_cycle_host_us=200"},
+                   "");
   ASSERT_TRUE(overridden.ok()) << overridden.status().ToString();
   ASSERT_TRUE(overridden->setup.framework);
   EXPECT_EQ(overridden->setup.framework->SourceOf(llm::HostCost::kDecodeStep).kind,

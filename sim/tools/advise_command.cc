@@ -313,9 +313,10 @@ void PrintAdviseHeader(const AdviseReport& r, std::ostream& out, std::ostream& e
 void PrintAdviseBand(const AdviseReport& r, std::ostream& out) {
   const advise::HostCostBandVerdict& b = r.result.band;
   if (b.costs.empty()) return;
-  out << fmt::format("#\n# host-cost band: the winner {:.1f} tok/s [{:.1f} .. {:.1f}] with every unmeasured host "
-                     "cost at its low .. high end\n",
-                     r.winner().tokens_per_s, b.winner_low_cost_tokens_per_s, b.winner_high_cost_tokens_per_s);
+  out << fmt::format(
+      "#\n# host-cost band: the winner {:.1f} tok/s [{:.1f} .. {:.1f}] with every unmeasured host "
+      "cost at its low .. high end\n",
+      r.winner().tokens_per_s, b.winner_low_cost_tokens_per_s, b.winner_high_cost_tokens_per_s);
   if (b.winner_changes) {
     out << fmt::format(
         "#   the winner depends on unmeasured host costs: at the low end {} ({:.1f} tok/s), at the high end {} "

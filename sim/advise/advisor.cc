@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "sim/llm/speculative_cycle.h"
+#include "sim/scenario/host_cost_band.h"
 #include "sim/scenario/scenario.h"
 
 namespace specsim::advise {
@@ -128,6 +129,49 @@ Evaluated Evaluate(const config::Scenario& base, const Candidate& c, const Advis
   e.tokens_per_s = r->speculative ? r->speculative_tokens_per_s : r->baseline_tokens_per_s;
   e.ms_per_token = r->speculative ? r->cycle_ms / r->tau : r->baseline_step_ms;
   return e;
+}
+
+// `c` with every unmeasured host cost of its framework at `end`; tokens/s, or an error.
+StatusOr<double> TokensPerSAtBandEnd(const config::Scenario& base, const Candidate& c, scenario::BandEnd end) {
+  ASSIGN_OR_RETURN(
+      scenario::LoadedScenario loaded,
+      scenario::BuildScenario(base, "advise", CandidateOverrides(c, base.parallelism().tensor_parallel()), ""));
+  if (loaded.setup.framework) loaded.setup.framework = scenario::AtBandEnd(*loaded.setup.framework, end);
+  ASSIGN_OR_RETURN(llm::DecodeResult r, scenario::EvaluateSetup(loaded.setup));
+  return r.speculative ? r.speculative_tokens_per_s : r.baseline_tokens_per_s;
+}
+
+// The winner's contenders at both ends of the unmeasured host costs (HostCostBandVerdict).
+Status BandVerdict(const config::Scenario& base, const llm::FrameworkProfile& framework, AdviseResult* result) {
+  HostCostBandVerdict& v = result->band;
+  v.costs = scenario::DescribeUnmeasured(framework);
+  if (v.costs.empty() || result->ranked.empty()) return OkStatus();
+  const Evaluated& winner = result->ranked.front();
+  std::vector<const Evaluated*> contenders;
+  for (const Evaluated& e : result->ranked)
+    if (!e.candidate.optimistic() && e.takes.effort == winner.takes.effort &&
+        static_cast<int>(contenders.size()) < kBandContenders)
+      contenders.push_back(&e);
+  for (scenario::BandEnd end : {scenario::BandEnd::kLow, scenario::BandEnd::kHigh}) {
+    const bool low = end == scenario::BandEnd::kLow;
+    std::string best;
+    double best_tps = -1;
+    for (const Evaluated* e : contenders) {
+      auto tps = TokensPerSAtBandEnd(base, e->candidate, end);
+      if (!tps.ok())
+        return tps.status().WithPrefix(
+            fmt::format("advise: host-cost band, {} end, {}", low ? "low" : "high", e->candidate.Label()));
+      if (e == &winner) (low ? v.winner_low_cost_tokens_per_s : v.winner_high_cost_tokens_per_s) = *tps;
+      if (*tps > best_tps) {
+        best_tps = *tps;
+        best = e->candidate.Label();
+      }
+    }
+    (low ? v.low_cost_winner : v.high_cost_winner) = best;
+    (low ? v.low_cost_winner_tokens_per_s : v.high_cost_winner_tokens_per_s) = best_tps;
+    if (best != winner.candidate.Label()) v.winner_changes = true;
+  }
+  return OkStatus();
 }
 
 void EvaluateAll(const config::Scenario& base, std::vector<Evaluated>* out, const std::vector<Candidate>& candidates,
@@ -481,6 +525,7 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace
   RETURN_IF_ERROR(RankEvaluated(all, &result));
   for (const auto& [name, member] : FamiliesOf(space))
     result.families.push_back(VerdictOf(name, member, all, result.ranked));
+  RETURN_IF_ERROR(BandVerdict(base, framework, &result));
   return result;
 }
 

@@ -90,6 +90,19 @@ struct FamilyVerdict {
   std::string bottleneck;   // why it loses against the winner (empty for the winner's family)
 };
 
+// The winner at both ends of the framework's unmeasured host costs (sim/scenario/host_cost_band.h):
+// the contenders (the winner's group: exact, the winner's effort; its kBandContenders fastest) run
+// again with every unmeasured cost at its low end, then at its high end.
+inline constexpr int kBandContenders = 8;
+struct HostCostBandVerdict {
+  std::vector<std::string> costs;  // the unmeasured costs with ranges and citations; empty: no band
+  double winner_low_cost_tokens_per_s = 0, winner_high_cost_tokens_per_s = 0;  // the point winner's
+  std::string low_cost_winner, high_cost_winner;                               // labels
+  double low_cost_winner_tokens_per_s = 0, high_cost_winner_tokens_per_s = 0;
+  // The fastest contender at one end (or both) is not the point winner.
+  bool winner_changes = false;
+};
+
 struct AdviseResult {
   // Fitting configurations: exact ones before upper bounds (trees, what-ifs); among them what
   // runs as is first, then by what it takes (framework_rules.h Effort); fastest first within.
@@ -104,6 +117,7 @@ struct AdviseResult {
   int evaluated = 0;
   int did_not_fit = 0;
   size_t space_size = 0;
+  HostCostBandVerdict band;
 };
 
 // The space for the base scenario: MTP only when the model has MTP layers, EAGLE-3 only when the

@@ -164,8 +164,8 @@ void CheckProfile(const FrameworkProfile& p, bool partial, std::vector<Problem>*
     if (!r->HasField(p, f)) {
       if (!partial) {
         out->push_back({name, "(unset)",
-                        "required: microseconds, finite and >= 0 (write 0 for none; source it in a "
-                        "comment or mark it [PLACEHOLDER])"});
+                        "required: microseconds, finite and >= 0 (write 0 for none; where it comes from in "
+                        "host_cost_sources)"});
       }
     }
   }
@@ -184,6 +184,92 @@ void CheckProfile(const FrameworkProfile& p, bool partial, std::vector<Problem>*
   if (p.has_graph_flags()) CheckGraphFlags(p.graph_flags(), out);
   if (p.has_expert_parallel()) CheckExpertParallel(p.expert_parallel(), partial, out);
   if (p.has_jitter()) CheckJitter(p.jitter(), partial, out);
+}
+
+// The provenance of every host cost (framework.proto HostCostSource). `from_file`: a profile file,
+// where SCENARIO_OVERRIDE (written only by MergeFrameworkOverrides) is an error.
+void CheckHostCostSources(const FrameworkProfile& p, bool from_file, std::vector<Problem>* out) {
+  using config::HostCostSource;
+  const config::HostCostSources& all = p.host_cost_sources();
+  const pb::Reflection* r = p.GetReflection();
+  const pb::Descriptor* d = p.GetDescriptor();
+  const pb::Descriptor* sd = config::HostCostSources::descriptor();
+  const pb::EnumDescriptor* kinds = HostCostSource::Kind_descriptor();
+  const std::string kinds_allowed = "FITTED, UNMEASURED, DEFINITION";
+  for (const char* name : kCostFields) {
+    const auto& s = static_cast<const HostCostSource&>(all.GetReflection()->GetMessage(all, sd->FindFieldByName(name)));
+    const double value = r->GetDouble(p, d->FindFieldByName(name));
+    const std::string at = std::string("host_cost_sources.") + name;
+    const int kind = s.kind();
+    const bool override_kind = kind == HostCostSource::SCENARIO_OVERRIDE;
+    if (kind == HostCostSource::KIND_UNSPECIFIED || !HostCostSource::Kind_IsValid(kind) ||
+        (override_kind && from_file)) {
+      out->push_back({at + ".kind", EnumValueName(kinds, kind),
+                      override_kind ? "SCENARIO_OVERRIDE is written by a scenario's framework_overrides, not in a "
+                                      "profile: one of " +
+                                          kinds_allowed
+                                    : std::string("required: where ") + name + " comes from, one of " + kinds_allowed +
+                                          " (FITTED: fitted_from and host; UNMEASURED: low_us, high_us and "
+                                          "citation; DEFINITION: definition)"});
+      continue;
+    }
+    auto require = [&](bool ok, const std::string& field, const std::string& shown, const std::string& what) {
+      if (!ok) out->push_back({at + "." + field, shown, "required for " + EnumValueName(kinds, kind) + ": " + what});
+    };
+    const bool ranged = s.has_low_us() || s.has_high_us();
+    switch (kind) {
+      case HostCostSource::FITTED:
+        require(!s.fitted_from().empty(), "fitted_from", s.has_fitted_from() ? "\"\"" : "(unset)",
+                "the traces or calibration it was fitted from, and how");
+        require(!s.host().empty(), "host", s.has_host() ? "\"\"" : "(unset)",
+                "the host's CPU model, as the trace's environment.cpu_model reports it");
+        break;
+      case HostCostSource::UNMEASURED:
+        require(s.has_low_us(), "low_us", "(unset)", "the low end of the range the value lies in, us");
+        require(s.has_high_us(), "high_us", "(unset)", "the high end of the range the value lies in, us");
+        require(!s.citation().empty(), "citation", s.has_citation() ? "\"\"" : "(unset)",
+                "the public figure the range comes from (URL, or repository and path / thread)");
+        break;
+      case HostCostSource::DEFINITION:
+        require(!s.definition().empty(), "definition", s.has_definition() ? "\"\"" : "(unset)",
+                "why the value is what it is");
+        if (ranged) out->push_back({at, "low_us/high_us set", "DEFINITION has no range: the value is defined"});
+        break;
+      default:  // SCENARIO_OVERRIDE (in memory): the user's value
+        if (ranged) out->push_back({at, "low_us/high_us set", "SCENARIO_OVERRIDE has no range: the user's value"});
+        break;
+    }
+    if (kind == HostCostSource::FITTED && s.has_low_us() != s.has_high_us())
+      out->push_back({at, s.has_low_us() ? "low_us without high_us" : "high_us without low_us",
+                      "a range needs both ends (low_us <= value <= high_us)"});
+    if (s.has_low_us() && s.has_high_us() && std::isfinite(value) && !(s.low_us() <= value && value <= s.high_us()))
+      out->push_back({name, Number(value),
+                      fmt::format("must lie in its range [{}, {}] us ({}.low_us, high_us)", Number(s.low_us()),
+                                  Number(s.high_us()), at)});
+  }
+  if (all.jitter().empty())
+    out->push_back({"host_cost_sources.jitter", all.has_jitter() ? "\"\"" : "(unset)",
+                    "required: where the jitter block comes from (fitted from which trace, or why NONE)"});
+}
+
+llm::HostCostSource ToHostCostSource(const config::HostCostSource& s) {
+  llm::HostCostSource out;
+  using K = llm::HostCostSource::Kind;
+  switch (s.kind()) {
+    case config::HostCostSource::FITTED: out.kind = K::kFitted; break;
+    case config::HostCostSource::UNMEASURED: out.kind = K::kUnmeasured; break;
+    case config::HostCostSource::DEFINITION: out.kind = K::kDefinition; break;
+    case config::HostCostSource::SCENARIO_OVERRIDE: out.kind = K::kScenarioOverride; break;
+    default: out.kind = K::kUnstated; break;
+  }
+  out.fitted_from = s.fitted_from();
+  out.host = s.host();
+  out.citation = s.citation();
+  out.definition = s.definition();
+  out.has_range = s.has_low_us() && s.has_high_us();
+  out.low_us = s.low_us();
+  out.high_us = s.high_us();
+  return out;
 }
 
 llm::CaptureMode ToCaptureMode(config::CaptureMode m) {
@@ -266,12 +352,13 @@ void ConvertRules(const FrameworkProfile& p, llm::FrameworkProfile* out) {
 
 // Checks and converts; errors "DISPLAY[:LINE:COL]: PATH = VALUE: RULE", all together.
 StatusOr<llm::FrameworkProfile> Convert(const FrameworkProfile& p, std::string_view display,
-                                        const pb::TextFormat::ParseInfoTree* tree) {
+                                        const pb::TextFormat::ParseInfoTree* tree, bool from_file) {
   std::vector<Problem> problems;
   // Every number in the unit and range framework.proto declares (it states no plausible bounds).
   for (const RangeFinding& f : RangeFindings(p))
     if (f.error) problems.push_back({f.path, Number(f.value), f.rule});
   CheckProfile(p, /*partial=*/false, &problems);
+  CheckHostCostSources(p, from_file, &problems);
   llm::FrameworkProfile out;
   if (p.has_jitter()) out.jitter = ToJitter(p.jitter());
   const bool jitter_fields_ok =
@@ -304,6 +391,12 @@ StatusOr<llm::FrameworkProfile> Convert(const FrameworkProfile& p, std::string_v
   out.graph_replay_host_us = p.graph_replay_host_us();
   out.decode_step_host_us = p.decode_step_host_us();
   out.spec_cycle_host_us = p.spec_cycle_host_us();
+  const config::HostCostSources& sources = p.host_cost_sources();
+  out.SourceOf(llm::HostCost::kEagerOp) = ToHostCostSource(sources.eager_op_host_us());
+  out.SourceOf(llm::HostCost::kGraphReplay) = ToHostCostSource(sources.graph_replay_host_us());
+  out.SourceOf(llm::HostCost::kDecodeStep) = ToHostCostSource(sources.decode_step_host_us());
+  out.SourceOf(llm::HostCost::kSpecCycle) = ToHostCostSource(sources.spec_cycle_host_us());
+  out.jitter_source = sources.jitter();
   out.sync_each_step = p.sync_each_step();
   out.sync_each_cycle = p.sync_each_cycle();
   out.attention_decode = p.attention().decode();
@@ -336,13 +429,13 @@ StatusOr<llm::FrameworkProfile> ParseAndConvert(std::string_view text, std::stri
   FrameworkProfile again;
   pb::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
   const bool located = parser.Parse(&input, &again);
-  return Convert(*proto, filename, located ? &tree : nullptr);
+  return Convert(*proto, filename, located ? &tree : nullptr, /*from_file=*/true);
 }
 
 }  // namespace
 
 StatusOr<llm::FrameworkProfile> FrameworkFromProto(const FrameworkProfile& profile, const std::string& display_name) {
-  return Convert(profile, display_name, nullptr);
+  return Convert(profile, display_name, nullptr, /*from_file=*/false);
 }
 
 StatusOr<FrameworkProfile> ParseFrameworkProto(std::string_view text, std::string_view filename) {
@@ -370,6 +463,10 @@ StatusOr<llm::FrameworkProfile> LoadFrameworkFile(const std::string& path) {
 std::vector<std::string> FrameworkOverrideProblems(const FrameworkProfile& overrides, const std::string& prefix) {
   std::vector<Problem> problems;
   CheckProfile(overrides, /*partial=*/true, &problems);
+  if (overrides.has_host_cost_sources())
+    problems.push_back({"host_cost_sources", "(set)",
+                        "not allowed in overrides: a host cost set here is the user's value (provenance "
+                        "SCENARIO_OVERRIDE, no range, no band); change the profile file to change provenance"});
   std::vector<std::string> out;
   for (const Problem& p : problems) out.push_back(fmt::format("{}{} = {}: {}", prefix, p.path, p.value, p.rule));
   return out;
@@ -380,6 +477,17 @@ void MergeFrameworkOverrides(const FrameworkProfile& overrides, FrameworkProfile
   // Protobuf's merge is the rule for everything but a repeated field, which it appends to.
   if (overrides.jitter().quantiles_us_size() > 0) profile->mutable_jitter()->clear_quantiles_us();
   profile->MergeFrom(overrides);
+  // A cost the scenario sets is the user's value: its provenance says so, without a range (no band).
+  const pb::Reflection* r = overrides.GetReflection();
+  const pb::Descriptor* d = overrides.GetDescriptor();
+  config::HostCostSources* sources = profile->mutable_host_cost_sources();
+  for (const char* name : kCostFields) {
+    if (!r->HasField(overrides, d->FindFieldByName(name))) continue;
+    auto* s = static_cast<config::HostCostSource*>(sources->GetReflection()->MutableMessage(
+        sources, config::HostCostSources::descriptor()->FindFieldByName(name)));
+    s->Clear();
+    s->set_kind(config::HostCostSource::SCENARIO_OVERRIDE);
+  }
 }
 
 std::string OverriddenFrameworkFields(const FrameworkProfile& overrides) {

@@ -14,6 +14,12 @@
 //     PIECEWISE, EAGER (CAPTURE_MODE_UNSPECIFIED or an unknown number is an error);
 //   eager_op_host_us, graph_replay_host_us, decode_step_host_us, spec_cycle_host_us: set (an
 //     explicit 0 is fine);
+//   host_cost_sources (framework.proto HostCostSource): for each of the four costs a kind, FITTED
+//     (fitted_from and host non-empty; low_us/high_us optional, both or neither), UNMEASURED
+//     (low_us, high_us and citation), DEFINITION (definition, no range); the cost within
+//     [low_us, high_us] when a range is given; SCENARIO_OVERRIDE only in memory (a profile file
+//     may not write it: MergeFrameworkOverrides writes it for each cost an override sets);
+//     host_cost_sources.jitter non-empty;
 //   sync_each_step: set (true or false);
 //   jitter: absent = no jitter (NONE); present: distribution set (NONE, EXPONENTIAL, LOGNORMAL,
 //     EMPIRICAL), mean_us and sigma unset = 0, then llm::ValidateJitter's rules (EMPIRICAL: >= 2
@@ -57,13 +63,14 @@ StatusOr<llm::FrameworkProfile> LoadFrameworkFile(const std::string& path);
 
 // The problems of a partial profile, one "PREFIXFIELD = VALUE: RULE" string each (no file name):
 // capture modes and the jitter distribution valid enum numbers (0 = not overridden), the rules'
-// names and flags. Not the numbers' ranges (ValidateScenario checks those). Empty when fine.
+// names and flags, no host_cost_sources (an overridden cost is the user's value: no band). Not the numbers' ranges (ValidateScenario checks those). Empty when fine.
 std::vector<std::string> FrameworkOverrideProblems(const config::FrameworkProfile& overrides,
                                                    const std::string& prefix);
 
 // Applies `overrides` to `*profile`: optional scalars when set, capture modes other than
 // CAPTURE_MODE_UNSPECIFIED, the jitter field by field (distribution when set, mean_us and sigma
-// when set, quantiles_us when non-empty, replacing the whole list). REQUIRES: profile != nullptr.
+// when set, quantiles_us when non-empty, replacing the whole list); each host cost set gets the
+// provenance SCENARIO_OVERRIDE (no range: simulate and advise show no band for it). REQUIRES: profile != nullptr.
 void MergeFrameworkOverrides(const config::FrameworkProfile& overrides, config::FrameworkProfile* profile);
 
 // The names of the fields `overrides` sets, e.g. "eager_op_host_us, capture.verify" ("" if none).

@@ -13,6 +13,41 @@ const char* CaptureModeName(CaptureMode mode) {
   return "?";
 }
 
+const char* HostCostName(HostCost cost) {
+  switch (cost) {
+    case HostCost::kEagerOp: return "eager_op_host_us";
+    case HostCost::kGraphReplay: return "graph_replay_host_us";
+    case HostCost::kDecodeStep: return "decode_step_host_us";
+    case HostCost::kSpecCycle: return "spec_cycle_host_us";
+  }
+  return "?";
+}
+
+const char* HostCostKindName(HostCostSource::Kind kind) {
+  switch (kind) {
+    case HostCostSource::Kind::kUnstated: return "unstated";
+    case HostCostSource::Kind::kFitted: return "fitted";
+    case HostCostSource::Kind::kUnmeasured: return "unmeasured";
+    case HostCostSource::Kind::kDefinition: return "definition";
+    case HostCostSource::Kind::kScenarioOverride: return "scenario override";
+  }
+  return "?";
+}
+
+double& FrameworkProfile::HostCostUs(HostCost cost) {
+  switch (cost) {
+    case HostCost::kEagerOp: return eager_op_host_us;
+    case HostCost::kGraphReplay: return graph_replay_host_us;
+    case HostCost::kDecodeStep: return decode_step_host_us;
+    case HostCost::kSpecCycle: break;
+  }
+  return spec_cycle_host_us;
+}
+
+double FrameworkProfile::HostCostUs(HostCost cost) const {
+  return const_cast<FrameworkProfile*>(this)->HostCostUs(cost);
+}
+
 bool FrameworkProfile::CustomAllreduceRule::RunsOn(int world_size, bool full_nvlink) const {
   if (!stated || std::find(world_sizes.begin(), world_sizes.end(), world_size) == world_sizes.end()) return false;
   return full_nvlink || world_size <= max_world_size_without_full_nvlink;

@@ -26,6 +26,26 @@ namespace specsim::llm {
 
 enum class CaptureMode { kFull, kPiecewise, kEager };
 
+// The framework's own host costs (FrameworkProfile::HostCostUs).
+enum class HostCost { kEagerOp, kGraphReplay, kDecodeStep, kSpecCycle };
+inline constexpr HostCost kHostCosts[] = {HostCost::kEagerOp, HostCost::kGraphReplay, HostCost::kDecodeStep,
+                                          HostCost::kSpecCycle};
+// The profile's field name: "eager_op_host_us", "graph_replay_host_us", "decode_step_host_us",
+// "spec_cycle_host_us".
+const char* HostCostName(HostCost cost);
+
+// Where one host cost comes from (framework.proto HostCostSource).
+struct HostCostSource {
+  enum class Kind { kUnstated, kFitted, kUnmeasured, kDefinition, kScenarioOverride };
+  Kind kind = Kind::kUnstated;
+  std::string fitted_from, host;  // kFitted: the traces and the host (CPU model) they came from
+  std::string citation;           // kUnmeasured: the public figure of the range
+  std::string definition;         // kDefinition: why the value is what it is
+  bool has_range = false;         // kUnmeasured always; kFitted when the runs' spread is stated
+  double low_us = 0, high_us = 0;
+};
+const char* HostCostKindName(HostCostSource::Kind kind);  // "fitted", "unmeasured", ...
+
 const char* CaptureModeName(CaptureMode mode);  // "full", "piecewise", "eager"
 
 struct PhaseCapture {
@@ -43,6 +63,14 @@ struct FrameworkProfile {
   double graph_replay_host_us = 0;  // its own host time around each graph replay
   double decode_step_host_us = 0;   // host work per plain decode step (scheduling, bookkeeping)
   double spec_cycle_host_us = 0;    // host work per speculative cycle (acceptance, draft tree)
+  // The cost `cost` (one of the four above).
+  double& HostCostUs(HostCost cost);
+  double HostCostUs(HostCost cost) const;
+  // Where each cost comes from, indexed by HostCost; and the jitter's provenance.
+  HostCostSource host_cost_sources[4];
+  const HostCostSource& SourceOf(HostCost cost) const { return host_cost_sources[static_cast<int>(cost)]; }
+  HostCostSource& SourceOf(HostCost cost) { return host_cost_sources[static_cast<int>(cost)]; }
+  std::string jitter_source;
   // The plain decode loop waits for the GPU once per step (token read-back: .tolist(), .item());
   // false: the host runs ahead (overlapped scheduling, SGLang's default for plain decode).
   bool sync_each_step = true;

@@ -246,6 +246,19 @@ void PrintAdviseJson(const AdviseReport& r, std::ostream& out) {
   for (const advise::FamilyVerdict& f : r.result.families)
     j["families"].push_back(
         {{"family", f.family}, {"best", f.best}, {"tokens_per_s", f.tokens_per_s}, {"bottleneck", f.bottleneck}});
+  const advise::HostCostBandVerdict& b = r.result.band;
+  if (b.costs.empty()) {
+    j["host_cost_band"] = nullptr;
+  } else {
+    j["host_cost_band"] = {{"unmeasured_costs", b.costs},
+                           {"winner_low_cost_tokens_per_s", b.winner_low_cost_tokens_per_s},
+                           {"winner_high_cost_tokens_per_s", b.winner_high_cost_tokens_per_s},
+                           {"low_cost_winner", b.low_cost_winner},
+                           {"low_cost_winner_tokens_per_s", b.low_cost_winner_tokens_per_s},
+                           {"high_cost_winner", b.high_cost_winner},
+                           {"high_cost_winner_tokens_per_s", b.high_cost_winner_tokens_per_s},
+                           {"winner_changes", b.winner_changes}};
+  }
   j["sglang"] = advise::SglangCommand(r.launch, r.winner().candidate);
   j["vllm"] = advise::VllmCommand(r.launch, r.winner().candidate);
   out << j.dump(1) << "\n";
@@ -295,6 +308,29 @@ void PrintAdviseHeader(const AdviseReport& r, std::ostream& out, std::ostream& e
                          : "are priced through host memory: " + r.launch.box.peer_reads_not_direct);
 }
 
+// The winner's figure at both ends of the framework's unmeasured host costs, and whether the winner
+// changes there.
+void PrintAdviseBand(const AdviseReport& r, std::ostream& out) {
+  const advise::HostCostBandVerdict& b = r.result.band;
+  if (b.costs.empty()) return;
+  out << fmt::format(
+      "#\n# host-cost band: the winner {:.1f} tok/s [{:.1f} .. {:.1f}] with every unmeasured host "
+      "cost at its low .. high end\n",
+      r.winner().tokens_per_s, b.winner_low_cost_tokens_per_s, b.winner_high_cost_tokens_per_s);
+  if (b.winner_changes) {
+    out << fmt::format(
+        "#   the winner depends on unmeasured host costs: at the low end {} ({:.1f} tok/s), at the high end {} "
+        "({:.1f} tok/s), at the point values {}\n",
+        b.low_cost_winner, b.low_cost_winner_tokens_per_s, b.high_cost_winner, b.high_cost_winner_tokens_per_s,
+        r.winner().candidate.Label());
+  } else {
+    out << fmt::format("#   the winner is the same at both ends (among its {} closest contenders)\n",
+                       advise::kBandContenders);
+  }
+  out << "#   unmeasured host costs (configs/frameworks/, host_cost_sources):\n";
+  for (const std::string& c : b.costs) out << "#     " << c << "\n";
+}
+
 // The ranking, the harder options, the families and the launch lines of the winner.
 void PrintAdviseTables(const AdviseReport& r, std::ostream& out) {
   out << "#\n# top configurations (what runs as is first, then by what it takes)\n";
@@ -308,6 +344,7 @@ void PrintAdviseTables(const AdviseReport& r, std::ostream& out) {
   if (r.baseline)
     out << fmt::format("#   (vs base: against no speculation, NCCL auto, CUDA graphs: {:.1f} tok/s)\n",
                        r.baseline->tokens_per_s);
+  PrintAdviseBand(r, out);
   if (!r.result.harder.empty()) {
     out << "#\n# harder options: faster than the winner, and what each takes\n";
     for (const advise::Evaluated& e : r.result.harder)

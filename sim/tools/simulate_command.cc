@@ -10,6 +10,7 @@
 
 #include "sim/advise/variants.h"
 #include "sim/llm/speculative_cycle.h"
+#include "sim/scenario/host_cost_band.h"
 #include "sim/scenario/scenario.h"
 #include "sim/tools/chrome_trace.h"
 #include "sim/tools/weights_report.h"
@@ -159,9 +160,48 @@ StatusOr<std::vector<VariantRow>> PacingVariantRows(const scenario::LoadedScenar
   return rows;
 }
 
+nlohmann::json BandFiguresJson(const scenario::BandFigures& f) {
+  nlohmann::json j = {{"baseline_tokens_per_s", f.baseline_tokens_per_s}, {"baseline_step_ms", f.baseline_step_ms}};
+  if (f.speculative) {
+    j["speculative_tokens_per_s"] = f.speculative_tokens_per_s;
+    j["cycle_ms"] = f.cycle_ms;
+    j["speedup"] = f.speedup;
+  }
+  return j;
+}
+
+// The host-cost band as JSON: null without unmeasured costs.
+nlohmann::json HostCostBandJson(const std::optional<scenario::HostCostBand>& band) {
+  if (!band) return nullptr;
+  return {{"unmeasured_costs", band->costs},
+          {"low_cost", BandFiguresJson(band->low_cost)},
+          {"high_cost", BandFiguresJson(band->high_cost)}};
+}
+
+// The band beside the point figures: "X (band LOW-COST END .. HIGH-COST END)".
+void PrintHostCostBand(const llm::DecodeResult& r, const std::optional<scenario::HostCostBand>& band,
+                       std::ostream& out) {
+  if (!band) return;
+  const scenario::BandFigures& lo = band->low_cost;
+  const scenario::BandFigures& hi = band->high_cost;
+  out << "#\n# host-cost band: every unmeasured framework host cost at the low end of its range, then every one "
+         "at the high end (point [low-cost end .. high-cost end]):\n";
+  out << fmt::format("  baseline     {:.1f} tokens/s [{:.1f} .. {:.1f}], step {:.3f} ms [{:.3f} .. {:.3f}]\n",
+                     r.baseline_tokens_per_s, lo.baseline_tokens_per_s, hi.baseline_tokens_per_s, r.baseline_step_ms,
+                     lo.baseline_step_ms, hi.baseline_step_ms);
+  if (r.speculative)
+    out << fmt::format(
+        "  speculative  {:.1f} tokens/s [{:.1f} .. {:.1f}], cycle {:.3f} ms [{:.3f} .. {:.3f}], speedup {:.2f}x "
+        "[{:.2f}x .. {:.2f}x]\n",
+        r.speculative_tokens_per_s, lo.speculative_tokens_per_s, hi.speculative_tokens_per_s, r.cycle_ms, lo.cycle_ms,
+        hi.cycle_ms, r.speedup, lo.speedup, hi.speedup);
+  out << "#   unmeasured host costs (configs/frameworks/, host_cost_sources):\n";
+  for (const std::string& c : band->costs) out << "#     " << c << "\n";
+}
+
 void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::DecodeResult& r,
                        const std::vector<VariantRow>& algo_rows, const std::vector<VariantRow>& pacing_rows,
-                       std::ostream& out) {
+                       const std::optional<scenario::HostCostBand>& band, std::ostream& out) {
   nlohmann::json j;
   j["scenario"] = loaded.scenario.name();
   j["weights"] = WeightsJson(loaded.weights);
@@ -205,6 +245,7 @@ void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::Decode
                                     {"speculative_tokens_per_s", a.speculative},
                                     {"verify_comm_ms", a.a},
                                     {"verify_wait_ms", a.b}});
+  j["host_cost_band"] = HostCostBandJson(band);
   j["collectives"] = nlohmann::json::array();
   for (const llm::CollectiveInfo& c : r.collectives) j["collectives"].push_back(c.description);
   out << j.dump(1) << "\n";
@@ -353,6 +394,9 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     return 3;
   }
   const llm::DecodeResult& r = *evaluation->result;
+  // The same scenario at both ends of its framework's unmeasured host costs (none: no band).
+  auto band = scenario::EvaluateHostCostBand(loaded.setup);
+  if (!band.ok()) return fail(band.status().WithPrefix(loaded.path));
 
   std::vector<VariantRow> algo_rows, pacing_rows;
   if (flags.compare_algos) {
@@ -374,11 +418,12 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
   }
 
   if (flags.json) {
-    PrintSimulateJson(loaded, r, algo_rows, pacing_rows, out);
+    PrintSimulateJson(loaded, r, algo_rows, pacing_rows, *band, out);
     return 0;
   }
   PrintSimulateHeader(loaded, *plan, out);
   PrintThroughputAndBreakdown(loaded.setup, r, out);
+  PrintHostCostBand(r, *band, out);
   out << "#\n# collectives (each simulated on the fabric once, reused per occurrence):\n";
   for (const llm::CollectiveInfo& c : r.collectives) out << "#   " << c.description << "\n";
   PrintVariants("allreduce choice", "allreduce", "step comm (ms)", "verify comm (ms)", algo_rows, out);

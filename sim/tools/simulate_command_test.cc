@@ -128,6 +128,38 @@ TEST(SimulateCommand, EveryBundledTargetModelSimulatesOnTheDefaultBox) {
   EXPECT_GE(models, 7);
 }
 
+// Issue 38: a framework with unmeasured host costs gets a band (JSON fields, low-cost end faster);
+// cpp-graph (costs by definition) gets none, in JSON and in text.
+TEST(SimulateCommand, HostCostBandForUnmeasuredCosts) {
+  SimulateFlags f;
+  f.json = true;
+  f.scenario = "configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto";
+  Output o = Simulate(f);
+  ASSERT_EQ(o.code, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  const nlohmann::json& band = j["host_cost_band"];
+  ASSERT_TRUE(band.is_object()) << o.out;
+  EXPECT_FALSE(band["unmeasured_costs"].empty());
+  const double low = band["low_cost"]["speculative_tokens_per_s"].get<double>();
+  const double high = band["high_cost"]["speculative_tokens_per_s"].get<double>();
+  const double point = j["speculative"]["tokens_per_s"].get<double>();
+  EXPECT_GT(low, high);
+  EXPECT_GE(low, point);
+  EXPECT_GE(point, high);
+  EXPECT_LE(band["low_cost"]["cycle_ms"].get<double>(), band["high_cost"]["cycle_ms"].get<double>());
+  EXPECT_GE(band["low_cost"]["baseline_tokens_per_s"].get<double>(),
+            band["high_cost"]["baseline_tokens_per_s"].get<double>());
+
+  f.set = {"framework=configs/frameworks/cpp-graph.textproto"};
+  o = Simulate(f);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(nlohmann::json::parse(o.out)["host_cost_band"].is_null());
+  f.json = false;
+  o = Simulate(f);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.find("host-cost band"), std::string::npos);
+}
+
 TEST(SimulateCommand, SetOverridesAField) {
   SimulateFlags a, b;
   a.json = b.json = true;

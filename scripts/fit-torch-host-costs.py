@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""The PyTorch-framework host costs the SGLang and vLLM profiles take from our PyTorch probe.
+
+Reads traces of validate/torch_host_probe.py (JSON mapping of proto/specsim/trace.proto) and prints,
+per run and over the runs:
+  eager_op_host_us   the per-call host cost an eager op of a decode layer pays: the mean, over one
+                     layer's program (Layer.LAYER of validate/torch_host_probe.py, each op counted as
+                     often as the layer calls it: rms_norm twice), of each op's median host time
+                     (KIND_HOST_OP host_op/<op>/b1/q1/rank0, host_quantiles_us[10], measured among the
+                     layer's other ops: host_context "mixed"); the value is the median over the runs,
+                     the range the runs' lowest and highest.
+  bare replay        torch.cuda.CUDAGraph.replay() alone (host_op/graph_replay/b1/q1/rank0 median):
+                     the low end of graph_replay_host_us (a framework adds its own work around it).
+and the host each run came from (environment.cpu_model).
+
+    scripts/fit-torch-host-costs.py traces/torch-host-probe/h200-1x-2026-12-03b.json \
+        traces/torch-host-probe/h200-1x-2026-12-03c.json
+"""
+
+import json
+import statistics
+import sys
+
+# validate/torch_host_probe.py Layer.LAYER: one decode layer's ops in call order.
+LAYER = ["rms_norm", "linear_qkv", "split_heads", "rotary_q", "rotary_k", "cache_write_k", "cache_write_v",
+         "attention", "merge_heads", "linear_o", "allreduce_o", "add_o", "rms_norm", "linear_gate_up",
+         "silu_mul", "linear_down", "allreduce_down", "add_down"]
+MEDIAN = 10  # index of the median among the 21 quantiles (0, 0.05, ..., 1)
+
+
+def median_us(items, op):
+    name = f"host_op/{op}/b1/q1/rank0"
+    if name not in items:
+        sys.exit(f"{name}: not in the trace (a torch_host_probe.py trace of one rank at batch 1?)")
+    q = items[name]["host_op"]["host_quantiles_us"]
+    if len(q) != 21:
+        sys.exit(f"{name}: host_quantiles_us has {len(q)} values, expected 21")
+    return q[MEDIAN]
+
+
+def main(paths):
+    if not paths:
+        sys.exit(__doc__)
+    per_op, replay, hosts = [], [], set()
+    for path in paths:
+        with open(path) as f:
+            trace = json.load(f)
+        items = {i["name"]: i for i in trace["items"]}
+        layer = statistics.fmean(median_us(items, op) for op in LAYER)
+        bare = median_us(items, "graph_replay")
+        cpu = trace["environment"]["cpu_model"]
+        hosts.add(cpu)
+        per_op.append(layer)
+        replay.append(bare)
+        print(f"{path}: eager op {layer:.2f} us (mean of {len(LAYER)} calls' medians), bare replay {bare:.2f} us, "
+              f"host {cpu!r}")
+    print(f"eager_op_host_us: {statistics.median(per_op):.2f}  range [{min(per_op):.2f}, {max(per_op):.2f}]")
+    print(f"bare graph replay: median {statistics.median(replay):.2f}, lowest run {min(replay):.2f} us")
+    print(f"host: {', '.join(sorted(hosts))}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -116,9 +116,11 @@ op's host time is on the critical path: a collective waits for the slowest of th
 the wait grows with the expected maximum of 8 delays (m (H_8 - 1) = 1.72 m for one exponential
 delay of mean m per rank), and the verify pass's 124 allreduces turn it into milliseconds. This is
 the mechanism that can make EAGLE-3 lose on a PCIe box while nccl-tests shows fast allreduces: the
-verify pass's collectives are dominated by waiting, not by transfer. The host costs of the
-profiles are `[PLACEHOLDER]`s: the pacing suite of `specsim-validate` measures them (2x H200:
-traces/README.md, per-op host cost and jitter fitted by `specsim calibrate`).
+verify pass's collectives are dominated by waiting, not by transfer. The profiles' per-op host
+cost is fitted on our PyTorch probe (38.5 us per eager call on the H200 box's host,
+validate/torch_host_probe.py); their graph-replay, per-step and per-cycle costs are unmeasured, with
+cited ranges that simulate and advise print as a band; a framework's host jitter is not measured
+(the rows above vary it).
 
 ## 4. How the verify pass grows with the number of draft tokens
 
@@ -190,7 +192,7 @@ cat <<'TXT'
   higher per-step protocol cost than NCCL's tuning table, CPU-side overhead between passes, and
   (section 3) a verify pass launched eagerly with per-op host jitter, whose collectives then
   wait for the slowest rank.
-  They are all `[PLACEHOLDER]` today: measuring them on such a box (`specsim-validate`) and
+  They are all `[PLACEHOLDER]` or `[UNMEASURED]` ranges today: measuring them on such a box (`specsim-validate`) and
   calibrating (`specsim calibrate`) is what turns this document from a model into a prediction.
 - Tree results are upper bounds (acceptance credited as if each of the topk candidates were an
   independent chance); advise never picks them.

@@ -13,8 +13,7 @@ per run and over the runs:
                      the low end of graph_replay_host_us (a framework adds its own work around it).
 and the host each run came from (environment.cpu_model).
 
-    scripts/fit-torch-host-costs.py traces/torch-host-probe/h200-1x-2026-12-03b.json \
-        traces/torch-host-probe/h200-1x-2026-12-03c.json
+    scripts/fit-torch-host-costs.py traces/torch-host-probe/h200-1x-2026-12-03{g,h,i}.json
 """
 
 import json

@@ -59,7 +59,16 @@ TEST(ImportProfileCommandTest, TheCommittedProfileToATraceThatCompareReads) {
   // 12 NCCL calls; from the eager calls, 15 GEMM shapes (5 weights x m = 1, 4, 8), 3 attention
   // widths (q = 1, 4, 8), 3 RMSNorm sizes (1, 4, 8 tokens; aten::_fused_rms_norm) and 3 argmax
   // row counts (1, 4, 8).
-  EXPECT_EQ(t->items_size(), 12 + 15 + 3 + 3 + 3);
+  // Besides, every eager pass group's operators as host-op items (per operator, tokens and rank)
+  // and the groups as host loops (sim/profile/host_ops.h), which compare prices as pacing items.
+  int host_ops = 0, host_loops = 0;
+  for (const trace::Item& it : t->items()) {
+    host_ops += it.kind() == trace::KIND_HOST_OP;
+    host_loops += it.kind() == trace::KIND_HOST_LOOP;
+  }
+  EXPECT_EQ(t->items_size() - host_ops - host_loops, 12 + 15 + 3 + 3 + 3);
+  EXPECT_GT(host_ops, 0);
+  EXPECT_GT(host_loops, 0);
   EXPECT_NE(out.str().find("profile/gemm/aten/m8/n14336/k4096"), std::string::npos) << out.str();
   // compare predicts every item on the box's hardware config (kernel time only).
   const nlohmann::json j = CompareOnTheBox(pb);
@@ -68,6 +77,7 @@ TEST(ImportProfileCommandTest, TheCommittedProfileToATraceThatCompareReads) {
   for (const auto& suite : j["suites"]) n[suite["suite"]] = suite["n"];
   EXPECT_EQ(n["collectives"], 12) << j["suites"].dump();
   EXPECT_EQ(n["kernels"], 15 + 3 + 3 + 3) << j["suites"].dump();
+  EXPECT_EQ(n["pacing"], host_ops + host_loops) << j["suites"].dump();
   EXPECT_TRUE(j["not_simulated"].empty()) << j["not_simulated"].dump();
   // Calibrating from the profile alone: its GEMM costs, checked on held-out GEMM calls (fitted on
   // 70% of the items, seeds 1..10; the GEMMs are within 2.2% median on the committed profile).

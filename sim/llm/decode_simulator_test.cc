@@ -1,6 +1,7 @@
 #include "sim/llm/decode_simulator.h"
 
 #include <algorithm>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -235,6 +236,40 @@ TEST(DecodeSimulator, CaptureModesFrameworkCostsAndASlowRank) {
   ASSERT_TRUE(r.ok());
   EXPECT_GT(r->baseline_step_ms, full);
   EXPECT_GT(r->baseline_step.wait_ps, 0);
+}
+
+// A calibration with a Python framework's per-op distributions (HostCosts::ops, the PyTorch probe's
+// fit) prices each eager call by a draw from its class's distribution, in place of the driver's
+// issue cost and the framework profile's per-op cost (which would count Python twice). Every class
+// uniform on [40, 60] us: the eager step is that of a fixed 50 us per call (the draws' mean) within
+// the draws' noise over some 400 calls (sd of the sum ~ 20 x 5.8 = 115 us against ~20 ms), and far
+// from the 1000 us per op the profile states.
+TEST(DecodeSimulator, PerOpDistributionsPriceEagerCallsInPlaceOfFixedCosts) {
+  net::Topology t = Box();
+  auto step_ms = [&](bool distributions) {
+    DecodeSetup s = Llama8B(&t, 4);
+    FrameworkProfile f;
+    f.capture.decode = CaptureMode::kEager;
+    f.eager_op_host_us = distributions ? 1000 : 0;
+    s.framework = f;
+    if (distributions) {
+      for (const char* cls : {"kernel", "library", "collective"}) {
+        HostOpCost c;
+        c.op_class = cls;
+        c.kernels = 1;
+        c.quantiles_us = {40, 50, 60};
+        s.driver.ops[std::string(cls) + "_op/q1"] = c;
+      }
+    } else {
+      s.driver.kernel_issue_us = s.driver.library_issue_us = s.driver.collective_issue_us = 50;
+    }
+    auto r = (*DecodeSimulator::Create(s))->Run();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r->baseline_step_ms;
+  };
+  const double fixed = step_ms(false), drawn = step_ms(true);
+  EXPECT_GT(fixed, 10);  // host-bound: hundreds of eager calls at 50 us
+  EXPECT_NEAR(drawn, fixed, 0.03 * fixed);
 }
 
 // Deterministic speculative loops replay repeated cycles from a memo (by accepted count and the

@@ -73,6 +73,10 @@ def parse_args():
                    help="calls issued behind one spin kernel (few enough not to fill the launch queue)")
     p.add_argument("--iterations", type=int, default=60, help="timed iterations per loop")
     p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--host-context", choices=("mixed", "sequence"), default="mixed",
+                   help="the single-op host times the trace's host_quantiles_us carry (both are measured): "
+                        "'mixed', each call drawn at random among the pass's ops, or 'sequence', calls in the "
+                        "decode step's own order from a random offset (each op after the op a pass runs before it)")
     p.add_argument("--rounds", type=int, default=6,
                    help="rounds that each time every op (mixed) and run every loop, a share of the samples and "
                         "iterations each: the host's speed drifts within minutes, so ops and loops are measured "
@@ -400,6 +404,25 @@ def time_ops_mixed(ops, a, cycles_per_us, seed, samples_per_op, first_ratio=None
     return {n: v[:samples_per_op] for n, v in samples.items()}
 
 
+def time_ops_sequence(ops, program, a, cycles_per_us, seed, samples_per_op):
+    """Host time per call (us) of each op of `program` (a list of names of `ops`, a pass's calls in
+    order, taken as a cycle) called in the pass's order: batches of `batch_calls` consecutive
+    calls from a random (seeded) offset behind a spin kernel, until every op has `samples_per_op`.
+    Each call follows the op the pass runs before it, as in the pass; the batch's first call
+    (after the host waited) is not a sample."""
+    import random
+    rng = random.Random(seed)
+    samples = {n: [] for n in set(program)}
+    gate = SpinGate(a, cycles_per_us)
+    while min(len(v) for v in samples.values()) < samples_per_op:
+        start = rng.randrange(len(program))
+        names = [program[(start + i) % len(program)] for i in range(a.batch_calls)]
+        for i, dt in gate.run([ops[n] for n in names], name="sequence from " + names[0]):
+            if i > 0:
+                samples[names[i]].append(dt)
+    return {n: v[:samples_per_op] for n, v in samples.items()}
+
+
 def time_op_device(fn, a, cycles_per_us, graph):
     """GPU time per call (us): `batch_calls` calls back to back behind a spin kernel (eager), or
     one replay of a graph of them; None when the op cannot be captured."""
@@ -444,10 +467,17 @@ def kernels_per_call(fn):
     return sum(1 for ev in prof.events() if ev.device_type == torch.autograd.DeviceType.CUDA)
 
 
-def op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, tokens, mixed=None):
-    """`mixed`: the op's host times among the pass's other ops (time_ops_mixed); else timed alone."""
+def op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, tokens, mixed=None, sequence=None):
+    """`mixed`, `sequence`: the op's host times among the pass's other ops (time_ops_mixed,
+    time_ops_sequence); the trace's distribution is --host-context's, else the op timed alone."""
     alone = time_op_host(fn, a, cycles_per_us, idle_gpu=cls == "sync")
-    host = mixed if mixed is not None else alone
+    context = a.host_context if (sequence if a.host_context == "sequence" else mixed) is not None else "alone"
+    host = {"mixed": mixed, "sequence": sequence, "alone": alone}[context]
+    extra = {}
+    if mixed is not None and context != "mixed":
+        extra["mixed_host_quantiles_us"] = [quantile(sorted(mixed), q) for q in QUANTILES]
+    if sequence is not None and context != "sequence":
+        extra["sequence_host_quantiles_us"] = [quantile(sorted(sequence), q) for q in QUANTILES]
     va = sorted(alone)
     device = time_op_device(fn, a, cycles_per_us, graph=False) if cls not in ("metadata", "sync") else 0.0
     graph = time_op_device(fn, a, cycles_per_us, graph=True) if cls not in ("metadata", "sync") else None
@@ -457,8 +487,8 @@ def op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, tokens, mix
                 host_op=dict(framework=framework, op=name, op_class=cls, shape=shape, kernels=kernels,
                              device_us=device or 0.0, graph_device_us=graph or 0.0,
                              host_quantiles_us=[quantile(v, q) for q in QUANTILES], rank=rank, tokens=tokens,
-                             host_context="mixed" if mixed is not None else "alone",
-                             alone_host_quantiles_us=[quantile(va, q) for q in QUANTILES]),
+                             host_context=context,
+                             alone_host_quantiles_us=[quantile(va, q) for q in QUANTILES], **extra),
                 stats=stats_of(host, "host_monotonic", 0))
 
 
@@ -530,50 +560,25 @@ def profile_loops(rank, decode, verify, a, out_dir):
     """Each rank's Kineto trace of the loops a framework's profile would show: decode steps and
     verify passes, eager and as graph replays, each iteration (the pass and its read-back) inside
     a record_function range named as plain PyTorch code would name it ("decode_step",
-    "verify_pass"), with record_shapes on, as users profile. The profiler itself costs the host
-    time per op: these traces are what import-profile predicts from their own launch events, not
-    the probe's unprofiled loops."""
+    "verify_pass"), with record_shapes on, as users profile. The four loops take turns, one
+    iteration each, so that a drift of the host's speed reaches them alike (run one after the
+    other, a decode step measured slower than the verify pass it is a subset of: runs d, e). The
+    profiler itself costs the host time per op: these traces are what import-profile predicts from
+    their own launch events, not the probe's unprofiled loops."""
     import gzip
     captures = a.kineto_captures.split(",")
+    # Graph loops captured before the profiler starts, as a framework captures at start-up (their
+    # inputs kept alive by Loop).
+    loops = [Loop(layer, what, capture, a) for what, layer in (("decode_step", decode), ("verify_pass", verify))
+             for capture in ("eager", "graph") if capture in captures]
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-
-    def capture(what, layer):
-        fresh = Layer(a, layer.q, layer.device, layer.group)
-        ops = fresh.ops()
-        names = fresh.program(what, a.layers)
-        calls = [ops[n][1] for n in names]
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for c in calls:
-                c()
-        torch.cuda.current_stream().wait_stream(side)
-        inputs = dict(fresh.t)  # what the graph reads, kept alive (Loop)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            for c in calls:
-                c()
-        torch.cuda.synchronize()
-        layer.keep = (fresh, g, inputs)
-        return g.replay, fresh.t["next"]
-
-    def iterate(what, launch, result):
-        for i in range(a.warmup + a.kineto_iterations):
-            torch.cuda.synchronize()
-            with torch.profiler.record_function(what):
-                launch()
-                result[:1].cpu()
-
-    # Each graph captured right before its iterations, as a framework's start-up captures them.
-    loops = (("decode_step", decode), ("verify_pass", verify))
     with torch.profiler.profile(activities=acts, record_shapes=True) as prof:
-        for what, layer in loops:
-            if "eager" in captures:
-                ops = layer.ops()
-                calls = [ops[n][1] for n in layer.program(what, a.layers)]
-                iterate(what, lambda calls=calls: [c() for c in calls], layer.t["x"])
-            if "graph" in captures:
-                iterate(what, *capture(what, layer))
+        for _ in range(a.warmup + a.kineto_iterations):
+            for loop in loops:
+                torch.cuda.synchronize()
+                with torch.profiler.record_function(loop.what):
+                    loop.launch()
+                    loop.layer.t["next"][:1].cpu()
     os.makedirs(out_dir, exist_ok=True)
     plain = os.path.join(out_dir, f"rank{rank}.json")
     prof.export_chrome_trace(plain)
@@ -616,6 +621,7 @@ def main():
     # share of the samples and iterations per round, so that a drift of the host's speed over the
     # run (2x within minutes on the lent machines) reaches ops and loops alike.
     mixed = {layer.q: {n: [] for n in layer.ops()} for layer in layers}
+    sequence = {layer.q: {} for layer in layers}
     samples_per_round = -(-a.samples // a.rounds)
     iterations_per_round = -(-a.iterations // a.rounds)
     in_loop = {}
@@ -628,6 +634,12 @@ def main():
                                  first_ratio=ratio)
             line.append(f"q{layer.q} call / its op's running median: first of a batch {statistics.fmean(ratio[0]):.2f}, "
                         f"others {statistics.fmean(ratio[1]):.2f}")
+            program = layer.program("decode_step" if layer.q == 1 else "verify_pass", a.layers)
+            in_order = time_ops_sequence(ops, program, a, cycles_per_us, seed=2000 * (r + 1) + layer.q,
+                                         samples_per_op=samples_per_round)
+            for n, v in in_order.items():
+                sequence[layer.q].setdefault(n, []).extend(v)
+            line.append(f"q{layer.q} ops sum in sequence {sum(statistics.median(v) for v in in_order.values()):7.0f} us")
             for n, v in got.items():
                 mixed[layer.q][n] += v
             line.append(f"q{layer.q} ops sum {sum(statistics.median(v) for v in got.values()):7.0f} us")
@@ -647,8 +659,9 @@ def main():
     for layer in layers:
         ops = layer.ops()
         for name, (cls, fn, shape) in ops.items():
+            in_order = sequence[layer.q].get(name)
             items.append(op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, layer.q,
-                                 mixed[layer.q][name][: a.samples]))
+                                 mixed[layer.q][name][: a.samples], in_order[: a.samples] if in_order else None))
             say(f"{name:16s} q{layer.q} host median {items[-1]['stats']['median_us']:7.2f} us  device "
                 f"{items[-1]['host_op']['device_us']:7.2f} us  kernels {items[-1]['host_op']['kernels']}")
         # A graph replay (a graph of one kernel) and a read-back (.cpu(): the host waits for the GPU).

@@ -467,7 +467,8 @@ def kernels_per_call(fn):
     return sum(1 for ev in prof.events() if ev.device_type == torch.autograd.DeviceType.CUDA)
 
 
-def op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, tokens, mixed=None, sequence=None):
+def op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, tokens, mixed=None, sequence=None,
+            profiled=None):
     """`mixed`, `sequence`: the op's host times among the pass's other ops (time_ops_mixed,
     time_ops_sequence); the trace's distribution is --host-context's, else the op timed alone."""
     alone = time_op_host(fn, a, cycles_per_us, idle_gpu=cls == "sync")
@@ -478,6 +479,8 @@ def op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, tokens, mix
         extra["mixed_host_quantiles_us"] = [quantile(sorted(mixed), q) for q in QUANTILES]
     if sequence is not None and context != "sequence":
         extra["sequence_host_quantiles_us"] = [quantile(sorted(sequence), q) for q in QUANTILES]
+    if profiled:
+        extra["profiled_host_quantiles_us"] = [quantile(sorted(profiled), q) for q in QUANTILES]
     va = sorted(alone)
     device = time_op_device(fn, a, cycles_per_us, graph=False) if cls not in ("metadata", "sync") else 0.0
     graph = time_op_device(fn, a, cycles_per_us, graph=True) if cls not in ("metadata", "sync") else None
@@ -622,6 +625,7 @@ def main():
     # run (2x within minutes on the lent machines) reaches ops and loops alike.
     mixed = {layer.q: {n: [] for n in layer.ops()} for layer in layers}
     sequence = {layer.q: {} for layer in layers}
+    profiled = {layer.q: {} for layer in layers}
     samples_per_round = -(-a.samples // a.rounds)
     iterations_per_round = -(-a.iterations // a.rounds)
     in_loop = {}
@@ -639,6 +643,13 @@ def main():
                                          samples_per_op=samples_per_round)
             for n, v in in_order.items():
                 sequence[layer.q].setdefault(n, []).extend(v)
+            # The same under torch.profiler, as a user's profile runs it (import-profile's check).
+            acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+            with torch.profiler.profile(activities=acts, record_shapes=True):
+                under = time_ops_sequence(ops, program, a, cycles_per_us, seed=3000 * (r + 1) + layer.q,
+                                          samples_per_op=max(1, samples_per_round // 4))
+            for n, v in under.items():
+                profiled[layer.q].setdefault(n, []).extend(v)
             line.append(f"q{layer.q} ops sum in sequence {sum(statistics.median(v) for v in in_order.values()):7.0f} us")
             for n, v in got.items():
                 mixed[layer.q][n] += v
@@ -661,7 +672,8 @@ def main():
         for name, (cls, fn, shape) in ops.items():
             in_order = sequence[layer.q].get(name)
             items.append(op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, layer.q,
-                                 mixed[layer.q][name][: a.samples], in_order[: a.samples] if in_order else None))
+                                 mixed[layer.q][name][: a.samples], in_order[: a.samples] if in_order else None,
+                                 profiled[layer.q].get(name)))
             say(f"{name:16s} q{layer.q} host median {items[-1]['stats']['median_us']:7.2f} us  device "
                 f"{items[-1]['host_op']['device_us']:7.2f} us  kernels {items[-1]['host_op']['kernels']}")
         # A graph replay (a graph of one kernel) and a read-back (.cpu(): the host waits for the GPU).
@@ -675,11 +687,12 @@ def main():
                              lambda small=small: small[:1].cpu(), a, framework, cycles_per_us, layer.q))
         say(f"graph_replay host median {items[-2]['stats']['median_us']:.2f} us; "
             f"sync {items[-1]['stats']['median_us']:.2f} us")
-    say("op               mixed median  in-loop median  mixed mean  in-loop mean  (us, decode step q1)")
+    say("op               mixed median  sequence median  profiled median  in-loop median  mixed mean  "
+        "in-loop mean  (us, decode step q1)")
     for n, v in in_loop.items():
-        m = mixed[1][n]
-        say(f"{n:16s} {statistics.median(m):12.1f} {statistics.median(v):15.1f} {statistics.fmean(m):11.1f} "
-            f"{statistics.fmean(v):13.1f}")
+        m, sq, pr = mixed[1][n], sequence[1].get(n) or [0.0], profiled[1].get(n) or [0.0]
+        say(f"{n:16s} {statistics.median(m):12.1f} {statistics.median(sq):16.1f} {statistics.median(pr):16.1f} "
+            f"{statistics.median(v):15.1f} {statistics.fmean(m):11.1f} {statistics.fmean(v):13.1f}")
     for loop in loops:
         items.append(loop.item(rank, framework))
         say(f"{items[-1]['name']:44s} host {items[-1]['stats']['median_us']:9.1f} us  gpu "

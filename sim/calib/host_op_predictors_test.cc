@@ -125,16 +125,23 @@ TEST(HostOpPredictors, UnfittedOpsCostTheirClass) {
 
 // A heavy tail moves the loop: one call in twenty at 10x the median raises the median iteration of
 // a long eager loop well above the loop of medians (each iteration has a few slow calls).
-TEST(HostOpPredictors, AHeavyTailRaisesAHostBoundLoop) {
+// A fitted eager loop of 100 calls of op "a" (10 us at every quantile but the slowest call,
+// `slow_us`; `mean_us` its measured mean, 0: none) and a read-back of 5 us: its predicted time.
+double LoopOfHundredUs(double slow_us, double mean_us) {
   trace::Trace t;
-  AddOp(&t, "a", "kernel", 1, 10, 1, 1, 0, 1, 100);
+  trace::Item* a = AddOp(&t, "a", "kernel", 1, 10, 1, 1, 0, 1, slow_us);
+  a->mutable_stats()->set_mean_us(mean_us);
   AddOp(&t, "sync", "sync", 1, 5, 0, 0);
   std::vector<std::string> ops(100, "a");
   ops.push_back("sync");
   const trace::Item* loop = AddLoop(&t, "eager", ops);
   FitContext c = ContextOf(t, H200(), DefaultParams(H200(), 0));
-  ASSERT_TRUE(FitHostOps(c).ok());
-  const double us = PredictHostLoop(t, *loop, c.result.params).predicted_us;
+  EXPECT_TRUE(FitHostOps(c).ok());
+  return PredictHostLoop(t, *loop, c.result.params).predicted_us;
+}
+
+TEST(HostOpPredictors, AHeavyTailRaisesAHostBoundLoop) {
+  const double us = LoopOfHundredUs(100, 0);
   // Medians alone: 100 x 10 + 1 + 5 = 1006. The top 5% of calls (u in [0.95, 1]) average
   // 10 + 0.5 x 90 = 55 us: about 5 of 100 calls add ~45 us each.
   EXPECT_GT(us, 1100);
@@ -155,16 +162,7 @@ TEST(HostOpPredictors, TheTopQuantileKeepsTheMeasuredMean) {
   EXPECT_DOUBLE_EQ(QuantilesWithMean(q, 1e6).back(), 1000);  // and by the slowest call
 
   // A loop of 100 such calls then costs about 100 x 10.5, not 100 x (10 + 0.05 x 495) = 3475.
-  trace::Trace t;
-  trace::Item* a = AddOp(&t, "a", "kernel", 1, 10, 1, 1, 0, 1, 1000);
-  a->mutable_stats()->set_mean_us(10.5);
-  AddOp(&t, "sync", "sync", 1, 5, 0, 0);
-  std::vector<std::string> ops(100, "a");
-  ops.push_back("sync");
-  const trace::Item* loop = AddLoop(&t, "eager", ops);
-  FitContext c = ContextOf(t, H200(), DefaultParams(H200(), 0));
-  ASSERT_TRUE(FitHostOps(c).ok());
-  const double us = PredictHostLoop(t, *loop, c.result.params).predicted_us;
+  const double us = LoopOfHundredUs(1000, 10.5);
   EXPECT_GT(us, 1030);
   EXPECT_LT(us, 1090);
 }

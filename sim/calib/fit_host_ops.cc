@@ -26,15 +26,10 @@
 
 #include "sim/calib/fitters.h"
 #include "sim/calib/host_op_predictors.h"
+#include "sim/core/median.h"
 
 namespace specsim::calib {
 namespace {
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // The median of the ops' medians whose class is `cls` (and, with `one_kernel`, that launch one
 // kernel); none: nullopt.
@@ -44,7 +39,7 @@ std::optional<double> ClassMedian(const std::map<std::string, llm::HostOpCost>& 
   for (const auto& [op, cost] : ops)
     if (cost.op_class == cls && (!one_kernel || cost.kernels == 1)) medians.push_back(cost.Median());
   if (medians.empty()) return std::nullopt;
-  return Median(std::move(medians));
+  return MedianOf(std::move(medians));
 }
 
 }  // namespace
@@ -90,7 +85,7 @@ Status FitHostOps(FitContext& c) {
     for (int q = 0; q < k; ++q) {
       std::vector<double> at_q;
       for (const trace::HostOpParams* p : items) at_q.push_back(quantiles.at(p)[q]);
-      cost.quantiles_us.push_back(Median(std::move(at_q)));
+      cost.quantiles_us.push_back(MedianOf(std::move(at_q)));
     }
     // Medians of monotone sequences, index by index, stay monotone; the check keeps it so.
     RETURN_IF_ERROR(llm::ValidateHostOpCost(cost, "host op \"" + op + "\""));

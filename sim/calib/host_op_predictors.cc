@@ -1,4 +1,5 @@
 #include "sim/calib/host_op_predictors.h"
+#include "sim/core/median.h"
 
 #include <algorithm>
 #include <map>
@@ -12,12 +13,6 @@ namespace {
 
 constexpr uint64_t kHostLoopSeed = 20261203;  // the same draws for every prediction (smooth fits)
 constexpr int kMinIterations = 50;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // The host model's cost of one call of an op of class `cls` launching `kernels` kernels, us, when
 // no distribution was fitted for it: the class's calibrated cost, else the compute model's eager
@@ -133,7 +128,7 @@ Prediction PredictHostLoop(const trace::Trace& trace, const trace::Item& item, c
   per_iteration.reserve(iterations);
   for (int i = 0; i < iterations; ++i)
     per_iteration.push_back(IterationUs(ops, sync, replay ? &*replay : nullptr, rng));
-  return Prediction::Of(Median(std::move(per_iteration)));
+  return Prediction::Of(MedianOf(std::move(per_iteration)));
 }
 
 }  // namespace specsim::calib

@@ -10,6 +10,7 @@
 #include "sim/compute/kernel.h"
 #include "sim/llm/decode_simulator.h"
 #include "sim/net/routing.h"
+#include "sim/core/median.h"
 
 namespace specsim::calib {
 namespace {
@@ -24,12 +25,6 @@ constexpr int kMinIterations = 50;
 
 Prediction Failed(std::string reason) { return Prediction::NotSimulated(std::move(reason)); }
 Prediction Micros(double us) { return Prediction::Of(us); }
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 int IterationsOf(const trace::Item& item) { return std::max(kMinIterations, item.stats().iterations()); }
 
@@ -191,7 +186,7 @@ double MedianSlowestRankSpanUs(const TimelineProgram& p, int ranks, int iteratio
   tl->Run(p);  // warm-up
   std::vector<double> per_iteration;
   for (int i = 0; i < iterations; ++i) per_iteration.push_back(SlowestRankSpanUs(tl->Run(p), ranks));
-  return Median(per_iteration);
+  return MedianOf(per_iteration);
 }
 
 }  // namespace
@@ -229,7 +224,7 @@ Prediction PredictLayerLoop(const trace::Item& item, const net::Topology& topolo
     const llm::RunResult r = tl.Run(LayerLoopProgram(l, ops, &draws));
     if (timed) per_iteration.push_back(SlowestRankSpanUs(r, ops.ranks));
   }
-  return Micros(Median(per_iteration));
+  return Micros(MedianOf(per_iteration));
 }
 
 Prediction PredictSkewLoop(const trace::Item& item, const net::Topology& topology, const CalibParams& params) {
@@ -286,13 +281,13 @@ Prediction PredictSkewLoop(const trace::Item& item, const net::Topology& topolog
       const llm::RunResult r = tl.Run(iteration(&draws));
       if (timed) per_iteration.push_back(stamp_to_stamp_us(r));
     }
-    return Micros(Median(per_iteration));
+    return Micros(MedianOf(per_iteration));
   }
   const TimelineProgram p = iteration(nullptr);
   tl.Run(p);
   const int iterations = IterationsOf(item);
   for (int i = 0; i < iterations; ++i) per_iteration.push_back(stamp_to_stamp_us(tl.Run(p)));
-  return Micros(Median(per_iteration));
+  return Micros(MedianOf(per_iteration));
 }
 
 Prediction PredictDecodeLoop(const trace::Trace& trace, const trace::Item& item, const net::Topology& topology,
@@ -342,7 +337,7 @@ Prediction PredictDecodeLoop(const trace::Trace& trace, const trace::Item& item,
   std::vector<double> per_iteration;
   per_iteration.reserve(spans->size());
   for (SimTime ps : *spans) per_iteration.push_back(static_cast<double>(ps) * 1e-6);
-  return Micros(Median(per_iteration));
+  return Micros(MedianOf(per_iteration));
 }
 
 StatusOr<std::map<std::string, double>> PredictPassDeviceTimeByClass(const trace::Trace& trace, const trace::Item& item,

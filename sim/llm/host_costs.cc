@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+
+#include "sim/core/median.h"
 
 namespace specsim::llm {
 
@@ -72,9 +75,7 @@ std::vector<double> CallQuantiles(const std::map<std::string, HostOpCost>& ops, 
   for (size_t i = 0; i < k; ++i) {
     std::vector<double> at;
     for (const HostOpCost* c : of_class) at.push_back(c->quantiles_us[i]);
-    std::sort(at.begin(), at.end());
-    const size_t n = at.size();
-    out.push_back(n % 2 ? at[n / 2] : 0.5 * (at[n / 2 - 1] + at[n / 2]));
+    out.push_back(MedianOf(std::move(at)));
   }
   return out;  // medians of non-decreasing sequences, index by index: non-decreasing
 }

@@ -1,16 +1,15 @@
 #include "sim/profile/item_stats.h"
 
+#include <utility>
+
+#include "sim/core/median.h"
+
 #include <algorithm>
 #include <cmath>
 
 namespace specsim::profile {
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+double Median(std::vector<double> v) { return MedianOf(std::move(v)); }
 
 double Percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;

@@ -1,5 +1,5 @@
 // host_staged: what a custom allreduce between GPUs that meet only at a CPU pays beyond bandwidth
-// when its buffers and barrier flags live in mapped host memory (reference.md §3, §5).
+// when its buffers and barrier flags live in mapped host memory (NCCL's SHM path and vLLM's custom allreduce on PCIe).
 //   flag round trips   a kernel thread writes a flag and spins until the responder echoes it: the
 //                      responder is another block of the same kernel, a host thread, and with 2+
 //                      GPUs a kernel on another GPU (one per path class from GPU 0).

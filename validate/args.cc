@@ -141,7 +141,8 @@ StatusOr<bool> ApplyListFlag(const std::string& flag, const std::string& value, 
     if (o.suites.empty()) return InvalidArgument("--suites: empty list");
     for (const auto& s : o.suites) {
       if (const auto& all = AllSuites(); std::find(all.begin(), all.end(), s) == all.end())
-        return InvalidArgument("--suites: unknown suite '" + s + "' (pcie, collectives, kernels, decode, pacing, host_staged)");
+        return InvalidArgument("--suites: unknown suite '" + s +
+                               "' (pcie, collectives, kernels, decode, pacing, host_staged)");
     }
   } else if (flag == "--model") {
     o.models = SplitCommaList(value);

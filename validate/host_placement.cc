@@ -95,8 +95,7 @@ Status BindToNumaNode(void* addr, size_t bytes, int node) {
   if (node < 0 || node > kMaxNode) return InvalidArgument("NUMA node " + std::to_string(node) + " not in [0, 1023]");
   unsigned long mask[(kMaxNode + 1) / (8 * sizeof(unsigned long))] = {};
   mask[node / (8 * sizeof(unsigned long))] = 1UL << (node % (8 * sizeof(unsigned long)));
-  const long rc = syscall(SYS_mbind, addr, bytes, kMpolBind, mask, 8 * sizeof(mask) + 1UL,
-                          kMpolMfStrict | kMpolMfMove);
+  const long rc = syscall(SYS_mbind, addr, bytes, kMpolBind, mask, 8 * sizeof(mask) + 1UL, kMpolMfStrict | kMpolMfMove);
   if (rc != 0) {
     const int e = errno;
     return Unavailable("mbind to NUMA node " + std::to_string(node) + " failed: " + std::strerror(e) + " (errno " +

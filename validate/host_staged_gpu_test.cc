@@ -24,8 +24,8 @@ int GpuCount() {
   return n;
 }
 
-#define REQUIRE_GPUS(k)                                                       \
-  do {                                                                        \
+#define REQUIRE_GPUS(k)                                                         \
+  do {                                                                          \
     if (GpuCount() < (k)) GTEST_SKIP() << "fewer than " << (k) << " CUDA GPUs"; \
   } while (0)
 

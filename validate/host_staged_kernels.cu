@@ -98,7 +98,9 @@ template <>
 struct Vec<16> {
   using T = uint4;
   static __device__ __forceinline__ T Load(const void* p) { return __ldcv(static_cast<const uint4*>(p)); }
-  static __device__ __forceinline__ bool AllEqual(T v, uint32_t x) { return v.x == x && v.y == x && v.z == x && v.w == x; }
+  static __device__ __forceinline__ bool AllEqual(T v, uint32_t x) {
+    return v.x == x && v.y == x && v.z == x && v.w == x;
+  }
   static __device__ __forceinline__ uint32_t First(T v) { return v.x; }
   static __device__ __forceinline__ void Store(void* p, uint32_t x) {
     __stwt(static_cast<uint4*>(p), make_uint4(x, x, x, x));

@@ -26,10 +26,10 @@ namespace specsim::validate {
 namespace {
 
 constexpr const char* kSuite = "host_staged";
-constexpr int kThreads = 32;                        // one warp per block
-constexpr int64_t kChunkBytes = 256;                // host_staged_kernels.cu
-constexpr int64_t kReadChunks = int64_t{1} << 16;   // 16 MiB chased by the readers
-constexpr int64_t kWriteChunksPerBlock = 64;        // 16 KiB per writing block
+constexpr int kThreads = 32;                       // one warp per block
+constexpr int64_t kChunkBytes = 256;               // host_staged_kernels.cu
+constexpr int64_t kReadChunks = int64_t{1} << 16;  // 16 MiB chased by the readers
+constexpr int64_t kWriteChunksPerBlock = 64;       // 16 KiB per writing block
 constexpr int64_t kPingOffset = 0, kPongOffset = 128;
 constexpr uint64_t kKernelTimeoutNs = 2000000000ULL;
 
@@ -178,9 +178,9 @@ Status FlagRoundTrips(Context& ctx, const HostSide& h, int gpu_node) {
   std::map<trace::PathClass, int> rep;
   for (int j = 1; j < ctx.n(); ++j)
     if (!rep.count(ctx.Path(0, j))) rep[ctx.Path(0, j)] = j;
-  for (const auto& [pc, j] : rep) cases.push_back({trace::RESPONDER_OTHER_GPU, j, "gpu" + std::to_string(ctx.devices[j])});
-  if (ctx.n() < 2)
-    ctx.Note(trace::Note::INFO, kSuite, "one GPU: flag round trips between two GPUs not measured");
+  for (const auto& [pc, j] : rep)
+    cases.push_back({trace::RESPONDER_OTHER_GPU, j, "gpu" + std::to_string(ctx.devices[j])});
+  if (ctx.n() < 2) ctx.Note(trace::Note::INFO, kSuite, "one GPU: flag round trips between two GPUs not measured");
   const int found = h.flags.numa_node();
   for (const Case& k : cases) {
     ASSIGN_OR_RETURN(FlagResult r, RunFlagRounds(ctx, h.flags, 0, k.responder, k.resp_rank, rounds, cfg));
@@ -204,7 +204,8 @@ Status FlagRoundTrips(Context& ctx, const HostSide& h, int gpu_node) {
     FillStats(r.round_us, samples, "clock64_per_round", it);
     FillCheck(r.mismatches, "the value written, echoed", it);
     if (r.mismatches > 0)
-      ctx.Note(trace::Note::WARNING, kSuite, it->name() + ": " + std::to_string(r.mismatches) + " echoes were not the value written");
+      ctx.Note(trace::Note::WARNING, kSuite,
+               it->name() + ": " + std::to_string(r.mismatches) + " echoes were not the value written");
     std::fprintf(stderr, "[%s] %s: median %.2f us, p10 %.2f, p90 %.2f\n", kSuite, it->name().c_str(),
                  it->stats().median_us(), it->stats().p10_us(), it->stats().p90_us());
   }
@@ -361,7 +362,8 @@ Status SmallReads(Context& ctx, const HostSide& h, int gpu_node) {
   // Reads beside posted writes: half the blocks write.
   for (int bytes : {16, 256})
     for (int k : {1, 8})
-      for (int blocks : {2, sm, 2 * sm}) RETURN_IF_ERROR(SmallReadsPoint(ctx, rig, h, gpu_node, blocks, bytes, k, true));
+      for (int blocks : {2, sm, 2 * sm})
+        RETURN_IF_ERROR(SmallReadsPoint(ctx, rig, h, gpu_node, blocks, bytes, k, true));
   std::fprintf(stderr, "[%s] reads beside writes, gpu%d %s: done\n", kSuite, rig.device, h.placement.label.c_str());
   return Status::Ok();
 }
@@ -381,8 +383,7 @@ std::vector<Placement> Placements(Context& ctx, int gpu_node, const std::vector<
     ctx.Note(trace::Note::WARNING, kSuite,
              "GPU " + std::to_string(ctx.devices[0]) + "'s NUMA node is not known: node " + std::to_string(near) +
                  " plays its own node");
-  return {{trace::PLACEMENT_GPU_NODE, near, "near"},
-          {trace::PLACEMENT_FAR_NODE, FarNumaNode(gpu_node, nodes), "far"}};
+  return {{trace::PLACEMENT_GPU_NODE, near, "near"}, {trace::PLACEMENT_FAR_NODE, FarNumaNode(gpu_node, nodes), "far"}};
 }
 
 // The buffers of a placement; a refused binding is reported: the near placement then falls back to
@@ -390,7 +391,8 @@ std::vector<Placement> Placements(Context& ctx, int gpu_node, const std::vector<
 StatusOr<HostSide> MakeHostSide(Context& ctx, const Placement& p) {
   HostSide h;
   h.placement = p;
-  const int64_t read_bytes = (kReadChunks + 2LL * ctx.props[0].multiProcessorCount * kWriteChunksPerBlock) * kChunkBytes;
+  const int64_t read_bytes =
+      (kReadChunks + 2LL * ctx.props[0].multiProcessorCount * kWriteChunksPerBlock) * kChunkBytes;
   auto flags = NumaHostBuffer::Create(4096, p.node);
   if (!flags.ok() && flags.status().code() == StatusCode::kUnavailable) {
     if (p.kind == trace::PLACEMENT_FAR_NODE) {
@@ -422,7 +424,8 @@ StatusOr<HostSide> MakeHostSide(Context& ctx, const Placement& p) {
 
 Status RunHostStagedSuite(Context& ctx) {
   if (!ctx.props[0].canMapHostMemory) {
-    ctx.Note(trace::Note::WARNING, kSuite, "GPU " + std::to_string(ctx.devices[0]) + " cannot map host memory: suite skipped");
+    ctx.Note(trace::Note::WARNING, kSuite,
+             "GPU " + std::to_string(ctx.devices[0]) + " cannot map host memory: suite skipped");
     return Status::Ok();
   }
   const int gpu_node = ctx.trace->environment().gpus(0).numa_node();

@@ -92,10 +92,10 @@ struct HostSmallReadsArgs {
   int blocks = 1;
   int reader_blocks = 1;
   int threads = 32;
-  uint32_t seed = 0;  // varies the chains' starting chunks between launches
-  uint64_t* block_span = nullptr;      // device, 2 * blocks
-  uint64_t* block_steps = nullptr;     // device, blocks
-  unsigned int* status = nullptr;      // device, 2 counters, zeroed by the caller
+  uint32_t seed = 0;                     // varies the chains' starting chunks between launches
+  uint64_t* block_span = nullptr;        // device, 2 * blocks
+  uint64_t* block_steps = nullptr;       // device, blocks
+  unsigned int* status = nullptr;        // device, 2 counters, zeroed by the caller
   unsigned int* readers_done = nullptr;  // device, zeroed by the caller
   uint64_t timeout_ns = 2000000000ULL;
 };

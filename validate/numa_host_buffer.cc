@@ -22,7 +22,8 @@ StatusOr<NumaHostBuffer> NumaHostBuffer::Create(int64_t bytes, int node) {
   if (node >= 0) RETURN_IF_ERROR(BindToNumaNode(p, static_cast<size_t>(b.bytes_), node));
   std::memset(p, 0, static_cast<size_t>(b.bytes_));  // first touch: the pages are allocated now
   b.node_ = NumaNodeOfAddress(p);
-  CUDA_RETURN_IF_ERROR(cudaHostRegister(p, static_cast<size_t>(b.bytes_), cudaHostRegisterPortable | cudaHostRegisterMapped));
+  CUDA_RETURN_IF_ERROR(
+      cudaHostRegister(p, static_cast<size_t>(b.bytes_), cudaHostRegisterPortable | cudaHostRegisterMapped));
   b.registered_ = true;
   CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&b.dev_ptr_, p, 0));
   return b;

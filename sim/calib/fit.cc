@@ -53,8 +53,8 @@ StatusOr<FitResult> Fit(const trace::Trace& trace, const std::vector<int>& indic
   for (const trace::Item* it : c.items)
     if (!MeasuredOnlyReason(it->kind()).empty()) ++measured_only[it->kind()];
   for (const auto& [kind, n] : measured_only)
-    c.result.notes.push_back(std::to_string(n) + " " + trace::Kind_Name(kind) + " items ignored: " +
-                             MeasuredOnlyReason(kind));
+    c.result.notes.push_back(std::to_string(n) + " " + trace::Kind_Name(kind) +
+                             " items ignored: " + MeasuredOnlyReason(kind));
   int max_engines = 1;
   for (const trace::Gpu& g : trace.environment().gpus()) max_engines = std::max(max_engines, g.async_engine_count());
   RETURN_IF_ERROR(FitHostCopies(c));

@@ -89,10 +89,11 @@ StatusOr<std::vector<int>> ParseIntList(const std::string& text) {
 std::string Usage() {
   return R"(usage: specsim-validate [options]
 Measures the GPUs present (PCIe transfers, NCCL and custom collectives, GEMM/attention/RMSNorm
-kernels, a synthetic decode loop, multi-rank host pacing) and writes a measurement trace
+kernels, a synthetic decode loop, multi-rank host pacing, flag round trips and small reads through
+mapped host memory) and writes a measurement trace
 (proto/specsim/trace.proto).
 
-  --suites LIST      pcie,collectives,kernels,decode,pacing (default: all)
+  --suites LIST      pcie,collectives,kernels,decode,pacing,host_staged (default: all)
   --out FILE.pb      trace file (default specsim-trace.pb); FILE.json is written beside it
   --no-json          do not write FILE.json
   --quick            a ~30 s run: fewer sizes, shapes and iterations
@@ -140,7 +141,8 @@ StatusOr<bool> ApplyListFlag(const std::string& flag, const std::string& value, 
     if (o.suites.empty()) return InvalidArgument("--suites: empty list");
     for (const auto& s : o.suites) {
       if (const auto& all = AllSuites(); std::find(all.begin(), all.end(), s) == all.end())
-        return InvalidArgument("--suites: unknown suite '" + s + "' (pcie, collectives, kernels, decode, pacing)");
+        return InvalidArgument("--suites: unknown suite '" + s +
+                               "' (pcie, collectives, kernels, decode, pacing, host_staged)");
     }
   } else if (flag == "--model") {
     o.models = SplitCommaList(value);

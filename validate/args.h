@@ -14,7 +14,7 @@
 namespace specsim::validate {
 
 inline const std::vector<std::string>& AllSuites() {
-  static const std::vector<std::string> k{"pcie", "collectives", "kernels", "decode", "pacing"};
+  static const std::vector<std::string> k{"pcie", "collectives", "kernels", "decode", "pacing", "host_staged"};
   return k;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "validate/cuda_util.h"
+#include "validate/host_placement.h"
 
 extern char** environ;
 
@@ -130,6 +131,16 @@ StatusOr<trace::Environment> CollectEnvironment(const std::vector<int>& devices)
     }
   }
   env.set_cpu_logical_cores(static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  env.set_numa_nodes(static_cast<int>(ReadOnlineNumaNodes().size()));
+  {
+    trace::Iommu* iommu = env.mutable_iommu();
+    bool visible = false;
+    for (const std::string& u : ReadIommuUnits(&visible)) iommu->add_units(u);
+    iommu->set_sysfs_visible(visible);
+    const std::string cmdline = ReadKernelCommandLine(&visible);
+    iommu->set_cmdline_visible(visible);
+    iommu->set_kernel_parameters(IommuKernelParameters(cmdline));
+  }
   {
     std::ifstream in("/proc/meminfo");
     std::string key;
@@ -178,6 +189,7 @@ StatusOr<trace::Environment> CollectEnvironment(const std::vector<int>& devices)
     std::string sys = "/sys/bus/pci/devices/" + Lower(bus);
     std::string numa = ReadFirstLine(sys + "/numa_node");
     g->set_numa_node(numa.empty() ? -1 : std::atoi(numa.c_str()));
+    g->set_iommu_group_type(IommuGroupTypeOfPciDevice(bus));
     nvmlDevice_t h = nvml.Handle(bus);
     handles.push_back(h);
     unsigned x = 0;

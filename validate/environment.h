@@ -1,4 +1,5 @@
-// What the run saw: host, GPUs (name, SMs, memory, clocks, PCIe generation and width), driver /
+// What the run saw: host (CPU model, NUMA nodes, IOMMU state), GPUs (name, SMs, memory, clocks, PCIe generation and width,
+// NUMA node, IOMMU group type), driver /
 // CUDA / NCCL / cuBLAS versions, the GPU-to-GPU path classes and P2P access matrix, and the NCCL
 // variables set. NVML is loaded at run time (dlopen of libnvidia-ml.so.1, the driver's library);
 // without it PCIe links come from sysfs and path classes stay unspecified.

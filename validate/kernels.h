@@ -44,6 +44,72 @@ cudaError_t LaunchStampKernel(uint64_t* stamps, unsigned int* counter, int which
 // started (a slower rank's extra GPU time).
 cudaError_t LaunchSpinKernel(uint64_t ns, cudaStream_t stream);
 
+// ---- host-staged (host_staged_kernels.cu) ----
+// Flag round trips through mapped host memory. One thread of the initiator writes base + i + 1 to
+// *ping (st.release.sys) and spins (ld.acquire.sys) until *pong holds the same value, for i in
+// [0, rounds); the responder waits for each value on *ping and writes it to *pong. Before a launch
+// both flags must hold `base` (the previous launch's base + rounds). kBoth runs the initiator in
+// block 0 and the responder in block 1 of one kernel; kInitiator / kResponder run one side (the
+// other side is another GPU's kernel or a host thread). round_cycles[i]: the initiator's clock64
+// cycles of round i; span[0] the initiator's globaltimer ns over all rounds, span[1] its clock64
+// cycles over the same (their ratio converts cycles to time). status[0] counts waits that saw a
+// value other than the last round's or the expected one, status[1] waits that gave up after
+// timeout_ns (the launch then ends early; both must be 0 for a valid measurement).
+enum class HostFlagRole { kBoth, kInitiator, kResponder };
+struct HostFlagArgs {
+  uint32_t* ping = nullptr;  // mapped host memory, device address
+  uint32_t* pong = nullptr;  // mapped host memory, device address (another 128-byte line)
+  uint32_t base = 0;
+  int rounds = 1;
+  HostFlagRole role = HostFlagRole::kBoth;
+  uint64_t* round_cycles = nullptr;  // device, rounds entries (not used by kResponder)
+  uint64_t* span = nullptr;          // device, 2 entries (not used by kResponder)
+  unsigned int* status = nullptr;    // device, 2 counters, zeroed by the caller
+  uint64_t timeout_ns = 2000000000ULL;
+};
+cudaError_t LaunchHostFlagKernel(const HostFlagArgs& args, cudaStream_t stream);
+
+// Small reads of mapped host memory. The buffer holds `chunks` (a power of two) chunks of 256 bytes
+// to read, every 32-bit word of chunk c equal to HostChaseNext(c, chunks), then the writers'
+// regions (write_chunks_per_block chunks per writing block). Blocks [0, reader_blocks) read: in each
+// the first bytes_per_read / min(bytes_per_read, 16) threads load min(bytes_per_read, 16) bytes each
+// (__ldcv: never served from a GPU cache) of the same chunk, and every thread follows
+// reads_in_flight independent chains for `steps` steps (the next chunk is read from the data, so at
+// most reads_in_flight loads per thread are outstanding); every loaded word is checked, mismatches
+// counted in status[0]. Blocks [reader_blocks, blocks) write (__stwt) reads_in_flight chunks' first
+// bytes_per_read bytes per step, chunk k of writer w holding HostWriterValue(w, k), until every
+// reader has finished (readers_done, a zeroed device counter, reaches reader_blocks) or timeout_ns
+// passed (status[1]). block_span[2b], [2b+1]: block b's globaltimer start and end; block_steps[b] its
+// steps. REQUIRES bytes_per_read in {4, 16, 32, 64, 128, 256}, reads_in_flight in {1, 2, 4, 8},
+// threads >= 16 (else cudaErrorInvalidValue).
+struct HostSmallReadsArgs {
+  void* buffer = nullptr;  // mapped host memory, device address
+  int64_t chunks = 0;
+  int64_t write_chunks_per_block = 0;
+  int bytes_per_read = 16;
+  int reads_in_flight = 1;
+  int steps = 1;
+  int blocks = 1;
+  int reader_blocks = 1;
+  int threads = 32;
+  uint32_t seed = 0;                     // varies the chains' starting chunks between launches
+  uint64_t* block_span = nullptr;        // device, 2 * blocks
+  uint64_t* block_steps = nullptr;       // device, blocks
+  unsigned int* status = nullptr;        // device, 2 counters, zeroed by the caller
+  unsigned int* readers_done = nullptr;  // device, zeroed by the caller
+  uint64_t timeout_ns = 2000000000ULL;
+};
+cudaError_t LaunchHostSmallReads(const HostSmallReadsArgs& args, cudaStream_t stream);
+// The chase: a full-period linear congruential step over a power-of-two number of chunks (every
+// chunk is visited once per `chunks` steps).
+__host__ __device__ inline uint32_t HostChaseNext(uint32_t chunk, uint32_t chunks) {
+  return (chunk * 5u + 0x9e3779b9u) & (chunks - 1u);
+}
+// What writer w stores into chunk k of its region (never 0, which the region is cleared to).
+__host__ __device__ inline uint32_t HostWriterValue(uint32_t writer, uint32_t chunk) {
+  return ((writer + 1u) << 16) ^ (chunk + 1u);
+}
+
 // ---- custom allreduce (allreduce_kernels.cu) ----
 constexpr int kMaxRanks = 8;
 constexpr int kMaxArBlocks = 64;

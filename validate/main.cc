@@ -187,6 +187,8 @@ int main(int argc, char** argv) {
       st = RunDecodeSuite(ctx);
     else if (suite == "pacing")
       st = RunPacingSuite(ctx);
+    else if (suite == "host_staged")
+      st = RunHostStagedSuite(ctx);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
     if (!st.ok()) {
       ++failed;

@@ -49,5 +49,6 @@ Status RunCollectivesSuite(Context& ctx);
 Status RunKernelsSuite(Context& ctx);
 Status RunDecodeSuite(Context& ctx);
 Status RunPacingSuite(Context& ctx);
+Status RunHostStagedSuite(Context& ctx);
 
 }  // namespace specsim::validate

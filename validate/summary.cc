@@ -178,6 +178,22 @@ std::string SummaryTable(const trace::Trace& t) {
     }
     o << "\n";
   }
+  // Host-staged latency: flag round trips (median, p10, p90) and small reads (per-step latency, rate).
+  bool h_header = false;
+  for (const auto& it : t.items()) {
+    const bool flag = it.kind() == trace::KIND_HOST_FLAG_ROUNDTRIP;
+    if (!flag && it.kind() != trace::KIND_HOST_SMALL_READS) continue;
+    if (!h_header) {
+      o << "-- host-staged (flag round trip: median [p10, p90]; small reads: per step, read rate) --\n";
+      h_header = true;
+    }
+    o << "  " << it.name().substr(12) << ": " << Fmt("%.2f us", it.stats().median_us());
+    if (flag)
+      o << Fmt(" [%.2f, ", it.stats().p10_us()) << Fmt("%.2f]", it.stats().p90_us());
+    else
+      o << Fmt(", %.2f GB/s", it.gbps());
+    o << "\n";
+  }
   int errors = 0;
   for (const auto& n : t.notes()) errors += n.severity() == trace::Note::ERROR;
   if (t.notes_size() > 0) o << "-- notes: " << t.notes_size() << " (" << errors << " errors) --\n";

@@ -5,10 +5,12 @@
 #include "sim/calib/fit.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "sim/calib/fit_context.h"
 #include "sim/calib/fitters.h"
+#include "sim/calib/predictors.h"
 #include "sim/net/routing.h"
 
 namespace specsim::calib {
@@ -47,6 +49,12 @@ StatusOr<FitResult> Fit(const trace::Trace& trace, const std::vector<int>& indic
   if (c.items.empty())
     return InvalidArgumentError(
         "no item of the trace has a measured time (every stats.median_us is 0): nothing to fit");
+  std::map<trace::Kind, int> measured_only;
+  for (const trace::Item* it : c.items)
+    if (!MeasuredOnlyReason(it->kind()).empty()) ++measured_only[it->kind()];
+  for (const auto& [kind, n] : measured_only)
+    c.result.notes.push_back(std::to_string(n) + " " + trace::Kind_Name(kind) +
+                             " items ignored: " + MeasuredOnlyReason(kind));
   int max_engines = 1;
   for (const trace::Gpu& g : trace.environment().gpus()) max_engines = std::max(max_engines, g.async_engine_count());
   RETURN_IF_ERROR(FitHostCopies(c));

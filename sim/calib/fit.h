@@ -51,6 +51,8 @@ struct FitResult {
   CalibParams params;
   std::vector<FittedParam> fitted;
   std::vector<std::string> not_fitted;  // "name: reason"
+  // Items no group fits by design (MeasuredOnlyReason), one line per kind: "N KIND items ignored: reason".
+  std::vector<std::string> notes;
   // The topology with the fitted fabric applied (ApplyFabricCalibration of the result's fabric
   // part: copy engines, copy setup, outstanding read bytes, host-link rate): the one the
   // simulation-backed fits (collectives) ran on, and the one to predict with.

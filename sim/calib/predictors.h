@@ -29,6 +29,8 @@
 //   decode step,          validate's loop on rank timelines (loop_predictors.h): passes launched as
 //   speculative cycle     the item's capture mode, token read-back, host syncs
 //   layer loop, skew loop the pacing suite's loops on rank timelines (loop_predictors.h)
+//   host flag round trip, not simulated (MeasuredOnlyReason): the host-staged suite's latency
+//   host small reads      items, measured for a model of host-staged allreduces not yet in specsim
 // Items the simulator cannot represent yet are returned with simulated = false and a reason; they
 // are never dropped silently and never given a made-up number.
 #pragma once
@@ -46,6 +48,10 @@
 #include "specsim/trace.pb.h"
 
 namespace specsim::calib {
+
+// Kinds measured for a model specsim does not have yet: why they are not simulated (compare) and
+// not fitted (calibrate); "" for every other kind.
+std::string MeasuredOnlyReason(trace::Kind kind);
 
 struct Prediction {
   bool simulated = false;

@@ -232,6 +232,7 @@ const char* SuiteName(trace::Suite suite) {
     case trace::SUITE_KERNELS: return "kernels";
     case trace::SUITE_DECODE: return "decode";
     case trace::SUITE_PACING: return "pacing";
+    case trace::SUITE_HOST_STAGED: return "host_staged";
     default: return "unspecified";
   }
 }

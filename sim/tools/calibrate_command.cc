@@ -24,6 +24,7 @@ void PrintFitJson(const calib::FitResult& fit, const std::vector<KeptDefault>& k
     j["fitted"].push_back(
         {{"name", p.name}, {"value", p.value}, {"unit", p.unit}, {"residual", p.residual}, {"points", p.points}});
   j["not_fitted"] = fit.not_fitted;
+  if (!fit.notes.empty()) j["notes"] = fit.notes;
   j["kept_defaults"] = nlohmann::json::array();
   for (const KeptDefault& k : kept)
     j["kept_defaults"].push_back({{"names", k.names}, {"reason", k.reason}, {"values", k.values}});
@@ -40,6 +41,10 @@ void PrintFitTable(const std::string& traces, const calib::CalibInputs& in, cons
     out << fmt::format("{:<48} {:>14.6g} {:<5} {:>8.2f}% {:>6}\n", fp.name, fp.value, fp.unit, 100 * fp.residual,
                        fp.points);
   out << "\n(residual: rms relative error of the items behind the value, after the fit)\n";
+  if (!fit.notes.empty()) {
+    out << "\nnotes:\n";
+    for (const std::string& n : fit.notes) out << "  " << n << "\n";
+  }
   if (!kept.empty()) {
     out << "\nnot fitted: these parameters keep their defaults (kept values below each):\n";
     for (const KeptDefault& k : kept) {

@@ -93,7 +93,8 @@ kernels, a synthetic decode loop, multi-rank host pacing, flag round trips and s
 mapped host memory) and writes a measurement trace
 (proto/specsim/trace.proto).
 
-  --suites LIST      pcie,collectives,kernels,decode,pacing,host_staged (default: all)
+  --suites LIST      pcie,collectives,kernels,decode,pacing,host_staged (default: all but host_staged,
+                     which runs only when named until a GPU run has checked it)
   --out FILE.pb      trace file (default specsim-trace.pb); FILE.json is written beside it
   --no-json          do not write FILE.json
   --quick            a ~30 s run: fewer sizes, shapes and iterations

@@ -18,10 +18,14 @@ inline const std::vector<std::string>& AllSuites() {
   return k;
 }
 
+// What runs without --suites: every suite but host_staged, which has not run on a GPU yet (its
+// kernels spin on flags in host memory: it runs when asked for until a run has checked it).
+inline std::vector<std::string> DefaultSuites() { return {"pcie", "collectives", "kernels", "decode", "pacing"}; }
+
 struct Options {
-  std::vector<std::string> suites = AllSuites();  // --suites
-  std::string out = "specsim-trace.pb";           // --out; FILE.json is written beside it
-  bool quick = false;                             // --quick: ~30 s run
+  std::vector<std::string> suites = DefaultSuites();  // --suites
+  std::string out = "specsim-trace.pb";               // --out; FILE.json is written beside it
+  bool quick = false;                                 // --quick: ~30 s run
   // --model: models/*.textproto paths or short names (NAME = models/NAME.textproto, validate/models.h)
   std::vector<std::string> models{"llama-3.1-8b"};
   std::vector<std::string> draft_models;      // --draft-model: EAGLE-3 heads (models/eagle3-*.textproto)

@@ -3,14 +3,22 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace specsim::validate {
 namespace {
 
-TEST(ParseArgs, DefaultsRunEverySuite) {
+TEST(ParseArgs, DefaultsRunEverySuiteButTheUncheckedOne) {
   auto o = ParseArgs({});
   ASSERT_TRUE(o.ok()) << o.status().ToString();
-  EXPECT_EQ(o->suites, AllSuites());
+  std::vector<std::string> all_but_host_staged = AllSuites();
+  all_but_host_staged.pop_back();
+  EXPECT_EQ(AllSuites().back(), "host_staged");
+  EXPECT_EQ(o->suites, all_but_host_staged);
+  auto named = ParseArgs({"--suites", "host_staged"});
+  ASSERT_TRUE(named.ok()) << named.status().ToString();
+  EXPECT_EQ(named->suites, std::vector<std::string>{"host_staged"});
   EXPECT_FALSE(o->quick);
   EXPECT_EQ(o->out, "specsim-trace.pb");
   EXPECT_EQ(o->max_bytes, 256LL << 20);

@@ -14,21 +14,13 @@
 #include "validate/cuda_util.h"
 #include "validate/environment.h"
 #include "validate/gemm.h"
+#include "validate/gpu_test_util.h"
 #include "validate/kernels.h"
 #include "validate/pacing.h"
 #include "validate/timing.h"
 
 namespace specsim::validate {
 namespace {
-
-int GpuCount() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return n;
-}
 
 #define REQUIRE_GPU()                                   \
   do {                                                  \

@@ -9,25 +9,12 @@
 #include <vector>
 
 #include "validate/cuda_util.h"
+#include "validate/gpu_test_util.h"
 #include "validate/kernels.h"
 #include "validate/numa_host_buffer.h"
 
 namespace specsim::validate {
 namespace {
-
-int GpuCount() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return n;
-}
-
-#define REQUIRE_GPUS(k)                                                         \
-  do {                                                                          \
-    if (GpuCount() < (k)) GTEST_SKIP() << "fewer than " << (k) << " CUDA GPUs"; \
-  } while (0)
 
 #define ASSERT_OK(expr)                    \
   do {                                     \

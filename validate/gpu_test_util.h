@@ -19,7 +19,7 @@ inline int GpuCount() {
 }  // namespace specsim::validate
 
 // Skips the test (GTEST_SKIP) on a machine with fewer than k CUDA GPUs.
-#define REQUIRE_GPUS(k)                                                         \
-  do {                                                                          \
+#define REQUIRE_GPUS(k)                                                                              \
+  do {                                                                                               \
     if (::specsim::validate::GpuCount() < (k)) GTEST_SKIP() << "fewer than " << (k) << " CUDA GPUs"; \
   } while (0)

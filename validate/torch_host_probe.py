@@ -333,10 +333,11 @@ class SpinGate:
     in a row (then the op cannot be timed behind a gate: an error, not a silent sample). The spin's
     length follows the calls' median, not their maximum, so that one slow call does not lengthen
     every later spin. The batch's first call comes right after the host waited for the GPU and
-    costs 2.2-2.6x its op's median (the others 1.0-1.25x; h200-1x-2026-12-03f.log): callers drop
-    it, as a loop pays it once per iteration, not once per 32 calls."""
+    costs 2.2-2.6x its op's median (the others 1.0-1.25x; h200-1x-2026-12-03f.log): it is not a
+    sample (a loop pays it once per iteration, not once per 32 calls). run() returns it apart, and
+    the others as (index in the batch, us)."""
 
-    def __init__(self, a, cycles_per_us, tries=8):
+    def __init__(self, cycles_per_us, tries=8):
         self.cycles_per_us, self.tries = cycles_per_us, tries
         self.per_call_us = 50.0
         self.done = torch.cuda.Event()
@@ -356,7 +357,7 @@ class SpinGate:
             torch.cuda.synchronize()
             self.per_call_us = max(self.per_call_us, statistics.median(dt for _, dt in batch))
             if gated:
-                return batch
+                return batch[0][1], batch[1:]
             self.per_call_us *= 2
         sys.exit(f"torch_host_probe.py: {name}: the GPU finished a {spin_us:.0f} us spin before "
                  f"{len(calls)} calls were issued, {self.tries} times in a row: a call waits for the GPU")
@@ -373,10 +374,10 @@ def time_op_host(fn, a, cycles_per_us, idle_gpu=False):
             fn()
             samples.append((time.perf_counter_ns() - t0) / 1e3)
         return samples
-    gate = SpinGate(a, cycles_per_us)
+    gate = SpinGate(cycles_per_us)
     while len(samples) < a.samples:
-        batch = gate.run([fn] * a.batch_calls, name="one op")
-        samples += [dt for i, dt in batch if i > 0]  # the first call after the host waited: not a sample
+        _, batch = gate.run([fn] * a.batch_calls, name="one op")
+        samples += [dt for _, dt in batch]
     return samples[: a.samples]
 
 
@@ -390,17 +391,19 @@ def time_ops_mixed(ops, a, cycles_per_us, seed, samples_per_op, first_ratio=None
     rng = random.Random(seed)
     names = list(ops)
     samples = {n: [] for n in names}
-    gate = SpinGate(a, cycles_per_us)
+    firsts = []  # (op, us): each batch's first call, not a sample (SpinGate)
+    gate = SpinGate(cycles_per_us)
     while min(len(v) for v in samples.values()) < samples_per_op:
         batch_names = [rng.choice(names) for _ in range(a.batch_calls)]
-        for i, dt in gate.run([ops[n] for n in batch_names], name="mixed ops " + ",".join(sorted(set(batch_names)))):
-            if i == 0:  # the first call after the host waited: not a sample (SpinGate)
-                if first_ratio is not None and samples[batch_names[i]]:
-                    first_ratio[0].append(dt / max(1e-3, statistics.median(samples[batch_names[i]])))
-                continue
+        first_us, batch = gate.run([ops[n] for n in batch_names],
+                                   name="mixed ops " + ",".join(sorted(set(batch_names))))
+        firsts.append((batch_names[0], first_us))
+        for i, dt in batch:
             samples[batch_names[i]].append(dt)
-            if first_ratio is not None:
-                first_ratio[1].append(dt / max(1e-3, statistics.median(samples[batch_names[i]])))
+    if first_ratio is not None:  # each call against its op's median: the batches' first calls, the others
+        median = {n: max(1e-3, statistics.median(v)) for n, v in samples.items()}
+        first_ratio[0].extend(dt / median[n] for n, dt in firsts)
+        first_ratio[1].extend(dt / median[n] for n, v in samples.items() for dt in v)
     return {n: v[:samples_per_op] for n, v in samples.items()}
 
 
@@ -413,13 +416,13 @@ def time_ops_sequence(ops, program, a, cycles_per_us, seed, samples_per_op):
     import random
     rng = random.Random(seed)
     samples = {n: [] for n in set(program)}
-    gate = SpinGate(a, cycles_per_us)
+    gate = SpinGate(cycles_per_us)
     while min(len(v) for v in samples.values()) < samples_per_op:
         start = rng.randrange(len(program))
         names = [program[(start + i) % len(program)] for i in range(a.batch_calls)]
-        for i, dt in gate.run([ops[n] for n in names], name="sequence from " + names[0]):
-            if i > 0:
-                samples[names[i]].append(dt)
+        _, batch = gate.run([ops[n] for n in names], name="sequence from " + names[0])
+        for i, dt in batch:
+            samples[names[i]].append(dt)
     return {n: v[:samples_per_op] for n, v in samples.items()}
 
 
@@ -523,7 +526,8 @@ class Loop:
             torch.cuda.current_stream().wait_stream(side)
             # The graph reads the tensors the layer holds now, which its first ops replace: kept
             # alive here, or the next capture's empty_cache() returns them to the driver and a
-            # replay reads freed memory (an illegal address).
+            # replay reads freed memory (an illegal address). torch.cuda.graph.__enter__ calls
+            # torch.cuda.empty_cache() (pytorch/pytorch torch/cuda/graphs.py @006be72d).
             self.inputs = dict(layer.t)
             self.graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(self.graph):
@@ -636,7 +640,7 @@ def main():
             ratio = ([], [])
             got = time_ops_mixed(ops, a, cycles_per_us, seed=1000 * (r + 1) + layer.q, samples_per_op=samples_per_round,
                                  first_ratio=ratio)
-            line.append(f"q{layer.q} call / its op's running median: first of a batch {statistics.fmean(ratio[0]):.2f}, "
+            line.append(f"q{layer.q} call / its op's median: first of a batch {statistics.fmean(ratio[0]):.2f}, "
                         f"others {statistics.fmean(ratio[1]):.2f}")
             program = layer.program("decode_step" if layer.q == 1 else "verify_pass", a.layers)
             in_order = time_ops_sequence(ops, program, a, cycles_per_us, seed=2000 * (r + 1) + layer.q,

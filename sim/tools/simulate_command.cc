@@ -178,7 +178,7 @@ nlohmann::json HostCostBandJson(const std::optional<scenario::HostCostBand>& ban
           {"high_cost", BandFiguresJson(band->high_cost)}};
 }
 
-// The band beside the point figures: "X (band LOW-COST END .. HIGH-COST END)".
+// The band beside the point figures: "point [low-cost end .. high-cost end]".
 void PrintHostCostBand(const llm::DecodeResult& r, const std::optional<scenario::HostCostBand>& band,
                        std::ostream& out) {
   if (!band) return;

@@ -73,10 +73,12 @@ def parse_args():
                    help="calls issued behind one spin kernel (few enough not to fill the launch queue)")
     p.add_argument("--iterations", type=int, default=60, help="timed iterations per loop")
     p.add_argument("--warmup", type=int, default=10)
-    p.add_argument("--host-context", choices=("mixed", "sequence"), default="mixed",
-                   help="the single-op host times the trace's host_quantiles_us carry (both are measured): "
-                        "'mixed', each call drawn at random among the pass's ops, or 'sequence', calls in the "
-                        "decode step's own order from a random offset (each op after the op a pass runs before it)")
+    p.add_argument("--host-context", choices=("mixed", "sequence", "stream"), default="mixed",
+                   help="the single-op host times the trace's host_quantiles_us carry (all three are measured): "
+                        "'mixed', each call drawn at random among the pass's ops; 'sequence', calls in the "
+                        "pass's own order from a random offset (each op after the op a pass runs before it), "
+                        "behind a spin kernel; 'stream', the same with no spin ahead (the GPU runs the kernels "
+                        "as they come, as in an eager pass)")
     p.add_argument("--rounds", type=int, default=6,
                    help="rounds that each time every op (mixed) and run every loop, a share of the samples and "
                         "iterations each: the host's speed drifts within minutes, so ops and loops are measured "
@@ -407,12 +409,60 @@ def time_ops_mixed(ops, a, cycles_per_us, seed, samples_per_op, first_ratio=None
     return {n: v[:samples_per_op] for n, v in samples.items()}
 
 
-def time_ops_sequence(ops, program, a, cycles_per_us, seed, samples_per_op):
+def run_ungated(calls):
+    """The batch's calls on an idle GPU with nothing ahead of them: the GPU runs each call's kernels
+    as they come, as in an eager pass (a call that waited for the GPU would count: the pass's ops
+    issue no sync, and 32 calls do not fill the launch queue). As SpinGate.run: the first call
+    apart, the others as (index in the batch, us)."""
+    torch.cuda.synchronize()
+    batch = []
+    for i, fn in enumerate(calls):
+        t0 = time.perf_counter_ns()
+        fn()
+        batch.append((i, (time.perf_counter_ns() - t0) / 1e3))
+    torch.cuda.synchronize()
+    return batch[0][1], batch[1:]
+
+
+def call_correlation(batches):
+    """How much of a call's host time is the host's speed of the moment, shared by the calls close to
+    it in time: the intraclass correlation, within batches, of the calls' normal scores (each call's
+    quantile among its op's calls, through the inverse normal CDF). 0: the calls of a batch are as
+    far apart as any; 1: a batch's calls all sit at one quantile of their ops. specsim draws a pass's
+    calls with this correlation (a Gaussian copula; sim/llm/rank_timeline.h). `batches`: lists of
+    (op, us); one-way ANOVA over batches of equal size k: (MSB - MSW) / (MSB + (k - 1) MSW)."""
+    import bisect
+    norm = statistics.NormalDist()
+    by_op = {}
+    for batch in batches:
+        for n, dt in batch:
+            by_op.setdefault(n, []).append(dt)
+    for v in by_op.values():
+        v.sort()
+
+    def score(n, dt):
+        v = by_op[n]
+        rank = (bisect.bisect_left(v, dt) + bisect.bisect_right(v, dt)) / 2
+        return norm.inv_cdf(min(max(rank / len(v), 0.5 / len(v)), 1 - 0.5 / len(v)))
+
+    k = min(len(b) for b in batches)
+    groups = [[score(n, dt) for n, dt in b[:k]] for b in batches]
+    if len(groups) < 2 or k < 2:
+        return 0.0
+    means = [statistics.fmean(g) for g in groups]
+    grand = statistics.fmean(means)
+    msb = k * sum((m - grand) ** 2 for m in means) / (len(groups) - 1)
+    msw = sum((x - m) ** 2 for g, m in zip(groups, means) for x in g) / (len(groups) * (k - 1))
+    return min(max((msb - msw) / (msb + (k - 1) * msw), 0.0), 0.99)
+
+
+def time_ops_sequence(ops, program, a, cycles_per_us, seed, samples_per_op, gated=True, batches=None):
     """Host time per call (us) of each op of `program` (a list of names of `ops`, a pass's calls in
     order, taken as a cycle) called in the pass's order: batches of `batch_calls` consecutive
-    calls from a random (seeded) offset behind a spin kernel, until every op has `samples_per_op`.
-    Each call follows the op the pass runs before it, as in the pass; the batch's first call
-    (after the host waited) is not a sample."""
+    calls from a random (seeded) offset, behind a spin kernel (`gated`) or on an idle GPU that
+    runs them as they come (run_ungated), until every op has `samples_per_op`. Each call follows
+    the op the pass runs before it, as in the pass; the batch's first call (after the host waited)
+    is not a sample. `batches`, if given, gets each batch's samples as a list of (op, us)."""
     import random
     rng = random.Random(seed)
     samples = {n: [] for n in set(program)}
@@ -420,7 +470,10 @@ def time_ops_sequence(ops, program, a, cycles_per_us, seed, samples_per_op):
     while min(len(v) for v in samples.values()) < samples_per_op:
         start = rng.randrange(len(program))
         names = [program[(start + i) % len(program)] for i in range(a.batch_calls)]
-        _, batch = gate.run([ops[n] for n in names], name="sequence from " + names[0])
+        calls = [ops[n] for n in names]
+        _, batch = gate.run(calls, name="sequence from " + names[0]) if gated else run_ungated(calls)
+        if batches is not None:
+            batches.append([(names[i], dt) for i, dt in batch])
         for i, dt in batch:
             samples[names[i]].append(dt)
     return {n: v[:samples_per_op] for n, v in samples.items()}
@@ -471,19 +524,18 @@ def kernels_per_call(fn):
 
 
 def op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, tokens, mixed=None, sequence=None,
-            profiled=None):
-    """`mixed`, `sequence`: the op's host times among the pass's other ops (time_ops_mixed,
-    time_ops_sequence); the trace's distribution is --host-context's, else the op timed alone."""
+            stream=None):
+    """`mixed`, `sequence`, `stream`: the op's host times among the pass's other ops (time_ops_mixed,
+    time_ops_sequence gated and not); the trace's distribution is --host-context's, else the op
+    timed alone."""
     alone = time_op_host(fn, a, cycles_per_us, idle_gpu=cls == "sync")
-    context = a.host_context if (sequence if a.host_context == "sequence" else mixed) is not None else "alone"
-    host = {"mixed": mixed, "sequence": sequence, "alone": alone}[context]
+    contexts = {"mixed": mixed, "sequence": sequence, "stream": stream}
+    context = a.host_context if contexts[a.host_context] is not None else "alone"
+    host = dict(contexts, alone=alone)[context]
     extra = {}
-    if mixed is not None and context != "mixed":
-        extra["mixed_host_quantiles_us"] = [quantile(sorted(mixed), q) for q in QUANTILES]
-    if sequence is not None and context != "sequence":
-        extra["sequence_host_quantiles_us"] = [quantile(sorted(sequence), q) for q in QUANTILES]
-    if profiled:
-        extra["profiled_host_quantiles_us"] = [quantile(sorted(profiled), q) for q in QUANTILES]
+    for c, v in contexts.items():
+        if v is not None and c != context:
+            extra[f"{c}_host_quantiles_us"] = [quantile(sorted(v), q) for q in QUANTILES]
     va = sorted(alone)
     device = time_op_device(fn, a, cycles_per_us, graph=False) if cls not in ("metadata", "sync") else 0.0
     graph = time_op_device(fn, a, cycles_per_us, graph=True) if cls not in ("metadata", "sync") else None
@@ -494,7 +546,8 @@ def op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, tokens, mix
                              device_us=device or 0.0, graph_device_us=graph or 0.0,
                              host_quantiles_us=[quantile(v, q) for q in QUANTILES], rank=rank, tokens=tokens,
                              host_context=context,
-                             alone_host_quantiles_us=[quantile(va, q) for q in QUANTILES], **extra),
+                             alone_host_quantiles_us=[quantile(va, q) for q in QUANTILES],
+                             call_correlation=a.call_correlation, **extra),
                 stats=stats_of(host, "host_monotonic", 0))
 
 
@@ -571,7 +624,9 @@ def profile_loops(rank, decode, verify, a, out_dir):
     iteration each, so that a drift of the host's speed reaches them alike (run one after the
     other, a decode step measured slower than the verify pass it is a subset of: runs d, e). The
     profiler itself costs the host time per op: these traces are what import-profile predicts from
-    their own launch events, not the probe's unprofiled loops."""
+    their own launch events, not the probe's unprofiled loops. The eager passes' calls are timed
+    one by one on the host as they run (perf_counter around each call): returned per tokens and op,
+    what import-profile's per-operator costs are checked against (the same calls, two clocks)."""
     import gzip
     captures = a.kineto_captures.split(",")
     # Graph loops captured before the profiler starts, as a framework captures at start-up (their
@@ -579,12 +634,22 @@ def profile_loops(rank, decode, verify, a, out_dir):
     loops = [Loop(layer, what, capture, a) for what, layer in (("decode_step", decode), ("verify_pass", verify))
              for capture in ("eager", "graph") if capture in captures]
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    timed = {}  # tokens -> op -> [us]
+    calls = {id(loop): [(n, loop.layer.ops()[n][1]) for n in loop.program] for loop in loops}
     with torch.profiler.profile(activities=acts, record_shapes=True) as prof:
-        for _ in range(a.warmup + a.kineto_iterations):
+        for i in range(a.warmup + a.kineto_iterations):
             for loop in loops:
                 torch.cuda.synchronize()
                 with torch.profiler.record_function(loop.what):
-                    loop.launch()
+                    if loop.capture == "graph":
+                        loop.launch()
+                    else:
+                        per_op = timed.setdefault(loop.layer.q, {})
+                        for n, fn in calls[id(loop)]:
+                            t0 = time.perf_counter_ns()
+                            fn()
+                            if i >= a.warmup:
+                                per_op.setdefault(n, []).append((time.perf_counter_ns() - t0) / 1e3)
                     loop.layer.t["next"][:1].cpu()
     os.makedirs(out_dir, exist_ok=True)
     plain = os.path.join(out_dir, f"rank{rank}.json")
@@ -592,11 +657,12 @@ def profile_loops(rank, decode, verify, a, out_dir):
     with open(plain, "rb") as f, gzip.open(plain + ".gz", "wb") as z:
         z.write(f.read())
     os.remove(plain)
-    return plain + ".gz"
+    return plain + ".gz", timed
 
 
 def main():
     a = parse_args()
+    a.call_correlation = 0.0  # set once the stream batches are in (main)
     rank = int(os.environ.get("RANK", "0"))
     world = int(os.environ.get("WORLD_SIZE", "1"))
     local = int(os.environ.get("LOCAL_RANK", "0"))
@@ -629,7 +695,8 @@ def main():
     # run (2x within minutes on the lent machines) reaches ops and loops alike.
     mixed = {layer.q: {n: [] for n in layer.ops()} for layer in layers}
     sequence = {layer.q: {} for layer in layers}
-    profiled = {layer.q: {} for layer in layers}
+    stream = {layer.q: {} for layer in layers}
+    stream_batches = {layer.q: [] for layer in layers}
     samples_per_round = -(-a.samples // a.rounds)
     iterations_per_round = -(-a.iterations // a.rounds)
     in_loop = {}
@@ -647,13 +714,11 @@ def main():
                                          samples_per_op=samples_per_round)
             for n, v in in_order.items():
                 sequence[layer.q].setdefault(n, []).extend(v)
-            # The same under torch.profiler, as a user's profile runs it (import-profile's check).
-            acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-            with torch.profiler.profile(activities=acts, record_shapes=True):
-                under = time_ops_sequence(ops, program, a, cycles_per_us, seed=3000 * (r + 1) + layer.q,
-                                          samples_per_op=max(1, samples_per_round // 4))
-            for n, v in under.items():
-                profiled[layer.q].setdefault(n, []).extend(v)
+            as_they_come = time_ops_sequence(ops, program, a, cycles_per_us, seed=4000 * (r + 1) + layer.q,
+                                             samples_per_op=samples_per_round, gated=False,
+                                             batches=stream_batches[layer.q])
+            for n, v in as_they_come.items():
+                stream[layer.q].setdefault(n, []).extend(v)
             line.append(f"q{layer.q} ops sum in sequence {sum(statistics.median(v) for v in in_order.values()):7.0f} us")
             for n, v in got.items():
                 mixed[layer.q][n] += v
@@ -671,13 +736,18 @@ def main():
             decode.t["next"][:1].cpu()
         say(f"round {r + 1}/{a.rounds}: " + ", ".join(line) + "; loops " +
             " ".join(f"{statistics.median(l.wall[-iterations_per_round:]):.0f}" for l in loops) + " us")
+    # One figure for the run: the batches of both shapes, each op scored among its own calls.
+    correlation = call_correlation([[(f"{n}/q{q}", dt) for n, dt in b] for q, bs in stream_batches.items()
+                                    for b in bs])
+    say(f"call correlation within a batch (stream): {correlation:.3f}")
+    a.call_correlation = correlation
     for layer in layers:
         ops = layer.ops()
         for name, (cls, fn, shape) in ops.items():
-            in_order = sequence[layer.q].get(name)
+            in_order, ungated = sequence[layer.q].get(name), stream[layer.q].get(name)
             items.append(op_item(rank, name, cls, shape, fn, a, framework, cycles_per_us, layer.q,
                                  mixed[layer.q][name][: a.samples], in_order[: a.samples] if in_order else None,
-                                 profiled[layer.q].get(name)))
+                                 ungated[: a.samples] if ungated else None))
             say(f"{name:16s} q{layer.q} host median {items[-1]['stats']['median_us']:7.2f} us  device "
                 f"{items[-1]['host_op']['device_us']:7.2f} us  kernels {items[-1]['host_op']['kernels']}")
         # A graph replay (a graph of one kernel) and a read-back (.cpu(): the host waits for the GPU).
@@ -691,20 +761,26 @@ def main():
                              lambda small=small: small[:1].cpu(), a, framework, cycles_per_us, layer.q))
         say(f"graph_replay host median {items[-2]['stats']['median_us']:.2f} us; "
             f"sync {items[-1]['stats']['median_us']:.2f} us")
-    say("op               mixed median  sequence median  profiled median  in-loop median  mixed mean  "
-        "in-loop mean  (us, decode step q1)")
+    say("op               mixed median  sequence median  stream median  in-loop median  "
+        "mixed mean  stream mean  in-loop mean  (us, decode step q1)")
     for n, v in in_loop.items():
-        m, sq, pr = mixed[1][n], sequence[1].get(n) or [0.0], profiled[1].get(n) or [0.0]
-        say(f"{n:16s} {statistics.median(m):12.1f} {statistics.median(sq):16.1f} {statistics.median(pr):16.1f} "
-            f"{statistics.median(v):15.1f} {statistics.fmean(m):11.1f} {statistics.fmean(v):13.1f}")
+        m, sq, st = mixed[1][n], sequence[1].get(n) or [0.0], stream[1].get(n) or [0.0]
+        say(f"{n:16s} {statistics.median(m):12.1f} {statistics.median(sq):16.1f} {statistics.median(st):14.1f} "
+            f"{statistics.median(v):15.1f} {statistics.fmean(m):11.1f} {statistics.fmean(st):12.1f} "
+            f"{statistics.fmean(v):13.1f}")
     for loop in loops:
         items.append(loop.item(rank, framework))
         say(f"{items[-1]['name']:44s} host {items[-1]['stats']['median_us']:9.1f} us  gpu "
             f"{items[-1]['host_loop']['device_us']:9.1f} us")
 
     if a.kineto:
-        path = profile_loops(rank, decode, verify, a, a.kineto)
+        path, profiled = profile_loops(rank, decode, verify, a, a.kineto)
         say(f"wrote {path} (and every rank its own)")
+        for it in items:  # each op's calls inside the profiled eager passes, timed on the host
+            op = it.get("host_op")
+            v = sorted(profiled.get(op["tokens"], {}).get(op["op"], [])) if op else []
+            if v:
+                op["profiled_host_quantiles_us"] = [quantile(v, q) for q in QUANTILES]
 
     gathered = [None] * world
     dist.all_gather_object(gathered, items)

@@ -137,6 +137,7 @@ StatusOr<llm::HostCosts> HostOf(const config::HostPacingCalibration& h, const st
   if (h.has_graph_launch_us()) host.graph_launch_us = h.graph_launch_us();
   if (h.has_sync_wake_us()) host.sync_wake_us = h.sync_wake_us();
   host.jitter = llm::ExponentialJitter(h.jitter_mean_us());
+  host.call_correlation = h.call_correlation();
   for (int i = 0; i < h.ops_size(); ++i) {
     const config::HostOpCostCalibration& o = h.ops(i);
     const std::string path = fmt::format("host.ops[{}]", i);

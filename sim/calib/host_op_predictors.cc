@@ -1,5 +1,6 @@
 #include "sim/calib/host_op_predictors.h"
 #include "sim/core/median.h"
+#include "sim/llm/pass_quantiles.h"
 
 #include <algorithm>
 #include <map>
@@ -34,9 +35,10 @@ struct LoopOp {
   double fixed_us = 0;
   double device_us = 0, graph_device_us = 0;
   int kernels = 0;
-  double Draw(std::mt19937_64& rng) const {
+  // The call's host time at the pass's next quantile (pass_quantiles.h).
+  double Draw(const llm::PassQuantiles& pass, std::mt19937_64& rng) const {
     if (cost == nullptr) return fixed_us;
-    return cost->At(std::uniform_real_distribution<double>(0.0, 1.0)(rng));
+    return cost->At(pass.Next(rng));
   }
 };
 
@@ -63,17 +65,19 @@ LoopOp OpOf(const trace::HostOpParams& single, const CalibParams& params) {
   return o;
 }
 
-// One iteration's host wall clock, us (the header's recurrences).
-double IterationUs(const std::vector<LoopOp>& ops, const LoopOp& sync, const LoopOp* replay, std::mt19937_64& rng) {
+// One iteration's host wall clock, us (the header's recurrences); its calls drawn as one pass.
+double IterationUs(const std::vector<LoopOp>& ops, const LoopOp& sync, const LoopOp* replay, llm::PassQuantiles& pass,
+                   std::mt19937_64& rng) {
+  pass.NewPass(rng);
   double host = 0, gpu = 0;
   if (replay != nullptr) {
-    host = replay->Draw(rng);
+    host = replay->Draw(pass, rng);
     gpu = host;
     for (const LoopOp& o : ops) gpu += o.graph_device_us;
   } else {
     for (const LoopOp& o : ops) {
       const double start = host;
-      const double c = o.Draw(rng);
+      const double c = o.Draw(pass, rng);
       host += c;
       if (o.device_us <= 0) continue;
       const int k = std::max(1, o.kernels);
@@ -81,7 +85,7 @@ double IterationUs(const std::vector<LoopOp>& ops, const LoopOp& sync, const Loo
       gpu = std::max(begin + o.device_us, host + o.device_us / k);
     }
   }
-  return std::max(host, gpu) + sync.Draw(rng);
+  return std::max(host, gpu) + sync.Draw(pass, rng);
 }
 
 }  // namespace
@@ -123,11 +127,12 @@ Prediction PredictHostLoop(const trace::Trace& trace, const trace::Item& item, c
   for (int i = 0; i + 1 < l.ops_size(); ++i) ops.push_back(by_name.at(l.ops(i)));
   const LoopOp& sync = by_name.at("sync");
   std::mt19937_64 rng(kHostLoopSeed);
+  llm::PassQuantiles pass(params.host.call_correlation);
   const int iterations = std::max(kMinIterations, item.stats().iterations());
   std::vector<double> per_iteration;
   per_iteration.reserve(iterations);
   for (int i = 0; i < iterations; ++i)
-    per_iteration.push_back(IterationUs(ops, sync, replay ? &*replay : nullptr, rng));
+    per_iteration.push_back(IterationUs(ops, sync, replay ? &*replay : nullptr, pass, rng));
   return Prediction::Of(MedianOf(std::move(per_iteration)));
 }
 

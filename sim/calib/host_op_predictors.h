@@ -6,7 +6,8 @@
 //              without one, the host model's cost for the op's class (library, collective, graph
 //              launch, sync wake; a kernel op pays kernel_issue per kernel, a metadata op nothing).
 //   host loop  KIND_HOST_LOOP, per iteration from an idle GPU, each op's host time drawn from its
-//              distribution (seeded, the same draws for every prediction):
+//              distribution (seeded, the same draws for every prediction), an iteration's calls
+//              as one pass with the host model's call_correlation (llm::PassQuantiles):
 //                eager  the host issues op i in c_i (H += c_i); its k kernels are launched through
 //                       the call, so its GPU work starts at max(G, H_start + c_i / k) and ends at
 //                       max(start + d_i, H + d_i / k): no earlier than the last kernel's launch and

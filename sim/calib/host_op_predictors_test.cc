@@ -127,10 +127,11 @@ TEST(HostOpPredictors, UnfittedOpsCostTheirClass) {
 // a long eager loop well above the loop of medians (each iteration has a few slow calls).
 // A fitted eager loop of 100 calls of op "a" (10 us at every quantile but the slowest call,
 // `slow_us`; `mean_us` its measured mean, 0: none) and a read-back of 5 us: its predicted time.
-double LoopOfHundredUs(double slow_us, double mean_us) {
+double LoopOfHundredUs(double slow_us, double mean_us, double call_correlation = 0) {
   trace::Trace t;
   trace::Item* a = AddOp(&t, "a", "kernel", 1, 10, 1, 1, 0, 1, slow_us);
   a->mutable_stats()->set_mean_us(mean_us);
+  a->mutable_host_op()->set_call_correlation(call_correlation);
   AddOp(&t, "sync", "sync", 1, 5, 0, 0);
   std::vector<std::string> ops(100, "a");
   ops.push_back("sync");
@@ -151,6 +152,44 @@ TEST(HostOpPredictors, AHeavyTailRaisesAHostBoundLoop) {
 // One outlier in the slowest call does not make the tail: with the measured mean, the top quantile
 // is set so the distribution's mean is that mean. Quantiles 10 (p0..p95) and 1000 (max), mean
 // 10.5: the last segment must average 20 * 10.5 - 19 * 10 = 20, so it ends at 30.
+// When a pass's calls share the host's speed of the moment (call_correlation near 1), the tail
+// comes in whole slow iterations rather than a few slow calls in each: the median iteration is
+// near the loop of medians, 1006 us, instead of the ~1230 us of independent calls (above). With
+// rho = 0.95 a call's normal score is 0.97 z + 0.22 e; in the median iteration (z near 0) a call
+// reaches the top 5% (score > 1.64) with probability 1 - Phi(1.64 / 0.22), nil.
+TEST(HostOpPredictors, CorrelatedCallsPutTheTailInWholeIterations) {
+  const double independent = LoopOfHundredUs(100, 0);
+  const double correlated = LoopOfHundredUs(100, 0, 0.95);
+  EXPECT_GT(independent, 1100);
+  EXPECT_LT(correlated, 1030);
+  EXPECT_GE(correlated, 1006);
+}
+
+// The fit takes the run's call correlation off the items (their median), and the calibration
+// file keeps it.
+TEST(HostOpPredictors, TheFitReadsTheCallCorrelation) {
+  trace::Trace t;
+  AddOp(&t, "a", "kernel", 1, 10, 1, 1)->mutable_host_op()->set_call_correlation(0.6);
+  AddOp(&t, "b", "kernel", 1, 10, 1, 1)->mutable_host_op()->set_call_correlation(0.7);
+  AddOp(&t, "c", "kernel", 1, 10, 1, 1)->mutable_host_op()->set_call_correlation(0.65);
+  AddOp(&t, "d", "kernel", 1, 10, 1, 1);  // an older probe's item: none
+  FitContext c = ContextOf(t, H200(), DefaultParams(H200(), 0));
+  ASSERT_TRUE(FitHostOps(c).ok());
+  EXPECT_DOUBLE_EQ(c.result.params.host.call_correlation, 0.65);
+  auto written = CalibrationFromProto(ToCalibrationProto(c.result.params), "fitted");
+  ASSERT_TRUE(written.ok()) << written.status().message();
+  EXPECT_DOUBLE_EQ(written->host.call_correlation, 0.65);
+
+  trace::Trace old;
+  AddOp(&old, "a", "kernel", 1, 10, 1, 1);
+  FitContext o = ContextOf(old, H200(), DefaultParams(H200(), 0));
+  ASSERT_TRUE(FitHostOps(o).ok());
+  EXPECT_EQ(o.result.params.host.call_correlation, 0);
+  bool noted = false;
+  for (const std::string& n : o.result.not_fitted) noted = noted || n.find("host.call_correlation") == 0;
+  EXPECT_TRUE(noted);
+}
+
 TEST(HostOpPredictors, TheTopQuantileKeepsTheMeasuredMean) {
   std::vector<double> q(21, 10.0);
   q.back() = 1000;

@@ -214,6 +214,7 @@ void ToProto(const llm::HostCosts& host, config::HostPacingCalibration* out) {
       << "a calibration file holds an exponential host jitter only";
   if (host.jitter.kind == llm::Jitter::Kind::kExponential && host.jitter.mean_us > 0)
     out->set_jitter_mean_us(host.jitter.mean_us);
+  if (host.call_correlation > 0) out->set_call_correlation(host.call_correlation);
   for (const auto& [op, cost] : host.ops) {
     config::HostOpCostCalibration* o = out->add_ops();
     o->set_op(op);

@@ -55,6 +55,7 @@ HostModel HostModelOf(const HostCosts& host, const compute::KernelCostModel& cos
   h.eager_gap_ps = cost.EagerDeviceGap();
   h.graph_gap_ps = cost.LaunchOverhead(true);
   h.jitter = host.jitter;
+  h.call_correlation = host.call_correlation;
   h.call_quantiles_us[static_cast<size_t>(HostOpClass::kKernel)] = CallQuantiles(host.ops, "kernel", true);
   h.call_quantiles_us[static_cast<size_t>(HostOpClass::kLibrary)] = CallQuantiles(host.ops, "library", false);
   h.call_quantiles_us[static_cast<size_t>(HostOpClass::kCollective)] = CallQuantiles(host.ops, "collective", false);

@@ -46,6 +46,8 @@ struct HostCosts {
   // A Python framework's ops by name (validate/torch_host_probe.py): loops of them are priced op by
   // op from these (sim/calib/loop_predictors.h, KIND_HOST_LOOP).
   std::map<std::string, HostOpCost> ops;
+  // The correlation of a pass's calls' draws from `ops` (HostModel::call_correlation); 0: independent.
+  double call_correlation = 0;
 };
 
 // An exponential jitter of mean `mean_us`; none when the mean is 0 (or less).

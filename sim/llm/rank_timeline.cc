@@ -59,7 +59,10 @@ Status ValidateProgram(const TimelineProgram& program, int num_ranks) {
 }
 
 RankTimelines::RankTimelines(int num_ranks, HostModel host, GpuVariation gpu, uint64_t seed)
-    : host_model_(std::move(host)), gpu_(std::move(gpu)) {
+    : host_model_(std::move(host)),
+      gpu_(std::move(gpu)),
+      pass_quantiles_(host_model_.call_correlation),
+      pass_rng_(seed * 1000003ULL + 104729ULL) {
   SPECSIM_CHECK_GE(num_ranks, 1);
   SPECSIM_CHECK(ValidateJitter(host_model_.jitter, "jitter").ok());
   for (const std::vector<double>& q : host_model_.call_quantiles_us) {
@@ -112,13 +115,26 @@ SimTime RankTimelines::Draw(int rank) {
   return std::min(PicosFromMicros(us), kMaxOpDurationPs);
 }
 
-SimTime RankTimelines::DrawQuantiles(const std::vector<double>& quantiles_us, int rank) {
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  const double x = u(rng_[rank]) * static_cast<double>(quantiles_us.size() - 1);
+namespace {
+
+// The value at quantile u in [0, 1) of equally spaced quantiles (linear between them), capped like
+// RankTimelines::Draw.
+SimTime QuantileAt(const std::vector<double>& quantiles_us, double u) {
+  const double x = u * static_cast<double>(quantiles_us.size() - 1);
   const size_t i = std::min(static_cast<size_t>(x), quantiles_us.size() - 2);
   const double f = x - static_cast<double>(i);
   const double us = quantiles_us[i] + f * (quantiles_us[i + 1] - quantiles_us[i]);
   return std::min(PicosFromMicros(us), kMaxOpDurationPs);
+}
+
+}  // namespace
+
+SimTime RankTimelines::DrawQuantiles(const std::vector<double>& quantiles_us, int rank) {
+  return QuantileAt(quantiles_us, std::uniform_real_distribution<double>(0.0, 1.0)(rng_[rank]));
+}
+
+SimTime RankTimelines::DrawCall(const std::vector<double>& quantiles_us, int rank) {
+  return QuantileAt(quantiles_us, pass_quantiles_.Next(rng_[rank]));
 }
 
 bool HostModel::Random() const {
@@ -287,7 +303,7 @@ class RankTimelines::ProgramRun {
     if (s.graph) return std::max(Gpu(r), launched_[r]) + hm_.graph_gap_ps;
     const SimTime h0 = host_[r];
     const std::vector<double>& call = hm_.call_quantiles_us[static_cast<size_t>(s.host_class)];
-    host_[r] += (call.empty() ? IssueCost(s) : s.host_ps + tl_.DrawQuantiles(call, r)) + tl_.Draw(r);
+    host_[r] += (call.empty() ? IssueCost(s) : s.host_ps + tl_.DrawCall(call, r)) + tl_.Draw(r);
     if (slices_ != nullptr) AddSlice(r, true, s.label, "issue", "", "launch", h0, host_[r]);
     out_.min_gpu_lead_ps = std::min(out_.min_gpu_lead_ps, Gpu(r) - host_[r]);
     return std::max(Gpu(r) + hm_.eager_gap_ps, host_[r]);
@@ -426,6 +442,7 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
                              std::vector<RankSlice>* slices) {
   if (accounts != nullptr) accounts->resize(std::max<size_t>(1, program.phases.size()));
   ready_.resize(num_ranks());
+  pass_quantiles_.NewPass(pass_rng_);
   ProgramRun run(this, accounts, slices);
   for (const TimelineStep& s : program.steps) run.Step(s);
   return run.Finish();

@@ -42,6 +42,7 @@
 
 #include "sim/core/status.h"
 #include "sim/core/time.h"
+#include "sim/llm/pass_quantiles.h"
 
 namespace specsim::llm {
 
@@ -76,6 +77,10 @@ struct HostModel {
   // whole call: Python, dispatcher, launch) in place of the class's issue cost and
   // framework_op_ps; the op's own host_ps and the jitter still add. Empty: the fixed issue cost.
   std::array<std::vector<double>, 3> call_quantiles_us;
+  // The correlation of one Run's (one pass's) draws from call_quantiles_us, on every rank
+  // (pass_quantiles.h): the host's speed of the moment, drawn once per Run and shared by the ranks
+  // (one machine's host; not measured with 2 ranks). 0: independent draws. REQUIRES: [0, 1).
+  double call_correlation = 0;
   // Whether the ranks' host times are drawn (jitter or per-call distributions): ranks can differ.
   bool Random() const;
 };
@@ -199,6 +204,9 @@ class RankTimelines {
   SimTime Draw(int rank);  // one host-jitter draw for `rank`
   // One draw for `rank` from equally spaced quantiles (linear between them), capped like Draw.
   SimTime DrawQuantiles(const std::vector<double>& quantiles_us, int rank);
+  // One eager call's host time for `rank` from its class's quantiles, at the Run's next quantile
+  // (pass_quantiles_, HostModel::call_correlation).
+  SimTime DrawCall(const std::vector<double>& quantiles_us, int rank);
   double KernelFactor(int rank);  // rank factor x the per-kernel draw
 
   HostModel host_model_;
@@ -207,6 +215,8 @@ class RankTimelines {
   std::vector<SimTime> ready_;        // scratch: each rank's arrival at a collective
   bool uniform_gpu_ = true;           // equal rank factors and no per-kernel draws (lockstep allowed)
   std::vector<std::mt19937_64> rng_;  // one stream per rank
+  PassQuantiles pass_quantiles_;      // the Run's shared score of the host's speed
+  std::mt19937_64 pass_rng_;          // its draws, one per Run
 };
 
 // Merges, in a copy of `program`, runs of consecutive graph kernels of every rank (and of one

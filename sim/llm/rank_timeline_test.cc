@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 namespace specsim::llm {
@@ -102,6 +104,48 @@ TEST(RankTimeline, PerCallDistributionsPriceEagerOpsPerRank) {
   library.steps = {gemm, Kernel(kUs, true)};
   RankTimelines g(1, h, GpuVariation{}, 7);
   EXPECT_EQ(g.Run(library).gpu_end_ps[0], 51 * kUs + h.graph_gap_ps + kUs);
+}
+
+// With call_correlation the host's speed of the moment is drawn once per Run and shared by every
+// call of every rank (pass_quantiles.h). Calls uniform on [20, 40] us, 400 host-bound kernel calls
+// per Run, 200 Runs:
+//   0: each Run's end is 400 x 30 = 12,000 us give or take sqrt(400) x 5.8 = 115 us (1 sd), and the
+//      two ranks differ by about sqrt(2) x 115 = 163 us;
+//   0.98: a Run's calls sit near one quantile u, so Runs spread as 400 x (20 + 20 u): sd near
+//      400 x 5.8 = 2300 us, while the ranks, sharing the Run's score, stay within a few hundred us
+//      (their own parts: sqrt(0.02) of the score's sd).
+TEST(RankTimeline, CorrelatedCallsShareTheRunsHostSpeedAcrossRanks) {
+  auto spread = [](double rho, double* rank_gap_us) {
+    HostModel h;
+    h.call_quantiles_us[static_cast<size_t>(HostOpClass::kKernel)] = {20, 30, 40};
+    h.call_correlation = rho;
+    TimelineProgram p;
+    for (int i = 0; i < 400; ++i) p.steps.push_back(Kernel(kUs, false));
+    RankTimelines t(2, h, GpuVariation{}, 11);
+    std::vector<double> runs;
+    double gap = 0;
+    SimTime start = 0;
+    for (int i = 0; i < 200; ++i) {
+      const RunResult r = t.Run(p);
+      runs.push_back(static_cast<double>(r.end_ps[0] - start) / kUs);
+      gap += std::abs(static_cast<double>(r.end_ps[0] - r.end_ps[1])) / kUs / 200;
+      t.AlignClocks();
+      start = std::max(r.end_ps[0], r.end_ps[1]);
+    }
+    *rank_gap_us = gap;
+    double mean = 0, var = 0;
+    for (double x : runs) mean += x / 200;
+    for (double x : runs) var += (x - mean) * (x - mean) / 199;
+    return std::sqrt(var);
+  };
+  double gap0 = 0, gap98 = 0;
+  const double sd0 = spread(0, &gap0), sd98 = spread(0.98, &gap98);
+  EXPECT_GT(sd0, 80);
+  EXPECT_LT(sd0, 160);
+  EXPECT_GT(sd98, 1800);
+  EXPECT_LT(sd98, 2800);
+  EXPECT_GT(gap0, 80);     // mean |difference| of two sums with sd 163: 163 x sqrt(2 / pi) = 130
+  EXPECT_LT(gap98, gap0);  // shared speed: closer ranks despite 20x the spread
 }
 
 // Graphs: the host launches once (2 us), kernels follow each other with the graph gap (0.25 us).

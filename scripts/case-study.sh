@@ -117,7 +117,7 @@ the wait grows with the expected maximum of 8 delays (m (H_8 - 1) = 1.72 m for o
 delay of mean m per rank), and the verify pass's 124 allreduces turn it into milliseconds. This is
 the mechanism that can make EAGLE-3 lose on a PCIe box while nccl-tests shows fast allreduces: the
 verify pass's collectives are dominated by waiting, not by transfer. The profiles' per-op host
-cost is fitted on our PyTorch probe (38.5 us per eager call on the H200 box's host,
+cost is fitted on our PyTorch probe (36.4 us per eager call on the H200 box's host,
 validate/torch_host_probe.py); their graph-replay, per-step and per-cycle costs are unmeasured, with
 cited ranges that simulate and advise print as a band; a framework's host jitter is not measured
 (the rows above vary it).

@@ -6,14 +6,15 @@ per run and over the runs:
   eager_op_host_us   the per-call host cost an eager op of a decode layer pays: the mean, over one
                      layer's program (Layer.LAYER of validate/torch_host_probe.py, each op counted as
                      often as the layer calls it: rms_norm twice), of each op's median host time
-                     (KIND_HOST_OP host_op/<op>/b1/q1/rank0, host_quantiles_us[10], measured among the
-                     layer's other ops: host_context "mixed"); the value is the median over the runs,
-                     the range the runs' lowest and highest.
+                     (KIND_HOST_OP host_op/<op>/b1/q1/rank0, host_quantiles_us[10], in the trace's
+                     host_context: "stream" from run n on, the pass's own order with no spin kernel
+                     ahead); the value is the median over the runs, the range the runs' lowest and
+                     highest.
   bare replay        torch.cuda.CUDAGraph.replay() alone (host_op/graph_replay/b1/q1/rank0 median):
                      the low end of graph_replay_host_us (a framework adds its own work around it).
 and the host each run came from (environment.cpu_model).
 
-    scripts/fit-torch-host-costs.py traces/torch-host-probe/h200-1x-2026-12-03{g,h,i}.json
+    scripts/fit-torch-host-costs.py traces/torch-host-probe/h200-1x-2026-12-03{n,o,p,q}.json
 """
 
 import json

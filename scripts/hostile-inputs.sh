@@ -132,6 +132,14 @@ check "8 advise --batch 0" 2 "--batch" -- advise --scenario "$LLAMA" --batch 0
 check "8 advise --context -5" 2 "--context" -- advise --scenario "$LLAMA" --context -5
 check "8 advise --tp 0" 2 "--tp" -- advise --scenario "$LLAMA" --tp 0
 check "8 compare --max-error nan" 2 "--max-error" -- compare "$T2" --max-error nan
+check "43 compare --max-error inf" 2 "--max-error inf: must be a finite number" -- compare "$T2" --max-error inf
+check "43 compare --max-error 0 (a bound: any error fails it)" 1 "above --max-error 0.0%" -- compare "$T2" --max-error 0
+check "43 an unknown command names the commands" 2 "unknown command \"bogus\": the commands are simulate" -- bogus
+check "43 an unknown flag is bad input (exit 2)" 2 "--bogus" -- simulate --bogus
+check "43 advise: nothing fits is exit 3 with the figures" 3 "none fits (the first," -- advise --scenario configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto --weight-dtype BF16 --context 1000000 --batch 64
+check "43 collective -f 1.0000001 no longer drops the sizes after the first" 2 "-f 1.0000001: at 1024 bytes" -- collective -b 1K -e 1M -f 1.0000001
+check "43 sweep: --set of a varied field" 2 "is also varied" -- sweep "$LLAMA" --vary serving.batch_size=1,2 --set serving.batch_size=8
+check "43 sweep: --out and --svg one file" 2 "name the same file" -- sweep "$LLAMA" --vary serving.batch_size=1,2 --out same.csv --svg same.csv
 
 # 9. Unclear messages.
 trace_edited "$T2" '0,/    sm_count: 132/s//    sm_count: 0/' bad-env.pb

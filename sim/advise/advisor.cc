@@ -387,12 +387,14 @@ void SearchPruned(const SearchSpace& space, const std::vector<Evaluated>& all, c
 // listed but cannot be the winner; what runs as is before what takes more), the count that did not
 // fit, and the harder options that beat the winner.
 Status RankEvaluated(const std::vector<Evaluated>& all, AdviseResult* result) {
+  const Evaluated* closest = nullptr;  // of those that did not fit, the first evaluated (fmt below)
   for (const Evaluated& e : all) {
     if (e.status == "ok")
       result->ranked.push_back(e);
-    else if (e.status.rfind("does not fit", 0) == 0)
+    else if (e.status.rfind("does not fit", 0) == 0) {
       ++result->did_not_fit;
-    else
+      if (closest == nullptr) closest = &e;
+    } else
       return InternalError("advise: configuration '" + e.candidate.Label() + "' failed: " + e.status);
   }
   std::stable_sort(result->ranked.begin(), result->ranked.end(), [](const Evaluated& a, const Evaluated& b) {
@@ -400,7 +402,11 @@ Status RankEvaluated(const std::vector<Evaluated>& all, AdviseResult* result) {
     if (a.takes.effort != b.takes.effort) return a.takes.effort < b.takes.effort;
     return a.tokens_per_s > b.tokens_per_s;
   });
-  if (result->ranked.empty()) return FailedPreconditionError("advise: no configuration fits in GPU memory");
+  if (result->ranked.empty())
+    return ResourceExhaustedError(fmt::format(
+        "advise: no configuration fits in GPU memory: {} evaluated, none fits{}", result->did_not_fit,
+        closest == nullptr ? std::string()
+                           : fmt::format(" (the first, '{}': {})", closest->candidate.Label(), closest->status)));
   const Evaluated& winner = result->ranked.front();
   if (winner.candidate.optimistic())
     return FailedPreconditionError(

@@ -21,6 +21,7 @@ enum class StatusCode {
   kFailedPrecondition,  // input is well formed but cannot be used (no route, does not fit)
   kUnimplemented,
   kInternal,
+  kResourceExhausted,  // well formed, but the box cannot hold it (no configuration fits in GPU memory)
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -49,6 +50,7 @@ inline Status NotFoundError(std::string m) { return {StatusCode::kNotFound, std:
 inline Status FailedPreconditionError(std::string m) { return {StatusCode::kFailedPrecondition, std::move(m)}; }
 inline Status UnimplementedError(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 inline Status InternalError(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status ResourceExhaustedError(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
 
 // Either a value or a non-OK Status.
 template <typename T>

@@ -399,6 +399,10 @@ int RunAdvise(const AdviseFlags& flags, std::ostream& out, std::ostream& err) {
   options.progress = flags.progress;
   const auto start = std::chrono::steady_clock::now();
   auto result = advise::Advise(base, space, options, err);
+  if (!result.ok() && result.status().code() == StatusCode::kResourceExhausted) {
+    err << "specsim " << result.status().message() << "\n";  // "advise: no configuration fits ..."
+    return 3;  // as simulate: a scenario that does not fit in GPU memory (README, exit codes)
+  }
   if (!result.ok()) return fail(result.status());
   AdviseReport report{flags, base, target,  *hardware->topology, tp, *acceptance, fallback, *result,
                       0,     {},   nullptr, hardware->weights};

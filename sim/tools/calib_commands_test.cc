@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -119,7 +120,18 @@ TEST(CompareCommandTest, OneSeedHoldoutSvgAndMaxError) {
   f.max_error = std::nan("");
   std::ostringstream o4, e4;
   EXPECT_EQ(RunCompare(f, o4, e4), 2);
-  EXPECT_NE(e4.str().find("--max-error nan: must be a number >= 0"), std::string::npos) << e4.str();
+  EXPECT_NE(e4.str().find("--max-error nan: must be a finite number >= 0"), std::string::npos) << e4.str();
+  // Issue 43: infinity could never fail either; 0 is a bound (any error fails it), not "no check".
+  f.max_error = std::numeric_limits<double>::infinity();
+  std::ostringstream o5, e5;
+  EXPECT_EQ(RunCompare(f, o5, e5), 2);
+  EXPECT_NE(e5.str().find("--max-error inf: must be a finite number >= 0"), std::string::npos) << e5.str();
+  f.max_error = 0;
+  std::ostringstream o6, e6;
+  EXPECT_EQ(RunCompare(f, o6, e6), 1) << e6.str();
+  f.max_error.reset();
+  std::ostringstream o7, e7;
+  EXPECT_EQ(RunCompare(f, o7, e7), 0) << e7.str();
 }
 
 nlohmann::json CompareJson(CompareFlags f) {
@@ -186,7 +198,7 @@ TEST(CompareCommandTest, HoldoutSummarisesSeedsOneToTen) {
   EXPECT_NE(e3.str().find("median over the seeds"), std::string::npos) << e3.str();
 
   // --seeds N uses seeds 1..N.
-  f.max_error = 0;
+  f.max_error.reset();
   f.seeds = 3;
   const nlohmann::json j3 = CompareJson(f);
   EXPECT_EQ(j3["seeds"], 3);

@@ -187,11 +187,15 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
       cmd->add_option("--seeds", flags->seeds, "hold-out summary over split seeds 1..N")->capture_default_str();
   seed->excludes(seeds);
   cmd->add_option("--svg", flags->svg, "write predicted against measured (log-log) to this SVG file");
-  cmd->add_option("--max-error", flags->max_error,
-                  "exit 1 when a suite's median absolute error (median over the seeds) exceeds this fraction");
+  auto max_error = std::make_shared<double>(0);
+  CLI::Option* max_error_opt = cmd->add_option(
+      "--max-error", *max_error,
+      "exit 1 when a suite's median absolute error (median over the seeds) exceeds this fraction (0: any error; "
+      "finite, >= 0)");
   cmd->add_flag("--json", flags->json, "print JSON");
-  cmd->callback([flags, seed, exit_code] {
+  cmd->callback([flags, seed, max_error, max_error_opt, exit_code] {
     flags->seed_given = seed->count() > 0;
+    if (max_error_opt->count() > 0) flags->max_error = *max_error;
     *exit_code = RunCompare(*flags, std::cout, std::cerr);
   });
 }

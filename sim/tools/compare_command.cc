@@ -1,5 +1,6 @@
 #include "sim/tools/compare_command.h"
 
+#include <cmath>
 #include <fmt/format.h>
 
 #include <fstream>
@@ -174,9 +175,9 @@ int CompareOverSeeds(const CompareFlags& flags, const calib::CalibInputs& in, co
       return io::kWriteFailedExitCode;
     }
   }
-  if (flags.max_error > 0)
+  if (flags.max_error)
     for (const calib::SuiteSeedSummary& s : summary->suites)
-      if (s.median_abs_error_median > flags.max_error) over->push_back(s.suite);
+      if (s.median_abs_error_median > *flags.max_error) over->push_back(s.suite);
   // Regimes and shapes over each item's held-out predictions (median over the seeds that held it out).
   const std::vector<calib::ItemResult> pooled = calib::PooledHeldOut(*summary);
   const std::vector<calib::SuiteStats> regimes =
@@ -247,9 +248,9 @@ int CompareOnce(const CompareFlags& flags, const calib::CalibInputs& in, const s
       return io::kWriteFailedExitCode;
     }
   }
-  if (flags.max_error > 0)
+  if (flags.max_error)
     for (const calib::SuiteStats& s : result->suites)
-      if (s.median_abs_error > flags.max_error) over->push_back(s.suite);
+      if (s.median_abs_error > *flags.max_error) over->push_back(s.suite);
   const std::vector<calib::SuiteStats> regimes =
       calib::RegimeStatistics(in.trace, result->items, result->fit.params.compute, *in.topology);
   const std::vector<calib::ShapeGroup> shapes = calib::VerifyWidthShapes(in.trace, result->items);
@@ -273,8 +274,10 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
     err << "specsim compare: --holdout " << flags.holdout << ": must be in [0, 1)\n";
     return 2;
   }
-  if (!(flags.max_error >= 0)) {  // NaN too: a bound no error can exceed is no bound
-    err << "specsim compare: --max-error " << flags.max_error << ": must be a number >= 0\n";
+  // NaN and infinity too: a bound no error can exceed is no bound (0 is one: any error fails it).
+  if (flags.max_error && !(*flags.max_error >= 0 && std::isfinite(*flags.max_error))) {
+    err << "specsim compare: --max-error " << *flags.max_error
+        << ": must be a finite number >= 0 (a fraction: 0.1 fails a suite above 10%)\n";
     return 2;
   }
   if (flags.seeds < 1) {
@@ -302,7 +305,7 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
     std::string names;
     for (const std::string& s : over) names += (names.empty() ? "" : ", ") + s;
     err << fmt::format("specsim compare: median error{} above --max-error {:.1f}% in: {}\n",
-                       several_seeds ? " (median over the seeds)" : "", 100 * flags.max_error, names);
+                       several_seeds ? " (median over the seeds)" : "", 100 * *flags.max_error, names);
     return 1;
   }
   return 0;

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -41,7 +42,8 @@ struct CompareFlags {
   bool seed_given = false;  // --seed S given: one split (seed S), not seeds 1..`seeds`
   int seeds = 10;           // --seeds N: the hold-out summary uses seeds 1..N
   std::string svg;
-  double max_error = 0;  // 0: no check
+  // --max-error E: exit 1 when a suite's median |error| exceeds E (0: any error at all); unset: no check.
+  std::optional<double> max_error;
   bool json = false;
 };
 

@@ -87,11 +87,22 @@ StatusOr<std::vector<int64_t>> NcclTestsSizeSweep(int64_t min_bytes, int64_t max
   if (factor <= 1 && step_bytes < 1)
     return InvalidArgumentError("-f must be > 1 or -i >= 1: the sizes would not advance");
   std::vector<int64_t> sizes;
-  for (int64_t s = min_bytes; s <= max_bytes;
-       s = factor > 1 ? static_cast<int64_t>(static_cast<double>(s) * factor) : s + step_bytes) {
+  for (int64_t s = min_bytes; s <= max_bytes;) {
     sizes.push_back(s);
     if (sizes.size() > 10000) return InvalidArgumentError("-b/-e/-f/-i: more than 10000 sizes");
-    if (factor > 1 && static_cast<int64_t>(static_cast<double>(s) * factor) <= s) break;
+    const double next_d = factor > 1 ? static_cast<double>(s) * factor : static_cast<double>(s) + step_bytes;
+    if (next_d > static_cast<double>(max_bytes)) break;  // past -e (and never cast past int64's range)
+    const int64_t next = static_cast<int64_t>(next_d);
+    if (next <= s) {
+      if (s >= max_bytes) break;  // the last size: nothing beyond it is lost
+      // A factor too close to 1 for the size: the next size rounds down to this one. nccl-tests
+      // would repeat it forever; stopping here would drop every larger size without a word.
+      return InvalidArgumentError(fmt::format(
+          "-f {}: at {} bytes the next size rounds down to {} again; the sizes up to -e {} need a factor of at "
+          "least {} here",
+          factor, s, s, max_bytes, 1.0 + 1.0 / static_cast<double>(s)));
+    }
+    s = next;
   }
   return sizes;
 }

@@ -28,7 +28,27 @@ int main(int argc, char** argv) {
   specsim::tools::AddCompareCommand(app, &exit_code);
   specsim::tools::AddHardwareFromTraceCommand(app, &exit_code);
   specsim::tools::AddImportProfileCommand(app, &exit_code);
-  CLI11_PARSE(app, argc, argv);
+  // A first word that is no command: name the commands (CLI11 says "A subcommand is required").
+  if (argc >= 2 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::cerr << "specsim: unknown command \"" << argv[1] << "\": the commands are " << names
+                << " (specsim --help; specsim COMMAND --help)\n";
+      return 2;
+    }
+  }
+  // A command line CLI11 cannot parse is bad input: exit 2, as every other bad input (README, exit
+  // codes), not CLI11's own codes (105-115). --help and --version exit 0.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   // Output to a full device or a closed pipe is lost output: say so and fail.
   std::cout.flush();
   if (!std::cout) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -330,6 +331,24 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
   auto axes_or = SweepAxes(flags);
   if (!axes_or.ok()) return fail(axes_or.status());
   const std::vector<VaryAxis>& axes = *axes_or;
+  // A --set of a varied field would be overridden at every point (the varied value wins): refused.
+  for (const std::string& set : flags.set) {
+    const std::string field = set.substr(0, set.find('='));
+    for (const VaryAxis& a : axes)
+      if (a.field == field)
+        return fail(InvalidArgumentError("--set " + set + ": " + field +
+                                         " is also varied (--vary / --vary-together), which would override it at "
+                                         "every point: give it one way"));
+  }
+  // One file for both outputs would keep only the one written last.
+  if (!flags.out.empty() && !flags.svg.empty()) {
+    std::error_code ec_out, ec_svg;
+    const auto out_path = std::filesystem::weakly_canonical(flags.out, ec_out);
+    const auto svg_path = std::filesystem::weakly_canonical(flags.svg, ec_svg);
+    if (!ec_out && !ec_svg && out_path == svg_path)
+      return fail(InvalidArgumentError("--out " + flags.out + " and --svg " + flags.svg +
+                                       " name the same file: the SVG would replace the table"));
+  }
   int x_axis = 0;
   if (!flags.x.empty()) {
     auto it = std::find_if(axes.begin(), axes.end(), [&](const VaryAxis& a) { return a.field == flags.x; });

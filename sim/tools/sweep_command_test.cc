@@ -87,6 +87,31 @@ TEST(Sweep, AFieldVariedTwiceIsAnError) {
   EXPECT_NE(err.str().find("--vary serving.batch_size is given twice"), std::string::npos) << err.str();
 }
 
+// Issue 43: a --set of a varied field was silently overridden at every point; one path for --out
+// and --svg kept only the SVG. Both are refused before anything runs, naming the flags.
+TEST(Sweep, ASetOfAVariedFieldAndOneFileForBothOutputsAreErrors) {
+  SweepFlags f;
+  f.vary = {"serving.batch_size=1,2"};
+  f.set = {"serving.batch_size=8"};
+  f.progress = false;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSweep(f, out, err), 2);
+  EXPECT_NE(err.str().find("--set serving.batch_size=8: serving.batch_size is also varied"), std::string::npos)
+      << err.str();
+  EXPECT_TRUE(out.str().empty());
+
+  SweepFlags g;
+  g.vary = {"serving.batch_size=1,2"};
+  const std::string dir = ::testing::TempDir();
+  g.out = dir + "/both.csv";
+  g.svg = dir + "/./both.csv";  // the same file, spelled otherwise
+  g.progress = false;
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunSweep(g, out2, err2), 2);
+  EXPECT_NE(err2.str().find("name the same file"), std::string::npos) << err2.str();
+  EXPECT_FALSE(std::filesystem::exists(g.out));
+}
+
 // Issue 15, item 6: a million-point sweep started without a word; past 10,000 points it needs --yes.
 TEST(Sweep, ManyPointsNeedYes) {
   SweepFlags f;

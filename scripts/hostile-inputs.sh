@@ -140,6 +140,8 @@ check "43 advise: nothing fits is exit 3 with the figures" 3 "none fits (the fir
 check "43 collective -f 1.0000001 no longer drops the sizes after the first" 2 "-f 1.0000001: at 1024 bytes" -- collective -b 1K -e 1M -f 1.0000001
 check "43 sweep: --set of a varied field" 2 "is also varied" -- sweep "$LLAMA" --vary serving.batch_size=1,2 --set serving.batch_size=8
 check "43 sweep: --out and --svg one file" 2 "name the same file" -- sweep "$LLAMA" --vary serving.batch_size=1,2 --out same.csv --svg same.csv
+check "43 calibrate --hardware of another GPU warns" 0 "the box has 8x RTX PRO 6000 Blackwell Server Edition, the trace was measured on 1x NVIDIA H200" -- calibrate "$T1" --hardware configs/hardware/rtxpro6000-8x-dual-socket.textproto --output "$W/c.textproto"
+check "43 compare --seeds 1e9 is refused" 2 "--seeds 1000000000: must be in [1, 1000]" -- compare "$T2" --holdout 0.3 --seeds 1000000000
 
 # 9. Unclear messages.
 trace_edited "$T2" '0,/    sm_count: 132/s//    sm_count: 0/' bad-env.pb

@@ -1,15 +1,31 @@
 #include "sim/calib/calib_inputs.h"
 
+#include <fmt/format.h>
+
+#include <string>
 #include <utility>
 
 #include "sim/calib/hardware_from_trace.h"
 #include "sim/calib/trace_io.h"
+#include "sim/core/strings.h"
 #include "sim/io/hardware_loader.h"
 
 namespace specsim::calib {
 namespace {
 
 // `warnings`: the trace's implausible values, before the hardware file's and the calibration's.
+// "" when the trace's GPUs are the hardware file's model (one name containing the other, case
+// ignored: "NVIDIA H200" and "H200"); else what differs, e.g. "the box has 8x RTX PRO 6000, the
+// trace was measured on 2x NVIDIA H200".
+std::string GpuMismatch(const trace::Trace& trace, const net::Topology& topology) {
+  if (trace.environment().gpus_size() == 0 || topology.num_gpus() == 0) return "";
+  const std::string box = topology.gpu_spec(0).name, measured = trace.environment().gpus(0).name();
+  const std::string a = AsciiLower(box), b = AsciiLower(measured);
+  if (a.empty() || b.empty() || a.find(b) != std::string::npos || b.find(a) != std::string::npos) return "";
+  return fmt::format("the box has {}x {}, the trace was measured on {}x {}", topology.num_gpus(), box,
+                     trace.environment().gpus_size(), measured);
+}
+
 StatusOr<CalibInputs> CalibInputsFor(trace::Trace trace, std::vector<std::string> warnings,
                                      const std::string& trace_display, const std::string& hardware_path,
                                      const std::string& calibration_path) {
@@ -20,6 +36,11 @@ StatusOr<CalibInputs> CalibInputsFor(trace::Trace trace, std::vector<std::string
     ASSIGN_OR_RETURN(net::Topology t, io::LoadHardwareFile(hardware_path, &in.warnings));
     in.topology = std::make_unique<net::Topology>(std::move(t));
     in.hardware_source = hardware_path;
+    const std::string mismatch = GpuMismatch(in.trace, *in.topology);
+    if (!mismatch.empty())
+      in.warnings.push_back("warning: --hardware " + hardware_path + ": " + mismatch +
+                            ": the fit describes neither box (give the box the trace was measured on, or no "
+                            "--hardware: the box built from the trace)");
   } else if (in.trace.tool() == "specsim import-profile" && in.trace.environment().peers_size() == 0) {
     return InvalidArgumentError(trace_display +
                                 ": a trace imported from a profiler does not describe the box's links (no GPU "

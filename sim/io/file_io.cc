@@ -1,5 +1,9 @@
 #include "sim/io/file_io.h"
 
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -10,6 +14,15 @@
 
 namespace specsim::io {
 namespace {
+
+// A temporary name beside `target` that no other write uses: this process's id and a count of
+// its writes (two runs writing one path, or two threads of one run, each get their own, so that
+// neither renames the other's half-written file into place).
+std::string TemporaryNameFor(const std::string& target) {
+  static std::atomic<uint64_t> writes{0};
+  return target + ".tmp-specsim-" + std::to_string(static_cast<long long>(::getpid())) + "-" +
+         std::to_string(writes.fetch_add(1));
+}
 
 std::string_view StripDotSlash(std::string_view path) {
   while (path.size() >= 2 && path.substr(0, 2) == "./") path.remove_prefix(2);
@@ -68,7 +81,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
     const std::filesystem::path resolved = std::filesystem::canonical(path, ec);
     if (!ec) target = resolved.string();
   }
-  const std::string tmp = target + ".tmp-specsim";
+  const std::string tmp = TemporaryNameFor(target);
   Status written = WriteWhole(tmp, path, contents);
   if (written.ok()) {
     std::filesystem::rename(tmp, target, ec);

@@ -38,7 +38,8 @@ StatusOr<ConfigText> ReadConfigFile(const std::string& path);
 // and present in the source tree specsim was built from, that file's path there.
 std::string CommittedPath(const std::string& path);
 
-// Writes `contents` to `path` whole or not at all: into a temporary file beside it, flushed and
+// Writes `contents` to `path` whole or not at all: into a temporary file beside it (a name of its
+// own per process and write, so that concurrent writers of one path do not share it), flushed and
 // closed, then renamed over `path` (over the file a symbolic link names, the link kept). A path
 // that exists and is not a regular file (/dev/null, /dev/stdout, a FIFO) is written in place, the
 // write checked. kInternal "PATH: cannot write (...)" when any step fails (the temporary file is

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace specsim::io {
 namespace {
@@ -30,7 +32,26 @@ TEST(WriteFileAtomically, WholeFileAndNoTemporaryLeft) {
   ASSERT_TRUE(WriteFileAtomically(path, "old").ok());
   ASSERT_TRUE(WriteFileAtomically(path, "a,b\n1,2\n").ok());
   EXPECT_EQ(Contents(path), "a,b\n1,2\n");
-  EXPECT_FALSE(fs::exists(path + ".tmp-specsim"));
+  for (const fs::directory_entry& e : fs::directory_iterator(dir))  // no temporary left, whatever its name
+    EXPECT_EQ(e.path().filename().string(), "out.csv");
+}
+
+// Issue 43: the temporary name was fixed (<out>.tmp-specsim), so two runs writing one path could
+// rename each other's half-written file into place. Writers racing on one path now each write
+// their own temporary: the file ends whole, one of the writers' contents.
+TEST(WriteFileAtomically, ConcurrentWritersOfOnePathLeaveOneWholeFile) {
+  const fs::path dir = FreshDir("file_io_race");
+  const std::string path = (dir / "out.txt").string();
+  const std::string a(1 << 20, 'a'), b(1 << 20, 'b');
+  std::vector<std::thread> writers;
+  for (int i = 0; i < 8; ++i)
+    writers.emplace_back([&, i] {
+      for (int k = 0; k < 4; ++k) EXPECT_TRUE(WriteFileAtomically(path, i % 2 ? a : b).ok());
+    });
+  for (std::thread& t : writers) t.join();
+  const std::string got = Contents(path);
+  EXPECT_TRUE(got == a || got == b) << "a mixed or partial file of " << got.size() << " bytes";
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().filename().string(), "out.txt");
 }
 
 TEST(WriteFileAtomically, AMissingDirectoryIsAnErrorNamingThePath) {

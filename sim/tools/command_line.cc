@@ -67,7 +67,7 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--x", flags->x, "the varied field on the SVG's x axis (default: the first --vary)");
   cmd->add_option("--threads", flags->threads, "worker threads (default: all cores)");
   cmd->add_flag("!--no-progress", flags->progress, "no progress bar on stderr (it shows only on a terminal)");
-  cmd->add_flag("--yes", flags->yes, "run more than 10000 points");
+  cmd->add_flag("--yes", flags->yes, "run more than 10000 points (at most 1000000, --yes or not)");
   cmd->callback([flags, exit_code] {
     // A progress bar redraws its line with '\r': only on a terminal, never into a log.
     flags->progress = flags->progress && ::isatty(STDERR_FILENO);
@@ -183,8 +183,8 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--holdout", flags->holdout,
                   "fit on the rest, report errors on this fraction of the items (median over seeds 1..--seeds)");
   CLI::Option* seed = cmd->add_option("--seed", flags->seed, "one hold-out split of this seed instead of seeds 1..N");
-  CLI::Option* seeds =
-      cmd->add_option("--seeds", flags->seeds, "hold-out summary over split seeds 1..N")->capture_default_str();
+  CLI::Option* seeds = cmd->add_option("--seeds", flags->seeds, "hold-out summary over split seeds 1..N (N <= 1000)")
+                           ->capture_default_str();
   seed->excludes(seeds);
   cmd->add_option("--svg", flags->svg, "write predicted against measured (log-log) to this SVG file");
   auto max_error = std::make_shared<double>(0);

@@ -280,8 +280,9 @@ int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) 
         << ": must be a finite number >= 0 (a fraction: 0.1 fails a suite above 10%)\n";
     return 2;
   }
-  if (flags.seeds < 1) {
-    err << "specsim compare: --seeds " << flags.seeds << ": must be >= 1\n";
+  if (flags.seeds < 1 || flags.seeds > kMaxCompareSeeds) {
+    err << "specsim compare: --seeds " << flags.seeds << ": must be in [1, " << kMaxCompareSeeds
+        << "] (each seed refits the calibration: seconds to minutes apiece)\n";
     return 2;
   }
   auto in = calib::LoadCalibInputs(flags.trace, flags.hardware, flags.calibration);

@@ -47,6 +47,9 @@ struct CompareFlags {
   bool json = false;
 };
 
+// The most hold-out splits one compare runs (each refits: a billion never ended).
+inline constexpr int kMaxCompareSeeds = 1000;
+
 int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err);
 void AddCompareCommand(CLI::App& app, int* exit_code);
 

@@ -167,6 +167,14 @@ StatusOr<std::vector<VaryAxis>> SweepAxes(const SweepFlags& flags) {
       n *= static_cast<int64_t>(a.values.size());
       if (n > int64_t{1} << 40) break;  // no overflow; far past the threshold anyway
     }
+    // Each point's row and result are held until the table is written (a few hundred bytes to a few
+    // kB a point): past kSweepPointsMax the sweep would hold gigabytes (10^8 points held 5.4 GB
+    // after 30 s), --yes or not.
+    if (n > kSweepPointsMax)
+      return InvalidArgumentError(
+          fmt::format("{} points (the product of the --vary lists) is more than {}, the most one sweep runs: split the "
+                      "sweep (a --set per part) or shorten the lists",
+                      n, kSweepPointsMax));
     if (n > kSweepPointsWithoutYes && !flags.yes)
       return InvalidArgumentError(fmt::format(
           "{} points (the product of the --vary lists) is more than {} without --yes: each point simulates the "

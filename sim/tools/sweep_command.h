@@ -38,6 +38,9 @@ struct SweepFlags {
 // Points a sweep runs without --yes (each point simulates the scenario once: milliseconds to a
 // second); more is refused with the count, so that a typo in a --vary list does not start hours.
 inline constexpr int64_t kSweepPointsWithoutYes = 10000;
+// Points a sweep runs at most, --yes or not (each point's results are held until the table is
+// written).
+inline constexpr int64_t kSweepPointsMax = 1000000;
 
 struct VaryAxis {
   std::string field;

@@ -163,6 +163,11 @@ StatusOr<WeightsUsed> SetWeightFormats(const config::Serving& sv, const std::str
   ASSIGN_OR_RETURN(setup->weight_dtype, ToDType(sv.weight_dtype(), where + "serving.weight_dtype"));
   used.source = "serving.weight_dtype";
   if (sv.expert_weight_dtype() != config::DTYPE_UNSPECIFIED) {
+    // A dense model has no routed experts: the dtype would be silently ignored.
+    if (!setup->target.is_moe())
+      return InvalidArgumentError(where + "serving.expert_weight_dtype: model '" + setup->target.name +
+                                  "' is dense (no routed experts): leave it unset (serving.weight_dtype sets "
+                                  "every weight)");
     ASSIGN_OR_RETURN(compute::DType e, ToDType(sv.expert_weight_dtype(), where + "serving.expert_weight_dtype"));
     setup->expert_weight_dtype = e;
     used.source += ", expert_weight_dtype";

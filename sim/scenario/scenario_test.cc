@@ -186,6 +186,13 @@ TEST(WeightSource, NoDtypeMeansTheCheckpointsFormats) {
   EXPECT_NE(dropped.status().message().find("serving.expert_weight_dtype = INT4: needs serving.weight_dtype"),
             std::string::npos)
       << dropped.status().message();
+  // Issue 43: on a dense model (the scenario's Llama) an expert dtype would be ignored: refused.
+  StatusOr<LoadedScenario> dense =
+      LoadScenario(kH200, {"serving.weight_dtype=BF16", "serving.expert_weight_dtype=INT4"}, "");
+  ASSERT_FALSE(dense.ok());
+  EXPECT_NE(dense.status().message().find("serving.expert_weight_dtype: model"), std::string::npos)
+      << dense.status().message();
+  EXPECT_NE(dense.status().message().find("is dense"), std::string::npos) << dense.status().message();
 }
 
 TEST(WeightSource, AnUnquantizedCheckpointIsBf16AndSaysSo) {

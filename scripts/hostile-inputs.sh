@@ -142,6 +142,8 @@ check "43 sweep: --set of a varied field" 2 "is also varied" -- sweep "$LLAMA" -
 check "43 sweep: --out and --svg one file" 2 "name the same file" -- sweep "$LLAMA" --vary serving.batch_size=1,2 --out same.csv --svg same.csv
 check "43 calibrate --hardware of another GPU warns" 0 "the box has 8x RTX PRO 6000 Blackwell Server Edition, the trace was measured on 1x NVIDIA H200" -- calibrate "$T1" --hardware configs/hardware/rtxpro6000-8x-dual-socket.textproto --output "$W/c.textproto"
 check "43 compare --seeds 1e9 is refused" 2 "--seeds 1000000000: must be in [1, 1000]" -- compare "$T2" --holdout 0.3 --seeds 1000000000
+{ cat "$HW"; for i in $(seq 1 5000); do echo "nodes { name: \"x$i\" kind: GPU gpu_model: \"G\" }"; done; } >"$W/many-gpus.textproto"
+check "43 a hardware file of 5000+ GPUs is refused before its pair tables" 2 "GPU nodes: at most 4096 per hardware file" -- collective --hardware "$W/many-gpus.textproto" --gpus 0-1
 check "43 an expert dtype on a dense model is refused" 2 "serving.expert_weight_dtype: model" -- advise --scenario "$LLAMA" --weight-dtype BF16 --expert-weight-dtype INT4
 
 # 9. Unclear messages.

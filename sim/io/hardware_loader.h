@@ -27,6 +27,7 @@
 // gpu_specs holds every gpu_model in file order.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,10 @@ namespace specsim::io {
 
 // Validates `hardware` and converts it. `filename` prefixes every error message and warning; the
 // warnings (implausible values) are added to `warnings` when given.
+// GPU nodes one hardware file may have (bounded work; the largest bundled, configs/hardware/scale, has
+// 256).
+inline constexpr int64_t kMaxHardwareGpus = 4096;
+
 StatusOr<net::Topology> TopologyFromHardware(const config::Hardware& hardware, std::string_view filename,
                                              std::vector<std::string>* warnings = nullptr);
 

@@ -81,6 +81,16 @@ TEST(HardwareLoaderTest, NegativeBandwidth) {
       Contains(m, "box.textproto: links[0] (gpu0<->cpu0).bandwidth_gbps = -5: must be in [0.001, 100000] GB/s"));
 }
 
+// Issue 43: 10^5 GPUs reached 7.8 GB in the loader's pair tables before the command looked at the
+// two it used. More than kMaxHardwareGpus GPU nodes are refused before anything is built.
+TEST(HardwareLoaderTest, TooManyGpusAreRefusedBeforeTheTablesAreBuilt) {
+  std::string many;
+  for (int64_t g = 2; g <= kMaxHardwareGpus; ++g)
+    many += "  nodes { name: \"gpu" + std::to_string(g) + "\" kind: GPU gpu_model: \"G\" }\n";
+  const std::string m = ErrorOf(Edit("  links {", many + "  links {"));
+  EXPECT_TRUE(Contains(m, "box.textproto: 4097 GPU nodes: at most 4096 per hardware file")) << m;
+}
+
 TEST(HardwareLoaderTest, UnknownFieldNamesFileFieldAndAllowedFields) {
   const std::string m = ErrorOf(Edit("bandwidth_gbps: 400", "bandwdith_gbps: 400"));
   EXPECT_TRUE(Contains(m, "box.textproto:13:"));

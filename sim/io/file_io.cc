@@ -94,6 +94,13 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
   return written;
 }
 
+std::string ConfigSourceOf(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec))
+    return std::filesystem::path(path).is_absolute() ? "file" : "working directory";
+  return EmbeddedFile(StripDotSlash(path)) ? "compiled-in" : "missing";
+}
+
 StatusOr<ConfigText> ReadConfigFile(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec)) {

@@ -34,6 +34,11 @@ struct ConfigText {
 // The disk file, else the embedded copy (rule above).
 StatusOr<ConfigText> ReadConfigFile(const std::string& path);
 
+// Where ReadConfigFile(path) reads `path` from, for reports: "compiled-in" (the embedded copy),
+// "working directory" (a relative path found there: it shadows a compiled-in copy of that name),
+// "file" (an absolute path), "missing".
+std::string ConfigSourceOf(const std::string& path);
+
 // `path`, or for a relative "traces/..." (or "./traces/...") path absent from the working directory
 // and present in the source tree specsim was built from, that file's path there.
 std::string CommittedPath(const std::string& path);

@@ -251,11 +251,32 @@ void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::Decode
   out << j.dump(1) << "\n";
 }
 
+// "#   files: scenario S (compiled-in), hardware H (working directory), ...": every config file the
+// run read and where from (a file in the working directory shadows the compiled-in copy of its
+// name: io::ConfigSourceOf).
+std::string ConfigFilesLine(const scenario::LoadedScenario& loaded, const std::string& calibration_flag) {
+  const config::Scenario& sc = loaded.scenario;
+  std::string line =
+      "#   files: scenario " + (loaded.path.empty() ? std::string("the embedded default (compiled-in)")
+                                                    : loaded.path + " (" + io::ConfigSourceOf(loaded.path) + ")");
+  auto add = [&line](const char* what, const std::string& path) {
+    if (!path.empty()) line += fmt::format(", {} {} ({})", what, path, io::ConfigSourceOf(path));
+  };
+  add("hardware", sc.hardware());
+  add("model", sc.model());
+  add("draft", sc.speculation().draft_model());
+  add("framework", sc.framework());
+  add("calibration", calibration_flag.empty() ? sc.calibration() : calibration_flag);
+  return line + "\n";
+}
+
 // The scenario, its memory and the host-pacing assumptions every figure depends on.
-void PrintSimulateHeader(const scenario::LoadedScenario& loaded, const llm::MemoryPlan& plan, std::ostream& out) {
+void PrintSimulateHeader(const scenario::LoadedScenario& loaded, const llm::MemoryPlan& plan,
+                         const std::string& calibration_flag, std::ostream& out) {
   const config::Scenario& sc = loaded.scenario;
   const llm::DecodeSetup& st = loaded.setup;
   out << fmt::format("# specsim simulate: {}\n", sc.name().empty() ? loaded.path : sc.name());
+  out << ConfigFilesLine(loaded, calibration_flag);
   const scenario::WeightsUsed& w = loaded.weights;
   const std::string weights = w.from_checkpoint
                                   ? "as the checkpoint stores them"
@@ -421,7 +442,7 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     PrintSimulateJson(loaded, r, algo_rows, pacing_rows, *band, out);
     return 0;
   }
-  PrintSimulateHeader(loaded, *plan, out);
+  PrintSimulateHeader(loaded, *plan, flags.calibration, out);
   PrintThroughputAndBreakdown(loaded.setup, r, out);
   PrintHostCostBand(r, *band, out);
   out << "#\n# collectives (each simulated on the fabric once, reused per occurrence):\n";

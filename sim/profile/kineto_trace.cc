@@ -324,6 +324,10 @@ class Handler : public nlohmann::json::json_sax_t {
       return;
     }
     EventFields f(event_, args_);
+    auto named = event_.find("name");
+    if (named == event_.end() || !std::holds_alternative<std::string>(named->second) ||
+        std::get<std::string>(named->second).empty())
+      f.Fail("name missing or not text (name)");
     const std::string name = FieldText(event_, "name");
     const int64_t start = f.TimeNs("ts", "start time", kMaxTraceStartUs);
     const int64_t duration = f.TimeNs("dur", "duration", kMaxTraceDurationUs);

@@ -19,8 +19,8 @@
 //
 // Every field read is checked (the kMaxTrace* bounds below). An event kept by category whose field fails
 // its check (a start or duration that is absent, not a finite number, negative or past its bound;
-// an id or count that is not an integer in its range; a kernel without "args", an NCCL kernel
-// without its grid) is dropped and counted in `dropped` by category and reason, never read as a
+// an id or count that is not an integer in its range; no name; a kernel without "args", an NCCL
+// kernel without its grid) is dropped and counted in `dropped` by category and reason, never read as a
 // default. A file-level field that fails (distributedInfo's rank or world_size, a deviceProperties
 // entry) makes the file unusable: InvalidArgument naming the file and the field.
 #pragma once

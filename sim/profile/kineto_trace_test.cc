@@ -211,6 +211,8 @@ TEST(KinetoTraceTest, DropsEventsWhoseIdsAreNotIntegers) {
   more += Kernel(R"("ts": 5, "dur": 1)", R"("args": {"In msg nelems": 1e300})");
   more += Kernel(R"("ts": 5, "dur": 1)", R"("args": {"Group size": 0})");
   more += R"({"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 1, "dur": 1},)";  // no thread
+  more += R"({"ph": "X", "cat": "kernel", "ts": 1, "dur": 1, "args": {}},)";           // no name
+  more += R"({"ph": "X", "cat": "kernel", "name": 7, "ts": 1, "dur": 1, "args": {}},)";
   more += R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 1, "dur": 1,
               "args": {"correlation": -2}},)";
   // An operator whose shape is read, with a dimension of 1e300: its host call is kept, its shape not.
@@ -224,6 +226,7 @@ TEST(KinetoTraceTest, DropsEventsWhoseIdsAreNotIntegers) {
   EXPECT_EQ(k.at("External id not an integer in [0, 9007199254740992] (args.External id)"), 1);
   EXPECT_EQ(k.at("elements not an integer in [0, 1099511627776] (args.In msg nelems)"), 1);
   EXPECT_EQ(k.at("group size not an integer in [1, 65536] (args.Group size)"), 1);
+  EXPECT_EQ(k.at("name missing or not text (name)"), 2);
   EXPECT_EQ(t->dropped.at("cpu_op").at("thread missing (tid)"), 1);
   EXPECT_EQ(
       t->dropped.at("cuda_runtime").at("correlation id not an integer in [0, 9007199254740992] (args.correlation)"), 1);

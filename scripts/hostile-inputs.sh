@@ -152,6 +152,49 @@ check "9 hardware-from-trace: sm_count 0 in the environment" 2 "environment.gpus
 cp models/hf/llama-3.1-8b.config.json "$W/config.json"
 check "9 a config.json given as the scenario" 2 "--model" -- simulate "$W/config.json"
 
+# issue 43: import-profile validates what it reads
+# A one-rank Kineto trace of two kernels, the second's fields as given: kineto OUT 'FIELDS' [INFO]
+kineto() {
+  printf '{"distributedInfo": {%s}, "traceEvents": [\n' "${3:-\"rank\": 0, \"world_size\": 1}" >"$W/$1"
+  printf '{"ph": "X", "cat": "kernel", "name": "a", "ts": 10, "dur": 2, "args": {"correlation": 1}},\n' >>"$W/$1"
+  printf '{"ph": "X", "cat": "kernel", "name": "b", %s}]}\n' "$2" >>"$W/$1"
+}
+n=0
+for v in -5 '"nan"' '"inf"' 1e300; do
+  kineto "dur-$((++n)).json" "\"ts\": 20, \"dur\": $v, \"args\": {\"correlation\": 2}"
+  check "43.1 import-profile: kernel dur $v" 0 "dropped 1 kernel events: duration not a finite number" -- \
+    import-profile "$W/dur-$n.json"
+done
+kineto no-ts.json '"dur": 3, "args": {"correlation": 2}'
+check "43.2 import-profile: kernel without ts" 0 "dropped 1 kernel events: start time missing (ts)" -- \
+  import-profile "$W/no-ts.json"
+for v in '"soon"' -1 1e300; do
+  kineto "ts-$((++n)).json" "\"ts\": $v, \"dur\": 3, \"args\": {\"correlation\": 2}"
+  check "43.2 import-profile: kernel ts $v" 0 "dropped 1 kernel events: start time not a finite number" -- \
+    import-profile "$W/ts-$n.json"
+done
+printf '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "a", "dur": 2, "args": {}}]}\n' >"$W/all-no-ts.json"
+check "43.2 import-profile: no kernel has a ts" 2 "all-no-ts.json: 1 events but no GPU kernels (category \"kernel\") kept; all 1 kernel events dropped: start time missing (ts)" -- \
+  import-profile "$W/all-no-ts.json"
+kineto no-args.json '"ts": 20, "dur": 3'
+check "43.3 import-profile: kernel without args" 0 "dropped 1 kernel events: no args" -- import-profile "$W/no-args.json"
+kineto nccl-no-grid.json '"name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)", "ts": 20, "dur": 3, "args": {"correlation": 2}'
+check "43.3 import-profile: NCCL kernel without its grid" 0 "grid x (an NCCL kernel's channels) missing (args.grid)" -- \
+  import-profile "$W/nccl-no-grid.json"
+kineto world-1e9.json '"ts": 20, "dur": 3, "args": {}' '"rank": 0, "world_size": 1e9'
+check "43.4 import-profile: world_size 1e9" 2 "world-1e9.json: distributedInfo.world_size = 1e+09: must be an integer in [1, 65536]" -- \
+  import-profile "$W/world-1e9.json"
+{ printf '{"traceEvents": ['; head -c 100000000 /dev/zero | tr '\0' ' '; printf ']}'; } | gzip -9 >"$W/bomb.json.gz"
+check "43.5 import-profile: gzip bomb (1000x)" 2 "bomb.json.gz: gzip expands" -- import-profile "$W/bomb.json.gz"
+truncate -s 1100M "$W/huge.json"
+check "43.5 import-profile: a 1.1 GB file" 2 "huge.json: 1153433600 bytes, past the bound of 1073741824 bytes" -- \
+  import-profile "$W/huge.json"
+PROFILE=$(pwd)/traces/profiles/torch-tp2-h200-fused-2026-11-30/fused-b1
+check "43.6 import-profile --nccl-env NCCL_ALGO=bogus" 2 "allowed values of NCCL_ALGO are ring, tree" -- \
+  import-profile "$PROFILE" --nccl-env NCCL_ALGO=bogus
+check "43.7 import-profile: TP4 scenario, 2-rank profile" 2 "parallelism.tensor_parallel 4, but the profile has 2 rank(s)" -- \
+  import-profile "$PROFILE" --scenario "$(pwd)/$LLAMA"
+
 echo
 printf 'clear %d, unclear %d, crash %d, hang %d, silent %d\n' \
   "${COUNT[clear]}" "${COUNT[unclear]}" "${COUNT[crash]}" "${COUNT[hang]}" "${COUNT[silent]}"

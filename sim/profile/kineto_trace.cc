@@ -3,54 +3,169 @@
 #include <zlib.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <istream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <streambuf>
 #include <variant>
 
+#include "sim/profile/kernel_class.h"
+
 namespace specsim::profile {
 namespace {
 
-// A std::streambuf over a gzip file (zlib's gzread also passes plain files through unchanged).
+// A std::streambuf over a gzip file (zlib's gzread also passes plain files through unchanged),
+// stopping at the bounds of TraceLimits: the text read, and for a gzip file the text per
+// compressed byte read (a bomb's ratio).
 class GzStreamBuf : public std::streambuf {
  public:
-  explicit GzStreamBuf(gzFile f) : file_(f) {}
+  GzStreamBuf(gzFile f, const TraceLimits& limits) : file_(f), limits_(limits) {}
   ~GzStreamBuf() override {
     if (file_ != nullptr) gzclose(file_);
   }
+  GzStreamBuf(const GzStreamBuf&) = delete;
+  GzStreamBuf& operator=(const GzStreamBuf&) = delete;
   bool failed() const { return failed_; }
+  // Why the text stopped short of its end ("" when it did not): the bound it passed.
+  const std::string& over_bound() const { return over_bound_; }
 
  protected:
   int_type underflow() override {
     if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    if (!over_bound_.empty()) return traits_type::eof();
     const int n = gzread(file_, buffer_, sizeof(buffer_));
     if (n < 0) failed_ = true;
     if (n <= 0) return traits_type::eof();
+    text_bytes_ += n;
+    if (PastBound()) return traits_type::eof();
     setg(buffer_, buffer_, buffer_ + n);
     return traits_type::to_int_type(*gptr());
   }
 
  private:
+  bool PastBound() {
+    if (text_bytes_ > limits_.max_text_bytes) {
+      over_bound_ = "its JSON text runs past " + std::to_string(limits_.max_text_bytes) +
+                    " bytes (the bound on a trace's text after decompression)";
+      return true;
+    }
+    if (gzdirect(file_) != 0) return false;  // plain text: the file's own size is bounded
+    const int64_t compressed = gzoffset(file_);
+    if (compressed > 0 && text_bytes_ > limits_.expansion_allowance_bytes &&
+        text_bytes_ > compressed * limits_.max_expansion) {
+      over_bound_ = "gzip expands " + std::to_string(compressed) + " compressed bytes to " +
+                    std::to_string(text_bytes_) + " bytes of text: past the bound of " +
+                    std::to_string(limits_.max_expansion) + "x, which applies after the first " +
+                    std::to_string(limits_.expansion_allowance_bytes) +
+                    " bytes (a gzip bomb? Kineto's JSON compresses 10-20x)";
+      return true;
+    }
+    return false;
+  }
+
   gzFile file_;
+  TraceLimits limits_;
   char buffer_[1 << 16];
+  int64_t text_bytes_ = 0;
   bool failed_ = false;
+  std::string over_bound_;
 };
 
 int64_t NanosFromMicros(double us) { return std::llround(us * 1e3); }
 
 using Scalar = std::variant<std::string, double>;
+using Fields = std::map<std::string, Scalar>;
+
+// A bound as messages print it: 4e+15, 86400000000 -> 8.64e+10, 1023.
+std::string BoundText(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+// A value as a number: a JSON number, or a string holding exactly one (as some exporters write
+// them); NaN for anything else (text, null, true / false).
+double NumberOfScalar(const Scalar& s) {
+  if (const double* d = std::get_if<double>(&s)) return *d;
+  const std::string& t = std::get<std::string>(s);
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  return !t.empty() && end == t.c_str() + t.size() ? v : std::nan("");
+}
+
+std::string TextOf(const Scalar& s) {
+  if (const std::string* t = std::get_if<std::string>(&s)) return *t;
+  std::ostringstream o;
+  o << std::get<double>(s);
+  return o.str();
+}
+
+std::string FieldText(const Fields& m, const char* k) {
+  auto it = m.find(k);
+  return it == m.end() ? std::string() : TextOf(it->second);
+}
+
+bool IsIntegerIn(double v, double lo, double hi) {
+  return std::isfinite(v) && v == std::floor(v) && v >= lo && v <= hi;
+}
+
+// One event's fields, each read against its bound: the first that fails is why the event is
+// dropped (why() not empty), e.g. "duration not a finite number in [0, 8.64e+10] us (dur)".
+class EventFields {
+ public:
+  EventFields(const Fields& event, const Fields& args) : event_(event), args_(args) {}
+
+  // A time Kineto writes in microseconds (ts, dur): required, in [0, max_us]; integer ns.
+  int64_t TimeNs(const char* key, const char* what, double max_us) {
+    auto it = event_.find(key);
+    if (it == event_.end()) return Failed(std::string(what) + " missing (" + key + ")");
+    const double us = NumberOfScalar(it->second);
+    if (!std::isfinite(us) || us < 0 || us > max_us)
+      return Failed(std::string(what) + " not a finite number in [0, " + BoundText(max_us) + "] us (" + key + ")");
+    return NanosFromMicros(us);
+  }
+  // An integer in [lo, hi] of the event (`in_args` false) or of its args; `absent` when missing
+  // and not `required`. `label` names the field in the reason ("tid", "args.correlation").
+  int64_t Integer(bool in_args, const std::string& key, const std::string& label, const char* what, int64_t lo,
+                  int64_t hi, int64_t absent, bool required = false) {
+    const Fields& m = in_args ? args_ : event_;
+    auto it = m.find(key);
+    if (it == m.end()) return required ? Failed(std::string(what) + " missing (" + label + ")") : absent;
+    const double v = NumberOfScalar(it->second);
+    if (!IsIntegerIn(v, static_cast<double>(lo), static_cast<double>(hi)))
+      return Failed(std::string(what) + " not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                    "] (" + label + ")");
+    return static_cast<int64_t>(v);
+  }
+  void Fail(std::string why) {
+    if (why_.empty()) why_ = std::move(why);
+  }
+  const std::string& why() const { return why_; }
+
+ private:
+  int64_t Failed(std::string why) {
+    Fail(std::move(why));
+    return 0;
+  }
+  const Fields& event_;
+  const Fields& args_;
+  std::string why_;
+};
 
 // The SAX handler: keeps the fields of one event at a time (and its "args"), hands the event over
-// at its end, and reads distributedInfo's scalars.
+// at its end, and reads distributedInfo's scalars. A file-level field that fails its check stops
+// the parse (invalid()).
 class Handler : public nlohmann::json::json_sax_t {
  public:
   explicit Handler(KinetoTrace* out) : out_(out) {}
 
   bool null() override { return Value(Scalar(std::string())); }
-  bool boolean(bool v) override { return Value(Scalar(v ? 1.0 : 0.0)); }
+  // Not a number anywhere a number is read: kept as text.
+  bool boolean(bool v) override { return Value(Scalar(std::string(v ? "true" : "false"))); }
   bool number_integer(number_integer_t v) override { return Value(Scalar(static_cast<double>(v))); }
   bool number_unsigned(number_unsigned_t v) override { return Value(Scalar(static_cast<double>(v))); }
   bool number_float(number_float_t v, const string_t&) override { return Value(Scalar(static_cast<double>(v))); }
@@ -62,15 +177,17 @@ class Handler : public nlohmann::json::json_sax_t {
     if ((InEvent() || InDevices()) && Depth() == 3) {
       event_ = {};
       args_ = {};
+      has_args_ = false;
       dims_.clear();
       types_.clear();
     }
+    if (InEvent() && Depth() == 4 && stack_[3].key == "args") has_args_ = true;
     key_.clear();
     return true;
   }
   bool end_object() override {
     if (InEvent() && Depth() == 3) Emit();
-    if (InDevices() && Depth() == 3) EmitDevice();
+    if (InDevices() && Depth() == 3 && !EmitDevice()) return false;
     stack_.pop_back();
     key_.clear();
     return true;
@@ -103,6 +220,8 @@ class Handler : public nlohmann::json::json_sax_t {
   std::size_t error_position() const { return error_position_; }
   const std::string& error() const { return error_; }
   const std::string& error_token() const { return error_token_; }
+  // The file-level field that failed its check ("" when none), e.g. "distributedInfo.world_size = 1e+09: ...".
+  const std::string& invalid() const { return invalid_; }
 
  private:
   struct Frame {
@@ -115,6 +234,7 @@ class Handler : public nlohmann::json::json_sax_t {
   bool InDevices() const { return Depth() >= 3 && !stack_[1].object && stack_[1].key == "deviceProperties"; }
 
   bool Value(Scalar v) {
+    bool ok = true;
     if (InDevices()) {
       if (Depth() == 3) event_[key_] = std::move(v);
     } else if (InEvent()) {
@@ -125,53 +245,70 @@ class Handler : public nlohmann::json::json_sax_t {
       else if (Depth() == 5 && stack_[3].key == "args" && stack_[4].key == "grid" && !args_.count("grid.x"))
         args_["grid.x"] = std::move(v);  // a kernel's grid: [x, y, z]
       else if (Depth() == 5 && stack_[3].key == "args" && stack_[4].key == "Input type")
-        types_.push_back(Text(v));
+        types_.push_back(TextOf(v));
       else if (Depth() == 6 && stack_[3].key == "args" && stack_[4].key == "Input Dims" && !dims_.empty())
-        dims_.back().push_back(static_cast<int64_t>(Number(v)));
+        dims_.back().push_back(NumberOfScalar(v));
     } else if (Depth() == 2 && stack_[1].object && stack_[1].key == "distributedInfo") {
-      info_[key_] = std::move(v);
-      if (key_ == "rank") out_->rank = static_cast<int>(Number(info_["rank"]));
-      if (key_ == "world_size") out_->world_size = static_cast<int>(Number(info_["world_size"]));
-      if (key_ == "nccl_version") out_->nccl_version = Text(info_["nccl_version"]);
+      ok = DistributedInfo(v);
     }
     key_.clear();
+    return ok;
+  }
+
+  // A file-level integer: in [lo, hi], or the file is unusable (invalid_ names the field).
+  bool FileInteger(const Scalar& v, const std::string& field, int64_t lo, int64_t hi, int64_t* out) {
+    const double d = NumberOfScalar(v);
+    if (IsIntegerIn(d, static_cast<double>(lo), static_cast<double>(hi))) {
+      *out = static_cast<int64_t>(d);
+      return true;
+    }
+    invalid_ =
+        field + " = " + TextOf(v) + ": must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    return false;
+  }
+
+  // distributedInfo's rank and world size (a world of at most kMaxTraceWorldSize ranks), NCCL's version.
+  bool DistributedInfo(const Scalar& v) {
+    int64_t n = 0;
+    if (key_ == "rank") {
+      if (!FileInteger(v, "distributedInfo.rank", 0, kMaxTraceWorldSize - 1, &n)) return false;
+      out_->rank = static_cast<int>(n);
+    } else if (key_ == "world_size") {
+      if (!FileInteger(v, "distributedInfo.world_size", 1, kMaxTraceWorldSize, &n)) return false;
+      out_->world_size = static_cast<int>(n);
+    } else if (key_ == "nccl_version") {
+      out_->nccl_version = TextOf(v);
+    }
     return true;
   }
 
-  static double Number(const Scalar& s) {
-    if (const double* d = std::get_if<double>(&s)) return *d;
-    try {
-      return std::stod(std::get<std::string>(s));
-    } catch (...) {
-      return -1;
-    }
-  }
-  static std::string Text(const Scalar& s) {
-    if (const std::string* t = std::get_if<std::string>(&s)) return *t;
-    std::ostringstream o;
-    o << std::get<double>(s);
-    return o.str();
-  }
-  double Field(const std::map<std::string, Scalar>& m, const char* k, double missing) const {
-    auto it = m.find(k);
-    return it == m.end() ? missing : Number(it->second);
-  }
-  std::string FieldText(const std::map<std::string, Scalar>& m, const char* k) const {
-    auto it = m.find(k);
-    return it == m.end() ? std::string() : Text(it->second);
+  // One deviceProperties entry; each field read, when present, an integer in its range.
+  bool EmitDevice() {
+    KinetoDevice d;
+    d.name = FieldText(event_, "name");
+    const std::string at = "deviceProperties[" + std::to_string(out_->devices.size()) + "].";
+    auto field = [&](const char* key, int64_t lo, int64_t hi, int64_t absent, int64_t* out) {
+      auto it = event_.find(key);
+      if (it == event_.end()) {
+        *out = absent;
+        return true;
+      }
+      return FileInteger(it->second, at + key, lo, hi, out);
+    };
+    int64_t id = -1, sms = 0, major = 0, minor = 0;
+    if (!field("id", 0, 1023, -1, &id) || !field("numSms", 0, 1 << 20, 0, &sms) ||
+        !field("totalGlobalMem", 0, kMaxTraceId, 0, &d.memory_bytes) || !field("computeMajor", 0, 1000, 0, &major) ||
+        !field("computeMinor", 0, 1000, 0, &minor) || !field("l2CacheSize", 0, kMaxTraceId, 0, &d.l2_cache_bytes))
+      return false;
+    d.id = static_cast<int>(id);
+    d.sm_count = static_cast<int>(sms);
+    d.compute_major = static_cast<int>(major);
+    d.compute_minor = static_cast<int>(minor);
+    out_->devices.push_back(std::move(d));
+    return true;
   }
 
-  void EmitDevice() {
-    KinetoDevice d;
-    d.id = static_cast<int>(Field(event_, "id", -1));
-    d.name = FieldText(event_, "name");
-    d.sm_count = static_cast<int>(Field(event_, "numSms", 0));
-    d.memory_bytes = static_cast<int64_t>(Field(event_, "totalGlobalMem", 0));
-    d.compute_major = static_cast<int>(Field(event_, "computeMajor", 0));
-    d.compute_minor = static_cast<int>(Field(event_, "computeMinor", 0));
-    d.l2_cache_bytes = static_cast<int64_t>(Field(event_, "l2CacheSize", 0));
-    out_->devices.push_back(std::move(d));
-  }
+  void Drop(const std::string& category, const std::string& why) { ++out_->dropped[category][why]; }
 
   void Emit() {
     ++out_->events;
@@ -181,69 +318,120 @@ class Handler : public nlohmann::json::json_sax_t {
       ++out_->ignored[ph == "M" ? "metadata" : cat];
       return;
     }
-    const std::string name = FieldText(event_, "name");
-    const int64_t start = NanosFromMicros(Field(event_, "ts", 0));
-    const int64_t duration = NanosFromMicros(Field(event_, "dur", 0));
-    const auto tid = static_cast<int64_t>(Field(event_, "tid", -1));
-    if (cat == "kernel") {
-      KinetoKernel k;
-      k.name = name;
-      k.start_ns = start;
-      k.duration_ns = duration;
-      k.device = static_cast<int>(Field(args_, "device", -1));
-      k.stream = static_cast<int64_t>(Field(args_, "stream", -1));
-      k.correlation = static_cast<int64_t>(Field(args_, "correlation", -1));
-      k.grid_x = static_cast<int>(Field(args_, "grid.x", -1));
-      k.collective = FieldText(args_, "Collective name");
-      k.in_elements = static_cast<int64_t>(Field(args_, "In msg nelems", -1));
-      k.out_elements = static_cast<int64_t>(Field(args_, "Out msg nelems", -1));
-      k.dtype = FieldText(args_, "dtype");
-      k.group_size = static_cast<int>(Field(args_, "Group size", -1));
-      k.external_id = static_cast<int64_t>(Field(args_, "External id", -1));
-      out_->kernels.push_back(std::move(k));
-    } else if (cat == "cpu_op") {
-      out_->cpu_ops.push_back({name, start, duration, tid});
-      if (!IsShapeOp(name)) return;
-      KinetoOp o;
-      o.name = name;
-      o.start_ns = start;
-      o.duration_ns = duration;
-      o.tid = tid;
-      o.external_id = static_cast<int64_t>(Field(args_, "External id", -1));
-      o.input_dims = std::move(dims_);
-      o.input_types = std::move(types_);
-      dims_.clear();
-      types_.clear();
-      out_->ops.push_back(std::move(o));
-    } else if (cat == "user_annotation" || cat == "gpu_user_annotation") {
-      KinetoRange r{name, start, duration, tid, static_cast<int64_t>(Field(args_, "External id", -1))};
-      (cat == "user_annotation" ? out_->ranges : out_->gpu_ranges).push_back(std::move(r));
-    } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
-      out_->launches.push_back({name, start, duration, tid, static_cast<int64_t>(Field(args_, "correlation", -1))});
-    } else {
+    if (cat != "kernel" && cat != "cpu_op" && cat != "user_annotation" && cat != "gpu_user_annotation" &&
+        cat != "cuda_runtime" && cat != "cuda_driver") {
       ++out_->ignored[cat];
+      return;
+    }
+    EventFields f(event_, args_);
+    auto named = event_.find("name");
+    if (named == event_.end() || !std::holds_alternative<std::string>(named->second) ||
+        std::get<std::string>(named->second).empty())
+      f.Fail("name missing or not text (name)");
+    const std::string name = FieldText(event_, "name");
+    const int64_t start = f.TimeNs("ts", "start time", kMaxTraceStartUs);
+    const int64_t duration = f.TimeNs("dur", "duration", kMaxTraceDurationUs);
+    if (cat == "kernel")
+      EmitKernel(name, start, duration, &f);
+    else
+      EmitHostEvent(cat, name, start, duration, &f);
+  }
+
+  // A kernel: its args (Kineto writes device, stream, correlation and grid for every kernel); an
+  // NCCL kernel's grid is its channels.
+  void EmitKernel(const std::string& name, int64_t start, int64_t duration, EventFields* f) {
+    if (!has_args_) f->Fail("no args (the kernel's device, stream, correlation, grid)");
+    KinetoKernel k;
+    k.name = name;
+    k.start_ns = start;
+    k.duration_ns = duration;
+    k.device = static_cast<int>(f->Integer(true, "device", "args.device", "device", 0, 1023, -1));
+    k.stream = f->Integer(true, "stream", "args.stream", "stream", 0, kMaxTraceId, -1);
+    k.correlation = f->Integer(true, "correlation", "args.correlation", "correlation id", 0, kMaxTraceId, -1);
+    k.grid_x = static_cast<int>(f->Integer(true, "grid.x", "args.grid", "grid x (an NCCL kernel's channels)", 1,
+                                           std::numeric_limits<int>::max(), -1, ParseNcclKernelName(name).ok));
+    k.collective = FieldText(args_, "Collective name");
+    k.in_elements = f->Integer(true, "In msg nelems", "args.In msg nelems", "elements", 0, kMaxTraceElements, -1);
+    k.out_elements = f->Integer(true, "Out msg nelems", "args.Out msg nelems", "elements", 0, kMaxTraceElements, -1);
+    k.dtype = FieldText(args_, "dtype");
+    k.group_size =
+        static_cast<int>(f->Integer(true, "Group size", "args.Group size", "group size", 1, kMaxTraceWorldSize, -1));
+    k.external_id = f->Integer(true, "External id", "args.External id", "External id", 0, kMaxTraceId, -1);
+    if (!f->why().empty()) return Drop("kernel", f->why());
+    out_->kernels.push_back(std::move(k));
+  }
+
+  // A host event: an operator call, a host range, a launch call (each on its thread, required), or
+  // a host range's GPU span (its "tid" the stream, not read by the import).
+  void EmitHostEvent(const std::string& cat, const std::string& name, int64_t start, int64_t duration, EventFields* f) {
+    const int64_t tid =
+        f->Integer(false, "tid", "tid", "thread", 0, kMaxTraceId, -1, /*required=*/cat != "gpu_user_annotation");
+    const bool launch = cat == "cuda_runtime" || cat == "cuda_driver";
+    const int64_t id = launch
+                           ? f->Integer(true, "correlation", "args.correlation", "correlation id", 0, kMaxTraceId, -1)
+                           : f->Integer(true, "External id", "args.External id", "External id", 0, kMaxTraceId, -1);
+    if (!f->why().empty()) return Drop(cat, f->why());
+    if (cat == "cpu_op") {
+      out_->cpu_ops.push_back({name, start, duration, tid});
+      if (IsShapeOp(name)) EmitShapeOp(name, start, duration, tid, id);
+    } else if (launch) {
+      out_->launches.push_back({name, start, duration, tid, id});
+    } else {
+      (cat == "user_annotation" ? out_->ranges : out_->gpu_ranges).push_back({name, start, duration, tid, id});
     }
   }
 
+  // An operator whose shapes the importer reads: each of its Input Dims a dimension in [0, kMaxTraceDim].
+  void EmitShapeOp(const std::string& name, int64_t start, int64_t duration, int64_t tid, int64_t external_id) {
+    KinetoOp o{name, start, duration, tid, external_id, {}, std::move(types_)};
+    types_.clear();
+    for (const std::vector<double>& shape : dims_) {
+      std::vector<int64_t>& dims = o.input_dims.emplace_back();
+      for (double d : shape) {
+        if (!IsIntegerIn(d, 0, static_cast<double>(kMaxTraceDim)))
+          return Drop("cpu_op (shapes)",
+                      "a dimension not an integer in [0, " + std::to_string(kMaxTraceDim) + "] (args.Input Dims)");
+        dims.push_back(static_cast<int64_t>(d));
+      }
+    }
+    out_->ops.push_back(std::move(o));
+  }
+
   KinetoTrace* out_;
-  std::vector<std::vector<int64_t>> dims_;  // the event's "Input Dims"
-  std::vector<std::string> types_;          // its "Input type"
+  std::vector<std::vector<double>> dims_;  // the event's "Input Dims" (NaN: not a number)
+  std::vector<std::string> types_;         // its "Input type"
   std::vector<Frame> stack_;
   std::string key_;
-  std::map<std::string, Scalar> event_, args_, info_;
+  Fields event_, args_;
+  bool has_args_ = false;
   bool saw_events_ = false;
   std::size_t error_position_ = 0;
-  std::string error_, error_token_;
+  std::string error_, error_token_, invalid_;
 };
+
+// "N kernel events dropped: R1 (n1), R2 (n2)" for the messages of a trace without usable kernels.
+std::string DroppedKernels(const KinetoTrace& t) {
+  auto it = t.dropped.find("kernel");
+  if (it == t.dropped.end()) return "";
+  int64_t n = 0;
+  std::string why;
+  for (const auto& [reason, count] : it->second) {
+    n += count;
+    why += (why.empty() ? "" : "; ") + reason + " (" + std::to_string(count) + ")";
+  }
+  return "; all " + std::to_string(n) + " kernel events dropped: " + why;
+}
 
 StatusOr<KinetoTrace> Parse(std::istream& in, const std::string& name, const GzStreamBuf* gz) {
   KinetoTrace t;
   t.path = name;
   Handler h(&t);
   const bool ok = nlohmann::json::sax_parse(in, &h, nlohmann::json::input_format_t::json, /*strict=*/true);
+  if (gz != nullptr && !gz->over_bound().empty()) return InvalidArgumentError(name + ": " + gz->over_bound());
   if (gz != nullptr && gz->failed())
     return InvalidArgumentError(name + ": the gzip stream is corrupt or truncated (after byte " +
                                 std::to_string(h.error_position()) + " of the uncompressed text)");
+  if (!h.invalid().empty()) return InvalidArgumentError(name + ": " + h.invalid());
   if (!ok) {
     // The parser stopped with nothing left to read: the text ended before the JSON did.
     const bool truncated =
@@ -258,9 +446,9 @@ StatusOr<KinetoTrace> Parse(std::istream& in, const std::string& name, const GzS
   if (!h.saw_events())
     return InvalidArgumentError(name + ": no \"traceEvents\" array at the top level: not a Chrome-trace (Kineto) file");
   if (t.kernels.empty())
-    return InvalidArgumentError(name + ": " + std::to_string(t.events) +
-                                " events but no GPU kernels (category \"kernel\"): was the profiler run with "
-                                "ProfilerActivity.CUDA?");
+    return InvalidArgumentError(
+        name + ": " + std::to_string(t.events) + " events but no GPU kernels (category \"kernel\") kept" +
+        DroppedKernels(t) + (t.dropped.count("kernel") ? "" : ": was the profiler run with ProfilerActivity.CUDA?"));
   return t;
 }
 
@@ -287,15 +475,20 @@ StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json_text, const std::
   return Parse(in, name, nullptr);
 }
 
-StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path) {
+StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path, const TraceLimits& limits) {
   {
     std::ifstream probe(path, std::ios::binary);
     if (!probe) return NotFoundError(path + ": cannot open");
   }
+  std::error_code ec;
+  const auto file_bytes = std::filesystem::file_size(path, ec);
+  if (!ec && file_bytes > static_cast<std::uintmax_t>(limits.max_file_bytes))
+    return InvalidArgumentError(path + ": " + std::to_string(file_bytes) + " bytes, past the bound of " +
+                                std::to_string(limits.max_file_bytes) + " bytes on a trace file");
   gzFile f = gzopen(path.c_str(), "rb");
   if (f == nullptr) return NotFoundError(path + ": cannot open");
   gzbuffer(f, 1 << 17);
-  GzStreamBuf buf(f);
+  GzStreamBuf buf(f, limits);
   std::istream in(&buf);
   return Parse(in, path, &buf);
 }

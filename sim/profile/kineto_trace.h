@@ -16,6 +16,13 @@
 // record_shapes=True), and every cpu_op event as a host call (name, thread, start, duration: the
 // eager passes' operators, host_ops.h). Every other event is counted by category in `ignored`, never dropped
 // silently.
+//
+// Every field read is checked (the kMaxTrace* bounds below). An event kept by category whose field fails
+// its check (a start or duration that is absent, not a finite number, negative or past its bound;
+// an id or count that is not an integer in its range; no name; a kernel without "args", an NCCL
+// kernel without its grid) is dropped and counted in `dropped` by category and reason, never read as a
+// default. A file-level field that fails (distributedInfo's rank or world_size, a deviceProperties
+// entry) makes the file unusable: InvalidArgument naming the file and the field.
 #pragma once
 
 #include <cstdint>
@@ -111,13 +118,42 @@ struct KinetoTrace {
   std::vector<KinetoOp> ops;               // IsShapeOp calls, in file order
   std::vector<KinetoHostCall> cpu_ops;     // every cpu_op, in file order
   std::map<std::string, int64_t> ignored;  // events not kept, by category ("" = none)
-  int64_t events = 0;                      // traceEvents entries read
+  // Events of a kept category dropped for a field that failed its check: by category ("kernel",
+  // "cpu_op", ...), then by reason, e.g. "duration not a finite number in [0, 8.64e+10] us (dur)".
+  std::map<std::string, std::map<std::string, int64_t>> dropped;
+  int64_t events = 0;  // traceEvents entries read
+};
+
+// The bounds of the fields read (microseconds as Kineto writes them). A start time up to 4e15 us
+// (127 years: Kineto's clocks, since boot or since the epoch at 1.8e15 us, stay below) and a
+// duration up to one day keep every time in int64 nanoseconds with room for start + duration.
+inline constexpr double kMaxTraceStartUs = 4e15;
+inline constexpr double kMaxTraceDurationUs = 86400e6;
+inline constexpr int kMaxTraceWorldSize = 65536;                 // distributedInfo.world_size
+inline constexpr int64_t kMaxTraceId = int64_t{1} << 53;         // ids, streams, threads: exact in a double
+inline constexpr int64_t kMaxTraceDim = (int64_t{1} << 31) - 1;  // a tensor dimension (Input Dims)
+inline constexpr int64_t kMaxTraceElements = int64_t{1} << 40;   // an NCCL message's elements
+
+// What one trace file may hold. Past a bound the file is refused (InvalidArgument naming the file
+// and the bound) as soon as the reader gets there, before the rest is decompressed or parsed.
+// Generous for real profiles: one rank of a serving run writes a few MB to tens of MB gzip-compressed
+// (torch-tp2-h200's ranks: 0.4-0.7 MB holding 6-11 MB of JSON, 12-16x), an 8-rank profile a few
+// hundred MB in all; a gzip bomb (1000x and more) stops within its first 64 MiB.
+struct TraceLimits {
+  int64_t max_file_bytes = int64_t{1} << 30;  // the file as stored (gzip or plain): 1 GiB
+  int64_t max_text_bytes = int64_t{2} << 30;  // its JSON text after decompression: 2 GiB
+  // A gzip file's text may run past `expansion_allowance_bytes` only up to `max_expansion` bytes of
+  // text per compressed byte read so far.
+  int64_t max_expansion = 100;
+  int64_t expansion_allowance_bytes = int64_t{64} << 20;
 };
 
 // Reads `path` (gzip when its first two bytes are the gzip magic). InvalidArgument naming the file
 // for a file that is not JSON, not a Kineto trace (no "traceEvents" array), truncated (with the
-// byte offset where the text stops), or has no kernel events; NotFound when it cannot be opened.
-StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path);
+// byte offset where the text stops), past a bound of `limits`, with a file-level field that fails
+// its check, or without a usable kernel event (saying why the kernels were dropped); NotFound when
+// it cannot be opened.
+StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path, const TraceLimits& limits = {});
 
 // The same from JSON text in memory (`name` stands for the file in messages).
 StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json_text, const std::string& name);

@@ -85,9 +85,23 @@ StatusOr<int> AgreedWorldSize(const std::vector<KinetoTrace>& ranks) {
   return world;
 }
 
+// The ranks of 0..world-1 not in `seen`: the first 16, then how many more.
+std::string MissingRanks(const std::set<int>& seen, int world) {
+  std::string missing;
+  int listed = 0, more = 0;
+  for (int r = 0; r < world; ++r) {
+    if (seen.count(r)) continue;
+    if (listed++ < 16)
+      missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    else
+      ++more;
+  }
+  return more == 0 ? missing : missing + " and " + std::to_string(more) + " more";
+}
+
 // Ranks 0..world-1, each once.
 Status CheckEveryRankOnce(const std::vector<KinetoTrace>& ranks, int world) {
-  std::string missing, repeated;
+  std::string repeated;
   std::set<int> seen;
   for (const KinetoTrace& t : ranks) {
     if (t.rank >= world)
@@ -95,12 +109,11 @@ Status CheckEveryRankOnce(const std::vector<KinetoTrace>& ranks, int world) {
                                   std::to_string(world));
     if (!seen.insert(t.rank).second) repeated += (repeated.empty() ? "" : ", ") + std::to_string(t.rank);
   }
-  for (int r = 0; r < world; ++r)
-    if (!seen.count(r)) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
   if (!repeated.empty()) return InvalidArgumentError("rank(s) " + repeated + " given more than once");
-  if (!missing.empty())
-    return InvalidArgumentError("missing rank(s) " + missing + " of world size " + std::to_string(world) +
-                                ": give every rank's trace file (or the directory holding them)");
+  if (static_cast<int>(seen.size()) < world)
+    return InvalidArgumentError("missing rank(s) " + MissingRanks(seen, world) + " of world size " +
+                                std::to_string(world) + " (distributedInfo.world_size of " + ranks[0].path +
+                                "): give every rank's trace file (or the directory holding them)");
   return OkStatus();
 }
 
@@ -426,6 +439,8 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
   KernelCallSamples kernel_calls;
   for (const KinetoTrace& t : ranks) {
     for (const auto& [cat, n] : t.ignored) out.ignored[cat] += n;
+    for (const auto& [cat, reasons] : t.dropped)
+      for (const auto& [why, n] : reasons) out.dropped[cat][why] += n;
     const std::vector<OperatorCall> calls = OperatorCalls(t);
     CollectGemmCalls(calls, &gemm_calls, &out.gemms_skipped);
     CollectKernelCalls(calls, &kernel_calls, &out.kernel_calls_skipped);

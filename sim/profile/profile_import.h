@@ -140,6 +140,9 @@ struct ProfileImport {
   int64_t kernels_in_passes = 0;
   int64_t kernels_without_launch = 0;      // no correlated host call in the trace
   std::map<std::string, int64_t> ignored;  // events not kept, by category, summed over ranks
+  // Events dropped for a field that failed its check (KinetoTrace::dropped), by category then
+  // reason, summed over ranks.
+  std::map<std::string, std::map<std::string, int64_t>> dropped;
   // Host range names that no rule of the name map matched (not passes), with their occurrences
   // over all ranks: what a user adds to a --name-map file.
   std::map<std::string, int64_t> unmatched_ranges;

@@ -149,6 +149,31 @@ TEST(ProfileImportTest, RefusesMissingRanksAndRanksThatRanOtherCollectives) {
       << cut.status().message();
 }
 
+TEST(ProfileImportTest, AHugeWorldSizeIsABoundedMessage) {
+  // The campaign's world_size of 1e9 listed every missing rank (4 GB, then bad_alloc); the reader
+  // refuses a world past kMaxTraceWorldSize, and within it the message lists 16 and counts the rest.
+  KinetoTrace t = Rank(0, 40000, 38000);
+  t.world_size = kMaxTraceWorldSize;
+  auto r = ImportProfile({t});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("missing rank(s) 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 and "
+                                      "65519 more of world size 65536 (distributedInfo.world_size of rank0.json)"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_LT(r.status().message().size(), 300u);
+}
+
+TEST(ProfileImportTest, DroppedEventsAreSummedOverRanks) {
+  KinetoTrace a = Rank(0, 40000, 38000), b = Rank(1, 70000, 8000);
+  a.dropped["kernel"]["duration not a finite number in [0, 8.64e+10] us (dur)"] = 2;
+  b.dropped["kernel"]["duration not a finite number in [0, 8.64e+10] us (dur)"] = 3;
+  b.dropped["cpu_op"]["thread missing (tid)"] = 1;
+  auto r = ImportProfile({a, b});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->dropped.at("kernel").at("duration not a finite number in [0, 8.64e+10] us (dur)"), 5);
+  EXPECT_EQ(r->dropped.at("cpu_op").at("thread missing (tid)"), 1);
+}
+
 TEST(ProfileImportTest, TheCommittedTwoRankProfile) {
   const std::string dir = std::string(SPECSIM_SOURCE_DIR) + "/traces/profiles/torch-tp2-h200-2026-11-30/default/";
   std::vector<KinetoTrace> ranks;

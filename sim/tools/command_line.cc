@@ -230,11 +230,19 @@ void AddImportProfileCommand(CLI::App& app, int* exit_code) {
                   "every CUDA-graph replay is a pass, as are replays outside the ranges anyway)");
   cmd->add_option("--nccl-env", flags->nccl_env,
                   "NCCL_NAME=value: an NCCL variable the run had (the profile does not record them), e.g. "
-                  "NCCL_P2P_DISABLE=1; repeatable");
+                  "NCCL_P2P_DISABLE=1; repeatable. The variables the predictors read are checked: NCCL_ALGO "
+                  "ring|tree, NCCL_PROTO ll|ll128|simple, NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS 1..64, "
+                  "NCCL_P2P_LEVEL pix|pxb|phb|sys, NCCL_P2P_DISABLE / NCCL_SHM_DISABLE 0|1");
   cmd->add_option("--scenario", flags->scenario, "predict every pass group from this scenario (textproto)");
   cmd->add_option("--set", flags->set, "field.path=value: override a scenario field (repeatable)");
   cmd->add_option("--calibration", flags->calibration, "calibration textproto replacing the scenario's");
   cmd->add_option("--run-prefix", flags->run_prefix, "prefix of host ranges that name a run (default specsim.run/)");
+  cmd->footer(
+      "Bounds on each trace file: 1 GiB as stored, 2 GiB of JSON text after gunzip, and a gzip file's text at "
+      "most 100x the compressed bytes read once past its first 64 MiB (Kineto's JSON compresses 10-20x): past "
+      "one, exit 2 naming the file and the bound. Every field read is checked; an event whose field fails "
+      "(a time not a finite number >= 0, an id not an integer, a kernel without args) is dropped and counted: "
+      "'dropped N kernel events: <reason> (<field>)', in --json under dropped_events.");
   cmd->callback([flags, exit_code] { *exit_code = RunImportProfile(*flags, std::cout, std::cerr); });
 }
 

@@ -3,12 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
+#include "sim/coll/nccl_transport.h"
+#include "sim/coll/protocol.h"
+#include "sim/core/strings.h"
 #include "sim/io/file_io.h"
 #include "sim/profile/item_stats.h"
 #include "sim/profile/kernel_class.h"
@@ -19,6 +23,9 @@
 
 namespace specsim::tools {
 namespace {
+
+// NCCL's MAXCHANNELS: the most channels NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS can ask for.
+constexpr int kMaxNcclChannels = 64;
 
 bool IsTraceFile(const std::filesystem::path& p) {
   const std::string name = p.filename().string();
@@ -69,6 +76,25 @@ StatusOr<std::vector<profile::KinetoTrace>> ReadRankTraces(const std::vector<std
   return ranks;
 }
 
+// A value of an NCCL variable that the trace's predictors read (calib::CollectiveRequestOf): one
+// they model. Other NCCL_* variables are recorded as given.
+Status CheckNcclEnvValue(const std::string& name, const std::string& value) {
+  const std::string v = AsciiLower(value);
+  auto refuse = [&](const char* allowed) {
+    return InvalidArgumentError("--nccl-env " + name + "=" + value + ": allowed values of " + name + " are " + allowed);
+  };
+  if (name == "NCCL_ALGO" && !coll::ParseNcclAlgo(v).ok()) return refuse("ring, tree");
+  if (name == "NCCL_PROTO" && !coll::ParseNcclProto(v).ok()) return refuse("ll, ll128, simple");
+  if (name == "NCCL_P2P_LEVEL" && !coll::ParseP2pLevel(v).ok()) return refuse("pix, pxb, phb, sys");
+  if ((name == "NCCL_P2P_DISABLE" || name == "NCCL_SHM_DISABLE") && v != "0" && v != "1") return refuse("0, 1");
+  if (name == "NCCL_MIN_NCHANNELS" || name == "NCCL_MAX_NCHANNELS") {
+    const bool digits = !v.empty() && v.size() <= 2 &&
+                        std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+    if (!digits || std::stoi(v) < 1 || std::stoi(v) > kMaxNcclChannels) return refuse("integers 1..64");
+  }
+  return OkStatus();
+}
+
 StatusOr<profile::ImportOptions> ImportOptionsOf(const ImportProfileFlags& flags) {
   profile::ImportOptions options;
   if (flags.phases == std::vector<std::string>{"none"}) {
@@ -87,7 +113,9 @@ StatusOr<profile::ImportOptions> ImportOptionsOf(const ImportProfileFlags& flags
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || kv.rfind("NCCL_", 0) != 0)
       return InvalidArgumentError("--nccl-env '" + kv + "': expected NCCL_NAME=value (e.g. NCCL_P2P_DISABLE=1)");
-    options.nccl_env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    const std::string name = kv.substr(0, eq), value = kv.substr(eq + 1);
+    RETURN_IF_ERROR(CheckNcclEnvValue(name, value));
+    options.nccl_env[name] = value;
   }
   return options;
 }
@@ -106,6 +134,15 @@ StatusOr<ScenarioPasses> PredictPasses(const ImportProfileFlags& flags, const pr
   ASSIGN_OR_RETURN(scenario::LoadedScenario loaded,
                    scenario::LoadScenario(flags.scenario, flags.set, flags.calibration));
   s.loaded = std::move(loaded);
+  // The scenario's passes run on its tensor-parallel group: predicting them against a profile of
+  // another rank count compares two different runs.
+  if (s.loaded->setup.parallel.tp != r.ranks)
+    return InvalidArgumentError("--scenario " + s.loaded->path + ": parallelism.tensor_parallel " +
+                                std::to_string(s.loaded->setup.parallel.tp) + ", but the profile has " +
+                                std::to_string(r.ranks) +
+                                " rank(s): give the scenario of the profiled run (e.g. --set "
+                                "parallelism.tensor_parallel=" +
+                                std::to_string(r.ranks) + ")");
   for (const std::string& w : s.loaded->warnings) err << "warning: " << w << "\n";
   s.passes = scenario::PredictProfilePasses(r, *s.loaded);
   return s;
@@ -241,6 +278,14 @@ nlohmann::json EagerPassesJson(const std::vector<scenario::EagerPassPrediction>&
   return j;
 }
 
+// Events dropped for a field that failed its check: [{category, reason, events}].
+nlohmann::json DroppedJson(const std::map<std::string, std::map<std::string, int64_t>>& dropped) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& [cat, reasons] : dropped)
+    for (const auto& [why, n] : reasons) j.push_back({{"category", cat}, {"reason", why}, {"events", n}});
+  return j;
+}
+
 void PrintJson(const profile::ProfileImport& r, const std::string& output, std::ostream& out) {
   nlohmann::json j;
   j["ranks"] = r.ranks;
@@ -248,6 +293,7 @@ void PrintJson(const profile::ProfileImport& r, const std::string& output, std::
   j["kernels_in_passes"] = r.kernels_in_passes;
   j["kernels_without_launch"] = r.kernels_without_launch;
   j["ignored_events"] = r.ignored;
+  j["dropped_events"] = DroppedJson(r.dropped);
   j["passes"] = PassesJson(r.passes);
   j["collectives"] = CollectivesJson(r.collectives);
   j["gemms"] = GemmsJson(r.gemms);
@@ -270,6 +316,8 @@ void PrintKernelCounts(const profile::ProfileImport& r, std::ostream& out) {
   for (const auto& [cat, n] : r.ignored)
     ignored += fmt::format("{}{} {}", ignored.empty() ? "" : ", ", n, cat.empty() ? "(none)" : cat);
   out << "events not used: " << (ignored.empty() ? "none" : ignored) << "\n";
+  for (const auto& [cat, reasons] : r.dropped)
+    for (const auto& [why, n] : reasons) out << fmt::format("dropped {} {} events: {}\n", n, cat, why);
 }
 
 // Passes: one row per group, busy time of the classes that occur.
@@ -441,12 +489,12 @@ void PrintText(const profile::ProfileImport& r, const ScenarioPasses& s, const s
 int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::ostream& err) {
   if (flags.scenario.empty() && (!flags.set.empty() || !flags.calibration.empty()))
     return Fail(err, "--set and --calibration apply to --scenario, which is not given");
+  auto options = ImportOptionsOf(flags);  // the flags first: a bad one costs no reading
+  if (!options.ok()) return Fail(err, options.status().message());
   auto files = TraceFiles(flags.paths);
   if (!files.ok()) return Fail(err, files.status().message());
   auto ranks = ReadRankTraces(*files, flags.json, err);
   if (!ranks.ok()) return Fail(err, ranks.status().message());
-  auto options = ImportOptionsOf(flags);
-  if (!options.ok()) return Fail(err, options.status().message());
   auto r = profile::ImportProfile(std::move(*ranks), *options);
   if (!r.ok()) return Fail(err, r.status().message());
   // The passes against the scenario, and (with -o) its target forwards as decode items.

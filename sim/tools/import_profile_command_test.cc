@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -235,6 +236,70 @@ TEST(ImportProfileCommandTest, PassGroupsAgainstAScenario) {
   std::ostringstream out2, err2;
   EXPECT_EQ(RunImportProfile(flags, out2, err2), 2);
   EXPECT_NE(err2.str().find("num_draft_tokens"), std::string::npos) << err2.str();
+}
+
+TEST(ImportProfileCommandTest, RefusesNcclEnvValuesThePredictorsDoNotModel) {
+  // The campaign's NCCL_ALGO=bogus was accepted, written to every NCCL item, and failed later.
+  ImportProfileFlags flags;
+  flags.paths = {kProfile};
+  for (const auto& [kv, allowed] : std::vector<std::pair<std::string, std::string>>{
+           {"NCCL_ALGO=bogus", "allowed values of NCCL_ALGO are ring, tree"},
+           {"NCCL_PROTO=fast", "allowed values of NCCL_PROTO are ll, ll128, simple"},
+           {"NCCL_P2P_LEVEL=NVL", "allowed values of NCCL_P2P_LEVEL are pix, pxb, phb, sys"},
+           {"NCCL_P2P_DISABLE=yes", "allowed values of NCCL_P2P_DISABLE are 0, 1"},
+           {"NCCL_MAX_NCHANNELS=1000", "allowed values of NCCL_MAX_NCHANNELS are integers 1..64"},
+           {"NCCL_MIN_NCHANNELS=-3", "allowed values of NCCL_MIN_NCHANNELS are integers 1..64"}}) {
+    flags.nccl_env = {kv};
+    std::ostringstream out, err;
+    EXPECT_EQ(RunImportProfile(flags, out, err), 2) << kv;
+    EXPECT_NE(err.str().find("--nccl-env " + kv + ": " + allowed), std::string::npos) << err.str();
+  }
+  // Modelled values (any case) and variables the predictors do not read are accepted.
+  flags.nccl_env = {"NCCL_ALGO=Ring", "NCCL_PROTO=LL", "NCCL_MAX_NCHANNELS=16", "NCCL_DEBUG=INFO"};
+  flags.json = true;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunImportProfile(flags, out, err), 0) << err.str();
+}
+
+TEST(ImportProfileCommandTest, RefusesAScenarioOfAnotherTensorParallelSize) {
+  // The campaign's TP4 scenario was predicted against a 2-rank profile without a word.
+  ImportProfileFlags flags;
+  flags.paths = {kProfile};
+  flags.scenario = std::string(SPECSIM_SOURCE_DIR) + "/configs/scenarios/llama-3.1-8b-eagle3-rtxpro6000-4x.textproto";
+  std::ostringstream out, err;
+  EXPECT_EQ(RunImportProfile(flags, out, err), 2);
+  EXPECT_NE(err.str().find("parallelism.tensor_parallel 4, but the profile has 2 rank(s)"), std::string::npos)
+      << err.str();
+}
+
+TEST(ImportProfileCommandTest, SaysWhichEventsItDroppedAndWhy) {
+  // A one-rank trace: two kernels, one of a negative duration, one without a start.
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("specsim_dropped_" + std::to_string(::getpid()) + ".json")).string();
+  {
+    std::ofstream f(path);
+    f << R"({"traceEvents": [
+      {"ph": "X", "cat": "kernel", "name": "a", "ts": 10, "dur": 2, "args": {"correlation": 1}},
+      {"ph": "X", "cat": "kernel", "name": "b", "ts": 12, "dur": -5, "args": {"correlation": 2}},
+      {"ph": "X", "cat": "kernel", "name": "c", "dur": 3, "args": {"correlation": 3}}]})";
+  }
+  ImportProfileFlags flags;
+  flags.paths = {path};
+  std::ostringstream out, err;
+  ASSERT_EQ(RunImportProfile(flags, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("dropped 1 kernel events: duration not a finite number in [0, 8.64e+10] us (dur)"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("dropped 1 kernel events: start time missing (ts)"), std::string::npos) << out.str();
+  flags.json = true;
+  std::ostringstream jout, jerr;
+  ASSERT_EQ(RunImportProfile(flags, jout, jerr), 0) << jerr.str();
+  const nlohmann::json j = nlohmann::json::parse(jout.str());
+  ASSERT_EQ(j["dropped_events"].size(), 2u) << j["dropped_events"].dump();
+  EXPECT_EQ(j["dropped_events"][0]["category"], "kernel");
+  EXPECT_EQ(j["dropped_events"][0]["events"], 1);
+  EXPECT_EQ(j["kernels"], 1);
+  std::filesystem::remove(path);
 }
 
 TEST(ImportProfileCommandTest, BadPathsAreExitTwoWithTheReason) {

@@ -503,8 +503,8 @@ TEST(CiBoundsTest, CompareHoldoutSeedsOfEveryCommittedTrace) {
     // not simulated yet (issue 39): such a trace has no suite to bound, and must have none.
     bool host_staged_only = t->items_size() > 0;
     for (const trace::Item& it : t->items())
-      host_staged_only = host_staged_only && (it.kind() == trace::KIND_HOST_FLAG_ROUNDTRIP ||
-                                              it.kind() == trace::KIND_HOST_SMALL_READS);
+      host_staged_only = host_staged_only &&
+                         (it.kind() == trace::KIND_HOST_FLAG_ROUNDTRIP || it.kind() == trace::KIND_HOST_SMALL_READS);
     if (host_staged_only) {
       EXPECT_TRUE(r->suites.empty());
       continue;

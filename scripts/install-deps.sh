@@ -5,7 +5,7 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config protobuf-compiler libprotobuf-dev libgtest-dev libgmock-dev
       libbenchmark-dev libfmt-dev libcli11-dev nlohmann-json3-dev libeigen3-dev zlib1g-dev clang-format
-      clang-tidy)
+      clang-tidy python3-jsonschema)
 if [ "${1:-}" = "--fuzz" ]; then pkgs+=(clang libclang-rt-dev llvm); fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -327,6 +327,16 @@ def spin_cycles_per_us(device):
     return 20_000_000 / (s.elapsed_time(e) * 1e3)
 
 
+def time_calls(calls):
+    """Each call's host time: [(index, us)], the host's clock around the call."""
+    batch = []
+    for i, fn in enumerate(calls):
+        t0 = time.perf_counter_ns()
+        fn()
+        batch.append((i, (time.perf_counter_ns() - t0) / 1e3))
+    return batch
+
+
 class SpinGate:
     """Runs a batch of host calls while a spin kernel holds the GPU, so that no call waits for a
     full launch queue or a busy GPU. A batch counts only when the spin was still running after its
@@ -350,11 +360,7 @@ class SpinGate:
             spin_us = min(self.per_call_us * len(calls) * 2 + 2000, 200_000)
             torch.cuda._sleep(int(self.cycles_per_us * spin_us))
             self.done.record()
-            batch = []
-            for i, fn in enumerate(calls):
-                t0 = time.perf_counter_ns()
-                fn()
-                batch.append((i, (time.perf_counter_ns() - t0) / 1e3))
+            batch = time_calls(calls)
             gated = not self.done.query()
             torch.cuda.synchronize()
             self.per_call_us = max(self.per_call_us, statistics.median(dt for _, dt in batch))
@@ -415,11 +421,7 @@ def run_ungated(calls):
     issue no sync, and 32 calls do not fill the launch queue). As SpinGate.run: the first call
     apart, the others as (index in the batch, us)."""
     torch.cuda.synchronize()
-    batch = []
-    for i, fn in enumerate(calls):
-        t0 = time.perf_counter_ns()
-        fn()
-        batch.append((i, (time.perf_counter_ns() - t0) / 1e3))
+    batch = time_calls(calls)
     torch.cuda.synchronize()
     return batch[0][1], batch[1:]
 

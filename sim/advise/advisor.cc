@@ -387,13 +387,13 @@ void SearchPruned(const SearchSpace& space, const std::vector<Evaluated>& all, c
 // listed but cannot be the winner; what runs as is before what takes more), the count that did not
 // fit, and the harder options that beat the winner.
 Status RankEvaluated(const std::vector<Evaluated>& all, AdviseResult* result) {
-  const Evaluated* closest = nullptr;  // of those that did not fit, the first evaluated (fmt below)
+  const Evaluated* first_not_fitting = nullptr;  // named in the error when none fits
   for (const Evaluated& e : all) {
     if (e.status == "ok")
       result->ranked.push_back(e);
     else if (e.status.rfind("does not fit", 0) == 0) {
       ++result->did_not_fit;
-      if (closest == nullptr) closest = &e;
+      if (first_not_fitting == nullptr) first_not_fitting = &e;
     } else
       return InternalError("advise: configuration '" + e.candidate.Label() + "' failed: " + e.status);
   }
@@ -405,8 +405,9 @@ Status RankEvaluated(const std::vector<Evaluated>& all, AdviseResult* result) {
   if (result->ranked.empty())
     return ResourceExhaustedError(fmt::format(
         "advise: no configuration fits in GPU memory: {} evaluated, none fits{}", result->did_not_fit,
-        closest == nullptr ? std::string()
-                           : fmt::format(" (the first, '{}': {})", closest->candidate.Label(), closest->status)));
+        first_not_fitting == nullptr
+            ? std::string()
+            : fmt::format(" (the first, '{}': {})", first_not_fitting->candidate.Label(), first_not_fitting->status)));
   const Evaluated& winner = result->ranked.front();
   if (winner.candidate.optimistic())
     return FailedPreconditionError(

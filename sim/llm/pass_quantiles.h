@@ -39,8 +39,6 @@ class PassQuantiles {
     const double x = shared_ * z_ + own_ * std::normal_distribution<double>(0.0, 1.0)(g);
     return std::min(0.5 * std::erfc(-x / std::sqrt(2.0)), std::nextafter(1.0, 0.0));
   }
-  // The shared score of the current pass (0 when independent).
-  double pass_score() const { return z_; }
 
  private:
   double shared_, own_;

@@ -144,6 +144,8 @@ check "43 calibrate --hardware of another GPU warns" 0 "the box has 8x RTX PRO 6
 check "43 compare --seeds 1e9 is refused" 2 "--seeds 1000000000: must be in [1, 1000]" -- compare "$T2" --holdout 0.3 --seeds 1000000000
 { cat "$HW"; for i in $(seq 1 5000); do echo "nodes { name: \"x$i\" kind: GPU gpu_model: \"G\" }"; done; } >"$W/many-gpus.textproto"
 check "43 a hardware file of 5000+ GPUs is refused before its pair tables" 2 "GPU nodes: at most 4096 per hardware file" -- collective --hardware "$W/many-gpus.textproto" --gpus 0-1
+edited "$HW" '0,/payload_efficiency: 0.914/s//payload_efficiency: 4.94065645841247e-324/' tiny-efficiency.textproto
+check "43 link payload_efficiency 4.9e-324 (found by the structure-aware fuzzer: a starved flow aborted)" 2 "payload_efficiency" -- collective --hardware "$W/tiny-efficiency.textproto" --algo all -b 1M -e 1M
 check "43 an expert dtype on a dense model is refused" 2 "serving.expert_weight_dtype: model" -- advise --scenario "$LLAMA" --weight-dtype BF16 --expert-weight-dtype INT4
 
 # 9. Unclear messages.

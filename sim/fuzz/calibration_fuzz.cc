@@ -7,6 +7,8 @@
 #include "sim/calib/calibration_loader.h"
 #include "sim/core/check.h"
 #include "sim/fuzz/fuzz_support.h"
+#include "sim/fuzz/textproto_mutator.h"
+#include "specsim/calibration.pb.h"
 #include "sim/io/hardware_loader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -21,4 +23,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int64_t bytes : {int64_t{64} << 10, int64_t{16} << 20})
     fuzz::TimeCollectivesBounded(*topology, bytes, calibration->nccl.protocol);
   return 0;
+}
+
+// Structure-aware: extreme values in the parsed config's fields (textproto_mutator.h).
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+  return specsim::fuzz::MutateTextProto(specsim::config::Calibration(), data, size, max_size, seed);
 }

@@ -43,7 +43,7 @@ TEST(FieldRanges, ValuesOutsideTheirRangeAreErrorsNamingFileFieldValueAndRange) 
   EXPECT_TRUE(Contains(m, "gpu_models[0] (G).memory_bandwidth_gbps = 1000000000: must be in [0.001, 1e+06] GB/s")) << m;
   EXPECT_TRUE(Contains(m, "links[0] (x<->y).latency_ns = nan: must be in [0, 1e+09] ns (at most a second)")) << m;
   // (0, 1]: the exclusive end is outside.
-  EXPECT_TRUE(Contains(m, "links[0] (x<->y).payload_efficiency = 0: must be in (0, 1] fraction")) << m;
+  EXPECT_TRUE(Contains(m, "links[0] (x<->y).payload_efficiency = 0: must be in [0.01, 1] fraction")) << m;
   // One line each, in field order.
   EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 3) << m;
 }

@@ -236,9 +236,9 @@ TEST(HardwareLoaderTest, LinkChecks) {
   EXPECT_TRUE(Contains(ErrorOf(Edit("latency_ns: 275", "latency_ns: -1")),
                        "links[0] (gpu0<->cpu0).latency_ns = -1: must be in [0, 1e+09] ns"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("payload_efficiency: 0.9", "payload_efficiency: 1.5")),
-                       "links[0] (gpu0<->cpu0).payload_efficiency = 1.5: must be in (0, 1]"));
+                       "links[0] (gpu0<->cpu0).payload_efficiency = 1.5: must be in [0.01, 1]"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("payload_efficiency: 0.9 ", "")),
-                       "links[0] (gpu0<->cpu0).payload_efficiency = 0: must be in (0, 1]"));
+                       "links[0] (gpu0<->cpu0).payload_efficiency = 0: must be in [0.01, 1]"));
   EXPECT_TRUE(
       Contains(ErrorOf(Edit("pcie_gen: 5", "pcie_gen: 7")), "links[0] (gpu0<->cpu0).pcie_gen = 7: must be in [0, 6]"));
   EXPECT_TRUE(Contains(ErrorOf(Edit("pcie_lanes: 16", "pcie_lanes: 3")),

@@ -44,8 +44,7 @@ void CollectSites(Message* m, std::vector<Site>* sites) {
       const int n = r->FieldSize(*m, f);
       for (int i = 0; i < n; ++i) {
         sites->push_back({m, f, i});
-        if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE)
-          CollectSites(r->MutableRepeatedMessage(m, f, i), sites);
+        if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) CollectSites(r->MutableRepeatedMessage(m, f, i), sites);
       }
     } else {
       sites->push_back({m, f, -1});
@@ -70,8 +69,14 @@ template <typename T>
 T Extreme(T v, std::mt19937& rng) {
   using L = std::numeric_limits<T>;
   const long double x = static_cast<long double>(v);
-  std::vector<T> choices = {T(0), T(1), L::max(), L::lowest(), Representable<T>(x * 2), Representable<T>(x / 2),
-                            Representable<T>(x + 1), Representable<T>(x - 1)};
+  std::vector<T> choices = {T(0),
+                            T(1),
+                            L::max(),
+                            L::lowest(),
+                            Representable<T>(x * 2),
+                            Representable<T>(x / 2),
+                            Representable<T>(x + 1),
+                            Representable<T>(x - 1)};
   if (L::is_signed) choices.push_back(T(-1));
   if (L::is_signed) choices.push_back(Representable<T>(-x));
   if constexpr (!L::is_integer) {
@@ -88,12 +93,12 @@ bool MutateScalar(const Site& s, std::mt19937& rng) {
   const Reflection* r = m->GetReflection();
   const FieldDescriptor* f = s.field;
   const bool rep = s.index >= 0;
-#define SPECSIM_MUTATE(CPP, Get, Set, GetRep, SetRep)                 \
-  case FieldDescriptor::CPP:                                          \
-    if (rep)                                                          \
+#define SPECSIM_MUTATE(CPP, Get, Set, GetRep, SetRep)                    \
+  case FieldDescriptor::CPP:                                             \
+    if (rep)                                                             \
       r->SetRep(m, f, s.index, Extreme(r->GetRep(*m, f, s.index), rng)); \
-    else                                                              \
-      r->Set(m, f, Extreme(r->Get(*m, f), rng));                      \
+    else                                                                 \
+      r->Set(m, f, Extreme(r->Get(*m, f), rng));                         \
     return true;
   switch (f->cpp_type()) {
     SPECSIM_MUTATE(CPPTYPE_INT32, GetInt32, SetInt32, GetRepeatedInt32, SetRepeatedInt32)

@@ -318,6 +318,7 @@ Status CustomSweep(Context& ctx, std::vector<RankRig>& rigs, NcclComms& comms, C
         auto* p = FillTimedCollective(ctx, it, trace::ALLREDUCE, impl, cr.transport, g, graph, cfg, t);
         p->set_blocks(cr.base[0].blocks);
         p->set_threads_per_block(cr.base[0].threads);
+        p->set_custom_barrier(trace::BARRIER_SYSTEM_FENCE);
         auto* c = it->mutable_check();
         c->set_performed(true);
         c->set_mismatches(*bad);

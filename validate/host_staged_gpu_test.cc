@@ -1,7 +1,8 @@
 // GPU tests of the host-staged kernels (host_staged_kernels.cu) on mapped host memory from
 // NumaHostBuffer: a flag round trip returns the value written (same GPU, host thread, another
 // GPU), a wrong echo is counted; small reads return the bytes written and a corrupted chunk is
-// caught; writers leave their values. Every test skips when no CUDA GPU is present.
+// caught; writers leave their values; the allreduce kernels as rank groups through host memory sum
+// exactly. Every test skips when no CUDA GPU is present.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -250,6 +251,94 @@ TEST(GpuHostStaged, LaunchersRefuseWhatTheKernelsCannotRun) {
   EXPECT_EQ(LaunchHostSmallReads(a, nullptr), cudaErrorInvalidValue);
   HostFlagArgs f;
   EXPECT_EQ(LaunchHostFlagKernel(f, nullptr), cudaErrorInvalidValue);
+}
+
+// Our allreduce kernels as 4 rank groups on one GPU through host memory: every group's output is
+// the exact sum under both barrier disciplines, over repeated launches whose grid changes (the
+// epochs are kept per block slot, not per grid position); a rank-group launch past nranks is refused.
+TEST(GpuHostStaged, RankGroupsThroughHostMemorySumExactly) {
+  REQUIRE_GPUS(1);
+  constexpr int kRanks = 4;
+  constexpr int64_t kMaxCount = 8192;  // 16 KiB of bf16
+  std::vector<NumaHostBuffer> ex, sig;
+  for (int r = 0; r < kRanks; ++r) {
+    auto e = NumaHostBuffer::Create(2 * kMaxCount * 2, -1);
+    auto g = NumaHostBuffer::Create(kMaxRanks * kMaxArBlocks * 4, -1);
+    ASSERT_OK(e.status());
+    ASSERT_OK(g.status());
+    std::memset(g->data(), 0, g->bytes());
+    ex.push_back(std::move(e).value());
+    sig.push_back(std::move(g).value());
+  }
+  auto in = DeviceBuffer::Create(0, kRanks * kMaxCount * 2);
+  auto out = DeviceBuffer::Create(0, kRanks * kMaxCount * 2);
+  auto epochs = DeviceBuffer::Create(0, kMaxRanks * kMaxArBlocks * 4);
+  auto err = DeviceBuffer::Create(0, 4);
+  ASSERT_TRUE(in.ok() && out.ok() && epochs.ok() && err.ok());
+  ASSERT_EQ(cudaMemset(epochs->data(), 0, epochs->bytes()), cudaSuccess);
+  ASSERT_EQ(cudaMemset(err->data(), 0, 4), cudaSuccess);
+  // Rank r's element i: (i + 3r) % 5 - 2 as bf16 (exact), so the sum is exact too.
+  auto value = [](int r, int64_t i) { return static_cast<float>((i + 3 * r) % 5 - 2); };
+  auto bits = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return static_cast<uint16_t>(u >> 16);
+  };
+  std::vector<uint16_t> host(kRanks * kMaxCount);
+  for (int r = 0; r < kRanks; ++r)
+    for (int64_t i = 0; i < kMaxCount; ++i) host[r * kMaxCount + i] = bits(value(r, i));
+  for (int r = 0; r < kRanks; ++r) std::memcpy(ex[r].data(), host.data() + r * kMaxCount, kMaxCount * 2);
+  for (CustomBarrierKind barrier : {CustomBarrierKind::kFramework, CustomBarrierKind::kSystemFence}) {
+    for (bool two : {false, true}) {
+      for (int64_t count : {int64_t{512}, kMaxCount, int64_t{512}}) {  // 1, then 2 blocks, then 1 again
+        for (int r = 0; r < kRanks; ++r)
+          ASSERT_EQ(cudaMemcpy(in->as<char>() + r * count * 2, host.data() + r * kMaxCount, count * 2,
+                               cudaMemcpyHostToDevice),
+                    cudaSuccess);
+        ASSERT_EQ(cudaMemset(out->data(), 0, kRanks * count * 2), cudaSuccess);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        CustomAllreduceArgs a;
+        a.nranks = kRanks;
+        a.rank_groups = kRanks;
+        a.count = count;
+        a.input = in->data();
+        a.output = out->data();
+        for (int r = 0; r < kRanks; ++r) {
+          a.exchange[r] = ex[r].device_ptr();
+          a.signals[r] = static_cast<uint32_t*>(sig[r].device_ptr());
+        }
+        a.epochs = epochs->as<uint32_t>();
+        a.error = err->as<int>();
+        a.timeout_ns = 1000000000ULL;
+        a.blocks = static_cast<int>((count / 8 + 511) / 512);
+        a.barrier = barrier;
+        a.reduced_offset = kMaxCount;
+        for (int launch = 0; launch < 3; ++launch)
+          ASSERT_EQ(two ? LaunchTwoShotAllreduce(a, nullptr) : LaunchOneShotAllreduce(a, nullptr), cudaSuccess);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        int e = 0;
+        ASSERT_EQ(cudaMemcpy(&e, err->data(), 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        ASSERT_EQ(e, 0) << "a barrier timed out";
+        std::vector<uint16_t> got(kRanks * count);
+        ASSERT_EQ(cudaMemcpy(got.data(), out->data(), got.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+        int wrong = 0;
+        for (int r = 0; r < kRanks; ++r)
+          for (int64_t i = 0; i < count; ++i) {
+            float sum = 0;
+            for (int p = 0; p < kRanks; ++p) sum += value(p, i);
+            wrong += got[r * count + i] != bits(sum);
+          }
+        EXPECT_EQ(wrong, 0) << (two ? "two-shot" : "one-shot") << " count " << count << " barrier "
+                            << static_cast<int>(barrier);
+      }
+    }
+  }
+  CustomAllreduceArgs bad;
+  bad.nranks = 2;
+  bad.rank = 1;
+  bad.rank_groups = 2;  // ranks 1 and 2 of 2
+  bad.count = 8;
+  EXPECT_EQ(LaunchOneShotAllreduce(bad, nullptr), cudaErrorInvalidValue);
 }
 
 }  // namespace

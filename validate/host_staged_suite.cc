@@ -368,6 +368,170 @@ Status SmallReads(Context& ctx, const HostSide& h, int gpu_node) {
   return Status::Ok();
 }
 
+// ---- custom allreduce through host memory, as rank groups on GPU 0 ----
+
+// bf16 bits of a small integer (exact: the top half of its float).
+uint16_t Bf16Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<uint16_t>(u >> 16);
+}
+// Rank r's element i: an integer in [-8, 7], so every sum over 8 ranks is exact in bf16.
+float RankValue(int r, int64_t i) { return static_cast<float>(((i * 7 + r * 3) % 16) - 8); }
+
+// Our one-shot and two-shot kernels for n = 1, 2, 4, 8 ranks as groups of blocks in one launch on
+// GPU 0, every exchange buffer and flag in mapped host memory of the placement, under both barrier
+// disciplines (allreduce_kernels.cu): what n GPUs' custom allreduce through host memory costs when
+// their traffic shares one link. Framework barriers run the frameworks' grid, min(36, ceil(16-byte
+// vectors / 512)) blocks; system-fence barriers run 36, as the collectives suite does. Each size is
+// checked exactly once, then timed gated (GPU time).
+Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) {
+  const int dev = ctx.devices[0];
+  constexpr int kThreadsAr = 512;
+  const std::vector<int64_t> sizes =
+      ctx.opt.quick ? std::vector<int64_t>{1024, 16384} : std::vector<int64_t>{1024, 16384, 65536, 262144};
+  const int64_t max_count = sizes.back() / 2;
+  CUDA_RETURN_IF_ERROR(cudaSetDevice(dev));
+  ASSIGN_OR_RETURN(Stream s, Stream::Create(dev));
+  ASSIGN_OR_RETURN(DeviceBuffer input, DeviceBuffer::Create(dev, kMaxRanks * max_count * 2));
+  ASSIGN_OR_RETURN(DeviceBuffer output, DeviceBuffer::Create(dev, kMaxRanks * max_count * 2));
+  ASSIGN_OR_RETURN(DeviceBuffer epochs, DeviceBuffer::Create(dev, kMaxRanks * kMaxArBlocks * sizeof(uint32_t)));
+  ASSIGN_OR_RETURN(DeviceBuffer error, DeviceBuffer::Create(dev, sizeof(int)));
+  std::vector<uint16_t> host_out(kMaxRanks * max_count);
+  // One set of buffers for the whole sweep: each exchange buffer holds the input region
+  // [0, max_count), written only by the host, and the reduced slices from max_count on, written
+  // only by kernels.
+  std::vector<NumaHostBuffer> exchange, signals;
+  for (int r = 0; r < kMaxRanks; ++r) {
+    ASSIGN_OR_RETURN(NumaHostBuffer e, NumaHostBuffer::Create(2 * max_count * 2, placement.node));
+    ASSIGN_OR_RETURN(NumaHostBuffer g,
+                     NumaHostBuffer::Create(kMaxRanks * kMaxArBlocks * sizeof(uint32_t), placement.node));
+    std::memset(g.data(), 0, g.bytes());
+    exchange.push_back(std::move(e));
+    signals.push_back(std::move(g));
+  }
+  const int found = exchange[0].numa_node();
+  CUDA_RETURN_IF_ERROR(cudaMemsetAsync(epochs.data(), 0, epochs.bytes(), s.get()));
+  RETURN_IF_ERROR(SyncStream(dev, s.get(), 60, "rank-group epochs"));
+  std::vector<uint32_t> epoch_host(kMaxRanks * kMaxArBlocks);
+  for (int n : {1, 2, 4, 8}) {
+    // Barriers wait for a slot to reach the epoch, so every (group, block) counter starts this rank
+    // count at the highest epoch any reached: no slot then holds a value a barrier of this count
+    // waits for, and the signal slots need no reset.
+    CUDA_RETURN_IF_ERROR(cudaMemcpy(epoch_host.data(), epochs.data(), epochs.bytes(), cudaMemcpyDeviceToHost));
+    const uint32_t top = *std::max_element(epoch_host.begin(), epoch_host.end());
+    std::fill(epoch_host.begin(), epoch_host.end(), top);
+    CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(epochs.data(), epoch_host.data(), epochs.bytes(), cudaMemcpyHostToDevice, s.get()));
+    RETURN_IF_ERROR(SyncStream(dev, s.get(), 60, "rank-group epochs"));
+    for (CustomBarrierKind barrier : {CustomBarrierKind::kFramework, CustomBarrierKind::kSystemFence}) {
+      const bool framework = barrier == CustomBarrierKind::kFramework;
+      for (trace::Implementation impl : {trace::IMPL_ONE_SHOT, trace::IMPL_TWO_SHOT}) {
+        const bool two = impl == trace::IMPL_TWO_SHOT;
+        for (int64_t bytes : sizes) {
+          const int64_t count = bytes / 2, vecs = count / 8;
+          const int blocks =
+              framework ? static_cast<int>(std::min<int64_t>(36, (vecs + kThreadsAr - 1) / kThreadsAr)) : 36;
+          const int fit = CustomAllreduceMaxCoresidentBlocks(two, kThreadsAr, dev);
+          const std::string name = std::string("host_staged/custom/") + (two ? "twoshot" : "oneshot") + "/" +
+                                   (framework ? "framework" : "fence") + "/gpu" + std::to_string(dev) + "/g" +
+                                   std::to_string(n) + "/" + SizeLabel(bytes) + "/" + PlacementName(placement, found);
+          if (fit > 0 && blocks * n > fit) {
+            ctx.Note(trace::Note::INFO, kSuite,
+                     name + ": " + std::to_string(blocks * n) + " blocks do not fit on the GPU at once (" +
+                         std::to_string(fit) + "): not measured");
+            continue;
+          }
+          // Inputs: framework kernels read them from the exchange buffers (registered inputs), the
+          // fenced ones stage them from device memory.
+          std::vector<uint16_t> in(n * count);
+          for (int r = 0; r < n; ++r)
+            for (int64_t i = 0; i < count; ++i) in[r * count + i] = Bf16Bits(RankValue(r, i));
+          for (int r = 0; r < n; ++r) std::memcpy(exchange[r].data(), in.data() + r * count, count * 2);
+          // On the kernels' own stream: a cudaMemset on the legacy stream is not ordered before a
+          // launch on a non-blocking stream (it zeroed outputs after the kernel had written them).
+          CUDA_RETURN_IF_ERROR(
+              cudaMemcpyAsync(input.data(), in.data(), in.size() * 2, cudaMemcpyHostToDevice, s.get()));
+          CUDA_RETURN_IF_ERROR(cudaMemsetAsync(output.data(), 0, n * count * 2, s.get()));
+          CUDA_RETURN_IF_ERROR(cudaMemsetAsync(error.data(), 0, sizeof(int), s.get()));
+          RETURN_IF_ERROR(SyncStream(dev, s.get(), 60, name + " set-up"));
+          CustomAllreduceArgs a;
+          a.rank = 0;
+          a.nranks = n;
+          a.rank_groups = n;
+          a.count = count;
+          a.input = input.data();
+          a.output = output.data();
+          for (int r = 0; r < n; ++r) {
+            a.exchange[r] = exchange[r].device_ptr();
+            a.signals[r] = static_cast<uint32_t*>(signals[r].device_ptr());
+          }
+          a.epochs = epochs.as<uint32_t>();
+          a.error = error.as<int>();
+          a.timeout_ns = kKernelTimeoutNs;
+          a.blocks = blocks;
+          a.threads = kThreadsAr;
+          a.barrier = barrier;
+          a.reduced_offset = max_count;  // the inputs' region is only ever written by the host
+          auto launch = [&]() -> Status {
+            CUDA_RETURN_IF_ERROR(two ? LaunchTwoShotAllreduce(a, s.get()) : LaunchOneShotAllreduce(a, s.get()));
+            return Status::Ok();
+          };
+          auto hung = [&]() -> Status {
+            int err = 0;
+            CUDA_RETURN_IF_ERROR(cudaMemcpy(&err, error.data(), sizeof(int), cudaMemcpyDeviceToHost));
+            if (err) return DeadlineExceeded(name + ": a barrier waited over 2 s");
+            return Status::Ok();
+          };
+          RETURN_IF_ERROR(launch());
+          RETURN_IF_ERROR(SyncStream(dev, s.get(), 60, name));
+          RETURN_IF_ERROR(hung());
+          CUDA_RETURN_IF_ERROR(cudaMemcpy(host_out.data(), output.data(), n * count * 2, cudaMemcpyDeviceToHost));
+          unsigned int mismatches = 0;
+          std::string first_wrong;
+          for (int r = 0; r < n; ++r)
+            for (int64_t i = 0; i < count; ++i) {
+              float sum = 0;
+              for (int p = 0; p < n; ++p) sum += RankValue(p, i);
+              if (host_out[r * count + i] == Bf16Bits(sum)) continue;
+              if (mismatches++ == 0)
+                first_wrong = "; first: rank " + std::to_string(r) + " element " + std::to_string(i) + " bits " +
+                              std::to_string(host_out[r * count + i]) + ", want " + std::to_string(Bf16Bits(sum));
+            }
+          TimingConfig cfg = ctx.Timing(5, ctx.opt.quick ? 20 : 50);
+          cfg.gate_us = GateUsFor(cfg.iters);
+          ASSIGN_OR_RETURN(std::vector<double> us, TimeOp(dev, s.get(), cfg, launch, name));
+          RETURN_IF_ERROR(hung());
+          auto* it = ctx.NewItem(trace::SUITE_HOST_STAGED, trace::KIND_CUSTOM_ALLREDUCE, name);
+          auto* p = it->mutable_collective();
+          p->set_op(trace::ALLREDUCE);
+          p->set_implementation(impl);
+          p->set_transport(trace::TRANSPORT_HOST_MAPPED);
+          p->set_bytes(bytes);
+          p->set_count(count);
+          p->set_dtype(trace::DTYPE_BF16);
+          p->set_nranks(n);
+          p->add_gpus(dev);
+          p->set_blocks(blocks);
+          p->set_threads_per_block(kThreadsAr);
+          p->set_rank_groups_on_one_gpu(n);
+          p->set_custom_barrier(framework ? trace::BARRIER_FRAMEWORK : trace::BARRIER_SYSTEM_FENCE);
+          p->set_host_placement(placement.kind);
+          FillStats(us, cfg, cfg.gate_us > 0 ? "cuda_events_gated" : "cuda_events", it);
+          FillCheck(mismatches, "exact sums of every rank group's output", it);
+          if (mismatches > 0)
+            ctx.Note(trace::Note::ERROR, kSuite,
+                     name + ": " + std::to_string(mismatches) + " wrong elements" + first_wrong);
+          std::fprintf(stderr, "[%s] %s: median %.2f us (%d blocks per rank)\n", kSuite, name.c_str(),
+                       it->stats().median_us(), blocks);
+        }
+      }
+    }
+  }
+  (void)gpu_node;
+  return Status::Ok();
+}
+
 // The placements for GPU 0: its own node and another where the machine has 2+ nodes; else one
 // unbound placement (and a note that the cross-socket cost was not measured).
 std::vector<Placement> Placements(Context& ctx, int gpu_node, const std::vector<int>& nodes) {
@@ -437,6 +601,8 @@ Status RunHostStagedSuite(Context& ctx) {
                  h.placement.label.c_str(), h.reads.numa_node(), ctx.devices[0], gpu_node);
     RETURN_IF_ERROR(FlagRoundTrips(ctx, h, gpu_node).Annotate("host_staged flag round trips, " + h.placement.label));
     RETURN_IF_ERROR(SmallReads(ctx, h, gpu_node).Annotate("host_staged small reads, " + h.placement.label));
+    RETURN_IF_ERROR(CustomRankGroups(ctx, h.placement, gpu_node)
+                        .Annotate("host_staged custom allreduce as rank groups, " + h.placement.label));
   }
   return Status::Ok();
 }

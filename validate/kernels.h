@@ -113,6 +113,11 @@ __host__ __device__ inline uint32_t HostWriterValue(uint32_t writer, uint32_t ch
 // ---- custom allreduce (allreduce_kernels.cu) ----
 constexpr int kMaxRanks = 8;
 constexpr int kMaxArBlocks = 64;
+// How the kernels' barriers order memory (allreduce_kernels.cu says what each does).
+enum class CustomBarrierKind {
+  kSystemFence,  // every thread fences at system scope around each barrier; input staged first
+  kFramework,    // vLLM's / SGLang's kernel: volatile flags, release/acquire only at two-shot's middle
+};
 struct CustomAllreduceArgs {
   int rank = 0;
   int nranks = 1;
@@ -124,17 +129,30 @@ struct CustomAllreduceArgs {
   void* exchange[kMaxRanks] = {};
   // Signal areas of every rank: kMaxRanks * kMaxArBlocks uint32 flags each, zero-initialised.
   uint32_t* signals[kMaxRanks] = {};
-  uint32_t* epochs = nullptr;  // this rank's per-block barrier counters (device, kMaxArBlocks)
-  int* error = nullptr;        // set to 1 when a barrier waits longer than timeout_ns
+  // Per-block barrier counters (device): kMaxArBlocks entries, kMaxRanks * kMaxArBlocks with rank
+  // groups (group g, block b at g * kMaxArBlocks + b, like the signal slots: the grid may change).
+  uint32_t* epochs = nullptr;
+  int* error = nullptr;  // set to 1 when a barrier waits longer than timeout_ns
   uint64_t timeout_ns = 5000000000ULL;
   int blocks = 36;  // <= kMaxArBlocks, the same on every rank
   int threads = 512;
+  CustomBarrierKind barrier = CustomBarrierKind::kSystemFence;
+  // > 1: this launch runs ranks [rank, rank + rank_groups) as groups of `blocks` blocks on one GPU
+  // (input and output then hold rank_groups consecutive arrays of count elements).
+  int rank_groups = 1;
+  // Elements from an exchange buffer's start to two-shot's reduced slices; 0: count. A fixed offset
+  // (the largest count of a sweep) keeps the inputs' region written by the host alone.
+  int64_t reduced_offset = 0;
 };
-// One-shot: stage input, barrier, sum every rank's full staged input, barrier.
+// kSystemFence: one-shot: stage input, barrier, sum every rank's full staged input, barrier.
+// kFramework: the inputs must already be in the exchange buffers' first halves; no staging.
 cudaError_t LaunchOneShotAllreduce(const CustomAllreduceArgs& args, cudaStream_t stream);
 // Two-shot: stage input, barrier, reduce slice `rank` from all ranks, barrier, gather every
 // rank's reduced slice, barrier.
 cudaError_t LaunchTwoShotAllreduce(const CustomAllreduceArgs& args, cudaStream_t stream);
+// How many blocks of `threads` threads of the one-shot (two-shot) kernel fit on `device` at once;
+// rank groups wait on each other, so a launch must not exceed it. 0 when CUDA cannot tell.
+int CustomAllreduceMaxCoresidentBlocks(bool two_shot, int threads, int device);
 
 // ---- attention (attention_kernels.cu, flash_attention_kernels.cu) ----
 // Attention over a KV cache, bf16 in and out, fp32 softmax (flash-decoding split-K), for q_per_seq

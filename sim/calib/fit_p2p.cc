@@ -48,6 +48,7 @@ std::vector<const trace::Item*> CustomAllreduceItems(const FitContext& c, bool h
   *start_rate = 0;
   for (const trace::Item* it : c.items) {
     if (it->kind() != trace::KIND_CUSTOM_ALLREDUCE || it->collective().nranks() < 2) continue;
+    if (it->collective().rank_groups_on_one_gpu() > 0) continue;  // one GPU's link: not a box of n GPUs
     if ((it->collective().transport() == trace::TRANSPORT_HOST_MAPPED) != host) continue;
     group_items.push_back(it);
     const int blocks = std::max(1, it->collective().blocks());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 
@@ -366,6 +367,12 @@ std::string WhyPeerReadsAreNotDirect(const net::Topology& topology, const net::R
 
 namespace {
 
+std::string FixedPoint2(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
 // The custom allreduce's buffer layout from the request (`not_direct`: WhyPeerReadsAreNotDirect
 // of its GPUs); InvalidArgument for options the kernels cannot run with, or host memory a GPU's
 // socket lacks.
@@ -381,6 +388,8 @@ StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& t
   options.host_mapped = request.custom_host_mapped || request.p2p_disable || !not_direct.empty();
   options.stage_input = request.custom_stage_input || options.host_mapped;
   options.flag_latency_ps = request.custom_flag_latency_ps;
+  // Uncalibrated: a barrier flag through host memory takes at least the measured one-way trip.
+  if (options.host_mapped && options.flag_latency_ps == 0) options.flag_latency_ps = PicosFromMicros(kHostFlagOneWayUs);
   options.read_gbps_per_block = request.custom_read_gbps_per_block;
   RETURN_IF_ERROR(ValidateCustomAllReduceOptions(static_cast<int>(gpus.size()), request.bytes, options));
   if (options.host_mapped) {
@@ -405,14 +414,18 @@ Status PlanCustomAllReduce(const net::Topology& topology, const CollectiveReques
   plan->algorithm = AlgorithmName(algo);
   plan->protocol = "";
   plan->channels = options.blocks;
-  plan->choice = std::string("custom ") + AlgorithmName(algo) + " allreduce, " + std::to_string(options.blocks) +
-                 " blocks, " +
-                 (options.host_mapped
-                      ? "exchange buffers in mapped host memory" + (request.p2p_disable ? std::string(" (P2P disabled)")
-                                                                    : !not_direct.empty() ? " (" + not_direct + ")"
-                                                                                          : std::string())
-                  : options.stage_input ? "inputs staged in exchange buffers, peer reads over P2P"
-                                        : "peer reads over P2P");
+  plan->choice =
+      std::string("custom ") + AlgorithmName(algo) + " allreduce, " + std::to_string(options.blocks) + " blocks, " +
+      (options.host_mapped
+           ? "exchange buffers in mapped host memory" +
+                 (request.p2p_disable   ? std::string(" (P2P disabled)")
+                  : !not_direct.empty() ? " (" + not_direct + ")"
+                                        : std::string()) +
+                 (request.custom_flag_latency_ps == 0 ? ", barrier flags >= " + FixedPoint2(kHostFlagOneWayUs) +
+                                                            " us one way (measured through host memory)"
+                                                      : std::string())
+       : options.stage_input ? "inputs staged in exchange buffers, peer reads over P2P"
+                             : "peer reads over P2P");
   return OkStatus();
 }
 

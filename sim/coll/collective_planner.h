@@ -71,6 +71,15 @@ struct PlannedCollective {
   NcclTransport worst_transport = NcclTransport::kP2pNvLink;
 };
 
+// A barrier flag's one-way trip through mapped host memory (a posted write of the flag, then the
+// peer's poll seeing it), the floor of every such flag when no calibration sets one: half the round
+// trip measured on an H200 with another block answering, 4.67 us (p10 4.66, p90 4.69;
+// traces/h200-1x-host-staged-2026-12-03-b.json, host_staged/flag/gpu0/same_gpu; 4.80 us in the
+// earlier run traces/h200-1x-host-staged-2026-12-03.json). The trip crosses
+// the GPU's own link both ways where two GPUs of one socket cross one link each; a socket hop
+// between them is not in it (not measured: the machine has one NUMA node).
+inline constexpr double kHostFlagOneWayUs = 4.67 / 2;
+
 // InvalidArgument for a GPU index out of range, a repeated GPU, fewer than 2 GPUs, an algorithm
 // that does not implement the collective, or bad channel counts.
 StatusOr<PlannedCollective> PlanCollective(const net::Topology& topology, const net::Router& router,

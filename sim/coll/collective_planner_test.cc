@@ -421,6 +421,41 @@ TEST(CollectivePlannerTest, FittedCustomReadRateReplacesTheFabricsReadCap) {
   EXPECT_NEAR(time_us(2), bytes / 72.0 * 1e-3, 0.1 * 932);
 }
 
+// Barrier flags through mapped host memory take at least the measured one-way trip when no
+// calibration sets one (kHostFlagOneWayUs, half the 4.67 us round trip on an H200); a calibrated
+// floor replaces it; flags written GPU to GPU keep the fabric's own latency (no floor). The flags
+// are the transfers of blocks x 4 bytes with no data effect (staging copies move the input).
+TEST(CollectivePlannerTest, HostMemoryBarrierFlagsTakeTheMeasuredTripUnlessCalibrated) {
+  net::Topology t = H200Pair();
+  net::Router router(t);
+  CollectiveRequest r;
+  r.algorithm = Algorithm::kOneShot;
+  r.bytes = 16384;
+  auto flag_floors = [&](const CollectiveRequest& req) {
+    auto plan = PlanCollective(t, router, req);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    std::vector<SimTime> floors;
+    if (!plan.ok()) return floors;
+    for (const ScheduleOp& op : plan->schedule.ops)
+      if (op.kind == OpKind::kTransfer && op.effect == DataEffect::kNone && op.bytes == req.custom_blocks * 4)
+        floors.push_back(op.latency_floor_ps);
+    return floors;
+  };
+  // Two ranks, two barriers: each rank flags its peer twice.
+  auto peer = flag_floors(r);
+  ASSERT_EQ(peer.size(), 4u);
+  for (SimTime f : peer) EXPECT_EQ(f, 0);
+  r.custom_host_mapped = true;
+  auto host = flag_floors(r);
+  ASSERT_EQ(host.size(), 4u);
+  for (SimTime f : host) EXPECT_EQ(f, PicosFromMicros(2.335));
+  auto plan = PlanCollective(t, router, r);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_NE(plan->choice.find("barrier flags >= 2.33 us one way"), std::string::npos) << plan->choice;
+  r.custom_flag_latency_ps = PicosFromMicros(23.7);  // a calibration's value
+  for (SimTime f : flag_floors(r)) EXPECT_EQ(f, PicosFromMicros(23.7));
+}
+
 // Issue 12 items 2 and 3: a custom allreduce between GPUs that meet only at a CPU is priced over
 // the path its peer reads really take under the driver's P2P mode: through mapped host memory
 // with the driver default (reads staged through system memory) or no PCIe P2P; GPU to GPU with

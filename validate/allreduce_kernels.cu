@@ -58,8 +58,8 @@ __device__ __forceinline__ void ExchangeFlags(const CustomAllreduceArgs& a, cons
                                               bool ordered) {
   const int t = threadIdx.x;
   if (t >= a.nranks) return;
-  uint32_t* remote = a.signals[t] + w.rank * kMaxArBlocks + w.block;
-  uint32_t* mine = a.signals[w.rank] + t * kMaxArBlocks + w.block;
+  uint32_t* remote = a.signals[t] + (w.rank * kMaxArBlocks + w.block) * a.flag_stride;
+  uint32_t* mine = a.signals[w.rank] + (t * kMaxArBlocks + w.block) * a.flag_stride;
   if (ordered) {
     StoreRelease(remote, epoch);
   } else {
@@ -102,6 +102,19 @@ __device__ __forceinline__ uint4 PackVec(const float (&acc)[8]) {
   return out;
 }
 
+// Phase stamps (a.phase_ns): block blockIdx.x's globaltimer at stamp k, written by thread 0.
+__device__ __forceinline__ void Stamp(const CustomAllreduceArgs& a, int k) {
+  if (a.phase_ns != nullptr && threadIdx.x == 0) a.phase_ns[blockIdx.x * kCustomPhases + k] = GlobalTimerNs();
+}
+
+// Vector i of rank r's input in its exchange buffer: a plain load (as vLLM's kernel reads peer
+// buffers), or through the non-coherent read-only path (ld.global.nc) with load_nc. Only inputs:
+// they are not written while the kernel runs, which the read-only path requires.
+__device__ __forceinline__ uint4 LoadInput(const CustomAllreduceArgs& a, int r, int64_t i) {
+  const uint4* p = static_cast<const uint4*>(a.exchange[r]) + i;
+  return a.load_nc ? __ldg(p) : *p;
+}
+
 // Stages this rank's input into its exchange buffer (same grid-stride mapping as the reads).
 __device__ __forceinline__ void Stage(const CustomAllreduceArgs& a, const Who& w, int64_t vecs) {
   const uint4* in = static_cast<const uint4*>(a.input) + w.group * vecs;
@@ -116,6 +129,7 @@ __global__ void OneShotKernel(CustomAllreduceArgs a) {
   const bool framework = a.barrier == CustomBarrierKind::kFramework;
   uint32_t* epoch_slot = a.epochs + w.group * kMaxArBlocks + w.block;
   uint32_t epoch = *epoch_slot;
+  Stamp(a, 0);
   if (framework) {
     ExchangeFlags(a, w, ++epoch, /*ordered=*/false);  // start: inputs were written before the launch
     __syncthreads();
@@ -123,24 +137,27 @@ __global__ void OneShotKernel(CustomAllreduceArgs a) {
     Stage(a, w, vecs);
     FencedBarrier(a, w, ++epoch);
   }
+  Stamp(a, 1);
   uint4* out = static_cast<uint4*>(a.output) + w.group * vecs;
   for (int64_t i = w.block * int64_t(blockDim.x) + threadIdx.x; i < vecs; i += int64_t(a.blocks) * blockDim.x) {
     uint4 v[kMaxRanks];
 #pragma unroll
     for (int r = 0; r < kMaxRanks; ++r)
-      if (r < a.nranks) v[r] = static_cast<const uint4*>(a.exchange[r])[i];  // all loads in flight
+      if (r < a.nranks) v[r] = LoadInput(a, r, i);  // all loads in flight
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #pragma unroll
     for (int r = 0; r < kMaxRanks; ++r)
       if (r < a.nranks) AddVec(acc, v[r]);
     out[i] = PackVec(acc);
   }
+  Stamp(a, 2);
   if (framework) {
     __syncthreads();
     ExchangeFlags(a, w, ++epoch, /*ordered=*/false);  // end: no rank leaves while a peer still reads
   } else {
     FencedBarrier(a, w, ++epoch);
   }
+  Stamp(a, 3);
   if (threadIdx.x == 0) *epoch_slot = epoch;
 }
 
@@ -150,6 +167,7 @@ __global__ void TwoShotKernel(CustomAllreduceArgs a) {
   const bool framework = a.barrier == CustomBarrierKind::kFramework;
   uint32_t* epoch_slot = a.epochs + w.group * kMaxArBlocks + w.block;
   uint32_t epoch = *epoch_slot;
+  Stamp(a, 0);
   if (framework) {
     ExchangeFlags(a, w, ++epoch, /*ordered=*/false);
     __syncthreads();
@@ -157,6 +175,7 @@ __global__ void TwoShotKernel(CustomAllreduceArgs a) {
     Stage(a, w, vecs);
     FencedBarrier(a, w, ++epoch);
   }
+  Stamp(a, 1);
   // Reduce-scatter: slice `rank` in vector units [lo, hi), summed from every rank's staged input,
   // written into the second half of this rank's exchange buffer.
   const int64_t lo = vecs * w.rank / a.nranks, hi = vecs * (w.rank + 1) / a.nranks;
@@ -166,7 +185,7 @@ __global__ void TwoShotKernel(CustomAllreduceArgs a) {
     uint4 v[kMaxRanks];
 #pragma unroll
     for (int r = 0; r < kMaxRanks; ++r)
-      if (r < a.nranks) v[r] = static_cast<const uint4*>(a.exchange[r])[i];
+      if (r < a.nranks) v[r] = LoadInput(a, r, i);
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #pragma unroll
     for (int r = 0; r < kMaxRanks; ++r)
@@ -180,6 +199,7 @@ __global__ void TwoShotKernel(CustomAllreduceArgs a) {
   } else {
     FencedBarrier(a, w, ++epoch);
   }
+  Stamp(a, 2);
   // All-gather: every rank's reduced slice, read with the same mapping that rank used to write it.
   uint4* out = static_cast<uint4*>(a.output) + w.group * vecs;
   for (int p = 0; p < a.nranks; ++p) {
@@ -189,13 +209,15 @@ __global__ void TwoShotKernel(CustomAllreduceArgs a) {
       out[i] = src[i];
   }
   if (!framework) FencedBarrier(a, w, ++epoch);
+  Stamp(a, 3);
   if (threadIdx.x == 0) *epoch_slot = epoch;
 }
 
 cudaError_t CheckArgs(const CustomAllreduceArgs& a) {
   if (a.nranks < 1 || a.nranks > kMaxRanks || a.blocks < 1 || a.blocks > kMaxArBlocks || a.count % 8 != 0 ||
       a.threads < a.nranks || a.threads > 1024 || a.rank_groups < 1 || a.rank + a.rank_groups > a.nranks ||
-      a.reduced_offset % 8 != 0 || (a.reduced_offset > 0 && a.reduced_offset < a.count))
+      a.reduced_offset % 8 != 0 || (a.reduced_offset > 0 && a.reduced_offset < a.count) || a.flag_stride < 1 ||
+      a.flag_stride > kMaxFlagStride)
     return cudaErrorInvalidValue;
   return cudaSuccess;
 }

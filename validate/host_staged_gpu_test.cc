@@ -254,21 +254,26 @@ TEST(GpuHostStaged, LaunchersRefuseWhatTheKernelsCannotRun) {
 }
 
 // Our allreduce kernels as 4 rank groups on one GPU through host memory: every group's output is
-// the exact sum under both barrier disciplines, over repeated launches whose grid changes (the
+// the exact sum under both barrier disciplines and both flag layouts, over repeated launches whose grid changes (the
 // epochs are kept per block slot, not per grid position); a rank-group launch past nranks is refused.
 TEST(GpuHostStaged, RankGroupsThroughHostMemorySumExactly) {
   REQUIRE_GPUS(1);
   constexpr int kRanks = 4;
   constexpr int64_t kMaxCount = 8192;  // 16 KiB of bf16
-  std::vector<NumaHostBuffer> ex, sig;
+  // Signal areas for packed flags and for a line per flag (separate: their slots would alias).
+  std::vector<NumaHostBuffer> ex, sig, sig_line;
   for (int r = 0; r < kRanks; ++r) {
     auto e = NumaHostBuffer::Create(2 * kMaxCount * 2, -1);
     auto g = NumaHostBuffer::Create(kMaxRanks * kMaxArBlocks * 4, -1);
+    auto gl = NumaHostBuffer::Create(kMaxRanks * kMaxArBlocks * kMaxFlagStride * 4, -1);
     ASSERT_OK(e.status());
     ASSERT_OK(g.status());
+    ASSERT_OK(gl.status());
     std::memset(g->data(), 0, g->bytes());
+    std::memset(gl->data(), 0, gl->bytes());
     ex.push_back(std::move(e).value());
     sig.push_back(std::move(g).value());
+    sig_line.push_back(std::move(gl).value());
   }
   auto in = DeviceBuffer::Create(0, kRanks * kMaxCount * 2);
   auto out = DeviceBuffer::Create(0, kRanks * kMaxCount * 2);
@@ -288,56 +293,61 @@ TEST(GpuHostStaged, RankGroupsThroughHostMemorySumExactly) {
   for (int r = 0; r < kRanks; ++r)
     for (int64_t i = 0; i < kMaxCount; ++i) host[r * kMaxCount + i] = bits(value(r, i));
   for (int r = 0; r < kRanks; ++r) std::memcpy(ex[r].data(), host.data() + r * kMaxCount, kMaxCount * 2);
-  for (CustomBarrierKind barrier : {CustomBarrierKind::kFramework, CustomBarrierKind::kSystemFence}) {
-    for (bool two : {false, true}) {
-      for (int64_t count : {int64_t{512}, kMaxCount, int64_t{512}}) {  // 1, then 2 blocks, then 1 again
-        for (int r = 0; r < kRanks; ++r)
-          ASSERT_EQ(cudaMemcpy(in->as<char>() + r * count * 2, host.data() + r * kMaxCount, count * 2,
-                               cudaMemcpyHostToDevice),
-                    cudaSuccess);
-        ASSERT_EQ(cudaMemset(out->data(), 0, kRanks * count * 2), cudaSuccess);
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        CustomAllreduceArgs a;
-        a.nranks = kRanks;
-        a.rank_groups = kRanks;
-        a.count = count;
-        a.input = in->data();
-        a.output = out->data();
-        for (int r = 0; r < kRanks; ++r) {
-          a.exchange[r] = ex[r].device_ptr();
-          a.signals[r] = static_cast<uint32_t*>(sig[r].device_ptr());
-        }
-        a.epochs = epochs->as<uint32_t>();
-        a.error = err->as<int>();
-        a.timeout_ns = 1000000000ULL;
-        a.blocks = static_cast<int>((count / 8 + 511) / 512);
-        a.barrier = barrier;
-        a.reduced_offset = kMaxCount;
-        for (int launch = 0; launch < 3; ++launch)
-          ASSERT_EQ(two ? LaunchTwoShotAllreduce(a, nullptr) : LaunchOneShotAllreduce(a, nullptr), cudaSuccess);
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        int e = 0;
-        ASSERT_EQ(cudaMemcpy(&e, err->data(), 4, cudaMemcpyDeviceToHost), cudaSuccess);
-        ASSERT_EQ(e, 0) << "a barrier timed out";
-        std::vector<uint16_t> got(kRanks * count);
-        ASSERT_EQ(cudaMemcpy(got.data(), out->data(), got.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-        int wrong = 0;
-        for (int r = 0; r < kRanks; ++r)
-          for (int64_t i = 0; i < count; ++i) {
-            float sum = 0;
-            for (int p = 0; p < kRanks; ++p) sum += value(p, i);
-            wrong += got[r * count + i] != bits(sum);
+  for (int stride : {1, kMaxFlagStride})
+    for (CustomBarrierKind barrier : {CustomBarrierKind::kFramework, CustomBarrierKind::kSystemFence}) {
+      for (bool two : {false, true}) {
+        for (int64_t count : {int64_t{512}, kMaxCount, int64_t{512}}) {  // 1, then 2 blocks, then 1 again
+          for (int r = 0; r < kRanks; ++r)
+            ASSERT_EQ(cudaMemcpy(in->as<char>() + r * count * 2, host.data() + r * kMaxCount, count * 2,
+                                 cudaMemcpyHostToDevice),
+                      cudaSuccess);
+          ASSERT_EQ(cudaMemset(out->data(), 0, kRanks * count * 2), cudaSuccess);
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+          CustomAllreduceArgs a;
+          a.nranks = kRanks;
+          a.rank_groups = kRanks;
+          a.count = count;
+          a.input = in->data();
+          a.output = out->data();
+          for (int r = 0; r < kRanks; ++r) {
+            a.exchange[r] = ex[r].device_ptr();
+            a.signals[r] = static_cast<uint32_t*>((stride > 1 ? sig_line[r] : sig[r]).device_ptr());
           }
-        EXPECT_EQ(wrong, 0) << (two ? "two-shot" : "one-shot") << " count " << count << " barrier "
-                            << static_cast<int>(barrier);
+          a.epochs = epochs->as<uint32_t>();
+          a.error = err->as<int>();
+          a.timeout_ns = 1000000000ULL;
+          a.blocks = static_cast<int>((count / 8 + 511) / 512);
+          a.barrier = barrier;
+          a.reduced_offset = kMaxCount;
+          a.flag_stride = stride;
+          for (int launch = 0; launch < 3; ++launch)
+            ASSERT_EQ(two ? LaunchTwoShotAllreduce(a, nullptr) : LaunchOneShotAllreduce(a, nullptr), cudaSuccess);
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+          int e = 0;
+          ASSERT_EQ(cudaMemcpy(&e, err->data(), 4, cudaMemcpyDeviceToHost), cudaSuccess);
+          ASSERT_EQ(e, 0) << "a barrier timed out";
+          std::vector<uint16_t> got(kRanks * count);
+          ASSERT_EQ(cudaMemcpy(got.data(), out->data(), got.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+          int wrong = 0;
+          for (int r = 0; r < kRanks; ++r)
+            for (int64_t i = 0; i < count; ++i) {
+              float sum = 0;
+              for (int p = 0; p < kRanks; ++p) sum += value(p, i);
+              wrong += got[r * count + i] != bits(sum);
+            }
+          EXPECT_EQ(wrong, 0) << (two ? "two-shot" : "one-shot") << " count " << count << " barrier "
+                              << static_cast<int>(barrier) << " flag stride " << stride;
+        }
       }
     }
-  }
   CustomAllreduceArgs bad;
   bad.nranks = 2;
   bad.rank = 1;
   bad.rank_groups = 2;  // ranks 1 and 2 of 2
   bad.count = 8;
+  EXPECT_EQ(LaunchOneShotAllreduce(bad, nullptr), cudaErrorInvalidValue);
+  bad.rank = 0;
+  bad.flag_stride = kMaxFlagStride + 1;
   EXPECT_EQ(LaunchOneShotAllreduce(bad, nullptr), cudaErrorInvalidValue);
 }
 

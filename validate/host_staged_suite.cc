@@ -397,19 +397,45 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
   ASSIGN_OR_RETURN(DeviceBuffer output, DeviceBuffer::Create(dev, kMaxRanks * max_count * 2));
   ASSIGN_OR_RETURN(DeviceBuffer epochs, DeviceBuffer::Create(dev, kMaxRanks * kMaxArBlocks * sizeof(uint32_t)));
   ASSIGN_OR_RETURN(DeviceBuffer error, DeviceBuffer::Create(dev, sizeof(int)));
+  ASSIGN_OR_RETURN(DeviceBuffer phase_stamps,
+                   DeviceBuffer::Create(dev, kMaxRanks * kMaxArBlocks * kCustomPhases * sizeof(uint64_t)));
   std::vector<uint16_t> host_out(kMaxRanks * max_count);
   // One set of buffers for the whole sweep: each exchange buffer holds the input region
   // [0, max_count), written only by the host, and the reduced slices from max_count on, written
   // only by kernels.
-  std::vector<NumaHostBuffer> exchange, signals;
+  // The frameworks' kernel also runs with its exchange buffers on transparent huge pages, where the
+  // kernel gives them: what the GPU pays per 4 KiB page of host memory it touches.
+  std::vector<NumaHostBuffer> exchange, exchange_huge, signals, signals_line;
+  std::vector<HostBuffer> exchange_alloc;  // cudaHostAlloc'd: the driver's own pinned allocation
   for (int r = 0; r < kMaxRanks; ++r) {
+    ASSIGN_OR_RETURN(HostBuffer ha, HostBuffer::Create(2 * max_count * 2, HostKind::kMapped));
+    exchange_alloc.push_back(std::move(ha));
     ASSIGN_OR_RETURN(NumaHostBuffer e, NumaHostBuffer::Create(2 * max_count * 2, placement.node));
+    ASSIGN_OR_RETURN(NumaHostBuffer h,
+                     NumaHostBuffer::Create(2 * max_count * 2, placement.node, HostPages::kTransparentHuge));
     ASSIGN_OR_RETURN(NumaHostBuffer g,
                      NumaHostBuffer::Create(kMaxRanks * kMaxArBlocks * sizeof(uint32_t), placement.node));
+    // A flag per 128-byte line: its own areas, so that no slot of one layout aliases the other's.
+    ASSIGN_OR_RETURN(
+        NumaHostBuffer gl,
+        NumaHostBuffer::Create(kMaxRanks * kMaxArBlocks * kMaxFlagStride * sizeof(uint32_t), placement.node));
     std::memset(g.data(), 0, g.bytes());
+    std::memset(gl.data(), 0, gl.bytes());
+    signals_line.push_back(std::move(gl));
     exchange.push_back(std::move(e));
+    exchange_huge.push_back(std::move(h));
     signals.push_back(std::move(g));
   }
+  int64_t huge_bytes = 0;
+  for (const NumaHostBuffer& h : exchange_huge) huge_bytes += std::max<int64_t>(0, h.huge_page_bytes());
+  const bool have_huge = huge_bytes == static_cast<int64_t>(exchange_huge.size()) * exchange_huge[0].bytes();
+  std::fprintf(stderr, "[%s] transparent huge pages: %lld of %lld exchange bytes\n", kSuite,
+               static_cast<long long>(huge_bytes),
+               static_cast<long long>(exchange_huge.size() * exchange_huge[0].bytes()));
+  if (!have_huge)
+    ctx.Note(trace::Note::INFO, kSuite,
+             "transparent huge pages not given for every exchange buffer (" + std::to_string(huge_bytes) +
+                 " bytes huge): the huge-page items not measured");
   const int found = exchange[0].numa_node();
   CUDA_RETURN_IF_ERROR(cudaMemsetAsync(epochs.data(), 0, epochs.bytes(), s.get()));
   RETURN_IF_ERROR(SyncStream(dev, s.get(), 60, "rank-group epochs"));
@@ -424,8 +450,48 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
     CUDA_RETURN_IF_ERROR(
         cudaMemcpyAsync(epochs.data(), epoch_host.data(), epochs.bytes(), cudaMemcpyHostToDevice, s.get()));
     RETURN_IF_ERROR(SyncStream(dev, s.get(), 60, "rank-group epochs"));
-    for (CustomBarrierKind barrier : {CustomBarrierKind::kFramework, CustomBarrierKind::kSystemFence}) {
+    // Buffers: registered mmap'd pages (bound to the placement), the same on transparent huge
+    // pages, or cudaHostAlloc'd (unbound); loads: plain or read-only (nc).
+    enum class Buffers { kRegistered, kRegisteredHuge, kHostAlloc };
+    // Flags: packed (32 slots per 128-byte line) or one line per slot.
+    struct Variant {
+      CustomBarrierKind barrier;
+      Buffers buffers;
+      bool nc;
+      int flag_stride;
+    };
+    for (Variant v : {Variant{CustomBarrierKind::kFramework, Buffers::kRegistered, false, 1},
+                      Variant{CustomBarrierKind::kFramework, Buffers::kRegistered, false, kMaxFlagStride},
+                      Variant{CustomBarrierKind::kFramework, Buffers::kRegisteredHuge, false, 1},
+                      Variant{CustomBarrierKind::kFramework, Buffers::kHostAlloc, false, 1},
+                      Variant{CustomBarrierKind::kFramework, Buffers::kRegistered, true, 1},
+                      Variant{CustomBarrierKind::kFramework, Buffers::kHostAlloc, true, 1},
+                      Variant{CustomBarrierKind::kSystemFence, Buffers::kRegistered, false, 1},
+                      Variant{CustomBarrierKind::kSystemFence, Buffers::kRegistered, false, kMaxFlagStride}}) {
+      if (v.buffers == Buffers::kRegisteredHuge && !have_huge) continue;
+      // cudaHostAlloc'd buffers are not bound: measured once, with the first placement.
+      if (v.buffers == Buffers::kHostAlloc && placement.kind == trace::PLACEMENT_FAR_NODE) continue;
+      const CustomBarrierKind barrier = v.barrier;
       const bool framework = barrier == CustomBarrierKind::kFramework;
+      const bool huge = v.buffers == Buffers::kRegisteredHuge;
+      // Host and device addresses of rank r's exchange buffer, and its huge-page bytes.
+      auto ex_host = [&](int r) -> void* {
+        return v.buffers == Buffers::kHostAlloc ? exchange_alloc[r].data()
+               : huge                           ? exchange_huge[r].data()
+                                                : exchange[r].data();
+      };
+      auto ex_dev = [&](int r) -> void* {
+        return v.buffers == Buffers::kHostAlloc ? exchange_alloc[r].device_ptr()
+               : huge                           ? exchange_huge[r].device_ptr()
+                                                : exchange[r].device_ptr();
+      };
+      const int64_t huge_page_bytes = v.buffers == Buffers::kHostAlloc ? -1
+                                      : huge                           ? exchange_huge[0].huge_page_bytes()
+                                                                       : exchange[0].huge_page_bytes();
+      const std::string suffix = std::string(v.buffers == Buffers::kHostAlloc ? "-hostalloc"
+                                             : huge                           ? "-thp"
+                                                                              : "") +
+                                 (v.nc ? "-nc" : "") + (v.flag_stride > 1 ? "-flagline" : "");
       for (trace::Implementation impl : {trace::IMPL_ONE_SHOT, trace::IMPL_TWO_SHOT}) {
         const bool two = impl == trace::IMPL_TWO_SHOT;
         for (int64_t bytes : sizes) {
@@ -433,9 +499,11 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
           const int blocks =
               framework ? static_cast<int>(std::min<int64_t>(36, (vecs + kThreadsAr - 1) / kThreadsAr)) : 36;
           const int fit = CustomAllreduceMaxCoresidentBlocks(two, kThreadsAr, dev);
-          const std::string name = std::string("host_staged/custom/") + (two ? "twoshot" : "oneshot") + "/" +
-                                   (framework ? "framework" : "fence") + "/gpu" + std::to_string(dev) + "/g" +
-                                   std::to_string(n) + "/" + SizeLabel(bytes) + "/" + PlacementName(placement, found);
+          const std::string name =
+              std::string("host_staged/custom/") + (two ? "twoshot" : "oneshot") + "/" +
+              (framework ? "framework" : "fence") + "/gpu" + std::to_string(dev) + "/g" + std::to_string(n) + "/" +
+              SizeLabel(bytes) + "/" +
+              (v.buffers == Buffers::kHostAlloc ? std::string("unbound") : PlacementName(placement, found)) + suffix;
           if (fit > 0 && blocks * n > fit) {
             ctx.Note(trace::Note::INFO, kSuite,
                      name + ": " + std::to_string(blocks * n) + " blocks do not fit on the GPU at once (" +
@@ -447,7 +515,7 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
           std::vector<uint16_t> in(n * count);
           for (int r = 0; r < n; ++r)
             for (int64_t i = 0; i < count; ++i) in[r * count + i] = Bf16Bits(RankValue(r, i));
-          for (int r = 0; r < n; ++r) std::memcpy(exchange[r].data(), in.data() + r * count, count * 2);
+          for (int r = 0; r < n; ++r) std::memcpy(ex_host(r), in.data() + r * count, count * 2);
           // On the kernels' own stream: a cudaMemset on the legacy stream is not ordered before a
           // launch on a non-blocking stream (it zeroed outputs after the kernel had written them).
           CUDA_RETURN_IF_ERROR(
@@ -463,8 +531,8 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
           a.input = input.data();
           a.output = output.data();
           for (int r = 0; r < n; ++r) {
-            a.exchange[r] = exchange[r].device_ptr();
-            a.signals[r] = static_cast<uint32_t*>(signals[r].device_ptr());
+            a.exchange[r] = ex_dev(r);
+            a.signals[r] = static_cast<uint32_t*>((v.flag_stride > 1 ? signals_line[r] : signals[r]).device_ptr());
           }
           a.epochs = epochs.as<uint32_t>();
           a.error = error.as<int>();
@@ -472,6 +540,8 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
           a.blocks = blocks;
           a.threads = kThreadsAr;
           a.barrier = barrier;
+          a.load_nc = v.nc;
+          a.flag_stride = v.flag_stride;
           a.reduced_offset = max_count;  // the inputs' region is only ever written by the host
           auto launch = [&]() -> Status {
             CUDA_RETURN_IF_ERROR(two ? LaunchTwoShotAllreduce(a, s.get()) : LaunchOneShotAllreduce(a, s.get()));
@@ -502,6 +572,27 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
           cfg.gate_us = GateUsFor(cfg.iters);
           ASSIGN_OR_RETURN(std::vector<double> us, TimeOp(dev, s.get(), cfg, launch, name));
           RETURN_IF_ERROR(hung());
+          // Phases: separate launches with the kernel's own stamps, each read back.
+          std::vector<std::vector<double>> phase(kCustomPhases);
+          {
+            const int nblocks = blocks * n;
+            a.phase_ns = phase_stamps.as<uint64_t>();
+            std::vector<uint64_t> st(static_cast<size_t>(nblocks) * kCustomPhases);
+            for (int l = 0; l < (ctx.opt.quick ? 5 : 20); ++l) {
+              RETURN_IF_ERROR(launch());
+              RETURN_IF_ERROR(SyncStream(dev, s.get(), 60, name + " phases"));
+              CUDA_RETURN_IF_ERROR(cudaMemcpy(st.data(), phase_stamps.data(), st.size() * 8, cudaMemcpyDeviceToHost));
+              uint64_t t0 = UINT64_MAX;
+              for (int b = 0; b < nblocks; ++b) t0 = std::min(t0, st[b * kCustomPhases]);
+              for (int k = 0; k < kCustomPhases; ++k) {
+                uint64_t last = 0;
+                for (int b = 0; b < nblocks; ++b) last = std::max(last, st[b * kCustomPhases + k]);
+                phase[k].push_back(static_cast<double>(last - t0) / 1000.0);
+              }
+            }
+            a.phase_ns = nullptr;
+            RETURN_IF_ERROR(hung());
+          }
           auto* it = ctx.NewItem(trace::SUITE_HOST_STAGED, trace::KIND_CUSTOM_ALLREDUCE, name);
           auto* p = it->mutable_collective();
           p->set_op(trace::ALLREDUCE);
@@ -517,13 +608,20 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
           p->set_rank_groups_on_one_gpu(n);
           p->set_custom_barrier(framework ? trace::BARRIER_FRAMEWORK : trace::BARRIER_SYSTEM_FENCE);
           p->set_host_placement(placement.kind);
+          p->set_host_huge_page_bytes(huge_page_bytes);
+          p->set_host_memory(v.buffers == Buffers::kHostAlloc ? trace::HOST_MAPPED : trace::HOST_PINNED);
+          p->set_custom_load_nc(v.nc);
+          p->set_custom_flag_stride_bytes(4 * v.flag_stride);
+          for (auto& ph : phase) p->add_phase_us(Median(ph));
+          if (v.buffers == Buffers::kHostAlloc) p->set_host_placement(trace::PLACEMENT_DEFAULT);
           FillStats(us, cfg, cfg.gate_us > 0 ? "cuda_events_gated" : "cuda_events", it);
           FillCheck(mismatches, "exact sums of every rank group's output", it);
           if (mismatches > 0)
             ctx.Note(trace::Note::ERROR, kSuite,
                      name + ": " + std::to_string(mismatches) + " wrong elements" + first_wrong);
-          std::fprintf(stderr, "[%s] %s: median %.2f us (%d blocks per rank)\n", kSuite, name.c_str(),
-                       it->stats().median_us(), blocks);
+          std::fprintf(stderr, "[%s] %s: median %.2f us (%d blocks per rank); phases %.2f / %.2f / %.2f / %.2f us\n",
+                       kSuite, name.c_str(), it->stats().median_us(), blocks, p->phase_us(0), p->phase_us(1),
+                       p->phase_us(2), p->phase_us(3));
         }
       }
     }

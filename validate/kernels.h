@@ -127,7 +127,8 @@ struct CustomAllreduceArgs {
   // Exchange buffers of every rank, each 2*count elements ([staged input | reduced slice]), in
   // peer device memory (P2P) or mapped host memory; all readable and writable from this GPU.
   void* exchange[kMaxRanks] = {};
-  // Signal areas of every rank: kMaxRanks * kMaxArBlocks uint32 flags each, zero-initialised.
+  // Signal areas of every rank: kMaxRanks * kMaxArBlocks uint32 flags each (times flag_stride),
+  // zero-initialised.
   uint32_t* signals[kMaxRanks] = {};
   // Per-block barrier counters (device): kMaxArBlocks entries, kMaxRanks * kMaxArBlocks with rank
   // groups (group g, block b at g * kMaxArBlocks + b, like the signal slots: the grid may change).
@@ -143,7 +144,19 @@ struct CustomAllreduceArgs {
   // Elements from an exchange buffer's start to two-shot's reduced slices; 0: count. A fixed offset
   // (the largest count of a sweep) keeps the inputs' region written by the host alone.
   int64_t reduced_offset = 0;
+  // The reduce loops read the inputs through the read-only path (ld.global.nc) instead of plain loads.
+  bool load_nc = false;
+  // Device, kCustomPhases entries per block of the launch (rank groups included), or null: each
+  // block's thread 0 writes its globaltimer at kernel start, after the start barrier, after the
+  // reduce (two-shot: after the middle barrier) and at the end (after the last barrier).
+  uint64_t* phase_ns = nullptr;
+  // uint32 words between two flag slots: 1 packs 32 blocks' flags into one 128-byte line (as
+  // vLLM's Signal packs 4 blocks' 8 ranks); 32 gives every slot a line of its own. The signal
+  // areas must then hold kMaxRanks * kMaxArBlocks * flag_stride words.
+  int flag_stride = 1;
 };
+constexpr int kMaxFlagStride = 32;
+constexpr int kCustomPhases = 4;
 // kSystemFence: one-shot: stage input, barrier, sum every rank's full staged input, barrier.
 // kFramework: the inputs must already be in the exchange buffers' first halves; no staging.
 cudaError_t LaunchOneShotAllreduce(const CustomAllreduceArgs& args, cudaStream_t stream);

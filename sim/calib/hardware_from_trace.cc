@@ -17,10 +17,10 @@ constexpr double kGpuLinkLatencyNs = 275;
 constexpr double kSwitchForwardNs = 100;
 constexpr double kRootComplexForwardNs = 500;
 constexpr double kPciePayloadEfficiency = 0.914;
-constexpr double kDramGbps = 460.8;              // [PLACEHOLDER] 12-channel DDR5-4800 socket
-constexpr double kSocketLinkGbps = 64;           // [PLACEHOLDER] xGMI / UPI order of magnitude
-constexpr double kSocketLinkLatencyNs = 300;     // [PLACEHOLDER]
-constexpr double kOutstandingBytesPerSm = 3360;  // [PLACEHOLDER] as in the bundled configs
+constexpr double kDramGbps = 460.8;               // [PLACEHOLDER] 12-channel DDR5-4800 socket
+constexpr double kSocketLinkGbps = 64;            // [PLACEHOLDER] xGMI / UPI order of magnitude
+constexpr double kSocketLinkLatencyNs = 300;      // [PLACEHOLDER]
+constexpr double kOutstandingBytesPerSm = 29600;  // measured on the H200s, as in the bundled configs
 
 double PcieRawGbps(int gen, int lanes) {
   static const double gts[] = {0, 2.5, 5, 8, 16, 32, 64};
@@ -379,8 +379,10 @@ std::string HardwareTextProto(const config::Hardware& hw, const trace::Trace& tr
          "# From specsim's table of known GPUs (memory bandwidth, dense tensor rates, NVLink rate):\n" +
          sources +
          "# [LAT] docs/reference/pcie.md: GPU link 275 ns, switch 100 ns, root complex 500 ns; [PCIE-EFF] 0.914.\n"
-         "# [PLACEHOLDER] copy engines (1 per direction), copy setup (0), outstanding read bytes per SM (3360),\n"
-         "#   DRAM (460.8 GB/s), socket link (64 GB/s, 300 ns): run `specsim calibrate` and pass --calibration.\n" +
+         "# [MEASURED] outstanding read bytes per SM (29600: one block's read rate of host memory on the H200s x the\n"
+         "#   model's host round trip; the bundled configs' comment says which traces).\n"
+         "# [PLACEHOLDER] copy engines (1 per direction), copy setup (0), DRAM (460.8 GB/s), socket link (64 GB/s,\n"
+         "#   300 ns): run `specsim calibrate` and pass --calibration.\n" +
          body;
 }
 

@@ -340,6 +340,16 @@ Status PlanDirectAllToAll(const CollectiveRequest& request, const NcclFabricView
 
 }  // namespace
 
+double HostFlagFloorUs(int num_ranks, int blocks) {
+  const int per_line = std::max(1, num_ranks) * std::clamp(blocks, 1, kFrameworkFlagBlocksPerLine);
+  return kHostFlagOneWayUs + (per_line - 1) * kHostFlagLineWriteUs;
+}
+
+int FrameworkCustomBlocks(int64_t bytes) {
+  const int64_t packs = (std::max<int64_t>(bytes, 0) + 15) / 16;
+  return static_cast<int>(std::clamp<int64_t>((packs + 511) / 512, 1, 36));
+}
+
 std::string WhyPeerReadsAreNotDirect(const net::Topology& topology, const std::vector<int>& gpus) {
   const net::Router router(topology);
   return WhyPeerReadsAreNotDirect(topology, router, gpus);
@@ -380,7 +390,7 @@ StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& t
                                                           const CollectiveRequest& request,
                                                           const std::vector<int>& gpus, const std::string& not_direct) {
   CustomAllReduceOptions options;
-  options.blocks = request.custom_blocks;
+  options.blocks = request.custom_blocks > 0 ? request.custom_blocks : FrameworkCustomBlocks(request.bytes);
   options.launch_delay_ps = request.custom_launch_ps;
   // Without P2P the kernels can only meet in mapped host memory, which needs staged inputs.
   // Nor where the driver stages peer reads through system memory, or gives no peer mapping
@@ -388,8 +398,10 @@ StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& t
   options.host_mapped = request.custom_host_mapped || request.p2p_disable || !not_direct.empty();
   options.stage_input = request.custom_stage_input || options.host_mapped;
   options.flag_latency_ps = request.custom_flag_latency_ps;
-  // Uncalibrated: a barrier flag through host memory takes at least the measured one-way trip.
-  if (options.host_mapped && options.flag_latency_ps == 0) options.flag_latency_ps = PicosFromMicros(kHostFlagOneWayUs);
+  // Uncalibrated: a barrier flag through host memory takes at least the measured one-way trip and
+  // the other writes into its line.
+  if (options.host_mapped && options.flag_latency_ps == 0)
+    options.flag_latency_ps = PicosFromMicros(HostFlagFloorUs(static_cast<int>(gpus.size()), options.blocks));
   options.read_gbps_per_block = request.custom_read_gbps_per_block;
   RETURN_IF_ERROR(ValidateCustomAllReduceOptions(static_cast<int>(gpus.size()), request.bytes, options));
   if (options.host_mapped) {
@@ -415,15 +427,19 @@ Status PlanCustomAllReduce(const net::Topology& topology, const CollectiveReques
   plan->protocol = "";
   plan->channels = options.blocks;
   plan->choice =
-      std::string("custom ") + AlgorithmName(algo) + " allreduce, " + std::to_string(options.blocks) + " blocks, " +
-      (options.host_mapped
-           ? "exchange buffers in mapped host memory" +
-                 (request.p2p_disable   ? std::string(" (P2P disabled)")
-                  : !not_direct.empty() ? " (" + not_direct + ")"
-                                        : std::string()) +
-                 (request.custom_flag_latency_ps == 0 ? ", barrier flags >= " + FixedPoint2(kHostFlagOneWayUs) +
-                                                            " us one way (measured through host memory)"
-                                                      : std::string())
+      std::string("custom ") + AlgorithmName(algo) + " allreduce, " +
+      (request.custom_blocks > 0 ? std::to_string(options.blocks) + " blocks"
+                                 : std::string("blocks min(36, 16-byte packs / 512) as vLLM launches")) +
+      ", " +
+      (options.host_mapped ? "exchange buffers in mapped host memory" +
+                                 (request.p2p_disable   ? std::string(" (P2P disabled)")
+                                  : !not_direct.empty() ? " (" + not_direct + ")"
+                                                        : std::string()) +
+                                 (request.custom_flag_latency_ps == 0
+                                      ? ", barrier flags >= " + FixedPoint2(kHostFlagOneWayUs) + " us one way + " +
+                                            FixedPoint2(kHostFlagLineWriteUs) +
+                                            " us per other flag in their 128-byte line (measured through host memory)"
+                                      : std::string())
        : options.stage_input ? "inputs staged in exchange buffers, peer reads over P2P"
                              : "peer reads over P2P");
   return OkStatus();

@@ -45,7 +45,7 @@ struct CollectiveRequest {
   std::vector<int> gpus;                    // rank r runs on GPU gpus[r]; empty: all GPUs
   std::optional<net::PathClass> p2p_level;  // NCCL_P2P_LEVEL
   bool p2p_disable = false;                 // NCCL_P2P_DISABLE=1
-  int custom_blocks = 36;                   // one-shot / two-shot thread blocks (vLLM: 36)
+  int custom_blocks = 0;                    // one-shot / two-shot thread blocks; 0: vLLM's rule (FrameworkCustomBlocks)
   SimTime custom_launch_ps = 0;             // one-shot / two-shot kernel launch before the barrier
   // One-shot / two-shot buffer layout (custom_allreduce.h): inputs staged into exchange buffers
   // first; exchange buffers and flags in mapped host memory (implied by p2p_disable, which leaves
@@ -79,6 +79,25 @@ struct PlannedCollective {
 // the GPU's own link both ways where two GPUs of one socket cross one link each; a socket hop
 // between them is not in it (not measured: the machine has one NUMA node).
 inline constexpr double kHostFlagOneWayUs = 4.67 / 2;
+// Flag writes that land in one 128-byte line of host memory serialize: each further write into the
+// line delays the barrier by this much. Measured with our kernels as rank groups on one H200
+// (traces/h200-1x-host-staged-2026-12-03-{e,f}, phase_us): the last of k blocks whose flags share a
+// line passes the start barrier (k - 1) x 0.57..0.97 us after a lone block (6 estimates, k = 2, 8, 32
+// in runs e and f; median 0.91), while a line per flag leaves it at the lone block's 1.4-1.5 us. The
+// writers were one GPU's blocks; writers on different GPUs meeting in a line at the host are assumed
+// to serialize alike (not measured: one GPU).
+inline constexpr double kHostFlagLineWriteUs = 0.91;
+// vLLM's Signal (csrc/custom_all_reduce.cuh v0.8.2, as copied in flashinfer-ai/flashinfer
+// include/flashinfer/comm/vllm_custom_all_reduce.cuh @7db7cdd): peer_counter[2][kMaxBlocks][8]
+// uint32, 128-byte aligned, so one line holds 4 blocks' 8 rank slots; a barrier writes every rank's
+// flag for every block into each rank's area.
+inline constexpr int kFrameworkFlagBlocksPerLine = 4;
+// The floor of a barrier flag through host memory, uncalibrated: the one-way trip, then the other
+// flags of its line: n ranks x min(blocks, 4) writes per line in each barrier.
+double HostFlagFloorUs(int num_ranks, int blocks);
+// vLLM's grid for `bytes` (same source, CustomAllreduce::allreduce): 512 threads per block, one
+// 16-byte pack per thread, min(36, ceil(packs / 512)) blocks, at least 1.
+int FrameworkCustomBlocks(int64_t bytes);
 
 // InvalidArgument for a GPU index out of range, a repeated GPU, fewer than 2 GPUs, an algorithm
 // that does not implement the collective, or bad channel counts.

@@ -421,10 +421,11 @@ TEST(CollectivePlannerTest, FittedCustomReadRateReplacesTheFabricsReadCap) {
   EXPECT_NEAR(time_us(2), bytes / 72.0 * 1e-3, 0.1 * 932);
 }
 
-// Barrier flags through mapped host memory take at least the measured one-way trip when no
-// calibration sets one (kHostFlagOneWayUs, half the 4.67 us round trip on an H200); a calibrated
-// floor replaces it; flags written GPU to GPU keep the fabric's own latency (no floor). The flags
-// are the transfers of blocks x 4 bytes with no data effect (staging copies move the input).
+// Barrier flags through mapped host memory take at least the measured one-way trip plus the other
+// writes into their 128-byte line when no calibration sets a floor (HostFlagFloorUs: 2.335 us + (n x
+// min(blocks, 4) - 1) x 0.91 us); a calibrated floor replaces it; flags written GPU to GPU keep the
+// fabric's own latency (no floor). The flags are the transfers of blocks x 4 bytes with no data
+// effect (staging copies move the input). 16 KiB = 1024 packs: vLLM launches 2 blocks.
 TEST(CollectivePlannerTest, HostMemoryBarrierFlagsTakeTheMeasuredTripUnlessCalibrated) {
   net::Topology t = H200Pair();
   net::Router router(t);
@@ -436,8 +437,9 @@ TEST(CollectivePlannerTest, HostMemoryBarrierFlagsTakeTheMeasuredTripUnlessCalib
     EXPECT_TRUE(plan.ok()) << plan.status().ToString();
     std::vector<SimTime> floors;
     if (!plan.ok()) return floors;
+    EXPECT_EQ(plan->channels, req.custom_blocks > 0 ? req.custom_blocks : 2);
     for (const ScheduleOp& op : plan->schedule.ops)
-      if (op.kind == OpKind::kTransfer && op.effect == DataEffect::kNone && op.bytes == req.custom_blocks * 4)
+      if (op.kind == OpKind::kTransfer && op.effect == DataEffect::kNone && op.bytes == plan->channels * 4)
         floors.push_back(op.latency_floor_ps);
     return floors;
   };
@@ -448,12 +450,30 @@ TEST(CollectivePlannerTest, HostMemoryBarrierFlagsTakeTheMeasuredTripUnlessCalib
   r.custom_host_mapped = true;
   auto host = flag_floors(r);
   ASSERT_EQ(host.size(), 4u);
-  for (SimTime f : host) EXPECT_EQ(f, PicosFromMicros(2.335));
+  for (SimTime f : host) EXPECT_EQ(f, PicosFromMicros(2.335 + 3 * 0.91));  // 2 ranks x 2 blocks in the line
   auto plan = PlanCollective(t, router, r);
   ASSERT_TRUE(plan.ok());
-  EXPECT_NE(plan->choice.find("barrier flags >= 2.33 us one way"), std::string::npos) << plan->choice;
+  EXPECT_NE(plan->choice.find("barrier flags >= 2.33 us one way + 0.91 us per other flag"), std::string::npos)
+      << plan->choice;
+  EXPECT_NE(plan->choice.find("as vLLM launches"), std::string::npos) << plan->choice;
+  r.custom_blocks = 36;  // a fixed grid: 4 blocks share each line
+  for (SimTime f : flag_floors(r)) EXPECT_EQ(f, PicosFromMicros(2.335 + 7 * 0.91));
   r.custom_flag_latency_ps = PicosFromMicros(23.7);  // a calibration's value
   for (SimTime f : flag_floors(r)) EXPECT_EQ(f, PicosFromMicros(23.7));
+}
+
+// vLLM's grid: min(36, ceil(16-byte packs / 512)), at least one block; and the flag floor's line
+// arithmetic: n ranks x min(blocks, 4) writes share a line.
+TEST(CollectivePlannerTest, FrameworkGridAndHostFlagFloor) {
+  EXPECT_EQ(FrameworkCustomBlocks(0), 1);
+  EXPECT_EQ(FrameworkCustomBlocks(1024), 1);   // 64 packs
+  EXPECT_EQ(FrameworkCustomBlocks(14336), 2);  // Kimi-K2's hidden 7168 in bf16: 896 packs
+  EXPECT_EQ(FrameworkCustomBlocks(8192), 1);   // 512 packs: one full block
+  EXPECT_EQ(FrameworkCustomBlocks(8208), 2);   // 513 packs
+  EXPECT_EQ(FrameworkCustomBlocks(int64_t{64} << 20), 36);
+  EXPECT_DOUBLE_EQ(HostFlagFloorUs(1, 1), kHostFlagOneWayUs);
+  EXPECT_DOUBLE_EQ(HostFlagFloorUs(8, 2), kHostFlagOneWayUs + 15 * kHostFlagLineWriteUs);
+  EXPECT_DOUBLE_EQ(HostFlagFloorUs(8, 36), kHostFlagOneWayUs + 31 * kHostFlagLineWriteUs);
 }
 
 // Issue 12 items 2 and 3: a custom allreduce between GPUs that meet only at a CPU is priced over

@@ -30,7 +30,7 @@ struct CollectiveFlags {
   std::string dtype = "float";
   std::string redop = "sum";
   bool sizes_given = false;  // --sizes named on the command line (set by the CLI)
-  int custom_blocks = 36;
+  int custom_blocks = 0;     // 0: vLLM's rule, min(36, 16-byte packs / 512)
   double custom_launch_us = 0;
   bool json = false;
   std::string trace;

@@ -108,7 +108,9 @@ void AddCollectiveCommand(CLI::App& app, int* exit_code) {
                   "reduction printed in the redop column: sum prod max min avg (nccl-tests' -o; the time does "
                   "not depend on it)")
       ->capture_default_str();
-  cmd->add_option("--custom-blocks", flags->custom_blocks, "one-shot/two-shot thread blocks")->capture_default_str();
+  cmd->add_option("--custom-blocks", flags->custom_blocks,
+                  "one-shot/two-shot thread blocks (0: vLLM's rule, min(36, 16-byte packs / 512))")
+      ->capture_default_str();
   cmd->add_option("--custom-launch-us", flags->custom_launch_us,
                   "one-shot/two-shot kernel launch time before the barrier (0: inside a CUDA graph)")
       ->capture_default_str();

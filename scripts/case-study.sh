@@ -171,10 +171,10 @@ is priced through mapped host memory; with BAR1 P2P forced by a module parameter
 driver setting on top of the code change). Through host memory the kernel is priced with vLLM's
 grid (min(36, 16-byte packs / 512) blocks: 2 for a 14 KB allreduce) and with what was measured on
 an H200 through mapped host memory (traces/h200-1x-host-staged-2026-12-03-*): a barrier flag's
-one-way trip (2.33 us), the serialization of flag writes that share a 128-byte line (0.91 us per
+one-way trip (2.33 us), the serialization of flag writes that share a 128-byte line (0.35 us per
 other flag; vLLM's signal layout puts 4 blocks' 8 rank flags in one line, so 16 writes per line per
 barrier at 8 ranks and 2 blocks) and the bytes a block keeps in flight reading host memory. That
-takes a 14 KB one-shot from about 10 us to about 40 us, and specsim still predicts the forced kernel
+takes a 14 KB one-shot from about 10 us to about 20 us, and specsim still predicts the forced kernel
 would pay here, where the case measured it slower still: NCCL's side is still its tuning table's
 88 us per allreduce (issue 39's transport model replaces it), the serialization was measured with
 one GPU's blocks as the writers, not eight GPUs, and how the driver stages each peer read is a

@@ -51,6 +51,14 @@ __device__ __forceinline__ uint32_t LoadAcquire(const uint32_t* p) {
   return v;
 }
 
+// The word of a signal area that rank `writer`'s block `block` writes: rank-major (ours: a writer's
+// blocks side by side, flag_stride words apart) or block-major (vLLM's Signal, peer_counter[..][block]
+// [8]: a block's 8 rank slots side by side, 4 blocks per 128-byte line).
+__device__ __forceinline__ int64_t FlagSlot(const CustomAllreduceArgs& a, int writer, int block) {
+  return a.flag_block_major ? int64_t{block} * kMaxRanks + writer
+                            : (int64_t{writer} * kMaxArBlocks + block) * a.flag_stride;
+}
+
 // Flag exchange of one barrier: thread t < nranks writes the epoch into rank t's slot [me][block]
 // and waits for rank t's epoch in its own slot [t][block]; `ordered`: release / acquire at system
 // scope, else volatile.
@@ -58,8 +66,8 @@ __device__ __forceinline__ void ExchangeFlags(const CustomAllreduceArgs& a, cons
                                               bool ordered) {
   const int t = threadIdx.x;
   if (t >= a.nranks) return;
-  uint32_t* remote = a.signals[t] + (w.rank * kMaxArBlocks + w.block) * a.flag_stride;
-  uint32_t* mine = a.signals[w.rank] + (t * kMaxArBlocks + w.block) * a.flag_stride;
+  uint32_t* remote = a.signals[t] + FlagSlot(a, w.rank, w.block);
+  uint32_t* mine = a.signals[w.rank] + FlagSlot(a, t, w.block);
   if (ordered) {
     StoreRelease(remote, epoch);
   } else {
@@ -217,7 +225,7 @@ cudaError_t CheckArgs(const CustomAllreduceArgs& a) {
   if (a.nranks < 1 || a.nranks > kMaxRanks || a.blocks < 1 || a.blocks > kMaxArBlocks || a.count % 8 != 0 ||
       a.threads < a.nranks || a.threads > 1024 || a.rank_groups < 1 || a.rank + a.rank_groups > a.nranks ||
       a.reduced_offset % 8 != 0 || (a.reduced_offset > 0 && a.reduced_offset < a.count) || a.flag_stride < 1 ||
-      a.flag_stride > kMaxFlagStride)
+      a.flag_stride > kMaxFlagStride || (a.flag_block_major && a.flag_stride != 1))
     return cudaErrorInvalidValue;
   return cudaSuccess;
 }

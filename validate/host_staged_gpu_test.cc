@@ -254,14 +254,14 @@ TEST(GpuHostStaged, LaunchersRefuseWhatTheKernelsCannotRun) {
 }
 
 // Our allreduce kernels as 4 rank groups on one GPU through host memory: every group's output is
-// the exact sum under both barrier disciplines and both flag layouts, over repeated launches whose grid changes (the
+// the exact sum under both barrier disciplines and the three flag layouts, over repeated launches whose grid changes (the
 // epochs are kept per block slot, not per grid position); a rank-group launch past nranks is refused.
 TEST(GpuHostStaged, RankGroupsThroughHostMemorySumExactly) {
   REQUIRE_GPUS(1);
   constexpr int kRanks = 4;
   constexpr int64_t kMaxCount = 8192;  // 16 KiB of bf16
   // Signal areas for packed flags and for a line per flag (separate: their slots would alias).
-  std::vector<NumaHostBuffer> ex, sig, sig_line;
+  std::vector<NumaHostBuffer> ex, sig, sig_line, sig_vllm;
   for (int r = 0; r < kRanks; ++r) {
     auto e = NumaHostBuffer::Create(2 * kMaxCount * 2, -1);
     auto g = NumaHostBuffer::Create(kMaxRanks * kMaxArBlocks * 4, -1);
@@ -271,6 +271,10 @@ TEST(GpuHostStaged, RankGroupsThroughHostMemorySumExactly) {
     ASSERT_OK(gl.status());
     std::memset(g->data(), 0, g->bytes());
     std::memset(gl->data(), 0, gl->bytes());
+    auto gv = NumaHostBuffer::Create(kMaxRanks * kMaxArBlocks * 4, -1);
+    ASSERT_OK(gv.status());
+    std::memset(gv->data(), 0, gv->bytes());
+    sig_vllm.push_back(std::move(gv).value());
     ex.push_back(std::move(e).value());
     sig.push_back(std::move(g).value());
     sig_line.push_back(std::move(gl).value());
@@ -293,8 +297,10 @@ TEST(GpuHostStaged, RankGroupsThroughHostMemorySumExactly) {
   for (int r = 0; r < kRanks; ++r)
     for (int64_t i = 0; i < kMaxCount; ++i) host[r * kMaxCount + i] = bits(value(r, i));
   for (int r = 0; r < kRanks; ++r) std::memcpy(ex[r].data(), host.data() + r * kMaxCount, kMaxCount * 2);
-  for (int stride : {1, kMaxFlagStride})
+  // Layouts: 0 packed rank-major, 1 a line per flag, 2 block-major (vLLM's Signal).
+  for (int layout : {0, 1, 2})
     for (CustomBarrierKind barrier : {CustomBarrierKind::kFramework, CustomBarrierKind::kSystemFence}) {
+      const int stride = layout == 1 ? kMaxFlagStride : 1;
       for (bool two : {false, true}) {
         for (int64_t count : {int64_t{512}, kMaxCount, int64_t{512}}) {  // 1, then 2 blocks, then 1 again
           for (int r = 0; r < kRanks; ++r)
@@ -311,7 +317,10 @@ TEST(GpuHostStaged, RankGroupsThroughHostMemorySumExactly) {
           a.output = out->data();
           for (int r = 0; r < kRanks; ++r) {
             a.exchange[r] = ex[r].device_ptr();
-            a.signals[r] = static_cast<uint32_t*>((stride > 1 ? sig_line[r] : sig[r]).device_ptr());
+            a.signals[r] = static_cast<uint32_t*>((layout == 1   ? sig_line[r]
+                                                   : layout == 2 ? sig_vllm[r]
+                                                                 : sig[r])
+                                                      .device_ptr());
           }
           a.epochs = epochs->as<uint32_t>();
           a.error = err->as<int>();
@@ -320,6 +329,7 @@ TEST(GpuHostStaged, RankGroupsThroughHostMemorySumExactly) {
           a.barrier = barrier;
           a.reduced_offset = kMaxCount;
           a.flag_stride = stride;
+          a.flag_block_major = layout == 2;
           for (int launch = 0; launch < 3; ++launch)
             ASSERT_EQ(two ? LaunchTwoShotAllreduce(a, nullptr) : LaunchOneShotAllreduce(a, nullptr), cudaSuccess);
           ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -336,7 +346,7 @@ TEST(GpuHostStaged, RankGroupsThroughHostMemorySumExactly) {
               wrong += got[r * count + i] != bits(sum);
             }
           EXPECT_EQ(wrong, 0) << (two ? "two-shot" : "one-shot") << " count " << count << " barrier "
-                              << static_cast<int>(barrier) << " flag stride " << stride;
+                              << static_cast<int>(barrier) << " flag layout " << layout;
         }
       }
     }
@@ -348,6 +358,9 @@ TEST(GpuHostStaged, RankGroupsThroughHostMemorySumExactly) {
   EXPECT_EQ(LaunchOneShotAllreduce(bad, nullptr), cudaErrorInvalidValue);
   bad.rank = 0;
   bad.flag_stride = kMaxFlagStride + 1;
+  EXPECT_EQ(LaunchOneShotAllreduce(bad, nullptr), cudaErrorInvalidValue);
+  bad.flag_stride = 2;
+  bad.flag_block_major = true;  // block-major slots are packed
   EXPECT_EQ(LaunchOneShotAllreduce(bad, nullptr), cudaErrorInvalidValue);
 }
 

@@ -405,7 +405,7 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
   // only by kernels.
   // The frameworks' kernel also runs with its exchange buffers on transparent huge pages, where the
   // kernel gives them: what the GPU pays per 4 KiB page of host memory it touches.
-  std::vector<NumaHostBuffer> exchange, exchange_huge, signals, signals_line;
+  std::vector<NumaHostBuffer> exchange, exchange_huge, signals, signals_line, signals_vllm;
   std::vector<HostBuffer> exchange_alloc;  // cudaHostAlloc'd: the driver's own pinned allocation
   for (int r = 0; r < kMaxRanks; ++r) {
     ASSIGN_OR_RETURN(HostBuffer ha, HostBuffer::Create(2 * max_count * 2, HostKind::kMapped));
@@ -422,6 +422,10 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
     std::memset(g.data(), 0, g.bytes());
     std::memset(gl.data(), 0, gl.bytes());
     signals_line.push_back(std::move(gl));
+    ASSIGN_OR_RETURN(NumaHostBuffer gv,
+                     NumaHostBuffer::Create(kMaxRanks * kMaxArBlocks * sizeof(uint32_t), placement.node));
+    std::memset(gv.data(), 0, gv.bytes());
+    signals_vllm.push_back(std::move(gv));
     exchange.push_back(std::move(e));
     exchange_huge.push_back(std::move(h));
     signals.push_back(std::move(g));
@@ -459,9 +463,11 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
       Buffers buffers;
       bool nc;
       int flag_stride;
+      bool block_major = false;
     };
     for (Variant v : {Variant{CustomBarrierKind::kFramework, Buffers::kRegistered, false, 1},
                       Variant{CustomBarrierKind::kFramework, Buffers::kRegistered, false, kMaxFlagStride},
+                      Variant{CustomBarrierKind::kFramework, Buffers::kRegistered, false, 1, true},
                       Variant{CustomBarrierKind::kFramework, Buffers::kRegisteredHuge, false, 1},
                       Variant{CustomBarrierKind::kFramework, Buffers::kHostAlloc, false, 1},
                       Variant{CustomBarrierKind::kFramework, Buffers::kRegistered, true, 1},
@@ -491,7 +497,8 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
       const std::string suffix = std::string(v.buffers == Buffers::kHostAlloc ? "-hostalloc"
                                              : huge                           ? "-thp"
                                                                               : "") +
-                                 (v.nc ? "-nc" : "") + (v.flag_stride > 1 ? "-flagline" : "");
+                                 (v.nc ? "-nc" : "") + (v.flag_stride > 1 ? "-flagline" : "") +
+                                 (v.block_major ? "-vllmflags" : "");
       for (trace::Implementation impl : {trace::IMPL_ONE_SHOT, trace::IMPL_TWO_SHOT}) {
         const bool two = impl == trace::IMPL_TWO_SHOT;
         for (int64_t bytes : sizes) {
@@ -532,7 +539,10 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
           a.output = output.data();
           for (int r = 0; r < n; ++r) {
             a.exchange[r] = ex_dev(r);
-            a.signals[r] = static_cast<uint32_t*>((v.flag_stride > 1 ? signals_line[r] : signals[r]).device_ptr());
+            a.signals[r] = static_cast<uint32_t*>((v.flag_stride > 1 ? signals_line[r]
+                                                   : v.block_major   ? signals_vllm[r]
+                                                                     : signals[r])
+                                                      .device_ptr());
           }
           a.epochs = epochs.as<uint32_t>();
           a.error = error.as<int>();
@@ -542,6 +552,7 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
           a.barrier = barrier;
           a.load_nc = v.nc;
           a.flag_stride = v.flag_stride;
+          a.flag_block_major = v.block_major;
           a.reduced_offset = max_count;  // the inputs' region is only ever written by the host
           auto launch = [&]() -> Status {
             CUDA_RETURN_IF_ERROR(two ? LaunchTwoShotAllreduce(a, s.get()) : LaunchOneShotAllreduce(a, s.get()));
@@ -612,6 +623,7 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
           p->set_host_memory(v.buffers == Buffers::kHostAlloc ? trace::HOST_MAPPED : trace::HOST_PINNED);
           p->set_custom_load_nc(v.nc);
           p->set_custom_flag_stride_bytes(4 * v.flag_stride);
+          p->set_custom_flags_block_major(v.block_major);
           for (auto& ph : phase) p->add_phase_us(Median(ph));
           if (v.buffers == Buffers::kHostAlloc) p->set_host_placement(trace::PLACEMENT_DEFAULT);
           FillStats(us, cfg, cfg.gate_us > 0 ? "cuda_events_gated" : "cuda_events", it);

@@ -154,6 +154,9 @@ struct CustomAllreduceArgs {
   // vLLM's Signal packs 4 blocks' 8 ranks); 32 gives every slot a line of its own. The signal
   // areas must then hold kMaxRanks * kMaxArBlocks * flag_stride words.
   int flag_stride = 1;
+  // Block-major flags as vLLM's Signal lays them out (a block's kMaxRanks slots side by side; needs
+  // flag_stride 1): 4 blocks x 8 ranks share a 128-byte line.
+  bool flag_block_major = false;
 };
 constexpr int kMaxFlagStride = 32;
 constexpr int kCustomPhases = 4;

@@ -79,14 +79,16 @@ struct PlannedCollective {
 // the GPU's own link both ways where two GPUs of one socket cross one link each; a socket hop
 // between them is not in it (not measured: the machine has one NUMA node).
 inline constexpr double kHostFlagOneWayUs = 4.67 / 2;
-// Flag writes that land in one 128-byte line of host memory serialize: each further write into the
-// line delays the barrier by this much. Measured with our kernels as rank groups on one H200
-// (traces/h200-1x-host-staged-2026-12-03-{e,f}, phase_us): the last of k blocks whose flags share a
-// line passes the start barrier (k - 1) x 0.57..0.97 us after a lone block (6 estimates, k = 2, 8, 32
-// in runs e and f; median 0.91), while a line per flag leaves it at the lone block's 1.4-1.5 us. The
-// writers were one GPU's blocks; writers on different GPUs meeting in a line at the host are assumed
-// to serialize alike (not measured: one GPU).
-inline constexpr double kHostFlagLineWriteUs = 0.91;
+// Flag writes that land in one 128-byte line of host memory serialize: each further flag written
+// into the line in a barrier delays it by this much. Measured with our kernels as rank groups on one
+// H200 with vLLM's flag layout (traces/h200-1x-host-staged-2026-12-03-g, `-vllmflags` items,
+// phase_us[1], `scripts/host-flag-lines.py`): the start barrier of n = 1..8 groups of 1-2 blocks
+// passes 0.00-0.48 us per extra flag in its line later than a lone block's (median 0.35 over 7
+// items). Our own rank-major layout, whose lines are polled by up to 32 blocks, pays 0.6-0.9 us
+// (runs e, f); grids of 8+ blocks per rank pay more (1-10 us) as the flags queue behind their
+// reads of host memory, which this floor does not add. The writers were one GPU's blocks; writers
+// on different GPUs meeting in a line at the host are assumed to serialize alike (not measured).
+inline constexpr double kHostFlagLineWriteUs = 0.35;
 // vLLM's Signal (csrc/custom_all_reduce.cuh v0.8.2, as copied in flashinfer-ai/flashinfer
 // include/flashinfer/comm/vllm_custom_all_reduce.cuh @7db7cdd): peer_counter[2][kMaxBlocks][8]
 // uint32, 128-byte aligned, so one line holds 4 blocks' 8 rank slots; a barrier writes every rank's

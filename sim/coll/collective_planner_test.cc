@@ -423,7 +423,7 @@ TEST(CollectivePlannerTest, FittedCustomReadRateReplacesTheFabricsReadCap) {
 
 // Barrier flags through mapped host memory take at least the measured one-way trip plus the other
 // writes into their 128-byte line when no calibration sets a floor (HostFlagFloorUs: 2.335 us + (n x
-// min(blocks, 4) - 1) x 0.91 us); a calibrated floor replaces it; flags written GPU to GPU keep the
+// min(blocks, 4) - 1) x 0.35 us); a calibrated floor replaces it; flags written GPU to GPU keep the
 // fabric's own latency (no floor). The flags are the transfers of blocks x 4 bytes with no data
 // effect (staging copies move the input). 16 KiB = 1024 packs: vLLM launches 2 blocks.
 TEST(CollectivePlannerTest, HostMemoryBarrierFlagsTakeTheMeasuredTripUnlessCalibrated) {
@@ -450,14 +450,14 @@ TEST(CollectivePlannerTest, HostMemoryBarrierFlagsTakeTheMeasuredTripUnlessCalib
   r.custom_host_mapped = true;
   auto host = flag_floors(r);
   ASSERT_EQ(host.size(), 4u);
-  for (SimTime f : host) EXPECT_EQ(f, PicosFromMicros(2.335 + 3 * 0.91));  // 2 ranks x 2 blocks in the line
+  for (SimTime f : host) EXPECT_EQ(f, PicosFromMicros(2.335 + 3 * 0.35));  // 2 ranks x 2 blocks in the line
   auto plan = PlanCollective(t, router, r);
   ASSERT_TRUE(plan.ok());
-  EXPECT_NE(plan->choice.find("barrier flags >= 2.33 us one way + 0.91 us per other flag"), std::string::npos)
+  EXPECT_NE(plan->choice.find("barrier flags >= 2.33 us one way + 0.35 us per other flag"), std::string::npos)
       << plan->choice;
   EXPECT_NE(plan->choice.find("as vLLM launches"), std::string::npos) << plan->choice;
   r.custom_blocks = 36;  // a fixed grid: 4 blocks share each line
-  for (SimTime f : flag_floors(r)) EXPECT_EQ(f, PicosFromMicros(2.335 + 7 * 0.91));
+  for (SimTime f : flag_floors(r)) EXPECT_EQ(f, PicosFromMicros(2.335 + 7 * 0.35));
   r.custom_flag_latency_ps = PicosFromMicros(23.7);  // a calibration's value
   for (SimTime f : flag_floors(r)) EXPECT_EQ(f, PicosFromMicros(23.7));
 }

@@ -26,6 +26,7 @@
 #include <cuda_bf16.h>
 
 #include "validate/global_timer.cuh"
+#include "validate/system_scope_flags.cuh"
 #include "validate/kernels.h"
 
 namespace specsim::validate {
@@ -40,15 +41,6 @@ struct Who {
 __device__ __forceinline__ Who WhoAmI(const CustomAllreduceArgs& a) {
   const int g = static_cast<int>(blockIdx.x) / a.blocks;
   return {a.rank + g, g, static_cast<int>(blockIdx.x) % a.blocks};
-}
-
-__device__ __forceinline__ void StoreRelease(uint32_t* p, uint32_t v) {
-  asm volatile("st.release.sys.global.u32 [%1], %0;" ::"r"(v), "l"(p) : "memory");
-}
-__device__ __forceinline__ uint32_t LoadAcquire(const uint32_t* p) {
-  uint32_t v;
-  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
 }
 
 // The word of a signal area that rank `writer`'s block `block` writes: rank-major (ours: a writer's

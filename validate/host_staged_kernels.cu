@@ -2,20 +2,10 @@
 // with a bounded number in flight (beside blocks writing it). Launchers and contracts in kernels.h.
 #include "validate/global_timer.cuh"
 #include "validate/kernels.h"
+#include "validate/system_scope_flags.cuh"
 
 namespace specsim::validate {
 namespace {
-
-// The barrier flags of a custom allreduce: system-scope release stores and acquire loads (what
-// vLLM's st_flag_release / ld_flag_acquire issue), so every flag access reaches host memory.
-__device__ __forceinline__ void StoreRelease(uint32_t* p, uint32_t v) {
-  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ uint32_t LoadAcquire(const uint32_t* p) {
-  uint32_t v;
-  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
 
 // Waits until *flag == want. Values other than want - 1 (the last round's) and want are counted as
 // mismatches; gives up after timeout_ns (counted in status[1]). Returns false on timeout.

@@ -389,6 +389,9 @@ std::string FixedPoint2(double v) {
 StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& topology,
                                                           const CollectiveRequest& request,
                                                           const std::vector<int>& gpus, const std::string& not_direct) {
+  if (request.custom_blocks < 0)
+    return InvalidArgumentError("custom allreduce blocks = " + std::to_string(request.custom_blocks) +
+                                ": must be >= 1, or 0 for vLLM's rule (min(36, 16-byte packs / 512))");
   CustomAllReduceOptions options;
   options.blocks = request.custom_blocks > 0 ? request.custom_blocks : FrameworkCustomBlocks(request.bytes);
   options.launch_delay_ps = request.custom_launch_ps;

@@ -474,6 +474,20 @@ TEST(CollectivePlannerTest, FrameworkGridAndHostFlagFloor) {
   EXPECT_DOUBLE_EQ(HostFlagFloorUs(1, 1), kHostFlagOneWayUs);
   EXPECT_DOUBLE_EQ(HostFlagFloorUs(8, 2), kHostFlagOneWayUs + 15 * kHostFlagLineWriteUs);
   EXPECT_DOUBLE_EQ(HostFlagFloorUs(8, 36), kHostFlagOneWayUs + 31 * kHostFlagLineWriteUs);
+  // 0 asks for the rule; a negative count is refused, not read as 0.
+  net::Topology t = H200Pair();
+  net::Router router(t);
+  CollectiveRequest r;
+  r.algorithm = Algorithm::kOneShot;
+  r.bytes = 14336;
+  auto plan = PlanCollective(t, router, r);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->channels, 2);
+  r.custom_blocks = -3;
+  auto bad = PlanCollective(t, router, r);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("blocks = -3: must be >= 1, or 0 for vLLM's rule"), std::string::npos)
+      << bad.status().ToString();
 }
 
 // Issue 12 items 2 and 3: a custom allreduce between GPUs that meet only at a CPU is priced over

@@ -202,6 +202,13 @@ cat <<'TXT'
   wait for the slowest rank.
   They are all `[PLACEHOLDER]` or `[UNMEASURED]` ranges today: measuring them on such a box (`specsim-validate`) and
   calibrating (`specsim calibrate`) is what turns this document from a model into a prediction.
+- The forced custom allreduce through host memory is priced from mechanisms measured on an H200
+  (section 6: barrier-flag trip, the serialization of flags sharing a line, bytes in flight per SM),
+  2.5x the bandwidth-only figure specsim gave before, and it still beats NCCL here. For the case's
+  "slower still" to come out, NCCL's side would have to be cheaper than its tuning table's 88 us per
+  small allreduce (the table chooses; it is not a measured time: issue 39's transport model), or each
+  peer read staged by the driver would have to cost far more than a read of mapped host memory; the
+  host-memory flag serialization was measured with one GPU's blocks as writers, not eight GPUs.
 - Tree results are upper bounds (acceptance credited as if each of the topk candidates were an
   independent chance); advise never picks them.
 TXT

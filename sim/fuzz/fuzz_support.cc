@@ -48,7 +48,10 @@ void EvaluateBounded(config::Scenario scenario, const std::string& calibration_p
   scenario.mutable_speculation()->set_cycles(cycles <= 0 ? kFuzzCycles : std::min(cycles, kFuzzCycles));
   auto loaded = scenario::BuildScenario(std::move(scenario), "fuzzed.textproto", {}, calibration_path);
   if (!loaded.ok()) return;
-  SPECSIM_CHECK(loaded->setup.speculation.cycles <= kFuzzCycles) << "cycles " << loaded->setup.speculation.cycles;
+  // Without speculation no cycle is drawn (SetSpeculation leaves the settings' default).
+  SPECSIM_CHECK(loaded->setup.speculation.method == llm::SpeculationMethod::kNone ||
+                loaded->setup.speculation.cycles <= kFuzzCycles)
+      << "cycles " << loaded->setup.speculation.cycles;
   auto evaluation = scenario::Evaluate(*loaded);
   if (!evaluation.ok() || !evaluation->result.has_value()) return;
   // An accepted scenario's result is a finite, non-negative throughput (NaN fails both).

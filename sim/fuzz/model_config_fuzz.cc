@@ -4,6 +4,8 @@
 #include <cstdint>
 
 #include "sim/fuzz/fuzz_support.h"
+#include "sim/fuzz/textproto_mutator.h"
+#include "specsim/model.pb.h"
 #include "sim/io/model_loader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -18,4 +20,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   as_draft.mutable_speculation()->set_draft_model(path);
   fuzz::EvaluateBounded(as_draft, "");
   return 0;
+}
+
+// Structure-aware: extreme values in the parsed config's fields (textproto_mutator.h).
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+  return specsim::fuzz::MutateTextProto(specsim::config::Model(), data, size, max_size, seed);
 }

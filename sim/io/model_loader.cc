@@ -150,7 +150,8 @@ llm::CheckpointQuantization ToQuantization(const config::Quantization& q) {
 void CheckPublishedAcceptance(const config::PublishedAcceptance& a, ValidationErrors* e) {
   const std::string at = "published_acceptance.";
   // The ranges of the fields are checked with the others (model.proto); what the shape can reach here.
-  const int most = std::max(1, std::min(a.num_steps(), a.num_draft_tokens() - 1));
+  // In 64 bits: the range checks report out-of-range fields, but run beside this one.
+  const int64_t most = std::max<int64_t>(1, std::min<int64_t>(a.num_steps(), int64_t{a.num_draft_tokens()} - 1));
   if (a.mean_accept_length() >= 1 && a.mean_accept_length() <= 65 && a.mean_accept_length() > 1 + most)
     e->Add(at + "mean_accept_length", fmt::format("{}", a.mean_accept_length()),
            fmt::format("must be in [1, {}] (tokens per cycle: 1 + the draft tokens the shape can accept)", 1 + most));

@@ -272,6 +272,10 @@ TEST(ModelLoaderTest, PublishedAcceptanceLoadsAndItsFieldsAreChecked) {
   EXPECT_TRUE(Contains(error("num_draft_tokens: 4", "num_draft_tokens: 1"),
                        "published_acceptance.num_draft_tokens = 1: must be in [2, 4096] tokens"));
   EXPECT_TRUE(Contains(error("source: \"paper\"", ""), "published_acceptance.source = \"\": required"));
+  // Fuzz finding (regressions/model_config_fuzz/published-num-draft-tokens-int-min.textproto): the
+  // reachable bound min(num_steps, num_draft_tokens - 1) overflowed at INT_MIN; the range names it.
+  EXPECT_TRUE(Contains(error("num_draft_tokens: 4", "num_draft_tokens: -2147483648"),
+                       "published_acceptance.num_draft_tokens = -2147483648: must be in [2, 4096] tokens"));
 }
 
 TEST(ModelLoaderTest, GoodTinyModel) {

@@ -72,15 +72,18 @@ void CheckDraftShape(const Speculation& s, ValidationErrors* e) {
   if (s.num_draft_tokens() == 0 || s.num_draft_tokens() == 1) {
     e->Add("speculation.num_draft_tokens", std::to_string(s.num_draft_tokens()),
            "must be >= 2 (--speculative-num-draft-tokens, the root included)");
-  } else if (s.num_steps() >= 1 && s.topk() == 1 && s.num_draft_tokens() != s.num_steps() + 1) {
+  } else if (s.num_steps() >= 1 && s.topk() == 1 && s.num_draft_tokens() != int64_t{s.num_steps()} + 1) {
     e->Add("speculation.num_draft_tokens", std::to_string(s.num_draft_tokens()),
            fmt::format("must equal speculation.num_steps + 1 = {} when speculation.topk = 1 "
                        "(SGLang's rule: a chain of num_steps drafts plus the root)",
-                       s.num_steps() + 1));
+                       int64_t{s.num_steps()} + 1));
   } else if (s.num_steps() >= 1 && s.topk() > 1) {
-    const long long k = s.topk();
-    const long long most = 1 + k + (s.num_steps() - 1LL) * k * k;
-    if (s.num_draft_tokens() > most) {
+    // In 128 bits: topk and num_steps are 32-bit, so (num_steps - 1) * topk^2 needs up to 95.
+    const __int128 k = s.topk();
+    const __int128 most128 = 1 + k + (__int128{s.num_steps()} - 1) * k * k;
+    const long long most = most128 > std::numeric_limits<long long>::max() ? std::numeric_limits<long long>::max()
+                                                                           : static_cast<long long>(most128);
+    if (s.num_draft_tokens() > most128) {
       e->Add("speculation.num_draft_tokens", std::to_string(s.num_draft_tokens()),
              fmt::format("must be <= 1 + topk + (num_steps - 1) * topk^2 = {} for "
                          "speculation.num_steps = {}, speculation.topk = {} (the candidates "
@@ -94,7 +97,8 @@ void CheckDraftShape(const Speculation& s, ValidationErrors* e) {
 // finite counts or frequencies, not all zero.
 void CheckAcceptLengthHistogram(const Speculation& s, ValidationErrors* e) {
   const int hist = s.accept_length_histogram_size();
-  const int steps = s.histogram_num_steps() > 0 ? s.histogram_num_steps() : s.num_steps();
+  // 64-bit: steps + 1 below, and the range checks that name an out-of-range count run beside this.
+  const int64_t steps = s.histogram_num_steps() > 0 ? s.histogram_num_steps() : s.num_steps();
   const char* which = s.histogram_num_steps() > 0 ? "speculation.histogram_num_steps" : "speculation.num_steps";
   if (steps >= 1 && hist != steps + 1) {
     e->Add("speculation.accept_length_histogram", fmt::format("({} values)", hist),

@@ -161,6 +161,24 @@ TEST(ScenarioValidationTest, TreeDraftTokensBound) {
                        "must be <= 1 + topk + (num_steps - 1) * topk^2 = 11"));
 }
 
+// Fuzz finding (regressions/scenario_config_fuzz/topk-int-max-tree-bound-overflow.textproto): with
+// topk = 2^31 - 1 the tree bound 1 + topk + (num_steps - 1) * topk^2 overflowed 64 bits. The range
+// check names topk; the bound itself is computed without overflow and does not refuse 8 tokens.
+TEST(ScenarioValidationTest, TreeBoundWithAHugeTopkDoesNotOverflow) {
+  const std::string e = ErrorOf(Edit("topk: 1 num_draft_tokens: 4", "topk: 2147483647 num_draft_tokens: 8"));
+  EXPECT_TRUE(Contains(e, "speculation.topk = 2147483647: must be in [0, 64]")) << e;
+  EXPECT_FALSE(Contains(e, "1 + topk + (num_steps - 1) * topk^2")) << e;
+}
+
+// Fuzz finding (regressions/scenario_config_fuzz/histogram-steps-int-max.textproto): num_steps + 1
+// overflowed at 2^31 - 1 in the histogram's length check; now the range names the field and the
+// length check says the count it needs.
+TEST(ScenarioValidationTest, HistogramLengthWithAHugeStepCountDoesNotOverflow) {
+  const std::string e = ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]",
+                                     "accept_length_histogram: [1, 2, 3, 0] histogram_num_steps: 2147483647"));
+  EXPECT_TRUE(Contains(e, "must have speculation.histogram_num_steps + 1 = 2147483648 values")) << e;
+}
+
 TEST(ScenarioValidationTest, HistogramOfWrongLength) {
   const std::string e =
       ErrorOf(Edit("acceptance_probabilities: [0.8, 0.6, 0.4]", "accept_length_histogram: [1, 2, 3]"));

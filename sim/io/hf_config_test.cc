@@ -295,6 +295,22 @@ TEST(HfConfigTest, QuantizationConfigFormats) {
   EXPECT_EQ(awq->quantization().block_cols(), 128);
   EXPECT_TRUE(awq->quantization().attention_unquantized());
   EXPECT_FALSE(awq->quantization().dense_mlp_unquantized());
+  // Globs match a prefix of the module name, '*' any run of characters (many stars in a row are one:
+  // a fuzz finding whose ".*" regex backtracked for 40 s); a glob that matches nothing leaves it.
+  for (const auto& [glob, unquantized] :
+       std::vector<std::pair<std::string, bool>>{{"model.layer*******************************s.*.self_attn", true},
+                                                 {"model.layers.*.self_attn.o_proj", true},
+                                                 {"model.*s.*.self_*", true},
+                                                 {"layers.*.self_attn", false},
+                                                 {"model.layers.*.self_attnX", false}}) {
+    StatusOr<config::Model> m = ImportHfConfig(
+        R"({"model_type": "qwen2", "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128,
+            "zero_point": true, "version": "gemm", "modules_to_not_convert": [")" +
+            glob + R"("]}})",
+        "q.json");
+    ASSERT_TRUE(m.ok()) << glob << ": " << m.status().ToString();
+    EXPECT_EQ(m->quantization().attention_unquantized(), unquantized) << glob;
+  }
 
   const std::string unknown =
       ErrorOf(R"({"model_type": "llama", "quantization_config": {"quant_method": "bitsandbytes"}})");

@@ -385,7 +385,7 @@ float RankValue(int r, int64_t i) { return static_cast<float>(((i * 7 + r * 3) %
 // their traffic shares one link. Framework barriers run the frameworks' grid, min(36, ceil(16-byte
 // vectors / 512)) blocks; system-fence barriers run 36, as the collectives suite does. Each size is
 // checked exactly once, then timed gated (GPU time).
-Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) {
+Status CustomRankGroups(Context& ctx, const Placement& placement) {
   const int dev = ctx.devices[0];
   constexpr int kThreadsAr = 512;
   const std::vector<int64_t> sizes =
@@ -638,7 +638,6 @@ Status CustomRankGroups(Context& ctx, const Placement& placement, int gpu_node) 
       }
     }
   }
-  (void)gpu_node;
   return Status::Ok();
 }
 
@@ -711,7 +710,7 @@ Status RunHostStagedSuite(Context& ctx) {
                  h.placement.label.c_str(), h.reads.numa_node(), ctx.devices[0], gpu_node);
     RETURN_IF_ERROR(FlagRoundTrips(ctx, h, gpu_node).Annotate("host_staged flag round trips, " + h.placement.label));
     RETURN_IF_ERROR(SmallReads(ctx, h, gpu_node).Annotate("host_staged small reads, " + h.placement.label));
-    RETURN_IF_ERROR(CustomRankGroups(ctx, h.placement, gpu_node)
+    RETURN_IF_ERROR(CustomRankGroups(ctx, h.placement)
                         .Annotate("host_staged custom allreduce as rank groups, " + h.placement.label));
   }
   return Status::Ok();

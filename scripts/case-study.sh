@@ -174,11 +174,15 @@ an H200 through mapped host memory (traces/h200-1x-host-staged-2026-12-03-*): a 
 one-way trip (2.33 us), the serialization of flag writes that share a 128-byte line (0.35 us per
 other flag; vLLM's signal layout puts 4 blocks' 8 rank flags in one line, so 16 writes per line per
 barrier at 8 ranks and 2 blocks) and the bytes a block keeps in flight reading host memory. That
-takes a 14 KB one-shot from about 10 us to about 20 us, and specsim still predicts the forced kernel
-would pay here, where the case measured it slower still: NCCL's side is still its tuning table's
-88 us per allreduce (issue 39's transport model replaces it), the serialization was measured with
-one GPU's blocks as the writers, not eight GPUs, and how the driver stages each peer read is a
-`[PLACEHOLDER]` until measured on such a box (section 7).
+takes a 14 KB one-shot from about 10 us to about 22 us. NCCL's side is priced by the transport
+model (sim/coll/nccl_step_model.h), not by NCCL's tuning table, which only picks ring/Simple here:
+14 ring steps through host memory, each a flag polled by one thread after the sender's write lands
+(2.3 us same socket, 2.8 us across), the data read back (1.55 us) and Simple's own 2.6 us, over a
+9.7 us base: 107 us per 14 KB allreduce, 87-131 us across the model's transfer range (fitted on the
+2x H200's NVLink calls, it predicts its SHM calls within 7% median, and back within 10%). So
+specsim still predicts the forced kernel would pay here, where the case measured it slower still:
+the serialization was measured with one GPU's blocks as the writers, not eight GPUs, and how the
+driver stages each peer read is a `[PLACEHOLDER]` until measured on such a box (section 7).
 
 TXT
 run advise --scenario $scenario --no-progress
@@ -197,18 +201,23 @@ cat <<'TXT'
   defaults do not contain; the candidates specsim can express, each a config or calibration
   value, not a code change: CPU root-complex P2P collapse under many concurrent flows
   (`p2p_forward_collapse_per_flow`), host-memory (SHM) bandwidth well below the DDR figure, a
-  higher per-step protocol cost than NCCL's tuning table, CPU-side overhead between passes, and
+  higher per-step protocol cost than the transport model's, CPU-side overhead between passes, and
   (section 3) a verify pass launched eagerly with per-op host jitter, whose collectives then
   wait for the slowest rank.
   They are all `[PLACEHOLDER]` or `[UNMEASURED]` ranges today: measuring them on such a box (`specsim-validate`) and
   calibrating (`specsim calibrate`) is what turns this document from a model into a prediction.
 - The forced custom allreduce through host memory is priced from mechanisms measured on an H200
   (section 6: barrier-flag trip, the serialization of flags sharing a line, bytes in flight per SM),
-  2.5x the bandwidth-only figure specsim gave before, and it still beats NCCL here. For the case's
-  "slower still" to come out, NCCL's side would have to be cheaper than its tuning table's 88 us per
-  small allreduce (the table chooses; it is not a measured time: issue 39's transport model), or each
-  peer read staged by the driver would have to cost far more than a read of mapped host memory; the
-  host-memory flag serialization was measured with one GPU's blocks as writers, not eight GPUs.
+  2.5x the bandwidth-only figure specsim gave before, and it still beats NCCL here (22 us against
+  107 us at 14 KB). For the case's "slower still" to come out, NCCL's 14-step ring would have to take
+  under 22 us: under (22 - 9.7) / 14 = 0.9 us per step through host memory, below even the one-way
+  GPU-to-GPU path through a root complex (1.05 us, docs/reference/pcie.md) and a third of the measured
+  flag trip through host memory (2.34 us): not physically plausible. The other way round, the forced
+  kernel would have to cost 5x what the H200's host-memory flags and reads give it, which would take
+  a mechanism specsim does not model: eight GPUs' flags and reads queueing at two sockets' root
+  complexes (the H200 measured one GPU's blocks as writers; flags behind reads there cost 1-10 us
+  each at 8+ blocks), or each peer read the driver stages costing far more than a read of mapped
+  host memory.
 - Tree results are upper bounds (acceptance credited as if each of the topk candidates were an
   independent chance); advise never picks them.
 TXT

@@ -42,6 +42,9 @@ def cases(tmp):
         ("compare", "compare --holdout --seeds 2", ["compare", "--json", TRACE, "--holdout", "0.3", "--seeds", "2"]),
         ("hardware-from-trace", "hardware-from-trace", ["hardware-from-trace", "--json", TRACE]),
         ("import-profile", "import-profile", ["import-profile", "--json", PROFILE]),
+        ("nccl-transport", "nccl-transport",
+         ["nccl-transport", "--json", TRACE, "traces/h200-2x-shm-ll-2026-11-30.pb", "--hardware",
+          "configs/hardware/h200-2x-nvlink.textproto", "--calibration", "configs/calibration/h200-2x.textproto"]),
     ]
 
 

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 
+#include "sim/coll/nccl_step_model.h"
 #include "sim/coll/protocol.h"
 #include "sim/compute/kernel_cost.h"
 #include "sim/core/status.h"
@@ -72,6 +73,9 @@ struct NcclParams {
   // Per transport and protocol: base and per-step latency, channel cap, wire efficiency replacing
   // NCCL's tuning table and the fabric-only defaults (unset: those).
   coll::ProtocolOverrides protocol;
+  // The transport model's protocol work where `protocol` sets no cost (coll/nccl_step_model.h):
+  // the shipped transport calibration unless a fit replaces it (nccl_transport_fit.h).
+  coll::NcclStepWork step_work = coll::DefaultNcclStepWork();
 };
 
 // Our one-shot / two-shot kernels (validate/allreduce_kernels.cu): the floor of a barrier flag's

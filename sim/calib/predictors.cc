@@ -249,6 +249,7 @@ StatusOr<coll::CollectiveRequest> CollectiveRequestOf(const trace::CollectivePar
         host ? params.custom.host_read_gbps_per_block : params.custom.peer_read_gbps_per_block;
   }
   request.protocol_overrides = params.nccl.protocol;
+  request.nccl_step_work = params.nccl.step_work;
   return request;
 }
 
@@ -709,6 +710,7 @@ StatusOr<llm::DecodeSetup> DecodeSetupOfItem(const trace::Trace& trace, const tr
   setup.compute = params.compute.WithGemmLibrary(d.gemm_library().empty() ? "cublasGemmEx" : d.gemm_library());
   // The decode loop's collectives run under the trace's NCCL environment with the calibrated costs.
   setup.allreduce.protocol_overrides = params.nccl.protocol;
+  setup.allreduce.nccl_step_work = params.nccl.step_work;
   RETURN_IF_ERROR(ApplyNcclEnvironment(trace.environment().nccl_env(), &setup.allreduce));
   UseDenseGemmCostsForRoutedExperts(&setup.compute);
   UseLoopAttentionImplementation(d, setup.target.is_mla(), params.compute, &setup.compute.attention_regimes);

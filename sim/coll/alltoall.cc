@@ -30,6 +30,7 @@ Schedule BuildDirectAllToAll(int n, int64_t bytes, const AllToAllOptions& option
     for (int dst = 0; dst < n; ++dst) {
       if (src == dst) continue;
       const int64_t block_bytes = EvenShareBytes(bytes, n, dst);
+      const SimTime pair_hop_ps = PairHopLatency(options.steps, src, dst);
       for (int c = 0; c < num_channels; ++c) {
         const int segment = (src * n + dst) * num_channels + c;
         ScheduleOp t;
@@ -44,6 +45,7 @@ Schedule BuildDirectAllToAll(int n, int64_t bytes, const AllToAllOptions& option
         t.bytes = EvenShareBytes(block_bytes, num_channels, c);
         t.mechanism = MechanismAt(options.mechanism, src, dst);
         ApplyStepProtocol(StepProtocol(options.protocol, options.steps, src, dst), &t);
+        if (pair_hop_ps >= 0) t.latency_floor_ps = pair_hop_ps;
         t.channel = c;
         t.deps = {start[src]};
         s.Add(std::move(t));

@@ -60,6 +60,10 @@ const ProtocolModel& StepProtocol(const ProtocolModel& fallback, const StepProto
   return it == steps.model.end() ? fallback : it->second;
 }
 
+SimTime PairHopLatency(const StepProtocols& steps, int src, int dst) {
+  return steps.pair_hop_latency_ps ? steps.pair_hop_latency_ps(src, dst) : -1;
+}
+
 void ApplyStepProtocol(const ProtocolModel& protocol, ScheduleOp* transfer) {
   transfer->wire_efficiency = protocol.wire_efficiency;
   transfer->latency_floor_ps = protocol.hop_latency_ps;

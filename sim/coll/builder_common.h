@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ namespace specsim::coll {
 struct StepProtocols {
   std::vector<std::vector<NcclTransport>> transport;  // [src rank][dst rank]
   std::map<NcclTransport, ProtocolModel> model;
+  // A pair's own latency floor per step, over its transport model's hop_latency_ps (the transport
+  // model prices each pair by its path: nccl_step_model.h); unset, or -1 for a pair: the model's.
+  std::function<SimTime(int src, int dst)> pair_hop_latency_ps;
 };
 
 // The protocol a step from rank src to rank dst follows. REQUIRES: ValidateStepProtocols passed.
@@ -60,10 +64,14 @@ Status ValidatePipelinedOptions(const char* algorithm, int num_ranks, int64_t by
 struct StepLink {
   net::Mechanism mechanism = net::Mechanism::kKernelWrite;
   const ProtocolModel* protocol = nullptr;
+  SimTime hop_latency_ps = -1;  // >= 0: the pair's own floor over the protocol's (StepProtocols)
 };
+// The pair's floor from `steps` (StepProtocols::pair_hop_latency_ps), -1 when it has none.
+SimTime PairHopLatency(const StepProtocols& steps, int src, int dst);
 template <typename PipelinedOptions>
 StepLink StepLinkOf(const PipelinedOptions& options, int src, int dst) {
-  return {MechanismAt(options.mechanism, src, dst), &StepProtocol(options.protocol, options.steps, src, dst)};
+  return {MechanismAt(options.mechanism, src, dst), &StepProtocol(options.protocol, options.steps, src, dst),
+          PairHopLatency(options.steps, src, dst)};
 }
 
 // A step of a chunk-pipelined builder (ring, tree): segment `segment` of the output buffer sent
@@ -85,6 +93,7 @@ inline ScheduleOp PipelinedStep(const Schedule& schedule, const StepLink& link, 
   t.bytes = EvenShareBytes(schedule.total_bytes, schedule.num_segments, segment);
   t.mechanism = link.mechanism;
   ApplyStepProtocol(*link.protocol, &t);
+  if (link.hop_latency_ps >= 0) t.latency_floor_ps = link.hop_latency_ps;
   t.channel = channel;
   return t;
 }

@@ -1,6 +1,7 @@
 #include "sim/coll/collective_planner.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -148,6 +149,10 @@ struct NcclFabricView {
   NcclHw hw = NcclHw::kNvLink;
   // The ring's worst transport: the collective's own base latency is its.
   NcclTransport worst_transport = NcclTransport::kP2pNvLink;
+  // What the transport model prices each pair's path on (outlive the view's use in a plan).
+  const net::Topology* topology = nullptr;
+  const net::Router* router = nullptr;
+  std::vector<int> gpus;  // rank -> GPU
 };
 
 NcclTransportInput TransportInputOf(const net::Topology& topology, const net::Router& router,
@@ -229,32 +234,115 @@ StatusOr<NcclFabricView> ViewFabricAsNccl(const net::Topology& topology, const n
   view.steps.transport = PairTransports(view.transport, transport_in.path_class);
   ViewRing(topology, router, gpus, &view);
   view.worst_transport = WorstTransport(view.steps.transport);
+  view.topology = &topology;
+  view.router = &router;
+  view.gpus = gpus;
   return view;
 }
 
-// Per transport present, the protocol's step cost (NCCL's table for that link type, then the
-// calibrated costs of that transport).
-void FillStepModels(NcclProto proto, NcclAlgo algo, const CollectiveRequest& request, StepProtocols* steps) {
+// Whether the box's calibration sets a transport's hop (or base) latency for `proto` and `op`.
+bool CalibratedHop(const ProtocolOverrides& o, NcclTransport tr, NcclProto proto, int op) {
+  auto t = o.per_transport.find({tr, proto});
+  auto p = o.per_op.find({tr, proto, op});
+  return (t != o.per_transport.end() && t->second.hop_latency_us) || (p != o.per_op.end() && p->second.hop_latency_us);
+}
+bool CalibratedBase(const ProtocolOverrides& o, NcclTransport tr, NcclProto proto, int op) {
+  auto t = o.per_transport.find({tr, proto});
+  auto p = o.per_op.find({tr, proto, op});
+  return (t != o.per_transport.end() && t->second.base_latency_us) ||
+         (p != o.per_op.end() && p->second.base_latency_us);
+}
+
+// Per transport present, the protocol's step cost: NCCL's table for that link type, then the
+// calibrated costs of that transport; where no calibration sets a transport's hop, each pair's
+// hop from the transport model over the pair's path (nccl_step_model.h). InvalidArgument when an
+// SHM receiver's socket has no host memory to stage through.
+Status FillStepModels(NcclProto proto, NcclAlgo algo, const CollectiveRequest& request, const NcclFabricView& view,
+                      StepProtocols* steps) {
   const int n = static_cast<int>(steps->transport.size());
+  const int op = static_cast<int>(request.collective);
   steps->model.clear();
   bool present[kNcclTransports] = {};
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
       if (i != j) present[static_cast<int>(steps->transport[i][j])] = true;
+  std::array<bool, kNcclTransports> modelled{};
+  bool any_modelled = false;
   for (int k = 0; k < kNcclTransports; ++k) {
     const auto tr = static_cast<NcclTransport>(k);
-    if (present[k])
-      steps->model[tr] = ApplyProtocolOverrides(NcclProtocolModel(proto, algo, NcclHwOf(tr)), proto, tr,
-                                                request.protocol_overrides, static_cast<int>(request.collective));
+    if (!present[k]) continue;
+    steps->model[tr] =
+        ApplyProtocolOverrides(NcclProtocolModel(proto, algo, NcclHwOf(tr)), proto, tr, request.protocol_overrides, op);
+    modelled[k] = NcclStepModelCovers(proto) && !CalibratedHop(request.protocol_overrides, tr, proto, op);
+    any_modelled = any_modelled || modelled[k];
   }
+  if (!any_modelled) return OkStatus();
+  if (modelled[static_cast<int>(NcclTransport::kShm)]) {
+    for (int j = 0; j < n; ++j) {
+      const int node = view.topology->gpus[view.gpus[j]];
+      if (view.topology->HostMemoryOfSocket(view.topology->nodes[node].socket) >= 0) continue;
+      for (int i = 0; i < n; ++i)
+        if (i != j && steps->transport[i][j] == NcclTransport::kShm)
+          return InvalidArgumentError("NCCL SHM transport to GPU " + std::to_string(view.gpus[j]) +
+                                      ": its socket has no HOST_MEMORY node in '" + view.topology->name + "'");
+    }
+  }
+  steps->pair_hop_latency_ps = [v = &view, work = request.nccl_step_work, proto, modelled](int src, int dst) {
+    const NcclTransport tr = v->steps.transport[src][dst];
+    if (!modelled[static_cast<int>(tr)]) return SimTime{-1};
+    const StatusOr<NcclPathTimes> path = NcclStepPathTimes(*v->topology, *v->router, v->gpus[src], v->gpus[dst], tr);
+    SPECSIM_CHECK(path.ok()) << path.status().message();
+    return PicosFromMicros(NcclStepHopUs(proto, *path, work));
+  };
+  return OkStatus();
 }
 
 // The collective's own protocol model: NCCL's for the ring's hardware, calibrated for its worst
-// transport.
+// transport; its base from the transport model where no calibration sets one.
 ProtocolModel CollectiveProtocol(NcclProto proto, NcclAlgo algo, const NcclFabricView& view,
                                  const CollectiveRequest& request) {
-  return ApplyProtocolOverrides(NcclProtocolModel(proto, algo, view.hw), proto, view.worst_transport,
-                                request.protocol_overrides, static_cast<int>(request.collective));
+  const int op = static_cast<int>(request.collective);
+  ProtocolModel m = ApplyProtocolOverrides(NcclProtocolModel(proto, algo, view.hw), proto, view.worst_transport,
+                                           request.protocol_overrides, op);
+  if (NcclStepModelCovers(proto) && !CalibratedBase(request.protocol_overrides, view.worst_transport, proto, op))
+    m.base_latency_ps = PicosFromMicros(NcclStepBaseUs(proto, request.nccl_step_work));
+  return m;
+}
+
+// Where a plan's NCCL costs came from (PlannedCollective::step_costs) and the range they carry.
+void DescribeStepCosts(NcclProto proto, const CollectiveRequest& request, const NcclFabricView& view,
+                       PlannedCollective* plan) {
+  const int op = static_cast<int>(request.collective);
+  if (!NcclStepModelCovers(proto)) {
+    plan->step_costs = std::string("NCCL's tuning table (") + NcclProtoName(proto) + " is not in the transport model)";
+    return;
+  }
+  std::string calibrated, modelled;
+  bool present[kNcclTransports] = {};
+  const int n = static_cast<int>(view.steps.transport.size());
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (i != j) present[static_cast<int>(view.steps.transport[i][j])] = true;
+  for (int k = 0; k < kNcclTransports; ++k) {
+    if (!present[k]) continue;
+    const auto tr = static_cast<NcclTransport>(k);
+    const bool cal = CalibratedHop(request.protocol_overrides, tr, proto, op) &&
+                     CalibratedBase(request.protocol_overrides, tr, proto, op);
+    std::string& list = cal ? calibrated : modelled;
+    list += (list.empty() ? "" : ", ") + std::string(NcclTransportName(tr));
+  }
+  const NcclStepWork& w = request.nccl_step_work;
+  if (modelled.empty()) {
+    plan->step_costs = "calibrated (" + calibrated + ")";
+    return;
+  }
+  char range[96];
+  std::snprintf(range, sizeof range, "x%.2f-%.2f", w.range_low, w.range_high);
+  plan->step_costs = "transport model for " + modelled + " (paths from '" + view.topology->name + "', protocol work " +
+                     w.source + "; uncalibrated range " + range + ")";
+  if (!calibrated.empty()) plan->step_costs += "; calibrated for " + calibrated;
+  plan->range_low = w.range_low;
+  plan->range_high = w.range_high;
 }
 
 NcclTuningInput TuningInputOf(const CollectiveRequest& request, int num_ranks, const NcclFabricView& view) {
@@ -279,7 +367,7 @@ StatusOr<Schedule> BuildNcclSchedule(const NcclTuningResult& tuned, const Collec
                                      const NcclFabricView& view, int num_ranks, int channels) {
   const ProtocolModel protocol = CollectiveProtocol(tuned.proto, tuned.algo, view, request);
   StepProtocols steps = view.steps;
-  FillStepModels(tuned.proto, tuned.algo, request, &steps);
+  RETURN_IF_ERROR(FillStepModels(tuned.proto, tuned.algo, request, view, &steps));
   if (tuned.algo == NcclAlgo::kTree) {
     TreeOptions options;
     options.order = {};
@@ -315,6 +403,7 @@ Status PlanNcclAlgorithm(const CollectiveRequest& request, const NcclFabricView&
   plan->choice = (request.algorithm == Algorithm::kAuto ? "NCCL's pick: " : "NCCL's protocol pick: ") + tuned.reason;
   if (request.channels > 0) plan->choice += "; channels fixed at " + std::to_string(request.channels);
   ASSIGN_OR_RETURN(plan->schedule, BuildNcclSchedule(tuned, request, view, n, plan->channels));
+  DescribeStepCosts(tuned.proto, request, view, plan);
   return OkStatus();
 }
 
@@ -327,7 +416,7 @@ Status PlanDirectAllToAll(const CollectiveRequest& request, const NcclFabricView
   options.protocol = CollectiveProtocol(a2a_proto, NcclAlgo::kRing, view, request);
   options.mechanism = view.transport.mechanism;
   StepProtocols steps = view.steps;
-  FillStepModels(a2a_proto, NcclAlgo::kRing, request, &steps);
+  RETURN_IF_ERROR(FillStepModels(a2a_proto, NcclAlgo::kRing, request, view, &steps));
   options.steps = std::move(steps);
   RETURN_IF_ERROR(ValidateAllToAllOptions(n, request.bytes, options));
   plan->schedule = BuildDirectAllToAll(n, request.bytes, options);
@@ -335,6 +424,7 @@ Status PlanDirectAllToAll(const CollectiveRequest& request, const NcclFabricView
   plan->protocol = options.protocol.name;
   plan->channels = options.channels;
   plan->choice = "direct sends to every peer (NCCL send/recv)";
+  DescribeStepCosts(a2a_proto, request, view, plan);
   return OkStatus();
 }
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/coll/nccl_step_model.h"
 #include "sim/coll/protocol.h"
 #include "sim/coll/schedule.h"
 #include "sim/core/status.h"
@@ -55,6 +56,9 @@ struct CollectiveRequest {
   SimTime custom_flag_latency_ps = 0;
   double custom_read_gbps_per_block = 0;  // 0: the fabric's own read cap only
   ProtocolOverrides protocol_overrides;   // calibrated NCCL per-step costs (protocol.h)
+  // NCCL's step and call costs where protocol_overrides has none: the transport model's protocol
+  // work (nccl_step_model.h) over each pair's path. NCCL's tuning table only chooses.
+  NcclStepWork nccl_step_work = DefaultNcclStepWork();
   int64_t bytes = 0;
 };
 
@@ -66,6 +70,13 @@ struct PlannedCollective {
   int channels = 0;
   std::string choice;     // why: NCCL's cost-model comparison, or "fixed by --algo/--proto"
   std::string transport;  // the P2P/SHM decision
+  // Where NCCL's step and call costs came from: the box's calibration, or the transport model
+  // (nccl_step_model.h: which measured box, and the range its transfer check gives). Empty for
+  // the custom kernels.
+  std::string step_costs;
+  // The transport model's range around the prediction (measured / predicted in its transfer
+  // check); 1, 1 where every cost is calibrated or for the custom kernels.
+  double range_low = 1, range_high = 1;
   // NCCL algorithms: the ring's worst transport (shm > p2p_pcie > p2p_nvlink), whose measured step
   // costs apply to the collective's base latency.
   NcclTransport worst_transport = NcclTransport::kP2pNvLink;

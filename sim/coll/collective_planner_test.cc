@@ -277,9 +277,8 @@ TEST(CollectivePlanner, BadRequestsAreErrorsNotCrashes) {
 
 TEST(CollectivePlanner, CalibratedProtocolCostsReplaceNcclsTable) {
   // A latency-bound ring (64 KiB, Simple): its time is NCCL's base + 2(n-1) hops. With the hop
-  // calibrated from 5.7 to 2.0 us and the base from 8.4 to 4.0 us, every transfer's floor and
-  // every rank's start delay follow, and the collective gets faster by about
-  // (8.4 - 4.0) + 14 * (5.7 - 2.0) = 56.2 us.
+  // calibrated to 2.0 us and the base to 4.0 us, every transfer's floor and every rank's start
+  // delay follow them instead of the transport model's (nccl_step_model.h).
   net::Topology t = FourPlusFour();
   net::Router router(t);
   CollectiveRequest request;
@@ -305,7 +304,25 @@ TEST(CollectivePlanner, CalibratedProtocolCostsReplaceNcclsTable) {
   }
   const double a = MicrosFromPicos(TimeCollective(plain->schedule, t, plain->rank_gpus).duration_ps);
   const double b = MicrosFromPicos(TimeCollective(calibrated->schedule, t, calibrated->rank_gpus).duration_ps);
-  EXPECT_NEAR(a - b, 56.2, 5.0);
+  // Uncalibrated, the transport model prices each ring hop by its path (P2P between the GPUs of a
+  // socket, SHM across: NCCL's PXB default level); the 14 steps of the 8-rank ring walk every hop
+  // of the ring (0-1-...-7-0) once and 6 of them twice, so the collective gets faster by about
+  // (base - 4.0) + sum over 14 consecutive hops of (hop - 2.0), the largest such sum.
+  const NcclStepWork work = DefaultNcclStepWork();
+  double hops[8];
+  for (int r = 0; r < 8; ++r) {
+    const NcclTransport tr = NcclTransport::kShm;  // every pair meets at a CPU (PHB, SYS > PXB)
+    auto path = NcclStepPathTimes(t, router, r, (r + 1) % 8, tr);
+    ASSERT_TRUE(path.ok());
+    hops[r] = NcclStepHopUs(NcclProto::kSimple, *path, work);
+  }
+  double worst_chain = 0;
+  for (int s0 = 0; s0 < 8; ++s0) {
+    double chain = 0;
+    for (int k = 0; k < 14; ++k) chain += hops[(s0 + k) % 8] - 2.0;
+    worst_chain = std::max(worst_chain, chain);
+  }
+  EXPECT_NEAR(a - b, (NcclStepBaseUs(NcclProto::kSimple, work) - 4.0) + worst_chain, 5.0);
   // An impossible calibrated value is an input error, not a crash.
   for (NcclTransport tr : {NcclTransport::kP2pNvLink, NcclTransport::kP2pPcie, NcclTransport::kShm})
     request.protocol_overrides.per_transport[{tr, NcclProto::kSimple}].hop_latency_us = -1;
@@ -368,14 +385,17 @@ TEST(CollectivePlannerTest, TwoGpuH200ChannelsAndTransportsFollowNccl) {
       EXPECT_EQ(op.mechanism, net::Mechanism::kHostStaged);
     }
   }
-  // The NVLink ring runs on NVLink's hop latency (0.6 us), SHM on PCI's (1.0 us) for LL.
+  // Uncalibrated, LL's hop is the transport model's over each path: NVLink's 275 + 0 + 275 ns
+  // GPU to GPU; through host memory the write to it (275 + 50 ns) and the polling threads' read
+  // back (325 ns), nccl_step_model.h; LL's step work is 0.
   auto floor_of = [](const PlannedCollective& p) {
     for (const ScheduleOp& op : p.schedule.ops)
       if (op.kind == OpKind::kTransfer) return op.latency_floor_ps;
     return SimTime{-1};
   };
-  EXPECT_EQ(floor_of(*nv), 600'000);
-  EXPECT_EQ(floor_of(*shm), 1'000'000);
+  ASSERT_EQ(DefaultNcclStepWork().step_us[static_cast<size_t>(NcclProto::kLl)], 0);
+  EXPECT_EQ(floor_of(*nv), 550'000);
+  EXPECT_EQ(floor_of(*shm), 650'000);
   // Calibrated per-transport costs reach only their own transport.
   ProtocolCost shm_cost;
   shm_cost.channel_gbps = 7.0;
@@ -387,7 +407,7 @@ TEST(CollectivePlannerTest, TwoGpuH200ChannelsAndTransportsFollowNccl) {
   r.p2p_disable = false;
   auto nv2 = PlanCollective(t, router, r);
   ASSERT_TRUE(nv2.ok());
-  EXPECT_EQ(floor_of(*nv2), 600'000);
+  EXPECT_EQ(floor_of(*nv2), 550'000);
   // LL128 is NCCL's over NVLink only.
   r.protocol = NcclProto::kLl128;
   EXPECT_TRUE(PlanCollective(t, router, r).ok());

@@ -140,12 +140,20 @@ StatusOr<SimTime> DecodeSimulator::CollectiveTime(CommKind kind, int64_t bytes) 
   info.time_us = MicrosFromPicos(timing.duration_ps);
   info.busiest_link = timing.busiest_resource;
   info.busiest_utilisation = timing.busiest_utilisation;
-  char text[256];
+  info.step_costs = plan.step_costs;
+  info.range_low = plan.range_low;
+  info.range_high = plan.range_high;
+  char text[320];
   std::snprintf(text, sizeof(text), "%s %lld B: %s%s%s/%dch %.1f us, busiest link %s (%.0f%%)",
                 coll::CollectiveName(request.collective), static_cast<long long>(bytes), plan.algorithm.c_str(),
                 plan.protocol.empty() ? "" : "/", plan.protocol.c_str(), plan.channels, info.time_us,
                 timing.busiest_resource.c_str(), 100 * timing.busiest_utilisation);
   info.description = text;
+  if (plan.range_low != 1 || plan.range_high != 1) {
+    std::snprintf(text, sizeof(text), "; uncalibrated %.1f-%.1f us", plan.range_low * info.time_us,
+                  plan.range_high * info.time_us);
+    info.description += text;
+  }
   collective_infos_.push_back(std::move(info));
   return timing.duration_ps;
 }

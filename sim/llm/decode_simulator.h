@@ -176,6 +176,10 @@ struct CollectiveInfo {
   std::string busiest_link;
   double busiest_utilisation = 0;
   std::string description;  // "allreduce 14336 B: ring/ll/2ch 35.1 us, busiest gpu0->cpu0 (12%)"
+  // NCCL's: where its step costs came from (coll::PlannedCollective::step_costs) and the range of
+  // the uncalibrated transport model around time_us (1, 1 when calibrated or a custom kernel).
+  std::string step_costs;
+  double range_low = 1, range_high = 1;
 };
 
 struct DecodeResult {

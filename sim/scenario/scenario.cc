@@ -207,6 +207,7 @@ Status ApplyCalibrationToScenario(const std::string& path, LoadedScenario* loade
   // fits write. (The custom-allreduce values are fitted on specsim-validate's own kernels, not on a
   // serving framework's: they stay with compare.)
   setup.allreduce.protocol_overrides = c.nccl.protocol;
+  setup.allreduce.nccl_step_work = c.nccl.step_work;
   // The ranks' host costs (issue per op class, graph launch, sync wake, natural jitter).
   setup.driver = c.host;
   return OkStatus();

@@ -43,6 +43,7 @@ struct Row {
   std::string busiest_link;
   double busiest_utilisation = 0, busiest_bytes = 0;
   std::string choice;
+  double range_low = 1, range_high = 1;  // the uncalibrated transport model's range around time_us
   uint64_t events = 0;
   std::vector<double> resource_bytes;
 };
@@ -186,7 +187,8 @@ StatusOr<std::vector<coll::Algorithm>> AlgorithmsOf(const std::string& algo_flag
 struct CollectiveSweep {
   std::vector<Row> rows;
   std::string transport, ranks_text;
-  std::string custom_path;  // how the custom allreduce ran (its plan's choice), when one did
+  std::string custom_path;              // how the custom allreduce ran (its plan's choice), when one did
+  std::vector<std::string> step_costs;  // where NCCL's step costs came from, each once
   std::vector<std::string> resource_names;
   std::vector<int64_t> skipped;  // sizes below 16 bytes of elements per rank (nccl-tests: size 0)
 };
@@ -241,6 +243,11 @@ StatusOr<CollectiveSweep> SweepCollective(const net::Topology& topology, const n
       row.busiest_utilisation = timing.busiest_utilisation;
       row.busiest_bytes = timing.busiest_bytes;
       row.choice = plan->choice;
+      row.range_low = plan->range_low;
+      row.range_high = plan->range_high;
+      if (!plan->step_costs.empty() &&
+          std::find(sweep.step_costs.begin(), sweep.step_costs.end(), plan->step_costs) == sweep.step_costs.end())
+        sweep.step_costs.push_back(plan->step_costs);
       if (sweep.custom_path.empty() && plan->protocol.empty() &&
           (plan->algorithm == "oneshot" || plan->algorithm == "twoshot"))
         sweep.custom_path = plan->choice.substr(plan->choice.find(", ") + 2);  // after "custom X allreduce"
@@ -287,8 +294,10 @@ void PrintCollectiveJson(const net::Topology& topology, coll::Collective collect
                          {"busbw_gbps", r.busbw},
                          {"busiest_link", r.busiest_link},
                          {"busiest_link_utilisation", r.busiest_utilisation},
-                         {"choice", r.choice}});
+                         {"choice", r.choice},
+                         {"time_range_us", {r.range_low * r.time_us, r.range_high * r.time_us}}});
   }
+  j["nccl_step_costs"] = sweep.step_costs;
   if (!crossover.empty()) j["crossover"] = crossover;
   out << j.dump(1) << "\n";
 }
@@ -300,6 +309,7 @@ void PrintCollectiveTable(const net::Topology& topology, coll::Collective collec
                      topology.name, std::count(sweep.ranks_text.begin(), sweep.ranks_text.end(), ',') + 1,
                      sweep.ranks_text, columns.type);
   out << "# transport: " << sweep.transport << "\n";
+  for (const std::string& c : sweep.step_costs) out << "# NCCL step costs: " << c << "\n";
   // The driver's PCIe P2P mode decides where the custom kernels' peer reads go (net::PeerAccessOf).
   if (!sweep.custom_path.empty())
     out << "# one-shot / two-shot: " << sweep.custom_path

@@ -1,6 +1,7 @@
 #include "sim/io/file_io.h"
 #include "sim/tools/simulate_command.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <fstream>
@@ -248,6 +249,11 @@ void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::Decode
   j["host_cost_band"] = HostCostBandJson(band);
   j["collectives"] = nlohmann::json::array();
   for (const llm::CollectiveInfo& c : r.collectives) j["collectives"].push_back(c.description);
+  j["nccl_step_costs"] = nlohmann::json::array();
+  for (const llm::CollectiveInfo& c : r.collectives)
+    if (!c.step_costs.empty() &&
+        std::find(j["nccl_step_costs"].begin(), j["nccl_step_costs"].end(), c.step_costs) == j["nccl_step_costs"].end())
+      j["nccl_step_costs"].push_back(c.step_costs);
   out << j.dump(1) << "\n";
 }
 
@@ -447,6 +453,11 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
   PrintHostCostBand(r, *band, out);
   out << "#\n# collectives (each simulated on the fabric once, reused per occurrence):\n";
   for (const llm::CollectiveInfo& c : r.collectives) out << "#   " << c.description << "\n";
+  std::vector<std::string> step_costs;
+  for (const llm::CollectiveInfo& c : r.collectives)
+    if (!c.step_costs.empty() && std::find(step_costs.begin(), step_costs.end(), c.step_costs) == step_costs.end())
+      step_costs.push_back(c.step_costs);
+  for (const std::string& s : step_costs) out << "#   NCCL step costs: " << s << "\n";
   PrintVariants("allreduce choice", "allreduce", "step comm (ms)", "verify comm (ms)", algo_rows, out);
   PrintVariants("capture mode and host sync (the scenario's allreduce)", "pacing", "verify comm (ms)", "of which wait",
                 pacing_rows, out);

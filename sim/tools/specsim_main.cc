@@ -9,6 +9,7 @@
 #include "sim/tools/collective_command.h"
 #include "sim/tools/compare_command.h"
 #include "sim/tools/hardware_from_trace_command.h"
+#include "sim/tools/nccl_transport_command.h"
 #include "sim/tools/import_profile_command.h"
 #include "sim/tools/simulate_command.h"
 #include "sim/tools/sweep_command.h"
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   specsim::tools::AddCalibrateCommand(app, &exit_code);
   specsim::tools::AddCompareCommand(app, &exit_code);
   specsim::tools::AddHardwareFromTraceCommand(app, &exit_code);
+  specsim::tools::AddNcclTransportCommand(app, &exit_code);
   specsim::tools::AddImportProfileCommand(app, &exit_code);
   // A first word that is no command: name the commands (CLI11 says "A subcommand is required").
   if (argc >= 2 && argv[1][0] != '-') {

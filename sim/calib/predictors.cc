@@ -1,5 +1,7 @@
 #include "sim/calib/predictors.h"
 
+#include "sim/calib/rank_group_box.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -256,11 +258,13 @@ StatusOr<coll::CollectiveRequest> CollectiveRequestOf(const trace::CollectivePar
 std::string MeasuredOnlyReason(trace::Kind kind) {
   switch (kind) {
     case trace::KIND_HOST_FLAG_ROUNDTRIP:
-      return "a flag round trip through mapped host memory (host_staged suite): measured for the latency model of "
-             "host-staged allreduces (issue 39), which specsim does not have yet";
+      return "a flag round trip through mapped host memory (host_staged suite): an input of the host-staged custom "
+             "allreduce model (the rank-group items take half the same-GPU round trip as a flag's one-way trip), "
+             "not a prediction";
     case trace::KIND_HOST_SMALL_READS:
       return "small reads of mapped host memory with bounded reads in flight (host_staged suite): measured for the "
-             "latency model of host-staged allreduces (issue 39), which specsim does not have yet";
+             "host-staged custom allreduce model, whose reads take the fabric's outstanding-bytes cap instead; not "
+             "a prediction";
     default: return "";
   }
 }
@@ -437,15 +441,60 @@ Prediction Predictor::PredictKernel(const trace::Item& item) const {
   return Us(TimedKernelNs(*cost, params_.bench, device_ns));
 }
 
+// The trace's own one-way flag trip through host memory: half the median of its flag round trips
+// answered by another block of the same GPU (host_staged suite); the planner's measured constant
+// when it has none.
+double HostFlagOneWayOfTrace(const trace::Trace& trace) {
+  std::vector<double> rt;
+  for (const trace::Item& it : trace.items())
+    if (it.kind() == trace::KIND_HOST_FLAG_ROUNDTRIP && it.name().find("/same_gpu/") != std::string::npos &&
+        it.stats().median_us() > 0)
+      rt.push_back(it.stats().median_us());
+  if (rt.empty()) return coll::kHostFlagOneWayUs;
+  std::sort(rt.begin(), rt.end());
+  return 0.5 * rt[rt.size() / 2];
+}
+
+Prediction Predictor::PredictRankGroups(const trace::Item& item) const {
+  const trace::CollectiveParams& c = item.collective();
+  const int n = c.rank_groups_on_one_gpu();
+  if (c.custom_barrier() != trace::BARRIER_FRAMEWORK || !c.custom_flags_block_major())
+    return NotSimulated(
+        "custom allreduce of " + std::to_string(n) + " ranks as block groups on one GPU with " +
+        (c.custom_barrier() == trace::BARRIER_FRAMEWORK ? std::string("our rank-major flag layout")
+                                                        : std::string("our system-fence barrier")) +
+        ": the host-staged custom allreduce model prices vLLM's barrier and flag layout (the -vllmflags items)");
+  if (c.gpus_size() < 1 || c.gpus(0) < 0 || c.gpus(0) >= topology_.num_gpus())
+    return NotSimulated(GpuRangeReason(c.gpus_size() > 0 ? c.gpus(0) : -1, topology_));
+  auto box = RankGroupBox(topology_, c.gpus(0), n);
+  if (!box.ok()) return NotSimulated(box.status().message());
+  auto request = CollectiveRequestOf(c, params_);
+  if (!request.ok()) return NotSimulated(request.status().message());
+  request->gpus.clear();
+  for (int r = 0; r < n; ++r) request->gpus.push_back(r);
+  // vLLM's kernel: inputs in the registered (here: mapped host) buffers, no staging; its barrier
+  // flags priced from the trace's own flag trips and the measured line serialization; the reads by
+  // the fabric's outstanding-bytes cap (kernel_read_outstanding_bytes_per_sm, from zero-copy reads).
+  request->custom_stage_input = false;
+  request->custom_host_mapped = true;
+  request->custom_registered_host = true;
+  const int blocks = c.blocks() > 0 ? c.blocks() : coll::FrameworkCustomBlocks(c.bytes());
+  request->custom_flag_latency_ps = PicosFromMicros(coll::HostFlagFloorUs(n, blocks, HostFlagOneWayOfTrace(trace_)));
+  request->custom_read_gbps_per_block = 0;
+  const net::Router router(*box);
+  auto plan = coll::PlanCollective(*box, router, *request);
+  if (!plan.ok()) return NotSimulated(plan.status().message());
+  const coll::CollectiveTiming timing = coll::TimeCollective(plan->schedule, router, plan->rank_gpus);
+  if (timing.duration_ps >= kMaxDurationPs)
+    return NotSimulated("its simulated time passed specsim's clock range (a link rate out of range)");
+  // One launch of the whole grid, timed as validate times a kernel (eager).
+  return Us(NanosFromPicos(timing.duration_ps) + params_.compute.launch_overhead_eager_ns);
+}
+
 Prediction Predictor::PredictCollective(const trace::Item& item) const {
   if (!item.has_collective()) return NotSimulated("collective item without collective parameters");
   const trace::CollectiveParams& c = item.collective();
-  if (c.rank_groups_on_one_gpu() > 0)
-    return NotSimulated("custom allreduce of " + std::to_string(c.nranks()) +
-                        " ranks run as block groups on one GPU through its host memory (host_staged suite): the "
-                        "rank-group emulation is measured for the host-staged allreduce model (issue 39), not "
-                        "simulated as a box of " +
-                        std::to_string(c.nranks()) + " GPUs");
+  if (c.rank_groups_on_one_gpu() > 0) return PredictRankGroups(item);
   for (int g : c.gpus())
     if (g < 0 || g >= topology_.num_gpus()) return NotSimulated(GpuRangeReason(g, topology_));
   const int gpu0 = c.gpus_size() > 0 ? c.gpus(0) : 0;

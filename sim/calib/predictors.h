@@ -146,6 +146,8 @@ class Predictor {
   Prediction PredictTransfer(const trace::Item& item) const;
   Prediction PredictKernel(const trace::Item& item) const;
   Prediction PredictCollective(const trace::Item& item) const;
+  // A custom allreduce run as rank groups on one GPU (rank_group_box.h).
+  Prediction PredictRankGroups(const trace::Item& item) const;
   Prediction PredictDecode(const trace::Item& item) const;
   P2pParams P2pFor(const trace::TransferParams& t) const;
   double HostCopiesTogetherNs(const trace::TransferParams& t) const;

@@ -430,9 +430,11 @@ Status PlanDirectAllToAll(const CollectiveRequest& request, const NcclFabricView
 
 }  // namespace
 
-double HostFlagFloorUs(int num_ranks, int blocks) {
+double HostFlagFloorUs(int num_ranks, int blocks) { return HostFlagFloorUs(num_ranks, blocks, kHostFlagOneWayUs); }
+
+double HostFlagFloorUs(int num_ranks, int blocks, double one_way_us) {
   const int per_line = std::max(1, num_ranks) * std::clamp(blocks, 1, kFrameworkFlagBlocksPerLine);
-  return kHostFlagOneWayUs + (per_line - 1) * kHostFlagLineWriteUs;
+  return one_way_us + (per_line - 1) * kHostFlagLineWriteUs;
 }
 
 int FrameworkCustomBlocks(int64_t bytes) {
@@ -489,7 +491,7 @@ StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& t
   // Nor where the driver stages peer reads through system memory, or gives no peer mapping
   // (net::PeerAccessOf: the driver's PCIe P2P mode): the kernels' pulls then take the host path.
   options.host_mapped = request.custom_host_mapped || request.p2p_disable || !not_direct.empty();
-  options.stage_input = request.custom_stage_input || options.host_mapped;
+  options.stage_input = request.custom_stage_input || (options.host_mapped && !request.custom_registered_host);
   options.flag_latency_ps = request.custom_flag_latency_ps;
   // Uncalibrated: a barrier flag through host memory takes at least the measured one-way trip and
   // the other writes into its line.

@@ -53,6 +53,9 @@ struct CollectiveRequest {
   // no peer access); the floor of a barrier flag's trip (calibrated per transport).
   bool custom_stage_input = false;
   bool custom_host_mapped = false;
+  // With custom_host_mapped: the inputs already lie in the mapped host buffers (vLLM's registered
+  // path with host buffers; validate's framework-barrier kernels): no staging copy.
+  bool custom_registered_host = false;
   SimTime custom_flag_latency_ps = 0;
   double custom_read_gbps_per_block = 0;  // 0: the fabric's own read cap only
   ProtocolOverrides protocol_overrides;   // calibrated NCCL per-step costs (protocol.h)
@@ -108,6 +111,8 @@ inline constexpr int kFrameworkFlagBlocksPerLine = 4;
 // The floor of a barrier flag through host memory, uncalibrated: the one-way trip, then the other
 // flags of its line: n ranks x min(blocks, 4) writes per line in each barrier.
 double HostFlagFloorUs(int num_ranks, int blocks);
+// The same with the one-way trip given (a trace's own flag round trips / 2).
+double HostFlagFloorUs(int num_ranks, int blocks, double one_way_us);
 // vLLM's grid for `bytes` (same source, CustomAllreduce::allreduce): 512 threads per block, one
 // 16-byte pack per thread, min(36, ceil(packs / 512)) blocks, at least 1.
 int FrameworkCustomBlocks(int64_t bytes);

@@ -159,9 +159,6 @@ Status ValidateCustomAllReduceOptions(int num_ranks, int64_t bytes, const Custom
   if (options.launch_delay_ps < 0) return InvalidArgumentError("launch_delay_ps must be >= 0");
   if (options.flag_latency_ps < 0) return InvalidArgumentError("flag_latency_ps must be >= 0");
   if (!(options.read_gbps_per_block >= 0)) return InvalidArgumentError("read_gbps_per_block must be >= 0");
-  if (options.host_mapped && !options.stage_input)
-    return InvalidArgumentError(
-        "host_mapped needs stage_input: without peer access the inputs are read from host copies");
   return OkStatus();
 }
 
@@ -207,9 +204,11 @@ Schedule BuildTwoShotAllReduce(int n, int64_t bytes, const CustomAllReduceOption
   for (int r = 0; r < n; ++r) after[r] = {ready[r]};
   const FlagMatrix start = AddBarrier(s, after, options);
   const Buffer src = staged ? Buffer::kStage : Buffer::kIn;
-  // Staged: block r is reduced into the exchange buffer kStageOut, which starts empty, so the
-  // rank's own contribution is reduced in as well; registered: into the output, which holds it.
-  const Buffer reduced = staged ? Buffer::kStageOut : Buffer::kOut;
+  // Staged, or registered in host memory: block r is reduced into the exchange buffer kStageOut
+  // (in host memory when mapped), which starts empty, so the rank's own contribution is reduced in
+  // as well; registered in GPU memory: into the output, which holds it.
+  const bool exchange = staged || host;
+  const Buffer reduced = exchange ? Buffer::kStageOut : Buffer::kOut;
   const int reads = (n - 1) + (host ? 1 : 0);
   const double sms = static_cast<double>(options.blocks) / std::max(1, reads);
   std::vector<std::vector<int32_t>> scatter(n);
@@ -220,7 +219,7 @@ Schedule BuildTwoShotAllReduce(int n, int64_t bytes, const CustomAllReduceOption
       scatter[r].push_back(
           s.Add(Pull(p, r, src, reduced, DataEffect::kReduce, r, r + 1, block, sms, host, {ready[r], start[p][r]})));
     }
-    if (staged) {
+    if (exchange) {
       if (host) {
         scatter[r].push_back(
             s.Add(Pull(r, r, src, reduced, DataEffect::kReduce, r, r + 1, block, sms, true, {ready[r]})));
@@ -250,7 +249,7 @@ Schedule BuildTwoShotAllReduce(int n, int64_t bytes, const CustomAllReduceOption
       gather[r].push_back(s.Add(Pull(p, r, reduced, Buffer::kOut, DataEffect::kCopy, p, p + 1,
                                      EvenShareBytes(bytes, n, p), sms, host, {ready[r], middle[p][r]})));
     }
-    if (staged) {
+    if (exchange) {
       const int64_t block = EvenShareBytes(bytes, n, r);
       // Its own block: from its host copy, or a local copy.
       gather[r].push_back(

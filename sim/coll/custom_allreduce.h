@@ -26,6 +26,9 @@
 //   its own buffer's included (one-shot: n reads of S; two-shot reduce-scatter n reads of S/n plus
 //   the S/n result written back to host while the reads run, gather n reads of S/n). Without
 //   host_mapped the copy and the rank's own reads are local (kLocal; own reads are not charged).
+//  registered in host memory (host_mapped without stage_input: vLLM's registered path where the
+//   buffers are mapped host memory; validate's framework-barrier kernels as rank groups): as staged
+//   through host memory without the staging write.
 //
 // Segments: num_segments = n, segment r = block r (bytes split by EvenShareBytes).
 // SMs: the kernel's `blocks` thread blocks are shared by the pulls that run at once, so each pull
@@ -45,14 +48,14 @@ struct CustomAllReduceOptions {
   int64_t flag_bytes_per_block = 4;  // each block writes a 4-byte flag into every peer
   SimTime launch_delay_ps = 0;       // kernel launch, a kDelay per rank before the start barrier
   bool stage_input = false;          // see the layouts above
-  bool host_mapped = false;          // exchange buffers and flags in mapped host memory; needs stage_input
+  bool host_mapped = false;          // exchange buffers and flags in mapped host memory (inputs staged there,
+                                     // or, without stage_input, registered there: read in place)
   SimTime flag_latency_ps = 0;       // floor of every barrier flag's trip
   double read_gbps_per_block = 0;    // the most one block reads (payload); a pull's cap is read_sms x this,
                                      // replacing the fabric's outstanding-request cap; 0 = none (the fabric's)
 };
 
-// InvalidArgument for num_ranks < 1, bytes < 0, blocks < 1, flag bytes < 0, negative times, or
-// host_mapped without stage_input.
+// InvalidArgument for num_ranks < 1, bytes < 0, blocks < 1, flag bytes < 0, or negative times.
 Status ValidateCustomAllReduceOptions(int num_ranks, int64_t bytes, const CustomAllReduceOptions& options);
 
 // REQUIRES: ValidateCustomAllReduceOptions(...).ok().

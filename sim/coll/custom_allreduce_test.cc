@@ -147,9 +147,30 @@ TEST(CustomAllReduceTest, StagedThroughHostMemory) {
       }
     }
   }
-  CustomAllReduceOptions bad;
-  bad.host_mapped = true;
-  EXPECT_FALSE(ValidateCustomAllReduceOptions(2, kS, bad).ok());
+}
+
+// Registered host buffers (vLLM's registered path where the buffers are mapped host memory, our
+// framework-barrier kernels as rank groups): the input is read where it lies, no staging write;
+// one-shot reads n * S from host memory per rank (its own input included), two-shot S, then its
+// reduced block goes back to host memory for the gather's S.
+TEST(CustomAllReduceTest, RegisteredInHostMemoryReadsInPlace) {
+  for (int n = 2; n <= 8; ++n) {
+    CustomAllReduceOptions o;
+    o.host_mapped = true;
+    ASSERT_TRUE(ValidateCustomAllReduceOptions(n, kS, o).ok());
+    for (bool two : {false, true}) {
+      const Schedule s = two ? BuildTwoShotAllReduce(n, kS, o) : BuildOneShotAllReduce(n, kS, o);
+      ASSERT_TRUE(CheckSchedule(s).ok()) << "n=" << n << " two=" << two << ": " << CheckSchedule(s).ToString();
+      int64_t to_host = 0, from_host = 0;
+      for (const ScheduleOp& op : s.ops) {
+        if (op.kind != OpKind::kTransfer || op.host_end == HostEnd::kNone || op.dst_rank != 0) continue;
+        (op.host_end == HostEnd::kDst ? to_host : from_host) += op.bytes;
+      }
+      const int64_t block = EvenShareBytes(kS, n, 0);
+      EXPECT_EQ(to_host, two ? block : 0) << n;
+      EXPECT_EQ(from_host, two ? 2 * kS : n * kS) << n;
+    }
+  }
 }
 
 TEST(CustomAllReduceTest, StagedOverPeerMemoryReadsPeersOnly) {

@@ -127,6 +127,10 @@ mapped host memory) and writes a measurement trace
                      4): each round times every loop for its share of --iters, in order in even
                      rounds and in reverse in odd ones, on newly started rank threads, so that a slow
                      drift of the host's speed or one thread placement falls on every loop alike
+  --custom-sizes L   host_staged: sizes of the custom allreduce rank-group items (default
+                     1KiB,16KiB,64KiB,256KiB; each a multiple of 16 bytes in [16, 4MiB])
+  --custom-variants L host_staged: which custom allreduce variants run (default all): packed,
+                     flagline, vllmflags, thp, hostalloc, nc, hostalloc-nc, fence, fence-flagline
   --help             this text
 NCCL variables (NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_P2P_LEVEL,
 NCCL_P2P_DISABLE, ...) are taken from the environment and recorded; NCCL_NVLS_ENABLE=0 is set when unset.
@@ -174,6 +178,29 @@ StatusOr<bool> ApplyListFlag(const std::string& flag, const std::string& value, 
       if (v < 1 || v > hi)
         return InvalidArgument(flag + ": each in [1, " + std::to_string(hi) + "], got " + std::to_string(v));
     (flag == "--verify-widths" ? o.verify_widths : o.verify_batches) = *l;
+  } else if (flag == "--custom-sizes") {
+    o.custom_sizes.clear();
+    for (const std::string& item : SplitCommaList(value)) {
+      auto size = ParseSize(item);
+      if (!size.ok()) return size.status().Annotate("--custom-sizes");
+      if (*size < 16 || *size > (4 << 20) || *size % 16 != 0)
+        return InvalidArgument("--custom-sizes: " + item + " is not a multiple of 16 bytes in [16, 4MiB]");
+      o.custom_sizes.push_back(*size);
+    }
+    if (o.custom_sizes.empty()) return InvalidArgument("--custom-sizes: empty list");
+    std::sort(o.custom_sizes.begin(), o.custom_sizes.end());
+    o.custom_sizes.erase(std::unique(o.custom_sizes.begin(), o.custom_sizes.end()), o.custom_sizes.end());
+  } else if (flag == "--custom-variants") {
+    o.custom_variants = SplitCommaList(value);
+    if (o.custom_variants.empty()) return InvalidArgument("--custom-variants: empty list");
+    for (const std::string& v : o.custom_variants) {
+      const auto& all = CustomVariantNames();
+      if (std::find(all.begin(), all.end(), v) == all.end()) {
+        std::string allowed;
+        for (const std::string& a : all) allowed += (allowed.empty() ? "" : ", ") + a;
+        return InvalidArgument("--custom-variants: unknown variant '" + v + "' (" + allowed + ")");
+      }
+    }
   } else if (flag == "--nccl-log") {
     o.nccl_logs = SplitCommaList(value);
     if (o.nccl_logs.empty()) return InvalidArgument("--nccl-log: empty list");
@@ -230,11 +257,28 @@ Status ApplyScalarFlag(const std::string& flag, const std::string& value, Option
 StatusOr<Options> ParseArgs(const std::vector<std::string>& args) {
   Options o;
   const std::vector<std::string> bool_flags{"--quick", "--help", "-h", "--no-json"};
-  const std::vector<std::string> value_flags{
-      "--suites",   "--out",           "--model",        "--draft-model",  "--tp",
-      "--gpus",     "--iters",         "--warmup",       "--seed",         "--max-bytes",
-      "--timeout",  "--batch",         "--context",      "--draft-steps",  "--accept",
-      "--nccl-log", "--verify-widths", "--verify-batch", "--rank-threads", "--pacing-rounds"};
+  const std::vector<std::string> value_flags{"--suites",
+                                             "--out",
+                                             "--model",
+                                             "--draft-model",
+                                             "--tp",
+                                             "--gpus",
+                                             "--iters",
+                                             "--warmup",
+                                             "--seed",
+                                             "--max-bytes",
+                                             "--timeout",
+                                             "--batch",
+                                             "--context",
+                                             "--draft-steps",
+                                             "--accept",
+                                             "--nccl-log",
+                                             "--verify-widths",
+                                             "--verify-batch",
+                                             "--rank-threads",
+                                             "--pacing-rounds",
+                                             "--custom-sizes",
+                                             "--custom-variants"};
   auto contains = [](const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
   };

@@ -53,6 +53,10 @@ struct Options {
   // --pacing-rounds: the pacing suite's layer loops are timed in this many interleaved rounds
   // (pacing.h PlanRounds): every case a block of iterations per round, on freshly started threads.
   int pacing_rounds = 4;
+  // host_staged: sizes of the custom allreduce rank-group items (--custom-sizes; empty: 1K, 16K,
+  // 64K, 256K) and which variants run (--custom-variants; empty: all, kCustomVariants).
+  std::vector<int64_t> custom_sizes;
+  std::vector<std::string> custom_variants;
   bool no_json = false;  // --no-json
   bool help = false;     // --help
 };
@@ -63,6 +67,12 @@ std::string Usage();
 
 // "64KiB" -> 65536, "1MB" -> 1000000, "4" -> 4. Error on junk, negative or overflow.
 StatusOr<int64_t> ParseSize(const std::string& text);
+// The host_staged suite's custom allreduce variants, by the name --custom-variants takes.
+inline const std::vector<std::string>& CustomVariantNames() {
+  static const std::vector<std::string> names{"packed", "flagline",     "vllmflags", "thp",           "hostalloc",
+                                              "nc",     "hostalloc-nc", "fence",     "fence-flagline"};
+  return names;
+}
 StatusOr<std::vector<int>> ParseIntList(const std::string& text);
 std::vector<std::string> SplitCommaList(const std::string& text);
 

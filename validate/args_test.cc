@@ -134,6 +134,22 @@ TEST(ParseSize, Units) {
   EXPECT_FALSE(ParseSize("99999999999999999GiB").ok());
 }
 
+TEST(ParseArgs, CustomSizesAndVariants) {
+  auto d = ParseArgs({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->custom_sizes.empty());
+  EXPECT_TRUE(d->custom_variants.empty());
+  auto o = ParseArgs({"--custom-sizes", "16KiB,14336,4KiB,14336", "--custom-variants=vllmflags,fence"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->custom_sizes, (std::vector<int64_t>{4096, 14336, 16384}));  // sorted, once each
+  EXPECT_EQ(o->custom_variants, (std::vector<std::string>{"vllmflags", "fence"}));
+  const std::string odd = ParseArgs({"--custom-sizes", "1000"}).status().message();
+  EXPECT_NE(odd.find("multiple of 16"), std::string::npos) << odd;
+  EXPECT_FALSE(ParseArgs({"--custom-sizes", "8MiB"}).ok());
+  const std::string unknown = ParseArgs({"--custom-variants", "vllm"}).status().message();
+  EXPECT_NE(unknown.find("vllmflags"), std::string::npos) << unknown;  // lists the allowed names
+}
+
 TEST(ParseArgs, HelpFlag) {
   auto o = ParseArgs({"-h"});
   ASSERT_TRUE(o.ok());

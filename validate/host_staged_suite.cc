@@ -388,8 +388,9 @@ float RankValue(int r, int64_t i) { return static_cast<float>(((i * 7 + r * 3) %
 Status CustomRankGroups(Context& ctx, const Placement& placement) {
   const int dev = ctx.devices[0];
   constexpr int kThreadsAr = 512;
-  const std::vector<int64_t> sizes =
-      ctx.opt.quick ? std::vector<int64_t>{1024, 16384} : std::vector<int64_t>{1024, 16384, 65536, 262144};
+  const std::vector<int64_t> sizes = !ctx.opt.custom_sizes.empty() ? ctx.opt.custom_sizes
+                                     : ctx.opt.quick               ? std::vector<int64_t>{1024, 16384}
+                                                                   : std::vector<int64_t>{1024, 16384, 65536, 262144};
   const int64_t max_count = sizes.back() / 2;
   CUDA_RETURN_IF_ERROR(cudaSetDevice(dev));
   ASSIGN_OR_RETURN(Stream s, Stream::Create(dev));
@@ -459,21 +460,25 @@ Status CustomRankGroups(Context& ctx, const Placement& placement) {
     enum class Buffers { kRegistered, kRegisteredHuge, kHostAlloc };
     // Flags: packed (32 slots per 128-byte line) or one line per slot.
     struct Variant {
+      const char* name;  // as --custom-variants names it (CustomVariantNames)
       CustomBarrierKind barrier;
       Buffers buffers;
       bool nc;
       int flag_stride;
       bool block_major = false;
     };
-    for (Variant v : {Variant{CustomBarrierKind::kFramework, Buffers::kRegistered, false, 1},
-                      Variant{CustomBarrierKind::kFramework, Buffers::kRegistered, false, kMaxFlagStride},
-                      Variant{CustomBarrierKind::kFramework, Buffers::kRegistered, false, 1, true},
-                      Variant{CustomBarrierKind::kFramework, Buffers::kRegisteredHuge, false, 1},
-                      Variant{CustomBarrierKind::kFramework, Buffers::kHostAlloc, false, 1},
-                      Variant{CustomBarrierKind::kFramework, Buffers::kRegistered, true, 1},
-                      Variant{CustomBarrierKind::kFramework, Buffers::kHostAlloc, true, 1},
-                      Variant{CustomBarrierKind::kSystemFence, Buffers::kRegistered, false, 1},
-                      Variant{CustomBarrierKind::kSystemFence, Buffers::kRegistered, false, kMaxFlagStride}}) {
+    for (Variant v :
+         {Variant{"packed", CustomBarrierKind::kFramework, Buffers::kRegistered, false, 1},
+          Variant{"flagline", CustomBarrierKind::kFramework, Buffers::kRegistered, false, kMaxFlagStride},
+          Variant{"vllmflags", CustomBarrierKind::kFramework, Buffers::kRegistered, false, 1, true},
+          Variant{"thp", CustomBarrierKind::kFramework, Buffers::kRegisteredHuge, false, 1},
+          Variant{"hostalloc", CustomBarrierKind::kFramework, Buffers::kHostAlloc, false, 1},
+          Variant{"nc", CustomBarrierKind::kFramework, Buffers::kRegistered, true, 1},
+          Variant{"hostalloc-nc", CustomBarrierKind::kFramework, Buffers::kHostAlloc, true, 1},
+          Variant{"fence", CustomBarrierKind::kSystemFence, Buffers::kRegistered, false, 1},
+          Variant{"fence-flagline", CustomBarrierKind::kSystemFence, Buffers::kRegistered, false, kMaxFlagStride}}) {
+      const std::vector<std::string>& only = ctx.opt.custom_variants;
+      if (!only.empty() && std::find(only.begin(), only.end(), v.name) == only.end()) continue;
       if (v.buffers == Buffers::kRegisteredHuge && !have_huge) continue;
       // cudaHostAlloc'd buffers are not bound: measured once, with the first placement.
       if (v.buffers == Buffers::kHostAlloc && placement.kind == trace::PLACEMENT_FAR_NODE) continue;

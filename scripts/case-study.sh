@@ -220,6 +220,42 @@ cat <<'TXT'
   host memory.
 - Tree results are upper bounds (acceptance credited as if each of the topk candidates were an
   independent chance); advise never picks them.
+
+## 8. Conclusion: what specsim predicts for the case, and why
+
+The founding case on the dual-socket box, per framework profile (each profile names the versions
+it describes), with plain decoding, EAGLE-3 in SGLang's default shape for Kimi-K2 (3 steps, topk 1,
+4 draft tokens) and the forced one-shot custom allreduce; beside each figure the ranges that no
+measurement on such a box has narrowed yet:
+
+TXT
+python3 scripts/case-study-answer.py "$SPECSIM" $scenario
+cat <<'TXT'
+
+Why: on this box every GPU pair meets only at a CPU, so NCCL runs SHM through host memory, and a
+decode-size allreduce is 14 ring steps of latency (section 6): 107 us for 14 KB, and the same for the
+verify pass's 57 KB. Collectives are 72% of a decode step, and the verify pass runs the same 124 of
+them for 4 tokens, so with 2.96 tokens accepted per cycle EAGLE-3 pays about 2.1x on both profiles,
+at both ends of the host-cost band and of the NCCL range. The forced one-shot kernel replaces each
+14-step ring with two barriers through host memory and 2-block reads (about 22 us), which makes
+plain decoding 2.3x faster and leaves EAGLE-3 1.5x on top of that, as the verify pass's compute
+then dominates its cycle.
+
+Where specsim disagrees with the case (EAGLE-3 slower than plain decoding, the forced kernel slower
+still), the parameter that would have to change:
+- EAGLE-3 losing in CUDA graphs needs the figure in the last paragraph above: hundreds of
+  microseconds more per verify collective, or tens of milliseconds of host time per cycle. Neither
+  fits anything measured (the transport model's whole range is x0.81-1.22; the H200 host's PyTorch
+  costs are tens of microseconds per call). The one mechanism in the model that does flip it is a
+  verify pass launched eagerly with per-op host jitter (section 3: 0.85x at a 10 us mean, 0.47x at
+  50 us), which is physically plausible (the H200 probe measured 36 us per eager PyTorch call, with
+  tails) if the verify pass ran eagerly on that box: the profiles' capture modes are `[UNVERIFIED]`,
+  and that is the first thing to measure there.
+- The forced kernel losing needs NCCL's ring under 0.9 us per step or the kernel 5x slower than the
+  H200's host-memory mechanisms give it (section 7): the first is below any path latency, the second
+  needs a mechanism that one GPU cannot show, eight GPUs' flags and reads queueing at two sockets'
+  root complexes. Measuring our kernels on two GPUs across sockets (`specsim-validate --suites
+  host_staged`) is what would settle it.
 TXT
 } > "$doc"
 

@@ -241,8 +241,11 @@ StatusOr<coll::CollectiveRequest> CollectiveRequestOf(const trace::CollectivePar
     request.algorithm =
         c.implementation() == trace::IMPL_ONE_SHOT ? coll::Algorithm::kOneShot : coll::Algorithm::kTwoShot;
     if (c.blocks() > 0) request.custom_blocks = c.blocks();
-    // validate's kernels stage the input into their exchange buffers (validate/allreduce_kernels.cu).
+    // validate's kernels stage the input into their exchange buffers (validate/allreduce_kernels.cu),
+    // and its system-fence kernel (every item before the framework discipline) ends two-shot with a
+    // third barrier.
     request.custom_stage_input = true;
+    request.custom_fence_kernel = c.custom_barrier() != trace::BARRIER_FRAMEWORK;
     request.custom_host_mapped = c.transport() == trace::TRANSPORT_HOST_MAPPED;
     const bool host = request.custom_host_mapped;
     request.custom_flag_latency_ps =

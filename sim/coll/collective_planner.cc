@@ -498,6 +498,18 @@ StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& t
   if (options.host_mapped && options.flag_latency_ps == 0)
     options.flag_latency_ps = PicosFromMicros(HostFlagFloorUs(static_cast<int>(gpus.size()), options.blocks));
   options.read_gbps_per_block = request.custom_read_gbps_per_block;
+  options.two_shot_end_barrier = request.custom_fence_kernel;
+  // vLLM's middle barrier releases the reduced block's stores to host memory: their completion, a
+  // round trip between the GPU and its socket's memory (the first rank's path; the fence kernel
+  // fences at every barrier, which its flag floor carries).
+  if (options.host_mapped && !request.custom_fence_kernel) {
+    const int node = topology.gpus[gpus[0]];
+    const int memory = topology.HostMemoryOfSocket(topology.nodes[node].socket);
+    if (memory >= 0) {
+      const net::Router router(topology);
+      options.middle_release_ps = PicosFromMicros(2 * router.Route(node, memory).latency_ns * 1e-3);
+    }
+  }
   RETURN_IF_ERROR(ValidateCustomAllReduceOptions(static_cast<int>(gpus.size()), request.bytes, options));
   if (options.host_mapped) {
     for (int g : gpus)

@@ -56,6 +56,10 @@ struct CollectiveRequest {
   // With custom_host_mapped: the inputs already lie in the mapped host buffers (vLLM's registered
   // path with host buffers; validate's framework-barrier kernels): no staging copy.
   bool custom_registered_host = false;
+  // Validate's system-fence kernel (every thread fences around every barrier; two-shot ends with a
+  // third barrier) instead of vLLM's and SGLang's (no third barrier; a release at two-shot's middle
+  // barrier, which through host memory waits for the reduced block's stores: custom_allreduce.h).
+  bool custom_fence_kernel = false;
   SimTime custom_flag_latency_ps = 0;
   double custom_read_gbps_per_block = 0;  // 0: the fabric's own read cap only
   ProtocolOverrides protocol_overrides;   // calibrated NCCL per-step costs (protocol.h)

@@ -29,7 +29,7 @@ Schedule Skeleton(const char* algorithm, int n, int64_t bytes, const CustomAllRe
 // for several ops, one zero-length join op of r waits for them and the n - 1 flags for it (n
 // edges instead of n^2 per rank: the end barrier of a 256-rank one-shot had 16.7M).
 FlagMatrix AddBarrier(Schedule& s, const std::vector<std::vector<int32_t>>& after,
-                      const CustomAllReduceOptions& options) {
+                      const CustomAllReduceOptions& options, SimTime extra_floor_ps = 0) {
   const int n = s.num_ranks;
   FlagMatrix flag(n, std::vector<int>(n, -1));
   std::vector<std::vector<int32_t>> joined(n);
@@ -56,7 +56,7 @@ FlagMatrix AddBarrier(Schedule& s, const std::vector<std::vector<int32_t>>& afte
       f.bytes = options.blocks * options.flag_bytes_per_block;
       // Flags in host memory: written by r into host memory, polled there by p.
       f.mechanism = options.host_mapped ? net::Mechanism::kHostStaged : net::Mechanism::kKernelWrite;
-      f.latency_floor_ps = options.flag_latency_ps;
+      f.latency_floor_ps = options.flag_latency_ps + extra_floor_ps;
       f.deps = joined[r];
       flag[r][p] = s.Add(f);
     }
@@ -158,6 +158,7 @@ Status ValidateCustomAllReduceOptions(int num_ranks, int64_t bytes, const Custom
   }
   if (options.launch_delay_ps < 0) return InvalidArgumentError("launch_delay_ps must be >= 0");
   if (options.flag_latency_ps < 0) return InvalidArgumentError("flag_latency_ps must be >= 0");
+  if (options.middle_release_ps < 0) return InvalidArgumentError("middle_release_ps must be >= 0");
   if (!(options.read_gbps_per_block >= 0)) return InvalidArgumentError("read_gbps_per_block must be >= 0");
   return OkStatus();
 }
@@ -240,7 +241,7 @@ Schedule BuildTwoShotAllReduce(int n, int64_t bytes, const CustomAllReduceOption
       }
     }
   }
-  const FlagMatrix middle = AddBarrier(s, scatter, options);
+  const FlagMatrix middle = AddBarrier(s, scatter, options, options.middle_release_ps);
   // All-gather: rank r reads block p of peer p's reduced buffer once p has finished reducing it.
   std::vector<std::vector<int32_t>> gather(n);
   for (int r = 0; r < n; ++r) {
@@ -257,7 +258,7 @@ Schedule BuildTwoShotAllReduce(int n, int64_t bytes, const CustomAllReduceOption
                : s.Add(Local(r, reduced, Buffer::kOut, DataEffect::kCopy, r, r + 1, 2 * block, scatter[r])));
     }
   }
-  AddBarrier(s, gather, options);  // end barrier
+  if (options.two_shot_end_barrier) AddBarrier(s, gather, options);  // end barrier
   CapPulls(s, options.read_gbps_per_block);
   return s;
 }

@@ -17,7 +17,7 @@
 //     two-shot: launch, start barrier, reduce-scatter: rank r pulls block r (S/n) of every peer's
 //       input and reduces into its output block r; middle barrier (flags after all of r's pulls);
 //       all-gather: rank r pulls block p of peer p's output (kCopy) once p's middle flag arrived;
-//       end barrier. Ingress 2(n-1)/n * S per rank; a cut carries 2k(n-k) S/n.
+//       an end barrier only with two_shot_end_barrier (validate's fence kernel; vLLM's has none). Ingress 2(n-1)/n * S per rank; a cut carries 2k(n-k) S/n.
 //  staged (stage_input = true; validate's kernels, vLLM's eager path for unregistered inputs): each
 //   rank first copies its input into its exchange buffer (kStage) and peers read that; two-shot
 //   reduces block r into a second exchange buffer (kStageOut) that the gather reads. With
@@ -53,6 +53,16 @@ struct CustomAllReduceOptions {
   SimTime flag_latency_ps = 0;       // floor of every barrier flag's trip
   double read_gbps_per_block = 0;    // the most one block reads (payload); a pull's cap is read_sms x this,
                                      // replacing the fabric's outstanding-request cap; 0 = none (the fabric's)
+  // Two-shot ends with a third barrier after its gather (validate's system-fence kernel). vLLM's
+  // cross_device_reduce_2stage has none: start_sync, reduce-scatter, end_sync, gather, return
+  // (csrc/custom_all_reduce.cuh as copied in flashinfer-ai/flashinfer
+  // include/flashinfer/comm/vllm_custom_all_reduce.cuh @7db7cdd).
+  bool two_shot_end_barrier = false;
+  // Added to the floor of two-shot's middle barrier flags: vLLM's end_sync orders the reduced
+  // block's stores before its flag with a release at system scope (st.release.sys), which waits
+  // for those stores to complete where the block lies. 0: free (the block is in the GPU's own
+  // memory, or every barrier fences anyway, as in validate's fence kernel).
+  SimTime middle_release_ps = 0;
 };
 
 // InvalidArgument for num_ranks < 1, bytes < 0, blocks < 1, flag bytes < 0, or negative times.

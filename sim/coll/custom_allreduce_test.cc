@@ -38,8 +38,12 @@ TEST(CustomAllReduceTest, TwoShotInvariants) {
     // Reduce-scatter pulls (n-1) blocks of S/n, all-gather pulls (n-1) more: 2(n-1)/n * S.
     for (int64_t got : BytesReceivedPerRank(s)) EXPECT_EQ(got, 2 * (n - 1) * kS / n) << n;
     for (int64_t sent : BytesSentPerRank(s)) EXPECT_EQ(sent, 2 * (n - 1) * kS / n) << n;
-    // Chain: start flag -> RS pull -> middle flag -> AG pull -> end flag.
-    EXPECT_EQ(LongestTransferChain(s), 5);
+    // Chain: start flag -> RS pull -> middle flag -> AG pull (vLLM's kernel returns after its
+    // gather); with validate's fence kernel's third barrier, -> end flag.
+    EXPECT_EQ(LongestTransferChain(s), 4);
+    CustomAllReduceOptions fence;
+    fence.two_shot_end_barrier = true;
+    EXPECT_EQ(LongestTransferChain(BuildTwoShotAllReduce(n, kS, fence)), 5);
   }
 }
 

@@ -158,6 +158,26 @@ StatusOr<SimTime> DecodeSimulator::CollectiveTime(CommKind kind, int64_t bytes) 
   return timing.duration_ps;
 }
 
+std::optional<NcclRangeTokens> NcclRangeOf(const DecodeResult& r) {
+  if (r.collectives.empty()) return std::nullopt;
+  const double lo = r.collectives.front().range_low, hi = r.collectives.front().range_high;
+  for (const CollectiveInfo& c : r.collectives)
+    if (c.range_low == 1 || c.range_high == 1 || c.range_low != lo || c.range_high != hi) return std::nullopt;
+  const auto at = [&r](double factor) {
+    if (!r.speculative) {
+      const double comm_ms = MillisFromPicos(r.baseline_step.comm_ps);
+      return 1000 / (r.baseline_step_ms + (factor - 1) * comm_ms);
+    }
+    const CycleBreakdown& b = r.breakdown;
+    const double tokens_per_cycle = r.speculative_tokens_per_s * r.cycle_ms / 1000;
+    return 1000 * tokens_per_cycle / (r.cycle_ms + (factor - 1) * (b.draft_comm_ms + b.verify_comm_ms));
+  };
+  if (r.baseline_step.wait_ps > 0 ||
+      (r.speculative && (r.breakdown.draft_wait_ms > 0 || r.breakdown.verify_wait_ms > 0)))
+    return std::nullopt;
+  return NcclRangeTokens{at(hi), at(lo)};
+}
+
 namespace {
 
 // A pass as a schedule on the event engine: per rank a GPU chain (kernels, collectives) and, when

@@ -200,6 +200,18 @@ struct DecodeResult {
   std::vector<CollectiveInfo> collectives;
 };
 
+// The tokens/s of `r` (speculative when it speculated, else the baseline) at the two ends of the
+// NCCL transport model's range (coll::NcclStepWork range_low .. range_high): every collective
+// `factor` times its time. Given only when every collective of the run is priced by the
+// uncalibrated transport model (CollectiveInfo range != 1: none calibrated, no custom kernel) and
+// no rank waited at one: then a pass's time is its compute, comm and launch added, and each moves
+// by (factor - 1) x comm. Exact for CUDA-graph passes; for eager passes whose host is the
+// bottleneck it overstates the movement. `low` is the tokens/s at the range's high end (slower NCCL).
+struct NcclRangeTokens {
+  double low_tokens_per_s = 0, high_tokens_per_s = 0;
+};
+std::optional<NcclRangeTokens> NcclRangeOf(const DecodeResult& r);
+
 class DecodeSimulator {
  public:
   // InvalidArgument for inconsistent settings (no draft model for EAGLE-3, TP larger than the

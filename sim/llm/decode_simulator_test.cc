@@ -53,6 +53,40 @@ DecodeSetup WithEagle(DecodeSetup s, std::vector<double> p) {
   return s;
 }
 
+// The NCCL range of a run: its comm scaled by the transport model's range. A 10 ms baseline step
+// with 4 ms of comm at x0.5-1.5 takes 8-12 ms: 125 .. 83.3 tok/s, slower NCCL first; a cycle of
+// 20 ms, 3 tokens, 6 ms of draft and verify comm: 17-23 ms, 150 .. 130.4 tok/s. A calibrated or
+// custom collective, or a wait, gives no range.
+TEST(DecodeSimulator, NcclRangeScalesTheCollectivesOfTheRun) {
+  DecodeResult r;
+  r.baseline_step_ms = 10;
+  r.baseline_step.comm_ps = PicosFromMicros(4000);
+  CollectiveInfo c;
+  c.range_low = 0.5;
+  c.range_high = 1.5;
+  r.collectives = {c, c};
+  auto base = NcclRangeOf(r);
+  ASSERT_TRUE(base.has_value());
+  EXPECT_NEAR(base->low_tokens_per_s, 1000 / 12.0, 1e-9);
+  EXPECT_NEAR(base->high_tokens_per_s, 1000 / 8.0, 1e-9);
+  r.speculative = true;
+  r.cycle_ms = 20;
+  r.speculative_tokens_per_s = 150;  // 3 tokens per 20 ms cycle
+  r.breakdown.draft_comm_ms = 1;
+  r.breakdown.verify_comm_ms = 5;
+  auto spec = NcclRangeOf(r);
+  ASSERT_TRUE(spec.has_value());
+  EXPECT_NEAR(spec->low_tokens_per_s, 3000 / 23.0, 1e-9);
+  EXPECT_NEAR(spec->high_tokens_per_s, 3000 / 17.0, 1e-9);
+  r.breakdown.verify_wait_ms = 0.1;
+  EXPECT_FALSE(NcclRangeOf(r).has_value());
+  r.breakdown.verify_wait_ms = 0;
+  r.collectives[1].range_low = r.collectives[1].range_high = 1;  // a calibrated or custom collective
+  EXPECT_FALSE(NcclRangeOf(r).has_value());
+  r.collectives.clear();
+  EXPECT_FALSE(NcclRangeOf(r).has_value());
+}
+
 TEST(DecodeSimulator, VerifyOfOneTokenEqualsAPlainDecodeStep) {
   net::Topology t = Box();
   auto a = DecodeSimulator::Create(Llama8B(&t, 4));

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -14,6 +15,7 @@
 #include "sim/io/framework_loader.h"
 #include "sim/io/hardware_loader.h"
 #include "sim/llm/acceptance.h"
+#include "sim/llm/decode_simulator.h"
 #include "sim/net/peer_access.h"
 #include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
@@ -225,8 +227,12 @@ void PrintAdviseJson(const AdviseReport& r, std::ostream& out) {
   j["top"] = nlohmann::json::array();
   for (int i = 0; i < std::min<int>(r.flags.top, static_cast<int>(r.result.ranked.size())); ++i) {
     const advise::Evaluated& e = r.result.ranked[i];
+    nlohmann::json range = nullptr;
+    if (const std::optional<llm::NcclRangeTokens> rg = llm::NcclRangeOf(e.result))
+      range = {rg->low_tokens_per_s, rg->high_tokens_per_s};
     j["top"].push_back({{"configuration", e.candidate.Label()},
                         {"tokens_per_s", e.tokens_per_s},
+                        {"tokens_per_s_nccl_range", range},
                         {"ms_per_token", e.ms_per_token},
                         {"takes", advise::EffortName(e.takes.effort)},
                         {"steps", e.takes.steps},
@@ -334,13 +340,23 @@ void PrintAdviseBand(const AdviseReport& r, std::ostream& out) {
 // The ranking, the harder options, the families and the launch lines of the winner.
 void PrintAdviseTables(const AdviseReport& r, std::ostream& out) {
   out << "#\n# top configurations (what runs as is first, then by what it takes)\n";
-  out << fmt::format("  {:>4} {:>9} {:>8}  {:<30} {}\n", "rank", "tok/s", "vs base", "takes", "configuration");
+  out << fmt::format("  {:>4} {:>9} {:>15} {:>8}  {:<30} {}\n", "rank", "tok/s", "NCCL range", "vs base", "takes",
+                     "configuration");
+  bool any_range = false;
   for (int i = 0; i < std::min<int>(r.flags.top, static_cast<int>(r.result.ranked.size())); ++i) {
     const advise::Evaluated& e = r.result.ranked[i];
-    out << fmt::format("  {:>4} {:>9.1f} {:>7.2f}x  {:<30} {}\n", i + 1, e.tokens_per_s,
+    const std::optional<llm::NcclRangeTokens> range = llm::NcclRangeOf(e.result);
+    any_range = any_range || range.has_value();
+    const std::string range_text =
+        range ? fmt::format("[{:.1f}..{:.1f}]", range->low_tokens_per_s, range->high_tokens_per_s) : "-";
+    out << fmt::format("  {:>4} {:>9.1f} {:>15} {:>7.2f}x  {:<30} {}\n", i + 1, e.tokens_per_s, range_text,
                        r.baseline ? e.tokens_per_s / r.baseline->tokens_per_s : 0.0, advise::EffortName(e.takes.effort),
                        e.candidate.Label());
   }
+  if (any_range)
+    out << "#   (NCCL range: tok/s with every NCCL collective at the uncalibrated transport model's range around its "
+           "time, slower NCCL first; exact in CUDA graphs, an outer bound for eager rows; '-' where a collective is "
+           "calibrated or a custom kernel, or ranks waited)\n";
   if (r.baseline)
     out << fmt::format("#   (vs base: against no speculation, NCCL auto, CUDA graphs: {:.1f} tok/s)\n",
                        r.baseline->tokens_per_s);

@@ -22,6 +22,7 @@
 #include "sim/tools/kept_defaults.h"
 #include "sim/tools/calibrate_command.h"
 #include "sim/tools/collective_command.h"
+#include "sim/tools/nccl_transport_command.h"
 #include "sim/tools/compare_command.h"
 #include "sim/tools/hardware_from_trace_command.h"
 #include "specsim/trace.pb.h"
@@ -499,6 +500,49 @@ TEST(CompareCommandTest, BadInputIsExitTwo) {
   EXPECT_NE(err.str().find("--seeds 0"), std::string::npos) << err.str();
   CalibrateFlags c;
   EXPECT_EQ(RunCalibrate(c, out, err), 2);  // no trace
+}
+
+// nccl-transport on the 2x H200's LL calls over NVLink and SHM: both transfers are reported, each
+// within its --max-error; JSON carries the shipped fields; bad input is exit 2 naming the flag or file.
+TEST(NcclTransportCommand, FitsOnOneTransportAndChecksTheOther) {
+  const std::string src = SPECSIM_SOURCE_DIR;
+  NcclTransportFlags f;
+  f.traces = {src + "/traces/h200-2x-ll-2026-11-30.pb", src + "/traces/h200-2x-shm-ll-2026-11-30.pb"};
+  f.hardware = src + "/configs/hardware/h200-2x-nvlink.textproto";
+  f.calibration = src + "/configs/calibration/h200-2x.textproto";
+  f.max_error = 0.25;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunNcclTransport(f, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("transfer: fitted on p2p_nvlink"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("checked on shm"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("uncalibrated range"), std::string::npos) << out.str();
+  f.json = true;
+  std::ostringstream jout, jerr;
+  ASSERT_EQ(RunNcclTransport(f, jout, jerr), 0) << jerr.str();
+  const nlohmann::json j = nlohmann::json::parse(jout.str());
+  ASSERT_EQ(j["transfers"].size(), 2u);
+  for (const auto& t : j["transfers"]) EXPECT_LT(t["median_abs_error"].get<double>(), 0.25);
+  // A bound nothing meets is exit 1 and says which bound.
+  f.json = false;
+  f.max_error = 0;
+  std::ostringstream o1, e1;
+  EXPECT_EQ(RunNcclTransport(f, o1, e1), 1);
+  EXPECT_NE(e1.str().find("--max-error"), std::string::npos) << e1.str();
+  NcclTransportFlags bad = f;
+  bad.max_bytes = 0;
+  std::ostringstream o2, e2;
+  EXPECT_EQ(RunNcclTransport(bad, o2, e2), 2);
+  EXPECT_NE(e2.str().find("--max-bytes"), std::string::npos) << e2.str();
+  bad = f;
+  bad.max_bytes = 16;  // below every call: nothing in the latency regime
+  std::ostringstream o3, e3;
+  EXPECT_EQ(RunNcclTransport(bad, o3, e3), 2);
+  EXPECT_NE(e3.str().find("nothing to fit"), std::string::npos) << e3.str();
+  bad = f;
+  bad.traces = {src + "/traces/no-such-trace.pb"};
+  std::ostringstream o4, e4;
+  EXPECT_EQ(RunNcclTransport(bad, o4, e4), 2);
+  EXPECT_NE(e4.str().find("no-such-trace.pb"), std::string::npos) << e4.str();
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "sim/tools/calibrate_command.h"
 #include "sim/tools/compare_command.h"
 #include "sim/tools/hardware_from_trace_command.h"
+#include "sim/tools/nccl_transport_command.h"
 #include "sim/tools/import_profile_command.h"
 
 namespace specsim::tools {
@@ -212,6 +213,27 @@ void AddHardwareFromTraceCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", flags->json,
                 "print the config as JSON (protobuf's JSON mapping; with -o, also what was written)");
   cmd->callback([flags, exit_code] { *exit_code = RunHardwareFromTrace(*flags, std::cout, std::cerr); });
+}
+
+void AddNcclTransportCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<NcclTransportFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "nccl-transport",
+      "fit NCCL's per-step protocol work on measured calls by transport, and check it predicts a transport it was "
+      "not fitted on");
+  cmd->add_option("traces", flags->traces,
+                  "traces written by specsim-validate (.pb) of one box, with NCCL calls over several transports "
+                  "(e.g. NVLink, and NCCL_P2P_DISABLE=1 for SHM)")
+      ->required();
+  cmd->add_option("--hardware", flags->hardware, "hardware textproto; default: built from the trace");
+  cmd->add_option("--calibration", flags->calibration,
+                  "the box's calibration (its host costs); its nccl.protocols are dropped, as on an uncalibrated box");
+  cmd->add_option("--max-bytes", flags->max_bytes, "largest call fitted and checked (the latency regime)")
+      ->capture_default_str();
+  cmd->add_option("--max-error", flags->max_error,
+                  "exit 1 when a transfer's median absolute error exceeds this fraction (default: no limit)");
+  cmd->add_flag("--json", flags->json, "print JSON");
+  cmd->callback([flags, exit_code] { *exit_code = RunNcclTransport(*flags, std::cout, std::cerr); });
 }
 
 void AddImportProfileCommand(CLI::App& app, int* exit_code) {

@@ -2,10 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <filesystem>
-#include <iostream>
-#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "sim/calib/calib_inputs.h"
@@ -125,27 +122,6 @@ int RunNcclTransport(const NcclTransportFlags& flags, std::ostream& out, std::os
     return 1;
   }
   return 0;
-}
-
-void AddNcclTransportCommand(CLI::App& app, int* exit_code) {
-  auto flags = std::make_shared<NcclTransportFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "nccl-transport",
-      "fit NCCL's per-step protocol work on measured calls by transport, and check it predicts a transport it was "
-      "not fitted on");
-  cmd->add_option("traces", flags->traces,
-                  "traces written by specsim-validate (.pb) of one box, with NCCL calls over several transports "
-                  "(e.g. NVLink, and NCCL_P2P_DISABLE=1 for SHM)")
-      ->required();
-  cmd->add_option("--hardware", flags->hardware, "hardware textproto; default: built from the trace");
-  cmd->add_option("--calibration", flags->calibration,
-                  "the box's calibration (its host costs); its nccl.protocols are dropped, as on an uncalibrated box");
-  cmd->add_option("--max-bytes", flags->max_bytes, "largest call fitted and checked (the latency regime)")
-      ->capture_default_str();
-  cmd->add_option("--max-error", flags->max_error,
-                  "exit 1 when a transfer's median absolute error exceeds this fraction (default: no limit)");
-  cmd->add_flag("--json", flags->json, "print JSON");
-  cmd->callback([flags, exit_code] { *exit_code = RunNcclTransport(*flags, std::cout, std::cerr); });
 }
 
 }  // namespace specsim::tools

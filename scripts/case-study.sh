@@ -208,16 +208,14 @@ cat <<'TXT'
   calibrating (`specsim calibrate`) is what turns this document from a model into a prediction.
 - The forced custom allreduce through host memory is priced from mechanisms measured on an H200
   (section 6: barrier-flag trip, the serialization of flags sharing a line, bytes in flight per SM),
-  2.5x the bandwidth-only figure specsim gave before, and it still beats NCCL here (22 us against
-  107 us at 14 KB). For the case's "slower still" to come out, NCCL's 14-step ring would have to take
-  under 22 us: under (22 - 9.7) / 14 = 0.9 us per step through host memory, below even the one-way
-  GPU-to-GPU path through a root complex (1.05 us, docs/reference/pcie.md) and a third of the measured
-  flag trip through host memory (2.34 us): not physically plausible. The other way round, the forced
-  kernel would have to cost 5x what the H200's host-memory flags and reads give it, which would take
-  a mechanism specsim does not model: eight GPUs' flags and reads queueing at two sockets' root
-  complexes (the H200 measured one GPU's blocks as writers; flags behind reads there cost 1-10 us
-  each at 8+ blocks), or each peer read the driver stages costing far more than a read of mapped
-  host memory.
+  2.5x the bandwidth-only figure specsim gave before, and it still beats NCCL here.
+TXT
+python3 scripts/case-study-answer.py --forced-kernel "$SPECSIM" $dual | fold -s -w 98 | sed 's/^/  /; s/ *$//'
+cat <<'TXT'
+  Neither is physically plausible from what was measured; the second would take a mechanism
+  specsim does not model: eight GPUs' flags and reads queueing at two sockets' root complexes (the
+  H200 measured one GPU's blocks as writers; flags behind reads there cost 1-10 us each at 8+
+  blocks), or each peer read the driver stages costing far more than a read of mapped host memory.
 - Tree results are upper bounds (acceptance credited as if each of the topk candidates were an
   independent chance); advise never picks them.
 
@@ -251,11 +249,11 @@ still), the parameter that would have to change:
   50 us), which is physically plausible (the H200 probe measured 36 us per eager PyTorch call, with
   tails) if the verify pass ran eagerly on that box: the profiles' capture modes are `[UNVERIFIED]`,
   and that is the first thing to measure there.
-- The forced kernel losing needs NCCL's ring under 0.9 us per step or the kernel 5x slower than the
-  H200's host-memory mechanisms give it (section 7): the first is below any path latency, the second
-  needs a mechanism that one GPU cannot show, eight GPUs' flags and reads queueing at two sockets'
-  root complexes. Measuring our kernels on two GPUs across sockets (`specsim-validate --suites
-  host_staged`) is what would settle it.
+- The forced kernel losing needs NCCL's ring steps faster than the flag trip they wait for, or the
+  kernel several times slower than the H200's host-memory mechanisms give it (section 7 computes
+  both): the first contradicts a measurement, the second needs a mechanism that one GPU cannot show,
+  eight GPUs' flags and reads queueing at two sockets' root complexes. Measuring our kernels on two
+  GPUs across sockets (`specsim-validate --suites host_staged`) is what would settle it.
 TXT
 } > "$doc"
 

@@ -20,10 +20,12 @@ AttentionImpl ProductionAttentionImpl(int head_dim, int v_head_dim, bool kv_shar
   return AttentionImpl::kSimtReference;
 }
 
+bool ReferenceAttentionSupports(int head_dim) { return head_dim == 64 || head_dim == 128 || head_dim == 576; }
+
 int AttentionBlocks(AttentionImpl impl, const AttentionArgs& a) {
   if (impl == AttentionImpl::kFlashMma) return FlashMmaBlocks(a);
   if (impl == AttentionImpl::kFlashMla) return FlashMlaBlocks(a);
-  const int per_block = a.head_dim == 128 ? 8 : 2;  // virtual heads per block (attention_kernels.cu)
+  const int per_block = a.head_dim == 576 ? 2 : 8;  // virtual heads per block (attention_kernels.cu)
   const int groups = (a.q_heads / std::max(1, a.kv_heads) * a.q_per_seq + per_block - 1) / per_block;
   return a.seqs * a.kv_heads * groups;
 }

@@ -202,6 +202,7 @@ int64_t AttentionWorkspaceBytes(int rows, int q_heads, int v_head_dim, int split
 cudaError_t LaunchReferenceAttention(const AttentionArgs& a, cudaStream_t stream) {
   if (a.kv_heads < 1 || a.q_heads % a.kv_heads != 0 || a.splits < 1 || a.context < 1 || a.v_head_dim > a.head_dim)
     return cudaErrorInvalidValue;
+  if (a.head_dim == 64) return Launch<2, 8>(a, stream);  // gpt-oss
   if (a.head_dim == 128) return Launch<4, 8>(a, stream);
   if (a.head_dim == 576) return Launch<18, 2>(a, stream);
   return cudaErrorInvalidValue;

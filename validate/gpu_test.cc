@@ -135,6 +135,7 @@ TEST(GpuKernels, ReferenceAttentionMatchesCpuReference) {
   CheckAttention(r, 1, 1, 32, 8, 128, 128, false, 1000, 4);
   CheckAttention(r, 1, 4, 32, 8, 128, 128, false, 500, 2);  // verify: 4 query tokens, 2 head groups
   CheckAttention(r, 1, 2, 4, 1, 576, 512, true, 200, 2);    // MLA latent cache
+  CheckAttention(r, 1, 2, 64, 8, 64, 64, false, 300, 2);    // gpt-oss: head_dim 64
 }
 
 TEST(GpuKernels, FlashMmaAttentionMatchesCpuReference) {

@@ -213,6 +213,8 @@ const char* AttentionImplName(AttentionImpl impl);
 // What validate's decode loop and kernels suite run: flash_mma where it applies (GQA, head_dim 128),
 // flash_mla for MLA's latent cache of 576 / 512, else simt_reference.
 AttentionImpl ProductionAttentionImpl(int head_dim, int v_head_dim, bool kv_shared);
+// The head dims simt_reference has an instantiation for (64, 128, 576): the others launch nothing.
+bool ReferenceAttentionSupports(int head_dim);
 // Split-KV partitions the launch policy picks: enough blocks for two per SM, each split at least
 // `min_split_tokens` of context (flash_mma: 128, two K/V tiles; simt_reference: 256).
 int AttentionSplits(AttentionImpl impl, const AttentionArgs& a, int sm_count);  // flash_mla: rounded down

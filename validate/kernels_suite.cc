@@ -134,6 +134,9 @@ std::vector<AttentionPoint> AttentionPoints(const Context& ctx, const AttentionS
 
 Status Attention(Context& ctx, Rig& r, const trace::ModelShape& m, int tp) {
   ASSIGN_OR_RETURN(AttentionShape a, AttentionFor(m, tp));
+  if (!ReferenceAttentionSupports(a.head_dim))
+    return InvalidArgument("attention head_dim " + std::to_string(a.head_dim) +
+                           ": validate's attention kernels run head_dim 64, 128 and 576 (MLA); not measured");
   cudaStream_t s = r.stream.get();
   const std::vector<AttentionPoint> points = AttentionPoints(ctx, a);
   int64_t max_kv_tokens = 0, max_rows = 0;  // per KV head: sequences x context

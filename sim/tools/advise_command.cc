@@ -19,6 +19,7 @@
 #include "sim/net/peer_access.h"
 #include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/tools/config_files.h"
 #include "sim/tools/weights_report.h"
 #include "sim/scenario/scenario.h"
 
@@ -274,6 +275,7 @@ void PrintAdviseJson(const AdviseReport& r, std::ostream& out) {
 void PrintAdviseHeader(const AdviseReport& r, std::ostream& out, std::ostream& err) {
   out << fmt::format("# specsim advise: {} on {}, TP{}, batch {}, context {}\n", r.target.name, r.box.name, r.tp,
                      r.base.serving().batch_size(), r.base.serving().context_length());
+  out << "#   " << ConfigFilesText(r.base, r.flags.scenario, r.flags.calibration, "built from the flags") << "\n";
   out << WeightFormatsLine(r.weights);
   if (!r.acceptance.empty()) {
     std::string a;

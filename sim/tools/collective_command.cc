@@ -304,10 +304,15 @@ void PrintCollectiveJson(const net::Topology& topology, coll::Collective collect
 
 void PrintCollectiveTable(const net::Topology& topology, coll::Collective collective, const Columns& columns,
                           const std::vector<coll::Algorithm>& algorithms, const CollectiveSweep& sweep,
-                          const std::string& crossover, std::ostream& out) {
+                          const std::string& crossover, const CollectiveFlags& flags, std::ostream& out) {
   out << fmt::format("# specsim collective: {} on {} ({} GPUs: {}), {}\n", coll::CollectiveName(collective),
                      topology.name, std::count(sweep.ranks_text.begin(), sweep.ranks_text.end(), ',') + 1,
                      sweep.ranks_text, columns.type);
+  // Every config file read and where from (a working-directory file shadows the compiled-in copy).
+  out << fmt::format("# files: hardware {} ({})", flags.hardware, io::ConfigSourceOf(flags.hardware));
+  if (!flags.calibration.empty())
+    out << fmt::format(", calibration {} ({})", flags.calibration, io::ConfigSourceOf(flags.calibration));
+  out << "\n";
   out << "# transport: " << sweep.transport << "\n";
   for (const std::string& c : sweep.step_costs) out << "# NCCL step costs: " << c << "\n";
   // The driver's PCIe P2P mode decides where the custom kernels' peer reads go (net::PeerAccessOf).
@@ -389,7 +394,7 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
     PrintCollectiveJson(topology, base->collective, columns, *sweep, crossover, out);
     return 0;
   }
-  PrintCollectiveTable(topology, base->collective, columns, *algorithms, *sweep, crossover, out);
+  PrintCollectiveTable(topology, base->collective, columns, *algorithms, *sweep, crossover, flags, out);
   if (trace) out << "# trace: " << flags.trace << " (" << trace->num_events() << " events; open in ui.perfetto.dev)\n";
   return 0;
 }

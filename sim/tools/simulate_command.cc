@@ -14,6 +14,7 @@
 #include "sim/scenario/host_cost_band.h"
 #include "sim/scenario/scenario.h"
 #include "sim/tools/chrome_trace.h"
+#include "sim/tools/config_files.h"
 #include "sim/tools/weights_report.h"
 
 namespace specsim::tools {
@@ -257,32 +258,13 @@ void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::Decode
   out << j.dump(1) << "\n";
 }
 
-// "#   files: scenario S (compiled-in), hardware H (working directory), ...": every config file the
-// run read and where from (a file in the working directory shadows the compiled-in copy of its
-// name: io::ConfigSourceOf).
-std::string ConfigFilesLine(const scenario::LoadedScenario& loaded, const std::string& calibration_flag) {
-  const config::Scenario& sc = loaded.scenario;
-  std::string line =
-      "#   files: scenario " + (loaded.path.empty() ? std::string("the embedded default (compiled-in)")
-                                                    : loaded.path + " (" + io::ConfigSourceOf(loaded.path) + ")");
-  auto add = [&line](const char* what, const std::string& path) {
-    if (!path.empty()) line += fmt::format(", {} {} ({})", what, path, io::ConfigSourceOf(path));
-  };
-  add("hardware", sc.hardware());
-  add("model", sc.model());
-  add("draft", sc.speculation().draft_model());
-  add("framework", sc.framework());
-  add("calibration", calibration_flag.empty() ? sc.calibration() : calibration_flag);
-  return line + "\n";
-}
-
 // The scenario, its memory and the host-pacing assumptions every figure depends on.
 void PrintSimulateHeader(const scenario::LoadedScenario& loaded, const llm::MemoryPlan& plan,
                          const std::string& calibration_flag, std::ostream& out) {
   const config::Scenario& sc = loaded.scenario;
   const llm::DecodeSetup& st = loaded.setup;
   out << fmt::format("# specsim simulate: {}\n", sc.name().empty() ? loaded.path : sc.name());
-  out << ConfigFilesLine(loaded, calibration_flag);
+  out << "#   " << ConfigFilesText(loaded.scenario, loaded.path, calibration_flag) << "\n";
   const scenario::WeightsUsed& w = loaded.weights;
   const std::string weights = w.from_checkpoint
                                   ? "as the checkpoint stores them"

@@ -529,12 +529,12 @@ TEST(NcclTransportCommand, FitsOnOneTransportAndChecksTheOther) {
   EXPECT_EQ(RunNcclTransport(f, o1, e1), 1);
   EXPECT_NE(e1.str().find("--max-error"), std::string::npos) << e1.str();
   NcclTransportFlags bad = f;
-  bad.max_bytes = 0;
+  bad.max_bytes = "0";
   std::ostringstream o2, e2;
   EXPECT_EQ(RunNcclTransport(bad, o2, e2), 2);
   EXPECT_NE(e2.str().find("--max-bytes"), std::string::npos) << e2.str();
   bad = f;
-  bad.max_bytes = 16;  // below every call: nothing in the latency regime
+  bad.max_bytes = "16";  // below every call: nothing in the latency regime
   std::ostringstream o3, e3;
   EXPECT_EQ(RunNcclTransport(bad, o3, e3), 2);
   EXPECT_NE(e3.str().find("nothing to fit"), std::string::npos) << e3.str();

@@ -228,7 +228,8 @@ void AddNcclTransportCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--hardware", flags->hardware, "hardware textproto; default: built from the trace");
   cmd->add_option("--calibration", flags->calibration,
                   "the box's calibration (its host costs); its nccl.protocols are dropped, as on an uncalibrated box");
-  cmd->add_option("--max-bytes", flags->max_bytes, "largest call fitted and checked (the latency regime)")
+  cmd->add_option("--max-bytes", flags->max_bytes,
+                  "largest call fitted and checked (the latency regime), e.g. 16K, 64K, 1M")
       ->capture_default_str();
   cmd->add_option("--max-error", flags->max_error,
                   "exit 1 when a transfer's median absolute error exceeds this fraction (default: no limit)");

@@ -7,6 +7,7 @@
 
 #include "sim/calib/calib_inputs.h"
 #include "sim/calib/nccl_transport_fit.h"
+#include "sim/tools/sizes.h"
 
 namespace specsim::tools {
 namespace {
@@ -48,8 +49,11 @@ void PrintRows(const std::vector<calib::NcclTransportRow>& rows, std::ostream& o
 }  // namespace
 
 int RunNcclTransport(const NcclTransportFlags& flags, std::ostream& out, std::ostream& err) {
-  if (flags.max_bytes < 1) {
-    err << "specsim nccl-transport: --max-bytes = " << flags.max_bytes << ": must be >= 1\n";
+  const StatusOr<int64_t> max_bytes = ParseSizeBytes(flags.max_bytes);
+  if (!max_bytes.ok() || *max_bytes < 1) {
+    err << "specsim nccl-transport: --max-bytes " << flags.max_bytes << ": "
+        << (max_bytes.ok() ? std::string("must be at least 1 byte") : std::string(max_bytes.status().message()))
+        << "\n";
     return 2;
   }
   auto in = calib::LoadCalibInputs(flags.traces, flags.hardware, flags.calibration);
@@ -59,7 +63,7 @@ int RunNcclTransport(const NcclTransportFlags& flags, std::ostream& out, std::os
   }
   for (const std::string& w : in->warnings) err << w << "\n";
   calib::NcclTransportOptions options;
-  options.max_bytes = flags.max_bytes;
+  options.max_bytes = *max_bytes;
   std::string names;
   for (const std::string& t : flags.traces)
     names += (names.empty() ? "" : ", ") + std::filesystem::path(t).filename().string();
@@ -95,7 +99,7 @@ int RunNcclTransport(const NcclTransportFlags& flags, std::ostream& out, std::os
     out << j.dump(1) << "\n";
     return over ? 1 : 0;
   }
-  out << "# NCCL transport model: protocol work fitted on measured calls of at most " << flags.max_bytes
+  out << "# NCCL transport model: protocol work fitted on measured calls of at most " << *max_bytes
       << " bytes (the latency regime), paths from '" << in->topology->name << "' (" << in->hardware_source << ")\n";
   for (const std::string& n : report->notes) out << "# " << n << "\n";
   out << fmt::format("\nfitted on every transport ({} items, median error {:.1f}%): {}\n", report->all.rows.size(),

@@ -20,10 +20,10 @@ namespace specsim::tools {
 
 struct NcclTransportFlags {
   std::vector<std::string> traces;
-  std::string hardware;     // empty: built from the (first) trace
-  std::string calibration;  // the box's host costs; its nccl.protocols are dropped
-  int64_t max_bytes = 16 * 1024;
-  double max_error = -1;  // < 0: no limit
+  std::string hardware;           // empty: built from the (first) trace
+  std::string calibration;        // the box's host costs; its nccl.protocols are dropped
+  std::string max_bytes = "16K";  // the largest call fitted and checked (sizes.h: 16K, 1M, 16384)
+  double max_error = -1;          // < 0: no limit
   bool json = false;
 };
 

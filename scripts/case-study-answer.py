@@ -9,8 +9,8 @@ Runs `SPECSIM simulate SCENARIO --json` with each framework profile (SGLang, vLL
 allreduce (NCCL's auto pick, the forced one-shot custom kernel) and prints a markdown table:
   - host-cost band: the simulator's own band (every unmeasured framework host cost at the low end
     of its cited range, then at the high end), as `simulate` prints it;
-  - NCCL range: the transport model's transfer-check range (measured / predicted x0.81-1.22 on the
-    2x H200) applied to the NCCL collectives' time. The steps and cycles are CUDA graphs without
+  - NCCL range: the transport model's transfer-check range (measured / predicted on the 2x H200, as
+    the run's NCCL step-cost line prints it) applied to the NCCL collectives' time. The steps and cycles are CUDA graphs without
     waits here, so a step is compute + comm + launch and scaling comm by f gives
     step - comm + f * comm exactly (a test of the decode simulator holds the timelines to that
     schedule). On the one-shot rows only the logits all-gather is NCCL's; the range is applied to
@@ -105,6 +105,7 @@ def main():
     print("|---|---|---|---|---|---|")
     sources = []
     first = None
+    shown_range = None
     for name, framework in FRAMEWORKS:
         for label, algorithm in ALLREDUCES:
             d = simulate(specsim, scenario, framework, algorithm)
@@ -115,6 +116,7 @@ def main():
             spec = d["speculative"]["tokens_per_s"]
             speedup = d["speculative"]["speedup"]
             r = nccl_range(d) if algorithm == "auto" else None
+            shown_range = shown_range or r
             if r:
                 # A slower NCCL (high ratio) gives the low tok/s end.
                 slow, fast = scaled(d, r[1]), scaled(d, r[0])
@@ -136,7 +138,8 @@ def main():
     print("Ranges: the host-cost band puts every unmeasured framework host cost (graph replay, per step, "
           "per cycle) at the low, then the high end of its cited range (the low-cost end is the higher "
           "tok/s); the NCCL range scales every NCCL collective by the transport model's transfer-check "
-          "range (x0.81-1.22), each written [at x1.22 .. at x0.81]: a slower NCCL gives fewer tok/s and a "
+          f"range (x{shown_range[0]:.2f}-{shown_range[1]:.2f}), each written [at x{shown_range[1]:.2f} .. at "
+          f"x{shown_range[0]:.2f}]: a slower NCCL gives fewer tok/s and a "
           "larger speedup, as the verify pass amortizes its collectives over more tokens. Profiles: " +
           "; ".join(f"{n} `{f}`" for n, f in sources) + ".")
     print()

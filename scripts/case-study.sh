@@ -243,7 +243,7 @@ Where specsim disagrees with the case (EAGLE-3 slower than plain decoding, the f
 still), the parameter that would have to change:
 - EAGLE-3 losing in CUDA graphs needs the figure in the last paragraph above: hundreds of
   microseconds more per verify collective, or tens of milliseconds of host time per cycle. Neither
-  fits anything measured (the transport model's whole range is x0.81-1.22; the H200 host's PyTorch
+  fits anything measured (the transport model's whole range, above; the H200 host's PyTorch
   costs are tens of microseconds per call). The one mechanism in the model that does flip it is a
   verify pass launched eagerly with per-op host jitter (section 3: 0.85x at a 10 us mean, 0.47x at
   50 us), which is physically plausible (the H200 probe measured 36 us per eager PyTorch call, with

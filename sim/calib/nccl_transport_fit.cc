@@ -5,9 +5,11 @@
 #include <map>
 #include <utility>
 
+#include "sim/calib/compare.h"
 #include "sim/calib/fit_context.h"
 #include "sim/calib/predictors.h"
 #include "sim/coll/collective_planner.h"
+#include "sim/core/median.h"
 #include "sim/net/routing.h"
 
 namespace specsim::calib {
@@ -36,18 +38,11 @@ bool PlannedTransport(const trace::Item& it, const net::Topology& topology, cons
   return true;
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 double MedianAbsError(const std::vector<NcclTransportRow>& rows) {
   std::vector<double> e;
   e.reserve(rows.size());
   for (const NcclTransportRow& r : rows) e.push_back(std::abs(r.predicted_us / r.measured_us - 1));
-  return Median(std::move(e));
+  return MedianOf(std::move(e));
 }
 
 std::vector<NcclTransportRow> PredictRows(const trace::Trace& trace, const net::Topology& topology,
@@ -178,19 +173,14 @@ StatusOr<NcclTransportReport> CheckNcclTransportTransfer(const trace::Trace& tra
       report.transfers.push_back(std::move(t));
     }
   }
-  // The range: the 5th and 95th percentiles (nearest rank) of measured / predicted over every
+  // The range: the 5th and 95th percentiles (compare.h Percentile) of measured / predicted over every
   // transfer's checked items, so that one noisy item does not set it.
   std::vector<double> ratios;
   for (const NcclTransfer& t : report.transfers)
     for (const NcclTransportRow& r : t.checked) ratios.push_back(r.Ratio());
-  std::sort(ratios.begin(), ratios.end());
   if (!ratios.empty()) {
-    const auto rank = [&ratios](double q) {
-      const auto k = static_cast<size_t>(std::ceil(q * static_cast<double>(ratios.size())));
-      return ratios[std::clamp<size_t>(k, 1, ratios.size()) - 1];
-    };
-    low = std::min(1.0, rank(0.05));
-    high = std::max(1.0, rank(0.95));
+    low = std::min(1.0, Percentile(ratios, 0.05));
+    high = std::max(1.0, Percentile(ratios, 0.95));
   }
   report.range_low = low;
   report.range_high = high;

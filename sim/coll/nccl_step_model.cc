@@ -22,7 +22,7 @@ NcclStepWork DefaultNcclStepWork() {
   w.base_us[simple] = 9.74;
   w.step_us[simple] = 2.60;
   w.range_low = 0.81;
-  w.range_high = 1.22;
+  w.range_high = 1.21;
   w.source = "fitted on the 2x H200 (NVLink + SHM calls of 1-16 KiB, traces/h200-2x-*-2026-11-30)";
   return w;
 }

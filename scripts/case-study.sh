@@ -178,7 +178,7 @@ takes a 14 KB one-shot from about 10 us to about 22 us. NCCL's side is priced by
 model (sim/coll/nccl_step_model.h), not by NCCL's tuning table, which only picks ring/Simple here:
 14 ring steps through host memory, each a flag polled by one thread after the sender's write lands
 (2.3 us same socket, 2.8 us across), the data read back (1.55 us) and Simple's own 2.6 us, over a
-9.7 us base: 107 us per 14 KB allreduce, 87-131 us across the model's transfer range (fitted on the
+9.7 us base: 107 us per 14 KB allreduce, 87-130 us across the model's transfer range (fitted on the
 2x H200's NVLink calls, it predicts its SHM calls within 7% median, and back within 10%). So
 specsim still predicts the forced kernel would pay here, where the case measured it slower still:
 the serialization was measured with one GPU's blocks as the writers, not eight GPUs, and how the

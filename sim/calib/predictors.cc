@@ -1,12 +1,11 @@
 #include "sim/calib/predictors.h"
 
-#include "sim/calib/rank_group_box.h"
-
 #include <algorithm>
 #include <cmath>
 
 #include "sim/calib/host_op_predictors.h"
 #include "sim/calib/loop_predictors.h"
+#include "sim/calib/rank_group_box.h"
 #include "sim/calib/trace_io.h"
 #include "sim/coll/collective_planner.h"
 #include "sim/coll/executor.h"
@@ -444,6 +443,8 @@ Prediction Predictor::PredictKernel(const trace::Item& item) const {
   return Us(TimedKernelNs(*cost, params_.bench, device_ns));
 }
 
+namespace {
+
 // The trace's own one-way flag trip through host memory: half the median of its flag round trips
 // answered by another block of the same GPU (host_staged suite); the planner's measured constant
 // when it has none.
@@ -457,6 +458,8 @@ double HostFlagOneWayOfTrace(const trace::Trace& trace) {
   std::sort(rt.begin(), rt.end());
   return 0.5 * rt[rt.size() / 2];
 }
+
+}  // namespace
 
 Prediction Predictor::PredictRankGroups(const trace::Item& item) const {
   const trace::CollectiveParams& c = item.collective();

@@ -46,18 +46,18 @@ double MedianAbsError(const std::vector<NcclTransportRow>& rows) {
 }
 
 std::vector<NcclTransportRow> PredictRows(const trace::Trace& trace, const net::Topology& topology,
-                                          const CalibParams& params, const std::vector<const trace::Item*>& items) {
-  const net::Router router(topology);
+                                          const CalibParams& params, const std::vector<NcclTransportItem>& items) {
   const Predictor predictor(trace, topology, params);
   std::vector<NcclTransportRow> rows;
-  for (const trace::Item* it : items) {
-    NcclTransportRow r;
-    if (!PlannedTransport(*it, topology, router, params, &r.transport, &r.protocol)) continue;
-    const Prediction p = predictor.Predict(*it);
+  for (const NcclTransportItem& ti : items) {
+    const Prediction p = predictor.Predict(*ti.item);
     if (!p.simulated || p.predicted_us <= 0) continue;
-    r.item = it->name();
-    r.cuda_graph = it->collective().cuda_graph();
-    r.measured_us = MeasuredNs(*it) * 1e-3;
+    NcclTransportRow r;
+    r.transport = ti.transport;
+    r.protocol = ti.protocol;
+    r.item = ti.item->name();
+    r.cuda_graph = ti.item->collective().cuda_graph();
+    r.measured_us = MeasuredNs(*ti.item) * 1e-3;
     r.predicted_us = p.predicted_us;
     rows.push_back(std::move(r));
   }
@@ -66,13 +66,13 @@ std::vector<NcclTransportRow> PredictRows(const trace::Trace& trace, const net::
 
 }  // namespace
 
-std::vector<const trace::Item*> NcclTransportItems(const trace::Trace& trace, const net::Topology& topology,
-                                                   const CalibParams& params, int64_t max_bytes,
-                                                   std::vector<std::string>* notes) {
+std::vector<NcclTransportItem> NcclTransportItems(const trace::Trace& trace, const net::Topology& topology,
+                                                  const CalibParams& params, int64_t max_bytes,
+                                                  std::vector<std::string>* notes) {
   const CalibParams bare = WithoutNcclOverrides(params);
   const net::Router router(topology);
   std::map<std::string, int> left_out;
-  std::vector<const trace::Item*> items;
+  std::vector<NcclTransportItem> items;
   for (const trace::Item& it : trace.items()) {
     if (it.kind() != trace::KIND_COLLECTIVE || it.collective().implementation() != trace::IMPL_NCCL ||
         it.collective().nranks() < 2)
@@ -85,8 +85,8 @@ std::vector<const trace::Item*> NcclTransportItems(const trace::Trace& trace, co
       ++left_out["larger than " + std::to_string(max_bytes) + " bytes (past the latency regime)"];
       continue;
     }
-    coll::NcclTransport transport;
-    coll::NcclProto proto;
+    coll::NcclTransport transport = coll::NcclTransport::kP2pNvLink;
+    coll::NcclProto proto = coll::NcclProto::kLl;
     if (!PlannedTransport(it, topology, router, bare, &transport, &proto)) {
       ++left_out["not plannable on this box"];
       continue;
@@ -95,7 +95,7 @@ std::vector<const trace::Item*> NcclTransportItems(const trace::Trace& trace, co
       ++left_out[std::string(coll::NcclProtoName(proto)) + " (not in the transport model)"];
       continue;
     }
-    items.push_back(&it);
+    items.push_back({&it, transport, proto});
   }
   if (notes != nullptr)
     for (const auto& [why, count] : left_out) notes->push_back(std::to_string(count) + " NCCL items left out: " + why);
@@ -103,10 +103,12 @@ std::vector<const trace::Item*> NcclTransportItems(const trace::Trace& trace, co
 }
 
 StatusOr<NcclTransportFit> FitNcclStepWork(const trace::Trace& trace, const net::Topology& topology,
-                                           const CalibParams& params, const std::vector<const trace::Item*>& items,
+                                           const CalibParams& params, const std::vector<NcclTransportItem>& items,
                                            const std::string& source) {
   if (items.empty()) return InvalidArgumentError("NCCL transport fit: no NCCL items to fit on");
-  FitContext c{trace, items, topology, FitOptions{}, {}};
+  std::vector<const trace::Item*> fit_items;
+  for (const NcclTransportItem& ti : items) fit_items.push_back(ti.item);
+  FitContext c{trace, fit_items, topology, FitOptions{}, {}};
   c.result.params = WithoutNcclOverrides(params);
   const coll::NcclStepWork& w = c.result.params.nccl.step_work;
   // Starts: NCCL's ring base latencies, no step work; bounds wide of anything physical.
@@ -115,12 +117,13 @@ StatusOr<NcclTransportFit> FitNcclStepWork(const trace::Trace& trace, const net:
       {"nccl.step_work.ll.step_us", "us", w.step_us[kLl], 0.1, 0, 50, 0},
       {"nccl.step_work.simple.base_us", "us", w.base_us[kSimple] > 0 ? w.base_us[kSimple] : 8.4, 0.25, 0, 100, 3},
       {"nccl.step_work.simple.step_us", "us", w.step_us[kSimple], 0.1, 0, 50, 2}};
-  RETURN_IF_ERROR(c.FitBySimulation("nccl transport model", items, u, [](const std::vector<double>& t, CalibParams* p) {
-    p->nccl.step_work.base_us[kLl] = t[0];
-    p->nccl.step_work.step_us[kLl] = t[1];
-    p->nccl.step_work.base_us[kSimple] = t[2];
-    p->nccl.step_work.step_us[kSimple] = t[3];
-  }));
+  RETURN_IF_ERROR(
+      c.FitBySimulation("nccl transport model", fit_items, u, [](const std::vector<double>& t, CalibParams* p) {
+        p->nccl.step_work.base_us[kLl] = t[0];
+        p->nccl.step_work.step_us[kLl] = t[1];
+        p->nccl.step_work.base_us[kSimple] = t[2];
+        p->nccl.step_work.step_us[kSimple] = t[3];
+      }));
   NcclTransportFit fit;
   fit.not_fitted = c.result.not_fitted;
   fit.work = c.result.params.nccl.step_work;
@@ -136,20 +139,13 @@ StatusOr<NcclTransportReport> CheckNcclTransportTransfer(const trace::Trace& tra
                                                          const CalibParams& params,
                                                          const NcclTransportOptions& options) {
   NcclTransportReport report;
-  const std::vector<const trace::Item*> items =
+  const std::vector<NcclTransportItem> items =
       NcclTransportItems(trace, topology, params, options.max_bytes, &report.notes);
   if (items.empty())
     return InvalidArgumentError("no multi-rank NCCL call of at most " + std::to_string(options.max_bytes) +
                                 " bytes timed in LL or Simple: nothing to fit the transport model on");
-  // Items by transport.
-  const CalibParams bare = WithoutNcclOverrides(params);
-  const net::Router router(topology);
-  std::map<coll::NcclTransport, std::vector<const trace::Item*>> by_transport;
-  for (const trace::Item* it : items) {
-    coll::NcclTransport transport;
-    coll::NcclProto proto;
-    if (PlannedTransport(*it, topology, router, bare, &transport, &proto)) by_transport[transport].push_back(it);
-  }
+  std::map<coll::NcclTransport, std::vector<NcclTransportItem>> by_transport;
+  for (const NcclTransportItem& ti : items) by_transport[ti.transport].push_back(ti);
   ASSIGN_OR_RETURN(report.all, FitNcclStepWork(trace, topology, params, items, options.source));
   double low = 1, high = 1;
   for (const auto& [fit_on, fit_items] : by_transport) {

@@ -68,15 +68,23 @@ struct NcclTransportOptions {
   std::string source;             // names the traces, for NcclStepWork::source
 };
 
-// The multi-rank NCCL items of at most max_bytes that time a call, with their transport and
-// protocol as the planner gives them; `notes` gets the rest, counted per reason.
-std::vector<const trace::Item*> NcclTransportItems(const trace::Trace& trace, const net::Topology& topology,
-                                                   const CalibParams& params, int64_t max_bytes,
-                                                   std::vector<std::string>* notes);
+// A multi-rank NCCL call with the transport (the ring's worst) and protocol the planner gives it
+// (they do not depend on the step costs: planned once).
+struct NcclTransportItem {
+  const trace::Item* item = nullptr;
+  coll::NcclTransport transport = coll::NcclTransport::kP2pNvLink;
+  coll::NcclProto protocol = coll::NcclProto::kLl;
+};
+
+// The multi-rank NCCL items of at most max_bytes that time a call, in LL or Simple; `notes` gets
+// the rest, counted per reason.
+std::vector<NcclTransportItem> NcclTransportItems(const trace::Trace& trace, const net::Topology& topology,
+                                                  const CalibParams& params, int64_t max_bytes,
+                                                  std::vector<std::string>* notes);
 
 // Fits the protocol work on `items` from `params` (its nccl.protocol removed).
 StatusOr<NcclTransportFit> FitNcclStepWork(const trace::Trace& trace, const net::Topology& topology,
-                                           const CalibParams& params, const std::vector<const trace::Item*>& items,
+                                           const CalibParams& params, const std::vector<NcclTransportItem>& items,
                                            const std::string& source);
 
 // The fit on every item, and the transfer between every two transports that have items.

@@ -271,8 +271,29 @@ std::string MeasuredOnlyReason(trace::Kind kind) {
   }
 }
 
+namespace {
+
+// The trace's own one-way flag trip through host memory: half the median of its flag round trips
+// answered by another block of the same GPU (host_staged suite); the planner's measured constant
+// when it has none.
+double HostFlagOneWayOfTrace(const trace::Trace& trace) {
+  std::vector<double> rt;
+  for (const trace::Item& it : trace.items())
+    if (it.kind() == trace::KIND_HOST_FLAG_ROUNDTRIP && it.name().find("/same_gpu/") != std::string::npos &&
+        it.stats().median_us() > 0)
+      rt.push_back(it.stats().median_us());
+  if (rt.empty()) return coll::kHostFlagOneWayUs;
+  std::sort(rt.begin(), rt.end());
+  return 0.5 * rt[rt.size() / 2];
+}
+
+}  // namespace
+
 Predictor::Predictor(const trace::Trace& trace, const net::Topology& topology, CalibParams params)
-    : trace_(trace), topology_(topology), params_(std::move(params)) {}
+    : trace_(trace),
+      topology_(topology),
+      params_(std::move(params)),
+      host_flag_one_way_us_(HostFlagOneWayOfTrace(trace)) {}
 
 const TransferClass& Predictor::HostClass(trace::Direction d, trace::HostMemory memory) const {
   const bool pageable = memory == trace::HOST_PAGEABLE;
@@ -443,24 +464,6 @@ Prediction Predictor::PredictKernel(const trace::Item& item) const {
   return Us(TimedKernelNs(*cost, params_.bench, device_ns));
 }
 
-namespace {
-
-// The trace's own one-way flag trip through host memory: half the median of its flag round trips
-// answered by another block of the same GPU (host_staged suite); the planner's measured constant
-// when it has none.
-double HostFlagOneWayOfTrace(const trace::Trace& trace) {
-  std::vector<double> rt;
-  for (const trace::Item& it : trace.items())
-    if (it.kind() == trace::KIND_HOST_FLAG_ROUNDTRIP && it.name().find("/same_gpu/") != std::string::npos &&
-        it.stats().median_us() > 0)
-      rt.push_back(it.stats().median_us());
-  if (rt.empty()) return coll::kHostFlagOneWayUs;
-  std::sort(rt.begin(), rt.end());
-  return 0.5 * rt[rt.size() / 2];
-}
-
-}  // namespace
-
 Prediction Predictor::PredictRankGroups(const trace::Item& item) const {
   const trace::CollectiveParams& c = item.collective();
   const int n = c.rank_groups_on_one_gpu();
@@ -485,7 +488,7 @@ Prediction Predictor::PredictRankGroups(const trace::Item& item) const {
   request->custom_host_mapped = true;
   request->custom_registered_host = true;
   const int blocks = c.blocks() > 0 ? c.blocks() : coll::FrameworkCustomBlocks(c.bytes());
-  request->custom_flag_latency_ps = PicosFromMicros(coll::HostFlagFloorUs(n, blocks, HostFlagOneWayOfTrace(trace_)));
+  request->custom_flag_latency_ps = PicosFromMicros(coll::HostFlagFloorUs(n, blocks, host_flag_one_way_us_));
   request->custom_read_gbps_per_block = 0;
   const net::Router router(*box);
   auto plan = coll::PlanCollective(*box, router, *request);

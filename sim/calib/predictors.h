@@ -155,6 +155,7 @@ class Predictor {
   const trace::Trace& trace_;
   const net::Topology& topology_;
   CalibParams params_;
+  double host_flag_one_way_us_;  // the trace's own flag trip through host memory (predictors.cc)
 };
 
 }  // namespace specsim::calib

@@ -240,17 +240,30 @@ StatusOr<NcclFabricView> ViewFabricAsNccl(const net::Topology& topology, const n
   return view;
 }
 
-// Whether the box's calibration sets a transport's hop (or base) latency for `proto` and `op`.
-bool CalibratedHop(const ProtocolOverrides& o, NcclTransport tr, NcclProto proto, int op) {
+// Whether the box's calibration sets `field` (ProtocolCost::hop_latency_us or base_latency_us) for
+// a transport, `proto` and `op`, per transport or per op.
+bool Calibrated(const ProtocolOverrides& o, std::optional<double> ProtocolCost::*field, NcclTransport tr,
+                NcclProto proto, int op) {
   auto t = o.per_transport.find({tr, proto});
   auto p = o.per_op.find({tr, proto, op});
-  return (t != o.per_transport.end() && t->second.hop_latency_us) || (p != o.per_op.end() && p->second.hop_latency_us);
+  return (t != o.per_transport.end() && (t->second.*field).has_value()) ||
+         (p != o.per_op.end() && (p->second.*field).has_value());
+}
+bool CalibratedHop(const ProtocolOverrides& o, NcclTransport tr, NcclProto proto, int op) {
+  return Calibrated(o, &ProtocolCost::hop_latency_us, tr, proto, op);
 }
 bool CalibratedBase(const ProtocolOverrides& o, NcclTransport tr, NcclProto proto, int op) {
-  auto t = o.per_transport.find({tr, proto});
-  auto p = o.per_op.find({tr, proto, op});
-  return (t != o.per_transport.end() && t->second.base_latency_us) ||
-         (p != o.per_op.end() && p->second.base_latency_us);
+  return Calibrated(o, &ProtocolCost::base_latency_us, tr, proto, op);
+}
+
+// Which transports some ordered pair of distinct ranks uses, by NcclTransport value.
+std::array<bool, kNcclTransports> TransportsPresent(const std::vector<std::vector<NcclTransport>>& transport) {
+  std::array<bool, kNcclTransports> present{};
+  const int n = static_cast<int>(transport.size());
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (i != j) present[static_cast<int>(transport[i][j])] = true;
+  return present;
 }
 
 // Per transport present, the protocol's step cost: NCCL's table for that link type, then the
@@ -262,10 +275,7 @@ Status FillStepModels(NcclProto proto, NcclAlgo algo, const CollectiveRequest& r
   const int n = static_cast<int>(steps->transport.size());
   const int op = static_cast<int>(request.collective);
   steps->model.clear();
-  bool present[kNcclTransports] = {};
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j)
-      if (i != j) present[static_cast<int>(steps->transport[i][j])] = true;
+  const std::array<bool, kNcclTransports> present = TransportsPresent(steps->transport);
   std::array<bool, kNcclTransports> modelled{};
   bool any_modelled = false;
   for (int k = 0; k < kNcclTransports; ++k) {
@@ -318,11 +328,7 @@ void DescribeStepCosts(NcclProto proto, const CollectiveRequest& request, const 
     return;
   }
   std::string calibrated, modelled;
-  bool present[kNcclTransports] = {};
-  const int n = static_cast<int>(view.steps.transport.size());
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j)
-      if (i != j) present[static_cast<int>(view.steps.transport[i][j])] = true;
+  const std::array<bool, kNcclTransports> present = TransportsPresent(view.steps.transport);
   for (int k = 0; k < kNcclTransports; ++k) {
     if (!present[k]) continue;
     const auto tr = static_cast<NcclTransport>(k);
@@ -478,7 +484,7 @@ std::string FixedPoint2(double v) {
 // The custom allreduce's buffer layout from the request (`not_direct`: WhyPeerReadsAreNotDirect
 // of its GPUs); InvalidArgument for options the kernels cannot run with, or host memory a GPU's
 // socket lacks.
-StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& topology,
+StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& topology, const net::Router& router,
                                                           const CollectiveRequest& request,
                                                           const std::vector<int>& gpus, const std::string& not_direct) {
   if (request.custom_blocks < 0)
@@ -505,10 +511,7 @@ StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& t
   if (options.host_mapped && !request.custom_fence_kernel) {
     const int node = topology.gpus[gpus[0]];
     const int memory = topology.HostMemoryOfSocket(topology.nodes[node].socket);
-    if (memory >= 0) {
-      const net::Router router(topology);
-      options.middle_release_ps = PicosFromMicros(2 * router.Route(node, memory).latency_ns * 1e-3);
-    }
+    if (memory >= 0) options.middle_release_ps = PicosFromMicros(2 * router.Route(node, memory).latency_ns * 1e-3);
   }
   RETURN_IF_ERROR(ValidateCustomAllReduceOptions(static_cast<int>(gpus.size()), request.bytes, options));
   if (options.host_mapped) {
@@ -522,10 +525,10 @@ StatusOr<CustomAllReduceOptions> CustomAllReduceOptionsOf(const net::Topology& t
 
 // One-shot / two-shot custom allreduce: pull-based kernel reads of peer memory (cudaIpc).
 // `not_direct`: WhyPeerReadsAreNotDirect of the plan's GPUs.
-Status PlanCustomAllReduce(const net::Topology& topology, const CollectiveRequest& request,
+Status PlanCustomAllReduce(const net::Topology& topology, const net::Router& router, const CollectiveRequest& request,
                            const std::string& not_direct, PlannedCollective* plan) {
   ASSIGN_OR_RETURN(const CustomAllReduceOptions options,
-                   CustomAllReduceOptionsOf(topology, request, plan->rank_gpus, not_direct));
+                   CustomAllReduceOptionsOf(topology, router, request, plan->rank_gpus, not_direct));
   const int n = static_cast<int>(plan->rank_gpus.size());
   const Algorithm algo = request.algorithm;
   plan->schedule = algo == Algorithm::kOneShot ? BuildOneShotAllReduce(n, request.bytes, options)
@@ -640,7 +643,7 @@ StatusOr<PlannedCollective> PlanWithRankView(const net::Topology& topology, cons
     if (request.protocol)
       return InvalidArgumentError("protocol: applies to NCCL algorithms (ring, tree), not to oneshot/twoshot");
     if (!rank_view->not_direct) rank_view->not_direct = WhyPeerReadsAreNotDirect(topology, router, plan.rank_gpus);
-    RETURN_IF_ERROR(PlanCustomAllReduce(topology, request, *rank_view->not_direct, &plan));
+    RETURN_IF_ERROR(PlanCustomAllReduce(topology, router, request, *rank_view->not_direct, &plan));
   }
   return plan;
 }

@@ -54,13 +54,14 @@ struct CustomAllReduceOptions {
   double read_gbps_per_block = 0;    // the most one block reads (payload); a pull's cap is read_sms x this,
                                      // replacing the fabric's outstanding-request cap; 0 = none (the fabric's)
   // Two-shot ends with a third barrier after its gather (validate's system-fence kernel). vLLM's
-  // cross_device_reduce_2stage has none: start_sync, reduce-scatter, end_sync, gather, return
-  // (csrc/custom_all_reduce.cuh as copied in flashinfer-ai/flashinfer
-  // include/flashinfer/comm/vllm_custom_all_reduce.cuh @7db7cdd).
+  // cross_device_reduce_2stage has none: start barrier, reduce-scatter, middle barrier, gather,
+  // return (vLLM v0.8.2 csrc/custom_all_reduce.cuh as copied in flashinfer-ai/flashinfer
+  // include/flashinfer/comm/vllm_custom_all_reduce.cuh @7db7cdd8).
   bool two_shot_end_barrier = false;
-  // Added to the floor of two-shot's middle barrier flags: vLLM's end_sync orders the reduced
-  // block's stores before its flag with a release at system scope (st.release.sys), which waits
-  // for those stores to complete where the block lies. 0: free (the block is in the GPU's own
+  // Added to the floor of two-shot's middle barrier flags: vLLM's middle barrier
+  // (multi_gpu_barrier<ngpus, false, need_fence = true>, same file) orders the reduced block's
+  // stores before its flag with st.release.sys, which waits for those stores to complete where the
+  // block lies. 0: free (the block is in the GPU's own
   // memory, or every barrier fences anyway, as in validate's fence kernel).
   SimTime middle_release_ps = 0;
 };

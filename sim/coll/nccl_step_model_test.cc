@@ -122,10 +122,10 @@ TEST(NcclStepModel, BadInputIsAnErrorNamingIt) {
   EXPECT_NE(shm.status().message().find("HOST_MEMORY"), std::string::npos) << shm.status().message();
 }
 
-TEST(NcclStepModel, TheShippedWorkIsTheTransferChecksFit) {
-  // DefaultNcclStepWork is what scripts/nccl-transport-transfer.sh fits (CTest
-  // nccl_transport_transfer holds the printed fit to these values): physical signs, a range
-  // around 1, and a source naming the measured box.
+TEST(NcclStepModel, TheShippedWorkHasPhysicalSignsAndNamesItsBox) {
+  // That DefaultNcclStepWork is what scripts/nccl-transport-transfer.sh fits is the CTest
+  // nccl_transport_transfer's to check (it holds the printed fit to these values); here: physical
+  // signs, a range around 1, and a source naming the measured box.
   const NcclStepWork w = DefaultNcclStepWork();
   for (NcclProto p : {NcclProto::kLl, NcclProto::kSimple}) {
     EXPECT_GT(w.base_us[static_cast<size_t>(p)], 0);

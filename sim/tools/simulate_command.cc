@@ -201,6 +201,15 @@ void PrintHostCostBand(const llm::DecodeResult& r, const std::optional<scenario:
   for (const std::string& c : band->costs) out << "#     " << c << "\n";
 }
 
+// Where the run's NCCL step costs came from (llm::CollectiveInfo::step_costs), each once, in order.
+std::vector<std::string> UniqueStepCosts(const llm::DecodeResult& r) {
+  std::vector<std::string> out;
+  for (const llm::CollectiveInfo& c : r.collectives)
+    if (!c.step_costs.empty() && std::find(out.begin(), out.end(), c.step_costs) == out.end())
+      out.push_back(c.step_costs);
+  return out;
+}
+
 void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::DecodeResult& r,
                        const std::vector<VariantRow>& algo_rows, const std::vector<VariantRow>& pacing_rows,
                        const std::optional<scenario::HostCostBand>& band, std::ostream& out) {
@@ -250,11 +259,7 @@ void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::Decode
   j["host_cost_band"] = HostCostBandJson(band);
   j["collectives"] = nlohmann::json::array();
   for (const llm::CollectiveInfo& c : r.collectives) j["collectives"].push_back(c.description);
-  j["nccl_step_costs"] = nlohmann::json::array();
-  for (const llm::CollectiveInfo& c : r.collectives)
-    if (!c.step_costs.empty() &&
-        std::find(j["nccl_step_costs"].begin(), j["nccl_step_costs"].end(), c.step_costs) == j["nccl_step_costs"].end())
-      j["nccl_step_costs"].push_back(c.step_costs);
+  j["nccl_step_costs"] = UniqueStepCosts(r);
   out << j.dump(1) << "\n";
 }
 
@@ -435,11 +440,7 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
   PrintHostCostBand(r, *band, out);
   out << "#\n# collectives (each simulated on the fabric once, reused per occurrence):\n";
   for (const llm::CollectiveInfo& c : r.collectives) out << "#   " << c.description << "\n";
-  std::vector<std::string> step_costs;
-  for (const llm::CollectiveInfo& c : r.collectives)
-    if (!c.step_costs.empty() && std::find(step_costs.begin(), step_costs.end(), c.step_costs) == step_costs.end())
-      step_costs.push_back(c.step_costs);
-  for (const std::string& s : step_costs) out << "#   NCCL step costs: " << s << "\n";
+  for (const std::string& s : UniqueStepCosts(r)) out << "#   NCCL step costs: " << s << "\n";
   PrintVariants("allreduce choice", "allreduce", "step comm (ms)", "verify comm (ms)", algo_rows, out);
   PrintVariants("capture mode and host sync (the scenario's allreduce)", "pacing", "verify comm (ms)", "of which wait",
                 pacing_rows, out);

@@ -74,7 +74,9 @@ cat <<'TXT'
 ## 3. Capture mode and host pacing
 
 Everything above assumes the scenario's framework profile (`configs/frameworks/sglang.textproto`,
-stated in each `simulate` header): every phase one full CUDA graph, no host jitter. Each rank's
+SGLang's current overlapped spec-v2 worker, stated in each `simulate` header): as its source
+decides for Kimi-K2 on SM120 (Triton MLA attention, whose draft extend is captured), every phase
+one full CUDA graph, one host wait per cycle, no host jitter. Each rank's
 host thread is simulated (`sim/llm/rank_timeline.h`); a collective starts when the last rank's GPU
 reaches it. Here the verify pass runs as a full graph, piecewise (attention launched eagerly
 between graphed segments) or eagerly, with exponential host jitter of mean 0..50 us added to
@@ -233,8 +235,8 @@ cat <<'TXT'
 Why: on this box every GPU pair meets only at a CPU, so NCCL runs SHM through host memory, and a
 decode-size allreduce is 14 ring steps of latency (section 6): 107 us for 14 KB, and the same for the
 verify pass's 57 KB. Collectives are 72% of a decode step, and the verify pass runs the same 124 of
-them for 4 tokens, so with 2.96 tokens accepted per cycle EAGLE-3 pays about 2.1x on both profiles,
-at both ends of the host-cost band and of the NCCL range. The forced one-shot kernel replaces each
+them for 4 tokens, so with 2.96 tokens accepted per cycle EAGLE-3 pays about 2.1-2.2x on every
+profile version, at both ends of the host-cost band and of the NCCL range. The forced one-shot kernel replaces each
 14-step ring with two barriers through host memory and 2-block reads (about 22 us), which makes
 plain decoding 2.3x faster and leaves EAGLE-3 1.5x on top of that, as the verify pass's compute
 then dominates its cycle.
@@ -247,8 +249,12 @@ still), the parameter that would have to change:
   costs are tens of microseconds per call). The one mechanism in the model that does flip it is a
   verify pass launched eagerly with per-op host jitter (section 3: 0.85x at a 10 us mean, 0.47x at
   50 us), which is physically plausible (the H200 probe measured 36 us per eager PyTorch call, with
-  tails) if the verify pass ran eagerly on that box: the profiles' capture modes are `[UNVERIFIED]`,
-  and that is the first thing to measure there.
+  tails) if the verify pass ran eagerly on that box. Neither framework's source runs it so by
+  default: SGLang replays the target-verify pass as one graph for batches up to 512 at TP 8
+  (cuda_graph_runner.py, server_args.py), vLLM runs it piecewise with TRITON_MLA on SM120 (the
+  collectives inside the graphed segments). An eager verify needs `--disable-cuda-graph` /
+  `--enforce-eager` or a batch past the capture bound: whether the team ran with either is the
+  first thing to ask, and their host's per-op jitter the first thing to measure.
 - The forced kernel losing needs NCCL's ring steps faster than the flag trip they wait for, or the
   kernel several times slower than the H200's host-memory mechanisms give it (section 7 computes
   both): the first contradicts a measurement, the second needs a mechanism that one GPU cannot show,

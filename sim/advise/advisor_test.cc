@@ -174,7 +174,7 @@ TEST(Advisor, LaunchCommandsReproduceTheChoice) {
               8};
   const std::string sglang = SglangCommand(ctx, c);
   for (const char* part :
-       {"--model-path moonshotai/Kimi-K2-Instruct", "--tp 8", "--trust-remote-code", "--kv-cache-dtype fp8_e4m3",
+       {"--model-path moonshotai/Kimi-K2-Instruct", "--tp-size 8", "--trust-remote-code", "--kv-cache-dtype fp8_e4m3",
         "--speculative-algorithm EAGLE3", "--speculative-draft-model-path <models/eagle3-kimi-k2.textproto>",
         "--speculative-num-steps 3", "--speculative-eagle-topk 1", "--speculative-num-draft-tokens 4", "--ep-size 8",
         "--disable-cuda-graph", "NCCL_ALGO=Ring", "NCCL_PROTO=LL", "NCCL_MIN_NCHANNELS=2 NCCL_MAX_NCHANNELS=2",
@@ -195,7 +195,7 @@ TEST(Advisor, LaunchCommandsReproduceTheChoice) {
   ctx.box = BoxFacts{8, false};
   EXPECT_NE(VllmCommand(ctx, tree).find("has no vLLM flag"), std::string::npos);
   EXPECT_NE(SglangCommand(ctx, tree).find("a code change"), std::string::npos);
-  EXPECT_NE(SglangCommand(ctx, tree).find("--cuda-graph-max-bs 4"), std::string::npos);
+  EXPECT_NE(SglangCommand(ctx, tree).find("--cuda-graph-max-bs-decode 4"), std::string::npos);
 }
 
 }  // namespace

@@ -141,8 +141,10 @@ TEST(FrameworkRules, NcclCaptureAndEpRulesComeFromTheProfile) {
   Candidate ep = With("auto");
   ep.expert_parallel = 8;
   const WhatItTakes ep_nvlink = WhatCandidateTakes(ep, *vllm, nvlink8);
-  EXPECT_EQ(ep_nvlink.effort, Effort::kEnvironment) << ep_nvlink.Text();
-  EXPECT_EQ(ep_nvlink.environment, std::vector<std::string>{"VLLM_ALL2ALL_BACKEND=deepep_low_latency"});
+  // Current vLLM selects its all-to-all backend by a flag (--all2all-backend, arg_utils.py @99d7eb5).
+  EXPECT_EQ(ep_nvlink.effort, Effort::kLaunchFlag) << ep_nvlink.Text();
+  EXPECT_EQ(ep_nvlink.launch_flags, (std::vector<std::string>{"--disable-custom-all-reduce", "--enable-expert-parallel",
+                                                              "--all2all-backend deepep_low_latency"}));
   EXPECT_EQ(WhatCandidateTakes(ep, *vllm, pcie8).effort, Effort::kCodeChange);
   // NCCL variables: one the framework sets itself, or an environment it does not pass on, is a
   // code change; otherwise an environment variable.

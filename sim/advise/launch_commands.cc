@@ -35,6 +35,9 @@ std::string Notes(const LaunchContext& ctx, const Candidate& c, const llm::Frame
   if (c.comm.driver_p2p_mode == "bar1") notes += "\n# and " + Bar1Step();
   for (const auto& [var, value] : fw.nccl_environment.sets)
     notes += fmt::format("\n# {} sets {}={} itself ({})", name, var, value, fw.nccl_environment.source);
+  for (const auto& [var, value] : fw.nccl_environment.sets_if_unset)
+    notes += fmt::format("\n# {} sets {}={} where the shell has not set it ({})", name, var, value,
+                         fw.nccl_environment.source);
   return notes;
 }
 
@@ -66,8 +69,8 @@ std::string WithEnvironment(const std::string& extra_env, std::string cmd) {
 }  // namespace
 
 std::string SglangCommand(const LaunchContext& ctx, const Candidate& c) {
-  std::string cmd =
-      fmt::format("python -m sglang.launch_server --model-path {} --tp {}", IdOf(ctx.target, ctx.model_path), ctx.tp);
+  std::string cmd = fmt::format("python -m sglang.launch_server --model-path {} --tp-size {}",
+                                IdOf(ctx.target, ctx.model_path), ctx.tp);
   if (ctx.target.trust_remote_code) cmd += " --trust-remote-code";
   if (ctx.weight_dtype == compute::DType::kFp8) cmd += " --quantization fp8";
   if (ctx.kv_dtype == compute::DType::kFp8) cmd += " --kv-cache-dtype fp8_e4m3";
@@ -77,6 +80,12 @@ std::string SglangCommand(const LaunchContext& ctx, const Candidate& c) {
   if (c.spec.method != config::Speculation::NONE)
     cmd += fmt::format(" --speculative-num-steps {} --speculative-eagle-topk {} --speculative-num-draft-tokens {}",
                        c.spec.num_steps, c.spec.topk, c.spec.num_draft_tokens);
+  // Under speculation SGLang runs at most its default cap of requests unless told (the profile's
+  // speculative_defaults).
+  const auto& defaults = ctx.sglang.speculative_defaults;
+  if (c.spec.method != config::Speculation::NONE && defaults.stated && defaults.max_running_requests > 0 &&
+      ctx.batch > defaults.max_running_requests)
+    cmd += " " + llm::WithNumber(defaults.max_running_requests_flag, ctx.batch);
   const RuleFlags rules = RuleFlagsOf(ctx, c, ctx.sglang, "SGLang");
   return WithEnvironment(rules.env, cmd + rules.flags) + rules.notes + Notes(ctx, c, ctx.sglang, "SGLang");
 }

@@ -6,10 +6,16 @@
 // frameworks' profiles (configs/frameworks/{sglang,vllm}.textproto: graph_flags, expert_parallel,
 // nccl_environment); speculation, quantization and model flags are written here.
 //
-// [UNVERIFIED] The flag names are the frameworks' documented server arguments as we know them
-// (SGLang python/sglang/srt/server_args.py, vLLM vllm/engine/arg_utils.py); neither source could
-// be read here (docs/reference/serving-frameworks.md, speculative-decoding.md): check them against
-// your version. Every line advise prints says so.
+// The flags as the frameworks' current sources declare them (docs/reference/serving-frameworks.md
+// has the table with commits): SGLang python/sglang/srt/arg_groups/fields/{model,parallel,spec,
+// schedule,exec_}.py (@0116c60, @0481724, @015c872, @001b886, @01d795f: --model-path, --tp-size,
+// --trust-remote-code, --quantization fp8, --kv-cache-dtype fp8_e4m3, --speculative-algorithm
+// EAGLE3 / NEXTN (upper-cased; NEXTN becomes EAGLE, speculative_hook.py @004c82e),
+// --speculative-draft-model-path, --speculative-num-steps, --speculative-eagle-topk,
+// --speculative-num-draft-tokens); vLLM vllm/engine/arg_utils.py @99d7eb5 (vllm serve,
+// --tensor-parallel-size, --trust-remote-code, --quantization fp8, --kv-cache-dtype fp8,
+// --max-num-seqs, --speculative-config JSON with method eagle3 / deepseek_mtp (rewritten to mtp
+// with a warning, vllm/config/speculative.py @002e77c), model, num_speculative_tokens).
 #pragma once
 
 #include <optional>

@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sim/io/enum_names.h"
 #include "sim/io/field_ranges.h"
+#include "sim/io/model_loader.h"
 #include "sim/io/file_io.h"
 #include "sim/io/textproto.h"
 
@@ -80,11 +82,13 @@ void CheckNcclEnvironment(const config::NcclEnvironment& e, bool partial, std::v
     out->push_back({"nccl_environment.passes_user_environment", "(unset)",
                     "required when nccl_environment is given: true (workers inherit the shell's NCCL_* "
                     "variables) or false"});
-  for (int i = 0; i < e.sets_size(); ++i) {
-    const std::string& name = e.sets(i).name();
-    if (name.empty() || name.find_first_of(" =\t") != std::string::npos)
-      out->push_back({fmt::format("nccl_environment.sets[{}].name", i), "\"" + name + "\"",
-                      "must be a variable name, non-empty, without spaces or '=' (e.g. NCCL_CUMEM_ENABLE)"});
+  for (const auto& [list, field] : {std::pair{&e.sets(), "sets"}, std::pair{&e.sets_if_unset(), "sets_if_unset"}}) {
+    for (int i = 0; i < list->size(); ++i) {
+      const std::string& name = list->Get(i).name();
+      if (name.empty() || name.find_first_of(" =\t") != std::string::npos)
+        out->push_back({fmt::format("nccl_environment.{}[{}].name", field, i), "\"" + name + "\"",
+                        "must be a variable name, non-empty, without spaces or '=' (e.g. NCCL_CUMEM_ENABLE)"});
+    }
   }
 }
 
@@ -125,6 +129,122 @@ void CheckExpertParallel(const config::ExpertParallelRule& e, bool partial, std:
                       "exactly one of flag (a launch flag) and env (NAME=VALUE) selects the backend"});
     if (!b.env().empty() && b.env().find('=') == std::string::npos)
       out->push_back({at + ".env", "\"" + b.env() + "\"", "must be NAME=VALUE"});
+  }
+}
+
+// The loop's host waits: named, placed on passes of their loop, an event only on an earlier pass;
+// a cycle's in the order the host meets them.
+void CheckHostWaits(const FrameworkProfile& p, std::vector<Problem>* out) {
+  const pb::EnumDescriptor* passes = config::LoopPass_descriptor();
+  auto check = [&](const pb::RepeatedPtrField<config::HostWait>& waits, const char* field, bool cycle) {
+    int last = 0;
+    for (int i = 0; i < waits.size(); ++i) {
+      const config::HostWait& w = waits.Get(i);
+      const std::string at = fmt::format("{}[{}]", field, i);
+      if (w.name().empty()) out->push_back({at + ".name", "\"\"", "must name what waits, as the source writes it"});
+      const int a = w.after(), f = w.waits_for();
+      const bool a_ok =
+          cycle ? (a == config::VERIFY || a == config::DRAFT_EXTEND || a == config::DRAFT) : a == config::DECODE;
+      const bool f_ok =
+          cycle ? (f == config::VERIFY || f == config::DRAFT_EXTEND || f == config::DRAFT) : f == config::DECODE;
+      const std::string allowed = cycle ? "VERIFY, DRAFT_EXTEND, DRAFT" : "DECODE";
+      if (!a_ok) out->push_back({at + ".after", EnumValueName(passes, a), "must be one of " + allowed});
+      if (!f_ok) out->push_back({at + ".waits_for", EnumValueName(passes, f), "must be one of " + allowed});
+      if (a_ok && f_ok && f > a)
+        out->push_back({at + ".waits_for", EnumValueName(passes, f),
+                        "must be `after` (" + EnumValueName(passes, a) +
+                            ") or a pass issued before it in the cycle (verify, draft extend, draft)"});
+      if (a_ok && a < last)
+        out->push_back({at + ".after", EnumValueName(passes, a),
+                        "waits are listed in the order the host meets them: after " + EnumValueName(passes, last) +
+                            " comes before"});
+      if (a_ok) last = std::max(last, a);
+    }
+    // One event per cycle: the waits on an earlier pass all wait on the same one.
+    int event_pass = 0;
+    for (int i = 0; i < waits.size(); ++i) {
+      const config::HostWait& w = waits.Get(i);
+      if (w.waits_for() == w.after() || w.waits_for() == config::LOOP_PASS_UNSPECIFIED) continue;
+      if (event_pass != 0 && w.waits_for() != event_pass)
+        out->push_back({fmt::format("{}[{}].waits_for", field, i), EnumValueName(passes, w.waits_for()),
+                        "the cycle records one event: every wait on an earlier pass waits on the same one (" +
+                            EnumValueName(passes, event_pass) + ")"});
+      event_pass = w.waits_for();
+    }
+  };
+  check(p.step_host_waits(), "step_host_waits", /*cycle=*/false);
+  check(p.cycle_host_waits(), "cycle_host_waits", /*cycle=*/true);
+}
+
+// The attention backend rules: where they apply, what they run, where that was read.
+void CheckAttentionBackends(const FrameworkProfile& p, std::vector<Problem>* out) {
+  const pb::EnumDescriptor* modes = config::CaptureMode_descriptor();
+  for (int i = 0; i < p.attention_backends_size(); ++i) {
+    const config::AttentionBackendRule& b = p.attention_backends(i);
+    const std::string at = fmt::format("attention_backends[{}]", i);
+    if (b.gpu_archs_size() == 0)
+      out->push_back({at + ".gpu_archs", "(empty)", "required: the GPU architectures, e.g. \"sm90\""});
+    if (b.cache() == config::ATTENTION_CACHE_UNSPECIFIED || !config::AttentionCache_IsValid(b.cache()))
+      out->push_back({at + ".cache", EnumValueName(config::AttentionCache_descriptor(), b.cache()),
+                      "must be set, one of GQA, MLA"});
+    if (b.topk() == config::TOPK_CONDITION_UNSPECIFIED || !config::TopkCondition_IsValid(b.topk()))
+      out->push_back({at + ".topk", EnumValueName(config::TopkCondition_descriptor(), b.topk()),
+                      "must be set, one of ANY_TOPK, TOPK_ONE, TOPK_ABOVE_ONE"});
+    for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"backend", &b.backend()},
+                                       {"decode_kernel", &b.decode_kernel()},
+                                       {"verify_kernel", &b.verify_kernel()},
+                                       {"source", &b.source()}})
+      if (value->empty()) out->push_back({at + "." + field, "\"\"", "required, non-empty"});
+    const pb::Descriptor* cd = PhaseCapture::descriptor();
+    for (const char* phase : kPhases) {
+      const int mode = b.capture().GetReflection()->GetEnumValue(b.capture(), cd->FindFieldByName(phase));
+      if (mode != config::CAPTURE_MODE_UNSPECIFIED && !config::CaptureMode_IsValid(mode))
+        out->push_back(
+            {at + ".capture." + phase, EnumValueName(modes, mode), "must be one of " + AllowedEnumValues(modes)});
+    }
+  }
+}
+
+// The capture bound and the speculative defaults.
+void CheckBoundsAndDefaults(const FrameworkProfile& p, std::vector<Problem>* out) {
+  if (p.has_capture_bound()) {
+    const config::CaptureBound& c = p.capture_bound();
+    if (c.unit() == config::CaptureBound::UNIT_UNSPECIFIED || !config::CaptureBound::Unit_IsValid(c.unit()))
+      out->push_back({"capture_bound.unit", EnumValueName(config::CaptureBound::Unit_descriptor(), c.unit()),
+                      "must be set, one of BATCH, TOKENS"});
+    if (!c.has_default_max() || !c.has_default_max_from_tp4())
+      out->push_back({"capture_bound", "(default_max or default_max_from_tp4 unset)",
+                      "both required: the largest captured pass below TP 4 and from TP 4 on"});
+    if (c.max_gpu_memory_gb() < c.min_gpu_memory_gb())
+      out->push_back({"capture_bound.max_gpu_memory_gb", Number(c.max_gpu_memory_gb()),
+                      "must be >= min_gpu_memory_gb (" + Number(c.min_gpu_memory_gb()) + ")"});
+    if (!c.flag().empty() && c.flag().find("{n}") == std::string::npos)
+      out->push_back({"capture_bound.flag", "\"" + c.flag() + "\"", "must hold {n} where the bound goes"});
+  }
+  if (p.has_speculative_defaults()) {
+    const config::SpeculativeDefaults& sd = p.speculative_defaults();
+    int fallbacks = 0;
+    for (int i = 0; i < sd.shapes_size(); ++i) {
+      const config::DefaultSpeculativeShape& sh = sd.shapes(i);
+      const std::string at = fmt::format("speculative_defaults.shapes[{}]", i);
+      if (!sh.has_num_steps() || !sh.has_topk() || !sh.has_num_draft_tokens())
+        out->push_back({at, "(num_steps, topk or num_draft_tokens unset)", "all three required"});
+      for (int f : sh.families())
+        if (f == config::Model::FAMILY_UNSPECIFIED || !config::Model::Family_IsValid(f))
+          out->push_back({at + ".families", EnumValueName(config::Model::Family_descriptor(), f),
+                          "must be one of " + AllowedEnumValues(config::Model::Family_descriptor())});
+      if (sh.families_size() == 0) {
+        ++fallbacks;
+        if (i != sd.shapes_size() - 1)
+          out->push_back({at + ".families", "(empty)", "only the last shape may be the fallback (no families)"});
+      }
+    }
+    if (fallbacks != 1)
+      out->push_back({"speculative_defaults.shapes", fmt::format("({} without families)", fallbacks),
+                      "exactly one shape, the last, must have no families: the fallback for every other family"});
+    if (sd.max_running_requests() > 0 && sd.max_running_requests_flag().find("{n}") == std::string::npos)
+      out->push_back({"speculative_defaults.max_running_requests_flag", "\"" + sd.max_running_requests_flag() + "\"",
+                      "must hold {n} where the count goes (required with a cap)"});
   }
 }
 
@@ -178,6 +298,15 @@ void CheckProfile(const FrameworkProfile& p, bool partial, std::vector<Problem>*
     out->push_back({"sync_each_cycle", "(unset)",
                     "required: true (the speculative loop waits for the GPU every cycle) or false (the "
                     "host runs ahead)"});
+  }
+  if (!partial && p.version().empty())
+    out->push_back(
+        {"version", p.has_version() ? "\"\"" : "(unset)",
+         "required: the version of the framework's source the profile follows, e.g. \"SGLang main @004c82e\""});
+  if (!partial) {
+    CheckHostWaits(p, out);
+    CheckAttentionBackends(p, out);
+    CheckBoundsAndDefaults(p, out);
   }
   if (p.has_custom_allreduce()) CheckCustomAllreduceRule(p.custom_allreduce(), partial, out);
   if (p.has_nccl_environment()) CheckNcclEnvironment(p.nccl_environment(), partial, out);
@@ -324,12 +453,80 @@ llm::FrameworkProfile::EpCommunication ToEpCommunication(config::EpCommunication
 }
 
 // The NCCL environment, capture flags and EP rule. REQUIRES: CheckProfile found no problem.
+llm::LoopPass ToLoopPass(int pass) {
+  switch (pass) {
+    case config::DECODE: return llm::LoopPass::kDecode;
+    case config::DRAFT_EXTEND: return llm::LoopPass::kDraftExtend;
+    case config::DRAFT: return llm::LoopPass::kDraft;
+    default: return llm::LoopPass::kVerify;
+  }
+}
+
+std::optional<llm::CaptureMode> ToOptionalCapture(int mode) {
+  if (mode == config::CAPTURE_MODE_UNSPECIFIED) return std::nullopt;
+  return ToCaptureMode(static_cast<config::CaptureMode>(mode));
+}
+
+// The source-read decisions: host waits, attention backends, capture bound, speculative defaults.
+void ConvertDecisions(const FrameworkProfile& p, llm::FrameworkProfile* out) {
+  out->version = p.version();
+  for (const config::HostWait& w : p.step_host_waits())
+    out->step_host_waits.push_back({w.name(), ToLoopPass(w.after()), ToLoopPass(w.waits_for()), w.source()});
+  for (const config::HostWait& w : p.cycle_host_waits())
+    out->cycle_host_waits.push_back({w.name(), ToLoopPass(w.after()), ToLoopPass(w.waits_for()), w.source()});
+  for (const config::AttentionBackendRule& b : p.attention_backends()) {
+    llm::AttentionBackendRule r;
+    r.gpu_archs.assign(b.gpu_archs().begin(), b.gpu_archs().end());
+    r.mla = b.cache() == config::MLA;
+    r.topk = b.topk() == config::TOPK_ONE         ? llm::AttentionBackendRule::Topk::kOne
+             : b.topk() == config::TOPK_ABOVE_ONE ? llm::AttentionBackendRule::Topk::kAboveOne
+                                                  : llm::AttentionBackendRule::Topk::kAny;
+    r.backend = b.backend();
+    r.decode_kernel = b.decode_kernel();
+    r.verify_kernel = b.verify_kernel();
+    r.source = b.source();
+    r.decode = ToOptionalCapture(b.capture().decode());
+    r.draft = ToOptionalCapture(b.capture().draft());
+    r.verify = ToOptionalCapture(b.capture().verify());
+    r.draft_extend = ToOptionalCapture(b.capture().draft_extend());
+    out->attention_backends.push_back(std::move(r));
+  }
+  if (p.has_capture_bound()) {
+    const config::CaptureBound& c = p.capture_bound();
+    auto& b = out->capture_bound;
+    b.stated = true;
+    b.tokens = c.unit() == config::CaptureBound::TOKENS;
+    b.default_max = c.default_max();
+    b.default_max_from_tp4 = c.default_max_from_tp4();
+    b.min_gpu_memory_gb = c.min_gpu_memory_gb();
+    b.max_gpu_memory_gb = c.max_gpu_memory_gb();
+    b.flag = c.flag();
+    b.source = c.source();
+  }
+  if (p.has_speculative_defaults()) {
+    const config::SpeculativeDefaults& sd = p.speculative_defaults();
+    auto& d = out->speculative_defaults;
+    d.stated = true;
+    for (const config::DefaultSpeculativeShape& sh : sd.shapes()) {
+      std::vector<llm::ModelFamily> families;
+      for (int f : sh.families()) families.push_back(ToModelFamily(static_cast<config::Model::Family>(f)));
+      d.shapes.push_back({std::move(families), sh.num_steps(), sh.topk(), sh.num_draft_tokens()});
+    }
+    d.max_running_requests = sd.max_running_requests();
+    d.max_running_requests_flag = sd.max_running_requests_flag();
+    d.source = sd.source();
+  }
+}
+
 void ConvertRules(const FrameworkProfile& p, llm::FrameworkProfile* out) {
+  ConvertDecisions(p, out);
   if (p.has_nccl_environment()) {
     const config::NcclEnvironment& e = p.nccl_environment();
     out->nccl_environment.stated = true;
     out->nccl_environment.passes_user_environment = e.passes_user_environment();
     for (const config::EnvVariable& v : e.sets()) out->nccl_environment.sets.emplace_back(v.name(), v.value());
+    for (const config::EnvVariable& v : e.sets_if_unset())
+      out->nccl_environment.sets_if_unset.emplace_back(v.name(), v.value());
     out->nccl_environment.source = e.source();
   }
   const config::GraphCaptureFlags& g = p.graph_flags();
@@ -463,6 +660,16 @@ StatusOr<llm::FrameworkProfile> LoadFrameworkFile(const std::string& path) {
 std::vector<std::string> FrameworkOverrideProblems(const FrameworkProfile& overrides, const std::string& prefix) {
   std::vector<Problem> problems;
   CheckProfile(overrides, /*partial=*/true, &problems);
+  for (const char* field : {"version", "step_host_waits", "cycle_host_waits", "attention_backends", "capture_bound",
+                            "speculative_defaults"}) {
+    const pb::FieldDescriptor* f = overrides.GetDescriptor()->FindFieldByName(field);
+    const bool set = f->is_repeated() ? overrides.GetReflection()->FieldSize(overrides, f) > 0
+                                      : overrides.GetReflection()->HasField(overrides, f);
+    if (set)
+      problems.push_back({field, "(set)",
+                          "not allowed in overrides: it is what the framework's source decides; name another "
+                          "profile (scenario `framework`, e.g. configs/frameworks/sglang-v1.textproto) or copy one"});
+  }
   if (overrides.has_host_cost_sources())
     problems.push_back({"host_cost_sources", "(set)",
                         "not allowed in overrides: a host cost set here is the user's value (provenance "

@@ -20,7 +20,18 @@
 //     [low_us, high_us] when a range is given; SCENARIO_OVERRIDE only in memory (a profile file
 //     may not write it: MergeFrameworkOverrides writes it for each cost an override sets);
 //     host_cost_sources.jitter non-empty;
-//   sync_each_step: set (true or false);
+//   sync_each_step, sync_each_cycle: set (true or false);
+//   version: set and non-empty (the version of the framework's source the profile follows);
+//   step_host_waits / cycle_host_waits: each named, after and waits_for among the loop's passes
+//     (DECODE for a step; VERIFY, DRAFT_EXTEND, DRAFT for a cycle), waits_for the same pass or
+//     one issued before it, listed in the order the host meets them, at most one earlier pass
+//     waited on by event;
+//   attention_backends: each with GPU architectures, cache (GQA, MLA), topk condition, backend,
+//     both kernels and a source; capture modes valid where set;
+//   capture_bound: unit (BATCH, TOKENS), both default bounds, memory range ordered, "{n}" in its
+//     flag; speculative_defaults: every shape complete, exactly one fallback (no families), last,
+//     families declared, "{n}" in the request flag when a cap is set;
+//   overrides may not set version, the waits, backends, bound or defaults (another profile does);
 //   jitter: absent = no jitter (NONE); present: distribution set (NONE, EXPONENTIAL, LOGNORMAL,
 //     EMPIRICAL), mean_us and sigma unset = 0, then llm::ValidateJitter's rules (EMPIRICAL: >= 2
 //     quantiles_us, non-decreasing).

@@ -191,7 +191,9 @@ void CheckModel(const Model& m, ValidationErrors* e) {
   CheckQuantization(m, e);
 }
 
-llm::ModelFamily ToFamily(Model::Family f) {
+}  // namespace
+
+llm::ModelFamily ToModelFamily(Model::Family f) {
   switch (f) {
     case Model::LLAMA: return llm::ModelFamily::kLlama;
     case Model::QWEN3: return llm::ModelFamily::kQwen3;
@@ -207,11 +209,9 @@ llm::ModelFamily ToFamily(Model::Family f) {
     case Model::GLM4_MOE: return llm::ModelFamily::kGlm4Moe;
     default: break;
   }
-  SPECSIM_CHECK(false) << "unvalidated model family " << f;
+  SPECSIM_CHECK(false) << "unvalidated model family " << static_cast<int>(f);
   return llm::ModelFamily::kLlama;
 }
-
-}  // namespace
 
 StatusOr<llm::ModelSpec> ModelFromProto(const config::Model& model, std::string_view filename,
                                         std::vector<std::string>* warnings) {
@@ -230,7 +230,7 @@ StatusOr<llm::ModelSpec> ModelFromProto(const config::Model& model, std::string_
     const config::PublishedAcceptance& a = model.published_acceptance();
     s.published_acceptance = {a.mean_accept_length(), a.num_steps(), a.topk(), a.num_draft_tokens(), a.source()};
   }
-  s.family = ToFamily(model.family());
+  s.family = ToModelFamily(model.family());
   s.num_layers = model.num_layers();
   s.hidden_size = model.hidden_size();
   s.num_attention_heads = model.num_attention_heads();

@@ -54,6 +54,10 @@ StatusOr<llm::ModelSpec> ParseModel(std::string_view text, std::string_view file
 // proto itself.
 StatusOr<config::Model> LoadModelProto(const std::string& path);
 
+// The simulator's family for a model file's. REQUIRES: a declared family other than
+// FAMILY_UNSPECIFIED (the loaders check it first).
+llm::ModelFamily ToModelFamily(config::Model::Family family);
+
 // LoadModelProto, then ModelFromProto. Errors name "<path>" or "<path> (embedded copy)".
 StatusOr<llm::ModelSpec> LoadModelFile(const std::string& path, std::vector<std::string>* warnings = nullptr);
 

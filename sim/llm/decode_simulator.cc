@@ -434,9 +434,13 @@ LoopStage LoopStage::Copy(SimTime device_ps, int phase, std::string label) {
   return s;
 }
 
-LoopStage LoopStage::HostSync(int phase, std::string label) {
-  return StageOf(Kind::kHostSync, phase, std::move(label));
+LoopStage LoopStage::HostSync(int phase, std::string label, bool on_event) {
+  LoopStage s = StageOf(Kind::kHostSync, phase, std::move(label));
+  s.on_event = on_event;
+  return s;
 }
+
+LoopStage LoopStage::EventRecord(int phase) { return StageOf(Kind::kEventRecord, phase, "event"); }
 
 LoopStage LoopStage::HostWork(double host_us, int phase, std::string label) {
   LoopStage s = StageOf(Kind::kHostWork, phase, std::move(label));
@@ -444,9 +448,21 @@ LoopStage LoopStage::HostWork(double host_us, int phase, std::string label) {
   return s;
 }
 
-void DecodeSimulator::AppendHostSide(double host_us, bool sync, int phase, std::vector<LoopStage>* stages) {
-  if (sync) stages->push_back(LoopStage::HostSync(phase, "read tokens back (host sync)"));
-  if (host_us > 0) stages->push_back(LoopStage::HostWork(host_us, phase, "host work (scheduling, acceptance)"));
+void DecodeSimulator::AppendWaitsAfter(LoopPass pass, int pass_phase, int host_phase,
+                                       const std::vector<HostWait>& waits, double* host_work_us,
+                                       std::vector<LoopStage>* stages) {
+  // A wait met later on an event of this pass: the event is recorded right after it.
+  if (std::any_of(waits.begin(), waits.end(),
+                  [&](const HostWait& w) { return w.waits_for == pass && w.after != pass; }))
+    stages->push_back(LoopStage::EventRecord(pass_phase));
+  for (const HostWait& w : waits) {
+    if (w.after != pass) continue;
+    stages->push_back(LoopStage::HostSync(host_phase, w.name + " (host sync)", w.waits_for != pass));
+    if (*host_work_us > 0) {
+      stages->push_back(LoopStage::HostWork(*host_work_us, host_phase, "host work (scheduling, acceptance)"));
+      *host_work_us = 0;
+    }
+  }
 }
 
 namespace {
@@ -456,27 +472,50 @@ const std::vector<std::string>& CyclePhases() {
   return p;
 }
 constexpr int kPhaseDecode = 0, kPhaseStepHost = 1;
+
+// The waits of a loop: the profile's named ones, one unnamed wait after `pass` when it names none,
+// none when the loop never waits.
+std::vector<HostWait> WaitsOf(bool sync, const std::vector<HostWait>& named, LoopPass pass) {
+  if (!sync) return {};
+  if (!named.empty()) return named;
+  return {HostWait{"read tokens back", pass, pass, ""}};
+}
 }  // namespace
 
 LoopSpec DecodeSimulator::StepLoop() const {
+  const FrameworkProfile* f = setup_.framework ? &*setup_.framework : nullptr;
   LoopSpec loop;
   loop.phases = {"decode", "host"};
   loop.stages.push_back(LoopStage::Pass(PassKind::kTargetDecode, 1, kPhaseDecode));
-  AppendHostSide(setup_.framework ? setup_.framework->decode_step_host_us : 0.0,
-                 !setup_.framework || setup_.framework->sync_each_step, kPhaseStepHost, &loop.stages);
+  double host_us = f ? f->decode_step_host_us : 0.0;
+  const std::vector<HostWait> waits =
+      WaitsOf(!f || f->sync_each_step, f ? f->step_host_waits : std::vector<HostWait>{}, LoopPass::kDecode);
+  AppendWaitsAfter(LoopPass::kDecode, kPhaseDecode, kPhaseStepHost, waits, &host_us, &loop.stages);
+  if (host_us > 0)
+    loop.stages.push_back(LoopStage::HostWork(host_us, kPhaseStepHost, "host work (scheduling, acceptance)"));
   return loop;
 }
 
 LoopSpec DecodeSimulator::CycleLoop(int accepted) const {
   const SpeculationSettings& spec = setup_.speculation;
+  const FrameworkProfile* f = setup_.framework ? &*setup_.framework : nullptr;
   LoopSpec loop;
   loop.phases = CyclePhases();
+  double host_us = f ? f->spec_cycle_host_us : 0.0;
+  const std::vector<HostWait> waits =
+      WaitsOf(!f || f->sync_each_cycle, f ? f->cycle_host_waits : std::vector<HostWait>{}, LoopPass::kVerify);
   loop.stages.push_back(LoopStage::Pass(PassKind::kVerify, spec.num_draft_tokens, kPhaseVerify));
-  AppendHostSide(setup_.framework ? setup_.framework->spec_cycle_host_us : 0.0,
-                 !setup_.framework || setup_.framework->sync_each_cycle, kPhaseHost, &loop.stages);
+  AppendWaitsAfter(LoopPass::kVerify, kPhaseVerify, kPhaseHost, waits, &host_us, &loop.stages);
+  // No wait after verify: the host's work still follows verify's issue (it runs ahead of the GPU).
+  if (waits.empty() && host_us > 0) {
+    loop.stages.push_back(LoopStage::HostWork(host_us, kPhaseHost, "host work (scheduling, acceptance)"));
+    host_us = 0;
+  }
   loop.stages.push_back(LoopStage::Pass(PassKind::kDraftExtend, TokensPerCycle(accepted), kPhaseExtend));
+  AppendWaitsAfter(LoopPass::kDraftExtend, kPhaseExtend, kPhaseHost, waits, &host_us, &loop.stages);
   for (int i = 0; i < spec.num_steps - 1; ++i)
     loop.stages.push_back(LoopStage::Pass(PassKind::kDraftStep, spec.topk, kPhaseDraft));
+  AppendWaitsAfter(LoopPass::kDraft, kPhaseDraft, kPhaseHost, waits, &host_us, &loop.stages);
   return loop;
 }
 
@@ -499,7 +538,11 @@ StatusOr<TimelineProgram> DecodeSimulator::BuildLoopProgram(const LoopSpec& loop
         t.host_class = HostOpClass::kKernel;
         t.device_ps = stage.device_ps;
         break;
-      case LoopStage::Kind::kHostSync: t.kind = TimelineStep::Kind::kHostSync; break;
+      case LoopStage::Kind::kHostSync:
+        t.kind = TimelineStep::Kind::kHostSync;
+        t.on_event = stage.on_event;
+        break;
+      case LoopStage::Kind::kEventRecord: t.kind = TimelineStep::Kind::kEventRecord; break;
       case LoopStage::Kind::kHostWork:
         t.kind = TimelineStep::Kind::kHostWork;
         t.host_ps = PicosFromMicros(stage.host_us);
@@ -579,7 +622,7 @@ StatusOr<PassTiming> DecodeSimulator::SimulatePass(PassKind kind, int tokens_per
   LoopSpec loop;
   loop.phases = {PassKindName(kind), "host"};
   loop.stages.push_back(LoopStage::Pass(kind, tokens_per_sequence, 0));
-  AppendHostSide(0.0, true, 1, &loop.stages);
+  loop.stages.push_back(LoopStage::HostSync(1, "read tokens back (host sync)"));
   ASSIGN_OR_RETURN(TimelineProgram p, BuildLoopProgram(loop, /*labels=*/slices != nullptr));
   int kernels = 0, collectives = 0;
   for (const TimelineStep& s : p.steps) {

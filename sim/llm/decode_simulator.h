@@ -110,22 +110,26 @@ const char* PassKindName(PassKind kind);
 // specsim-validate's measured loops (sim/calib) are all written so, and run by DecodeSimulator.
 struct LoopStage {
   enum class Kind {
-    kPass,      // a forward pass, launched as its phase's capture mode (framework profile)
-    kCopy,      // a copy the host issues on the stream (the token read-back, D2H): device_ps
-    kHostSync,  // the host waits for its GPU (.item(), .tolist(), cudaStreamSynchronize)
-    kHostWork,  // host time between passes (scheduling, acceptance, draft tree): host_us
+    kPass,         // a forward pass, launched as its phase's capture mode (framework profile)
+    kCopy,         // a copy the host issues on the stream (the token read-back, D2H): device_ps
+    kHostSync,     // the host waits for its GPU (.item(), .tolist(), cudaStreamSynchronize); on_event:
+                   // for the loop's last kEventRecord only (cudaEventSynchronize)
+    kHostWork,     // host time between passes (scheduling, acceptance, draft tree): host_us
+    kEventRecord,  // a CUDA event recorded on the stream after the stages before it
   };
   Kind kind = Kind::kPass;
   PassKind pass = PassKind::kTargetDecode;  // kPass
   int tokens_per_sequence = 1;              // kPass
   SimTime device_ps = 0;                    // kCopy
   double host_us = 0;                       // kHostWork
+  bool on_event = false;                    // kHostSync
   int phase = 0;                            // index into the loop's phases (accounts, slices)
   std::string label;                        // kCopy, kHostSync, kHostWork (passes label their ops)
 
   static LoopStage Pass(PassKind kind, int tokens_per_sequence, int phase);
   static LoopStage Copy(SimTime device_ps, int phase, std::string label);
-  static LoopStage HostSync(int phase, std::string label);
+  static LoopStage HostSync(int phase, std::string label, bool on_event = false);
+  static LoopStage EventRecord(int phase);
   static LoopStage HostWork(double host_us, int phase, std::string label);
 };
 
@@ -261,7 +265,11 @@ class DecodeSimulator {
   StatusOr<const PassSegment*> Segment(PassKind kind, int tokens_per_sequence);
   Status AppendPass(PassKind kind, int tokens_per_sequence, int phase, TimelineProgram* program, bool labels = true);
   // The loop's host side after a pass: a sync (when the framework reads back: `sync`) and its host work.
-  static void AppendHostSide(double host_us, bool sync, int phase, std::vector<LoopStage>* stages);
+  // After `pass` (of the loop's phase `pass_phase`) is issued: the framework's waits met there
+  // (framework.proto HostWait) in phase `host_phase`, an event where a later wait needs one, and
+  // the loop's host work after the first wait (`*host_work_us` then 0).
+  static void AppendWaitsAfter(LoopPass pass, int pass_phase, int host_phase, const std::vector<HostWait>& waits,
+                               double* host_work_us, std::vector<LoopStage>* stages);
   // The serving loop as the framework profile runs it: one plain decode step / one speculative
   // cycle with `accepted` draft tokens accepted.
   LoopSpec StepLoop() const;

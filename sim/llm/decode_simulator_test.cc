@@ -272,6 +272,50 @@ TEST(DecodeSimulator, CaptureModesFrameworkCostsAndASlowRank) {
   EXPECT_GT(r->baseline_step.wait_ps, 0);
 }
 
+// Where a framework's host waits for the GPU in a cycle (FrameworkProfile::cycle_host_waits) sets
+// how much of the GPU's time the host's work hides. With 1.5 ms of host work per cycle (longer than
+// the draft extend) and every pass a full graph: an unnamed wait after verify puts the work
+// between verify and the draft extend (the GPU idles through it); SGLang's spec-v2 wait (after the
+// draft extend is issued, on verify's event) lets the draft extend run under it, so the cycle is
+// shorter by about the draft extend's time; the serial worker's five waits (four after verify,
+// one after the draft extend) add a wake per wait and idle the GPU before the draft; with no wait
+// the host runs ahead and the cycle is the GPU's work alone.
+TEST(DecodeSimulator, NamedHostWaitsPlaceTheCyclesHostWork) {
+  net::Topology t = Box();
+  auto cycle_ms = [&](bool sync, std::vector<HostWait> waits, double host_us) {
+    DecodeSetup s = WithEagle(Llama8B(&t, 4), {1.0, 1.0, 1.0});  // every cycle alike
+    FrameworkProfile f;
+    f.spec_cycle_host_us = host_us;
+    f.sync_each_cycle = sync;
+    f.cycle_host_waits = std::move(waits);
+    s.framework = f;
+    auto r = (*DecodeSimulator::Create(s))->Run();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r->cycle_ms;
+  };
+  const HostWait v2{"verify_done.synchronize()", LoopPass::kDraftExtend, LoopPass::kVerify, ""};
+  std::vector<HostWait> v1(4, HostWait{"tolist()", LoopPass::kVerify, LoopPass::kVerify, ""});
+  v1.push_back({"seq_lens.sum().item()", LoopPass::kDraftExtend, LoopPass::kDraftExtend, ""});
+  const double unnamed = cycle_ms(true, {}, 1500);
+  const double overlapped = cycle_ms(true, {v2}, 1500);
+  const double serial = cycle_ms(true, v1, 1500);
+  const double ahead = cycle_ms(false, {}, 1500);
+  // The draft extend of 4 tokens on Llama-8B's one-layer head: tens of microseconds.
+  DecodeSetup probe = WithEagle(Llama8B(&t, 4), {1.0, 1.0, 1.0});
+  auto sim = DecodeSimulator::Create(probe);
+  ASSERT_TRUE(sim.ok());
+  auto extend = (*sim)->SimulatePassOnEventEngine(PassKind::kDraftExtend, 4);
+  ASSERT_TRUE(extend.ok());
+  const double extend_ms = NanosFromPicos(extend->compute_ps) * 1e-6;
+  EXPECT_GT(extend_ms, 0.005);
+  EXPECT_LT(overlapped, unnamed);
+  EXPECT_NEAR(unnamed - overlapped, extend_ms, 0.5 * extend_ms);
+  EXPECT_GT(serial, unnamed);
+  EXPECT_LT(ahead, overlapped);
+  // Without host work the event wait costs the GPU nothing: the cycle is the host-ahead one's.
+  EXPECT_NEAR(cycle_ms(true, {v2}, 0), cycle_ms(false, {}, 0), 0.01 * cycle_ms(false, {}, 0));
+}
+
 // A calibration with a Python framework's per-op distributions (HostCosts::ops, the PyTorch probe's
 // fit) prices each eager call by a draw from its class's distribution, in place of the driver's
 // issue cost and the framework profile's per-op cost (which would count Python twice). Every class

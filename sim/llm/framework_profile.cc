@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/core/check.h"
+
 namespace specsim::llm {
 
 const char* CaptureModeName(CaptureMode mode) {
@@ -11,6 +13,42 @@ const char* CaptureModeName(CaptureMode mode) {
     case CaptureMode::kEager: return "eager";
   }
   return "?";
+}
+
+const char* LoopPassName(LoopPass pass) {
+  switch (pass) {
+    case LoopPass::kDecode: return "decode";
+    case LoopPass::kVerify: return "verify";
+    case LoopPass::kDraftExtend: return "draft_extend";
+    case LoopPass::kDraft: return "draft";
+  }
+  return "?";
+}
+
+bool AttentionBackendRule::Matches(const std::string& gpu_arch, bool mla_cache, int topk_width) const {
+  if (mla != mla_cache) return false;
+  if (std::find(gpu_archs.begin(), gpu_archs.end(), gpu_arch) == gpu_archs.end()) return false;
+  switch (topk) {
+    case Topk::kAny: return true;
+    case Topk::kOne: return topk_width <= 1;
+    case Topk::kAboveOne: return topk_width > 1;
+  }
+  return false;
+}
+
+const AttentionBackendRule* FrameworkProfile::BackendFor(const std::string& gpu_arch, bool mla_cache,
+                                                         int topk_width) const {
+  for (const AttentionBackendRule& r : attention_backends)
+    if (r.Matches(gpu_arch, mla_cache, topk_width)) return &r;
+  return nullptr;
+}
+
+const FrameworkProfile::SpeculativeDefaults::Shape& FrameworkProfile::SpeculativeDefaults::For(
+    ModelFamily family) const {
+  SPECSIM_CHECK(stated && !shapes.empty());
+  for (const Shape& s : shapes)
+    if (s.families.empty() || std::find(s.families.begin(), s.families.end(), family) != s.families.end()) return s;
+  return shapes.back();
 }
 
 const char* HostCostName(HostCost cost) {

@@ -16,10 +16,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "sim/llm/model.h"
 #include "sim/llm/rank_timeline.h"
 
 namespace specsim::llm {
@@ -47,6 +49,33 @@ struct HostCostSource {
 const char* HostCostKindName(HostCostSource::Kind kind);  // "fitted", "unmeasured", ...
 
 const char* CaptureModeName(CaptureMode mode);  // "full", "piecewise", "eager"
+
+// The decode loop's passes, in the speculative cycle's order (framework.proto LoopPass).
+enum class LoopPass { kDecode, kVerify, kDraftExtend, kDraft };
+const char* LoopPassName(LoopPass pass);  // "decode", "verify", "draft_extend", "draft"
+
+// One place where the framework's host waits for the GPU (framework.proto HostWait): met after
+// issuing `after`, it waits until `waits_for` has ended on the GPU (the same pass: a stream sync;
+// an earlier one: an event, while the passes issued since keep running).
+struct HostWait {
+  std::string name;  // as the source writes it, e.g. "accept_index.tolist()"
+  LoopPass after = LoopPass::kVerify;
+  LoopPass waits_for = LoopPass::kVerify;
+  std::string source;
+};
+
+// The attention backend a framework picks for a GPU architecture, cache kind and tree width, with
+// its kernels and the capture it gives the phases it decides (framework.proto AttentionBackendRule).
+struct AttentionBackendRule {
+  enum class Topk { kAny, kOne, kAboveOne };
+  std::vector<std::string> gpu_archs;  // "sm90", ...
+  bool mla = false;                    // MLA's latent cache, else GQA / MHA
+  Topk topk = Topk::kAny;
+  std::string backend, decode_kernel, verify_kernel, source;
+  // The capture it decides per phase (nullopt: the profile's).
+  std::optional<CaptureMode> decode, draft, verify, draft_extend;
+  bool Matches(const std::string& gpu_arch, bool mla_cache, int topk_width) const;
+};
 
 struct PhaseCapture {
   CaptureMode decode = CaptureMode::kFull;        // plain decode step (the baseline)
@@ -98,7 +127,8 @@ struct FrameworkProfile {
   struct NcclEnvironment {
     bool stated = false;
     bool passes_user_environment = true;
-    std::vector<std::pair<std::string, std::string>> sets;  // name, value: set by the framework itself
+    std::vector<std::pair<std::string, std::string>> sets;           // name, value: set by the framework itself
+    std::vector<std::pair<std::string, std::string>> sets_if_unset;  // set only where the user has not
     std::string source;
     // The value the framework sets for `name`, or nullptr.
     const std::string* SetsItself(const std::string& name) const;
@@ -116,6 +146,41 @@ struct FrameworkProfile {
     // The flag giving `phase` the capture `mode`, or "".
     std::string FlagFor(const std::string& phase, CaptureMode mode) const;
   } graph_flags;
+  // The source version the profile follows (framework.proto `version`).
+  std::string version;
+  // Where the loops wait for the GPU, by name, when sync_each_step / sync_each_cycle hold (empty:
+  // one unnamed wait after the decode or the verify pass). The cycle's host work follows its
+  // first wait.
+  std::vector<HostWait> step_host_waits, cycle_host_waits;
+  // Backends per GPU architecture, cache kind and tree width; the first match decides.
+  std::vector<AttentionBackendRule> attention_backends;
+  // The first rule matching, or nullptr.
+  const AttentionBackendRule* BackendFor(const std::string& gpu_arch, bool mla_cache, int topk_width) const;
+  // The largest pass replayed as a graph (framework.proto CaptureBound); larger passes run eagerly.
+  struct CaptureBound {
+    bool stated = false;
+    bool tokens = false;  // the pass's tokens (batch x tokens per sequence), else the batch
+    int default_max = 0, default_max_from_tp4 = 0;
+    double min_gpu_memory_gb = 0, max_gpu_memory_gb = 0;  // where those defaults hold
+    std::string flag, source;
+    int MaxFor(int tp) const { return tp >= 4 ? default_max_from_tp4 : default_max; }
+  } capture_bound;
+  // The speculative shape and request cap it takes when the user gives none.
+  struct SpeculativeDefaults {
+    bool stated = false;
+    struct Shape {
+      std::vector<ModelFamily> families;  // empty: the fallback
+      int num_steps = 0, topk = 0, num_draft_tokens = 0;
+    };
+    std::vector<Shape> shapes;     // first match; the fallback last
+    int max_running_requests = 0;  // 0: no cap
+    std::string max_running_requests_flag, source;
+    // The shape for a target of `family`. REQUIRES: stated.
+    const Shape& For(ModelFamily family) const;
+  } speculative_defaults;
+  // What the profile's rules decided for the scenario it runs in, one line each, for reports
+  // (ApplyFrameworkDecisions, framework_decisions.h); empty for a profile not yet applied.
+  std::vector<std::string> decisions;
   // How EP is enabled and what it communicates (framework.proto ExpertParallelRule).
   enum class EpCommunication { kUnstated, kAllReduce, kAllGatherReduceScatter, kAllToAll };
   struct ExpertParallelRule {

@@ -39,7 +39,7 @@ Status ValidateJitter(const Jitter& j, const std::string& where) {
 }
 
 Status ValidateProgram(const TimelineProgram& program, int num_ranks) {
-  bool launched = false;
+  bool launched = false, recorded = false;
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const TimelineStep& s = program.steps[i];
     const std::string where = "step " + std::to_string(i) + (s.label.empty() ? "" : " (" + s.label + ")");
@@ -54,6 +54,12 @@ Status ValidateProgram(const TimelineProgram& program, int num_ranks) {
       return InvalidArgumentError(where + ": a graph op before any graph launch");
     if (s.kind == TimelineStep::Kind::kCollective && s.rank != -1 && num_ranks > 1)
       return InvalidArgumentError(where + ": a collective must involve every rank");
+    if (s.kind == TimelineStep::Kind::kEventRecord) {
+      if (s.rank != -1) return InvalidArgumentError(where + ": an event is recorded on every rank");
+      recorded = true;
+    }
+    if (s.kind == TimelineStep::Kind::kHostSync && s.on_event && !recorded)
+      return InvalidArgumentError(where + ": a sync on an event with no event recorded before it");
   }
   return OkStatus();
 }
@@ -199,6 +205,7 @@ class RankTimelines::ProgramRun {
         gpu_clk_(timelines->gpu_clk_.data()),
         launched_(timelines->launched_.data()),
         ready_(timelines->ready_.data()),
+        event_(timelines->event_.data()),
         hm_(timelines->host_model_),
         accounts_(accounts),
         slices_(slices),
@@ -223,6 +230,7 @@ class RankTimelines::ProgramRun {
       case TimelineStep::Kind::kGraphLaunch: LaunchGraph(s); break;
       case TimelineStep::Kind::kHostSync: SyncHost(s); break;
       case TimelineStep::Kind::kHostWork: DoHostWork(s); break;
+      case TimelineStep::Kind::kEventRecord: RecordEvent(); break;
     }
     if (acc != nullptr) acc->span_ps += static_cast<double>(std::max(host_[0], Gpu(0)) - before0);
   }
@@ -275,6 +283,7 @@ class RankTimelines::ProgramRun {
     std::fill(host_ + 1, host_ + n_, host_[0]);
     std::fill(launched_ + 1, launched_ + n_, launched_[0]);
     if (!lock_) std::fill(gpu_clk_ + 1, gpu_clk_ + n_, gpu_clk_[0]);
+    std::fill(event_ + 1, event_ + n_, event_[0]);  // events recorded while mirrored: rank 0's
     live_ = n_;
   }
   SimTime Gpu(int r) const { return lock_ ? g_ : gpu_clk_[r]; }
@@ -402,9 +411,13 @@ class RankTimelines::ProgramRun {
     out_.host_synced = true;
     for (auto [r, end] = RankRange(s); r < end; ++r) {
       const SimTime h0 = host_[r];
-      host_[r] = std::max(host_[r], Gpu(r)) + hm_.sync_wake_ps + s.host_ps;
+      host_[r] = std::max(host_[r], s.on_event ? event_[r] : Gpu(r)) + hm_.sync_wake_ps + s.host_ps;
       if (slices_ != nullptr) AddSlice(r, true, s.label, "sync", "", "sync", h0, host_[r]);
     }
+  }
+
+  void RecordEvent() {
+    for (int r = 0; r < live_; ++r) event_[r] = Gpu(r);
   }
 
   [[gnu::always_inline]] void DoHostWork(const TimelineStep& s) {
@@ -426,6 +439,7 @@ class RankTimelines::ProgramRun {
   SimTime* const gpu_clk_;
   SimTime* const launched_;
   SimTime* const ready_;
+  SimTime* const event_;
   const HostModel& hm_;
   std::vector<PhaseAccount>* const accounts_;  // null: no accounting
   std::vector<RankSlice>* const slices_;       // null: no slices
@@ -442,6 +456,7 @@ RunResult RankTimelines::Run(const TimelineProgram& program, std::vector<PhaseAc
                              std::vector<RankSlice>* slices) {
   if (accounts != nullptr) accounts->resize(std::max<size_t>(1, program.phases.size()));
   ready_.resize(num_ranks());
+  event_.assign(num_ranks(), 0);
   pass_quantiles_.NewPass(pass_rng_);
   ProgramRun run(this, accounts, slices);
   for (const TimelineStep& s : program.steps) run.Step(s);

@@ -95,8 +95,14 @@ struct GpuVariation {
 enum class HostOpClass { kKernel, kLibrary, kCollective };
 
 struct TimelineStep {
-  enum class Kind { kKernel, kCollective, kGraphLaunch, kHostSync, kHostWork };
+  // kEventRecord: the GPU's position in the stream at this point (a CUDA event recorded after the
+  // ops before it), for a later kHostSync with on_event; no host or GPU time.
+  enum class Kind { kKernel, kCollective, kGraphLaunch, kHostSync, kHostWork, kEventRecord };
   Kind kind = Kind::kKernel;
+  // kHostSync: wait for the last kEventRecord of this run (cudaEventSynchronize on an event
+  // recorded earlier: the ops issued after it keep running) instead of for every op issued so far
+  // (a stream sync: .item(), .tolist(), .cpu()). REQUIRES: a kEventRecord before it in the program.
+  bool on_event = false;
   bool graph = false;                             // kKernel / kCollective: inside the last launched segment
   HostOpClass host_class = HostOpClass::kKernel;  // eager ops: which issue cost
   SimTime device_ps = 0;                          // kKernel: device time (scaled by the rank's GPU factor)
@@ -213,6 +219,7 @@ class RankTimelines {
   GpuVariation gpu_;
   std::vector<SimTime> host_, gpu_clk_, launched_;
   std::vector<SimTime> ready_;        // scratch: each rank's arrival at a collective
+  std::vector<SimTime> event_;        // scratch: each rank's GPU clock at the run's last kEventRecord
   bool uniform_gpu_ = true;           // equal rank factors and no per-kernel draws (lockstep allowed)
   std::vector<std::mt19937_64> rng_;  // one stream per rank
   PassQuantiles pass_quantiles_;      // the Run's shared score of the host's speed

@@ -172,6 +172,38 @@ TEST(RankTimeline, HostSyncWaitsForTheGpu) {
   EXPECT_EQ(t.Run(p).gpu_end_ps[0], 15 * kUs);
 }
 
+// A sync on an event waits for the GPU only up to where the event was recorded: the ops issued
+// after it keep running (cudaEventSynchronize), on every rank and under the lockstep and mirrored
+// shortcuts alike.
+TEST(RankTimeline, HostSyncOnAnEventWaitsOnlyForTheOpsBeforeIt) {
+  HostModel h;
+  h.kernel_issue_ps = kUs;
+  h.sync_wake_ps = 2 * kUs;
+  TimelineProgram p;
+  TimelineStep on_event = Of(TimelineStep::Kind::kHostSync);
+  on_event.on_event = true;
+  // Kernel 1: issued by 1, ends 11; event at 11; kernel 2: issued by 2, starts 11, ends 31; the
+  // sync wakes at 11 + 2 = 13; kernel 3 issued by 14, runs after kernel 2: ends 32.
+  p.steps = {Kernel(10 * kUs, false), Of(TimelineStep::Kind::kEventRecord),      Kernel(20 * kUs, false), on_event,
+             Kernel(kUs, false),      Of(TimelineStep::Kind::kHostWork, 5 * kUs)};
+  for (int ranks : {1, 4}) {
+    RankTimelines t(ranks, h, GpuVariation{}, 1);
+    const RunResult r = t.Run(p);
+    for (int rank = 0; rank < ranks; ++rank) {
+      EXPECT_EQ(r.gpu_end_ps[rank], 32 * kUs);
+      EXPECT_EQ(t.host_clock(rank), 19 * kUs);  // 14 + the host work's 5
+    }
+  }
+  // The same sync on the stream waits for kernel 2: host at 33, kernel 3 issued by 34, ends 35.
+  p.steps[3].on_event = false;
+  RankTimelines t(1, h, GpuVariation{}, 1);
+  EXPECT_EQ(t.Run(p).gpu_end_ps[0], 35 * kUs);
+  // A sync on an event needs one recorded before it.
+  TimelineProgram bad;
+  bad.steps = {Kernel(kUs, false), on_event};
+  EXPECT_FALSE(ValidateProgram(bad, 1).ok());
+}
+
 // Issue 10, test 5: over 10,000 cycles, N ranks whose launch before a collective is delayed by
 // independent Exp(m) draws wait on average m (H_N - 1) for the last one (the expected maximum of
 // N exponentials is m H_N). Checked within 2% for N = 2, 4, 8.

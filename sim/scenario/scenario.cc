@@ -10,6 +10,7 @@
 #include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/textproto.h"
+#include "sim/llm/framework_decisions.h"
 #include "sim/io/file_io.h"
 #include "specsim/calibration.pb.h"
 
@@ -271,6 +272,31 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
   setup.topology = loaded.topology.get();
   RETURN_IF_ERROR(SetTargetAndParallelism(s, where, *loaded.topology, &setup, &loaded.warnings));
   RETURN_IF_ERROR(SetServing(s.serving(), where, &setup, &loaded.weights));
+  {
+    // What the framework's source-read rules decide for this box, model and shape.
+    llm::FrameworkScenario fs;
+    const GpuSpec& gpu = loaded.topology->gpu_spec(setup.gpus.empty() ? 0 : setup.gpus[0]);
+    fs.gpu_arch = gpu.arch;
+    fs.gpu_memory_gib = gpu.memory_gib;
+    fs.mla = setup.target.is_mla();
+    fs.family = setup.target.family;
+    fs.tp = setup.parallel.tp;
+    fs.batch = setup.batch;
+    const config::Speculation& sp = s.speculation();
+    fs.speculative = sp.method() != config::Speculation::METHOD_UNSPECIFIED && sp.method() != config::Speculation::NONE;
+    fs.num_steps = sp.num_steps();
+    fs.topk = std::max(1, sp.topk());
+    fs.num_draft_tokens = sp.num_draft_tokens();
+    llm::UserCapturePhases user;
+    if (!s.serving().cuda_graphs()) {
+      user = llm::UserCapturePhases::All();
+    } else {
+      const config::PhaseCapture& c = s.framework_overrides().capture();
+      user = {c.decode() != config::CAPTURE_MODE_UNSPECIFIED, c.draft() != config::CAPTURE_MODE_UNSPECIFIED,
+              c.verify() != config::CAPTURE_MODE_UNSPECIFIED, c.draft_extend() != config::CAPTURE_MODE_UNSPECIFIED};
+    }
+    framework.decisions = llm::ApplyFrameworkDecisions(fs, user, &framework);
+  }
   setup.framework = framework;
   setup.pacing_seed = s.speculation().seed() + 1;
   auto choice = AllreduceChoice(s.communication());

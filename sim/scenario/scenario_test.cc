@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "sim/compute/attention_cost.h"
+#include "sim/io/framework_loader.h"
+#include "sim/llm/framework_decisions.h"
 #include "sim/llm/weight_format.h"
 
 namespace specsim::scenario {
@@ -122,6 +124,47 @@ double PlannedWeightBytes(const LoadedScenario& loaded) {
   StatusOr<llm::MemoryPlan> plan = PlanScenarioMemory(loaded);
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
   return plan.ok() ? plan->lines.at(0).bytes : 0;
+}
+
+// Every attention backend rule of the bundled SGLang and vLLM profiles, applied to a box of its
+// architecture and a target of its cache kind: the framework's decode kernel prices q = 1 and its
+// prefill-style (verify) kernel q >= 2, once a calibration has kernels of those names.
+TEST(ChooseAttentionCosts, EveryBackendOfTheBundledProfilesTakesItsDecodeKernelAtQ1AndItsVerifyKernelAbove) {
+  int rules = 0;
+  for (const char* path : {"configs/frameworks/sglang.textproto", "configs/frameworks/sglang-v1.textproto",
+                           "configs/frameworks/vllm.textproto", "configs/frameworks/vllm-sync.textproto"}) {
+    auto profile = io::LoadFrameworkFile(path);
+    ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+    ASSERT_FALSE(profile->attention_backends.empty()) << path;
+    for (const llm::AttentionBackendRule& rule : profile->attention_backends) {
+      for (const std::string& arch : rule.gpu_archs) {
+        llm::FrameworkScenario fs;
+        fs.gpu_arch = arch;
+        fs.mla = rule.mla;
+        fs.speculative = true;
+        fs.topk = rule.topk == llm::AttentionBackendRule::Topk::kAboveOne ? 4 : 1;
+        fs.num_steps = 3;
+        fs.num_draft_tokens = fs.topk == 1 ? 4 : 8;
+        llm::FrameworkProfile f = *profile;
+        llm::ApplyFrameworkDecisions(fs, {}, &f);
+        const std::string where = std::string(path) + " " + rule.backend + " on " + arch;
+        compute::ComputeParams p;
+        for (const std::string& name : {rule.decode_kernel, rule.verify_kernel}) {
+          compute::AttentionImplementation impl = compute::SpecsimValidateKernel("flash_mma").value();
+          impl.name = name;
+          p.attention_implementations.push_back(impl);
+        }
+        std::vector<std::string> warnings;
+        ASSERT_TRUE(ChooseAttentionCosts({}, f, rule.mla, "calib.textproto", &p, &warnings).ok()) << where;
+        ASSERT_NE(p.attention_regimes.For(1, rule.mla), nullptr) << where;
+        EXPECT_EQ(p.attention_regimes.For(1, rule.mla)->name, rule.decode_kernel) << where;
+        for (int q : {2, 4, 8}) EXPECT_EQ(p.attention_regimes.For(q, rule.mla)->name, rule.verify_kernel) << where;
+        EXPECT_TRUE(warnings.empty()) << where;
+        ++rules;
+      }
+    }
+  }
+  EXPECT_GE(rules, 4 * 8);  // every profile covers sm80-sm120, GQA and MLA
 }
 
 TEST(WeightSource, AnExplicitDtypeIsTheScenariosChoice) {

@@ -379,8 +379,8 @@ void PrintAdviseTables(const AdviseReport& r, std::ostream& out) {
       out << fmt::format("  {:<38} {:>8.1f} tok/s  {}\n", f.family, f.tokens_per_s, f.bottleneck);
     }
   }
-  out << "#\n# to reproduce the winner (flags as the frameworks document them to our knowledge, not checked against\n"
-         "# their sources here: check them against your version):\n";
+  out << "#\n# to reproduce the winner (flags read in the frameworks' current sources, sim/advise/launch_commands.h;\n"
+         "# older releases may name some differently):\n";
   auto indent = [](std::string s) {
     for (size_t p = s.find('\n'); p != std::string::npos; p = s.find('\n', p + 3)) s.replace(p, 1, "\n  ");
     return "  " + s;

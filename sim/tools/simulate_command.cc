@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fstream>
 #include <iostream>
@@ -77,7 +78,20 @@ struct PacingAssumptions {
   std::string decode = "full", draft = "full", verify = "full", draft_extend = "full";
   bool sync_each_step = true, sync_each_cycle = true;
   std::string jitter = "none";
+  std::string version;
+  std::vector<std::string> step_waits, cycle_waits;  // the named host waits, "NAME (after P, waits for Q)"
+  std::vector<std::string> decisions;                // what the profile's rules decided (framework_decisions.h)
 };
+
+// "NAME (after P)" for a stream sync, "NAME (after P, on Q's event)" for a wait on an earlier pass.
+std::vector<std::string> WaitLabels(const std::vector<llm::HostWait>& waits) {
+  std::vector<std::string> out;
+  for (const llm::HostWait& w : waits)
+    out.push_back(w.after == w.waits_for ? fmt::format("{} (after {})", w.name, llm::LoopPassName(w.after))
+                                         : fmt::format("{} (after {}, on {}'s event)", w.name,
+                                                       llm::LoopPassName(w.after), llm::LoopPassName(w.waits_for)));
+  return out;
+}
 
 PacingAssumptions PacingOf(const llm::DecodeSetup& st) {
   PacingAssumptions a;
@@ -91,6 +105,10 @@ PacingAssumptions PacingOf(const llm::DecodeSetup& st) {
     a.draft_extend = llm::CaptureModeName(f.capture.draft_extend);
     a.sync_each_step = f.sync_each_step;
     a.sync_each_cycle = f.sync_each_cycle;
+    a.version = f.version;
+    if (f.sync_each_step) a.step_waits = WaitLabels(f.step_host_waits);
+    if (f.sync_each_cycle) a.cycle_waits = WaitLabels(f.cycle_host_waits);
+    a.decisions = f.decisions;
     a.jitter = JitterLabel(f.jitter.kind != llm::Jitter::Kind::kNone ? f.jitter : st.driver.jitter);
   } else {
     const std::string mode = st.cuda_graphs ? "full" : "eager";
@@ -239,6 +257,10 @@ void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::Decode
       {"sync_each_step", pa.sync_each_step},
       {"sync_each_cycle", pa.sync_each_cycle},
       {"host_jitter", pa.jitter},
+      {"framework_version", pa.version},
+      {"step_host_waits", pa.step_waits},
+      {"cycle_host_waits", pa.cycle_waits},
+      {"framework_decisions", pa.decisions},
       {"ranks", loaded.setup.parallel.tp}};
   j["baseline"]["pass"] = PassJson(r.baseline_step);
   if (r.speculative) {
@@ -297,6 +319,12 @@ void PrintSimulateHeader(const scenario::LoadedScenario& loaded, const llm::Memo
                        : pa.sync_each_cycle                    ? "every speculative cycle"
                                                                : "never (host runs ahead)",
                        pa.jitter);
+    if (!pa.version.empty()) out << fmt::format("#     version: {}\n", pa.version);
+    if (!pa.step_waits.empty())
+      out << fmt::format("#     host waits per plain step: {}\n", fmt::join(pa.step_waits, "; "));
+    if (!pa.cycle_waits.empty())
+      out << fmt::format("#     host waits per speculative cycle: {}\n", fmt::join(pa.cycle_waits, "; "));
+    for (const std::string& d : pa.decisions) out << "#     " << d << "\n";
   }
   out << "#\n";
 }

@@ -147,6 +147,29 @@ TEST(HoldoutTest, SplitIsDeterministicPerSuiteAndSeedDependent) {
   EXPECT_EQ(all.size(), 70u);
 }
 
+// By family: a GEMM weight's items over every m stay together, train or test, round(0.3 x 10)
+// families held out; the family is the name without its last component.
+TEST(HoldoutTest, ByFamilyHoldsOutWholeFamilies) {
+  EXPECT_EQ(HoldoutFamilyOf("kernels/gemm/llama-3.1-70b/tp2/qkv/m16"), "kernels/gemm/llama-3.1-70b/tp2/qkv");
+  EXPECT_EQ(HoldoutFamilyOf("plain"), "plain");
+  trace::Trace t;
+  for (int f = 0; f < 10; ++f)
+    for (int m : {1, 8, 64})
+      AddGemm(&t, m, 1024 * (f + 1), 4096)->set_name("gemm/f" + std::to_string(f) + "/m" + std::to_string(m));
+  const HoldoutSplit a = SplitHoldoutByFamily(t, 0.3, 7), b = SplitHoldoutByFamily(t, 0.3, 7);
+  EXPECT_EQ(a.test, b.test);
+  EXPECT_EQ(a.test.size(), 9u);  // 3 families of 3 items
+  std::set<std::string> test_families, train_families;
+  for (int i : a.test) test_families.insert(HoldoutFamilyOf(t.items(i).name()));
+  for (int i : a.train) train_families.insert(HoldoutFamilyOf(t.items(i).name()));
+  EXPECT_EQ(test_families.size(), 3u);
+  EXPECT_EQ(train_families.size(), 7u);
+  for (const std::string& f : test_families) EXPECT_EQ(train_families.count(f), 0u) << f;
+  std::set<int> seeds_differ;
+  for (uint64_t seed = 1; seed <= 5; ++seed) seeds_differ.insert(SplitHoldoutByFamily(t, 0.3, seed).test.front());
+  EXPECT_GT(seeds_differ.size(), 1u);
+}
+
 TEST(StatsTest, PercentileInterpolates) {
   EXPECT_DOUBLE_EQ(Percentile({1, 2, 3, 4}, 0.5), 2.5);
   EXPECT_DOUBLE_EQ(Percentile({5}, 0.9), 5);

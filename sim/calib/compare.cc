@@ -57,6 +57,41 @@ HoldoutSplit SplitHoldout(const trace::Trace& trace, double fraction, uint64_t s
   return split;
 }
 
+std::string HoldoutFamilyOf(const std::string& item_name) {
+  const size_t slash = item_name.rfind('/');
+  return slash == std::string::npos ? item_name : item_name.substr(0, slash);
+}
+
+HoldoutSplit SplitHoldoutByFamily(const trace::Trace& trace, double fraction, uint64_t seed) {
+  SPECSIM_CHECK(fraction >= 0 && fraction < 1) << fraction;
+  // Per suite, its families in the order of their first item (deterministic), then shuffled.
+  std::map<int, std::vector<std::string>> families;
+  std::map<std::pair<int, std::string>, std::vector<int>> members;
+  for (int i = 0; i < trace.items_size(); ++i) {
+    const int suite = trace.items(i).suite();
+    const std::string family = HoldoutFamilyOf(trace.items(i).name());
+    auto& list = members[{suite, family}];
+    if (list.empty()) families[suite].push_back(family);
+    list.push_back(i);
+  }
+  HoldoutSplit split;
+  uint64_t state = seed;
+  for (auto& [suite, names] : families) {
+    for (size_t i = names.size(); i > 1; --i) {
+      const size_t j = SplitMix64(state) % i;
+      std::swap(names[i - 1], names[j]);
+    }
+    const size_t held = static_cast<size_t>(std::llround(fraction * static_cast<double>(names.size())));
+    for (size_t f = 0; f < names.size(); ++f) {
+      const std::vector<int>& idx = members[{suite, names[f]}];
+      (f < held ? split.test : split.train).insert((f < held ? split.test : split.train).end(), idx.begin(), idx.end());
+    }
+  }
+  std::sort(split.train.begin(), split.train.end());
+  std::sort(split.test.begin(), split.test.end());
+  return split;
+}
+
 double Percentile(std::vector<double> v, double q) {
   SPECSIM_CHECK(!v.empty());
   std::sort(v.begin(), v.end());
@@ -87,7 +122,9 @@ StatusOr<ComparisonResult> Compare(const trace::Trace& trace, const net::Topolog
   std::vector<int> evaluate;
   if (options.holdout > 0) {
     if (!(options.holdout < 1)) return InvalidArgumentError("--holdout must be in [0, 1)");
-    HoldoutSplit split = SplitHoldout(trace, options.holdout, options.seed);
+    HoldoutSplit split = options.unit == HoldoutUnit::kFamily
+                             ? SplitHoldoutByFamily(trace, options.holdout, options.seed)
+                             : SplitHoldout(trace, options.holdout, options.seed);
     FitOptions fo;
     fo.fix_undetermined = true;
     auto fit = Fit(trace, split.train, topology, params, fo);
@@ -125,7 +162,7 @@ StatusOr<ComparisonResult> Compare(const trace::Trace& trace, const net::Topolog
 }
 
 StatusOr<HoldoutSummary> CompareHoldoutSeeds(const trace::Trace& trace, const net::Topology& topology,
-                                             const CalibParams& params, double fraction, int seeds) {
+                                             const CalibParams& params, double fraction, int seeds, HoldoutUnit unit) {
   if (!(fraction > 0 && fraction < 1))
     return InvalidArgumentError("hold-out fraction " + std::to_string(fraction) + ": must be in (0, 1)");
   if (seeds < 1) return InvalidArgumentError("seeds = " + std::to_string(seeds) + ": must be >= 1");
@@ -136,6 +173,7 @@ StatusOr<HoldoutSummary> CompareHoldoutSeeds(const trace::Trace& trace, const ne
     CompareOptions o;
     o.holdout = fraction;
     o.seed = static_cast<uint64_t>(seed);
+    o.unit = unit;
     auto r = Compare(trace, topology, params, o);
     if (!r.ok()) return r.status().WithPrefix("seed " + std::to_string(seed));
     summary.per_seed.push_back(std::move(*r));

@@ -35,6 +35,16 @@ struct HoldoutSplit {
 // REQUIRES: 0 <= fraction < 1.
 HoldoutSplit SplitHoldout(const trace::Trace& trace, double fraction, uint64_t seed);
 
+// What a hold-out sets apart: single items, or whole families (an item's name without its last
+// path component: "kernels/gemm/llama-3.1-70b/tp2/qkv/m16" is of the family
+// "kernels/gemm/llama-3.1-70b/tp2/qkv", one weight matrix over every m), so that no point of a
+// held-out family is fitted.
+enum class HoldoutUnit { kItem, kFamily };
+// The family of an item name (HoldoutUnit::kFamily); the name itself when it has no "/".
+std::string HoldoutFamilyOf(const std::string& item_name);
+// As SplitHoldout, holding out round(fraction x families) whole families of each suite.
+HoldoutSplit SplitHoldoutByFamily(const trace::Trace& trace, double fraction, uint64_t seed);
+
 struct ItemResult {
   int index = -1;
   std::string suite, name;
@@ -66,6 +76,7 @@ std::vector<SuiteStats> SuiteStatistics(const std::vector<ItemResult>& items);
 struct CompareOptions {
   double holdout = 0;  // 0: no fit here, predict every item with `params`
   uint64_t seed = 1;
+  HoldoutUnit unit = HoldoutUnit::kItem;
 };
 
 // Predicts the items of `trace` on `topology` with `params` (holdout == 0), or fits on the training
@@ -93,7 +104,8 @@ struct HoldoutSummary {
 // Compare with holdout `fraction` for each seed 1..`seeds`, summarised per suite as described at
 // the top. InvalidArgument unless 0 < fraction < 1 and seeds >= 1; a failed fit names its seed.
 StatusOr<HoldoutSummary> CompareHoldoutSeeds(const trace::Trace& trace, const net::Topology& topology,
-                                             const CalibParams& params, double fraction, int seeds);
+                                             const CalibParams& params, double fraction, int seeds,
+                                             HoldoutUnit unit = HoldoutUnit::kItem);
 
 // Every item held out in at least one seed, its predicted time the median over those seeds (error
 // recomputed from it): the held-out view of a whole trace, for the per-regime and shape tables.

@@ -65,9 +65,10 @@ std::vector<std::string> ApplyFrameworkDecisions(const FrameworkScenario& s, con
   if (!f.attention_backends.empty()) {
     const AttentionBackendRule* rule = f.BackendFor(s.gpu_arch, s.mla, topk);
     if (rule == nullptr) {
-      notes.push_back(fmt::format("attention backend: no rule of the profile for {} with a {} cache at topk {}: its "
-                                  "own kernels and capture stand",
-                                  s.gpu_arch, cache, topk));
+      notes.push_back(
+          fmt::format("attention backend: no rule of the profile for {} with a {} cache at topk {}: its "
+                      "own kernels and capture stand",
+                      s.gpu_arch, cache, topk));
     } else {
       std::string& decode = s.mla ? f.attention_mla_decode : f.attention_decode;
       std::string& verify = s.mla ? f.attention_mla_verify : f.attention_verify;
@@ -103,8 +104,9 @@ std::vector<std::string> ApplyFrameworkDecisions(const FrameworkScenario& s, con
       notes.push_back(fmt::format(
           "  {} eager: its {} {} exceed the largest captured ({}{}; raise with {}) [{}]", LoopPassName(pass), size,
           b.tokens ? "tokens" : "sequences", bound,
-          memory_known ? "" : fmt::format(", the default for {:.0f}-{:.0f} GiB GPUs, assumed for this one's {:.0f}",
-                                          b.min_gpu_memory_gb, b.max_gpu_memory_gb, s.gpu_memory_gib),
+          memory_known ? ""
+                       : fmt::format(", the default for {:.0f}-{:.0f} GiB GPUs, assumed for this one's {:.0f}",
+                                     b.min_gpu_memory_gb, b.max_gpu_memory_gb, s.gpu_memory_gib),
           b.flag.empty() ? "no flag known" : WithNumber(b.flag, size), b.source));
       PhaseOf(f.capture, pass) = CaptureMode::kEager;
     }
@@ -114,16 +116,16 @@ std::vector<std::string> ApplyFrameworkDecisions(const FrameworkScenario& s, con
     const FrameworkProfile::SpeculativeDefaults::Shape& shape = d.For(s.family);
     const bool same =
         shape.num_steps == s.num_steps && shape.topk == s.topk && shape.num_draft_tokens == s.num_draft_tokens;
-    notes.push_back(fmt::format("speculative shape: {} default for {} is (num_steps {}, topk {}, draft tokens {}); "
-                                "this scenario runs ({}, {}, {}){} [{}]",
-                                f.name, ModelFamilyName(s.family), shape.num_steps, shape.topk, shape.num_draft_tokens,
-                                s.num_steps, s.topk, s.num_draft_tokens,
-                                same ? "" : ": the launch line must give it", d.source));
+    notes.push_back(
+        fmt::format("speculative shape: {} default for {} is (num_steps {}, topk {}, draft tokens {}); "
+                    "this scenario runs ({}, {}, {}){} [{}]",
+                    f.name, ModelFamilyName(s.family), shape.num_steps, shape.topk, shape.num_draft_tokens, s.num_steps,
+                    s.topk, s.num_draft_tokens, same ? "" : ": the launch line must give it", d.source));
     if (d.max_running_requests > 0 && s.batch > d.max_running_requests)
-      notes.push_back(fmt::format("request cap: {} runs at most {} requests under speculation unless told: batch {} "
-                                  "needs {} [{}]",
-                                  f.name, d.max_running_requests, s.batch,
-                                  WithNumber(d.max_running_requests_flag, s.batch), d.source));
+      notes.push_back(fmt::format(
+          "request cap: {} runs at most {} requests under speculation unless told: batch {} "
+          "needs {} [{}]",
+          f.name, d.max_running_requests, s.batch, WithNumber(d.max_running_requests_flag, s.batch), d.source));
   }
   return notes;
 }

@@ -20,9 +20,9 @@ namespace specsim::llm {
 
 // The scenario facts the framework's decisions depend on.
 struct FrameworkScenario {
-  std::string gpu_arch;      // "sm90", "sm120" (GpuSpec::arch of the first GPU)
+  std::string gpu_arch;  // "sm90", "sm120" (GpuSpec::arch of the first GPU)
   double gpu_memory_gib = 0;
-  bool mla = false;          // the target's cache is MLA's latent cache
+  bool mla = false;  // the target's cache is MLA's latent cache
   ModelFamily family = ModelFamily::kLlama;
   int tp = 1;
   int batch = 1;

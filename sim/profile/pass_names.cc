@@ -104,6 +104,15 @@ const char* PassNameKindName(PassNameKind kind) {
 
 std::string PassNameRule::Describe() const { return source + " /" + pattern + "/ -> " + PassNameKindName(kind); }
 
+int PassNameRule::TokensIn(const std::string& range_name) const {
+  if (tokens_group <= 0) return 0;
+  std::smatch m;
+  if (!std::regex_search(range_name, m, re) || tokens_group >= static_cast<int>(m.size())) return 0;
+  const std::string digits = m[tokens_group].str();
+  if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return std::stoi(digits);
+}
+
 const PassNameRule* PassNameMap::Match(const std::string& range_name) const {
   for (const PassNameRule& r : rules)
     if (std::regex_search(range_name, r.re)) return &r;
@@ -165,6 +174,11 @@ StatusOr<PassNameMap> ParsePassNameMap(std::string_view text, std::string_view f
       return InvalidArgumentError(where + ".pattern \"" + r.pattern() +
                                   "\" is not a regular expression (ECMAScript): " + e.what());
     }
+    rule.tokens_group = r.tokens_group();
+    if (r.tokens_group() < 0 || r.tokens_group() > static_cast<int>(rule.re.mark_count()))
+      return InvalidArgumentError(where + ".tokens_group = " + std::to_string(r.tokens_group()) + ": the pattern has " +
+                                  std::to_string(rule.re.mark_count()) +
+                                  " capture groups (0: the name does not give the tokens)");
     map.rules.push_back(std::move(rule));
   }
   if (map.rules.empty())

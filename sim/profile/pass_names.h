@@ -39,9 +39,12 @@ const char* PassNameKindName(PassNameKind kind);
 struct PassNameRule {
   std::string pattern;
   PassNameKind kind = PassNameKind::kIgnore;
-  std::string source;  // where the rule comes from: "pytorch #2", "names.textproto rules[0]", ...
-  std::string why;     // what it stands for (the framework code that names the range)
-  std::regex re;       // `pattern`, compiled (icase)
+  std::string source;    // where the rule comes from: "pytorch #2", "names.textproto rules[0]", ...
+  std::string why;       // what it stands for (the framework code that names the range)
+  std::regex re;         // `pattern`, compiled (icase)
+  int tokens_group = 0;  // the capture group holding the pass's tokens per sequence (0: none)
+  // The tokens per sequence `range_name` states through tokens_group (a positive integer), or 0.
+  int TokensIn(const std::string& range_name) const;
   // "pytorch #2 /verify/ -> verify"
   std::string Describe() const;
 };

@@ -78,6 +78,25 @@ TEST(PassNamesTest, UserFileRulesComeFirstAndSayWhereTheyAreFrom) {
   EXPECT_EQ(KindOf(map, "draft_2"), "draft");
 }
 
+// A rule's tokens_group reads the pass's width from its name; a group the pattern lacks is an
+// error naming the rule and how many groups it has.
+TEST(PassNamesTest, TokensGroupReadsTheWidthFromTheName) {
+  auto map = ParsePassNameMap(R"pb(
+                                rules { pattern: "^verify_pass/q([0-9]+)$" kind: PASS_VERIFY tokens_group: 1 }
+                                rules { pattern: "^decode$" kind: PASS_DECODE }
+                              )pb",
+                              "names.textproto");
+  ASSERT_TRUE(map.ok()) << map.status().ToString();
+  EXPECT_EQ(map->Match("verify_pass/q16")->TokensIn("verify_pass/q16"), 16);
+  EXPECT_EQ(map->Match("VERIFY_PASS/q4")->TokensIn("VERIFY_PASS/q4"), 4);  // case-insensitive, as matching
+  EXPECT_EQ(map->Match("decode")->TokensIn("decode"), 0);
+  auto bad = ParsePassNameMap("rules { pattern: \"^v/q([0-9]+)$\" kind: PASS_VERIFY tokens_group: 2 }", "m.textproto");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("m.textproto: rules[0].tokens_group = 2: the pattern has 1 capture groups"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 TEST(PassNamesTest, UserFileErrorsNameTheFileRuleAndField) {
   auto bad_regex = ParsePassNameMap(
       "rules { pattern: \"^decode\" kind: PASS_DECODE }\n"

@@ -145,6 +145,7 @@ PassGroup SummarisePassGroup(const PassGroupKey& key, const std::vector<const Pa
   const PassNameRule* rule = list.front()->rule;
   g.kind = rule != nullptr ? PassNameKindName(rule->kind) : "";
   g.rule = rule != nullptr ? rule->Describe() : "a CUDA-graph replay outside every pass range";
+  g.name_tokens = rule != nullptr ? rule->TokensIn(g.phase) : 0;
   g.passes = static_cast<int>(list.size());
   std::vector<double> gpu, host, idle, busy_total;
   std::map<std::string, std::vector<double>> busy;

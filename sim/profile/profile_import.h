@@ -95,6 +95,7 @@ struct PassGroup {
   // when torch recorded them (eager launches; -1 otherwise): tokens per pass = elements / hidden.
   int allreduces = 0;
   int64_t allreduce_elements = -1;
+  int name_tokens = 0;      // tokens per sequence its range's name states (PassNameRule::tokens_group), 0: none
   std::string Key() const;  // e.g. "verify [spec.graph/n4] graph, 42 kernels"
 };
 

@@ -71,13 +71,15 @@ std::optional<llm::PassKind> PassKindOf(const profile::PassGroup& g, const llm::
 }
 
 // Tokens per sequence of a pass of `model`: from its first allreduce (elements / hidden / batch)
-// when torch recorded it, else 1 for decode and draft steps and the scenario's num_draft_tokens for
-// verify and draft extend.
+// when torch recorded it, else from its range's name when the name map's rule reads it
+// (tokens_group), else 1 for decode and draft steps and the scenario's num_draft_tokens for verify
+// and draft extend.
 int PassTokens(const profile::PassGroup& g, const llm::ModelSpec& model, const llm::DecodeSetup& base,
                llm::PassKind kind) {
   const int64_t batch = std::max(1, base.batch);
   if (g.allreduce_elements > 0 && model.hidden_size > 0 && g.allreduce_elements % (model.hidden_size * batch) == 0)
     return static_cast<int>(g.allreduce_elements / (model.hidden_size * batch));
+  if (g.name_tokens > 0) return g.name_tokens;
   return kind == llm::PassKind::kTargetDecode || kind == llm::PassKind::kDraftStep
              ? 1
              : std::max(1, base.speculation.num_draft_tokens);

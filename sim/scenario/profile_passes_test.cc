@@ -44,6 +44,24 @@ TEST(ProfilePasses, NamedPhaseTakesTokensAndLayersFromItsAllreduces) {
   EXPECT_FALSE(p.class_us.empty());
 }
 
+// A pass whose range's name states its width (the name map's tokens_group) is predicted at that
+// width, not the scenario's 8 draft tokens; its allreduce, when recorded, still decides.
+TEST(ProfilePasses, TheNameGivesTheWidthWhereNoAllreduceDoes) {
+  const LoadedScenario loaded = Llama();
+  profile::PassGroup wide = Group("verify", true, 0, -1);
+  wide.name_tokens = 32;
+  const PassPrediction p = PredictPassGroup(wide, loaded, {});
+  ASSERT_TRUE(p.ok) << p.why;
+  EXPECT_EQ(p.tokens, 32);
+  const PassPrediction unnamed = PredictPassGroup(Group("verify", true, 0, -1), loaded, {});
+  ASSERT_TRUE(unnamed.ok) << unnamed.why;
+  EXPECT_EQ(unnamed.tokens, 8);
+  EXPECT_GT(p.busy_us, unnamed.busy_us);  // 32 tokens per layer cost more than 8
+  profile::PassGroup both = Group("verify", false, 20, 4096 * 6);
+  both.name_tokens = 32;
+  EXPECT_EQ(PredictPassGroup(both, loaded, {}).tokens, 6);
+}
+
 // A graph replay with no phase name: a target forward from its allreduce pairs, one token per
 // sequence a decode step; unknown allreduce size or a phase the simulator lacks: not predicted.
 TEST(ProfilePasses, GraphReplaysAndUnknownPhases) {

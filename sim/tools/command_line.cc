@@ -185,6 +185,11 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--hardware", flags->hardware, "hardware textproto; default: built from the trace");
   cmd->add_option("--holdout", flags->holdout,
                   "fit on the rest, report errors on this fraction of the items (median over seeds 1..--seeds)");
+  cmd->add_option("--holdout-by", flags->holdout_by,
+                  "what --holdout sets apart: item (single items) or family (whole families: an item's name "
+                  "without its last component, e.g. one GEMM weight over every m)")
+      ->check(CLI::IsMember({"item", "family"}))
+      ->capture_default_str();
   CLI::Option* seed = cmd->add_option("--seed", flags->seed, "one hold-out split of this seed instead of seeds 1..N");
   CLI::Option* seeds = cmd->add_option("--seeds", flags->seeds, "hold-out summary over split seeds 1..N (N <= 1000)")
                            ->capture_default_str();

@@ -105,6 +105,7 @@ void PrintHoldoutSeedsJson(const CompareFlags& flags, const calib::HoldoutSummar
   const calib::ComparisonResult& first = summary.per_seed[0];
   nlohmann::json j;
   j["holdout"] = flags.holdout;
+  j["holdout_by"] = flags.holdout_by;
   j["seeds"] = flags.seeds;
   j["suites"] = nlohmann::json::array();
   for (const calib::SuiteSeedSummary& s : summary.suites)
@@ -154,17 +155,23 @@ void PrintHoldoutSeedsText(const CompareFlags& flags, const calib::CalibInputs& 
                         out);
 }
 
+calib::HoldoutUnit UnitOf(const CompareFlags& flags) {
+  return flags.holdout_by == "family" ? calib::HoldoutUnit::kFamily : calib::HoldoutUnit::kItem;
+}
+
 // --holdout without --seed: the hold-out comparison for seeds 1..--seeds, summarised over the seeds.
 int CompareOverSeeds(const CompareFlags& flags, const calib::CalibInputs& in, const std::string& start,
                      std::vector<std::string>* over, std::ostream& out, std::ostream& err) {
-  auto summary = calib::CompareHoldoutSeeds(in.trace, *in.topology, in.params, flags.holdout, flags.seeds);
+  auto summary =
+      calib::CompareHoldoutSeeds(in.trace, *in.topology, in.params, flags.holdout, flags.seeds, UnitOf(flags));
   if (!summary.ok()) {
     err << "specsim compare: " << flags.trace << ": " << summary.status().message() << "\n";
     return 2;
   }
   const std::string seeds = SeedsLabel(flags.seeds);
-  const std::string data = fmt::format("fitted on {:.0f}% of {}'s items, errors on the held-out {:.0f}%, {}",
-                                       100 * (1 - flags.holdout), flags.trace, 100 * flags.holdout, seeds);
+  const std::string data =
+      fmt::format("fitted on {:.0f}% of {}'s {}, errors on the held-out {:.0f}%, {}", 100 * (1 - flags.holdout),
+                  flags.trace, flags.holdout_by == "family" ? "item families" : "items", 100 * flags.holdout, seeds);
   const calib::ComparisonResult& first = summary->per_seed[0];
   if (!flags.svg.empty()) {
     Status s = WriteSvg(
@@ -234,6 +241,7 @@ int CompareOnce(const CompareFlags& flags, const calib::CalibInputs& in, const s
   calib::CompareOptions options;
   options.holdout = flags.holdout;
   options.seed = flags.seed;
+  options.unit = UnitOf(flags);
   auto result = calib::Compare(in.trace, *in.topology, in.params, options);
   if (!result.ok()) {
     err << "specsim compare: " << flags.trace << ": " << result.status().message() << "\n";
@@ -270,6 +278,10 @@ int CompareOnce(const CompareFlags& flags, const calib::CalibInputs& in, const s
 }  // namespace
 
 int RunCompare(const CompareFlags& flags, std::ostream& out, std::ostream& err) {
+  if (flags.holdout_by != "item" && flags.holdout_by != "family") {
+    err << "specsim compare: --holdout-by " << flags.holdout_by << ": must be item or family\n";
+    return 2;
+  }
   if (!(flags.holdout >= 0 && flags.holdout < 1)) {
     err << "specsim compare: --holdout " << flags.holdout << ": must be in [0, 1)\n";
     return 2;

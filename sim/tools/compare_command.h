@@ -38,6 +38,7 @@ struct CompareFlags {
   std::string calibration;
   std::string hardware;
   double holdout = 0;
+  std::string holdout_by = "item";  // "item" or "family" (calib::HoldoutUnit)
   uint64_t seed = 1;
   bool seed_given = false;  // --seed S given: one split (seed S), not seeds 1..`seeds`
   int seeds = 10;           // --seeds N: the hold-out summary uses seeds 1..N

@@ -205,6 +205,17 @@ void CheckAttentionBackends(const FrameworkProfile& p, std::vector<Problem>* out
   }
 }
 
+// The kernel inventory: every field set in a block, with its source.
+void CheckKernelInventory(const config::KernelInventory& k, std::vector<Problem>* out) {
+  if (!k.has_fused_add_rmsnorm() || !k.has_fused_rope_kv_store() || !k.has_rotary_kernels() ||
+      !k.has_fused_activation() || !k.has_merge_heads_copy() || !k.has_kv_expand_above_q1())
+    out->push_back({"kernel_inventory", "(a field unset)",
+                    "every field is required in a kernel_inventory block: fused_add_rmsnorm, fused_rope_kv_store, "
+                    "rotary_kernels, fused_activation, merge_heads_copy, kv_expand_above_q1"});
+  if (k.source().empty())
+    out->push_back({"kernel_inventory.source", "\"\"", "required: where the inventory was read (code, a profile)"});
+}
+
 // The capture bound and the speculative defaults.
 void CheckBoundsAndDefaults(const FrameworkProfile& p, std::vector<Problem>* out) {
   if (p.has_capture_bound()) {
@@ -307,6 +318,7 @@ void CheckProfile(const FrameworkProfile& p, bool partial, std::vector<Problem>*
     CheckHostWaits(p, out);
     CheckAttentionBackends(p, out);
     CheckBoundsAndDefaults(p, out);
+    if (p.has_kernel_inventory()) CheckKernelInventory(p.kernel_inventory(), out);
   }
   if (p.has_custom_allreduce()) CheckCustomAllreduceRule(p.custom_allreduce(), partial, out);
   if (p.has_nccl_environment()) CheckNcclEnvironment(p.nccl_environment(), partial, out);
@@ -520,6 +532,17 @@ void ConvertDecisions(const FrameworkProfile& p, llm::FrameworkProfile* out) {
 
 void ConvertRules(const FrameworkProfile& p, llm::FrameworkProfile* out) {
   ConvertDecisions(p, out);
+  if (p.has_kernel_inventory()) {
+    const config::KernelInventory& k = p.kernel_inventory();
+    llm::KernelInventory& inv = out->kernel_inventory;
+    inv.add_norm = k.fused_add_rmsnorm();
+    inv.rope_kv_store = k.fused_rope_kv_store();
+    inv.rotary_kernels = k.rotary_kernels();
+    inv.activation = k.fused_activation();
+    inv.merge_heads_copy = k.merge_heads_copy();
+    inv.kv_expand_above_q1 = k.kv_expand_above_q1();
+    out->kernel_inventory_source = k.source();
+  }
   if (p.has_nccl_environment()) {
     const config::NcclEnvironment& e = p.nccl_environment();
     out->nccl_environment.stated = true;
@@ -661,7 +684,7 @@ std::vector<std::string> FrameworkOverrideProblems(const FrameworkProfile& overr
   std::vector<Problem> problems;
   CheckProfile(overrides, /*partial=*/true, &problems);
   for (const char* field : {"version", "step_host_waits", "cycle_host_waits", "attention_backends", "capture_bound",
-                            "speculative_defaults"}) {
+                            "speculative_defaults", "kernel_inventory"}) {
     const pb::FieldDescriptor* f = overrides.GetDescriptor()->FindFieldByName(field);
     const bool set = f->is_repeated() ? overrides.GetReflection()->FieldSize(overrides, f) > 0
                                       : overrides.GetReflection()->HasField(overrides, f);

@@ -83,6 +83,7 @@ StatusOr<ForwardPass> DecodeSimulator::BuildPass(PassKind kind, int tokens_per_s
   shape.kv_dtype = setup_.kv_dtype;
   shape.expert_weight_dtype = setup_.expert_weight_dtype;
   shape.weight_formats = setup_.weight_formats;
+  if (setup_.framework) shape.inventory = setup_.framework->kernel_inventory;
   switch (kind) {
     case PassKind::kTargetDecode:
     case PassKind::kVerify: return BuildForwardPass(setup_.target, setup_.parallel, shape);

@@ -1,5 +1,7 @@
 #include "sim/llm/forward_pass.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -69,6 +71,11 @@ class PassBuilder {
   }
 
   void Norm(const std::string& name, int layer, double width, bool with_residual) {
+    if (with_residual && !s_.inventory.add_norm) {
+      // PyTorch's separate residual add, then an RMSNorm that reads and writes once.
+      Elementwise(name + "_residual_add", layer, 3 * T_ * width * kBf16, T_ * width);
+      with_residual = false;
+    }
     const double passes = with_residual ? 4 : 2;
     AddKernel(name, layer, KernelClass::kNorm, 4 * T_ * width, passes * T_ * width * kBf16);
     out_.weight_bytes_per_gpu += width * kBf16;
@@ -202,9 +209,27 @@ class PassBuilder {
     const double hl = m_.num_attention_heads / tp_;  // NOLINT(bugprone-integer-division): exact, heads % tp == 0
     const double kvl = KvHeadsPerGpu(m_, tp_);
     Gemm(Name(layer, "qkv_proj"), layer, T_, (hl + 2 * kvl) * d, qkv_input, fmt_.attention);
-    Elementwise(Name(layer, "rope_kv_store"), layer, 2 * T_ * (hl + kvl) * d * kBf16 + T_ * 2 * kvl * d * kvb_,
-                6 * T_ * (hl + kvl) * d);
+    const KernelInventory& inv = s_.inventory;
+    if (inv.rope_kv_store) {
+      Elementwise(Name(layer, "rope_kv_store"), layer, 2 * T_ * (hl + kvl) * d * kBf16 + T_ * 2 * kvl * d * kvb_,
+                  6 * T_ * (hl + kvl) * d);
+    } else {
+      for (const auto& [tensor, heads] : {std::pair{"q", hl}, std::pair{"k", kvl}})
+        for (int i = 0; i < inv.rotary_kernels; ++i)
+          Elementwise(Name(layer, fmt::format("rotary_{}{}", tensor, i).c_str()), layer, 2 * T_ * heads * d * kBf16,
+                      T_ * heads * d);
+      for (const char* cache : {"cache_write_k", "cache_write_v"})
+        Elementwise(Name(layer, cache), layer, T_ * kvl * d * (kBf16 + kvb_));
+    }
+    const bool wide = s_.tokens_per_sequence > 1;
+    if (inv.kv_expand_above_q1 && wide) {
+      double ctx = s_.context_length;
+      if (IsSlidingLayer(m_, layer)) ctx = std::min<double>(ctx, m_.sliding_window);
+      const double L = ctx + s_.tokens_per_sequence;
+      Elementwise(Name(layer, "kv_expand"), layer, 2 * s_.batch * L * (kvl + hl) * d * kBf16);
+    }
     Attention(layer, 2 * kvl * d * kvb_, 2 * T_ * hl * d * kBf16, 4 * hl * d, hl, kvl);
+    if (inv.merge_heads_copy && wide) Elementwise(Name(layer, "merge_heads"), layer, 2 * T_ * hl * d * kBf16);
     Gemm(Name(layer, "o_proj"), layer, T_, h_, hl * d, fmt_.attention);
   }
 
@@ -236,7 +261,12 @@ class PassBuilder {
   void DenseMlp(int layer, const std::string& tag, double il, double tokens, const WeightFormat& f) {
     const double T = tokens;
     Gemm(Name(layer, (tag + "gate_up_proj").c_str()), layer, T, 2 * il, h_, f);
-    Elementwise(Name(layer, (tag + "act").c_str()), layer, T * 2 * il * kBf16 + T * il * ab_, 4 * T * il);
+    if (s_.inventory.activation) {
+      Elementwise(Name(layer, (tag + "act").c_str()), layer, T * 2 * il * kBf16 + T * il * ab_, 4 * T * il);
+    } else {
+      Elementwise(Name(layer, (tag + "silu").c_str()), layer, 2 * T * il * kBf16, 3 * T * il);
+      Elementwise(Name(layer, (tag + "mul").c_str()), layer, 2 * T * il * kBf16 + T * il * ab_, T * il);
+    }
     Gemm(Name(layer, (tag + "down_proj").c_str()), layer, T, h_, il, f);
   }
 

@@ -92,6 +92,33 @@ struct ParallelSpec {
   int ep = 1;  // 1, or tp: MoE routed experts spread over ep GPUs (attention stays TP)
 };
 
+// How a layer's small ops are launched (framework.proto KernelInventory): the frameworks' fused
+// kernels (the pass above: one kernel each for the residual add + RMSNorm, for rotary + KV store,
+// for SiLU x up) or PyTorch's separate ones, as an unfused layer written in plain PyTorch runs them
+// (validate/torch_host_probe.py Layer.ops):
+//   add_norm false:    residual_add (reads 2, writes 1: 3*T*w*2) then an RMSNorm of 2 passes
+//                      (2*T*w*2), for every norm that takes the residual;
+//   rope_kv_store false: per rotated tensor (q: Hl heads, k: KVl heads) `rotary_kernels` kernels,
+//                      each reading and writing it (2*T*heads*d*2), then the K and V cache writes
+//                      (T*KVl*d*(2 + kvb) each);
+//   activation false:  silu (T*il*(2+2)) then mul (T*il*(3*2));
+//   merge_heads_copy:  at q > 1 the attention output [b, H, q, d] copied to [b*q, H*d]
+//                      (2*T*Hl*d*2);
+//   kv_expand_above_q1: at q > 1 the K and V of the layer's context repeated to the query heads
+//                      before the attention (PyTorch's SDPA with a mask and enable_gqa):
+//                      2*b*L*(KVl + Hl)*d*2, one kernel.
+// MLA layers keep their fused kernels (no unfused MLA inventory is modelled).
+struct KernelInventory {
+  bool add_norm = true;
+  bool rope_kv_store = true;
+  int rotary_kernels =
+      5;  // per rotated tensor when rope_kv_store is false (PyTorch's rotate-half: neg, cat, 2 mul, add)
+  bool activation = true;
+  bool merge_heads_copy = false;
+  bool kv_expand_above_q1 = false;
+  bool Fused() const { return add_norm && rope_kv_store && activation && !merge_heads_copy && !kv_expand_above_q1; }
+};
+
 struct PassShape {
   int batch = 1;
   int tokens_per_sequence = 1;  // 1: decode; N: verify of N tokens per sequence
@@ -107,6 +134,8 @@ struct PassShape {
   std::optional<WeightFormats> weight_formats;
   // Bytes per gathered logit (2: bf16 gather, see the header comment).
   int logit_bytes = 2;
+  // The framework's kernels for the layer's small ops (fused by default).
+  KernelInventory inventory;
 };
 
 enum class CommKind { kAllReduce, kAllGather, kAllToAll };

@@ -45,6 +45,50 @@ double GroupedGemmBytes(const ForwardPass& p) {
   return b;
 }
 
+// PyTorch's unfused layer (KernelInventory all separate) against the frameworks' fused one, Llama-8B
+// at TP 1, batch 1, context 1024: per layer the fused pass has input_norm, rope_kv_store, act (3
+// small kernels besides GEMMs and attention); the unfused one has the 2 norms, 2 residual adds, 5
+// rotary kernels per tensor (q, k) and 2 cache writes in place of rope_kv_store, silu and mul in
+// place of act (18), and at q > 1 a K/V expansion and a merge copy (20). The bytes are the header's: residual add
+// 3*T*h*2, rotary 2*T*heads*d*2, K/V expansion 2*b*L*(KVl + Hl)*d*2.
+TEST(ForwardPassTest, TheUnfusedInventoryLaunchesPyTorchsSeparateKernels) {
+  const ModelSpec m = Llama31_8B();
+  auto smalls = [](const ForwardPass& p) {
+    int n = 0;
+    for (const PassStep& s : p.steps)
+      if (s.kind == PassStep::kKernel && s.layer == 0 &&
+          (s.kernel.kernel_class == KernelClass::kElementwise || s.kernel.kernel_class == KernelClass::kNorm))
+        ++n;
+    return n;
+  };
+  PassShape fused = Decode(1, 1024);
+  PassShape unfused = fused;
+  unfused.inventory = {false, false, 5, false, true, true};
+  EXPECT_FALSE(unfused.inventory.Fused());
+  EXPECT_TRUE(fused.inventory.Fused());
+  const ForwardPass f1 = Build(m, {}, fused), u1 = Build(m, {}, unfused);
+  EXPECT_EQ(smalls(f1), 4);  // input_norm, rope_kv_store, post_attention_norm, act
+  EXPECT_EQ(smalls(u1), 18);
+  const compute::Kernel* add = FindKernel(u1, "layer0.input_norm_residual_add");
+  ASSERT_NE(add, nullptr);
+  EXPECT_DOUBLE_EQ(add->bytes, 3.0 * 1 * 4096 * 2);
+  ASSERT_NE(FindKernel(u1, "layer0.rotary_q4"), nullptr);
+  EXPECT_DOUBLE_EQ(FindKernel(u1, "layer0.rotary_k0")->bytes, 2.0 * 1 * 8 * 128 * 2);
+  EXPECT_EQ(FindKernel(u1, "layer0.kv_expand"), nullptr);  // q = 1: SDPA runs GQA natively
+  EXPECT_EQ(FindKernel(f1, "layer0.input_norm_residual_add"), nullptr);
+  PassShape wide = unfused;
+  wide.tokens_per_sequence = 4;
+  const ForwardPass u4 = Build(m, {}, wide);
+  EXPECT_EQ(smalls(u4), 20);
+  const compute::Kernel* expand = FindKernel(u4, "layer0.kv_expand");
+  ASSERT_NE(expand, nullptr);
+  EXPECT_DOUBLE_EQ(expand->bytes, 2.0 * 1 * (1024 + 4) * (8 + 32) * 128 * 2);
+  ASSERT_NE(FindKernel(u4, "layer0.merge_heads"), nullptr);
+  // The GEMMs, attention and communication are the same passes either way.
+  EXPECT_EQ(u1.weight_bytes_per_gpu, f1.weight_bytes_per_gpu);
+  EXPECT_EQ(u1.kv_bytes_read_per_gpu, f1.kv_bytes_read_per_gpu);
+}
+
 TEST(ForwardPassTest, CommPointsAtTp8AreOneEmbeddingTwoPerLayerOneGather) {
   for (const ModelSpec& m : {Llama31_8B(), KimiK2(), DeepseekV3(), Qwen3_235B(), GptOss120B()}) {
     ForwardPass p = Build(m, {8, 1}, Decode());

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/llm/forward_pass.h"
 #include "sim/llm/model.h"
 #include "sim/llm/rank_timeline.h"
 
@@ -178,6 +179,10 @@ struct FrameworkProfile {
     // The shape for a target of `family`. REQUIRES: stated.
     const Shape& For(ModelFamily family) const;
   } speculative_defaults;
+  // How it launches a layer's small ops (fused by default; framework.proto KernelInventory) and
+  // where that was read ("" when the profile states none).
+  KernelInventory kernel_inventory;
+  std::string kernel_inventory_source;
   // What the profile's rules decided for the scenario it runs in, one line each, for reports
   // (ApplyFrameworkDecisions, framework_decisions.h); empty for a profile not yet applied.
   std::vector<std::string> decisions;

@@ -286,7 +286,25 @@ nlohmann::json DroppedJson(const std::map<std::string, std::map<std::string, int
   return j;
 }
 
-void PrintJson(const profile::ProfileImport& r, const std::string& output, std::ostream& out) {
+// Each pass group against the scenario (--scenario): measured busy, predicted, tokens, layers, by
+// class; or why not predicted.
+nlohmann::json PassPredictionsJson(const ScenarioPasses& s) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& [g, p] : s.passes.predicted)
+    j.push_back({{"pass", g->Key()},
+                 {"kind", p.kind},
+                 {"tokens", p.tokens},
+                 {"layers", p.layers},
+                 {"measured_busy_us", g->busy_total_us},
+                 {"predicted_busy_us", p.busy_us},
+                 {"error", p.busy_us / std::max(1e-9, g->busy_total_us) - 1},
+                 {"predicted_launch_us", p.launch_us},
+                 {"predicted_class_us", p.class_us}});
+  for (const auto& [g, why] : s.passes.unpredicted) j.push_back({{"pass", g->Key()}, {"not_predicted", why}});
+  return j;
+}
+
+void PrintJson(const profile::ProfileImport& r, const ScenarioPasses& s, const std::string& output, std::ostream& out) {
   nlohmann::json j;
   j["ranks"] = r.ranks;
   j["kernels"] = r.kernels;
@@ -304,6 +322,7 @@ void PrintJson(const profile::ProfileImport& r, const std::string& output, std::
   j["unmatched_ranges"] = r.unmatched_ranges;
   j["host_ops"] = HostOpsJson(r.host_ops);
   j["eager_passes"] = EagerPassesJson(scenario::PredictEagerPasses(r));
+  if (s.loaded) j["pass_predictions"] = PassPredictionsJson(s);
   if (!output.empty()) j["wrote"] = output;
   out << j.dump(1) << "\n";
 }
@@ -505,7 +524,7 @@ int RunImportProfile(const ImportProfileFlags& flags, std::ostream& out, std::os
   if (!flags.output.empty())
     if (const int rc = WriteTrace(flags.output, &r->trace, err); rc != 0) return rc;
   if (flags.json)
-    PrintJson(*r, flags.output, out);
+    PrintJson(*r, *passes, flags.output, out);
   else
     PrintText(*r, *passes, flags.output, out);
   return 0;

@@ -475,6 +475,19 @@ Status ValidateForPass(const ModelSpec& m, const ParallelSpec& p) {
   return OkStatus();
 }
 
+std::string KernelInventory::Describe() const {
+  if (Fused()) return "fused: one kernel each for residual add + RMSNorm, rotary + KV store, SiLU x up";
+  std::string out;
+  auto add = [&](const std::string& part) { out += (out.empty() ? "" : "; ") + part; };
+  add(add_norm ? "residual add + RMSNorm fused" : "residual add, then RMSNorm");
+  add(rope_kv_store ? "rotary + KV store fused"
+                    : fmt::format("rotary {} kernels per tensor, K and V cache writes", rotary_kernels));
+  add(activation ? "SiLU x up fused" : "SiLU, then mul");
+  if (kv_expand_above_q1) add("K/V expanded to the query heads above one token");
+  if (merge_heads_copy) add("attention output copied above one token");
+  return out;
+}
+
 StatusOr<ForwardPass> BuildForwardPass(const ModelSpec& model, const ParallelSpec& parallel, const PassShape& shape) {
   RETURN_IF_ERROR(ValidateShape(shape));
   RETURN_IF_ERROR(ValidateForPass(model, parallel));

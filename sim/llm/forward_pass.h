@@ -117,6 +117,8 @@ struct KernelInventory {
   bool merge_heads_copy = false;
   bool kv_expand_above_q1 = false;
   bool Fused() const { return add_norm && rope_kv_store && activation && !merge_heads_copy && !kv_expand_above_q1; }
+  // For reports: "fused (one kernel each for ...)" or the separate kernels it launches.
+  std::string Describe() const;
 };
 
 struct PassShape {

@@ -81,6 +81,7 @@ struct PacingAssumptions {
   std::string version;
   std::vector<std::string> step_waits, cycle_waits;  // the named host waits, "NAME (after P, waits for Q)"
   std::vector<std::string> decisions;                // what the profile's rules decided (framework_decisions.h)
+  std::string kernels;                               // the kernel inventory (forward_pass.h KernelInventory)
 };
 
 // "NAME (after P)" for a stream sync, "NAME (after P, on Q's event)" for a wait on an earlier pass.
@@ -109,6 +110,8 @@ PacingAssumptions PacingOf(const llm::DecodeSetup& st) {
     if (f.sync_each_step) a.step_waits = WaitLabels(f.step_host_waits);
     if (f.sync_each_cycle) a.cycle_waits = WaitLabels(f.cycle_host_waits);
     a.decisions = f.decisions;
+    a.kernels = f.kernel_inventory.Describe() +
+                (f.kernel_inventory_source.empty() ? "" : " [" + f.kernel_inventory_source + "]");
     a.jitter = JitterLabel(f.jitter.kind != llm::Jitter::Kind::kNone ? f.jitter : st.driver.jitter);
   } else {
     const std::string mode = st.cuda_graphs ? "full" : "eager";
@@ -261,6 +264,7 @@ void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::Decode
       {"step_host_waits", pa.step_waits},
       {"cycle_host_waits", pa.cycle_waits},
       {"framework_decisions", pa.decisions},
+      {"layer_kernels", pa.kernels},
       {"ranks", loaded.setup.parallel.tp}};
   j["baseline"]["pass"] = PassJson(r.baseline_step);
   if (r.speculative) {
@@ -320,6 +324,7 @@ void PrintSimulateHeader(const scenario::LoadedScenario& loaded, const llm::Memo
                                                                : "never (host runs ahead)",
                        pa.jitter);
     if (!pa.version.empty()) out << fmt::format("#     version: {}\n", pa.version);
+    if (!pa.kernels.empty()) out << fmt::format("#     layer kernels: {}\n", pa.kernels);
     if (!pa.step_waits.empty())
       out << fmt::format("#     host waits per plain step: {}\n", fmt::join(pa.step_waits, "; "));
     if (!pa.cycle_waits.empty())

@@ -208,10 +208,12 @@ void CheckAttentionBackends(const FrameworkProfile& p, std::vector<Problem>* out
 // The kernel inventory: every field set in a block, with its source.
 void CheckKernelInventory(const config::KernelInventory& k, std::vector<Problem>* out) {
   if (!k.has_fused_add_rmsnorm() || !k.has_fused_rope_kv_store() || !k.has_rotary_kernels() ||
-      !k.has_fused_activation() || !k.has_merge_heads_copy() || !k.has_kv_expand_above_q1())
+      !k.has_rotary_per_tensor() || !k.has_kv_store_kernels() || !k.has_fused_activation() || !k.has_query_copy() ||
+      !k.has_merge_heads_copy() || !k.has_kv_expand_above_q1())
     out->push_back({"kernel_inventory", "(a field unset)",
                     "every field is required in a kernel_inventory block: fused_add_rmsnorm, fused_rope_kv_store, "
-                    "rotary_kernels, fused_activation, merge_heads_copy, kv_expand_above_q1"});
+                    "rotary_kernels, rotary_per_tensor, kv_store_kernels, fused_activation, query_copy, "
+                    "merge_heads_copy, kv_expand_above_q1"});
   if (k.source().empty())
     out->push_back({"kernel_inventory.source", "\"\"", "required: where the inventory was read (code, a profile)"});
 }
@@ -538,6 +540,9 @@ void ConvertRules(const FrameworkProfile& p, llm::FrameworkProfile* out) {
     inv.add_norm = k.fused_add_rmsnorm();
     inv.rope_kv_store = k.fused_rope_kv_store();
     inv.rotary_kernels = k.rotary_kernels();
+    inv.rotary_per_tensor = k.rotary_per_tensor();
+    inv.kv_store_kernels = k.kv_store_kernels();
+    inv.query_copy = k.query_copy();
     inv.activation = k.fused_activation();
     inv.merge_heads_copy = k.merge_heads_copy();
     inv.kv_expand_above_q1 = k.kv_expand_above_q1();

@@ -186,6 +186,34 @@ TEST(BundledFrameworksTest, EachVersionNamesItsHostWaits) {
   }
 }
 
+// The layer's small kernels as each source launches them: SGLang a fused add + RMSNorm, one rotary
+// kernel for q and k, the KV store apart (one JIT kernel now, two index_puts in the serial
+// worker's era) and the query made contiguous; vLLM's Inductor kernels rotary per tensor, one
+// reshape_and_cache_flash; plain PyTorch everything apart.
+TEST(BundledFrameworksTest, LayerKernelsAsTheSourcesLaunchThem) {
+  auto inv = [](const char* path) {
+    StatusOr<llm::FrameworkProfile> f = LoadFrameworkFile(path);
+    EXPECT_TRUE(f.ok()) << f.status().ToString();
+    EXPECT_FALSE(f->kernel_inventory_source.empty()) << path;
+    return f->kernel_inventory;
+  };
+  const llm::KernelInventory sglang = inv("configs/frameworks/sglang.textproto");
+  EXPECT_TRUE(sglang.add_norm && sglang.activation && sglang.query_copy);
+  EXPECT_FALSE(sglang.rope_kv_store || sglang.rotary_per_tensor);
+  EXPECT_EQ(sglang.kv_store_kernels, 1);
+  EXPECT_EQ(inv("configs/frameworks/sglang-v1.textproto").kv_store_kernels, 2);
+  for (const char* path : {"configs/frameworks/vllm.textproto", "configs/frameworks/vllm-sync.textproto"}) {
+    const llm::KernelInventory vllm = inv(path);
+    EXPECT_TRUE(vllm.add_norm && vllm.activation && vllm.rotary_per_tensor) << path;
+    EXPECT_FALSE(vllm.rope_kv_store || vllm.query_copy) << path;
+    EXPECT_EQ(vllm.kv_store_kernels, 1) << path;
+  }
+  const llm::KernelInventory torch = inv("configs/frameworks/pytorch.textproto");
+  EXPECT_FALSE(torch.add_norm || torch.rope_kv_store || torch.activation);
+  EXPECT_TRUE(torch.kv_expand_above_q1 && torch.merge_heads_copy);
+  EXPECT_TRUE(LoadFrameworkFile("configs/frameworks/cpp-graph.textproto")->kernel_inventory.Fused());
+}
+
 // The speculative shapes SGLang takes by default (speculative_hook.py @004c82e): Llama (5, 4, 8),
 // every other family (3, 1, 4), 48 running requests.
 TEST(BundledFrameworksTest, SglangsDefaultShapesFollowTheArchitecture) {

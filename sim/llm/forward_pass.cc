@@ -214,14 +214,25 @@ class PassBuilder {
       Elementwise(Name(layer, "rope_kv_store"), layer, 2 * T_ * (hl + kvl) * d * kBf16 + T_ * 2 * kvl * d * kvb_,
                   6 * T_ * (hl + kvl) * d);
     } else {
-      for (const auto& [tensor, heads] : {std::pair{"q", hl}, std::pair{"k", kvl}})
-        for (int i = 0; i < inv.rotary_kernels; ++i)
-          Elementwise(Name(layer, fmt::format("rotary_{}{}", tensor, i).c_str()), layer, 2 * T_ * heads * d * kBf16,
-                      T_ * heads * d);
-      for (const char* cache : {"cache_write_k", "cache_write_v"})
-        Elementwise(Name(layer, cache), layer, T_ * kvl * d * (kBf16 + kvb_));
+      for (int i = 0; i < inv.rotary_kernels; ++i) {
+        if (inv.rotary_per_tensor) {
+          for (const auto& [tensor, heads] : {std::pair{"q", hl}, std::pair{"k", kvl}})
+            Elementwise(Name(layer, fmt::format("rotary_{}{}", tensor, i).c_str()), layer, 2 * T_ * heads * d * kBf16,
+                        T_ * heads * d);
+        } else {
+          Elementwise(Name(layer, fmt::format("rotary{}", i).c_str()), layer, 2 * T_ * (hl + kvl) * d * kBf16,
+                      6 * T_ * (hl + kvl) * d);
+        }
+      }
+      if (inv.kv_store_kernels >= 2) {
+        for (const char* cache : {"cache_write_k", "cache_write_v"})
+          Elementwise(Name(layer, cache), layer, T_ * kvl * d * (kBf16 + kvb_));
+      } else {
+        Elementwise(Name(layer, "kv_store"), layer, T_ * 2 * kvl * d * (kBf16 + kvb_));
+      }
     }
     const bool wide = s_.tokens_per_sequence > 1;
+    if (inv.query_copy && T_ > 1) Elementwise(Name(layer, "query_copy"), layer, 2 * T_ * hl * d * kBf16);
     if (inv.kv_expand_above_q1 && wide) {
       double ctx = s_.context_length;
       if (IsSlidingLayer(m_, layer)) ctx = std::min<double>(ctx, m_.sliding_window);
@@ -481,8 +492,11 @@ std::string KernelInventory::Describe() const {
   auto add = [&](const std::string& part) { out += (out.empty() ? "" : "; ") + part; };
   add(add_norm ? "residual add + RMSNorm fused" : "residual add, then RMSNorm");
   add(rope_kv_store ? "rotary + KV store fused"
-                    : fmt::format("rotary {} kernels per tensor, K and V cache writes", rotary_kernels));
+                    : fmt::format("rotary {} kernel{} {}, {}", rotary_kernels, rotary_kernels == 1 ? "" : "s",
+                                  rotary_per_tensor ? "per tensor" : "for q and k",
+                                  kv_store_kernels >= 2 ? "K and V cache writes apart" : "one KV store"));
   add(activation ? "SiLU x up fused" : "SiLU, then mul");
+  if (query_copy) add("query copied contiguous above one token in the pass");
   if (kv_expand_above_q1) add("K/V expanded to the query heads above one token");
   if (merge_heads_copy) add("attention output copied above one token");
   return out;

@@ -92,32 +92,38 @@ struct ParallelSpec {
   int ep = 1;  // 1, or tp: MoE routed experts spread over ep GPUs (attention stays TP)
 };
 
-// How a layer's small ops are launched (framework.proto KernelInventory): the frameworks' fused
-// kernels (the pass above: one kernel each for the residual add + RMSNorm, for rotary + KV store,
-// for SiLU x up) or PyTorch's separate ones, as an unfused layer written in plain PyTorch runs them
-// (validate/torch_host_probe.py Layer.ops):
-//   add_norm false:    residual_add (reads 2, writes 1: 3*T*w*2) then an RMSNorm of 2 passes
-//                      (2*T*w*2), for every norm that takes the residual;
-//   rope_kv_store false: per rotated tensor (q: Hl heads, k: KVl heads) `rotary_kernels` kernels,
-//                      each reading and writing it (2*T*heads*d*2), then the K and V cache writes
-//                      (T*KVl*d*(2 + kvb) each);
-//   activation false:  silu (T*il*(2+2)) then mul (T*il*(3*2));
-//   merge_heads_copy:  at q > 1 the attention output [b, H, q, d] copied to [b*q, H*d]
-//                      (2*T*Hl*d*2);
-//   kv_expand_above_q1: at q > 1 the K and V of the layer's context repeated to the query heads
-//                      before the attention (PyTorch's SDPA with a mask and enable_gqa):
-//                      2*b*L*(KVl + Hl)*d*2, one kernel.
-// MLA layers keep their fused kernels (no unfused MLA inventory is modelled).
+// How a layer's small ops are launched (framework.proto KernelInventory): the fused kernels of the
+// pass above (one kernel each for the residual add + RMSNorm, for rotary + KV store, for SiLU x up)
+// or separate ones, as SGLang, vLLM or plain PyTorch launch them:
+//   add_norm false:      residual_add (reads 2, writes 1: 3*T*w*2) then an RMSNorm of 2 passes
+//                        (2*T*w*2), for every norm that takes the residual;
+//   rope_kv_store false: `rotary_kernels` rotary kernels, each reading and writing what it rotates:
+//                        per tensor (rotary_per_tensor: q with Hl heads and k with KVl heads apart,
+//                        2*T*heads*d*2 each) or q and k together (2*T*(Hl+KVl)*d*2); then
+//                        `kv_store_kernels` (1: K and V together, 2: apart) cache writes, T*KVl*d*
+//                        (2 + kvb) per tensor;
+//   activation false:    silu (T*il*(2+2)) then mul (T*il*(3*2));
+//   query_copy:          with more than one token in the pass, the query made contiguous before the
+//                        attention (2*T*Hl*d*2);
+//   merge_heads_copy:    at q > 1 the attention output [b, H, q, d] copied to [b*q, H*d] (2*T*Hl*d*2);
+//   kv_expand_above_q1:  at q > 1 the K and V of the layer's context repeated to the query heads
+//                        before the attention (PyTorch's SDPA with a mask and enable_gqa):
+//                        2*b*L*(KVl + Hl)*d*2, one kernel.
+// MLA layers keep their fused kernels (no MLA inventory is modelled).
 struct KernelInventory {
   bool add_norm = true;
   bool rope_kv_store = true;
-  int rotary_kernels =
-      5;  // per rotated tensor when rope_kv_store is false (PyTorch's rotate-half: neg, cat, 2 mul, add)
+  int rotary_kernels = 1;
+  bool rotary_per_tensor = false;
+  int kv_store_kernels = 1;
   bool activation = true;
+  bool query_copy = false;
   bool merge_heads_copy = false;
   bool kv_expand_above_q1 = false;
-  bool Fused() const { return add_norm && rope_kv_store && activation && !merge_heads_copy && !kv_expand_above_q1; }
-  // For reports: "fused (one kernel each for ...)" or the separate kernels it launches.
+  bool Fused() const {
+    return add_norm && rope_kv_store && activation && !query_copy && !merge_heads_copy && !kv_expand_above_q1;
+  }
+  // For reports: "fused: ..." or the separate kernels it launches.
   std::string Describe() const;
 };
 

@@ -63,7 +63,7 @@ TEST(ForwardPassTest, TheUnfusedInventoryLaunchesPyTorchsSeparateKernels) {
   };
   PassShape fused = Decode(1, 1024);
   PassShape unfused = fused;
-  unfused.inventory = {false, false, 5, false, true, true};
+  unfused.inventory = {false, false, 5, true, 2, false, false, true, true};
   EXPECT_FALSE(unfused.inventory.Fused());
   EXPECT_TRUE(fused.inventory.Fused());
   const ForwardPass f1 = Build(m, {}, fused), u1 = Build(m, {}, unfused);

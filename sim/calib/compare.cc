@@ -1,6 +1,7 @@
 #include "sim/calib/compare.h"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -37,24 +38,45 @@ SuiteStats StatsOf(const std::string& name, std::vector<double> errs) {
 
 }  // namespace
 
-HoldoutSplit SplitHoldout(const trace::Trace& trace, double fraction, uint64_t seed) {
+namespace {
+
+// Per suite, the items grouped by `group_of` (groups in the order of their first item), the groups
+// shuffled by `seed` (Fisher-Yates on SplitMix64), the first round(fraction x groups) held out.
+HoldoutSplit SplitGroups(const trace::Trace& trace, double fraction, uint64_t seed,
+                         const std::function<std::string(int)>& group_of) {
   SPECSIM_CHECK(fraction >= 0 && fraction < 1) << fraction;
-  std::map<int, std::vector<int>> by_suite;
-  for (int i = 0; i < trace.items_size(); ++i) by_suite[trace.items(i).suite()].push_back(i);
+  std::map<int, std::vector<std::string>> groups;
+  std::map<std::pair<int, std::string>, std::vector<int>> members;
+  for (int i = 0; i < trace.items_size(); ++i) {
+    const int suite = trace.items(i).suite();
+    std::string group = group_of(i);
+    auto& list = members[{suite, group}];
+    if (list.empty()) groups[suite].push_back(std::move(group));
+    list.push_back(i);
+  }
   HoldoutSplit split;
   uint64_t state = seed;
-  for (auto& [suite, idx] : by_suite) {
-    for (size_t i = idx.size(); i > 1; --i) {
+  for (auto& [suite, names] : groups) {
+    for (size_t i = names.size(); i > 1; --i) {
       const size_t j = SplitMix64(state) % i;
-      std::swap(idx[i - 1], idx[j]);
+      std::swap(names[i - 1], names[j]);
     }
-    const size_t held = static_cast<size_t>(std::llround(fraction * static_cast<double>(idx.size())));
-    split.test.insert(split.test.end(), idx.begin(), idx.begin() + static_cast<long>(held));
-    split.train.insert(split.train.end(), idx.begin() + static_cast<long>(held), idx.end());
+    const size_t held = static_cast<size_t>(std::llround(fraction * static_cast<double>(names.size())));
+    for (size_t g = 0; g < names.size(); ++g) {
+      std::vector<int>& side = g < held ? split.test : split.train;
+      const std::vector<int>& idx = members[{suite, names[g]}];
+      side.insert(side.end(), idx.begin(), idx.end());
+    }
   }
   std::sort(split.train.begin(), split.train.end());
   std::sort(split.test.begin(), split.test.end());
   return split;
+}
+
+}  // namespace
+
+HoldoutSplit SplitHoldout(const trace::Trace& trace, double fraction, uint64_t seed) {
+  return SplitGroups(trace, fraction, seed, [](int i) { return std::to_string(i); });
 }
 
 std::string HoldoutFamilyOf(const std::string& item_name) {
@@ -63,33 +85,7 @@ std::string HoldoutFamilyOf(const std::string& item_name) {
 }
 
 HoldoutSplit SplitHoldoutByFamily(const trace::Trace& trace, double fraction, uint64_t seed) {
-  SPECSIM_CHECK(fraction >= 0 && fraction < 1) << fraction;
-  // Per suite, its families in the order of their first item (deterministic), then shuffled.
-  std::map<int, std::vector<std::string>> families;
-  std::map<std::pair<int, std::string>, std::vector<int>> members;
-  for (int i = 0; i < trace.items_size(); ++i) {
-    const int suite = trace.items(i).suite();
-    const std::string family = HoldoutFamilyOf(trace.items(i).name());
-    auto& list = members[{suite, family}];
-    if (list.empty()) families[suite].push_back(family);
-    list.push_back(i);
-  }
-  HoldoutSplit split;
-  uint64_t state = seed;
-  for (auto& [suite, names] : families) {
-    for (size_t i = names.size(); i > 1; --i) {
-      const size_t j = SplitMix64(state) % i;
-      std::swap(names[i - 1], names[j]);
-    }
-    const size_t held = static_cast<size_t>(std::llround(fraction * static_cast<double>(names.size())));
-    for (size_t f = 0; f < names.size(); ++f) {
-      const std::vector<int>& idx = members[{suite, names[f]}];
-      (f < held ? split.test : split.train).insert((f < held ? split.test : split.train).end(), idx.begin(), idx.end());
-    }
-  }
-  std::sort(split.train.begin(), split.train.end());
-  std::sort(split.test.begin(), split.test.end());
-  return split;
+  return SplitGroups(trace, fraction, seed, [&](int i) { return HoldoutFamilyOf(trace.items(i).name()); });
 }
 
 double Percentile(std::vector<double> v, double q) {

@@ -1,8 +1,8 @@
 #include "sim/calib/compare.h"
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 

@@ -305,6 +305,7 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
 
   // Compute parameters: documented defaults, then the calibration file (flag beats scenario).
   const std::string calib = !calibration_path.empty() ? calibration_path : s.calibration();
+  loaded.calibration = calib;
   if (!calib.empty()) RETURN_IF_ERROR(ApplyCalibrationToScenario(calib, &loaded));
   RETURN_IF_ERROR(ChooseAttentionCosts(s.attention_costs(), framework, setup.target.is_mla(), calib, &setup.compute,
                                        &loaded.warnings)

@@ -37,6 +37,9 @@ struct LoadedScenario {
   // Where the target's weight formats come from and what they are (serving.weight_source), one
   // line for reports: "scenario dtype: INT4 (serving.weight_dtype)" or "checkpoint: ...".
   WeightsUsed weights;
+  // The calibration file applied (the flag's, else the scenario's), "" for none: the compute
+  // model's documented defaults.
+  std::string calibration;
   // One line each, no "\n": a calibration fitted on another GPU model or GPU count than this
   // scenario's box, or one without provenance (calib::CalibrationWarning). Commands print them on
   // stderr; they never stop a run.

@@ -231,6 +231,31 @@ std::vector<std::string> UniqueStepCosts(const llm::DecodeResult& r) {
   return out;
 }
 
+// Where the kernels' costs come from: the GEMMs' fitted library or the defaults, each attention
+// regime's fitted implementation or the roofline, and the memory-bound kernels' roofline.
+std::string KernelCostsText(const scenario::LoadedScenario& loaded) {
+  const llm::DecodeSetup& st = loaded.setup;
+  const compute::ComputeParams& c = st.compute;
+  const bool calibrated = !loaded.calibration.empty();
+  const std::string gemms =
+      calibrated ? fmt::format("fitted on {} ({})", c.gemm_library.empty() ? "cublasGemmEx" : c.gemm_library,
+                               loaded.calibration)
+                 : "the documented default efficiencies (no calibration)";
+  const bool mla = st.target.is_mla();
+  auto regime = [&](int64_t q, const std::string& label) {
+    if (const compute::AttentionImplementation* a = c.attention_regimes.For(q, mla))
+      return fmt::format("{}'s fitted costs", a->name);
+    return fmt::format("roofline{}", label.empty() ? "" : " (no calibrated " + label + ")");
+  };
+  const llm::FrameworkProfile* f = st.framework ? &*st.framework : nullptr;
+  const std::string q1 = f ? (mla ? f->attention_mla_decode : f->attention_decode) : "";
+  const std::string q2 = f ? (mla ? f->attention_mla_verify : f->attention_verify) : "";
+  return fmt::format(
+      "GEMMs: {}; attention: q = 1 {}, q >= 2 {}; norms, elementwise and sampling: the memory roofline with {} "
+      "ramps",
+      gemms, regime(1, q1), regime(2, q2), calibrated ? "the calibration's" : "the default");
+}
+
 void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::DecodeResult& r,
                        const std::vector<VariantRow>& algo_rows, const std::vector<VariantRow>& pacing_rows,
                        const std::optional<scenario::HostCostBand>& band, std::ostream& out) {
@@ -286,6 +311,7 @@ void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::Decode
   j["collectives"] = nlohmann::json::array();
   for (const llm::CollectiveInfo& c : r.collectives) j["collectives"].push_back(c.description);
   j["nccl_step_costs"] = UniqueStepCosts(r);
+  j["kernel_costs"] = KernelCostsText(loaded);
   out << j.dump(1) << "\n";
 }
 
@@ -311,6 +337,7 @@ void PrintSimulateHeader(const scenario::LoadedScenario& loaded, const llm::Memo
       "#   allreduce: {}; memory: {:.1f} of {:.1f} GiB per GPU\n",
       sc.communication().allreduce_algorithm().empty() ? "auto" : sc.communication().allreduce_algorithm(),
       plan.total_bytes / (1 << 30), plan.capacity_bytes / (1 << 30));
+  out << "#   kernel costs: " << KernelCostsText(loaded) << "\n";
   {
     // The pacing assumptions: every figure below depends on them (README: framework profiles).
     const PacingAssumptions pa = PacingOf(st);

@@ -15,8 +15,8 @@
 
 #include "sim/io/enum_names.h"
 #include "sim/io/field_ranges.h"
-#include "sim/io/model_loader.h"
 #include "sim/io/file_io.h"
+#include "sim/io/model_loader.h"
 #include "sim/io/textproto.h"
 
 namespace specsim::io {

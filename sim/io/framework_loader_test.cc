@@ -11,8 +11,8 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/io/test_matchers.h"

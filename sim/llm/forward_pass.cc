@@ -368,6 +368,13 @@ Status ValidateShape(const PassShape& s) {
     return InvalidArgumentError("PassShape.logit_bytes = " + std::to_string(s.logit_bytes) +
                                 ": must be 2 (bf16) or 4 (fp32)");
   }
+  if (s.inventory.rotary_kernels < 1 || s.inventory.rotary_kernels > 16)
+    return InvalidArgumentError("PassShape.inventory.rotary_kernels = " + std::to_string(s.inventory.rotary_kernels) +
+                                ": must be in [1, 16]");
+  if (s.inventory.kv_store_kernels != 1 && s.inventory.kv_store_kernels != 2)
+    return InvalidArgumentError(
+        "PassShape.inventory.kv_store_kernels = " + std::to_string(s.inventory.kv_store_kernels) +
+        ": must be 1 (K and V together) or 2 (apart)");
   return OkStatus();
 }
 

@@ -84,6 +84,13 @@ TEST(ForwardPassTest, TheUnfusedInventoryLaunchesPyTorchsSeparateKernels) {
   ASSERT_NE(expand, nullptr);
   EXPECT_DOUBLE_EQ(expand->bytes, 2.0 * 1 * (1024 + 4) * (8 + 32) * 128 * 2);
   ASSERT_NE(FindKernel(u4, "layer0.merge_heads"), nullptr);
+  // An inventory of no rotary kernel or three KV-store kernels is an error, not a pass without them.
+  PassShape bad = unfused;
+  bad.inventory.rotary_kernels = 0;
+  EXPECT_FALSE(BuildForwardPass(m, {}, bad).ok());
+  bad = unfused;
+  bad.inventory.kv_store_kernels = 3;
+  EXPECT_FALSE(BuildForwardPass(m, {}, bad).ok());
   // The GEMMs, attention and communication are the same passes either way.
   EXPECT_EQ(u1.weight_bytes_per_gpu, f1.weight_bytes_per_gpu);
   EXPECT_EQ(u1.kv_bytes_read_per_gpu, f1.kv_bytes_read_per_gpu);

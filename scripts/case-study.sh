@@ -251,8 +251,10 @@ still), the parameter that would have to change:
   50 us), which is physically plausible (the H200 probe measured 36 us per eager PyTorch call, with
   tails) if the verify pass ran eagerly on that box. Neither framework's source runs it so by
   default: SGLang replays the target-verify pass as one graph for batches up to 512 at TP 8
-  (cuda_graph_runner.py, server_args.py), vLLM runs it piecewise with TRITON_MLA on SM120 (the
-  collectives inside the graphed segments). An eager verify needs `--disable-cuda-graph` /
+  (sgl-project/sglang model_executor/cuda_graph_runner.py @0021673 can_run, server_args.py
+  @006b0e3 _handle_gpu_memory_settings), vLLM runs it piecewise with TRITON_MLA on SM120 (the
+  collectives inside the graphed segments; vllm-project/vllm v1/worker/gpu_model_runner.py
+  @4e17906 _check_and_update_cudagraph_mode). An eager verify needs `--disable-cuda-graph` /
   `--enforce-eager` or a batch past the capture bound: whether the team ran with either is the
   first thing to ask, and their host's per-op jitter the first thing to measure.
 - The forced kernel losing needs NCCL's ring steps faster than the flag trip they wait for, or the

@@ -143,10 +143,11 @@ void CheckHostWaits(const FrameworkProfile& p, std::vector<Problem>* out) {
       const std::string at = fmt::format("{}[{}]", field, i);
       if (w.name().empty()) out->push_back({at + ".name", "\"\"", "must name what waits, as the source writes it"});
       const int a = w.after(), f = w.waits_for();
-      const bool a_ok =
-          cycle ? (a == config::VERIFY || a == config::DRAFT_EXTEND || a == config::DRAFT) : a == config::DECODE;
-      const bool f_ok =
-          cycle ? (f == config::VERIFY || f == config::DRAFT_EXTEND || f == config::DRAFT) : f == config::DECODE;
+      auto of_loop = [cycle](int pass) {
+        return cycle ? (pass == config::VERIFY || pass == config::DRAFT_EXTEND || pass == config::DRAFT)
+                     : pass == config::DECODE;
+      };
+      const bool a_ok = of_loop(a), f_ok = of_loop(f);
       const std::string allowed = cycle ? "VERIFY, DRAFT_EXTEND, DRAFT" : "DECODE";
       if (!a_ok) out->push_back({at + ".after", EnumValueName(passes, a), "must be one of " + allowed});
       if (!f_ok) out->push_back({at + ".waits_for", EnumValueName(passes, f), "must be one of " + allowed});

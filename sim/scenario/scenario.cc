@@ -241,6 +241,33 @@ Status SetSpeculation(const config::Speculation& sp, const std::string& where, l
   return OkStatus();
 }
 
+// What the framework's source-read rules decide for this box, model and speculative shape
+// (framework_decisions.h), applied to setup->framework. A capture phase the scenario set itself
+// (framework_overrides.capture, or serving.cuda_graphs false) stays as set.
+void ApplyFrameworkRules(const config::Scenario& s, llm::DecodeSetup* setup) {
+  llm::FrameworkProfile& framework = *setup->framework;
+  llm::FrameworkScenario fs;
+  const GpuSpec& gpu = setup->topology->gpu_spec(setup->gpus.empty() ? 0 : setup->gpus[0]);
+  fs.gpu_arch = gpu.arch;
+  fs.gpu_memory_gib = gpu.memory_gib;
+  fs.mla = setup->target.is_mla();
+  fs.family = setup->target.family;
+  fs.tp = setup->parallel.tp;
+  fs.batch = setup->batch;
+  const llm::SpeculationSettings& sp = setup->speculation;
+  fs.speculative = sp.method != llm::SpeculationMethod::kNone;
+  fs.num_steps = sp.num_steps;
+  fs.topk = std::max(1, sp.topk);
+  fs.num_draft_tokens = sp.num_draft_tokens;
+  llm::UserCapturePhases user = llm::UserCapturePhases::All();
+  if (s.serving().cuda_graphs()) {
+    const config::PhaseCapture& c = s.framework_overrides().capture();
+    user = {c.decode() != config::CAPTURE_MODE_UNSPECIFIED, c.draft() != config::CAPTURE_MODE_UNSPECIFIED,
+            c.verify() != config::CAPTURE_MODE_UNSPECIFIED, c.draft_extend() != config::CAPTURE_MODE_UNSPECIFIED};
+  }
+  framework.decisions = llm::ApplyFrameworkDecisions(fs, user, &framework);
+}
+
 }  // namespace
 
 StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::string& name,
@@ -272,31 +299,6 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
   setup.topology = loaded.topology.get();
   RETURN_IF_ERROR(SetTargetAndParallelism(s, where, *loaded.topology, &setup, &loaded.warnings));
   RETURN_IF_ERROR(SetServing(s.serving(), where, &setup, &loaded.weights));
-  {
-    // What the framework's source-read rules decide for this box, model and shape.
-    llm::FrameworkScenario fs;
-    const GpuSpec& gpu = loaded.topology->gpu_spec(setup.gpus.empty() ? 0 : setup.gpus[0]);
-    fs.gpu_arch = gpu.arch;
-    fs.gpu_memory_gib = gpu.memory_gib;
-    fs.mla = setup.target.is_mla();
-    fs.family = setup.target.family;
-    fs.tp = setup.parallel.tp;
-    fs.batch = setup.batch;
-    const config::Speculation& sp = s.speculation();
-    fs.speculative = sp.method() != config::Speculation::METHOD_UNSPECIFIED && sp.method() != config::Speculation::NONE;
-    fs.num_steps = sp.num_steps();
-    fs.topk = std::max(1, sp.topk());
-    fs.num_draft_tokens = sp.num_draft_tokens();
-    llm::UserCapturePhases user;
-    if (!s.serving().cuda_graphs()) {
-      user = llm::UserCapturePhases::All();
-    } else {
-      const config::PhaseCapture& c = s.framework_overrides().capture();
-      user = {c.decode() != config::CAPTURE_MODE_UNSPECIFIED, c.draft() != config::CAPTURE_MODE_UNSPECIFIED,
-              c.verify() != config::CAPTURE_MODE_UNSPECIFIED, c.draft_extend() != config::CAPTURE_MODE_UNSPECIFIED};
-    }
-    framework.decisions = llm::ApplyFrameworkDecisions(fs, user, &framework);
-  }
   setup.framework = framework;
   setup.pacing_seed = s.speculation().seed() + 1;
   auto choice = AllreduceChoice(s.communication());
@@ -307,10 +309,11 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
   const std::string calib = !calibration_path.empty() ? calibration_path : s.calibration();
   loaded.calibration = calib;
   if (!calib.empty()) RETURN_IF_ERROR(ApplyCalibrationToScenario(calib, &loaded));
-  RETURN_IF_ERROR(ChooseAttentionCosts(s.attention_costs(), framework, setup.target.is_mla(), calib, &setup.compute,
-                                       &loaded.warnings)
-                      .WithPrefix(loaded.path));
   RETURN_IF_ERROR(SetSpeculation(s.speculation(), where, &setup, &loaded.warnings));
+  ApplyFrameworkRules(s, &setup);
+  RETURN_IF_ERROR(ChooseAttentionCosts(s.attention_costs(), *setup.framework, setup.target.is_mla(), calib,
+                                       &setup.compute, &loaded.warnings)
+                      .WithPrefix(loaded.path));
   return loaded;
 }
 

@@ -35,7 +35,8 @@ std::string SpecChoice::Family() const {
 }
 
 std::string Candidate::Label() const {
-  return fmt::format("{}{}, {}, {}{}{}", spec.Label(), upper_bound ? " (upper bound)" : "", comm.name, pacing.name,
+  return fmt::format("{}{}, {}, {}{}{}", spec.Label(), acceptance_approximate ? " (~acceptance)" : "", comm.name,
+                     pacing.name,
                      pacing.what_if ? " (what-if)" : "",
                      expert_parallel > 1 ? fmt::format(", EP{}", expert_parallel) : "");
 }
@@ -124,10 +125,11 @@ Evaluated Evaluate(const config::Scenario& base, const Candidate& c, const Advis
   }
   const llm::DecodeResult* r = &*ev->result;
   e.result = *r;
-  e.candidate.upper_bound = loaded->setup.speculation.acceptance_upper_bound;
+  e.candidate.acceptance_approximate = loaded->setup.speculation.acceptance_approximate;
   e.acceptance_basis = loaded->setup.speculation.acceptance_basis;
   e.tokens_per_s = r->speculative ? r->speculative_tokens_per_s : r->baseline_tokens_per_s;
-  e.ms_per_token = r->speculative ? r->cycle_ms / r->tau : r->baseline_step_ms;
+  e.ms_per_token_per_sequence = r->speculative ? r->cycle_ms / r->tau : r->baseline_step_ms;
+  e.batch = loaded->setup.batch;
   return e;
 }
 
@@ -240,6 +242,16 @@ std::string ChangedCollective(const llm::DecodeResult& family, const llm::Decode
                      f->bytes, f->time_us, HowItRan(*f), w->time_us, HowItRan(*w));
 }
 
+// A gap in ms per generated token, named in both units that decide: per token of one sequence (the
+// latency each request sees) and, at batch > 1, per token of the whole batch (what throughput
+// sees: the first divided by the batch).
+std::string TokenGapText(double ms_per_token_per_sequence, int batch) {
+  std::string text = fmt::format("{:+.3f} ms per token per sequence", ms_per_token_per_sequence);
+  if (batch > 1)
+    text += fmt::format(" ({:+.4f} ms per token of the batch of {})", ms_per_token_per_sequence / batch, batch);
+  return text;
+}
+
 // One step of the loop: a speculative cycle, or a plain decode step; ms.
 double StepMs(const llm::DecodeResult& r) { return r.speculative ? r.cycle_ms : r.baseline_step_ms; }
 
@@ -259,12 +271,13 @@ std::string Bottleneck(const Evaluated& family_best, const Evaluated& winner) {
   }
   const llm::DecodeResult& fr = family_best.result;
   const llm::DecodeResult& wr = winner.result;
-  // Gaps per token (what throughput sees) and per step (what one pass of the loop costs).
+  // Gaps per token of one sequence (its latency), of the batch (throughput), and per step (what one
+  // pass of the loop costs).
   std::string text = fmt::format(
-      "{:+.2f} ms/token against the winner (per step: {:.2f} ms per {} vs the winner's {:.2f} ms per {}); most of it "
-      "{} ({:.2f} vs {:.2f} ms/token)",
-      family_best.ms_per_token - winner.ms_per_token, StepMs(fr), StepName(fr), StepMs(wr), StepName(wr), worst,
-      f[worst], w[worst]);
+      "{} against the winner (per step: {:.2f} ms per {} vs the winner's {:.2f} ms per {}); most of it {} ({:.2f} vs "
+      "{:.2f} ms per token per sequence)",
+      TokenGapText(family_best.ms_per_token_per_sequence - winner.ms_per_token_per_sequence, winner.batch), StepMs(fr),
+      StepName(fr), StepMs(wr), StepName(wr), worst, f[worst], w[worst]);
   if (worst == "target comm" || worst == "draft comm") {
     const std::string changed = ChangedCollective(fr, wr);
     if (!changed.empty()) {
@@ -383,9 +396,8 @@ void SearchPruned(const SearchSpace& space, const std::vector<Evaluated>& all, c
   evaluate(flips);
 }
 
-// The ranking (fastest first; configurations whose acceptance is only an upper bound, trees, are
-// listed but cannot be the winner; what runs as is before what takes more), the count that did not
-// fit, and the harder options that beat the winner.
+// The ranking (fastest first; what-if pacings are listed but cannot be the winner; what runs as is
+// before what takes more), the count that did not fit, and the harder options that beat the winner.
 Status RankEvaluated(const std::vector<Evaluated>& all, AdviseResult* result) {
   const Evaluated* first_not_fitting = nullptr;  // named in the error when none fits
   for (const Evaluated& e : all) {
@@ -410,9 +422,7 @@ Status RankEvaluated(const std::vector<Evaluated>& all, AdviseResult* result) {
             : fmt::format(" (the first, '{}': {})", first_not_fitting->candidate.Label(), first_not_fitting->status)));
   const Evaluated& winner = result->ranked.front();
   if (winner.candidate.optimistic())
-    return FailedPreconditionError(
-        "advise: only configurations whose acceptance is an upper bound fit (trees credited from top-1 "
-        "probabilities): give an accept-length histogram measured with one of them");
+    return FailedPreconditionError("advise: only what-if pacings fit (a host that never waits for the GPU)");
   for (Effort level : {Effort::kLaunchFlag, Effort::kEnvironment, Effort::kDriverSetting, Effort::kCodeChange}) {
     if (level <= winner.takes.effort) continue;
     const Evaluated* best = nullptr;
@@ -451,8 +461,9 @@ std::string FamilyBottleneck(const Evaluated& best, const Evaluated& winner, boo
   if (winners_family) return "";
   if (!best.candidate.optimistic() && best.takes.effort > winner.takes.effort &&
       best.tokens_per_s > winner.tokens_per_s)
-    return fmt::format("{:.2f} ms/token faster than the winner ({:.2f} ms per {} vs {:.2f} ms per {}){}, but it {}",
-                       winner.ms_per_token - best.ms_per_token, StepMs(best.result), StepName(best.result),
+    return fmt::format("{} faster than the winner ({:.2f} ms per {} vs {:.2f} ms per {}){}, but it {}",
+                       TokenGapText(winner.ms_per_token_per_sequence - best.ms_per_token_per_sequence, winner.batch),
+                       StepMs(best.result), StepName(best.result),
                        StepMs(winner.result), StepName(winner.result),
                        ChangedCollective(best.result, winner.result).empty()
                            ? ""
@@ -463,9 +474,6 @@ std::string FamilyBottleneck(const Evaluated& best, const Evaluated& winner, boo
         "what-if only: {:.1f} tok/s if the host never waited for the GPU (acceptance kept on the GPU, "
         "scheduling overlapped); not chosen: check that your framework can run so",
         best.tokens_per_s);
-  if (best.candidate.optimistic() && best.tokens_per_s > winner.tokens_per_s)
-    return fmt::format("upper bound only: {:.1f} tok/s with {}; measure the accept lengths of {} before choosing it",
-                       best.tokens_per_s, best.acceptance_basis, best.candidate.spec.Label());
   return Bottleneck(best, winner);
 }
 
@@ -474,8 +482,8 @@ FamilyVerdict VerdictOf(const std::string& name, const FamilyMember& member, con
   const Evaluated& winner = ranked.front();
   FamilyVerdict v;
   v.family = name;
-  // The family's best exact configuration of the least effort it has; upper bounds (trees) only
-  // for a family of trees.
+  // The family's best configuration of the least effort it has, what-ifs only for a family of
+  // what-ifs.
   const Evaluated* best = nullptr;
   for (int pass = 0; pass < 2 && best == nullptr; ++pass) {
     for (const Evaluated& e : ranked) {

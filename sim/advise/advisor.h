@@ -20,9 +20,8 @@
 // Acceptance: each candidate's comes from what the base scenario knows (per-position top-1
 // probabilities, from the scenario or --acceptance, and/or an accept-length histogram measured with
 // one shape) by llm::AcceptanceForShape, the rules simulate uses: a histogram is exact for its own
-// shape; a tree credited 1 - (1 - p_d)^k from top-1 probabilities is an upper bound (candidates are
-// correlated). Upper bounds are listed, never chosen as the winner; the verdict for their family
-// says what it would take.
+// shape; other shapes take it through the expected EAGLE-2 tree (llm/draft_tree.h), approximate
+// (marked "~acceptance" in the label) but ranked with the rest: a tree can win.
 #pragma once
 
 #include <string>
@@ -65,20 +64,21 @@ struct Candidate {
   int expert_parallel = 1;
   bool cuda_graphs() const { return pacing.cuda_graphs; }
   std::string Label() const;
-  // Set when evaluated: its acceptance is an upper bound (llm::AcceptanceForShape: a tree credited
-  // 1-(1-p)^topk from top-1 probabilities, or a chain given a tree's acceptance).
-  bool upper_bound = false;
+  // Set when evaluated: its acceptance was converted from another shape through the tree model
+  // (llm::AcceptanceForShape).
+  bool acceptance_approximate = false;
   bool tree() const { return spec.method != config::Speculation::NONE && spec.topk > 1; }
-  // Listed but never the winner: an upper bound or a what-if pacing.
-  bool optimistic() const { return upper_bound || pacing.what_if; }
+  // Listed but never the winner: a what-if pacing.
+  bool optimistic() const { return pacing.what_if; }
 };
 
 struct Evaluated {
   Candidate candidate;
   std::string status = "ok";  // ok, "does not fit (...)", "error: ..."
   llm::DecodeResult result;
-  double tokens_per_s = 0;
-  double ms_per_token = 0;
+  double tokens_per_s = 0;               // the whole batch's
+  double ms_per_token_per_sequence = 0;  // one sequence's inter-token time (step or cycle / tau)
+  int batch = 1;
   WhatItTakes takes;             // on the base scenario's framework and box (framework_rules.h)
   std::string acceptance_basis;  // where its acceptance comes from (llm::AcceptanceForShape)
 };
@@ -104,7 +104,7 @@ struct HostCostBandVerdict {
 };
 
 struct AdviseResult {
-  // Fitting configurations: exact ones before upper bounds (trees, what-ifs); among them what
+  // Fitting configurations: real ones before what-ifs; among them what
   // runs as is first, then by what it takes (framework_rules.h Effort); fastest first within.
   // The winner (ranked.front()) is the fastest exact configuration that takes the least.
   std::vector<Evaluated> ranked;

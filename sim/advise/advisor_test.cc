@@ -120,9 +120,10 @@ TEST(Advisor, PacingChoicesAreTriedAndTheWhatIfNeverWins) {
 }
 
 // A candidate changes the speculation shape only: its acceptance comes from the base scenario by
-// llm::AcceptanceForShape, as simulate's does. With top-1 probabilities, trees are upper bounds:
-// listed, never the winner, and simulate of the same configuration gives the same tokens/s.
-TEST(Advisor, TreeAcceptanceIsAnUpperBoundNeverTheWinnerAndAgreesWithSimulate) {
+// llm::AcceptanceForShape, as simulate's does. With top-1 probabilities, trees take theirs through
+// the expected EAGLE-2 tree: approximate (marked), ranked with the rest, and simulate of the same
+// configuration gives the same tokens/s.
+TEST(Advisor, TreeAcceptanceIsConvertedRankedAndAgreesWithSimulate) {
   Candidate tree{{config::Speculation::EAGLE3, 3, 2, 8},
                  {"NCCL auto", "NCCL auto", "auto", "", "", 0},
                  PacingVariants(VariantList::kAdvise)[0],
@@ -142,14 +143,16 @@ TEST(Advisor, TreeAcceptanceIsAnUpperBoundNeverTheWinnerAndAgreesWithSimulate) {
   for (const Evaluated& e : r->ranked) {
     if (!e.candidate.tree()) continue;
     ++trees;
-    EXPECT_TRUE(e.candidate.upper_bound) << e.candidate.Label();
+    EXPECT_TRUE(e.candidate.acceptance_approximate) << e.candidate.Label();
+    EXPECT_FALSE(e.candidate.optimistic()) << e.candidate.Label();
+    EXPECT_NE(e.candidate.Label().find("~acceptance"), std::string::npos) << e.candidate.Label();
     // simulate of the same configuration: the base with the candidate's overrides.
     auto loaded = scenario::BuildScenario(base, "simulate", CandidateOverrides(e.candidate, 8), "");
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     auto ev = scenario::Evaluate(*loaded);
     ASSERT_TRUE(ev.ok() && ev->result);
     EXPECT_DOUBLE_EQ(ev->result->speculative_tokens_per_s, e.tokens_per_s) << e.candidate.Label();
-    EXPECT_TRUE(loaded->setup.speculation.acceptance_upper_bound);
+    EXPECT_TRUE(loaded->setup.speculation.acceptance_approximate);
   }
   EXPECT_GT(trees, 0);
 }

@@ -1,9 +1,9 @@
 // The acceptance advise falls back to when neither the flags nor the scenario give one: the
 // draft's published acceptance (model.proto PublishedAcceptance: the EAGLE-3 head's model file, or
 // the target's for MTP layers), a mean accept length measured with one speculation shape, taken as
-// the i.i.d. per-position acceptance that gives that mean with that shape
-// (llm::PerPositionOfMeanAcceptLength) and tied to its topk (a tree's per-path acceptance prices
-// chains as upper bounds: llm::AcceptanceForShape).
+// the draft's top-1 acceptance per depth whose expected EAGLE-2 tree at that shape yields that mean
+// (llm::Top1AcceptanceOfTreeTau): the published shape gets its figure back exactly, every other
+// shape follows the tree model (llm::AcceptanceForShape), never a bound that sinks it.
 #pragma once
 
 #include <string>

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "sim/llm/draft_tree.h"
 #include "sim/llm/speculative_cycle.h"
 
 namespace specsim::llm {
@@ -86,6 +87,7 @@ std::vector<double> PerPositionOfHistogram(const std::vector<double>& histogram)
 
 StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num_steps, int topk,
                                              int num_draft_tokens) {
+  const SpeculationShape target{num_steps, topk, num_draft_tokens};
   if (num_steps < 1 || topk < 1 || num_draft_tokens < 2)
     return InvalidArgumentError(
         fmt::format("speculation shape {}/{}/{}: num_steps and topk must be >= 1, "
@@ -93,60 +95,70 @@ StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num
                     num_steps, topk, num_draft_tokens));
   const std::string shape = fmt::format("{}/{}/{}", num_steps, topk, num_draft_tokens);
   const bool measured = !data.histogram.empty();
-  const std::string measured_shape =
-      fmt::format("{}/{}/{}", data.histogram_num_steps, data.histogram_topk, data.histogram_num_draft_tokens);
-  if (measured && data.histogram_num_steps == num_steps && data.histogram_topk == topk &&
-      data.histogram_num_draft_tokens == num_draft_tokens) {
+  const SpeculationShape hist_shape{data.histogram_num_steps, data.histogram_topk, data.histogram_num_draft_tokens};
+  const std::string measured_shape = fmt::format("{}/{}/{}", hist_shape.num_steps, hist_shape.topk,
+                                                 hist_shape.num_draft_tokens);
+  if (measured && hist_shape.num_steps == num_steps && hist_shape.topk == topk &&
+      hist_shape.num_draft_tokens == num_draft_tokens) {
     ASSIGN_OR_RETURN(AcceptanceModel m, AcceptanceModel::FromHistogram(data.histogram));
     return ShapeAcceptance{std::move(m), "the histogram measured with this shape (" + shape + ")", false};
   }
-  std::vector<double> p = data.chain_probabilities;
-  bool from_tree = false;
-  int source_topk = 1;  // the topk the per-depth acceptance was measured with
+  // The draft's per-depth top-1 acceptance, from what is known.
+  std::vector<double> p;
   std::string basis;
-  if (!p.empty()) {
-    from_tree = data.chain_probabilities_topk > 1;
-    source_topk = data.chain_probabilities_topk;
-    basis = from_tree ? fmt::format("per-depth acceptance of a topk-{} tree", data.chain_probabilities_topk)
-                      : "per-position acceptance of the top-1 draft token";
+  bool from_tree = false;  // derived from a tree's figures through the candidate law
+  if (!data.chain_probabilities.empty()) {
+    for (size_t d = 0; d < data.chain_probabilities.size(); ++d) {
+      const double v = data.chain_probabilities[d];
+      if (!(v >= 0 && v <= 1))
+        return InvalidArgumentError(fmt::format("acceptance_probabilities[{}] = {}: must be in [0, 1]", d, v));
+    }
+    if (data.chain_probabilities_topk > 1) {
+      // A tree's per-depth acceptance a_d, taken as one full expansion of k candidates:
+      // a_d = 1 - (1 - p_d)^k, so p_d = 1 - (1 - a_d)^(1/k).
+      const double k = data.chain_probabilities_topk;
+      for (double a : data.chain_probabilities) p.push_back(1 - std::pow(1 - a, 1 / k));
+      from_tree = true;
+      basis = fmt::format("per-depth acceptance of a topk-{} tree, as the top-1 token's p = 1-(1-a)^(1/{})",
+                          data.chain_probabilities_topk, data.chain_probabilities_topk);
+    } else {
+      p = data.chain_probabilities;
+      basis = "per-position acceptance of the top-1 draft token";
+    }
   } else if (measured) {
     RETURN_IF_ERROR(AcceptanceModel::FromHistogram(data.histogram).status());
-    p = PerPositionOfHistogram(data.histogram);
-    from_tree = data.histogram_topk > 1;
-    source_topk = data.histogram_topk;
-    basis = fmt::format("the per-depth acceptance of the histogram measured with {}", measured_shape);
+    if (hist_shape.topk > 1) {
+      ASSIGN_OR_RETURN(AcceptanceModel h, AcceptanceModel::FromHistogram(data.histogram));
+      auto fitted = Top1AcceptanceOfTreeTau(h.tau(), hist_shape);
+      if (!fitted.ok())
+        return InvalidArgumentError("accept_length_histogram measured with " + measured_shape + ": " +
+                                    fitted.status().message());
+      p = {*fitted};
+      from_tree = true;
+      basis = fmt::format("the top-1 acceptance {:.3f} whose expected tree at {} gives the histogram's {:.3f} tokens "
+                          "per cycle",
+                          *fitted, measured_shape, h.tau());
+    } else {
+      p = PerPositionOfHistogram(data.histogram);
+      basis = fmt::format("the per-depth acceptance of the histogram measured with {}", measured_shape);
+    }
   } else {
     return InvalidArgumentError(
         "speculation: no acceptance known (give acceptance_probabilities or accept_length_histogram)");
   }
   if (p.empty()) return InvalidArgumentError("speculation: the histogram has no depth (give counts for 0..S accepted)");
   const int positions = MaxAcceptedPerCycle(num_steps, num_draft_tokens);
-  if (num_steps > static_cast<int>(p.size()) && positions > static_cast<int>(p.size()))
+  if (p.size() > 1 && positions > static_cast<int>(p.size()))
     basis += fmt::format(" (known to depth {}, deeper ones take its last value)", p.size());
-  std::vector<double> q;
-  bool upper_bound = false;
-  for (int d = 0; d < num_steps; ++d) {
-    double v = d >= positions ? 0.0 : p[std::min<size_t>(d, p.size() - 1)];
-    if (!(v >= 0 && v <= 1))
-      return InvalidArgumentError(fmt::format("acceptance_probabilities[{}] = {}: must be in [0, 1]", d, v));
-    if (topk > 1 && !from_tree) v = TreeCreditedAcceptance(v, topk);
-    q.push_back(v);
-  }
-  if (topk > 1 && !from_tree) {
-    upper_bound = true;
-    basis += fmt::format(", credited 1-(1-p)^{} per depth for a tree: an upper bound", topk);
-  } else if (topk == 1 && from_tree) {
-    upper_bound = true;
-    basis += ", a tree's, for a chain: an upper bound";
-  } else if (from_tree && topk < source_topk) {
-    // Fewer candidates per depth accept at most what more did.
-    upper_bound = true;
-    basis += fmt::format(", a topk-{} tree's, for a narrower tree: an upper bound", source_topk);
-  } else if (from_tree) {
-    basis += ", used for this tree shape: approximate";
-  }
-  ASSIGN_OR_RETURN(AcceptanceModel m, AcceptanceModel::FromPerPosition(q));
-  return ShapeAcceptance{std::move(m), basis, upper_bound};
+  // Converted: the acceptance reaches this shape through the tree's candidate law (a tree priced
+  // from top-1 figures, or any shape priced from a tree's): approximate, said in the basis.
+  const bool approximate = topk > 1 || from_tree;
+  if (topk > 1)
+    basis += fmt::format(", through the expected EAGLE-2 tree of {} nodes (draft_tree.h): approximate", num_draft_tokens - 1);
+  else if (from_tree)
+    basis += ", for a chain: approximate";
+  ASSIGN_OR_RETURN(AcceptanceModel m, DraftTreeAcceptance(p, target));
+  return ShapeAcceptance{std::move(m), basis, approximate};
 }
 
 StatusOr<double> PerPositionOfMeanAcceptLength(double mean_accept_length, int drafts) {

@@ -54,21 +54,20 @@ struct AcceptanceData {
 struct ShapeAcceptance {
   AcceptanceModel model;
   std::string basis;         // where it comes from, for reports
-  bool upper_bound = false;  // optimistic: results using it are upper bounds
+  bool approximate = false;  // converted from another shape through the tree model (draft_tree.h)
 };
 
 // The rules, in order:
 //   1. a histogram measured with exactly this shape: that histogram (exact);
-//   2. per-position probabilities: given ones (chain_probabilities), else the histogram's per-depth
-//      conditional acceptance p_k = P(L >= k) / P(L >= k-1) (PerPositionOfHistogram); depths past
-//      the known ones take the last value; depths a cycle cannot accept
-//      (MaxAcceptedPerCycle) take 0;
-//   3. a tree (topk > 1) with top-1 probabilities (given, or from a chain's histogram): each depth
-//      credited 1 - (1 - p)^topk (speculative_cycle.h TreeCreditedAcceptance): an upper bound;
-//      a chain with a tree's per-depth acceptance: an upper bound (a tree accepts at least what its
-//      top-1 path does); a narrower tree (smaller topk) with a wider tree's: an upper bound (fewer
-//      candidates per depth accept at most what more did); a tree of another shape, as wide or
-//      wider: its per-depth acceptance as measured (approximate, said in the basis).
+//   2. the draft's per-depth top-1 acceptance p_d: given ones (chain_probabilities); a tree's
+//      per-depth acceptance a_d (chain_probabilities_topk k > 1) as p_d = 1 - (1 - a_d)^(1/k), one
+//      full expansion inverted; a chain's histogram's per-depth conditional acceptance
+//      p_k = P(L >= k) / P(L >= k-1) (PerPositionOfHistogram); a tree's histogram's tau fitted by
+//      one p through its expected tree (Top1AcceptanceOfTreeTau). Depths past the known ones take
+//      the last value;
+//   3. the expected EAGLE-2 tree of this shape on p (DraftTreeAcceptance): a chain (topk = 1) is the
+//      closed form, exact when p came from a chain; anything through the tree's candidate law is
+//      approximate (said in the basis), never a bound that sinks the shape.
 // InvalidArgument when nothing is known or a value is out of range.
 StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num_steps, int topk, int num_draft_tokens);
 

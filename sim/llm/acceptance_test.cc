@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "sim/llm/draft_tree.h"
+
 namespace specsim::llm {
 namespace {
 
@@ -89,38 +91,55 @@ TEST(AcceptanceForShape, RulesInOrder) {
   // 1. The measured shape: the histogram itself, exact.
   auto exact = AcceptanceForShape(d, 3, 4, 8);
   ASSERT_TRUE(exact.ok()) << exact.status().ToString();
-  EXPECT_FALSE(exact->upper_bound);
-  EXPECT_NEAR(exact->model.tau(), 1 + (20 + 60 + 120) / 100.0, 1e-12);
-  // A chain from a tree's histogram: its per-depth acceptance, an upper bound.
+  EXPECT_FALSE(exact->approximate);
+  const double measured_tau = 1 + (20 + 60 + 120) / 100.0;
+  EXPECT_NEAR(exact->model.tau(), measured_tau, 1e-12);
+  // 2. Another shape from a tree's histogram: the top-1 acceptance whose expected tree at 3/4/8
+  // gives the histogram's tau, then this shape's expected tree. Approximate; the chain of the same
+  // depth accepts less than the tree it was measured with, a bigger tree more.
+  auto p = Top1AcceptanceOfTreeTau(measured_tau, {3, 4, 8});
+  ASSERT_TRUE(p.ok());
   auto chain = AcceptanceForShape(d, 3, 1, 4);
   ASSERT_TRUE(chain.ok());
-  EXPECT_TRUE(chain->upper_bound);
-  EXPECT_NEAR(chain->model.tau(), exact->model.tau(), 1e-12);
-  // Another tree shape: the same per-depth acceptance, said to be approximate; deeper than
-  // measured takes the last value: depth 4 accepted with p_3 = 4/7.
-  auto deeper = AcceptanceForShape(d, 4, 4, 16);
+  EXPECT_TRUE(chain->approximate);
+  EXPECT_NEAR(chain->model.tau(), 1 + *p + *p * *p + *p * *p * *p, 1e-9);
+  EXPECT_LT(chain->model.tau(), measured_tau);
+  auto bigger = AcceptanceForShape(d, 4, 4, 16);
+  ASSERT_TRUE(bigger.ok());
+  EXPECT_TRUE(bigger->approximate);
+  EXPECT_GT(bigger->model.tau(), measured_tau);
+  EXPECT_NE(bigger->basis.find("expected EAGLE-2 tree of 15 nodes"), std::string::npos) << bigger->basis;
+  // A chain's histogram: its per-depth conditional acceptance, exact for any chain of that depth;
+  // deeper than measured takes the last value.
+  AcceptanceData c3 = d;
+  c3.histogram_topk = 1;
+  c3.histogram_num_draft_tokens = 4;
+  auto deeper = AcceptanceForShape(c3, 4, 1, 5);
   ASSERT_TRUE(deeper.ok());
-  EXPECT_FALSE(deeper->upper_bound);
-  EXPECT_NE(deeper->basis.find("approximate"), std::string::npos) << deeper->basis;
+  EXPECT_FALSE(deeper->approximate);
   EXPECT_NE(deeper->basis.find("known to depth 3"), std::string::npos) << deeper->basis;
   EXPECT_NEAR(deeper->model.distribution()[4], 0.4 * 4.0 / 7.0, 1e-12);
-  // 2-3. Top-1 probabilities: a chain as given; a tree credited 1 - (1 - p)^k: an upper bound.
+  // 3. Top-1 probabilities: a chain as given (exact); a tree through its expected tree: S = 2,
+  // k = 2, 7 nodes with p = 0.5 keep every candidate but the weakest grandchild (0.0625):
+  // P(L >= 1) = 0.5 + 0.25, P(L >= 2) = 0.25 + 0.125 + 0.125 = 0.5 (of 0.5625).
   AcceptanceData top1;
   top1.chain_probabilities = {0.5};
   auto c = AcceptanceForShape(top1, 2, 1, 3);
   ASSERT_TRUE(c.ok());
-  EXPECT_FALSE(c->upper_bound);
+  EXPECT_FALSE(c->approximate);
   EXPECT_NEAR(c->model.tau(), 1 + 0.5 + 0.25, 1e-12);
   auto t = AcceptanceForShape(top1, 2, 2, 8);
   ASSERT_TRUE(t.ok());
-  EXPECT_TRUE(t->upper_bound);
-  EXPECT_NEAR(t->model.tau(), 1 + 0.75 + 0.75 * 0.75, 1e-12);
+  EXPECT_TRUE(t->approximate);
+  EXPECT_NEAR(t->model.tau(), 1 + 0.75 + 0.5625, 1e-12);  // all 6 candidates fit in 7 nodes
+  auto t5 = AcceptanceForShape(top1, 2, 2, 6);
+  ASSERT_TRUE(t5.ok());
+  EXPECT_NEAR(t5->model.tau(), 1 + 0.75 + 0.5, 1e-12);
   // Depths a cycle cannot accept (num_draft_tokens - 1 < num_steps) take 0.
   auto capped = AcceptanceForShape(top1, 3, 1, 3);
   ASSERT_TRUE(capped.ok());
   EXPECT_EQ(capped->model.max_accepted(), 2);
-  // Given top-1 probabilities win over a histogram of another shape (a chain's histogram would
-  // give its own per-position values).
+  // Given top-1 probabilities win over a histogram of another shape.
   AcceptanceData both = d;
   both.chain_probabilities = {0.5};
   EXPECT_NEAR(AcceptanceForShape(both, 2, 1, 3)->model.tau(), 1.75, 1e-12);
@@ -133,8 +152,7 @@ TEST(AcceptanceForShape, RulesInOrder) {
 }
 
 // Issue 12 item 4: a published mean accept length as i.i.d. per-position acceptance: the chain of
-// that many drafts gives the mean back; out-of-range means are errors. A tree's per-depth
-// acceptance (chain_probabilities_topk > 1) makes chains upper bounds.
+// that many drafts gives the mean back; out-of-range means are errors.
 TEST(Acceptance, PerPositionOfAPublishedMeanAcceptLength) {
   auto a = PerPositionOfMeanAcceptLength(2.9, 3);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
@@ -146,23 +164,23 @@ TEST(Acceptance, PerPositionOfAPublishedMeanAcceptLength) {
   EXPECT_NEAR(*PerPositionOfMeanAcceptLength(5, 4), 1, 1e-9);
   EXPECT_FALSE(PerPositionOfMeanAcceptLength(5.5, 4).ok());
   EXPECT_FALSE(PerPositionOfMeanAcceptLength(2, 0).ok());
+}
+
+// A tree's per-depth acceptance a (chain_probabilities_topk k > 1) is one full expansion:
+// p = 1 - (1 - a)^(1/k) for the top-1 token; a full one-step tree of k candidates gets a back.
+TEST(AcceptanceForShape, ATreesPerDepthAcceptanceInvertsAFullExpansion) {
   AcceptanceData tree;
   tree.chain_probabilities = {0.9};
-  tree.chain_probabilities_topk = 10;
+  tree.chain_probabilities_topk = 4;
+  auto one_step = AcceptanceForShape(tree, 1, 4, 5);
+  ASSERT_TRUE(one_step.ok());
+  EXPECT_NEAR(one_step->model.tau(), 1.9, 1e-12);
   auto chain = AcceptanceForShape(tree, 3, 1, 4);
   ASSERT_TRUE(chain.ok());
-  EXPECT_TRUE(chain->upper_bound);
-  EXPECT_NE(chain->basis.find("topk-10 tree"), std::string::npos) << chain->basis;
-  // A narrower tree: an upper bound; as wide: approximate (its per-depth acceptance, not credited).
-  auto narrower = AcceptanceForShape(tree, 3, 4, 8);
-  ASSERT_TRUE(narrower.ok());
-  EXPECT_TRUE(narrower->upper_bound);
-  EXPECT_NE(narrower->basis.find("for a narrower tree: an upper bound"), std::string::npos) << narrower->basis;
-  tree.chain_probabilities_topk = 4;
-  auto as_wide = AcceptanceForShape(tree, 3, 4, 8);
-  ASSERT_TRUE(as_wide.ok());
-  EXPECT_FALSE(as_wide->upper_bound);
-  EXPECT_NEAR(as_wide->model.tau(), 1 + 0.9 + 0.81 + 0.729, 1e-9);  // not credited 1-(1-p)^4 again
+  EXPECT_TRUE(chain->approximate);
+  const double p = 1 - std::pow(0.1, 0.25);
+  EXPECT_NEAR(chain->model.tau(), 1 + p + p * p + p * p * p, 1e-12);
+  EXPECT_NE(chain->basis.find("topk-4 tree"), std::string::npos) << chain->basis;
 }
 
 }  // namespace

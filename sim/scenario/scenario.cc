@@ -233,7 +233,7 @@ Status SetSpeculation(const config::Speculation& sp, const std::string& where, l
   if (!acceptance.ok()) return acceptance.status().WithPrefix(where + "speculation");
   spec.acceptance = acceptance->model;
   spec.acceptance_basis = acceptance->basis;
-  spec.acceptance_upper_bound = acceptance->upper_bound;
+  spec.acceptance_approximate = acceptance->approximate;
   if (spec.method == llm::SpeculationMethod::kEagle3) {
     ASSIGN_OR_RETURN(llm::ModelSpec draft, io::LoadModelFile(sp.draft_model(), warnings));
     setup->draft = draft;

@@ -234,7 +234,8 @@ void PrintAdviseJson(const AdviseReport& r, std::ostream& out) {
     j["top"].push_back({{"configuration", e.candidate.Label()},
                         {"tokens_per_s", e.tokens_per_s},
                         {"tokens_per_s_nccl_range", range},
-                        {"ms_per_token", e.ms_per_token},
+                        {"tokens_per_s_per_sequence", e.tokens_per_s / e.batch},
+                        {"ms_per_token_per_sequence", e.ms_per_token_per_sequence},
                         {"takes", advise::EffortName(e.takes.effort)},
                         {"steps", e.takes.steps},
                         {"priced", e.takes.priced}});
@@ -281,7 +282,7 @@ void PrintAdviseHeader(const AdviseReport& r, std::ostream& out, std::ostream& e
     std::string a;
     for (double p : r.acceptance) a += fmt::format("{}{:g}", a.empty() ? "" : ",", p);
     out << "#   acceptance per position: " << a
-        << " (extended with its last value; trees credited 1-(1-p)^topk: optimistic)\n";
+        << " (the top-1 token's, extended with its last value; trees through the expected EAGLE-2 tree)\n";
   }
   if (!r.acceptance_fallback.empty())
     out << "#   no acceptance given (no histogram, no per-position probabilities): using " << r.acceptance_fallback
@@ -342,8 +343,8 @@ void PrintAdviseBand(const AdviseReport& r, std::ostream& out) {
 // The ranking, the harder options, the families and the launch lines of the winner.
 void PrintAdviseTables(const AdviseReport& r, std::ostream& out) {
   out << "#\n# top configurations (what runs as is first, then by what it takes)\n";
-  out << fmt::format("  {:>4} {:>9} {:>15} {:>8}  {:<30} {}\n", "rank", "tok/s", "NCCL range", "vs base", "takes",
-                     "configuration");
+  out << fmt::format("  {:>4} {:>9} {:>9} {:>10} {:>15} {:>8}  {:<30} {}\n", "rank", "tok/s", "tok/s/seq",
+                     "ms/tok/seq", "NCCL range", "vs base", "takes", "configuration");
   bool any_range = false;
   for (int i = 0; i < std::min<int>(r.flags.top, static_cast<int>(r.result.ranked.size())); ++i) {
     const advise::Evaluated& e = r.result.ranked[i];
@@ -351,7 +352,8 @@ void PrintAdviseTables(const AdviseReport& r, std::ostream& out) {
     any_range = any_range || range.has_value();
     const std::string range_text =
         range ? fmt::format("[{:.1f}..{:.1f}]", range->low_tokens_per_s, range->high_tokens_per_s) : "-";
-    out << fmt::format("  {:>4} {:>9.1f} {:>15} {:>7.2f}x  {:<30} {}\n", i + 1, e.tokens_per_s, range_text,
+    out << fmt::format("  {:>4} {:>9.1f} {:>9.1f} {:>10.3f} {:>15} {:>7.2f}x  {:<30} {}\n", i + 1, e.tokens_per_s,
+                       e.tokens_per_s / e.batch, e.ms_per_token_per_sequence, range_text,
                        r.baseline ? e.tokens_per_s / r.baseline->tokens_per_s : 0.0, advise::EffortName(e.takes.effort),
                        e.candidate.Label());
   }
@@ -359,6 +361,7 @@ void PrintAdviseTables(const AdviseReport& r, std::ostream& out) {
     out << "#   (NCCL range: tok/s with every NCCL collective at the uncalibrated transport model's range around its "
            "time, slower NCCL first; exact in CUDA graphs, an outer bound for eager rows; '-' where a collective is "
            "calibrated or a custom kernel, or ranks waited)\n";
+  out << "#   (tok/s: the whole batch's throughput; tok/s/seq and ms/tok/seq: what one sequence sees)\n";
   if (r.baseline)
     out << fmt::format("#   (vs base: against no speculation, NCCL auto, CUDA graphs: {:.1f} tok/s)\n",
                        r.baseline->tokens_per_s);

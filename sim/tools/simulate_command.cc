@@ -271,7 +271,7 @@ void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::Decode
                         {"speedup", r.speedup},
                         {"cycles", r.cycles},
                         {"acceptance_basis", loaded.setup.speculation.acceptance_basis},
-                        {"acceptance_upper_bound", loaded.setup.speculation.acceptance_upper_bound},
+                        {"acceptance_approximate", loaded.setup.speculation.acceptance_approximate},
                         {"breakdown_ms", BreakdownJson(r.breakdown)}};
   } else {
     j["speculative"] = nullptr;
@@ -375,7 +375,7 @@ void PrintThroughputAndBreakdown(const llm::DecodeSetup& st, const llm::DecodeRe
     out << fmt::format("#   (speculative: mean cycle over {} sampled cycles; tau expected {:.3f})\n", r.cycles,
                        r.tau_expected);
     out << fmt::format("#   acceptance: {}{}\n", sp.acceptance_basis,
-                       sp.acceptance_upper_bound ? " (the speculative figures are upper bounds)" : "");
+                       sp.acceptance_approximate ? " (converted from another shape through the tree model)" : "");
     out << "#\n# where the cycle goes (ms per cycle):\n";
     const auto& b = r.breakdown;
     out << fmt::format("  {:>14} {:>12} {:>15} {:>12} {:>12}\n", "draft compute", "draft comm", "verify compute",

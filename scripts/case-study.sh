@@ -126,12 +126,13 @@ cited ranges that simulate and advise print as a band; a framework's host jitter
 
 ## 4. How the verify pass grows with the number of draft tokens
 
-A tree (topk 4, 3 steps) lets num_draft_tokens grow while the acceptance stays that of the scenario
-(so tau does not change): the scenario's per-depth acceptance 0.85, 0.75, 0.65 is given as the
-accept-length histogram of a 3/4/4 tree (per 1000 cycles: 150, 212.5, 223.125, 414.375), which every
-other num_draft_tokens takes per depth (sim/llm/acceptance.h AcceptanceForShape). The verify pass
-carries N tokens per sequence, its allreduces N x 14 KB, and its MoE layers read the weights of
-more distinct experts.
+A tree (topk 4, 3 steps) lets num_draft_tokens grow: the scenario's per-depth acceptance 0.85,
+0.75, 0.65 is given as the accept-length histogram of a 3/4/4 tree (per 1000 cycles: 150, 212.5,
+223.125, 414.375), exact at 4 tokens; the other num_draft_tokens take it through the expected
+EAGLE-2 tree (sim/llm/draft_tree.h: the top-1 acceptance whose 3/4/4 tree gives the histogram's
+tau, then the N - 1 best candidates of the bigger tree), so tau grows with N (2.96 at 4 tokens,
+3.5 at 8, 3.8 at 16, 3.9 at 32) while the verify pass carries N tokens per sequence, its allreduces
+N x 14 KB, and its MoE layers read the weights of more distinct experts.
 
 TXT
 "$SPECSIM" sweep $scenario --set speculation.topk=4 --set speculation.acceptance_probabilities= --set speculation.accept_length_histogram=150,212.5,223.125,414.375 --set speculation.histogram_topk=4 --set speculation.histogram_num_draft_tokens=4 \
@@ -218,8 +219,10 @@ cat <<'TXT'
   specsim does not model: eight GPUs' flags and reads queueing at two sockets' root complexes (the
   H200 measured one GPU's blocks as writers; flags behind reads there cost 1-10 us each at 8+
   blocks), or each peer read the driver stages costing far more than a read of mapped host memory.
-- Tree results are upper bounds (acceptance credited as if each of the topk candidates were an
-  independent chance); advise never picks them.
+- Trees priced from a chain's acceptance (and chains from a tree's) go through the expected EAGLE-2
+  tree (sim/llm/draft_tree.h), whose candidate law (each next candidate accepted with the top-1
+  probability once the better ones failed) is optimistic for real drafts' weaker lower ranks; such
+  rows carry "~acceptance" and the basis says so. Advise ranks them with the rest.
 
 ## 8. Conclusion: what specsim predicts for the case, and why
 

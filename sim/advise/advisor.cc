@@ -36,8 +36,7 @@ std::string SpecChoice::Family() const {
 
 std::string Candidate::Label() const {
   return fmt::format("{}{}, {}, {}{}{}", spec.Label(), acceptance_approximate ? " (~acceptance)" : "", comm.name,
-                     pacing.name,
-                     pacing.what_if ? " (what-if)" : "",
+                     pacing.name, pacing.what_if ? " (what-if)" : "",
                      expert_parallel > 1 ? fmt::format(", EP{}", expert_parallel) : "");
 }
 
@@ -245,10 +244,14 @@ std::string ChangedCollective(const llm::DecodeResult& family, const llm::Decode
 // A gap in ms per generated token, named in both units that decide: per token of one sequence (the
 // latency each request sees) and, at batch > 1, per token of the whole batch (what throughput
 // sees: the first divided by the batch).
-std::string TokenGapText(double ms_per_token_per_sequence, int batch) {
-  std::string text = fmt::format("{:+.3f} ms per token per sequence", ms_per_token_per_sequence);
+// `signed_gap`: "+0.470" (against the winner) or "0.470" (a magnitude: "... faster").
+std::string TokenGapText(double ms_per_token_per_sequence, int batch, bool signed_gap = true) {
+  const char* number = signed_gap ? "{:+.3f}" : "{:.3f}";
+  std::string text = fmt::format(fmt::runtime(number), ms_per_token_per_sequence) + " ms per token per sequence";
   if (batch > 1)
-    text += fmt::format(" ({:+.4f} ms per token of the batch of {})", ms_per_token_per_sequence / batch, batch);
+    text += fmt::format(fmt::runtime(signed_gap ? " ({:+.4f} ms per token of the batch of {})"
+                                                : " ({:.4f} ms per token of the batch of {})"),
+                        ms_per_token_per_sequence / batch, batch);
   return text;
 }
 
@@ -462,9 +465,9 @@ std::string FamilyBottleneck(const Evaluated& best, const Evaluated& winner, boo
   if (!best.candidate.optimistic() && best.takes.effort > winner.takes.effort &&
       best.tokens_per_s > winner.tokens_per_s)
     return fmt::format("{} faster than the winner ({:.2f} ms per {} vs {:.2f} ms per {}){}, but it {}",
-                       TokenGapText(winner.ms_per_token_per_sequence - best.ms_per_token_per_sequence, winner.batch),
-                       StepMs(best.result), StepName(best.result),
-                       StepMs(winner.result), StepName(winner.result),
+                       TokenGapText(winner.ms_per_token_per_sequence - best.ms_per_token_per_sequence, winner.batch,
+                                    /*signed_gap=*/false),
+                       StepMs(best.result), StepName(best.result), StepMs(winner.result), StepName(winner.result),
                        ChangedCollective(best.result, winner.result).empty()
                            ? ""
                            : "; the collective that changed: " + ChangedCollective(best.result, winner.result),

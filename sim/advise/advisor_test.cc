@@ -52,6 +52,34 @@ TEST(Advisor, PrunedSearchFindsTheExhaustiveOptimum) {
   EXPECT_DOUBLE_EQ(pruned->ranked.front().tokens_per_s, brute->ranked.front().tokens_per_s);
 }
 
+// Issue 41: gaps in the units that decide. At batch 64 a family's gap is named per token of one
+// sequence (its latency) and per token of the batch (the first over 64), never as a bare ms/token.
+TEST(Advisor, GapsAreNamedPerSequenceAndPerBatch) {
+  config::Scenario base = Base();
+  base.mutable_serving()->set_batch_size(64);
+  AdviseOptions options;
+  options.acceptance = {0.85, 0.75, 0.65};
+  std::ostringstream progress;
+  auto r = Advise(base, SmallSpace(base), options, progress);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->ranked.front().batch, 64);
+  int named = 0;
+  for (const FamilyVerdict& f : r->families) {
+    if (f.bottleneck.empty() || f.bottleneck.find("what-if") != std::string::npos) continue;
+    double per_sequence = 0, per_batch = 0;
+    const size_t at = f.bottleneck.find(" ms per token per sequence");
+    ASSERT_NE(at, std::string::npos) << f.bottleneck;
+    per_sequence = std::stod(f.bottleneck.substr(0, at).substr(f.bottleneck.substr(0, at).find_last_of(' ') + 1));
+    const size_t open = f.bottleneck.find(" (", at);
+    ASSERT_NE(f.bottleneck.find(" ms per token of the batch of 64)", at), std::string::npos) << f.bottleneck;
+    per_batch = std::stod(f.bottleneck.substr(open + 2));
+    EXPECT_NEAR(per_batch, per_sequence / 64, 1e-4 + 1e-3 * std::abs(per_sequence / 64)) << f.bottleneck;
+    EXPECT_EQ(f.bottleneck.find("ms/token"), std::string::npos) << f.bottleneck;
+    ++named;
+  }
+  EXPECT_GT(named, 0);
+}
+
 TEST(Advisor, EveryFamilyNamesItsBottleneck) {
   config::Scenario base = Base();
   AdviseOptions options;
@@ -68,9 +96,10 @@ TEST(Advisor, EveryFamilyNamesItsBottleneck) {
     // Slower, with the cost component that sinks it; or faster but harder to run (framework_rules.h),
     // with what it takes.
     // Gaps per token and per step, with their units.
-    const bool slower = f.bottleneck.find("ms/token against the winner (per step: ") != std::string::npos &&
-                        f.bottleneck.find("; most of it") != std::string::npos;
-    const bool harder = f.bottleneck.find("ms/token faster than the winner (") != std::string::npos &&
+    const bool slower =
+        f.bottleneck.find(" ms per token per sequence against the winner (per step: ") != std::string::npos &&
+        f.bottleneck.find("; most of it") != std::string::npos;
+    const bool harder = f.bottleneck.find(" ms per token per sequence faster than the winner (") != std::string::npos &&
                         f.bottleneck.find(" ms per cycle of ") != std::string::npos &&
                         f.bottleneck.find(", but it needs ") != std::string::npos;
     EXPECT_TRUE(slower || harder) << f.family << ": " << f.bottleneck;

@@ -248,4 +248,40 @@ WhatItTakes WhatCandidateTakes(const Candidate& c, const llm::FrameworkProfile& 
   return w;
 }
 
+std::string AllreduceRefusal(const AllreduceVariant& comm, const llm::FrameworkProfile& framework,
+                             const BoxFacts& box) {
+  WhatItTakes w;
+  const std::string fw = framework.name.empty() ? std::string("the framework") : framework.name;
+  Candidate c;
+  c.comm = comm;
+  if (comm.custom_allreduce())
+    CustomAllreduceTakes(c, framework, box, fw, &w);
+  else
+    NcclTakes(c, framework, box, fw, &w);
+  if (w.effort != Effort::kCodeChange) return "";
+  std::string steps;
+  for (const std::string& s : w.other) steps += (steps.empty() ? "" : "; ") + s;
+  return fw + " would need a code change: " + steps;
+}
+
+AllreduceVariant AllreduceVariantOf(const config::Communication& communication) {
+  AllreduceVariant v;
+  v.algorithm = AsciiLower(communication.allreduce_algorithm());
+  if (v.algorithm == "auto") v.algorithm.clear();
+  v.protocol = AsciiLower(communication.protocol());
+  if (v.protocol == "auto") v.protocol.clear();
+  v.p2p_level = communication.p2p_level();
+  v.channels = communication.channels();
+  v.driver_p2p_mode = communication.driver_p2p_mode();
+  v.p2p_disable = communication.p2p_disable();
+  v.name = v.algorithm.empty() ? "NCCL auto" : v.algorithm;
+  return v;
+}
+
+std::string ScenarioAllreduceRefusal(const scenario::LoadedScenario& loaded) {
+  if (!loaded.setup.framework || loaded.topology == nullptr) return "";
+  const BoxFacts box = BoxFactsOf(*loaded.topology, loaded.setup.parallel.tp, loaded.setup.gpus);
+  return AllreduceRefusal(AllreduceVariantOf(loaded.scenario.communication()), *loaded.setup.framework, box);
+}
+
 }  // namespace specsim::advise

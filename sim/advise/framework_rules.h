@@ -14,6 +14,7 @@
 #include "sim/advise/variants.h"
 #include "sim/llm/framework_profile.h"
 #include "sim/net/topology.h"
+#include "sim/scenario/scenario.h"
 
 namespace specsim::advise {
 
@@ -58,5 +59,18 @@ std::string Bar1Step();
 std::string NcclEnvironmentOf(const AllreduceVariant& comm);
 
 WhatItTakes WhatCandidateTakes(const Candidate& c, const llm::FrameworkProfile& framework, const BoxFacts& box);
+
+// Why `framework` would not run the allreduce choice `comm` on this box without a code change (its
+// custom allreduce outside the framework's rule, NCCL variables it does not pass on): "<framework>
+// would need a code change: <the steps>", or "" when a launch flag, NCCL variables or a driver
+// setting at most is needed. The tag simulate, sweep and --compare-algos print beside such a row.
+std::string AllreduceRefusal(const AllreduceVariant& comm, const llm::FrameworkProfile& framework, const BoxFacts& box);
+
+// The allreduce choice a scenario's communication block makes, as a variant (name: its algorithm).
+AllreduceVariant AllreduceVariantOf(const config::Communication& communication);
+
+// AllreduceRefusal of a loaded scenario's own allreduce choice under its framework on its box; ""
+// without a framework profile.
+std::string ScenarioAllreduceRefusal(const scenario::LoadedScenario& loaded);
 
 }  // namespace specsim::advise

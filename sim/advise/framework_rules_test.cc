@@ -126,6 +126,31 @@ TEST(FrameworkRules, WhatEachChoiceTakes) {
 // Issue 12 item 1: the NCCL environment, capture flags and EP rules are data: what a framework
 // sets itself or does not pass through, which flag changes a phase's capture, and which EP backend
 // selects all-to-all, are read from its profile.
+// The tag simulate, sweep and --compare-algos print: only code changes are refusals (a flag, NCCL
+// variables or a driver setting are what advise lists as effort, not refusals).
+TEST(FrameworkRules, AllreduceRefusalNamesOnlyWhatTakesACodeChange) {
+  const llm::FrameworkProfile fw = Sglang();
+  const BoxFacts pcie4{4, false}, pcie2{2, false}, nvlink8{8, true};
+  const std::string one_shot4 = AllreduceRefusal(With("oneshot").comm, fw, pcie4);
+  EXPECT_NE(one_shot4.find("sglang would need a code change"), std::string::npos) << one_shot4;
+  EXPECT_NE(one_shot4.find("at most 2"), std::string::npos) << one_shot4;
+  EXPECT_EQ(AllreduceRefusal(With("oneshot").comm, fw, pcie2), "");
+  EXPECT_EQ(AllreduceRefusal(With("oneshot").comm, fw, nvlink8), "");
+  EXPECT_NE(AllreduceRefusal(With("twoshot").comm, fw, pcie2), "");     // one-shot only on 2 GPUs
+  EXPECT_EQ(AllreduceRefusal(With("").comm, fw, pcie4), "");            // NCCL: a flag at most
+  EXPECT_EQ(AllreduceRefusal(With("ring", "ll").comm, fw, pcie4), "");  // NCCL variables reach NCCL
+  // A scenario's communication block read as the variant it names.
+  config::Communication c;
+  c.set_allreduce_algorithm("ONESHOT");
+  c.set_protocol("auto");
+  const AllreduceVariant v = AllreduceVariantOf(c);
+  EXPECT_EQ(v.algorithm, "oneshot");
+  EXPECT_EQ(v.protocol, "");
+  EXPECT_TRUE(v.custom_allreduce());
+  c.set_allreduce_algorithm("auto");
+  EXPECT_EQ(AllreduceVariantOf(c).name, "NCCL auto");
+}
+
 TEST(FrameworkRules, NcclCaptureAndEpRulesComeFromTheProfile) {
   auto vllm = io::LoadFrameworkFile("configs/frameworks/vllm.textproto");
   ASSERT_TRUE(vllm.ok()) << vllm.status().ToString();

@@ -96,8 +96,8 @@ StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num
   const std::string shape = fmt::format("{}/{}/{}", num_steps, topk, num_draft_tokens);
   const bool measured = !data.histogram.empty();
   const SpeculationShape hist_shape{data.histogram_num_steps, data.histogram_topk, data.histogram_num_draft_tokens};
-  const std::string measured_shape = fmt::format("{}/{}/{}", hist_shape.num_steps, hist_shape.topk,
-                                                 hist_shape.num_draft_tokens);
+  const std::string measured_shape =
+      fmt::format("{}/{}/{}", hist_shape.num_steps, hist_shape.topk, hist_shape.num_draft_tokens);
   if (measured && hist_shape.num_steps == num_steps && hist_shape.topk == topk &&
       hist_shape.num_draft_tokens == num_draft_tokens) {
     ASSIGN_OR_RETURN(AcceptanceModel m, AcceptanceModel::FromHistogram(data.histogram));
@@ -135,9 +135,10 @@ StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num
                                     fitted.status().message());
       p = {*fitted};
       from_tree = true;
-      basis = fmt::format("the top-1 acceptance {:.3f} whose expected tree at {} gives the histogram's {:.3f} tokens "
-                          "per cycle",
-                          *fitted, measured_shape, h.tau());
+      basis = fmt::format(
+          "the top-1 acceptance {:.3f} whose expected tree at {} gives the histogram's {:.3f} tokens "
+          "per cycle",
+          *fitted, measured_shape, h.tau());
     } else {
       p = PerPositionOfHistogram(data.histogram);
       basis = fmt::format("the per-depth acceptance of the histogram measured with {}", measured_shape);
@@ -154,29 +155,12 @@ StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num
   // from top-1 figures, or any shape priced from a tree's): approximate, said in the basis.
   const bool approximate = topk > 1 || from_tree;
   if (topk > 1)
-    basis += fmt::format(", through the expected EAGLE-2 tree of {} nodes (draft_tree.h): approximate", num_draft_tokens - 1);
+    basis += fmt::format(", through the expected EAGLE-2 tree of {} nodes (draft_tree.h): approximate",
+                         num_draft_tokens - 1);
   else if (from_tree)
     basis += ", for a chain: approximate";
   ASSIGN_OR_RETURN(AcceptanceModel m, DraftTreeAcceptance(p, target));
   return ShapeAcceptance{std::move(m), basis, approximate};
-}
-
-StatusOr<double> PerPositionOfMeanAcceptLength(double mean_accept_length, int drafts) {
-  if (drafts < 1 || !(mean_accept_length >= 1 && mean_accept_length <= 1 + drafts))
-    return InvalidArgumentError(
-        fmt::format("mean accept length {} with {} draft tokens: must be in [1, {}] (tokens per cycle, bonus included)",
-                    mean_accept_length, drafts, 1 + drafts));
-  auto tau = [drafts](double a) {
-    double sum = 0, term = 1;
-    for (int j = 0; j <= drafts; ++j, term *= a) sum += term;
-    return sum;
-  };
-  double lo = 0, hi = 1;  // tau is increasing in a: tau(0) = 1, tau(1) = 1 + drafts
-  while (hi - lo > 1e-12) {
-    const double mid = 0.5 * (lo + hi);
-    (tau(mid) < mean_accept_length ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
 }
 
 }  // namespace specsim::llm

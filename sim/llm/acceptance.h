@@ -71,12 +71,6 @@ struct ShapeAcceptance {
 // InvalidArgument when nothing is known or a value is out of range.
 StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num_steps, int topk, int num_draft_tokens);
 
-// The i.i.d. per-position acceptance a whose chain of `drafts` tokens gives `mean_accept_length`
-// tokens per cycle: sum_{j=0..drafts} a^j = tau (Leviathan et al.'s (1 - a^(g+1)) / (1 - a),
-// docs/reference/speculative-decoding.md), found by bisection to 1e-12. For a draft's published
-// mean accept length. InvalidArgument unless drafts >= 1 and 1 <= tau <= 1 + drafts.
-StatusOr<double> PerPositionOfMeanAcceptLength(double mean_accept_length, int drafts);
-
 // p_k = P(L >= k) / P(L >= k - 1), k = 1..S, of a histogram h_0..h_S of accepted counts L (0 where
 // P(L >= k - 1) = 0). REQUIRES: a valid histogram (AcceptanceModel::FromHistogram accepts it).
 std::vector<double> PerPositionOfHistogram(const std::vector<double>& histogram);

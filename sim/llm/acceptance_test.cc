@@ -151,21 +151,6 @@ TEST(AcceptanceForShape, RulesInOrder) {
   EXPECT_FALSE(AcceptanceForShape(top1, 0, 1, 2).ok());
 }
 
-// Issue 12 item 4: a published mean accept length as i.i.d. per-position acceptance: the chain of
-// that many drafts gives the mean back; out-of-range means are errors.
-TEST(Acceptance, PerPositionOfAPublishedMeanAcceptLength) {
-  auto a = PerPositionOfMeanAcceptLength(2.9, 3);
-  ASSERT_TRUE(a.ok()) << a.status().ToString();
-  auto m = AcceptanceModel::FromPerPosition({*a, *a, *a});
-  ASSERT_TRUE(m.ok());
-  EXPECT_NEAR(m->tau(), 2.9, 1e-9);
-  EXPECT_NEAR(*PerPositionOfMeanAcceptLength(1.85, 1), 0.85, 1e-9);
-  EXPECT_NEAR(*PerPositionOfMeanAcceptLength(1, 4), 0, 1e-9);
-  EXPECT_NEAR(*PerPositionOfMeanAcceptLength(5, 4), 1, 1e-9);
-  EXPECT_FALSE(PerPositionOfMeanAcceptLength(5.5, 4).ok());
-  EXPECT_FALSE(PerPositionOfMeanAcceptLength(2, 0).ok());
-}
-
 // A tree's per-depth acceptance a (chain_probabilities_topk k > 1) is one full expansion:
 // p = 1 - (1 - a)^(1/k) for the top-1 token; a full one-step tree of k candidates gets a back.
 TEST(AcceptanceForShape, ATreesPerDepthAcceptanceInvertsAFullExpansion) {

@@ -60,7 +60,7 @@ struct SpeculationSettings {
   int topk = 1;              // --speculative-eagle-topk
   int num_draft_tokens = 1;  // --speculative-num-draft-tokens (tokens verified per sequence)
   std::optional<AcceptanceModel> acceptance;
-  std::string acceptance_basis;  // where the acceptance comes from (AcceptanceForShape)
+  std::string acceptance_basis;         // where the acceptance comes from (AcceptanceForShape)
   bool acceptance_approximate = false;  // converted through the tree model (AcceptanceForShape)
   uint64_t seed = 0;
   int cycles = 1000;

@@ -18,9 +18,9 @@ struct Candidate {
 
 Status CheckShape(const SpeculationShape& shape) {
   if (shape.num_steps < 1 || shape.topk < 1 || shape.num_draft_tokens < 2)
-    return InvalidArgumentError(fmt::format(
-        "speculation shape {}/{}/{}: num_steps and topk must be >= 1, num_draft_tokens >= 2", shape.num_steps,
-        shape.topk, shape.num_draft_tokens));
+    return InvalidArgumentError(
+        fmt::format("speculation shape {}/{}/{}: num_steps and topk must be >= 1, num_draft_tokens >= 2",
+                    shape.num_steps, shape.topk, shape.num_draft_tokens));
   return OkStatus();
 }
 
@@ -40,7 +40,8 @@ StatusOr<ExpectedDraftTree> BuildExpectedDraftTree(const std::vector<double>& to
   if (top1_by_depth.empty()) return InvalidArgumentError("draft tree: no per-depth acceptance given");
   for (size_t d = 0; d < top1_by_depth.size(); ++d)
     if (!(top1_by_depth[d] >= 0 && top1_by_depth[d] <= 1))
-      return InvalidArgumentError(fmt::format("acceptance at depth {} = {}: must be in [0, 1]", d + 1, top1_by_depth[d]));
+      return InvalidArgumentError(
+          fmt::format("acceptance at depth {} = {}: must be in [0, 1]", d + 1, top1_by_depth[d]));
   const int k = shape.topk;
   auto rank_value = [&](int depth, int rank) {  // p_d (1 - p_d)^rank
     const double p = top1_by_depth[std::min<size_t>(depth - 1, top1_by_depth.size() - 1)];
@@ -96,9 +97,9 @@ StatusOr<double> Top1AcceptanceOfTreeTau(double tau, const SpeculationShape& sha
   RETURN_IF_ERROR(CheckShape(shape));
   const int deepest = std::min(shape.num_steps, shape.num_draft_tokens - 1);
   if (!(tau >= 1 && tau <= 1 + deepest))
-    return InvalidArgumentError(fmt::format(
-        "mean accept length {} with shape {}/{}/{}: must be in [1, {}] (tokens per cycle, bonus included)", tau,
-        shape.num_steps, shape.topk, shape.num_draft_tokens, 1 + deepest));
+    return InvalidArgumentError(
+        fmt::format("mean accept length {} with shape {}/{}/{}: must be in [1, {}] (tokens per cycle, bonus included)",
+                    tau, shape.num_steps, shape.topk, shape.num_draft_tokens, 1 + deepest));
   auto tau_of = [&](double p) {
     auto tree = BuildExpectedDraftTree({p}, shape);
     SPECSIM_CHECK(tree.ok()) << tree.status().message();
@@ -111,9 +112,10 @@ StatusOr<double> Top1AcceptanceOfTreeTau(double tau, const SpeculationShape& sha
   }
   const double p = 0.5 * (lo + hi);
   if (std::abs(tau_of(p) - tau) > 1e-6)
-    return InvalidArgumentError(fmt::format("mean accept length {} with shape {}/{}/{}: no single per-depth acceptance "
-                                            "reproduces it (closest {:.6f} at p = {:.6f})",
-                                            tau, shape.num_steps, shape.topk, shape.num_draft_tokens, tau_of(p), p));
+    return InvalidArgumentError(
+        fmt::format("mean accept length {} with shape {}/{}/{}: no single per-depth acceptance "
+                    "reproduces it (closest {:.6f} at p = {:.6f})",
+                    tau, shape.num_steps, shape.topk, shape.num_draft_tokens, tau_of(p), p));
   return p;
 }
 

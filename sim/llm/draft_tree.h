@@ -18,7 +18,7 @@
 // Candidate law (simplified, stated): the candidate of rank r (0 = the draft's best) at depth d is
 // the target's token with probability p_d (1 - p_d)^r: each next candidate is accepted with p_d
 // once the better ones failed. A full expansion of k candidates then covers 1 - (1 - p_d)^k
-// (speculative_cycle.h TreeCreditedAcceptance). Lower-ranked candidates of real drafts are weaker
+// (the credited form of earlier versions). Lower-ranked candidates of real drafts are weaker
 // than this (their tree gains are smaller); a figure measured on a tree and fitted through this
 // model keeps its own shape exactly, and other shapes follow the model.
 // Also simplified: the expected tree is built once from the expected probabilities; EAGLE-2 builds

@@ -13,12 +13,6 @@ int MaxAcceptedPerCycle(int num_steps, int num_draft_tokens) {
   return std::min(num_steps, num_draft_tokens - 1);
 }
 
-double TreeCreditedAcceptance(double p, int topk) {
-  SPECSIM_CHECK(p >= 0 && p <= 1) << "acceptance " << p;
-  SPECSIM_CHECK_GE(topk, 1);
-  return 1 - std::pow(1 - p, topk);
-}
-
 double SpeculativeTokensPerSecond(int batch, double tokens_per_cycle, double cycle_ms) {
   SPECSIM_CHECK_GT(cycle_ms, 0);
   return batch * tokens_per_cycle / (cycle_ms * 1e-3);

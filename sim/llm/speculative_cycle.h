@@ -17,11 +17,6 @@ int MaxAcceptedPerCycle(int num_steps, int num_draft_tokens);
 // Tokens a cycle yields per sequence: the accepted draft tokens plus the bonus token.
 inline int TokensPerCycle(int accepted) { return accepted + 1; }
 
-// Acceptance credited to a tree with `topk` candidates per depth when only the top-1 token's
-// acceptance p is known: 1 - (1 - p)^topk, as if the candidates were independent chances. An upper
-// bound (candidates are correlated): results using it are upper bounds.
-double TreeCreditedAcceptance(double p, int topk);
-
 // Generated tokens per second of `batch` sequences at `tokens_per_cycle` (tau) tokens per sequence
 // every `cycle_ms`: batch x tau / cycle time.
 double SpeculativeTokensPerSecond(int batch, double tokens_per_cycle, double cycle_ms);

@@ -16,15 +16,6 @@ TEST(SpeculativeCycle, AcceptedTokensAreLimitedByStepsAndVerifiedTokens) {
   EXPECT_EQ(TokensPerCycle(3), 4);
 }
 
-// 1 - (1 - 0.5)^2 = 0.75; topk 1 is the chain's own p; p = 0 and 1 stay.
-TEST(SpeculativeCycle, TreeCreditIsOneMinusTheChanceThatEveryCandidateFails) {
-  EXPECT_DOUBLE_EQ(TreeCreditedAcceptance(0.5, 2), 0.75);
-  EXPECT_DOUBLE_EQ(TreeCreditedAcceptance(0.6, 1), 0.6);
-  EXPECT_NEAR(TreeCreditedAcceptance(0.6, 4), 1 - 0.4 * 0.4 * 0.4 * 0.4, 1e-15);
-  EXPECT_DOUBLE_EQ(TreeCreditedAcceptance(0, 4), 0);
-  EXPECT_DOUBLE_EQ(TreeCreditedAcceptance(1, 4), 1);
-}
-
 // 8 sequences x 3 tokens every 20 ms = 1200 tokens/s.
 TEST(SpeculativeCycle, TokensPerSecondIsBatchTimesTauOverCycle) {
   EXPECT_DOUBLE_EQ(SpeculativeTokensPerSecond(8, 3.0, 20.0), 1200.0);

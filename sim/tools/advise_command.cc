@@ -343,8 +343,8 @@ void PrintAdviseBand(const AdviseReport& r, std::ostream& out) {
 // The ranking, the harder options, the families and the launch lines of the winner.
 void PrintAdviseTables(const AdviseReport& r, std::ostream& out) {
   out << "#\n# top configurations (what runs as is first, then by what it takes)\n";
-  out << fmt::format("  {:>4} {:>9} {:>9} {:>10} {:>15} {:>8}  {:<30} {}\n", "rank", "tok/s", "tok/s/seq",
-                     "ms/tok/seq", "NCCL range", "vs base", "takes", "configuration");
+  out << fmt::format("  {:>4} {:>9} {:>9} {:>10} {:>15} {:>8}  {:<30} {}\n", "rank", "tok/s", "tok/s/seq", "ms/tok/seq",
+                     "NCCL range", "vs base", "takes", "configuration");
   bool any_range = false;
   for (int i = 0; i < std::min<int>(r.flags.top, static_cast<int>(r.result.ranked.size())); ++i) {
     const advise::Evaluated& e = r.result.ranked[i];

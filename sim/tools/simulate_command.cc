@@ -8,8 +8,10 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
+#include "sim/advise/framework_rules.h"
 #include "sim/advise/variants.h"
 #include "sim/llm/speculative_cycle.h"
 #include "sim/scenario/host_cost_band.h"
@@ -26,6 +28,7 @@ namespace {
 struct VariantRow {
   std::string name;
   double baseline = 0, speculative = 0, a = 0, b = 0;
+  std::string refusal;  // the framework's rule against this choice on this box (advise::AllreduceRefusal)
 };
 
 std::string DTypeLabel(config::DType d) { return config::DType_Name(d); }
@@ -154,6 +157,10 @@ Status WriteCycleTrace(llm::DecodeSimulator& sim, const llm::DecodeResult& resul
 // --compare-algos: the scenario once per allreduce choice (calibrated NCCL costs kept).
 StatusOr<std::vector<VariantRow>> AllreduceVariantRows(const scenario::LoadedScenario& loaded) {
   std::vector<VariantRow> rows;  // a: step comm, b: verify comm (ms)
+  const std::optional<advise::BoxFacts> box = loaded.setup.framework
+                                                  ? std::optional<advise::BoxFacts>(advise::BoxFactsOf(
+                                                        *loaded.topology, loaded.setup.parallel.tp, loaded.setup.gpus))
+                                                  : std::nullopt;
   for (const advise::AllreduceVariant& v : advise::AllreduceVariants(advise::VariantList::kCompareAlgos)) {
     llm::DecodeSetup setup = loaded.setup;
     auto choice = scenario::AllreduceChoice(v.Communication());
@@ -163,7 +170,8 @@ StatusOr<std::vector<VariantRow>> AllreduceVariantRows(const scenario::LoadedSce
     auto vr = scenario::EvaluateSetup(setup);
     if (!vr.ok()) return vr.status().WithPrefix(v.name);
     rows.push_back({v.name, vr->baseline_tokens_per_s, vr->speculative ? vr->speculative_tokens_per_s : 0,
-                    MillisFromPicos(vr->baseline_step.comm_ps), MillisFromPicos(vr->verify.comm_ps)});
+                    MillisFromPicos(vr->baseline_step.comm_ps), MillisFromPicos(vr->verify.comm_ps),
+                    box ? advise::AllreduceRefusal(v, *loaded.setup.framework, *box) : ""});
   }
   return rows;
 }
@@ -178,7 +186,7 @@ StatusOr<std::vector<VariantRow>> PacingVariantRows(const scenario::LoadedScenar
     if (!vr.ok()) return vr.status().WithPrefix(v.name);
     rows.push_back({v.name, vr->baseline_tokens_per_s, vr->speculative ? vr->speculative_tokens_per_s : 0,
                     vr->speculative ? vr->breakdown.verify_comm_ms : 0,
-                    vr->speculative ? vr->breakdown.verify_wait_ms : 0});
+                    vr->speculative ? vr->breakdown.verify_wait_ms : 0, ""});
   }
   return rows;
 }
@@ -299,7 +307,10 @@ void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::Decode
   j["algorithms"] = nlohmann::json::array();
   for (const VariantRow& a : algo_rows)
     j["algorithms"].push_back(
-        {{"name", a.name}, {"baseline_tokens_per_s", a.baseline}, {"speculative_tokens_per_s", a.speculative}});
+        {{"name", a.name},
+         {"baseline_tokens_per_s", a.baseline},
+         {"speculative_tokens_per_s", a.speculative},
+         {"framework_refusal", a.refusal.empty() ? nlohmann::json() : nlohmann::json(a.refusal)}});
   j["pacing_variants"] = nlohmann::json::array();
   for (const VariantRow& a : pacing_rows)
     j["pacing_variants"].push_back({{"name", a.name},
@@ -308,6 +319,8 @@ void PrintSimulateJson(const scenario::LoadedScenario& loaded, const llm::Decode
                                     {"verify_comm_ms", a.a},
                                     {"verify_wait_ms", a.b}});
   j["host_cost_band"] = HostCostBandJson(band);
+  const std::string refusal = advise::ScenarioAllreduceRefusal(loaded);
+  j["framework_refusal"] = refusal.empty() ? nlohmann::json() : nlohmann::json(refusal);
   j["collectives"] = nlohmann::json::array();
   for (const llm::CollectiveInfo& c : r.collectives) j["collectives"].push_back(c.description);
   j["nccl_step_costs"] = UniqueStepCosts(r);
@@ -337,6 +350,8 @@ void PrintSimulateHeader(const scenario::LoadedScenario& loaded, const llm::Memo
       "#   allreduce: {}; memory: {:.1f} of {:.1f} GiB per GPU\n",
       sc.communication().allreduce_algorithm().empty() ? "auto" : sc.communication().allreduce_algorithm(),
       plan.total_bytes / (1 << 30), plan.capacity_bytes / (1 << 30));
+  if (const std::string refusal = advise::ScenarioAllreduceRefusal(loaded); !refusal.empty())
+    out << "#   [framework rule] this allreduce is not what the framework runs here: " << refusal << "\n";
   out << "#   kernel costs: " << KernelCostsText(loaded) << "\n";
   {
     // The pacing assumptions: every figure below depends on them (README: framework profiles).
@@ -410,9 +425,18 @@ void PrintVariants(const std::string& title, const std::string& what, const std:
   out << "#\n# --compare-algos: the same scenario per " << title << "\n";
   out << fmt::format("  {:<32} {:>16} {:>18} {:>9} {:>18} {:>16}\n", what, "baseline tok/s", "speculative tok/s",
                      "speedup", col_a, col_b);
-  for (const VariantRow& a : rows)
-    out << fmt::format("  {:<32} {:>16.1f} {:>18.1f} {:>8.2f}x {:>18.3f} {:>16.3f}\n", a.name, a.baseline,
-                       a.speculative, a.speculative > 0 ? a.speculative / a.baseline : 0.0, a.a, a.b);
+  std::vector<std::string> refusals;  // footnotes, in the order the rows name them
+  for (const VariantRow& a : rows) {
+    std::string tag;
+    if (!a.refusal.empty()) {
+      auto it = std::find(refusals.begin(), refusals.end(), a.refusal);
+      if (it == refusals.end()) it = refusals.insert(refusals.end(), a.refusal);
+      tag = fmt::format("  [framework rule {}]", it - refusals.begin() + 1);
+    }
+    out << fmt::format("  {:<32} {:>16.1f} {:>18.1f} {:>8.2f}x {:>18.3f} {:>16.3f}{}\n", a.name, a.baseline,
+                       a.speculative, a.speculative > 0 ? a.speculative / a.baseline : 0.0, a.a, a.b, tag);
+  }
+  for (size_t i = 0; i < refusals.size(); ++i) out << fmt::format("#   [framework rule {}] {}\n", i + 1, refusals[i]);
 }
 
 // Whether `set` assigns one of the serving fields that choose the target's weight formats.

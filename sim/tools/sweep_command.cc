@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "sim/advise/framework_rules.h"
 #include "sim/calib/calibration_loader.h"
 #include "sim/scenario/scenario.h"
 #include "sim/tools/svg_plot.h"
@@ -74,6 +75,8 @@ namespace {
 struct PointResult {
   std::string status = "ok";  // ok, does-not-fit, error: ...
   llm::DecodeResult result;
+  // The framework's rule against the point's allreduce on its box (advise::AllreduceRefusal); "": none.
+  std::string framework_refusal;
 };
 
 PointResult SimulatePoint(const SweepFlags& flags, const std::vector<VaryAxis>& axes,
@@ -97,6 +100,7 @@ PointResult SimulatePoint(const SweepFlags& flags, const std::vector<VaryAxis>& 
     return pr;
   }
   pr.result = *e->result;
+  pr.framework_refusal = advise::ScenarioAllreduceRefusal(*loaded);
   return pr;
 }
 
@@ -245,21 +249,21 @@ std::string SweepCsv(const std::vector<VaryAxis>& axes, const std::vector<std::v
   std::ostream* csv = &csv_text;
   for (const VaryAxis& a : axes) *csv << CsvField(a.field) << ",";
   *csv << "baseline_tokens_per_s,baseline_step_ms,speculative_tokens_per_s,tau,cycle_ms,speedup,draft_compute_ms,"
-          "draft_comm_ms,verify_compute_ms,verify_comm_ms,launch_sync_ms,status\n";
+          "draft_comm_ms,verify_compute_ms,verify_comm_ms,launch_sync_ms,framework_refusal,status\n";
   for (size_t i = 0; i < points.size(); ++i) {
     for (const std::string& v : points[i]) *csv << CsvField(v) << ",";
     const PointResult& p = results[i];
     if (p.status != "ok") {
-      *csv << ",,,,,,,,,,," << CsvField(p.status) << "\n";
+      *csv << ",,,,,,,,,,,," << CsvField(p.status) << "\n";
       continue;
     }
     const llm::DecodeResult& r = p.result;
     const auto& b = r.breakdown;
-    *csv << fmt::format("{:.4f},{:.6f},{:.4f},{:.4f},{:.6f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},ok\n",
+    *csv << fmt::format("{:.4f},{:.6f},{:.4f},{:.4f},{:.6f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},ok\n",
                         r.baseline_tokens_per_s, r.baseline_step_ms, r.speculative ? r.speculative_tokens_per_s : 0.0,
                         r.speculative ? r.tau : 1.0, r.speculative ? r.cycle_ms : r.baseline_step_ms,
                         r.speculative ? r.speedup : 1.0, b.draft_compute_ms, b.draft_comm_ms, b.verify_compute_ms,
-                        b.verify_comm_ms, b.launch_sync_ms);
+                        b.verify_comm_ms, b.launch_sync_ms, CsvField(p.framework_refusal));
   }
   return csv_text.str();
 }
@@ -287,6 +291,7 @@ std::string SweepJson(const std::vector<VaryAxis>& axes, const std::vector<std::
       row["verify_compute_ms"] = b.verify_compute_ms;
       row["verify_comm_ms"] = b.verify_comm_ms;
       row["launch_sync_ms"] = b.launch_sync_ms;
+      row["framework_refusal"] = p.framework_refusal.empty() ? nlohmann::json() : nlohmann::json(p.framework_refusal);
     }
     rows.push_back(std::move(row));
   }

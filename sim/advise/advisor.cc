@@ -22,6 +22,9 @@ std::string SpecChoice::Label() const {
   switch (method) {
     case config::Speculation::EAGLE3: return fmt::format("EAGLE-3 {}/{}/{}", num_steps, topk, num_draft_tokens);
     case config::Speculation::MTP: return fmt::format("MTP {}/{}/{}", num_steps, topk, num_draft_tokens);
+    case config::Speculation::DRAFT_MODEL:
+      return fmt::format("draft model {}/{}/{}", num_steps, topk, num_draft_tokens);
+    case config::Speculation::NGRAM: return fmt::format("n-gram {}/{}/{}", num_steps, topk, num_draft_tokens);
     default: return "off";
   }
 }
@@ -30,6 +33,8 @@ std::string SpecChoice::Family() const {
   switch (method) {
     case config::Speculation::EAGLE3: return topk == 1 ? "EAGLE-3 chain" : "EAGLE-3 tree";
     case config::Speculation::MTP: return "MTP";
+    case config::Speculation::DRAFT_MODEL: return "draft model";
+    case config::Speculation::NGRAM: return "n-gram";
     default: return "no speculation";
   }
 }

@@ -485,6 +485,16 @@ std::optional<llm::CaptureMode> ToOptionalCapture(int mode) {
 // The source-read decisions: host waits, attention backends, capture bound, speculative defaults.
 void ConvertDecisions(const FrameworkProfile& p, llm::FrameworkProfile* out) {
   out->version = p.version();
+  if (p.has_speculation_methods()) {
+    const config::SpeculationMethods& m = p.speculation_methods();
+    auto& o = out->speculation_methods;
+    o.stated = true;
+    o.draft_model_launch = m.draft_model_launch();
+    o.ngram_launch = m.ngram_launch();
+    o.draft_model_chain_only = m.draft_model_chain_only();
+    o.ngram_verify_padded = !m.has_ngram_verify_padded() || m.ngram_verify_padded();
+    o.source = m.source();
+  }
   for (const config::HostWait& w : p.step_host_waits())
     out->step_host_waits.push_back({w.name(), ToLoopPass(w.after()), ToLoopPass(w.waits_for()), w.source()});
   for (const config::HostWait& w : p.cycle_host_waits())
@@ -690,7 +700,7 @@ std::vector<std::string> FrameworkOverrideProblems(const FrameworkProfile& overr
   std::vector<Problem> problems;
   CheckProfile(overrides, /*partial=*/true, &problems);
   for (const char* field : {"version", "step_host_waits", "cycle_host_waits", "attention_backends", "capture_bound",
-                            "speculative_defaults", "kernel_inventory"}) {
+                            "speculative_defaults", "kernel_inventory", "speculation_methods"}) {
     const pb::FieldDescriptor* f = overrides.GetDescriptor()->FindFieldByName(field);
     const bool set = f->is_repeated() ? overrides.GetReflection()->FieldSize(overrides, f) > 0
                                       : overrides.GetReflection()->HasField(overrides, f);

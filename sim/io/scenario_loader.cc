@@ -58,6 +58,23 @@ void CheckDraftShape(const Speculation& s, ValidationErrors* e) {
            "required for method EAGLE3: the path of the draft head's model file, e.g. "
            "\"models/eagle3-kimi-k2.textproto\"");
   }
+  if (s.method() == Speculation::DRAFT_MODEL && s.draft_model().empty()) {
+    e->Add("speculation.draft_model", "\"\"",
+           "required for method DRAFT_MODEL: the path of the standalone draft's model file, e.g. "
+           "\"models/llama-3.2-1b.textproto\"");
+  }
+  if (s.method() == Speculation::NGRAM && !s.draft_model().empty()) {
+    e->Add("speculation.draft_model", Quoted(s.draft_model()),
+           "must be empty for method NGRAM (the drafts are matched from the sequence's own tokens)");
+  }
+  if (s.method() == Speculation::NGRAM && !s.has_ngram()) {
+    e->Add("speculation.ngram", "(unset)",
+           "required for method NGRAM: match_probability (how often a sequence's recent tokens match earlier ones "
+           "in your workload, per cycle) and host_match_us_per_sequence");
+  }
+  if (s.method() != Speculation::NGRAM && s.has_ngram()) {
+    e->Add("speculation.ngram", "(set)", "only for method NGRAM");
+  }
   if (s.method() == Speculation::MTP && !s.draft_model().empty()) {
     e->Add("speculation.draft_model", Quoted(s.draft_model()),
            "must be empty for method MTP (the draft is the target model's own NEXTN layers); to draft with an "

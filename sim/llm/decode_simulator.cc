@@ -11,9 +11,21 @@
 
 #include "sim/coll/executor.h"
 #include "sim/core/check.h"
+#include "sim/llm/ngram.h"
 #include "sim/llm/speculative_cycle.h"
 
 namespace specsim::llm {
+
+const char* SpeculationMethodName(SpeculationMethod method) {
+  switch (method) {
+    case SpeculationMethod::kNone: return "off";
+    case SpeculationMethod::kEagle3: return "EAGLE-3";
+    case SpeculationMethod::kMtp: return "MTP";
+    case SpeculationMethod::kDraftModel: return "draft model";
+    case SpeculationMethod::kNgram: return "n-gram";
+  }
+  return "?";
+}
 
 const char* PassKindName(PassKind kind) {
   switch (kind) {
@@ -60,6 +72,16 @@ StatusOr<std::unique_ptr<DecodeSimulator>> DecodeSimulator::Create(DecodeSetup s
     if (spec.cycles < 1) return InvalidArgumentError("speculation.cycles must be >= 1");
     if (spec.method == SpeculationMethod::kEagle3 && !setup.draft)
       return InvalidArgumentError("speculation.method EAGLE3 needs speculation.draft_model");
+    if (spec.method == SpeculationMethod::kDraftModel && !setup.draft)
+      return InvalidArgumentError("speculation.method DRAFT_MODEL needs speculation.draft_model");
+    if (spec.method == SpeculationMethod::kNgram) {
+      if (!(spec.ngram_match_probability >= 0 && spec.ngram_match_probability <= 1))
+        return InvalidArgumentError("speculation.ngram.match_probability must be in [0, 1]");
+      if (!(spec.ngram_host_match_us_per_sequence >= 0))
+        return InvalidArgumentError("speculation.ngram.host_match_us_per_sequence must be >= 0");
+      if (!spec.ngram_verify_padded && !spec.proposed_acceptance)
+        return InvalidArgumentError("speculation NGRAM: no acceptance of proposed drafts");
+    }
     if (spec.method == SpeculationMethod::kMtp && setup.target.num_nextn_predict_layers < 1)
       return InvalidArgumentError("speculation.method MTP: model '" + setup.target.name +
                                   "' has no MTP/NEXTN layer (num_nextn_predict_layers = 0)");
@@ -92,6 +114,15 @@ StatusOr<ForwardPass> DecodeSimulator::BuildPass(PassKind kind, int tokens_per_s
       if (setup_.speculation.method == SpeculationMethod::kMtp)
         return BuildMtpDraftPass(setup_.target, setup_.parallel, shape);
       SPECSIM_CHECK(setup_.draft.has_value());
+      SPECSIM_CHECK(setup_.speculation.method != SpeculationMethod::kNgram) << "NGRAM has no draft passes";
+      if (setup_.speculation.method == SpeculationMethod::kDraftModel) {
+        // A standalone draft: its own model, in bf16, over the target's TP group (no expert parallelism),
+        // with its own embedding, LM head and collectives.
+        shape.weight_dtype = compute::DType::kBf16;
+        shape.expert_weight_dtype.reset();
+        shape.weight_formats.reset();
+        return BuildForwardPass(*setup_.draft, ParallelSpec{setup_.parallel.tp, 1}, shape);
+      }
       // EAGLE-3 heads ship in bf16 whatever the target's quantisation.
       shape.weight_dtype = compute::DType::kBf16;
       shape.expert_weight_dtype.reset();
@@ -500,6 +531,7 @@ LoopSpec DecodeSimulator::StepLoop() const {
 LoopSpec DecodeSimulator::CycleLoop(int accepted) const {
   const SpeculationSettings& spec = setup_.speculation;
   const FrameworkProfile* f = setup_.framework ? &*setup_.framework : nullptr;
+  if (spec.method == SpeculationMethod::kNgram) return NgramCycleLoop(accepted);
   LoopSpec loop;
   loop.phases = CyclePhases();
   double host_us = f ? f->spec_cycle_host_us : 0.0;
@@ -517,6 +549,27 @@ LoopSpec DecodeSimulator::CycleLoop(int accepted) const {
   for (int i = 0; i < spec.num_steps - 1; ++i)
     loop.stages.push_back(LoopStage::Pass(PassKind::kDraftStep, spec.topk, kPhaseDraft));
   AppendWaitsAfter(LoopPass::kDraft, kPhaseDraft, kPhaseHost, waits, &host_us, &loop.stages);
+  return loop;
+}
+
+LoopSpec DecodeSimulator::NgramCycleLoop(int accepted) const {
+  const SpeculationSettings& spec = setup_.speculation;
+  const FrameworkProfile* f = setup_.framework ? &*setup_.framework : nullptr;
+  LoopSpec loop;
+  loop.phases = CyclePhases();
+  // The host matches every sequence before it can issue the verify (the drafts are its input).
+  const double match_us = spec.ngram_host_match_us_per_sequence * setup_.batch;
+  if (match_us > 0) loop.stages.push_back(LoopStage::HostWork(match_us, kPhaseHost, "n-gram matching"));
+  const int width = accepted == kNgramNoMatchCycle ? 1 : spec.num_draft_tokens;
+  loop.stages.push_back(LoopStage::Pass(PassKind::kVerify, width, kPhaseVerify));
+  // No draft passes: the profile's waits, whichever pass they name, follow the verify.
+  std::vector<HostWait> waits =
+      WaitsOf(!f || f->sync_each_cycle, f ? f->cycle_host_waits : std::vector<HostWait>{}, LoopPass::kVerify);
+  for (HostWait& w : waits) w.after = w.waits_for = LoopPass::kVerify;
+  double host_us = f ? f->spec_cycle_host_us : 0.0;
+  AppendWaitsAfter(LoopPass::kVerify, kPhaseVerify, kPhaseHost, waits, &host_us, &loop.stages);
+  if (host_us > 0)
+    loop.stages.push_back(LoopStage::HostWork(host_us, kPhaseHost, "host work (scheduling, acceptance)"));
   return loop;
 }
 
@@ -833,9 +886,26 @@ StatusOr<DecodeSimulator::CycleTotals> DecodeSimulator::RunSpeculativeCycles() {
     }
     return draws[accepted] = any;
   };
+  // NGRAM without padding (ngram.h): a cycle where no sequence matched verifies one token.
+  const bool ngram_ragged = spec.method == SpeculationMethod::kNgram && !spec.ngram_verify_padded;
+  std::optional<AcceptanceModel> matched_cycle;  // the cycle's acceptance given some sequence matched
+  double any_match = 1;
+  if (ngram_ragged) {
+    any_match = NgramAnyMatchProbability(spec.ngram_match_probability, setup_.batch);
+    if (any_match > 0) {
+      ASSIGN_OR_RETURN(matched_cycle, NgramCycleAcceptance(*spec.proposed_acceptance,
+                                                           std::min(1.0, spec.ngram_match_probability / any_match)));
+    }
+  }
   for (int c = 0; c < spec.cycles; ++c) {
-    const int accepted = spec.acceptance->Sample(rng);
-    totals.tokens += TokensPerCycle(accepted);
+    int accepted = 0;
+    if (!ngram_ragged) {
+      accepted = spec.acceptance->Sample(rng);
+    } else {
+      const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+      accepted = u < any_match ? matched_cycle->Sample(rng) : kNgramNoMatchCycle;
+    }
+    totals.tokens += TokensPerCycle(std::max(0, accepted));
     const bool agree = fixed && setup_.replay_cycles && !draws_own_host_costs(accepted) && tl.RanksAgree();
     const CycleReplayMemo::Clocks before = CycleReplayMemo::ClocksOf(tl);
     std::optional<SimTime> end = agree ? replay.Replay(accepted, before, &tl, &totals.accounts) : std::nullopt;
@@ -890,7 +960,9 @@ StatusOr<DecodeResult> DecodeSimulator::Run() {
   if (spec.method != SpeculationMethod::kNone) {
     result.speculative = true;
     ASSIGN_OR_RETURN(result.verify, Pass(PassKind::kVerify, spec.num_draft_tokens));
-    ASSIGN_OR_RETURN(result.draft_step, Pass(PassKind::kDraftStep, spec.topk));
+    if (spec.method != SpeculationMethod::kNgram) {
+      ASSIGN_OR_RETURN(result.draft_step, Pass(PassKind::kDraftStep, spec.topk));
+    }
     ASSIGN_OR_RETURN(CycleTotals totals, RunSpeculativeCycles());
     SummariseCycles(std::move(totals), &result);
   }

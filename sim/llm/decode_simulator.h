@@ -27,7 +27,10 @@
 //   draft steps:   num_steps - 1 draft passes over batch x topk tokens
 // The accepted count is drawn from the acceptance model (seeded); tokens per cycle = accepted + 1.
 // Each distinct pass shape is simulated once and reused: cycles differ only in the accepted count.
-// MTP (NEXTN) uses the target's extra layer as the draft (BuildMtpDraftPass).
+// MTP (NEXTN) uses the target's extra layer as the draft (BuildMtpDraftPass); a standalone draft
+// model (DRAFT_MODEL) runs its own full forward passes (BuildForwardPass of the draft, sharded over
+// the target's TP group, with its own collectives). NGRAM has no draft passes: the host matches
+// (ngram.h), then one verify pass.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +55,9 @@
 
 namespace specsim::llm {
 
-enum class SpeculationMethod { kNone, kEagle3, kMtp };
+enum class SpeculationMethod { kNone, kEagle3, kMtp, kDraftModel, kNgram };
+// "off", "EAGLE-3", "MTP", "draft model", "n-gram": for reports.
+const char* SpeculationMethodName(SpeculationMethod method);
 
 struct SpeculationSettings {
   SpeculationMethod method = SpeculationMethod::kNone;
@@ -62,6 +67,14 @@ struct SpeculationSettings {
   std::optional<AcceptanceModel> acceptance;
   std::string acceptance_basis;         // where the acceptance comes from (AcceptanceForShape)
   bool acceptance_approximate = false;  // converted through the tree model (AcceptanceForShape)
+  // NGRAM (ngram.h): `acceptance` is the cycle's (NgramCycleAcceptance), `proposed_acceptance` that
+  // of proposed drafts; the match probability per sequence per cycle; the host's matching time per
+  // sequence per cycle; whether every sequence verifies num_draft_tokens every cycle (SGLang) or an
+  // unmatched one only its own token (vLLM).
+  std::optional<AcceptanceModel> proposed_acceptance;
+  double ngram_match_probability = 0;
+  double ngram_host_match_us_per_sequence = 0;
+  bool ngram_verify_padded = true;
   uint64_t seed = 0;
   int cycles = 1000;
 };
@@ -69,7 +82,7 @@ struct SpeculationSettings {
 struct DecodeSetup {
   const net::Topology* topology = nullptr;  // must outlive the simulator
   ModelSpec target;
-  std::optional<ModelSpec> draft;  // EAGLE-3 head
+  std::optional<ModelSpec> draft;  // EAGLE-3 head, or the standalone draft model (DRAFT_MODEL)
   ParallelSpec parallel;
   std::vector<int> gpus;  // rank -> GPU index; empty: 0..tp-1
   int batch = 1;
@@ -274,6 +287,11 @@ class DecodeSimulator {
   // cycle with `accepted` draft tokens accepted.
   LoopSpec StepLoop() const;
   LoopSpec CycleLoop(int accepted) const;
+  // NGRAM's cycle (ngram.h): the host's matching, one verify (one token wide when `accepted` is
+  // kNgramNoMatchCycle), the waits.
+  LoopSpec NgramCycleLoop(int accepted) const;
+  // The cycle key of a ragged NGRAM cycle in which no sequence matched (vLLM: one token each).
+  static constexpr int kNgramNoMatchCycle = -1;
   // A loop's timeline program: its passes' steps (capture modes applied) and its host side.
   StatusOr<TimelineProgram> BuildLoopProgram(const LoopSpec& loop, bool labels);
   StatusOr<TimelineProgram> BuildStepProgram(bool labels) { return BuildLoopProgram(StepLoop(), labels); }

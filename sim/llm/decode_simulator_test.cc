@@ -210,6 +210,77 @@ TEST(DecodeSimulator, PerfectAcceptanceAndZeroAcceptanceBracketTheSpeedup) {
   EXPECT_LT(none->speedup, 1.0);  // a cycle that yields one token costs more than a decode step
 }
 
+// Issue 41: a standalone draft model at TP 4 is a full forward of its own per draft step, with its
+// own collectives: the embedding's allreduce, 2 per layer (16 layers) and the logits gather = 34,
+// where an EAGLE-3 head has 4 (embedding, one layer's 2, gather). It costs more per step than the
+// head and yields the same tau for the same acceptance.
+TEST(DecodeSimulator, AStandaloneDraftRunsItsOwnCollectivesPerDraftStep) {
+  net::Topology t = Box();
+  DecodeSetup eagle = WithEagle(Llama8B(&t, 4), {0.8, 0.6, 0.5});
+  DecodeSetup standalone = eagle;
+  standalone.draft = testing::Llama32_1B();
+  standalone.speculation.method = SpeculationMethod::kDraftModel;
+  auto e = (*DecodeSimulator::Create(eagle))->Run();
+  auto d = (*DecodeSimulator::Create(standalone))->Run();
+  ASSERT_TRUE(e.ok() && d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->draft_step.collectives, 2 * 16 + 2);
+  EXPECT_EQ(e->draft_step.collectives, 4);
+  EXPECT_GT(d->draft_step.total_ps, e->draft_step.total_ps);
+  EXPECT_GT(d->breakdown.draft_comm_ms, e->breakdown.draft_comm_ms);
+  EXPECT_DOUBLE_EQ(d->tau, e->tau);  // the same sampled acceptance
+  DecodeSetup missing = standalone;
+  missing.draft.reset();
+  EXPECT_FALSE(DecodeSimulator::Create(missing).ok());
+}
+
+// Issue 41: n-gram speculation has no draft passes; its cycle is the host's matching (batch x the
+// per-sequence cost, before the verify it feeds), one verify and the read-back. With match
+// probability 0 every cycle yields one token. A framework that does not pad (vLLM) verifies one
+// token per sequence when nothing matched: the cycle then costs about a decode step, where a
+// padded one (SGLang) still verifies num_draft_tokens.
+TEST(DecodeSimulator, NgramHasNoDraftComputeAndPaysTheHostsMatching) {
+  net::Topology t = Box();
+  DecodeSetup base = WithEagle(Llama8B(&t, 1), {0.8, 0.6, 0.5});
+  base.draft.reset();
+  base.speculation.method = SpeculationMethod::kNgram;
+  base.speculation.proposed_acceptance = base.speculation.acceptance;
+  base.speculation.ngram_match_probability = 1;
+  auto free_match = (*DecodeSimulator::Create(base))->Run();
+  ASSERT_TRUE(free_match.ok()) << free_match.status().ToString();
+  EXPECT_EQ(free_match->breakdown.draft_compute_ms, 0);
+  EXPECT_EQ(free_match->breakdown.draft_comm_ms, 0);
+  EXPECT_EQ(free_match->draft_step.total_ps, 0);
+  DecodeSetup costly = base;
+  costly.batch = 4;
+  costly.speculation.ngram_host_match_us_per_sequence = 250;  // 1 ms of matching per cycle
+  DecodeSetup free4 = base;
+  free4.batch = 4;
+  auto a = (*DecodeSimulator::Create(free4))->Run();
+  auto b = (*DecodeSimulator::Create(costly))->Run();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NEAR(b->cycle_ms - a->cycle_ms, 1.0, 0.05);  // no framework: the host's matching is serial
+  // No match: one token per cycle; padded verifies 4 tokens, unpadded one.
+  DecodeSetup never = base;
+  never.speculation.ngram_match_probability = 0;
+  never.speculation.acceptance = *AcceptanceModel::FromHistogram({1});
+  auto padded = (*DecodeSimulator::Create(never))->Run();
+  never.speculation.ngram_verify_padded = false;
+  auto ragged = (*DecodeSimulator::Create(never))->Run();
+  ASSERT_TRUE(padded.ok() && ragged.ok()) << ragged.status().ToString();
+  EXPECT_DOUBLE_EQ(padded->tau, 1);
+  EXPECT_DOUBLE_EQ(ragged->tau, 1);
+  EXPECT_NEAR(ragged->cycle_ms, ragged->baseline_step_ms, 0.02 * ragged->baseline_step_ms);
+  EXPECT_GT(padded->cycle_ms, ragged->cycle_ms);
+  // Unpadded with matches: tau as the mixture says, 1 + m E[A] (E[A] = 0.8 + 0.48 + 0.24 = 1.52).
+  DecodeSetup half = base;
+  half.speculation.ngram_verify_padded = false;
+  half.speculation.ngram_match_probability = 0.5;
+  half.speculation.cycles = 20000;
+  auto h = (*DecodeSimulator::Create(half))->Run();
+  ASSERT_TRUE(h.ok());
+  EXPECT_NEAR(h->tau, 1 + 0.5 * 1.52, 0.03);
+}
+
 // Issue 10, test 5: with zero jitter the rank timelines equal the symmetric event-engine schedule
 // (the single-rank engine), exactly, for full graphs and eager launches, every pass kind.
 TEST(DecodeSimulator, RankTimelinesEqualTheEventEngineWithoutJitter) {

@@ -149,6 +149,15 @@ struct FrameworkProfile {
   } graph_flags;
   // The source version the profile follows (framework.proto `version`).
   std::string version;
+  // framework.proto SpeculationMethods: DRAFT_MODEL and NGRAM as the framework runs them (stated
+  // false: not stated; the launch texts empty).
+  struct SpeculationMethods {
+    bool stated = false;
+    std::string draft_model_launch, ngram_launch;
+    bool draft_model_chain_only = false;
+    bool ngram_verify_padded = true;
+    std::string source;
+  } speculation_methods;
   // Where the loops wait for the GPU, by name, when sync_each_step / sync_each_cycle hold (empty:
   // one unnamed wait after the decode or the verify pass). The cycle's host work follows its
   // first wait.

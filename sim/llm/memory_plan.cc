@@ -85,6 +85,17 @@ StatusOr<double> AddDraftWeights(const ModelSpec& target, const std::optional<Mo
                                  const ParallelSpec& parallel, const ServingShape& serving, const PassShape& shape,
                                  MemoryPlan* plan) {
   const int tp = parallel.tp;
+  if (draft.has_value() && serving.standalone_draft) {
+    // Both frameworks size the draft's KV cache for as many tokens as the target's (SGLang:
+    // draft_runner_cache_size = the target's max_total_num_tokens; vLLM: one block table for both).
+    ASSIGN_OR_RETURN(ForwardPass d, BuildForwardPass(*draft, ParallelSpec{tp, 1},
+                                                     ShapeFor(serving, serving.draft_weight_dtype, /*target=*/false)));
+    plan->title += " + " + draft->name;
+    plan->lines.push_back({"draft weights", d.weight_bytes_per_gpu,
+                           std::string("standalone draft model, ") + compute::DTypeName(serving.draft_weight_dtype) +
+                               ", TP" + std::to_string(tp)});
+    return KvCacheBytesPerGpu(*draft, ParallelSpec{tp, 1}, serving.kv_dtype, serving.batch, serving.max_context);
+  }
   if (draft.has_value()) {
     ASSIGN_OR_RETURN(ForwardPass d,
                      BuildEagle3DraftPass(*draft, target, ParallelSpec{tp, 1},
@@ -160,7 +171,8 @@ StatusOr<MemoryPlan> PlanMemory(const ModelSpec& target, const std::optional<Mod
   plan.lines.push_back({"KV cache", kv,
                         std::to_string(serving.batch) + " x " + std::to_string(serving.max_context) + " tokens, " +
                             compute::DTypeName(serving.kv_dtype)});
-  if (draft_kv > 0) plan.lines.push_back({"draft KV cache", draft_kv, "one layer"});
+  if (draft_kv > 0)
+    plan.lines.push_back({"draft KV cache", draft_kv, serving.standalone_draft ? "all its layers" : "one layer"});
   plan.lines.push_back(ActivationsLine(pass, target, serving, runtime));
   plan.lines.push_back(CommunicationBuffersLine(comm, parallel));
   plan.lines.push_back({"CUDA graph pool", runtime.cuda_graph_pool_gib * kGiB, ""});

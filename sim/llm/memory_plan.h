@@ -50,6 +50,9 @@ struct ServingShape {
   // they replace weight_dtype and expert_weight_dtype for the target and its MTP layer.
   std::optional<WeightFormats> weight_formats;
   bool mtp_draft = false;  // draft with the target's MTP (NEXTN) layer (no `draft` model then)
+  // `draft` is a standalone draft model (DRAFT_MODEL), not an EAGLE-3 head: its whole weights
+  // sharded over the TP group and a KV cache for all its layers.
+  bool standalone_draft = false;
   int logit_bytes = 2;
 };
 

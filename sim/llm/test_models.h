@@ -20,6 +20,22 @@ inline ModelSpec Llama31_8B() {
   return m;
 }
 
+// Llama-3.2-1B (models/llama-3.2-1b.textproto): the usual standalone draft for Llama-3.1.
+inline ModelSpec Llama32_1B() {
+  ModelSpec m;
+  m.name = "Llama-3.2-1B";
+  m.family = ModelFamily::kLlama;
+  m.num_layers = 16;
+  m.hidden_size = 2048;
+  m.num_attention_heads = 32;
+  m.num_key_value_heads = 8;
+  m.head_dim = 64;
+  m.intermediate_size = 8192;
+  m.vocab_size = 128256;
+  m.tie_word_embeddings = true;
+  return m;
+}
+
 inline ModelSpec Llama31_70B() {
   ModelSpec m = Llama31_8B();
   m.name = "Llama-3.1-70B";

@@ -1,5 +1,7 @@
 #include "sim/scenario/scenario.h"
 
+#include <fmt/format.h>
+
 #include "sim/net/peer_access.h"
 
 #include "sim/calib/calibration_loader.h"
@@ -11,6 +13,7 @@
 #include "sim/io/scenario_loader.h"
 #include "sim/io/textproto.h"
 #include "sim/llm/framework_decisions.h"
+#include "sim/llm/ngram.h"
 #include "sim/io/file_io.h"
 #include "specsim/calibration.pb.h"
 
@@ -221,6 +224,8 @@ Status SetSpeculation(const config::Speculation& sp, const std::string& where, l
   switch (sp.method()) {
     case config::Speculation::EAGLE3: spec.method = llm::SpeculationMethod::kEagle3; break;
     case config::Speculation::MTP: spec.method = llm::SpeculationMethod::kMtp; break;
+    case config::Speculation::DRAFT_MODEL: spec.method = llm::SpeculationMethod::kDraftModel; break;
+    case config::Speculation::NGRAM: spec.method = llm::SpeculationMethod::kNgram; break;
     default: spec.method = llm::SpeculationMethod::kNone; break;
   }
   if (spec.method == llm::SpeculationMethod::kNone) return OkStatus();
@@ -234,9 +239,39 @@ Status SetSpeculation(const config::Speculation& sp, const std::string& where, l
   spec.acceptance = acceptance->model;
   spec.acceptance_basis = acceptance->basis;
   spec.acceptance_approximate = acceptance->approximate;
-  if (spec.method == llm::SpeculationMethod::kEagle3) {
+  if (spec.method == llm::SpeculationMethod::kEagle3 || spec.method == llm::SpeculationMethod::kDraftModel) {
+    if (sp.draft_model().empty())
+      return InvalidArgumentError(where + "speculation.draft_model: required with method " +
+                                  config::Speculation::Method_Name(sp.method()) + " (the draft's model file)");
     ASSIGN_OR_RETURN(llm::ModelSpec draft, io::LoadModelFile(sp.draft_model(), warnings));
+    if (spec.method == llm::SpeculationMethod::kDraftModel) {
+      if (draft.is_eagle3())
+        return InvalidArgumentError(where + "speculation.draft_model = " + sp.draft_model() +
+                                    ": an EAGLE-3 head; DRAFT_MODEL takes a standalone language model (method EAGLE3 "
+                                    "runs heads)");
+      RETURN_IF_ERROR(llm::ValidateForPass(draft, setup->parallel)
+                          .WithPrefix(where + "speculation.draft_model " + sp.draft_model() +
+                                      " (sharded over the target's " + std::to_string(setup->parallel.tp) + " GPUs)"));
+    }
     setup->draft = draft;
+  }
+  if (spec.method == llm::SpeculationMethod::kNgram) {
+    const config::NgramSpeculation& ng = sp.ngram();
+    if (!sp.has_ngram())
+      return InvalidArgumentError(where +
+                                  "speculation.ngram: required with method NGRAM (match_probability: how often a "
+                                  "sequence's recent tokens match earlier ones in your workload; "
+                                  "host_match_us_per_sequence)");
+    spec.proposed_acceptance = spec.acceptance;
+    auto cycle = llm::NgramCycleAcceptance(*spec.acceptance, ng.match_probability());
+    if (!cycle.ok()) return cycle.status().WithPrefix(where);
+    spec.acceptance = *cycle;
+    spec.acceptance_basis = fmt::format("{} for proposed drafts, mixed with no match at match probability {:g}",
+                                        spec.acceptance_basis, ng.match_probability());
+    spec.ngram_match_probability = ng.match_probability();
+    spec.ngram_host_match_us_per_sequence = ng.host_match_us_per_sequence();
+    if (setup->framework && setup->framework->speculation_methods.stated)
+      spec.ngram_verify_padded = setup->framework->speculation_methods.ngram_verify_padded;
   }
   return OkStatus();
 }
@@ -331,6 +366,7 @@ StatusOr<llm::MemoryPlan> PlanScenarioMemory(const LoadedScenario& loaded) {
   shape.activation_dtype = setup.activation_dtype;
   shape.kv_dtype = setup.kv_dtype;
   shape.mtp_draft = setup.speculation.method == llm::SpeculationMethod::kMtp;
+  shape.standalone_draft = setup.speculation.method == llm::SpeculationMethod::kDraftModel;
   llm::CommBufferSpec comm;
   if (setup.allreduce.algorithm == coll::Algorithm::kOneShot || setup.allreduce.algorithm == coll::Algorithm::kTwoShot)
     comm.custom_allreduce_mib = 16;  // vLLM/SGLang's registered in/out buffers (memory_plan.h)

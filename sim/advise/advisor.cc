@@ -48,7 +48,14 @@ std::string Candidate::Label() const {
 SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpec& target, const BoxFacts& box) {
   SearchSpace space;
   space.specs.push_back({config::Speculation::NONE, 0, 1, 1});
-  if (!base.speculation().draft_model().empty()) {
+  const config::Speculation::Method base_method = base.speculation().method();
+  if (base_method == config::Speculation::DRAFT_MODEL && !base.speculation().draft_model().empty()) {
+    // A standalone draft: chains (vLLM's DraftModelProposer drafts chains only; SGLang's
+    // STANDALONE takes trees too, searched only as the base scenario's own shape).
+    for (int s = 1; s <= 6; ++s) space.specs.push_back({config::Speculation::DRAFT_MODEL, s, 1, s + 1});
+  } else if (base_method == config::Speculation::NGRAM) {
+    for (int s = 1; s <= 8; ++s) space.specs.push_back({config::Speculation::NGRAM, s, 1, s + 1});
+  } else if (!base.speculation().draft_model().empty()) {
     for (int s = 1; s <= 5; ++s) space.specs.push_back({config::Speculation::EAGLE3, s, 1, s + 1});
     for (int k : {2, 4})
       for (int s : {2, 3, 4})
@@ -59,8 +66,10 @@ SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpe
     for (int s = 1; s <= 3; ++s) space.specs.push_back({config::Speculation::MTP, s, 1, s + 1});
   // The base scenario's own shape, whose acceptance may be measured (an accept-length histogram).
   const config::Speculation& own = base.speculation();
-  const bool can = (own.method() == config::Speculation::EAGLE3 && !own.draft_model().empty()) ||
-                   (own.method() == config::Speculation::MTP && target.num_nextn_predict_layers > 0);
+  const bool can = ((own.method() == config::Speculation::EAGLE3 || own.method() == config::Speculation::DRAFT_MODEL) &&
+                    !own.draft_model().empty()) ||
+                   (own.method() == config::Speculation::MTP && target.num_nextn_predict_layers > 0) ||
+                   own.method() == config::Speculation::NGRAM;
   if (can && own.num_steps() >= 1 && own.num_draft_tokens() >= 2) {
     const SpecChoice mine{own.method(), own.num_steps(), std::max(1, own.topk()), own.num_draft_tokens()};
     if (std::none_of(space.specs.begin(), space.specs.end(),

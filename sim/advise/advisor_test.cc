@@ -186,6 +186,81 @@ TEST(Advisor, TreeAcceptanceIsConvertedRankedAndAgreesWithSimulate) {
   EXPECT_GT(trees, 0);
 }
 
+// Issue 41: a standalone draft (any model that is not an EAGLE-3 head) is searched as DRAFT_MODEL
+// chains, and n-gram as NGRAM chains, each priced with its own passes; their launch lines come from
+// the profiles' speculation_methods (SGLang STANDALONE / NGRAM, vLLM draft_model / ngram).
+TEST(Advisor, StandaloneDraftAndNgramAreSearchedAndLaunched) {
+  auto load = [](const std::string& path) {
+    auto s = io::LoadScenarioFile(path);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return *s;
+  };
+  config::Scenario draft = load("configs/scenarios/llama-3.1-8b-eagle3-rtxpro6000-4x.textproto");
+  config::Speculation* sp = draft.mutable_speculation();
+  sp->set_method(config::Speculation::DRAFT_MODEL);
+  sp->set_draft_model("models/llama-3.2-1b.textproto");
+  sp->set_num_steps(3);
+  sp->set_topk(1);
+  sp->set_num_draft_tokens(4);
+  sp->clear_accept_length_histogram();
+  sp->add_acceptance_probabilities(0.7);
+  auto loaded = scenario::BuildScenario(draft, "base", {}, "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const BoxFacts box = BoxFactsOf(*loaded->topology, 4, {});
+  SearchSpace space = DefaultSearchSpace(draft, loaded->setup.target, box);
+  int draft_chains = 0;
+  for (const SpecChoice& c : space.specs) {
+    EXPECT_NE(c.method, config::Speculation::EAGLE3) << c.Label();
+    draft_chains += c.method == config::Speculation::DRAFT_MODEL && c.topk == 1;
+  }
+  EXPECT_GE(draft_chains, 5);
+  LaunchContext ctx;
+  ctx.target = loaded->setup.target;
+  ctx.draft = loaded->setup.draft;
+  ctx.model_path = "models/llama-3.1-8b.textproto";
+  ctx.draft_path = "models/llama-3.2-1b.textproto";
+  ctx.tp = 4;
+  ctx.batch = 1;
+  ctx.sglang = *io::LoadFrameworkFile("configs/frameworks/sglang.textproto");
+  ctx.vllm = *io::LoadFrameworkFile("configs/frameworks/vllm.textproto");
+  ctx.box = box;
+  Candidate c{{config::Speculation::DRAFT_MODEL, 4, 1, 5},
+              AllreduceVariants(VariantList::kAdvise)[0],
+              PacingVariants(VariantList::kAdvise)[0],
+              1};
+  const std::string sglang = SglangCommand(ctx, c);
+  for (const char* part :
+       {"--speculative-algorithm STANDALONE", "--speculative-draft-model-path meta-llama/Llama-3.2-1B-Instruct",
+        "--speculative-num-steps 4", "--speculative-num-draft-tokens 5"})
+    EXPECT_NE(sglang.find(part), std::string::npos) << part << " in " << sglang;
+  const std::string vllm = VllmCommand(ctx, c);
+  for (const char* part : {R"("method": "draft_model")", R"("model": "meta-llama/Llama-3.2-1B-Instruct")",
+                           R"("num_speculative_tokens": 4)"})
+    EXPECT_NE(vllm.find(part), std::string::npos) << part << " in " << vllm;
+  c.spec.topk = 2;
+  c.spec.num_draft_tokens = 8;
+  EXPECT_NE(VllmCommand(ctx, c).find("drafts a chain"), std::string::npos);
+  // n-gram: searched from the bundled scenario, advised, launched.
+  config::Scenario ngram = load("configs/scenarios/llama-3.1-8b-ngram-rtxpro6000-4x.textproto");
+  auto nl = scenario::BuildScenario(ngram, "base", {}, "");
+  ASSERT_TRUE(nl.ok()) << nl.status().ToString();
+  SearchSpace ns = DefaultSearchSpace(ngram, nl->setup.target, box);
+  EXPECT_TRUE(std::any_of(ns.specs.begin(), ns.specs.end(),
+                          [](const SpecChoice& x) { return x.method == config::Speculation::NGRAM; }));
+  std::ostringstream progress;
+  auto r = Advise(ngram, ns, AdviseOptions{}, progress);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->ranked.front().candidate.spec.method, config::Speculation::NGRAM);  // 1.4x at half the cycles matched
+  EXPECT_EQ(r->ranked.front().result.breakdown.draft_compute_ms, 0);
+  Candidate n{{config::Speculation::NGRAM, 4, 1, 5},
+              AllreduceVariants(VariantList::kAdvise)[0],
+              PacingVariants(VariantList::kAdvise)[0],
+              1};
+  EXPECT_NE(SglangCommand(ctx, n).find("--speculative-algorithm NGRAM --speculative-num-draft-tokens 5"),
+            std::string::npos);
+  EXPECT_NE(VllmCommand(ctx, n).find(R"("method": "ngram", "num_speculative_tokens": 4)"), std::string::npos);
+}
+
 TEST(Advisor, LaunchCommandsReproduceTheChoice) {
   auto loaded = scenario::BuildScenario(Base(), "base", {}, "");
   ASSERT_TRUE(loaded.ok());

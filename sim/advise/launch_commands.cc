@@ -68,6 +68,37 @@ std::string WithEnvironment(const std::string& extra_env, std::string cmd) {
 
 }  // namespace
 
+// The profile's launch text of a method (framework.proto SpeculationMethods), its placeholders
+// filled; "" when the profile has none.
+std::string MethodLaunch(const std::string& text, const LaunchContext& ctx, const Candidate& c) {
+  std::string out = text;
+  auto fill = [&out](const std::string& key, const std::string& value) {
+    for (size_t at = out.find(key); at != std::string::npos; at = out.find(key, at + value.size()))
+      out.replace(at, key.size(), value);
+  };
+  fill("{draft}", DraftIdOf(ctx));
+  fill("{steps}", std::to_string(c.spec.num_steps));
+  fill("{topk}", std::to_string(c.spec.topk));
+  fill("{tokens}", std::to_string(c.spec.num_draft_tokens));
+  return out;
+}
+
+// The launch text of DRAFT_MODEL / NGRAM under `fw`, or a note that it has none.
+std::string OtherMethodLaunch(const LaunchContext& ctx, const Candidate& c, const llm::FrameworkProfile& fw,
+                              const std::string& name, std::string* notes) {
+  const auto& m = fw.speculation_methods;
+  const std::string& text = c.spec.method == config::Speculation::DRAFT_MODEL ? m.draft_model_launch : m.ngram_launch;
+  if (text.empty()) {
+    *notes +=
+        fmt::format("\n# {} has no {} method in its profile", name, config::Speculation::Method_Name(c.spec.method));
+    return "";
+  }
+  if (c.spec.method == config::Speculation::DRAFT_MODEL && m.draft_model_chain_only && c.spec.topk > 1)
+    *notes += fmt::format("\n# {}'s draft-model proposer drafts a chain: this tree (topk {}) has no {} flag", name,
+                          c.spec.topk, name);
+  return " " + MethodLaunch(text, ctx, c);
+}
+
 std::string SglangCommand(const LaunchContext& ctx, const Candidate& c) {
   std::string cmd = fmt::format("python -m sglang.launch_server --model-path {} --tp-size {}",
                                 IdOf(ctx.target, ctx.model_path), ctx.tp);
@@ -77,9 +108,12 @@ std::string SglangCommand(const LaunchContext& ctx, const Candidate& c) {
   if (c.spec.method == config::Speculation::EAGLE3)
     cmd += fmt::format(" --speculative-algorithm EAGLE3 --speculative-draft-model-path {}", DraftIdOf(ctx));
   if (c.spec.method == config::Speculation::MTP) cmd += " --speculative-algorithm NEXTN";
-  if (c.spec.method != config::Speculation::NONE)
+  std::string method_notes;
+  if (c.spec.method == config::Speculation::EAGLE3 || c.spec.method == config::Speculation::MTP)
     cmd += fmt::format(" --speculative-num-steps {} --speculative-eagle-topk {} --speculative-num-draft-tokens {}",
                        c.spec.num_steps, c.spec.topk, c.spec.num_draft_tokens);
+  if (c.spec.method == config::Speculation::DRAFT_MODEL || c.spec.method == config::Speculation::NGRAM)
+    cmd += OtherMethodLaunch(ctx, c, ctx.sglang, "SGLang", &method_notes);
   // Under speculation SGLang runs at most its default cap of requests unless told (the profile's
   // speculative_defaults).
   const auto& defaults = ctx.sglang.speculative_defaults;
@@ -87,7 +121,8 @@ std::string SglangCommand(const LaunchContext& ctx, const Candidate& c) {
       ctx.batch > defaults.max_running_requests)
     cmd += " " + llm::WithNumber(defaults.max_running_requests_flag, ctx.batch);
   const RuleFlags rules = RuleFlagsOf(ctx, c, ctx.sglang, "SGLang");
-  return WithEnvironment(rules.env, cmd + rules.flags) + rules.notes + Notes(ctx, c, ctx.sglang, "SGLang");
+  return WithEnvironment(rules.env, cmd + rules.flags) + method_notes + rules.notes +
+         Notes(ctx, c, ctx.sglang, "SGLang");
 }
 
 std::string VllmCommand(const LaunchContext& ctx, const Candidate& c) {
@@ -108,6 +143,8 @@ std::string VllmCommand(const LaunchContext& ctx, const Candidate& c) {
   if (c.spec.method == config::Speculation::MTP)
     cmd += fmt::format(R"( --speculative-config '{{"method": "deepseek_mtp", "num_speculative_tokens": {}}}')",
                        c.spec.num_steps);
+  if (c.spec.method == config::Speculation::DRAFT_MODEL || c.spec.method == config::Speculation::NGRAM)
+    cmd += OtherMethodLaunch(ctx, c, ctx.vllm, "vLLM", &notes);
   const RuleFlags rules = RuleFlagsOf(ctx, c, ctx.vllm, "vLLM");
   return WithEnvironment(rules.env, cmd + rules.flags) + notes + rules.notes + Notes(ctx, c, ctx.vllm, "vLLM");
 }

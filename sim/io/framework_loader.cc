@@ -219,8 +219,16 @@ void CheckKernelInventory(const config::KernelInventory& k, std::vector<Problem>
     out->push_back({"kernel_inventory.source", "\"\"", "required: where the inventory was read (code, a profile)"});
 }
 
-// The capture bound and the speculative defaults.
+// The speculation methods, the capture bound and the speculative defaults.
 void CheckBoundsAndDefaults(const FrameworkProfile& p, std::vector<Problem>* out) {
+  if (p.has_speculation_methods()) {
+    const config::SpeculationMethods& m = p.speculation_methods();
+    if (m.source().empty())
+      out->push_back({"speculation_methods.source", "\"\"", "required: where each fact was read (repo, path @commit)"});
+    if (!m.has_ngram_verify_padded() && !m.ngram_launch().empty())
+      out->push_back({"speculation_methods.ngram_verify_padded", "(unset)",
+                      "required with ngram_launch: whether every sequence verifies num_draft_tokens every cycle"});
+  }
   if (p.has_capture_bound()) {
     const config::CaptureBound& c = p.capture_bound();
     if (c.unit() == config::CaptureBound::UNIT_UNSPECIFIED || !config::CaptureBound::Unit_IsValid(c.unit()))

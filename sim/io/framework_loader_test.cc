@@ -407,6 +407,38 @@ TEST(FrameworkParseTest, CustomAllreduceRule) {
       "custom_allreduce.max_world_size_without_full_nvlink = -1: must be in [0, 1024] GPUs"));
 }
 
+// Issue 41: SGLang's profiles state STANDALONE and NGRAM (padded verify), vLLM's draft_model
+// (chains only) and ngram (unpadded); a block needs its source, and ngram_launch needs the padding
+// fact; overrides may not set it.
+TEST(FrameworkParseTest, SpeculationMethodsAreStatedAndChecked) {
+  for (const char* path : {"configs/frameworks/sglang.textproto", "configs/frameworks/sglang-v1.textproto"}) {
+    auto f = LoadFrameworkFile(SourcePath(path));
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    EXPECT_TRUE(f->speculation_methods.stated) << path;
+    EXPECT_TRUE(Contains(f->speculation_methods.draft_model_launch, "STANDALONE")) << path;
+    EXPECT_TRUE(Contains(f->speculation_methods.ngram_launch, "NGRAM")) << path;
+    EXPECT_TRUE(f->speculation_methods.ngram_verify_padded) << path;
+    EXPECT_FALSE(f->speculation_methods.draft_model_chain_only) << path;
+  }
+  for (const char* path : {"configs/frameworks/vllm.textproto", "configs/frameworks/vllm-sync.textproto"}) {
+    auto f = LoadFrameworkFile(SourcePath(path));
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    EXPECT_TRUE(Contains(f->speculation_methods.draft_model_launch, "draft_model")) << path;
+    EXPECT_FALSE(f->speculation_methods.ngram_verify_padded) << path;
+    EXPECT_TRUE(f->speculation_methods.draft_model_chain_only) << path;
+  }
+  const std::string k = kGood;
+  EXPECT_TRUE(Contains(ErrorOf(k + "speculation_methods { ngram_launch: \"x\" ngram_verify_padded: true }"),
+                       "speculation_methods.source"));
+  EXPECT_TRUE(Contains(ErrorOf(k + "speculation_methods { ngram_launch: \"x\" source: \"s\" }"),
+                       "speculation_methods.ngram_verify_padded = (unset)"));
+  config::FrameworkProfile overrides;
+  overrides.mutable_speculation_methods()->set_source("s");
+  const std::vector<std::string> problems = FrameworkOverrideProblems(overrides, "framework_overrides.");
+  EXPECT_TRUE(std::any_of(problems.begin(), problems.end(),
+                          [](const std::string& p) { return Contains(p, "speculation_methods"); }));
+}
+
 TEST(FrameworkParseTest, HostWaitsBackendsBoundsAndDefaultsAreChecked) {
   const std::string k = kGood;
   EXPECT_TRUE(Contains(ErrorOf(Edit(" version: \"v1\"", "")), "f.textproto: version = (unset): required"));

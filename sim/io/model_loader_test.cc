@@ -43,6 +43,7 @@ struct BundledModel {
 
 constexpr BundledModel kModels[] = {
     {"llama-3.1-8b", llm::ModelFamily::kLlama, 32, 4096, true},
+    {"llama-3.2-1b", llm::ModelFamily::kLlama, 16, 2048, true},
     {"llama-3.1-70b", llm::ModelFamily::kLlama, 80, 8192, true},
     {"qwen3-32b", llm::ModelFamily::kQwen3, 64, 5120, true},
     {"qwen3-235b-a22b", llm::ModelFamily::kQwen3Moe, 94, 4096, true},

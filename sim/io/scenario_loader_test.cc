@@ -31,6 +31,7 @@ constexpr const char* kScenarios[] = {
     "configs/scenarios/kimi-k2-mtp-rtxpro6000-8x.textproto",
     "configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto",
     "configs/scenarios/llama-3.1-8b-eagle3-rtxpro6000-4x.textproto",
+    "configs/scenarios/llama-3.1-8b-ngram-rtxpro6000-4x.textproto",
 };
 
 // tau = 1 + sum_k prod_{i<=k} p_i (docs/reference/speculative-decoding.md).

@@ -81,6 +81,24 @@ TEST(MemoryPlanTest, Llama8BFitsOnOneGpuWithEagle3Draft) {
   EXPECT_NE(table.find("fits"), std::string::npos);
 }
 
+// A standalone draft (DRAFT_MODEL) holds its whole weights split over the TP group and a KV cache
+// for every one of its layers with the target's token slots. Llama-3.2-1B at TP2: 1.24e9 parameters
+// (tied embedding: 128256 x 2048 once; 16 layers of 2048 x (2048 + 2 x 512 + 2048) attention and
+// 3 x 2048 x 8192 MLP) x 2 B / 2 ~ 1.24 GB per GPU; KV 16 layers x 2 (K, V) x 4 KV heads x 64 x 2 B
+// = 16 KiB per token per GPU.
+TEST(MemoryPlanTest, AStandaloneDraftHoldsItsWeightsAndAFullKvCache) {
+  ServingShape s;
+  s.batch = 8;
+  s.max_context = 4096;
+  s.max_tokens_per_sequence = 5;
+  s.standalone_draft = true;
+  auto plan = PlanMemory(Llama31_8B(), Llama32_1B(), {2, 1}, s, RtxPro6000());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_NEAR(Line(*plan, "draft weights") / 1.24e9, 1.0, 0.03) << FormatMemoryPlan(*plan);
+  EXPECT_DOUBLE_EQ(Line(*plan, "draft KV cache"), 8.0 * 4096 * 16 * 2 * 4 * 64 * 2);
+  EXPECT_NE(FormatMemoryPlan(*plan).find("all its layers"), std::string::npos);
+}
+
 TEST(MemoryPlanTest, NcclBuffersFollowChannelsAndConnections) {
   ServingShape s;
   s.weight_dtype = DType::kInt4;

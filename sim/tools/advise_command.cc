@@ -109,7 +109,8 @@ StatusOr<config::Scenario> BaseScenario(const AdviseFlags& flags) {
     Status s = io::ApplyOverride(&base, o);
     if (!s.ok()) return s.WithPrefix(o);
   }
-  // A draft named by --draft on a scenario without a speculation method: EAGLE-3, from the chain
+  // A draft named by --draft on a scenario without a speculation method: EAGLE-3 for a head, a
+  // standalone draft (DRAFT_MODEL) for any other model, from the chain
   // 3/1/4 (SGLang's default shape for DeepSeek-V3-architecture models, docs/reference/speculative-decoding.md);
   // the search covers the other shapes. Without a draft: no speculation in the base (the search
   // adds MTP where the target has MTP layers). Either way the base scenario would otherwise have a
@@ -119,7 +120,9 @@ StatusOr<config::Scenario> BaseScenario(const AdviseFlags& flags) {
     if (sp->draft_model().empty()) {
       sp->set_method(config::Speculation::NONE);
     } else {
-      sp->set_method(config::Speculation::EAGLE3);
+      // An EAGLE-3 head runs as EAGLE3; any other model as a standalone draft (DRAFT_MODEL).
+      ASSIGN_OR_RETURN(llm::ModelSpec draft, io::LoadModelFile(sp->draft_model()));
+      sp->set_method(draft.is_eagle3() ? config::Speculation::EAGLE3 : config::Speculation::DRAFT_MODEL);
       if (sp->num_steps() == 0) sp->set_num_steps(3);
       if (sp->topk() == 0) sp->set_topk(1);
       if (sp->num_draft_tokens() == 0) sp->set_num_draft_tokens(4);

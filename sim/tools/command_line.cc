@@ -36,8 +36,8 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
                   "its checkpoint stores unless --set serving.weight_dtype / expert_weight_dtype / weight_source is "
                   "given");
   cmd->add_option("--draft", flags->draft,
-                  "EAGLE-3 draft head: a models/*.textproto or its Hugging Face config.json (replaces "
-                  "speculation.draft_model)");
+                  "draft: an EAGLE-3 head or a standalone draft model (speculation.method DRAFT_MODEL), a "
+                  "models/*.textproto or its Hugging Face config.json (replaces speculation.draft_model)");
   cmd->add_option("--calibration", flags->calibration, "calibration textproto (overrides the scenario's)");
   cmd->add_flag("--json", flags->json, "print JSON");
   cmd->add_flag("--compare-algos", flags->compare_algos,
@@ -136,7 +136,8 @@ void AddAdviseCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--hardware", flags->hardware, "hardware textproto");
   cmd->add_option("--model", flags->model, "model textproto or Hugging Face config.json");
   cmd->add_option("--draft", flags->draft,
-                  "EAGLE-3 draft head: a models/eagle3-*.textproto or its Hugging Face config.json");
+                  "draft: an EAGLE-3 head (models/eagle3-*.textproto) or a standalone draft model (e.g. "
+                  "models/llama-3.2-1b.textproto: searched as DRAFT_MODEL chains), or a Hugging Face config.json");
   CLI::Option* tp = cmd->add_option("--tp", flags->tp, "tensor-parallel degree (default: every GPU)");
   CLI::Option* batch = cmd->add_option("--batch", flags->batch, "concurrent sequences (default 1)");
   CLI::Option* context =

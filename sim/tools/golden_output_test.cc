@@ -100,7 +100,7 @@ TEST(GoldenOutput, CollectiveOpsTransportsAndSubsets) {
 // Every bundled scenario, and the allreduce / capture-mode table of one.
 TEST(GoldenOutput, SimulateEveryBundledScenario) {
   for (const char* s : {"kimi-k2-eagle3-rtxpro6000-8x", "kimi-k2-mtp-rtxpro6000-8x", "llama-3.1-8b-eagle3-h200-2x",
-                        "llama-3.1-8b-eagle3-rtxpro6000-4x"}) {
+                        "llama-3.1-8b-eagle3-rtxpro6000-4x", "llama-3.1-8b-ngram-rtxpro6000-4x"}) {
     SimulateFlags f;
     f.scenario = kSource + "/configs/scenarios/" + s + ".textproto";
     ExpectGolden(std::string("simulate-") + s,

@@ -383,10 +383,10 @@ void PrintThroughputAndBreakdown(const llm::DecodeSetup& st, const llm::DecodeRe
                      r.baseline_tokens_per_s, 1.0, "1.00x");
   if (r.speculative) {
     const auto& sp = st.speculation;
-    out << fmt::format("  {:<26} {:>12.3f} {:>10.1f} {:>6.2f} {:>7.2f}x\n",
-                       fmt::format("{} {}/{}/{}", llm::SpeculationMethodName(sp.method),
-                                   sp.num_steps, sp.topk, sp.num_draft_tokens),
-                       r.cycle_ms, r.speculative_tokens_per_s, r.tau, r.speedup);
+    out << fmt::format(
+        "  {:<26} {:>12.3f} {:>10.1f} {:>6.2f} {:>7.2f}x\n",
+        fmt::format("{} {}/{}/{}", llm::SpeculationMethodName(sp.method), sp.num_steps, sp.topk, sp.num_draft_tokens),
+        r.cycle_ms, r.speculative_tokens_per_s, r.tau, r.speedup);
     out << fmt::format("#   (speculative: mean cycle over {} sampled cycles; tau expected {:.3f})\n", r.cycles,
                        r.tau_expected);
     out << fmt::format("#   acceptance: {}{}\n", sp.acceptance_basis,

@@ -221,6 +221,22 @@ void CheckKernelInventory(const config::KernelInventory& k, std::vector<Problem>
 
 // The speculation methods, the capture bound and the speculative defaults.
 void CheckBoundsAndDefaults(const FrameworkProfile& p, std::vector<Problem>* out) {
+  if (p.has_graph_pool()) {
+    const config::GraphPool& g = p.graph_pool();
+    const pb::EnumDescriptor* outputs = config::GraphPool::Outputs_descriptor();
+    const pb::EnumDescriptor* output = config::GraphPool::Output_descriptor();
+    if (g.outputs() == config::GraphPool::OUTPUTS_UNSPECIFIED || !config::GraphPool::Outputs_IsValid(g.outputs()))
+      out->push_back({"graph_pool.outputs", EnumValueName(outputs, g.outputs()),
+                      "must be set, one of " + AllowedEnumValues(outputs)});
+    if (g.output() == config::GraphPool::OUTPUT_UNSPECIFIED || !config::GraphPool::Output_IsValid(g.output()))
+      out->push_back(
+          {"graph_pool.output", EnumValueName(output, g.output()), "must be set, one of " + AllowedEnumValues(output)});
+    for (int i = 0; i < g.small_sizes_size(); ++i)
+      if (g.small_sizes(i) < 1)
+        out->push_back(
+            {fmt::format("graph_pool.small_sizes[{}]", i), std::to_string(g.small_sizes(i)), "must be >= 1"});
+    if (g.source().empty()) out->push_back({"graph_pool.source", "\"\"", "required: where it was read"});
+  }
   if (p.has_speculation_methods()) {
     const config::SpeculationMethods& m = p.speculation_methods();
     if (m.source().empty())
@@ -493,6 +509,21 @@ std::optional<llm::CaptureMode> ToOptionalCapture(int mode) {
 // The source-read decisions: host waits, attention backends, capture bound, speculative defaults.
 void ConvertDecisions(const FrameworkProfile& p, llm::FrameworkProfile* out) {
   out->version = p.version();
+  if (p.has_graph_pool()) {
+    const config::GraphPool& g = p.graph_pool();
+    auto& o = out->graph_pool;
+    o.stated = true;
+    using O = llm::FrameworkProfile::GraphPool;
+    o.outputs = g.outputs() == config::GraphPool::KEPT_PER_SIZE       ? O::Outputs::kKeptPerSize
+                : g.outputs() == config::GraphPool::ONE_SHARED_BUFFER ? O::Outputs::kOneSharedBuffer
+                                                                      : O::Outputs::kNotKept;
+    o.output = g.output() == config::GraphPool::LOGITS_FP32   ? O::Output::kLogitsFp32
+               : g.output() == config::GraphPool::LOGITS_BF16 ? O::Output::kLogitsBf16
+                                                              : O::Output::kHiddenBf16;
+    o.small_sizes.assign(g.small_sizes().begin(), g.small_sizes().end());
+    o.step = g.has_step() ? g.step() : 8;
+    o.source = g.source();
+  }
   if (p.has_speculation_methods()) {
     const config::SpeculationMethods& m = p.speculation_methods();
     auto& o = out->speculation_methods;
@@ -708,7 +739,7 @@ std::vector<std::string> FrameworkOverrideProblems(const FrameworkProfile& overr
   std::vector<Problem> problems;
   CheckProfile(overrides, /*partial=*/true, &problems);
   for (const char* field : {"version", "step_host_waits", "cycle_host_waits", "attention_backends", "capture_bound",
-                            "speculative_defaults", "kernel_inventory", "speculation_methods"}) {
+                            "speculative_defaults", "kernel_inventory", "speculation_methods", "graph_pool"}) {
     const pb::FieldDescriptor* f = overrides.GetDescriptor()->FindFieldByName(field);
     const bool set = f->is_repeated() ? overrides.GetReflection()->FieldSize(overrides, f) > 0
                                       : overrides.GetReflection()->HasField(overrides, f);

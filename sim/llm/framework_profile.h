@@ -158,6 +158,15 @@ struct FrameworkProfile {
     bool ngram_verify_padded = true;
     std::string source;
   } speculation_methods;
+  // framework.proto GraphPool: what the CUDA-graph pool keeps and the capture list's formula.
+  struct GraphPool {
+    bool stated = false;
+    enum class Outputs { kKeptPerSize, kOneSharedBuffer, kNotKept } outputs = Outputs::kNotKept;
+    enum class Output { kLogitsFp32, kLogitsBf16, kHiddenBf16 } output = Output::kHiddenBf16;
+    std::vector<int> small_sizes;
+    int step = 8;
+    std::string source;
+  } graph_pool;
   // Where the loops wait for the GPU, by name, when sync_each_step / sync_each_cycle hold (empty:
   // one unnamed wait after the decode or the verify pass). The cycle's host work follows its
   // first wait.

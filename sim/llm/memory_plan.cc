@@ -1,5 +1,7 @@
 #include "sim/llm/memory_plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -175,7 +177,24 @@ StatusOr<MemoryPlan> PlanMemory(const ModelSpec& target, const std::optional<Mod
     plan.lines.push_back({"draft KV cache", draft_kv, serving.standalone_draft ? "all its layers" : "one layer"});
   plan.lines.push_back(ActivationsLine(pass, target, serving, runtime));
   plan.lines.push_back(CommunicationBuffersLine(comm, parallel));
-  plan.lines.push_back({"CUDA graph pool", runtime.cuda_graph_pool_gib * kGiB, ""});
+  if (runtime.graph_pool) {
+    // The largest captured graph's pass: its tokens as one batch of single tokens (the pool's
+    // intermediates depend on the tokens, not on how they split into sequences).
+    int64_t largest = 1;
+    for (int64_t t : runtime.graph_pool->captured_tokens) largest = std::max(largest, t);
+    PassShape big = shape;
+    big.batch = static_cast<int>(std::min<int64_t>(largest, 1 << 24));
+    big.tokens_per_sequence = 1;
+    ASSIGN_OR_RETURN(ForwardPass graph, BuildForwardPass(target, parallel, big));
+    const GraphPoolBytes g = CudaGraphPool(graph, target, *runtime.graph_pool);
+    plan.lines.push_back({"CUDA graph pool", g.total(),
+                          fmt::format("{} graphs up to {} tokens: workspace {:.0f} + intermediates {:.0f} + outputs "
+                                      "{:.0f} + slack {:.0f} MiB",
+                                      runtime.graph_pool->captured_tokens.size(), largest, g.workspace / kMiB,
+                                      g.intermediates / kMiB, g.outputs / kMiB, g.allocator_slack / kMiB)});
+  } else {
+    plan.lines.push_back({"CUDA graph pool", 0, "no CUDA graphs"});
+  }
   plan.lines.push_back({"runtime reserve", runtime.runtime_reserve_gib * kGiB, "CUDA context, allocator slack"});
 
   for (const MemoryLine& l : plan.lines) plan.total_bytes += l.bytes;

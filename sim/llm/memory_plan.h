@@ -32,6 +32,7 @@
 #include "sim/compute/kernel.h"
 #include "sim/core/status.h"
 #include "sim/llm/forward_pass.h"
+#include "sim/llm/graph_pool.h"
 #include "sim/llm/model.h"
 #include "sim/net/topology.h"
 
@@ -90,8 +91,9 @@ struct RuntimeMemorySpec {
   // Attention and GEMM workspaces: vLLM's FlashInfer workspace buffer (256 MiB) + cuBLAS workspace
   // (32 MiB on Hopper per the cuBLAS documentation).
   double workspace_mib = 288;
-  // CUDA-graph memory pool: SGLang's capture log typically reports 0.3-2 GB for decode graphs.
-  double cuda_graph_pool_gib = 1.0;
+  // The CUDA-graph memory pool (graph_pool.h: the cuBLAS workspace of the capture stream, the
+  // largest graph's intermediates, the outputs kept, one allocator segment); nullopt: no graphs.
+  std::optional<GraphPoolSpec> graph_pool;
   // CUDA context (with lazy module loading ~0.3-0.6 GiB as nvidia-smi shows for an idle PyTorch
   // process), library kernels, allocator fragmentation slack.
   double runtime_reserve_gib = 1.0;

@@ -13,6 +13,7 @@
 #include "sim/io/scenario_loader.h"
 #include "sim/io/textproto.h"
 #include "sim/llm/framework_decisions.h"
+#include "sim/llm/graph_pool.h"
 #include "sim/llm/ngram.h"
 #include "sim/io/file_io.h"
 #include "specsim/calibration.pb.h"
@@ -352,6 +353,52 @@ StatusOr<LoadedScenario> BuildScenario(config::Scenario scenario, const std::str
   return loaded;
 }
 
+namespace {
+
+// The CUDA-graph pool the scenario's framework fills (llm/graph_pool.h): its capture list up to its
+// bound and what it keeps, or graphs at the served batch only without a stated pool; none when
+// every phase runs eagerly.
+llm::RuntimeMemorySpec RuntimeMemoryOf(const llm::DecodeSetup& setup, const net::GpuSpec& gpu) {
+  llm::RuntimeMemorySpec runtime;
+  const bool speculative = setup.speculation.method != llm::SpeculationMethod::kNone;
+  const int per_sequence = speculative ? setup.speculation.num_draft_tokens : 1;
+  bool graphs = setup.cuda_graphs;
+  if (setup.framework) {
+    const llm::PhaseCapture& c = setup.framework->capture;
+    graphs = (speculative ? c.verify : c.decode) != llm::CaptureMode::kEager;
+  }
+  if (!graphs) return runtime;
+  llm::GraphPoolSpec pool;
+  pool.library_workspace_bytes = llm::CublasWorkspaceBytes(gpu.arch);
+  pool.captured_tokens = {static_cast<int64_t>(setup.batch) * per_sequence};
+  if (setup.framework && setup.framework->graph_pool.stated && setup.framework->capture_bound.stated) {
+    const auto& g = setup.framework->graph_pool;
+    const auto& bound = setup.framework->capture_bound;
+    int largest = bound.MaxFor(setup.parallel.tp);
+    // The request pool cuts the list (SGLang cuda_graph_runner.py @21514ff get_batch_sizes_to_capture:
+    // capture_bs <= req_to_token_pool.size), which under speculation holds the request cap unless
+    // the launch line raises it to the batch (advise's does).
+    const auto& defaults = setup.framework->speculative_defaults;
+    if (!bound.tokens && speculative && defaults.stated && defaults.max_running_requests > 0)
+      largest = std::min(largest, std::max(setup.batch, defaults.max_running_requests));
+    pool.captured_tokens.clear();
+    for (int64_t size : llm::CaptureSizes(g.small_sizes, g.step, largest))
+      pool.captured_tokens.push_back(bound.tokens ? size : size * per_sequence);
+    using O = llm::FrameworkProfile::GraphPool;
+    pool.outputs = g.outputs == O::Outputs::kKeptPerSize       ? llm::GraphPoolSpec::Outputs::kKeptPerSize
+                   : g.outputs == O::Outputs::kOneSharedBuffer ? llm::GraphPoolSpec::Outputs::kOneSharedBuffer
+                                                               : llm::GraphPoolSpec::Outputs::kNotKept;
+    const double vocab = setup.target.vocab_size;
+    pool.output_bytes_per_token = g.output == O::Output::kLogitsFp32   ? vocab * 4
+                                  : g.output == O::Output::kLogitsBf16 ? vocab * 2
+                                                                       : setup.target.hidden_size * 2.0;
+  }
+  runtime.graph_pool = pool;
+  return runtime;
+}
+
+}  // namespace
+
 StatusOr<llm::MemoryPlan> PlanScenarioMemory(const LoadedScenario& loaded) {
   const llm::DecodeSetup& setup = loaded.setup;
   llm::ServingShape shape;
@@ -370,8 +417,11 @@ StatusOr<llm::MemoryPlan> PlanScenarioMemory(const LoadedScenario& loaded) {
   llm::CommBufferSpec comm;
   if (setup.allreduce.algorithm == coll::Algorithm::kOneShot || setup.allreduce.algorithm == coll::Algorithm::kTwoShot)
     comm.custom_allreduce_mib = 16;  // vLLM/SGLang's registered in/out buffers (memory_plan.h)
+  // NCCL's buffers follow the channels a scenario forces (NCCL_MIN/MAX_NCHANNELS).
+  if (loaded.scenario.communication().channels() > 0) comm.nccl_channels = loaded.scenario.communication().channels();
   const int first_gpu = setup.gpus.empty() ? 0 : setup.gpus[0];
-  return llm::PlanMemory(setup.target, setup.draft, setup.parallel, shape, setup.topology->gpu_spec(first_gpu), comm);
+  const net::GpuSpec& gpu = setup.topology->gpu_spec(first_gpu);
+  return llm::PlanMemory(setup.target, setup.draft, setup.parallel, shape, gpu, comm, RuntimeMemoryOf(setup, gpu));
 }
 
 StatusOr<Evaluation> Evaluate(const LoadedScenario& loaded) {

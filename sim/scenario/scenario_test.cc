@@ -271,3 +271,40 @@ TEST(WeightSource, MtpLayerOfAnImportedConfig) {
 
 }  // namespace
 }  // namespace specsim::scenario
+
+namespace specsim::scenario {
+namespace {
+
+// Issue 41 item 4: memory as the frameworks allocate it. NCCL's buffers follow the channels a
+// scenario forces (fewer channels, less memory); the CUDA-graph pool follows the framework's capture
+// list and what it keeps: SGLang's older runner one fp32 logits buffer per captured size, its
+// current runner one shared buffer, vLLM none (its graphs end at the hidden states); no graphs, no
+// pool.
+TEST(PlanScenarioMemory, ChannelsAndTheGraphPoolFollowTheFramework) {
+  const std::string kimi = "configs/scenarios/kimi-k2-eagle3-rtxpro6000-8x.textproto";
+  auto line = [&](const std::vector<std::string>& set, const std::string& name) {
+    auto loaded = LoadScenario(kimi, set, "");
+    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+    auto plan = PlanScenarioMemory(*loaded);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    for (const llm::MemoryLine& l : plan->lines)
+      if (l.name == name) return l.bytes;
+    ADD_FAILURE() << name;
+    return 0.0;
+  };
+  const double one = line({"communication.channels=1"}, "communication buffers");
+  const double eight = line({"communication.channels=8"}, "communication buffers");
+  EXPECT_DOUBLE_EQ(eight, 8 * one);
+  const double current = line({}, "CUDA graph pool");
+  const double v1 = line({"framework=configs/frameworks/sglang-v1.textproto"}, "CUDA graph pool");
+  const double vllm = line({"framework=configs/frameworks/vllm.textproto"}, "CUDA graph pool");
+  EXPECT_GT(v1, current);    // every size's logits vs one shared buffer
+  EXPECT_GT(current, vllm);  // logits kept vs none
+  // SGLang's shared buffer at batch 1 under speculation: the request cap (48) x 4 draft tokens rows
+  // of Kimi-K2's 163840 fp32 logits = 120 MiB of the pool.
+  EXPECT_GT(current, 120.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(line({"serving.cuda_graphs=false"}, "CUDA graph pool"), 0);
+}
+
+}  // namespace
+}  // namespace specsim::scenario

@@ -68,7 +68,13 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--x", flags->x, "the varied field on the SVG's x axis (default: the first --vary)");
   cmd->add_option("--threads", flags->threads, "worker threads (default: all cores)");
   cmd->add_flag("!--no-progress", flags->progress, "no progress bar on stderr (it shows only on a terminal)");
-  cmd->add_flag("--yes", flags->yes, "run more than 10000 points (at most 1000000, --yes or not)");
+  cmd->add_flag("--yes", flags->yes, "run more than 10000 points (at most 1000000 per process, --yes or not)");
+  cmd->add_option("--shard", flags->shard,
+                  "I/N: run block I of N (0 <= I < N) of the points, in their fixed order, for a job array; "
+                  "join the shards' CSVs with --merge");
+  cmd->add_option("--merge", flags->merge,
+                  "shard CSVs (from --shard) to check and join into the unsharded sweep's CSV (with --out)")
+      ->expected(1, -1);
   cmd->callback([flags, exit_code] {
     // A progress bar redraws its line with '\r': only on a terminal, never into a log.
     flags->progress = flags->progress && ::isatty(STDERR_FILENO);

@@ -72,6 +72,67 @@ std::vector<std::vector<std::string>> CrossProduct(const std::vector<VaryAxis>& 
 
 namespace {
 
+// The dimensions of the cross product: an ungrouped axis, or a group's axes together, in order of
+// first appearance; each with its length (the shortest list of a group).
+std::vector<std::pair<std::vector<size_t>, size_t>> Dimensions(const std::vector<VaryAxis>& axes) {
+  std::vector<std::pair<std::vector<size_t>, size_t>> dims;
+  std::map<int, size_t> dim_of_group;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    if (axes[a].group >= 0 && dim_of_group.count(axes[a].group)) {
+      auto& d = dims[dim_of_group[axes[a].group]];
+      d.first.push_back(a);
+      d.second = std::min(d.second, axes[a].values.size());
+      continue;
+    }
+    if (axes[a].group >= 0) dim_of_group[axes[a].group] = dims.size();
+    dims.push_back({{a}, axes[a].values.size()});
+  }
+  return dims;
+}
+
+}  // namespace
+
+int64_t CrossProductSize(const std::vector<VaryAxis>& axes) {
+  int64_t n = 1;
+  for (const auto& d : Dimensions(axes)) {
+    n *= static_cast<int64_t>(d.second);
+    if (n > int64_t{1} << 50) return n;  // far past any limit; no overflow
+  }
+  return n;
+}
+
+std::vector<std::string> CrossProductPoint(const std::vector<VaryAxis>& axes, int64_t i) {
+  std::vector<std::string> point(axes.size());
+  const auto dims = Dimensions(axes);
+  for (size_t d = dims.size(); d-- > 0;) {  // the last dimension varies fastest
+    const int64_t n = static_cast<int64_t>(dims[d].second);
+    const size_t v = static_cast<size_t>(i % n);
+    i /= n;
+    for (size_t a : dims[d].first) point[a] = axes[a].values[v];
+  }
+  return point;
+}
+
+StatusOr<SweepShard> ParseShard(const std::string& text) {
+  const size_t slash = text.find('/');
+  SweepShard s;
+  try {
+    size_t used_i = 0, used_n = 0;
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    s.index = std::stoll(text.substr(0, slash), &used_i);
+    s.count = std::stoll(text.substr(slash + 1), &used_n);
+    if (used_i != slash || used_n != text.size() - slash - 1) throw std::invalid_argument("trailing");
+  } catch (const std::exception&) {
+    return InvalidArgumentError("--shard '" + text + "': expected I/N (block I of N, 0 <= I < N), e.g. 3/16");
+  }
+  if (s.count < 1 || s.index < 0 || s.index >= s.count)
+    return InvalidArgumentError(
+        fmt::format("--shard {}: needs 0 <= I < N (blocks are numbered from 0, as a job array's index)", text));
+  return s;
+}
+
+namespace {
+
 struct PointResult {
   std::string status = "ok";  // ok, does-not-fit, error: ...
   llm::DecodeResult result;
@@ -151,7 +212,7 @@ std::vector<std::string> DimensionOverrides(const std::vector<VaryAxis>& axes, s
 // The --vary / --vary-together axes, checked: each field once, the point count (past the threshold:
 // --yes), and every value settable (a field path or value the scenario cannot take stops the sweep
 // before it starts; a combination the scenario's checks refuse becomes a row with its reason).
-StatusOr<std::vector<VaryAxis>> SweepAxes(const SweepFlags& flags) {
+StatusOr<std::vector<VaryAxis>> SweepAxes(const SweepFlags& flags, int64_t shards) {
   if (flags.vary.empty() && flags.vary_together.empty())
     return InvalidArgumentError("give at least one --vary field.path=v1,v2,... (or --vary-together)");
   std::vector<VaryAxis> axes;
@@ -163,27 +224,25 @@ StatusOr<std::vector<VaryAxis>> SweepAxes(const SweepFlags& flags) {
   for (size_t g = 0; g < flags.vary_together.size(); ++g)
     RETURN_IF_ERROR(AddGroup(flags.vary_together[g], static_cast<int>(g), &axes));
   // The number of points, before anything is built: a cross product past the threshold needs --yes.
+  // With --shard the limits are this process's: its block of the points.
   {
-    int64_t n = 1;
-    std::set<int> groups_counted;
-    for (const VaryAxis& a : axes) {
-      if (a.group >= 0 && !groups_counted.insert(a.group).second) continue;  // a group is one dimension
-      n *= static_cast<int64_t>(a.values.size());
-      if (n > int64_t{1} << 40) break;  // no overflow; far past the threshold anyway
-    }
+    const int64_t total = CrossProductSize(axes);
+    const int64_t n = (total + shards - 1) / shards;
+    const std::string what = shards > 1 ? fmt::format("{} points in this shard's block (of {})", n, total)
+                                        : fmt::format("{} points (the product of the --vary lists)", n);
     // Each point's row and result are held until the table is written (a few hundred bytes to a few
     // kB a point): past kSweepPointsMax the sweep would hold gigabytes (10^8 points held 5.4 GB
     // after 30 s), --yes or not.
     if (n > kSweepPointsMax)
-      return InvalidArgumentError(
-          fmt::format("{} points (the product of the --vary lists) is more than {}, the most one sweep runs: split the "
-                      "sweep (a --set per part) or shorten the lists",
-                      n, kSweepPointsMax));
+      return InvalidArgumentError(fmt::format(
+          "{} is more than {}, the most one sweep process runs: shard it (--shard I/N with N >= {}) or shorten the "
+          "lists",
+          what, kSweepPointsMax, (total + kSweepPointsMax - 1) / kSweepPointsMax));
     if (n > kSweepPointsWithoutYes && !flags.yes)
       return InvalidArgumentError(fmt::format(
-          "{} points (the product of the --vary lists) is more than {} without --yes: each point simulates the "
-          "scenario once (milliseconds to a second each); pass --yes to run them all",
-          n, kSweepPointsWithoutYes));
+          "{} is more than {} without --yes: each point simulates the scenario once (milliseconds to a second "
+          "each); pass --yes to run them all",
+          what, kSweepPointsWithoutYes));
   }
   // A calibration given by flag is every point's: a bad one is the sweep's error, not each row's.
   if (!flags.calibration.empty()) RETURN_IF_ERROR(calib::LoadCalibration(flags.calibration).status());
@@ -214,7 +273,7 @@ std::vector<PointResult> SimulatePoints(const SweepFlags& flags, const std::vect
   double last_report = -1;
   // At most ten updates a second, and the final one.
   auto report = [&](bool final) {
-    if (!flags.progress) return;
+    if (!flags.progress || points.empty()) return;
     std::lock_guard<std::mutex> lock(progress_mu);
     const size_t d = done.load();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -334,6 +393,94 @@ SvgPlot SweepPlot(const std::vector<VaryAxis>& axes, int x_axis, const std::vect
   return plot;
 }
 
+// What makes two shards parts of one sweep: the scenario, calibration, fixed and varied fields
+// (FNV-1a over their text), as 16 hex digits.
+std::string SweepFingerprint(const SweepFlags& flags, const std::vector<VaryAxis>& axes) {
+  uint64_t h = 1469598103934665603ull;
+  auto add = [&h](const std::string& text) {
+    for (unsigned char c : text + '\x1f') {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+  };
+  add(flags.scenario);
+  add(flags.calibration);
+  for (const std::string& x : flags.set) add("set " + x);
+  for (const VaryAxis& a : axes) {
+    add(fmt::format("axis {} group {}", a.field, a.group));
+    for (const std::string& v : a.values) add(v);
+  }
+  return fmt::format("{:016x}", h);
+}
+
+// The first of N blocks' points: block I holds [I * P / N, (I + 1) * P / N).
+int64_t BlockStart(int64_t index, int64_t count, int64_t total) {
+  return static_cast<int64_t>(static_cast<__int128>(index) * total / count);
+}
+
+constexpr const char* kShardLine = "# specsim sweep shard {}/{}: points {}..{} of {}, sweep {}\n";
+
+// --merge: the shards read, checked (one sweep, every block once, each block's rows) and joined
+// into the unsharded sweep's CSV.
+StatusOr<std::string> MergeShards(const std::vector<std::string>& paths) {
+  struct Shard {
+    std::string path;
+    long long index = 0, count = 0, first = 0, end = 0, total = 0;
+    std::string fingerprint, header, rows;
+    int64_t row_count = 0;
+  };
+  std::vector<Shard> shards;
+  for (const std::string& path : paths) {
+    std::ifstream in(path);
+    if (!in) return NotFoundError("--merge " + path + ": cannot be read");
+    Shard sh;
+    sh.path = path;
+    std::string line;
+    char fp[17] = {0};
+    if (!std::getline(in, line) ||
+        std::sscanf(line.c_str(), "# specsim sweep shard %lld/%lld: points %lld..%lld of %lld, sweep %16s", &sh.index,
+                    &sh.count, &sh.first, &sh.end, &sh.total, fp) != 6)
+      return InvalidArgumentError("--merge " + path +
+                                  ": not a sweep shard (its first line must be '# specsim sweep shard I/N: ...', "
+                                  "as `specsim sweep --shard I/N` writes it)");
+    sh.fingerprint = fp;
+    if (!std::getline(in, sh.header)) return InvalidArgumentError("--merge " + path + ": no CSV header");
+    while (std::getline(in, line)) {
+      sh.rows += line + "\n";
+      ++sh.row_count;
+    }
+    shards.push_back(std::move(sh));
+  }
+  if (shards.empty()) return InvalidArgumentError("--merge: no shard files given");
+  const Shard& ref = shards.front();
+  for (const Shard& sh : shards) {
+    if (sh.fingerprint != ref.fingerprint || sh.count != ref.count || sh.total != ref.total || sh.header != ref.header)
+      return InvalidArgumentError(fmt::format(
+          "--merge {}: from another sweep than {} (sweep {} with {} shards of {} points vs sweep {} with {} of {})",
+          sh.path, ref.path, sh.fingerprint, sh.count, sh.total, ref.fingerprint, ref.count, ref.total));
+    const int64_t first = BlockStart(sh.index, sh.count, sh.total), end = BlockStart(sh.index + 1, sh.count, sh.total);
+    if (sh.index < 0 || sh.index >= sh.count || sh.first != first || sh.end != end || sh.row_count != end - first)
+      return InvalidArgumentError(
+          fmt::format("--merge {}: shard {}/{} should hold points {}..{} ({} rows); it says "
+                      "{}..{} and has {} rows (cut short?)",
+                      sh.path, sh.index, sh.count, first, end, end - first, sh.first, sh.end, sh.row_count));
+  }
+  std::sort(shards.begin(), shards.end(), [](const Shard& a, const Shard& b) { return a.index < b.index; });
+  std::string missing, twice;
+  for (long long i = 0, k = 0; i < ref.count; ++i) {
+    int seen = 0;
+    while (k < static_cast<long long>(shards.size()) && shards[k].index == i) ++seen, ++k;
+    if (seen == 0) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", i);
+    if (seen > 1) twice += fmt::format("{}{}", twice.empty() ? "" : ", ", i);
+  }
+  if (!twice.empty()) return InvalidArgumentError("--merge: shard(s) " + twice + " given more than once");
+  if (!missing.empty())
+    return InvalidArgumentError(fmt::format("--merge: shard(s) {} of {} missing", missing, ref.count));
+  std::string csv = ref.header + "\n";
+  for (const Shard& sh : shards) csv += sh.rows;
+  return csv;
+}
+
 }  // namespace
 
 int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
@@ -341,7 +488,33 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
     err << "specsim sweep: " << s.message() << "\n";
     return 2;
   };
-  auto axes_or = SweepAxes(flags);
+  auto write = [&](const std::string& text) {
+    if (flags.out.empty()) {
+      out << text;
+    } else if (Status w = io::WriteFileAtomically(flags.out, text); !w.ok()) {
+      err << "specsim sweep: --out " << w.message() << "\n";
+      return io::kWriteFailedExitCode;
+    }
+    return 0;
+  };
+  if (!flags.merge.empty()) {
+    if (!flags.vary.empty() || !flags.vary_together.empty() || !flags.shard.empty() || !flags.svg.empty() || flags.json)
+      return fail(InvalidArgumentError(
+          "--merge takes shard CSVs and --out only (the sweep's fields are in the shards; --json, --svg and --shard "
+          "are for a sweep that runs)"));
+    auto merged = MergeShards(flags.merge);
+    if (!merged.ok()) return fail(merged.status());
+    return write(*merged);
+  }
+  SweepShard shard;
+  if (!flags.shard.empty()) {
+    auto parsed = ParseShard(flags.shard);
+    if (!parsed.ok()) return fail(parsed.status());
+    shard = *parsed;
+    if (flags.json || !flags.svg.empty())
+      return fail(InvalidArgumentError("--shard writes CSV for --merge: --json and --svg are for the merged sweep"));
+  }
+  auto axes_or = SweepAxes(flags, shard.count);
   if (!axes_or.ok()) return fail(axes_or.status());
   const std::vector<VaryAxis>& axes = *axes_or;
   // A --set of a varied field would be overridden at every point (the varied value wins): refused.
@@ -369,8 +542,17 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
     x_axis = static_cast<int>(it - axes.begin());
   }
 
-  const auto points = CrossProduct(axes);
+  const int64_t total = CrossProductSize(axes);
+  const int64_t first = BlockStart(shard.index, shard.count, total);
+  const int64_t end = BlockStart(shard.index + 1, shard.count, total);
+  std::vector<std::vector<std::string>> points;
+  points.reserve(static_cast<size_t>(end - first));
+  for (int64_t i = first; i < end; ++i) points.push_back(CrossProductPoint(axes, i));
   const std::vector<PointResult> results = SimulatePoints(flags, axes, points, err);
+  if (!flags.shard.empty())
+    return write(fmt::format(fmt::runtime(kShardLine), shard.index, shard.count, first, end, total,
+                             SweepFingerprint(flags, axes)) +
+                 SweepCsv(axes, points, results));
 
   // The CSV (or JSON) whole, then to --out (written whole or not at all) or stdout.
   const std::string csv_text = flags.json ? SweepJson(axes, points, results) : SweepCsv(axes, points, results);

@@ -7,6 +7,7 @@
 // sweep before it starts.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -33,6 +34,12 @@ struct SweepFlags {
   bool progress = true;  // progress bar on stderr (the CLI turns it off when stderr is not a terminal)
   bool json = false;     // JSON rows instead of CSV
   bool yes = false;      // run more than kSweepPointsWithoutYes points
+  // "I/N": run the I-th of N contiguous blocks of the points (0 <= I < N), for a scheduler's job
+  // array; the CSV starts with a `# specsim sweep shard` line that --merge checks. Empty: all points.
+  std::string shard;
+  // Shard CSVs to check (same sweep, every block once, in any order) and join into the CSV the
+  // unsharded sweep writes; the --vary flags are not needed then.
+  std::vector<std::string> merge;
 };
 
 // Points a sweep runs without --yes (each point simulates the scenario once: milliseconds to a
@@ -47,6 +54,18 @@ struct VaryAxis {
   std::vector<std::string> values;
   int group = -1;  // axes of one group vary together (--vary-together); -1: its own
 };
+
+// A sweep's shard: block `index` of `count`.
+struct SweepShard {
+  int64_t index = 0, count = 1;
+};
+// "I/N" with 0 <= I < N, N >= 1; InvalidArgument naming --shard.
+StatusOr<SweepShard> ParseShard(const std::string& text);
+
+// The number of points of the cross product, and point `i` of CrossProduct's order (the first
+// dimension slowest), without building the others.
+int64_t CrossProductSize(const std::vector<VaryAxis>& axes);
+std::vector<std::string> CrossProductPoint(const std::vector<VaryAxis>& axes, int64_t i);
 
 // "a.b=1,2,4" -> {field "a.b", values {"1","2","4"}}. InvalidArgument names the flag.
 StatusOr<VaryAxis> ParseVary(const std::string& text);

@@ -137,6 +137,7 @@ TEST(Sweep, ManyPointsNeedYes) {
   EXPECT_EQ(RunSweep(f, out2, err2), 2);
   EXPECT_NE(err2.str().find("1200000 points (the product of the --vary lists) is more than 1000000"), std::string::npos)
       << err2.str();
+  EXPECT_NE(err2.str().find("--shard I/N with N >= 2"), std::string::npos) << err2.str();
 }
 
 TEST(Sweep, BadValuesFailBeforeSimulating) {
@@ -189,6 +190,94 @@ TEST(Sweep, LinkedAxesVaryInLockstep) {
   f.vary_together = {{"speculation.num_steps=1,2", "speculation.num_draft_tokens=2"}};
   EXPECT_EQ(RunSweep(f, out, err), 2);
   EXPECT_NE(err.str().find("lockstep"), std::string::npos) << err.str();
+}
+
+// Issue 42 item 4: a point by its index is CrossProduct's point (groups in lockstep), without the
+// others built.
+TEST(Sweep, PointsByIndexFollowTheCrossProductsOrder) {
+  auto steps = ParseVary("speculation.num_steps=1,2,3");
+  auto drafts = ParseVary("speculation.num_draft_tokens=2,3,4,5");  // the group's shortest list counts
+  auto batch = ParseVary("serving.batch_size=1,8");
+  ASSERT_TRUE(steps.ok() && drafts.ok() && batch.ok());
+  steps->group = drafts->group = 0;
+  const std::vector<VaryAxis> axes = {*steps, *batch, *drafts};
+  const auto all = CrossProduct(axes);
+  ASSERT_EQ(CrossProductSize(axes), static_cast<int64_t>(all.size()));
+  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(CrossProductPoint(axes, static_cast<int64_t>(i)), all[i]) << i;
+  EXPECT_TRUE(ParseShard("0/1").ok());
+  EXPECT_EQ(ParseShard("3/16")->index, 3);
+  for (const char* bad : {"4/4", "-1/4", "1/0", "1", "a/b", "1/2x", "/2"}) EXPECT_FALSE(ParseShard(bad).ok()) << bad;
+}
+
+// Shards of a sweep, merged in any order, are the unsharded sweep's CSV byte for byte; a shard
+// missing, given twice, cut short or from another sweep is refused naming it. Shards may be empty
+// (more shards than points).
+TEST(Sweep, ShardsMergeIntoTheUnshardedSweep) {
+  SweepFlags f;
+  f.vary = {"serving.batch_size=1,2,4", "speculation.num_draft_tokens=2,4,8"};
+  f.set = {"speculation.cycles=50"};
+  f.progress = false;
+  std::ostringstream whole, err;
+  ASSERT_EQ(RunSweep(f, whole, err), 0) << err.str();
+  const std::string dir = ::testing::TempDir();
+  std::vector<std::string> paths;
+  for (int i = 0; i < 4; ++i) {
+    SweepFlags s = f;
+    s.shard = std::to_string(i) + "/4";
+    s.out = dir + "/shard" + std::to_string(i) + ".csv";
+    ASSERT_EQ(RunSweep(s, whole, err), 0) << err.str();
+    paths.push_back(s.out);
+  }
+  auto merge = [&](std::vector<std::string> files, std::string* text) {
+    SweepFlags m;
+    m.merge = std::move(files);
+    std::ostringstream o, e;
+    const int rc = RunSweep(m, o, e);
+    *text = rc == 0 ? o.str() : e.str();
+    return rc;
+  };
+  std::string merged;
+  ASSERT_EQ(merge({paths[2], paths[0], paths[3], paths[1]}, &merged), 0) << merged;
+  std::ostringstream again;
+  ASSERT_EQ(RunSweep(f, again, err), 0);
+  EXPECT_EQ(merged, again.str());
+  EXPECT_EQ(merge({paths[0], paths[1], paths[3]}, &merged), 2);
+  EXPECT_NE(merged.find("shard(s) 2 of 4 missing"), std::string::npos) << merged;
+  EXPECT_EQ(merge({paths[0], paths[1], paths[1], paths[2], paths[3]}, &merged), 2);
+  EXPECT_NE(merged.find("given more than once"), std::string::npos) << merged;
+  {  // cut short: its last row lost
+    std::ifstream in(paths[3]);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text.erase(text.rfind('\n', text.size() - 2) + 1);
+    std::ofstream(dir + "/short.csv") << text;
+  }
+  EXPECT_EQ(merge({paths[0], paths[1], paths[2], dir + "/short.csv"}, &merged), 2);
+  EXPECT_NE(merged.find("cut short"), std::string::npos) << merged;
+  SweepFlags other = f;
+  other.set = {"speculation.cycles=60"};
+  other.shard = "3/4";
+  other.out = dir + "/other.csv";
+  ASSERT_EQ(RunSweep(other, whole, err), 0);
+  EXPECT_EQ(merge({paths[0], paths[1], paths[2], other.out}, &merged), 2);
+  EXPECT_NE(merged.find("from another sweep"), std::string::npos) << merged;
+  EXPECT_EQ(merge({dir + "/missing.csv"}, &merged), 2);
+  // More shards than points: empty blocks merge too.
+  SweepFlags tiny;
+  tiny.vary = {"serving.batch_size=1,2"};
+  tiny.set = {"speculation.cycles=50"};
+  tiny.progress = false;
+  std::vector<std::string> tiny_paths;
+  for (int i = 0; i < 3; ++i) {
+    SweepFlags s = tiny;
+    s.shard = std::to_string(i) + "/3";
+    s.out = dir + "/tiny" + std::to_string(i) + ".csv";
+    ASSERT_EQ(RunSweep(s, whole, err), 0) << err.str();
+    tiny_paths.push_back(s.out);
+  }
+  ASSERT_EQ(merge(tiny_paths, &merged), 0) << merged;
+  std::ostringstream tiny_whole;
+  ASSERT_EQ(RunSweep(tiny, tiny_whole, err), 0);
+  EXPECT_EQ(merged, tiny_whole.str());
 }
 
 // The README's sweep: num_draft_tokens 2 and 8 break the default scenario's chain rule (num_steps 3:

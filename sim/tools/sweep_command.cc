@@ -481,6 +481,32 @@ StatusOr<std::string> MergeShards(const std::vector<std::string>& paths) {
   return csv;
 }
 
+// The flags that combine badly with the axes: a --set of a varied field (the varied value would
+// win at every point), one file for --out and --svg, an --x that is not varied. Returns the SVG's
+// x axis.
+StatusOr<int> CheckOutputsAndFields(const SweepFlags& flags, const std::vector<VaryAxis>& axes) {
+  for (const std::string& set : flags.set) {
+    const std::string field = set.substr(0, set.find('='));
+    for (const VaryAxis& a : axes)
+      if (a.field == field)
+        return InvalidArgumentError("--set " + set + ": " + field +
+                                    " is also varied (--vary / --vary-together), which would override it at every "
+                                    "point: give it one way");
+  }
+  if (!flags.out.empty() && !flags.svg.empty()) {
+    std::error_code ec_out, ec_svg;
+    const auto out_path = std::filesystem::weakly_canonical(flags.out, ec_out);
+    const auto svg_path = std::filesystem::weakly_canonical(flags.svg, ec_svg);
+    if (!ec_out && !ec_svg && out_path == svg_path)
+      return InvalidArgumentError("--out " + flags.out + " and --svg " + flags.svg +
+                                  " name the same file: the SVG would replace the table");
+  }
+  if (flags.x.empty()) return 0;
+  auto it = std::find_if(axes.begin(), axes.end(), [&](const VaryAxis& a) { return a.field == flags.x; });
+  if (it == axes.end()) return InvalidArgumentError("--x '" + flags.x + "': not one of the --vary fields");
+  return static_cast<int>(it - axes.begin());
+}
+
 }  // namespace
 
 int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
@@ -517,30 +543,8 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
   auto axes_or = SweepAxes(flags, shard.count);
   if (!axes_or.ok()) return fail(axes_or.status());
   const std::vector<VaryAxis>& axes = *axes_or;
-  // A --set of a varied field would be overridden at every point (the varied value wins): refused.
-  for (const std::string& set : flags.set) {
-    const std::string field = set.substr(0, set.find('='));
-    for (const VaryAxis& a : axes)
-      if (a.field == field)
-        return fail(InvalidArgumentError("--set " + set + ": " + field +
-                                         " is also varied (--vary / --vary-together), which would override it at "
-                                         "every point: give it one way"));
-  }
-  // One file for both outputs would keep only the one written last.
-  if (!flags.out.empty() && !flags.svg.empty()) {
-    std::error_code ec_out, ec_svg;
-    const auto out_path = std::filesystem::weakly_canonical(flags.out, ec_out);
-    const auto svg_path = std::filesystem::weakly_canonical(flags.svg, ec_svg);
-    if (!ec_out && !ec_svg && out_path == svg_path)
-      return fail(InvalidArgumentError("--out " + flags.out + " and --svg " + flags.svg +
-                                       " name the same file: the SVG would replace the table"));
-  }
-  int x_axis = 0;
-  if (!flags.x.empty()) {
-    auto it = std::find_if(axes.begin(), axes.end(), [&](const VaryAxis& a) { return a.field == flags.x; });
-    if (it == axes.end()) return fail(InvalidArgumentError("--x '" + flags.x + "': not one of the --vary fields"));
-    x_axis = static_cast<int>(it - axes.begin());
-  }
+  auto x_axis = CheckOutputsAndFields(flags, axes);
+  if (!x_axis.ok()) return fail(x_axis.status());
 
   const int64_t total = CrossProductSize(axes);
   const int64_t first = BlockStart(shard.index, shard.count, total);
@@ -563,7 +567,7 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
     return io::kWriteFailedExitCode;
   }
   if (!flags.svg.empty()) {
-    if (Status w = io::WriteFileAtomically(flags.svg, RenderSvgLinePlot(SweepPlot(axes, x_axis, points, results)));
+    if (Status w = io::WriteFileAtomically(flags.svg, RenderSvgLinePlot(SweepPlot(axes, *x_axis, points, results)));
         !w.ok()) {
       err << "specsim sweep: --svg " << w.message() << "\n";
       return io::kWriteFailedExitCode;

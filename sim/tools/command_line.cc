@@ -15,6 +15,7 @@
 #include "sim/tools/advise_command.h"
 #include "sim/tools/calibrate_command.h"
 #include "sim/tools/compare_command.h"
+#include "sim/tools/hardware_from_topo_command.h"
 #include "sim/tools/hardware_from_trace_command.h"
 #include "sim/tools/nccl_transport_command.h"
 #include "sim/tools/import_profile_command.h"
@@ -213,6 +214,21 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
     if (max_error_opt->count() > 0) flags->max_error = *max_error;
     *exit_code = RunCompare(*flags, std::cout, std::cerr);
   });
+}
+
+void AddHardwareFromTopoCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<HardwareFromTopoFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "hardware-from-topo",
+      "write a hardware config from `nvidia-smi topo -m` (and `nvidia-smi -q` for the GPU and its link)");
+  cmd->add_option("topo", flags->topo, "the output of `nvidia-smi topo -m`, saved to a file")->required();
+  cmd->add_option("--smi", flags->smi,
+                  "the output of `nvidia-smi -q`, or of `nvidia-smi --query-gpu=name,pcie.link.gen.max,"
+                  "pcie.link.width.max --format=csv`: the GPUs' name and PCIe link");
+  cmd->add_option("--gpu", flags->gpu, "the GPU's name as nvidia-smi prints it (replaces --smi's)");
+  cmd->add_option("--name", flags->name, "config name (default: <gpu>-<n>x-topo)");
+  cmd->add_option("-o,--output", flags->output, "hardware textproto to write (default: print)");
+  cmd->callback([flags, exit_code] { *exit_code = RunHardwareFromTopo(*flags, std::cout, std::cerr); });
 }
 
 void AddHardwareFromTraceCommand(CLI::App& app, int* exit_code) {

@@ -8,6 +8,7 @@
 #include "sim/tools/calibrate_command.h"
 #include "sim/tools/collective_command.h"
 #include "sim/tools/compare_command.h"
+#include "sim/tools/hardware_from_topo_command.h"
 #include "sim/tools/hardware_from_trace_command.h"
 #include "sim/tools/nccl_transport_command.h"
 #include "sim/tools/import_profile_command.h"
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   specsim::tools::AddCalibrateCommand(app, &exit_code);
   specsim::tools::AddCompareCommand(app, &exit_code);
   specsim::tools::AddHardwareFromTraceCommand(app, &exit_code);
+  specsim::tools::AddHardwareFromTopoCommand(app, &exit_code);
   specsim::tools::AddNcclTransportCommand(app, &exit_code);
   specsim::tools::AddImportProfileCommand(app, &exit_code);
   // A first word that is no command: name the commands (CLI11 says "A subcommand is required").

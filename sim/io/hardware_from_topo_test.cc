@@ -1,0 +1,123 @@
+#include "sim/io/hardware_from_topo.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/io/file_io.h"
+#include "sim/io/gpu_datasheets.h"
+#include "sim/io/hardware_loader.h"
+#include "sim/net/routing.h"
+
+namespace specsim::io {
+namespace {
+
+std::string Read(const std::string& relative) {
+  auto text = ReadFileToString(std::string(SPECSIM_SOURCE_DIR) + "/" + relative);
+  EXPECT_TRUE(text.ok()) << relative;
+  return text.ok() ? *text : "";
+}
+
+// The class specsim's router gives a pair of the generated box for nvidia-smi's class: PXB's
+// bridge levels fold into one switch (PIX), NODE's host bridges into the socket's root complex (PHB).
+net::PathClass Expected(TopoPath p) {
+  switch (p) {
+    case TopoPath::kNvlink: return net::PathClass::kNvLink;
+    case TopoPath::kPix:
+    case TopoPath::kPxb: return net::PathClass::kPix;
+    case TopoPath::kPhb:
+    case TopoPath::kNode: return net::PathClass::kPhb;
+    default: return net::PathClass::kSys;
+  }
+}
+
+// Issue 42 item 1: each topology (the GPU machine's own, and shapes written from nvidia-smi's
+// documented legend) becomes a config that loads, whose every GPU pair has the path class the
+// matrix says.
+TEST(HardwareFromTopo, EveryPairKeepsItsPathClass) {
+  struct Case {
+    const char* file;
+    const char* gpu;
+    int gpus, sockets, switches;
+  };
+  const Case cases[] = {
+      {"traces/topo/h200-1x-2026-12-04/topo-m.txt", "NVIDIA H200", 1, 1, 0},
+      {"sim/io/testdata/topo/nv18-2x.txt", "NVIDIA H200", 2, 1, 0},
+      {"sim/io/testdata/topo/hgx-8x-nv18.txt", "NVIDIA H200", 8, 2, 0},
+      {"sim/io/testdata/topo/pcie-8x-dual-socket.txt", "NVIDIA RTX PRO 6000 Blackwell Server Edition", 8, 2, 4},
+      {"sim/io/testdata/topo/phb-4x.txt", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 4, 1, 0},
+      {"sim/io/testdata/topo/pxb-4x.txt", "NVIDIA RTX PRO 6000 Blackwell Server Edition", 4, 1, 1},
+  };
+  for (const Case& c : cases) {
+    auto m = ParseNvidiaSmiTopo(Read(c.file));
+    ASSERT_TRUE(m.ok()) << c.file << ": " << m.status().ToString();
+    ASSERT_EQ(m->num_gpus, c.gpus) << c.file;
+    TopoInputs in;
+    in.matrix = *m;
+    in.gpu_name = c.gpu;
+    in.name = "t";
+    in.sources = c.file;
+    auto text = HardwareConfigFromTopo(in);
+    ASSERT_TRUE(text.ok()) << c.file << ": " << text.status().ToString();
+    auto box = ParseHardware(*text, c.file);
+    ASSERT_TRUE(box.ok()) << c.file << ": " << box.status().ToString() << "\n" << *text;
+    ASSERT_EQ(box->num_gpus(), c.gpus);
+    int sockets = 0, switches = 0;
+    for (const net::Node& n : box->nodes) {
+      sockets += n.kind == net::NodeKind::kCpuRootComplex;
+      switches += n.kind == net::NodeKind::kPcieSwitch;
+    }
+    EXPECT_EQ(sockets, c.sockets) << c.file;
+    EXPECT_EQ(switches, c.switches) << c.file;
+    net::Router router(*box);
+    for (int i = 0; i < c.gpus; ++i)
+      for (int j = 0; j < c.gpus; ++j)
+        if (i != j)
+          EXPECT_EQ(router.GpuPathClass(i, j), Expected(m->path[i][j]))
+              << c.file << " GPU" << i << "-GPU" << j << ": " << TopoPathName(m->path[i][j]);
+    EXPECT_NE(text->find("[GUESS]"), std::string::npos);
+  }
+}
+
+// The GPU machine's own: the escape codes of the header stripped, NUMA 0, and nvidia-smi -q and the
+// --query-gpu CSV both give the H200 at PCIe Gen5 x16.
+TEST(HardwareFromTopo, TheGpuMachinesOwnOutput) {
+  auto m = ParseNvidiaSmiTopo(Read("traces/topo/h200-1x-2026-12-04/topo-m.txt"));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->numa_node[0], 0);
+  EXPECT_EQ(m->cpu_affinity[0], "0-15");
+  for (const char* f : {"traces/topo/h200-1x-2026-12-04/smi-q.txt", "traces/topo/h200-1x-2026-12-04/query-gpu.csv"}) {
+    auto gpus = ParseNvidiaSmiGpus(Read(f));
+    ASSERT_TRUE(gpus.ok()) << f << ": " << gpus.status().ToString();
+    ASSERT_EQ(gpus->size(), 1u) << f;
+    EXPECT_EQ((*gpus)[0].name, "NVIDIA H200") << f;
+    EXPECT_EQ((*gpus)[0].pcie_gen_max, 5) << f;
+    EXPECT_EQ((*gpus)[0].pcie_width_max, 16) << f;
+  }
+  EXPECT_TRUE(FindGpuDatasheet("NVIDIA H200").has_value());
+  EXPECT_TRUE(FindGpuDatasheet("h200").has_value());
+  EXPECT_FALSE(FindGpuDatasheet("GeForce 256").has_value());
+}
+
+TEST(HardwareFromTopo, BadInputIsNamed) {
+  EXPECT_FALSE(ParseNvidiaSmiTopo("hello").ok());
+  auto bad = ParseNvidiaSmiTopo("\tGPU0\tGPU1\nGPU0\t X \tQQQ\nGPU1\tPIX\t X \n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("QQQ"), std::string::npos) << bad.status().message();
+  auto asym = ParseNvidiaSmiTopo("\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tSYS\t X \n");
+  ASSERT_FALSE(asym.ok());
+  EXPECT_NE(asym.status().message().find("symmetric"), std::string::npos) << asym.status().message();
+  TopoInputs in;
+  in.matrix = *ParseNvidiaSmiTopo("\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPIX\t X \n");
+  auto no_name = HardwareConfigFromTopo(in);
+  ASSERT_FALSE(no_name.ok());
+  EXPECT_NE(no_name.status().message().find("--gpu"), std::string::npos);
+  in.gpu_name = "GeForce 256";
+  auto unknown = HardwareConfigFromTopo(in);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("not in the datasheet table"), std::string::npos);
+  EXPECT_NE(unknown.status().message().find("H200"), std::string::npos);  // the table's names listed
+}
+
+}  // namespace
+}  // namespace specsim::io

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Runs every line of README.md's examples block (between <!-- examples:begin --> and
+# Runs every line of README.md's (or the given markdown file's) examples block (between <!-- examples:begin --> and
 # <!-- examples:end -->) with the given specsim binary, from a scratch directory (so the bundled
 # configs and committed traces must be found from anywhere), in order (later lines may read what
 # earlier ones wrote there). Fails on the first line that does not exit 0, printing its output.
-#   scripts/readme-examples.sh build/sim/tools/specsim
+#   scripts/readme-examples.sh build/sim/tools/specsim [docs/your-box.md]
 set -euo pipefail
 specsim=$(realpath "$1")
-readme="$(cd "$(dirname "$0")/.." && pwd)/README.md"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+readme="$root/${2:-README.md}"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mapfile -t lines < <(awk '/<!-- examples:begin -->/{f=1;next}/<!-- examples:end -->/{f=0}f' "$readme" |
@@ -17,8 +18,9 @@ n=0
 for line in "${lines[@]}"; do
   n=$((n + 1))
   start=$(date +%s.%N)
-  # The line's words after "specsim" (no shell syntax is used in the examples).
-  read -r -a args <<<"${line#specsim }"
+  # The line's words after "specsim" (no shell syntax in the examples but "double quotes" around
+  # an argument with spaces).
+  eval "args=(${line#specsim })"
   if ! "$specsim" "${args[@]}" >"out.$n" 2>&1; then
     echo "readme-examples: FAILED ($n): $line"
     tail -20 "out.$n"

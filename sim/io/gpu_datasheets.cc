@@ -34,10 +34,10 @@ std::vector<GpuDatasheet> Table() {
   }
   for (bool server : {true, false}) {
     GpuDatasheet g;
-    g.names = server ? std::vector<std::string>{"RTX PRO 6000 Blackwell Server Edition"}
-                     : std::vector<std::string>{"RTX PRO 6000 Blackwell Workstation Edition",
-                                                "RTX PRO 6000 Blackwell Max-Q Workstation Edition",
-                                                "RTX PRO 6000 Blackwell"};
+    g.names =
+        server ? std::vector<std::string>{"RTX PRO 6000 Blackwell Server Edition"}
+               : std::vector<std::string>{"RTX PRO 6000 Blackwell Workstation Edition",
+                                          "RTX PRO 6000 Blackwell Max-Q Workstation Edition", "RTX PRO 6000 Blackwell"};
     g.model_name = server ? "RTX PRO 6000 Blackwell Server Edition" : "RTX PRO 6000 Blackwell Workstation Edition";
     g.arch = "sm120";
     g.sm_count = 188;

@@ -16,7 +16,7 @@ struct GpuDatasheet {
   std::string model_name;          // the GpuModel name written
   std::string arch;                // "sm90"
   int sm_count = 0;
-  double memory_gib = 0;           // as marketed (GB), taken as GiB: nvidia-smi reports close to it
+  double memory_gib = 0;  // as marketed (GB), taken as GiB: nvidia-smi reports close to it
   double memory_bandwidth_gbps = 0;
   double l2_cache_mib = 0;
   double bf16_dense_tflops = 0, fp8_dense_tflops = 0, fp4_dense_tflops = 0;

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "sim/io/field_ranges.h"
 #include "sim/io/file_io.h"
+#include "sim/io/gpu_datasheets.h"
 #include "sim/io/hardware_checks.h"
 #include "sim/io/textproto.h"
 
@@ -110,6 +112,33 @@ net::Topology Convert(const Hardware& hw, const std::map<std::string, int>& mode
   return t;
 }
 
+// A GPU's PCIe link faster than its datasheet allows (a Gen5 link left in a Gen4 GPU's config):
+// one warning per link, naming the datasheet (gpu_datasheets.h); GPUs the table lacks are not
+// checked.
+void WarnLinksPastTheDatasheet(const config::Hardware& hardware, std::string_view filename,
+                               std::vector<std::string>* warnings) {
+  if (warnings == nullptr) return;
+  std::map<std::string, std::string> model_of_node;
+  for (const config::Node& n : hardware.nodes())
+    if (n.kind() == config::Node::GPU) model_of_node[n.name()] = n.gpu_model();
+  for (int i = 0; i < hardware.links_size(); ++i) {
+    const config::Link& l = hardware.links(i);
+    if (l.kind() != config::Link::PCIE) continue;
+    for (const std::string& end : {l.a(), l.b()}) {
+      auto it = model_of_node.find(end);
+      if (it == model_of_node.end()) continue;
+      const std::optional<GpuDatasheet> sheet = FindGpuDatasheet(it->second);
+      if (!sheet || sheet->pcie_gen == 0) continue;
+      if (l.pcie_gen() > sheet->pcie_gen || l.pcie_lanes() > sheet->pcie_lanes)
+        warnings->push_back(fmt::format(
+            "{}: links[{}] ({}<->{}) is PCIe Gen{} x{}, past {}'s Gen{} x{} host interface ({}): the link runs at "
+            "most at the GPU's",
+            filename, i, l.a(), l.b(), l.pcie_gen(), l.pcie_lanes(), sheet->model_name, sheet->pcie_gen,
+            sheet->pcie_lanes, sheet->source));
+    }
+  }
+}
+
 }  // namespace
 
 StatusOr<net::Topology> TopologyFromHardware(const config::Hardware& hardware, std::string_view filename,
@@ -128,6 +157,7 @@ StatusOr<net::Topology> TopologyFromHardware(const config::Hardware& hardware, s
   CheckHardwareFields(hardware, &errors, &index);
   if (!errors.empty()) return errors.ToStatus();
 
+  WarnLinksPastTheDatasheet(hardware, filename, warnings);
   net::Topology topology = Convert(hardware, index.models, index.nodes);
   CheckHostMemory(topology, &errors);
   if (!errors.empty()) return errors.ToStatus();

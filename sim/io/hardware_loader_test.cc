@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
+#include "sim/io/file_io.h"
 #include "sim/io/test_matchers.h"
 
 namespace specsim::io {
@@ -329,6 +331,30 @@ TEST(HardwareLoaderTest, DriverP2pModeLoadsAndBar1NeedsHopperOrLater) {
       Contains(ErrorOf(std::string(kGood) + "driver_p2p_mode: 7"),
                "box.textproto: driver_p2p_mode = 7: must be one of DRIVER_DEFAULT (the same as unset), BAR1_FORCED, "
                "NO_PCIE_P2P"));
+}
+
+}  // namespace
+}  // namespace specsim::io
+
+namespace specsim::io {
+namespace {
+
+// Issue 42 item 1: a PCIe link past the GPU's datasheet (a Gen6 link on an H200, whose host
+// interface is Gen5 x16) draws a warning naming the link; the bundled boxes draw none.
+TEST(HardwareLoaderTest, ALinkPastTheGpusDatasheetIsWarned) {
+  auto text = ReadFileToString(std::string(SPECSIM_SOURCE_DIR) + "/configs/hardware/h200-2x-nvlink.textproto");
+  ASSERT_TRUE(text.ok());
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(ParseHardware(*text, "h200.textproto", &warnings).ok());
+  for (const std::string& w : warnings) EXPECT_EQ(w.find("host interface"), std::string::npos) << w;
+  std::string gen6 = *text;
+  const std::string from = "pcie_gen: 5 pcie_lanes: 16 }";
+  gen6.replace(gen6.find(from), from.size(), "pcie_gen: 6 pcie_lanes: 16 }");
+  warnings.clear();
+  ASSERT_TRUE(ParseHardware(gen6, "h200.textproto", &warnings).ok());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("h200.textproto: links["), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("PCIe Gen6 x16, past H200's Gen5 x16 host interface"), std::string::npos) << warnings[0];
 }
 
 }  // namespace

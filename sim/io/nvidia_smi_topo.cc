@@ -112,17 +112,18 @@ StatusOr<TopoMatrix> ParseNvidiaSmiTopo(const std::string& raw) {
     }
     const int row = std::stoi(cells[0].substr(3));
     if (row < 0 || row >= m.num_gpus)
-      return InvalidArgumentError(fmt::format("line {}: {} is not one of the header's {} GPUs", line_no, cells[0],
-                                              m.num_gpus));
+      return InvalidArgumentError(
+          fmt::format("line {}: {} is not one of the header's {} GPUs", line_no, cells[0], m.num_gpus));
     // A row's cells line up with the header's (the header's first cell is the empty corner).
     for (int j = 0; j < m.num_gpus; ++j) {
       const size_t c = gpu_columns[j];
       if (c >= cells.size())
-        return InvalidArgumentError(fmt::format("line {}: {} has {} cells, the header {}", line_no, cells[0],
-                                                cells.size(), header.size()));
+        return InvalidArgumentError(
+            fmt::format("line {}: {} has {} cells, the header {}", line_no, cells[0], cells.size(), header.size()));
       auto p = PathOf(cells[c]);
-      if (!p.ok()) return InvalidArgumentError(fmt::format("line {}, {} to GPU{}: {}", line_no, cells[0], j,
-                                                           p.status().message()));
+      if (!p.ok())
+        return InvalidArgumentError(
+            fmt::format("line {}, {} to GPU{}: {}", line_no, cells[0], j, p.status().message()));
       if ((p->first == TopoPath::kSelf) != (j == row))
         return InvalidArgumentError(fmt::format("line {}, {} to GPU{}: '{}' ('X' belongs on the diagonal only)",
                                                 line_no, cells[0], j, cells[c]));
@@ -131,8 +132,8 @@ StatusOr<TopoMatrix> ParseNvidiaSmiTopo(const std::string& raw) {
     }
     if (numa_column < cells.size()) {
       const std::string& n = cells[numa_column];
-      const bool digits =
-          !n.empty() && std::all_of(n.begin(), n.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+      const bool digits = !n.empty() && std::all_of(n.begin(), n.end(),
+                                                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
       m.numa_node[row] = digits ? std::stoi(n) : -1;
     }
     if (cpu_column < cells.size()) m.cpu_affinity[row] = cells[cpu_column];

@@ -34,8 +34,8 @@ struct TopoMatrix {
 StatusOr<TopoMatrix> ParseNvidiaSmiTopo(const std::string& text);
 
 struct GpuLinkInfo {
-  std::string name;       // "NVIDIA H200"
-  int pcie_gen_max = 0;   // 0: not given
+  std::string name;      // "NVIDIA H200"
+  int pcie_gen_max = 0;  // 0: not given
   int pcie_width_max = 0;
 };
 

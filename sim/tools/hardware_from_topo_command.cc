@@ -15,7 +15,8 @@ int RunHardwareFromTopo(const HardwareFromTopoFlags& flags, std::ostream& out, s
     err << "specsim hardware-from-topo: " << what << s.message() << "\n";
     return 2;
   };
-  auto topo_text = io::ReadFileToString(flags.topo);
+  // Committed inputs (traces/topo/...) are found from any directory, as traces are.
+  auto topo_text = io::ReadFileToString(io::CommittedPath(flags.topo));
   if (!topo_text.ok()) return fail("", topo_text.status());
   io::TopoInputs in;
   auto matrix = io::ParseNvidiaSmiTopo(*topo_text);
@@ -23,13 +24,14 @@ int RunHardwareFromTopo(const HardwareFromTopoFlags& flags, std::ostream& out, s
   in.matrix = *matrix;
   in.sources = "`nvidia-smi topo -m` (" + flags.topo + ")";
   if (!flags.smi.empty()) {
-    auto smi_text = io::ReadFileToString(flags.smi);
+    auto smi_text = io::ReadFileToString(io::CommittedPath(flags.smi));
     if (!smi_text.ok()) return fail("", smi_text.status());
     auto gpus = io::ParseNvidiaSmiGpus(*smi_text);
     if (!gpus.ok()) return fail(flags.smi + ": ", gpus.status());
     if (static_cast<int>(gpus->size()) != in.matrix.num_gpus)
-      return fail(flags.smi + ": ", InvalidArgumentError(std::to_string(gpus->size()) + " GPUs where the topology has " +
-                                                         std::to_string(in.matrix.num_gpus)));
+      return fail(flags.smi + ": ",
+                  InvalidArgumentError(std::to_string(gpus->size()) + " GPUs where the topology has " +
+                                       std::to_string(in.matrix.num_gpus)));
     in.gpus = *gpus;
     in.sources += " and nvidia-smi (" + flags.smi + ")";
   }
@@ -56,7 +58,8 @@ int RunHardwareFromTopo(const HardwareFromTopoFlags& flags, std::ostream& out, s
     err << "specsim hardware-from-topo: -o " << w.message() << "\n";
     return io::kWriteFailedExitCode;
   }
-  err << "wrote " << flags.output << " (" << in.matrix.num_gpus << " GPUs; values marked [GUESS] to replace or calibrate)\n";
+  err << "wrote " << flags.output << " (" << in.matrix.num_gpus
+      << " GPUs; values marked [GUESS] to replace or calibrate)\n";
   return 0;
 }
 

@@ -38,6 +38,14 @@ std::vector<std::string> SplitTabs(const std::string& line) {
   return cells;
 }
 
+// The value of a run of at most 6 digits, else -1 (no std::stoi overflow on hostile input).
+int SmallNumber(const std::string& digits) {
+  if (digits.empty() || digits.size() > 6 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return -1;
+  return std::stoi(digits);
+}
+
 bool IsGpuLabel(const std::string& s) {
   return s.size() > 3 && s.rfind("GPU", 0) == 0 &&
          std::all_of(s.begin() + 3, s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
@@ -50,16 +58,16 @@ StatusOr<std::pair<TopoPath, int>> PathOf(const std::string& cell) {
   if (cell == "PHB") return std::make_pair(TopoPath::kPhb, 0);
   if (cell == "NODE") return std::make_pair(TopoPath::kNode, 0);
   if (cell == "SYS") return std::make_pair(TopoPath::kSys, 0);
-  if (cell.size() > 2 && cell.rfind("NV", 0) == 0 &&
-      std::all_of(cell.begin() + 2, cell.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-    return std::make_pair(TopoPath::kNvlink, std::stoi(cell.substr(2)));
-  return InvalidArgumentError("'" + cell + "': not a path class (X, NV#, PIX, PXB, PHB, NODE, SYS)");
+  if (cell.size() > 2 && cell.rfind("NV", 0) == 0 && SmallNumber(cell.substr(2)) >= 1 &&
+      SmallNumber(cell.substr(2)) <= 64)
+    return std::make_pair(TopoPath::kNvlink, SmallNumber(cell.substr(2)));
+  return InvalidArgumentError("'" + cell + "': not a path class (X, NV# with 1-64 links, PIX, PXB, PHB, NODE, SYS)");
 }
 
 int NumberBefore(const std::string& value) {  // "16x" -> 16, "5" -> 5, "N/A" -> 0
   size_t i = 0;
   while (i < value.size() && std::isdigit(static_cast<unsigned char>(value[i]))) ++i;
-  return i == 0 ? 0 : std::stoi(value.substr(0, i));
+  return std::max(0, SmallNumber(value.substr(0, i)));
 }
 
 }  // namespace
@@ -84,6 +92,7 @@ StatusOr<TopoMatrix> ParseNvidiaSmiTopo(const std::string& raw) {
   int line_no = 0;
   TopoMatrix m;
   std::vector<size_t> gpu_columns;
+  std::vector<bool> seen;  // GPU rows read
   size_t numa_column = std::string::npos, cpu_column = std::string::npos;
   while (std::getline(lines, line)) {
     ++line_no;
@@ -100,17 +109,24 @@ StatusOr<TopoMatrix> ParseNvidiaSmiTopo(const std::string& raw) {
         if (header[c] == "CPU Affinity") cpu_column = c;
       }
       m.num_gpus = static_cast<int>(gpu_columns.size());
+      if (m.num_gpus > 4096)
+        return InvalidArgumentError(
+            fmt::format("line {}: {} GPU columns: at most 4096 (a hardware file's limit)", line_no, m.num_gpus));
       m.path.assign(m.num_gpus, std::vector<TopoPath>(m.num_gpus, TopoPath::kSelf));
       m.nvlinks.assign(m.num_gpus, std::vector<int>(m.num_gpus, 0));
       m.numa_node.assign(m.num_gpus, -1);
       m.cpu_affinity.assign(m.num_gpus, "");
+      seen.assign(m.num_gpus, false);
       continue;
     }
     if (!IsGpuLabel(cells[0])) {
       if (cells[0] == "Legend:") break;
       continue;  // NIC rows
     }
-    const int row = std::stoi(cells[0].substr(3));
+    const int row = SmallNumber(cells[0].substr(3));
+    if (row >= 0 && row < m.num_gpus && seen[row])
+      return InvalidArgumentError(fmt::format("line {}: {} again", line_no, cells[0]));
+    if (row >= 0 && row < m.num_gpus) seen[row] = true;
     if (row < 0 || row >= m.num_gpus)
       return InvalidArgumentError(
           fmt::format("line {}: {} is not one of the header's {} GPUs", line_no, cells[0], m.num_gpus));
@@ -134,11 +150,14 @@ StatusOr<TopoMatrix> ParseNvidiaSmiTopo(const std::string& raw) {
       const std::string& n = cells[numa_column];
       const bool digits = !n.empty() && std::all_of(n.begin(), n.end(),
                                                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-      m.numa_node[row] = digits ? std::stoi(n) : -1;
+      m.numa_node[row] = digits ? SmallNumber(n) : -1;
     }
     if (cpu_column < cells.size()) m.cpu_affinity[row] = cells[cpu_column];
   }
   if (m.num_gpus == 0) return InvalidArgumentError("no GPU matrix found (expected the output of `nvidia-smi topo -m`)");
+  for (int i = 0; i < m.num_gpus; ++i)
+    if (!seen[i])
+      return InvalidArgumentError(fmt::format("no row for GPU{} (the header names {} GPUs)", i, m.num_gpus));
   for (int i = 0; i < m.num_gpus; ++i)
     for (int j = 0; j < m.num_gpus; ++j)
       if (m.path[i][j] != m.path[j][i] || m.nvlinks[i][j] != m.nvlinks[j][i])

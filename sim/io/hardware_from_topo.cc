@@ -69,6 +69,87 @@ Box Shape(const TopoMatrix& m) {
   return b;
 }
 
+// The gpu_models block: the datasheet's figures, the rest guesses.
+std::string GpuModelBlock(const GpuDatasheet& sheet) {
+  std::string t;
+  t += fmt::format("# {}: {}\n", sheet.model_name, sheet.source);
+  t += "gpu_models {\n";
+  t += fmt::format("  name: \"{}\"\n  arch: \"{}\"\n  sm_count: {}\n  memory_gib: {:g}\n", sheet.model_name, sheet.arch,
+                   sheet.sm_count, sheet.memory_gib);
+  t += fmt::format("  memory_bandwidth_gbps: {:g}\n  l2_cache_mib: {:g}\n  bf16_dense_tflops: {:g}\n",
+                   sheet.memory_bandwidth_gbps, sheet.l2_cache_mib, sheet.bf16_dense_tflops);
+  t += fmt::format("  fp8_dense_tflops: {:g}\n  fp4_dense_tflops: {:g}\n", sheet.fp8_dense_tflops,
+                   sheet.fp4_dense_tflops);
+  t += "  copy_engines_per_direction: 1   # [GUESS] not published: calibrate\n";
+  t += "  copy_engine_setup_ns: 0   # [GUESS]\n";
+  t += "  kernel_read_outstanding_bytes_per_sm: 29600   # [GUESS] the H200's measured figure "
+       "(configs/hardware/h200-2x-nvlink.textproto)\n";
+  t += "}\n\n";
+  return t;
+}
+
+// The nodes and links of `box` (NVLink first), PCIe at `pcie` GB/s (Gen `gen` x`lanes`).
+std::string NodesAndLinks(const TopoMatrix& m, const Box& box, const GpuDatasheet& sheet, int gen, int lanes,
+                          const std::string& link_source, double pcie) {
+  std::string t;
+  for (int s = 0; s < box.sockets; ++s) {
+    t += fmt::format(
+        "nodes {{ name: \"cpu{}\" kind: CPU_ROOT_COMPLEX socket: {} forward_latency_ns: 500 }}   # [LAT]\n", s, s);
+    t += fmt::format("nodes {{ name: \"mem{}\" kind: HOST_MEMORY socket: {} }}\n", s, s);
+  }
+  for (size_t k = 0; k < box.switches.size(); ++k)
+    t += fmt::format("nodes {{ name: \"sw{}\" kind: PCIE_SWITCH socket: {} forward_latency_ns: 100 }}   # [LAT]\n", k,
+                     box.socket[box.switches[k].front()]);
+  if (!box.nvlink_gpus.empty())
+    t +=
+        "nodes { name: \"nvswitch0\" kind: NVSWITCH socket: 0 forward_latency_ns: 100 }   # [GUESS] = a switch [LAT]\n";
+  for (int i = 0; i < m.num_gpus; ++i)
+    t += fmt::format("nodes {{ name: \"gpu{}\" kind: GPU socket: {} gpu_model: \"{}\" }}\n", i, box.socket[i],
+                     sheet.model_name);
+  t += "\n";
+  if (!box.nvlink_gpus.empty()) {
+    const double per_link = sheet.nvlink_gbps_per_link > 0 ? sheet.nvlink_gbps_per_link : 25;
+    t += fmt::format(
+        "# NVLink first (GPU-to-GPU traffic takes it, as NCCL does): NV# links x {:g} GB/s per direction{}\n", per_link,
+        sheet.nvlink_gbps_per_link > 0 ? " (datasheet)" : " [GUESS]: NVLink 4's rate");
+    for (int i : box.nvlink_gpus) {
+      int links = 0;
+      for (int j = 0; j < m.num_gpus; ++j) links = std::max(links, m.nvlinks[i][j]);
+      t += fmt::format(
+          "links {{ a: \"gpu{}\" b: \"nvswitch0\" kind: NVLINK bandwidth_gbps: {:g} latency_ns: 275 "
+          "payload_efficiency: 1 "
+          "nvlinks: {} }}\n",
+          i, per_link * links, links);
+    }
+  }
+  t +=
+      fmt::format("# PCIe Gen{} x{} ({}): {:.3f} GB/s per direction [PCIE-EFF] [LAT]\n", gen, lanes, link_source, pcie);
+  for (int i = 0; i < m.num_gpus; ++i) {
+    const std::string up =
+        box.switch_of[i] >= 0 ? fmt::format("sw{}", box.switch_of[i]) : fmt::format("cpu{}", box.socket[i]);
+    t += fmt::format(
+        "links {{ a: \"gpu{}\" b: \"{}\" kind: PCIE bandwidth_gbps: {:.3f} latency_ns: 275 payload_efficiency: 0.914 "
+        "pcie_gen: {} pcie_lanes: {} }}\n",
+        i, up, pcie, gen, lanes);
+  }
+  for (size_t k = 0; k < box.switches.size(); ++k)
+    t += fmt::format(
+        "links {{ a: \"sw{}\" b: \"cpu{}\" kind: PCIE bandwidth_gbps: {:.3f} latency_ns: 0 payload_efficiency: 0.914 "
+        "pcie_gen: {} pcie_lanes: {} }}   # [GUESS] an x{} uplink of the GPUs' generation\n",
+        k, box.socket[box.switches[k].front()], pcie, gen, lanes, lanes);
+  for (int s = 1; s < box.sockets; ++s)
+    t += fmt::format(
+        "links {{ a: \"cpu0\" b: \"cpu{}\" kind: CPU_INTERCONNECT bandwidth_gbps: 128 latency_ns: 0 "
+        "payload_efficiency: 1 }}   # [GUESS] 4 UPI 2.0 links (configs/hardware/h200-8x-nvlink.textproto)\n",
+        s);
+  for (int s = 0; s < box.sockets; ++s)
+    t += fmt::format(
+        "links {{ a: \"cpu{}\" b: \"mem{}\" kind: MEMORY bandwidth_gbps: 460.8 latency_ns: 0 "
+        "payload_efficiency: 1 }}   # [GUESS] 12 channels of DDR5-4800\n",
+        s, s);
+  return t;
+}
+
 }  // namespace
 
 StatusOr<std::string> HardwareConfigFromTopo(const TopoInputs& in) {
@@ -113,74 +194,8 @@ StatusOr<std::string> HardwareConfigFromTopo(const TopoInputs& in) {
                   sheet->model_name, box.sockets, box.switches.size(), box.nvlink_gpus.empty() ? "" : ", NVLink");
   t += "cpu_vendor: CPU_VENDOR_UNSPECIFIED   # [GUESS] unknown: set AMD or INTEL (lscpu's Vendor ID)\n";
   t += "driver_p2p_mode: DRIVER_DEFAULT   # the driver as installed (hardware.proto DriverP2pMode)\n\n";
-  t += fmt::format("# {}: {}\n", sheet->model_name, sheet->source);
-  t += "gpu_models {\n";
-  t += fmt::format("  name: \"{}\"\n  arch: \"{}\"\n  sm_count: {}\n  memory_gib: {:g}\n", sheet->model_name,
-                   sheet->arch, sheet->sm_count, sheet->memory_gib);
-  t += fmt::format("  memory_bandwidth_gbps: {:g}\n  l2_cache_mib: {:g}\n  bf16_dense_tflops: {:g}\n",
-                   sheet->memory_bandwidth_gbps, sheet->l2_cache_mib, sheet->bf16_dense_tflops);
-  t += fmt::format("  fp8_dense_tflops: {:g}\n  fp4_dense_tflops: {:g}\n", sheet->fp8_dense_tflops,
-                   sheet->fp4_dense_tflops);
-  t += "  copy_engines_per_direction: 1   # [GUESS] not published: calibrate\n";
-  t += "  copy_engine_setup_ns: 0   # [GUESS]\n";
-  t += "  kernel_read_outstanding_bytes_per_sm: 29600   # [GUESS] the H200's measured figure "
-       "(configs/hardware/h200-2x-nvlink.textproto)\n";
-  t += "}\n\n";
-  for (int s = 0; s < box.sockets; ++s) {
-    t += fmt::format(
-        "nodes {{ name: \"cpu{}\" kind: CPU_ROOT_COMPLEX socket: {} forward_latency_ns: 500 }}   # [LAT]\n", s, s);
-    t += fmt::format("nodes {{ name: \"mem{}\" kind: HOST_MEMORY socket: {} }}\n", s, s);
-  }
-  for (size_t k = 0; k < box.switches.size(); ++k)
-    t += fmt::format("nodes {{ name: \"sw{}\" kind: PCIE_SWITCH socket: {} forward_latency_ns: 100 }}   # [LAT]\n", k,
-                     box.socket[box.switches[k].front()]);
-  if (!box.nvlink_gpus.empty())
-    t +=
-        "nodes { name: \"nvswitch0\" kind: NVSWITCH socket: 0 forward_latency_ns: 100 }   # [GUESS] = a switch [LAT]\n";
-  for (int i = 0; i < m.num_gpus; ++i)
-    t += fmt::format("nodes {{ name: \"gpu{}\" kind: GPU socket: {} gpu_model: \"{}\" }}\n", i, box.socket[i],
-                     sheet->model_name);
-  t += "\n";
-  if (!box.nvlink_gpus.empty()) {
-    const double per_link = sheet->nvlink_gbps_per_link > 0 ? sheet->nvlink_gbps_per_link : 25;
-    t += fmt::format(
-        "# NVLink first (GPU-to-GPU traffic takes it, as NCCL does): NV# links x {:g} GB/s per direction{}\n", per_link,
-        sheet->nvlink_gbps_per_link > 0 ? " (datasheet)" : " [GUESS]: NVLink 4's rate");
-    for (int i : box.nvlink_gpus) {
-      int links = 0;
-      for (int j = 0; j < m.num_gpus; ++j) links = std::max(links, m.nvlinks[i][j]);
-      t += fmt::format(
-          "links {{ a: \"gpu{}\" b: \"nvswitch0\" kind: NVLINK bandwidth_gbps: {:g} latency_ns: 275 "
-          "payload_efficiency: 1 "
-          "nvlinks: {} }}\n",
-          i, per_link * links, links);
-    }
-  }
-  t +=
-      fmt::format("# PCIe Gen{} x{} ({}): {:.3f} GB/s per direction [PCIE-EFF] [LAT]\n", gen, lanes, link_source, pcie);
-  for (int i = 0; i < m.num_gpus; ++i) {
-    const std::string up =
-        box.switch_of[i] >= 0 ? fmt::format("sw{}", box.switch_of[i]) : fmt::format("cpu{}", box.socket[i]);
-    t += fmt::format(
-        "links {{ a: \"gpu{}\" b: \"{}\" kind: PCIE bandwidth_gbps: {:.3f} latency_ns: 275 payload_efficiency: 0.914 "
-        "pcie_gen: {} pcie_lanes: {} }}\n",
-        i, up, pcie, gen, lanes);
-  }
-  for (size_t k = 0; k < box.switches.size(); ++k)
-    t += fmt::format(
-        "links {{ a: \"sw{}\" b: \"cpu{}\" kind: PCIE bandwidth_gbps: {:.3f} latency_ns: 0 payload_efficiency: 0.914 "
-        "pcie_gen: {} pcie_lanes: {} }}   # [GUESS] an x{} uplink of the GPUs' generation\n",
-        k, box.socket[box.switches[k].front()], pcie, gen, lanes, lanes);
-  for (int s = 1; s < box.sockets; ++s)
-    t += fmt::format(
-        "links {{ a: \"cpu0\" b: \"cpu{}\" kind: CPU_INTERCONNECT bandwidth_gbps: 128 latency_ns: 0 "
-        "payload_efficiency: 1 }}   # [GUESS] 4 UPI 2.0 links (configs/hardware/h200-8x-nvlink.textproto)\n",
-        s);
-  for (int s = 0; s < box.sockets; ++s)
-    t += fmt::format(
-        "links {{ a: \"cpu{}\" b: \"mem{}\" kind: MEMORY bandwidth_gbps: 460.8 latency_ns: 0 "
-        "payload_efficiency: 1 }}   # [GUESS] 12 channels of DDR5-4800\n",
-        s, s);
+  t += GpuModelBlock(*sheet);
+  t += NodesAndLinks(m, box, *sheet, gen, lanes, link_source, pcie);
   return t;
 }
 

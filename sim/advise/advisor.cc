@@ -139,7 +139,6 @@ Evaluated Evaluate(const config::Scenario& base, const Candidate& c, const Advis
   const llm::DecodeResult* r = &*ev->result;
   e.result = *r;
   e.candidate.acceptance_approximate = loaded->setup.speculation.acceptance_approximate;
-  e.acceptance_basis = loaded->setup.speculation.acceptance_basis;
   e.tokens_per_s = r->speculative ? r->speculative_tokens_per_s : r->baseline_tokens_per_s;
   e.ms_per_token_per_sequence = r->speculative ? r->cycle_ms / r->tau : r->baseline_step_ms;
   e.batch = loaded->setup.batch;

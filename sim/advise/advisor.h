@@ -79,8 +79,7 @@ struct Evaluated {
   double tokens_per_s = 0;               // the whole batch's
   double ms_per_token_per_sequence = 0;  // one sequence's inter-token time (step or cycle / tau)
   int batch = 1;
-  WhatItTakes takes;             // on the base scenario's framework and box (framework_rules.h)
-  std::string acceptance_basis;  // where its acceptance comes from (llm::AcceptanceForShape)
+  WhatItTakes takes;  // on the base scenario's framework and box (framework_rules.h)
 };
 
 struct FamilyVerdict {

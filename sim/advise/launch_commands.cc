@@ -66,8 +66,6 @@ std::string WithEnvironment(const std::string& extra_env, std::string cmd) {
   return env.empty() ? cmd : env + " " + cmd;
 }
 
-}  // namespace
-
 // The profile's launch text of a method (framework.proto SpeculationMethods), its placeholders
 // filled; "" when the profile has none.
 std::string MethodLaunch(const std::string& text, const LaunchContext& ctx, const Candidate& c) {
@@ -98,6 +96,8 @@ std::string OtherMethodLaunch(const LaunchContext& ctx, const Candidate& c, cons
                           c.spec.topk, name);
   return " " + MethodLaunch(text, ctx, c);
 }
+
+}  // namespace
 
 std::string SglangCommand(const LaunchContext& ctx, const Candidate& c) {
   std::string cmd = fmt::format("python -m sglang.launch_server --model-path {} --tp-size {}",

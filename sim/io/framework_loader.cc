@@ -514,9 +514,10 @@ void ConvertDecisions(const FrameworkProfile& p, llm::FrameworkProfile* out) {
     auto& o = out->graph_pool;
     o.stated = true;
     using O = llm::FrameworkProfile::GraphPool;
-    o.outputs = g.outputs() == config::GraphPool::KEPT_PER_SIZE       ? O::Outputs::kKeptPerSize
-                : g.outputs() == config::GraphPool::ONE_SHARED_BUFFER ? O::Outputs::kOneSharedBuffer
-                                                                      : O::Outputs::kNotKept;
+    using Outputs = llm::GraphPoolSpec::Outputs;
+    o.outputs = g.outputs() == config::GraphPool::KEPT_PER_SIZE       ? Outputs::kKeptPerSize
+                : g.outputs() == config::GraphPool::ONE_SHARED_BUFFER ? Outputs::kOneSharedBuffer
+                                                                      : Outputs::kNotKept;
     o.output = g.output() == config::GraphPool::LOGITS_FP32   ? O::Output::kLogitsFp32
                : g.output() == config::GraphPool::LOGITS_BF16 ? O::Output::kLogitsBf16
                                                               : O::Output::kHiddenBf16;

@@ -88,11 +88,7 @@ std::vector<double> PerPositionOfHistogram(const std::vector<double>& histogram)
 StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num_steps, int topk,
                                              int num_draft_tokens) {
   const SpeculationShape target{num_steps, topk, num_draft_tokens};
-  if (num_steps < 1 || topk < 1 || num_draft_tokens < 2)
-    return InvalidArgumentError(
-        fmt::format("speculation shape {}/{}/{}: num_steps and topk must be >= 1, "
-                    "num_draft_tokens >= 2",
-                    num_steps, topk, num_draft_tokens));
+  RETURN_IF_ERROR(CheckSpeculationShape(target));
   const std::string shape = fmt::format("{}/{}/{}", num_steps, topk, num_draft_tokens);
   const bool measured = !data.histogram.empty();
   const SpeculationShape hist_shape{data.histogram_num_steps, data.histogram_topk, data.histogram_num_draft_tokens};
@@ -126,9 +122,8 @@ StatusOr<ShapeAcceptance> AcceptanceForShape(const AcceptanceData& data, int num
       basis = "per-position acceptance of the top-1 draft token";
     }
   } else if (measured) {
-    RETURN_IF_ERROR(AcceptanceModel::FromHistogram(data.histogram).status());
+    ASSIGN_OR_RETURN(AcceptanceModel h, AcceptanceModel::FromHistogram(data.histogram));
     if (hist_shape.topk > 1) {
-      ASSIGN_OR_RETURN(AcceptanceModel h, AcceptanceModel::FromHistogram(data.histogram));
       auto fitted = Top1AcceptanceOfTreeTau(h.tau(), hist_shape);
       if (!fitted.ok())
         return InvalidArgumentError("accept_length_histogram measured with " + measured_shape + ": " +

@@ -16,14 +16,6 @@ struct Candidate {
   int depth = 1;     // 1-based
 };
 
-Status CheckShape(const SpeculationShape& shape) {
-  if (shape.num_steps < 1 || shape.topk < 1 || shape.num_draft_tokens < 2)
-    return InvalidArgumentError(
-        fmt::format("speculation shape {}/{}/{}: num_steps and topk must be >= 1, num_draft_tokens >= 2",
-                    shape.num_steps, shape.topk, shape.num_draft_tokens));
-  return OkStatus();
-}
-
 // Sorts by value, highest first; equal values keep their insertion order (a parent is inserted
 // before its children and is worth at least as much, so every prefix of the order is a tree).
 void SortByValue(std::vector<size_t>* order, const std::vector<Candidate>& pool) {
@@ -32,11 +24,19 @@ void SortByValue(std::vector<size_t>* order, const std::vector<Candidate>& pool)
 
 }  // namespace
 
+Status CheckSpeculationShape(const SpeculationShape& shape) {
+  if (shape.num_steps < 1 || shape.topk < 1 || shape.num_draft_tokens < 2)
+    return InvalidArgumentError(
+        fmt::format("speculation shape {}/{}/{}: num_steps and topk must be >= 1, num_draft_tokens >= 2",
+                    shape.num_steps, shape.topk, shape.num_draft_tokens));
+  return OkStatus();
+}
+
 double ExpectedDraftTree::tau() const { return 1 + std::accumulate(at_least.begin(), at_least.end(), 0.0); }
 
 StatusOr<ExpectedDraftTree> BuildExpectedDraftTree(const std::vector<double>& top1_by_depth,
                                                    const SpeculationShape& shape) {
-  RETURN_IF_ERROR(CheckShape(shape));
+  RETURN_IF_ERROR(CheckSpeculationShape(shape));
   if (top1_by_depth.empty()) return InvalidArgumentError("draft tree: no per-depth acceptance given");
   for (size_t d = 0; d < top1_by_depth.size(); ++d)
     if (!(top1_by_depth[d] >= 0 && top1_by_depth[d] <= 1))
@@ -94,7 +94,7 @@ StatusOr<AcceptanceModel> DraftTreeAcceptance(const std::vector<double>& top1_by
 }
 
 StatusOr<double> Top1AcceptanceOfTreeTau(double tau, const SpeculationShape& shape) {
-  RETURN_IF_ERROR(CheckShape(shape));
+  RETURN_IF_ERROR(CheckSpeculationShape(shape));
   const int deepest = std::min(shape.num_steps, shape.num_draft_tokens - 1);
   if (!(tau >= 1 && tau <= 1 + deepest))
     return InvalidArgumentError(
@@ -111,11 +111,12 @@ StatusOr<double> Top1AcceptanceOfTreeTau(double tau, const SpeculationShape& sha
     (tau_of(mid) < tau ? lo : hi) = mid;
   }
   const double p = 0.5 * (lo + hi);
-  if (std::abs(tau_of(p) - tau) > 1e-6)
+  const double reached = tau_of(p);
+  if (std::abs(reached - tau) > 1e-6)
     return InvalidArgumentError(
         fmt::format("mean accept length {} with shape {}/{}/{}: no single per-depth acceptance "
                     "reproduces it (closest {:.6f} at p = {:.6f})",
-                    tau, shape.num_steps, shape.topk, shape.num_draft_tokens, tau_of(p), p));
+                    tau, shape.num_steps, shape.topk, shape.num_draft_tokens, reached, p));
   return p;
 }
 

@@ -2,8 +2,9 @@
 // many draft tokens a cycle accepts for a speculation shape (num_steps S, topk k, num_draft_tokens N)
 // from the draft's per-depth top-1 acceptance p_1..p_S.
 //
-// The tree, as SGLang's EAGLE worker grows it (select_top_k_tokens, then organize_draft_results in
-// sgl-project/sglang python/sglang/srt/speculative/eagle_utils.py @003ddbce):
+// The tree, as SGLang's EAGLE worker grows it (select_top_k_tokens / _select_top_k_tokens_later in
+// sgl-project/sglang python/sglang/srt/speculative/spec_utils.py @00731f0: expand_scores = scores x
+// topk_p over (topk, topk), fast_topk of topk; organize_draft_results in eagle_utils.py @003ddbce):
 //   step 1:  the root's k best candidates (all kept as the frontier);
 //   step s:  each of the k frontier nodes proposes its k best children (k^2 candidates, every one
 //            added to the pool); the k of highest value become the next frontier;
@@ -41,6 +42,9 @@ struct SpeculationShape {
   int topk = 1;
   int num_draft_tokens = 2;
 };
+
+// InvalidArgument unless num_steps and topk >= 1 and num_draft_tokens >= 2, naming the shape.
+Status CheckSpeculationShape(const SpeculationShape& shape);
 
 struct ExpectedDraftTree {
   // P(L >= d) for d = 1..num_steps (index d - 1): non-increasing, in [0, 1].

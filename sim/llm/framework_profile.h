@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sim/llm/forward_pass.h"
+#include "sim/llm/graph_pool.h"
 #include "sim/llm/model.h"
 #include "sim/llm/rank_timeline.h"
 
@@ -161,7 +162,7 @@ struct FrameworkProfile {
   // framework.proto GraphPool: what the CUDA-graph pool keeps and the capture list's formula.
   struct GraphPool {
     bool stated = false;
-    enum class Outputs { kKeptPerSize, kOneSharedBuffer, kNotKept } outputs = Outputs::kNotKept;
+    GraphPoolSpec::Outputs outputs = GraphPoolSpec::Outputs::kNotKept;
     enum class Output { kLogitsFp32, kLogitsBf16, kHiddenBf16 } output = Output::kHiddenBf16;
     std::vector<int> small_sizes;
     int step = 8;

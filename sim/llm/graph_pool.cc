@@ -9,33 +9,28 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-// The decoder layers' largest GEMM: rows x (n + k) x 2 bytes (its input and output) and n x rows x
-// 2 (its output). The LM head's output is the graph's output (counted as such, or outside the graph).
-void LargestGemm(const ForwardPass& pass, double* in_out_bytes, double* out_bytes) {
-  *in_out_bytes = 0;
-  *out_bytes = 0;
+}  // namespace
+
+LargestGemmBytes LargestGemmOf(const ForwardPass& pass, bool layers_only) {
+  LargestGemmBytes best;
   for (const PassStep& step : pass.steps) {
-    if (step.kind != PassStep::kKernel || step.layer < 0) continue;
+    if (step.kind != PassStep::kKernel || (layers_only && step.layer < 0)) continue;
     const compute::Kernel& k = step.kernel;
     if (k.kernel_class != compute::KernelClass::kGemm && k.kernel_class != compute::KernelClass::kGroupedGemm) continue;
     if (k.n <= 0 || k.k <= 0) continue;
     const double rows = k.flops / (2 * k.n * k.k);
-    if (rows * (k.n + k.k) * 2 > *in_out_bytes) {
-      *in_out_bytes = rows * (k.n + k.k) * 2;
-      *out_bytes = rows * k.n * 2;
-    }
+    if (rows * (k.n + k.k) * 2 > best.in_out) best = {rows * (k.n + k.k) * 2, rows * k.n * 2};
   }
+  return best;
 }
-
-}  // namespace
 
 GraphPoolBytes CudaGraphPool(const ForwardPass& largest, const ModelSpec& model, const GraphPoolSpec& spec) {
   SPECSIM_CHECK(!spec.captured_tokens.empty());
   GraphPoolBytes b;
   b.workspace = spec.library_workspace_bytes;
   const double T = static_cast<double>(largest.tokens);
-  double gemm = 0, gemm_out = 0;
-  LargestGemm(largest, &gemm, &gemm_out);
+  const LargestGemmBytes largest_gemm = LargestGemmOf(largest, /*layers_only=*/true);
+  const double gemm = largest_gemm.in_out, gemm_out = largest_gemm.out;
   const double residual = 4 * T * model.hidden_size * 2;
   b.intermediates = residual + gemm + gemm_out;
   int64_t most = 0;

@@ -17,22 +17,6 @@ std::string Printf(const char* fmt, double a, double b = 0, double c = 0) {
   return buf;
 }
 
-// Live input + output of the largest GEMM in the pass (grouped GEMMs over all their routings).
-double LargestGemmActivations(const ForwardPass& pass) {
-  double best = 0;
-  for (const PassStep& step : pass.steps) {
-    if (step.kind != PassStep::kKernel) continue;
-    const compute::Kernel& k = step.kernel;
-    if (k.kernel_class != compute::KernelClass::kGemm && k.kernel_class != compute::KernelClass::kGroupedGemm) {
-      continue;
-    }
-    if (k.n <= 0 || k.k <= 0) continue;
-    const double rows = k.flops / (2 * k.n * k.k);
-    best = std::max(best, rows * (k.n + k.k) * 2);
-  }
-  return best;
-}
-
 // `target`: the pass is the target's (or its MTP layer's): serving.weight_formats apply.
 PassShape ShapeFor(const ServingShape& s, compute::DType weights, bool target) {
   PassShape p;
@@ -130,7 +114,7 @@ MemoryLine ActivationsLine(const ForwardPass& pass, const ModelSpec& target, con
                            const RuntimeMemorySpec& runtime) {
   const double logits_vocab = target.vocab_size;
   const double T = static_cast<double>(pass.tokens);
-  const double act = 4 * T * target.hidden_size * 2 + LargestGemmActivations(pass) +
+  const double act = 4 * T * target.hidden_size * 2 + LargestGemmOf(pass, /*layers_only=*/false).in_out +
                      T * logits_vocab * (serving.logit_bytes + 4) + runtime.workspace_mib * kMiB;
   return {"activations + workspace", act, Printf("%.0f tokens; workspace %.0f MiB", T, runtime.workspace_mib)};
 }

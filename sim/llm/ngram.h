@@ -8,9 +8,12 @@
 // nothing is accepted (the bonus token only):
 //   P(accepted = 0) = (1 - m) + m A_0,   P(accepted = a) = m A_a (a >= 1),   tau = 1 + m E[A].
 // The verify width:
-//   SGLang pads: every sequence verifies num_draft_tokens every cycle (ngram_worker.py asserts it;
-//   cpp_ngram/result.cpp zero-pads the tree);
-//   vLLM does not: an unmatched sequence schedules one token. Simplified for batch b: a cycle in
+//   SGLang pads: every sequence verifies num_draft_tokens every cycle (sgl-project/sglang
+//   python/sglang/srt/speculative/ngram_worker.py @574f6d7 _prepare_draft_tokens asserts it;
+//   cpp_ngram/result.cpp @0657507 fillResult zero-pads the tree);
+//   vLLM does not: an unmatched sequence schedules one token (vllm-project/vllm
+//   vllm/v1/spec_decode/ngram_proposer.py @adce4e9: no drafts without a match;
+//   vllm/v1/core/sched/scheduler.py @00024d3: num_tokens_with_spec). Simplified for batch b: a cycle in
 //   which no sequence matched (probability (1 - m)^b) is a one-token verify; otherwise every
 //   sequence is priced at num_draft_tokens (an upper bound on the ragged batch; exact at b = 1), with
 //   the match probability conditioned on some match, m / (1 - (1 - m)^b), so tau stays 1 + m E[A].

@@ -385,9 +385,7 @@ llm::RuntimeMemorySpec RuntimeMemoryOf(const llm::DecodeSetup& setup, const net:
     for (int64_t size : llm::CaptureSizes(g.small_sizes, g.step, largest))
       pool.captured_tokens.push_back(bound.tokens ? size : size * per_sequence);
     using O = llm::FrameworkProfile::GraphPool;
-    pool.outputs = g.outputs == O::Outputs::kKeptPerSize       ? llm::GraphPoolSpec::Outputs::kKeptPerSize
-                   : g.outputs == O::Outputs::kOneSharedBuffer ? llm::GraphPoolSpec::Outputs::kOneSharedBuffer
-                                                               : llm::GraphPoolSpec::Outputs::kNotKept;
+    pool.outputs = g.outputs;
     const double vocab = setup.target.vocab_size;
     pool.output_bytes_per_token = g.output == O::Output::kLogitsFp32   ? vocab * 4
                                   : g.output == O::Output::kLogitsBf16 ? vocab * 2

@@ -454,12 +454,15 @@ StatusOr<std::string> MergeShards(const std::vector<std::string>& paths) {
   if (shards.empty()) return InvalidArgumentError("--merge: no shard files given");
   const Shard& ref = shards.front();
   for (const Shard& sh : shards) {
+    if (sh.count < 1 || sh.index < 0 || sh.index >= sh.count || sh.total < 0)
+      return InvalidArgumentError(
+          fmt::format("--merge {}: shard {}/{} of {} points: needs 0 <= I < N", sh.path, sh.index, sh.count, sh.total));
     if (sh.fingerprint != ref.fingerprint || sh.count != ref.count || sh.total != ref.total || sh.header != ref.header)
       return InvalidArgumentError(fmt::format(
           "--merge {}: from another sweep than {} (sweep {} with {} shards of {} points vs sweep {} with {} of {})",
           sh.path, ref.path, sh.fingerprint, sh.count, sh.total, ref.fingerprint, ref.count, ref.total));
     const int64_t first = BlockStart(sh.index, sh.count, sh.total), end = BlockStart(sh.index + 1, sh.count, sh.total);
-    if (sh.index < 0 || sh.index >= sh.count || sh.first != first || sh.end != end || sh.row_count != end - first)
+    if (sh.first != first || sh.end != end || sh.row_count != end - first)
       return InvalidArgumentError(
           fmt::format("--merge {}: shard {}/{} should hold points {}..{} ({} rows); it says "
                       "{}..{} and has {} rows (cut short?)",
@@ -559,13 +562,8 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
                  SweepCsv(axes, points, results));
 
   // The CSV (or JSON) whole, then to --out (written whole or not at all) or stdout.
-  const std::string csv_text = flags.json ? SweepJson(axes, points, results) : SweepCsv(axes, points, results);
-  if (flags.out.empty()) {
-    out << csv_text;
-  } else if (Status w = io::WriteFileAtomically(flags.out, csv_text); !w.ok()) {
-    err << "specsim sweep: --out " << w.message() << "\n";
-    return io::kWriteFailedExitCode;
-  }
+  if (const int rc = write(flags.json ? SweepJson(axes, points, results) : SweepCsv(axes, points, results)); rc != 0)
+    return rc;
   if (!flags.svg.empty()) {
     if (Status w = io::WriteFileAtomically(flags.svg, RenderSvgLinePlot(SweepPlot(axes, *x_axis, points, results)));
         !w.ok()) {

@@ -261,6 +261,9 @@ TEST(Sweep, ShardsMergeIntoTheUnshardedSweep) {
   EXPECT_EQ(merge({paths[0], paths[1], paths[2], other.out}, &merged), 2);
   EXPECT_NE(merged.find("from another sweep"), std::string::npos) << merged;
   EXPECT_EQ(merge({dir + "/missing.csv"}, &merged), 2);
+  std::ofstream(dir + "/zero.csv") << "# specsim sweep shard 0/0: points 0..0 of 9, sweep 45340f28537c80e0\nh\n";
+  EXPECT_EQ(merge({dir + "/zero.csv"}, &merged), 2);  // no division by a count of 0
+  EXPECT_NE(merged.find("needs 0 <= I < N"), std::string::npos) << merged;
   // More shards than points: empty blocks merge too.
   SweepFlags tiny;
   tiny.vary = {"serving.batch_size=1,2"};

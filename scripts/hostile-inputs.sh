@@ -197,6 +197,56 @@ check "43.6 import-profile --nccl-env NCCL_ALGO=bogus" 2 "allowed values of NCCL
 check "43.7 import-profile: TP4 scenario, 2-rank profile" 2 "parallelism.tensor_parallel 4, but the profile has 2 rank(s)" -- \
   import-profile "$PROFILE" --scenario "$(pwd)/$LLAMA"
 
+# issue 43: trace items of attention and RMSNorm, a trace of absurd medians
+trace_edited "$T1" '0,/    batch: 1$/s//    batch: -1/' attn-batch-neg.pb
+check "43 trace attention batch -1" 2 "attention.batch" -- compare "$W/attn-batch-neg.pb"
+trace_edited "$T1" '0,/    hidden: 4096$/s//    hidden: -4096/' norm-hidden-neg.pb
+check "43 trace rmsnorm hidden -4096" 2 "rmsnorm.hidden" -- compare "$W/norm-hidden-neg.pb"
+trace_edited "$T1" '0,/    context: 1024$/s//    context: 0/' attn-context-zero.pb
+check "43 trace attention context 0" 2 "attention.context" -- calibrate "$W/attn-context-zero.pb" --output "$W/c.textproto"
+trace_edited "$T1" '0,/    q_heads: 32$/s//    q_heads: 0/' attn-qheads-zero.pb
+check "43 trace attention q_heads 0" 2 "attention.q_heads" -- compare "$W/attn-qheads-zero.pb"
+trace_edited "$T1" '/^  attention {/,/^  }/s/^    head_dim: 128$/    head_dim: -128/' attn-headdim-neg.pb
+check "43 trace attention head_dim -128" 2 "attention.head_dim" -- compare "$W/attn-headdim-neg.pb"
+trace_edited "$T1" '0,/    head_dim: 128$/s//    head_dim: -128/' model-headdim-neg.pb
+check "43 trace model config head_dim -128" 2 "config.head_dim = -128: must be in [1, 65536]" -- compare "$W/model-headdim-neg.pb"
+trace_edited "$T1" '0,/    tokens: 1$/s//    tokens: 0/' norm-tokens-zero.pb
+check "43 trace rmsnorm tokens 0" 2 "rmsnorm.tokens" -- compare "$W/norm-tokens-zero.pb"
+trace_edited "$T2" 's/median_us: [0-9.e+-]*/median_us: 1e300/' medians-1e300.pb
+check "43 calibrate: every median 1e300 us" 2 "median_us" -- calibrate "$W/medians-1e300.pb" --output "$W/c.textproto"
+
+# issue 43: bounded work for any input
+python3 - "$HW" "$W/gpus-4096.textproto" <<'PY'
+import sys
+src = open(sys.argv[1]).read()
+head = src.split("nodes {")[0]
+out = [head, 'nodes { name: "cpu0" kind: CPU_ROOT_COMPLEX socket: 0 forward_latency_ns: 500 }',
+       'nodes { name: "mem0" kind: HOST_MEMORY socket: 0 }',
+       'links { a: "cpu0" b: "mem0" kind: MEMORY bandwidth_gbps: 460.8 latency_ns: 0 payload_efficiency: 1 }']
+model = head.split('gpu_models {')[1].split('name: "')[1].split('"')[0]
+for s in range(512):
+    out.append(f'nodes {{ name: "sw{s}" kind: PCIE_SWITCH socket: 0 forward_latency_ns: 150 }}')
+    out.append(f'links {{ a: "sw{s}" b: "cpu0" kind: PCIE bandwidth_gbps: 63 latency_ns: 275 payload_efficiency: 0.9 pcie_gen: 5 pcie_lanes: 16 }}')
+for g in range(4096):
+    out.append(f'nodes {{ name: "gpu{g}" kind: GPU socket: 0 gpu_model: "{model}" }}')
+    out.append(f'links {{ a: "gpu{g}" b: "sw{g // 8}" kind: PCIE bandwidth_gbps: 63 latency_ns: 275 payload_efficiency: 0.9 pcie_gen: 5 pcie_lanes: 16 }}')
+open(sys.argv[2], "w").write("\n".join(out) + "\n")
+PY
+check "43 a 4096-GPU box used for 2 GPUs loads in proportion (no per-pair search)" 0 "allreduce" -- \
+  collective --hardware "$W/gpus-4096.textproto" --gpus 0-1 -b 1M -e 1M
+check "43 a model of 10^6 layers" 2 "num_layers" -- simulate --set model.num_layers=1000000
+check "43 a 10,000-step draft chain" 2 "speculation.num_steps" -- \
+  simulate --set speculation.num_steps=10000 --set speculation.num_draft_tokens=10001
+check "43 a 10^8-point sweep with --yes" 2 "1000000" -- sweep --yes \
+  --vary "serving.batch_size=$(seq -s, 1 10000)" --vary "serving.context_len=$(seq -s, 1 10000)"
+
+# issue 43: a config in the working directory is read only when named, and the header says where
+mkdir -p "$W/configs/scenarios"
+sed -e 's/batch_size: [0-9]*/batch_size: 3/' configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto \
+  >"$W/configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto"
+check "43 the working directory's copy of a bundled config is named as such" 0 "working directory" -- \
+  simulate configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto
+
 echo
 printf 'clear %d, unclear %d, crash %d, hang %d, silent %d\n' \
   "${COUNT[clear]}" "${COUNT[unclear]}" "${COUNT[crash]}" "${COUNT[hang]}" "${COUNT[silent]}"

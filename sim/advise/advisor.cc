@@ -3,15 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
-#include <thread>
 
+#include "sim/core/parallel_for.h"
+#include "sim/core/progress_line.h"
+#include "sim/llm/draft_tree.h"
 #include "sim/llm/speculative_cycle.h"
 #include "sim/scenario/host_cost_band.h"
 #include "sim/scenario/scenario.h"
@@ -60,7 +59,7 @@ SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpe
     for (int k : {2, 4})
       for (int s : {2, 3, 4})
         for (int n : {4, 8, 16})
-          if (n <= 1 + k + (s - 1) * k * k) space.specs.push_back({config::Speculation::EAGLE3, s, k, n});
+          if (n <= llm::MaxTreeDraftTokens(s, k)) space.specs.push_back({config::Speculation::EAGLE3, s, k, n});
   }
   if (target.num_nextn_predict_layers > 0)
     for (int s = 1; s <= 3; ++s) space.specs.push_back({config::Speculation::MTP, s, 1, s + 1});
@@ -92,27 +91,27 @@ SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpe
   return space;
 }
 
-std::vector<std::string> CandidateOverrides(const Candidate& c, int tp) {
-  std::vector<std::string> o;
-  o.push_back("speculation.method=" + config::Speculation::Method_Name(c.spec.method));
+config::Scenario CandidateScenario(config::Scenario s, const Candidate& c) {
+  config::Speculation* sp = s.mutable_speculation();
+  sp->set_method(c.spec.method);
   if (c.spec.method != config::Speculation::NONE) {
     // The shape only: its acceptance comes from what the base scenario knows
     // (llm::AcceptanceForShape, the same rules simulate applies).
-    o.push_back(fmt::format("speculation.num_steps={}", c.spec.num_steps));
-    o.push_back(fmt::format("speculation.topk={}", c.spec.topk));
-    o.push_back(fmt::format("speculation.num_draft_tokens={}", c.spec.num_draft_tokens));
-    if (c.spec.method == config::Speculation::MTP) o.push_back("speculation.draft_model=");
+    sp->set_num_steps(c.spec.num_steps);
+    sp->set_topk(c.spec.topk);
+    sp->set_num_draft_tokens(c.spec.num_draft_tokens);
+    if (c.spec.method == config::Speculation::MTP) sp->clear_draft_model();
   }
-  o.push_back("communication.allreduce_algorithm=" + c.comm.algorithm);
-  o.push_back("communication.protocol=" + c.comm.protocol);
-  o.push_back(fmt::format("communication.channels={}", c.comm.channels));
-  o.push_back("communication.p2p_level=" + c.comm.p2p_level);
-  o.push_back("communication.driver_p2p_mode=" + c.comm.driver_p2p_mode);
-  if (c.comm.p2p_disable) o.push_back("communication.p2p_disable=true");
-  o.push_back(std::string("serving.cuda_graphs=") + (c.pacing.cuda_graphs ? "true" : "false"));
-  for (const std::string& x : c.pacing.FrameworkOverrides()) o.push_back(x);
-  o.push_back(fmt::format("parallelism.expert_parallel={}", c.expert_parallel > 1 ? tp : 0));
-  return o;
+  config::Communication* comm = s.mutable_communication();
+  comm->set_allreduce_algorithm(c.comm.algorithm);
+  comm->set_protocol(c.comm.protocol);
+  comm->set_channels(c.comm.channels);
+  comm->set_p2p_level(c.comm.p2p_level);
+  comm->set_driver_p2p_mode(c.comm.driver_p2p_mode);
+  if (c.comm.p2p_disable) comm->set_p2p_disable(true);
+  c.pacing.ApplyTo(&s);
+  s.mutable_parallelism()->set_expert_parallel(c.expert_parallel > 1 ? s.parallelism().tensor_parallel() : 0);
+  return s;
 }
 
 namespace {
@@ -120,8 +119,7 @@ namespace {
 Evaluated Evaluate(const config::Scenario& base, const Candidate& c, const AdviseOptions& options) {
   Evaluated e;
   e.candidate = c;
-  auto loaded =
-      scenario::BuildScenario(base, "advise", CandidateOverrides(c, base.parallelism().tensor_parallel()), "");
+  auto loaded = scenario::BuildScenario(CandidateScenario(base, c), "advise", {}, "");
   if (!loaded.ok()) {
     e.status = "error: " + loaded.status().message();
     return e;
@@ -147,9 +145,8 @@ Evaluated Evaluate(const config::Scenario& base, const Candidate& c, const Advis
 
 // `c` with every unmeasured host cost of its framework at `end`; tokens/s, or an error.
 StatusOr<double> TokensPerSAtBandEnd(const config::Scenario& base, const Candidate& c, scenario::BandEnd end) {
-  ASSIGN_OR_RETURN(
-      scenario::LoadedScenario loaded,
-      scenario::BuildScenario(base, "advise", CandidateOverrides(c, base.parallelism().tensor_parallel()), ""));
+  ASSIGN_OR_RETURN(scenario::LoadedScenario loaded,
+                   scenario::BuildScenario(CandidateScenario(base, c), "advise", {}, ""));
   if (loaded.setup.framework) loaded.setup.framework = scenario::AtBandEnd(*loaded.setup.framework, end);
   ASSIGN_OR_RETURN(llm::DecodeResult r, scenario::EvaluateSetup(loaded.setup));
   return r.speculative ? r.speculative_tokens_per_s : r.baseline_tokens_per_s;
@@ -189,26 +186,12 @@ Status BandVerdict(const config::Scenario& base, const llm::FrameworkProfile& fr
 }
 
 void EvaluateAll(const config::Scenario& base, std::vector<Evaluated>* out, const std::vector<Candidate>& candidates,
-                 const AdviseOptions& options, std::ostream& progress, int* counter, int total_hint) {
+                 const AdviseOptions& options, ProgressLine* progress) {
   std::vector<Evaluated> results(candidates.size());
-  const int threads = std::max(
-      1, std::min<int>(options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency()),
-                       static_cast<int>(candidates.size())));
-  std::atomic<size_t> next{0};
-  std::mutex mu;
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (size_t i = next++; i < candidates.size(); i = next++) {
-        results[i] = Evaluate(base, candidates[i], options);
-        std::lock_guard<std::mutex> lock(mu);
-        ++*counter;
-        if (options.progress && (*counter % 10 == 0))
-          progress << fmt::format("\r  evaluated {} configurations (of about {})", *counter, total_hint) << std::flush;
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
+  ParallelFor(candidates.size(), options.threads, [&](size_t i) {
+    results[i] = Evaluate(base, candidates[i], options);
+    progress->Advance();
+  });
   for (auto& r : results) out->push_back(std::move(r));
 }
 
@@ -538,12 +521,13 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace
   result.framework = framework.name;
   result.custom_allreduce_by_default = CustomAllreduceByDefault(framework, box);
   std::vector<Evaluated> all;
-  int counter = 0;
-  const int hint =
-      static_cast<int>(options.exhaustive ? space.size() : space.comms.size() * 2 + space.specs.size() * 3 + 2);
+  const size_t hint = options.exhaustive ? space.size() : space.comms.size() * 2 + space.specs.size() * 3 + 2;
+  ProgressLine line(options.progress ? &progress : nullptr, [hint](size_t done, double) {
+    return fmt::format("  evaluated {} configurations (of about {})", done, hint);
+  });
   auto evaluate = [&](const std::vector<Candidate>& candidates) {
     const size_t first = all.size();
-    EvaluateAll(base, &all, candidates, options, progress, &counter, hint);
+    EvaluateAll(base, &all, candidates, options, &line);
     for (size_t i = first; i < all.size(); ++i) all[i].takes = WhatCandidateTakes(all[i].candidate, framework, box);
   };
   if (options.exhaustive) {
@@ -551,7 +535,7 @@ StatusOr<AdviseResult> Advise(const config::Scenario& base_in, const SearchSpace
   } else {
     SearchPruned(space, all, evaluate);
   }
-  if (options.progress) progress << "\n";
+  line.Finish();
   result.evaluated = static_cast<int>(all.size());
   RETURN_IF_ERROR(RankEvaluated(all, &result));
   for (const auto& [name, member] : FamiliesOf(space))

@@ -125,10 +125,10 @@ struct AdviseResult {
 // driver mode keeps the kernel's peer reads off the GPU-to-GPU path and its GPUs can use BAR1.
 SearchSpace DefaultSearchSpace(const config::Scenario& base, const llm::ModelSpec& target, const BoxFacts& box);
 
-// Overrides (scenario field=value) that turn the base scenario into `c`: its speculation shape,
-// allreduce, pacing and EP. Its acceptance is the base scenario's, for the candidate's shape
-// (llm::AcceptanceForShape; Advise first ties a histogram to the shape it was measured with).
-std::vector<std::string> CandidateOverrides(const Candidate& c, int tp);
+// The base scenario turned into `c`: its speculation shape, allreduce, pacing and EP set. Its
+// acceptance is the base scenario's, for the candidate's shape (llm::AcceptanceForShape; Advise
+// first ties a histogram to the shape it was measured with).
+config::Scenario CandidateScenario(config::Scenario base, const Candidate& c);
 
 // Searches `space` around `base` (hardware, model, draft, serving, tensor_parallel, calibration).
 StatusOr<AdviseResult> Advise(const config::Scenario& base, const SearchSpace& space, const AdviseOptions& options,

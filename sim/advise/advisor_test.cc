@@ -144,8 +144,10 @@ TEST(Advisor, PacingChoicesAreTriedAndTheWhatIfNeverWins) {
   }
   Candidate piecewise{
       {config::Speculation::EAGLE3, 3, 1, 4}, space.comms.front(), PacingVariants(VariantList::kAdvise)[2], 1};
-  auto o = CandidateOverrides(piecewise, 8);
-  EXPECT_NE(std::find(o.begin(), o.end(), "framework_overrides.capture.verify=PIECEWISE"), o.end());
+  const config::Scenario s = CandidateScenario(Base(), piecewise);
+  EXPECT_EQ(s.framework_overrides().capture().verify(), config::PIECEWISE);
+  EXPECT_EQ(s.framework_overrides().capture().decode(), config::CAPTURE_MODE_UNSPECIFIED);
+  EXPECT_TRUE(s.serving().cuda_graphs());
 }
 
 // A candidate changes the speculation shape only: its acceptance comes from the base scenario by
@@ -157,9 +159,13 @@ TEST(Advisor, TreeAcceptanceIsConvertedRankedAndAgreesWithSimulate) {
                  {"NCCL auto", "NCCL auto", "auto", "", "", 0},
                  PacingVariants(VariantList::kAdvise)[0],
                  1};
-  const auto o = CandidateOverrides(tree, 8);
-  for (const std::string& x : o) EXPECT_EQ(x.find("acceptance"), std::string::npos) << x;
   config::Scenario base = Base();
+  {  // the shape changes, the acceptance stays the base scenario's
+    const config::Scenario s = CandidateScenario(base, tree);
+    EXPECT_EQ(s.speculation().num_draft_tokens(), 8);
+    EXPECT_EQ(s.speculation().acceptance_probabilities().size(), base.speculation().acceptance_probabilities().size());
+    EXPECT_EQ(s.speculation().accept_length_histogram().size(), base.speculation().accept_length_histogram().size());
+  }
   SearchSpace space = SmallSpace(base);
   space.specs.push_back(tree.spec);
   AdviseOptions options;
@@ -175,8 +181,8 @@ TEST(Advisor, TreeAcceptanceIsConvertedRankedAndAgreesWithSimulate) {
     EXPECT_TRUE(e.candidate.acceptance_approximate) << e.candidate.Label();
     EXPECT_FALSE(e.candidate.optimistic()) << e.candidate.Label();
     EXPECT_NE(e.candidate.Label().find("~acceptance"), std::string::npos) << e.candidate.Label();
-    // simulate of the same configuration: the base with the candidate's overrides.
-    auto loaded = scenario::BuildScenario(base, "simulate", CandidateOverrides(e.candidate, 8), "");
+    // simulate of the same configuration: the base turned into the candidate.
+    auto loaded = scenario::BuildScenario(CandidateScenario(base, e.candidate), "simulate", {}, "");
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     auto ev = scenario::Evaluate(*loaded);
     ASSERT_TRUE(ev.ok() && ev->result);

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 
 #include "sim/advise/advisor.h"
 #include "sim/coll/collective_planner.h"
@@ -76,11 +75,6 @@ void Need(Effort effort, std::string step, WhatItTakes* w, const std::string& pa
   w->steps.push_back(std::move(step));
 }
 
-std::string Upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 }  // namespace
 
 std::string Bar1Step() {
@@ -99,7 +93,7 @@ std::string NcclEnvironmentOf(const AllreduceVariant& comm) {
   if (comm.protocol == "ll") env += " NCCL_PROTO=LL";
   if (comm.protocol == "simple") env += " NCCL_PROTO=Simple";
   if (comm.channels > 0) env += fmt::format(" NCCL_MIN_NCHANNELS={0} NCCL_MAX_NCHANNELS={0}", comm.channels);
-  if (!comm.p2p_level.empty()) env += " NCCL_P2P_LEVEL=" + Upper(comm.p2p_level);
+  if (!comm.p2p_level.empty()) env += " NCCL_P2P_LEVEL=" + AsciiUpper(comm.p2p_level);
   if (comm.p2p_disable) env += " NCCL_P2P_DISABLE=1";
   return env.empty() ? env : env.substr(1);
 }
@@ -186,20 +180,20 @@ void PacingTakes(const Candidate& c, const llm::FrameworkProfile& framework, con
     else
       Need(Effort::kCodeChange, fmt::format("no {} flag is known to turn CUDA graphs off", fw), w);
   }
-  const std::string capture = "framework_overrides.capture.";
-  for (const std::string& o : c.pacing.FrameworkOverrides()) {
-    std::string flag;
-    if (o.rfind(capture, 0) == 0 && o.find('=') != std::string::npos) {
-      const std::string phase = o.substr(capture.size(), o.find('=') - capture.size());
-      const std::string mode = AsciiLower(o.substr(o.find('=') + 1));
-      for (llm::CaptureMode m : {llm::CaptureMode::kFull, llm::CaptureMode::kPiecewise, llm::CaptureMode::kEager})
-        if (mode == llm::CaptureModeName(m)) flag = framework.graph_flags.FlagFor(phase, m);
-    }
+  for (const auto& [phase, mode] : c.pacing.CaptureChanges()) {
+    const std::string flag = framework.graph_flags.FlagFor(phase, mode);
     if (!flag.empty())
       Need(Effort::kLaunchFlag, flag, w);
     else
-      Need(Effort::kCodeChange, fmt::format("no {} flag is known for {}", fw, o), w);
+      Need(Effort::kCodeChange,
+           fmt::format("no {} flag is known for framework_overrides.capture.{}={}", fw, phase,
+                       AsciiUpper(llm::CaptureModeName(mode))),
+           w);
   }
+  if (c.pacing.host_sync)
+    for (const char* field : {"sync_each_step", "sync_each_cycle"})
+      Need(Effort::kCodeChange,
+           fmt::format("no {} flag is known for framework_overrides.{}={}", fw, field, *c.pacing.host_sync), w);
 }
 
 // EP: the framework's switch, and an all-to-all backend that runs on this box (specsim prices EP

@@ -278,7 +278,7 @@ TEST(FrameworkRules, AdviseOnEveryBundledScenarioRespectsTheRules) {
         config::Scenario with = *base;
         *with.mutable_speculation()->mutable_acceptance_probabilities() = {options.acceptance.begin(),
                                                                            options.acceptance.end()};
-        auto sim = scenario::BuildScenario(with, path, CandidateOverrides(c, tp), "");
+        auto sim = scenario::BuildScenario(CandidateScenario(with, c), path, {}, "");
         ASSERT_TRUE(sim.ok()) << sim.status().ToString();
         auto ev = scenario::Evaluate(*sim);
         ASSERT_TRUE(ev.ok() && ev->result);
@@ -301,7 +301,7 @@ TEST(FrameworkRules, AdviseOnEveryBundledScenarioRespectsTheRules) {
       const bool nccl_default = c.comm.algorithm == "auto" && c.comm.protocol.empty() && c.comm.channels == 0 &&
                                 c.comm.p2p_level.empty() && !custom_runs;
       EXPECT_TRUE(nccl_default || (custom && custom_runs)) << c.Label();
-      EXPECT_TRUE(c.pacing.cuda_graphs && c.pacing.FrameworkOverrides().empty()) << c.Label();
+      EXPECT_TRUE(c.pacing.cuda_graphs && c.pacing.CaptureChanges().empty() && !c.pacing.host_sync) << c.Label();
       EXPECT_EQ(c.expert_parallel, 1) << c.Label();
     }
     ++scenarios;

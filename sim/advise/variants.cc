@@ -1,7 +1,5 @@
 #include "sim/advise/variants.h"
 
-#include <cctype>
-
 namespace specsim::advise {
 namespace {
 
@@ -108,11 +106,13 @@ std::vector<PacingEntry> PacingTable() {
           HostSync(true, "host sync every step and cycle", "", "host sync every step and cycle")};
 }
 
-// "PIECEWISE": the scenario.proto enum name of `mode`.
-std::string ProtoName(llm::CaptureMode mode) {
-  std::string name = llm::CaptureModeName(mode);
-  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return name;
+config::CaptureMode ProtoMode(llm::CaptureMode mode) {
+  switch (mode) {
+    case llm::CaptureMode::kFull: return config::FULL;
+    case llm::CaptureMode::kPiecewise: return config::PIECEWISE;
+    case llm::CaptureMode::kEager: return config::EAGER;
+  }
+  return config::CAPTURE_MODE_UNSPECIFIED;
 }
 
 }  // namespace
@@ -161,19 +161,29 @@ void PacingVariant::ApplyTo(llm::DecodeSetup* setup) const {
   if (host_sync) f->sync_each_step = f->sync_each_cycle = *host_sync;
 }
 
-std::vector<std::string> PacingVariant::FrameworkOverrides() const {
-  std::vector<std::string> o;
-  const std::string capture = "framework_overrides.capture.";
+std::vector<std::pair<std::string, llm::CaptureMode>> PacingVariant::CaptureChanges() const {
+  std::vector<std::pair<std::string, llm::CaptureMode>> out;
   if (every_phase)
-    for (const char* phase : {"decode", "draft", "verify", "draft_extend"})
-      o.push_back(capture + phase + "=" + ProtoName(*every_phase));
-  if (verify) o.push_back(capture + "verify=" + ProtoName(*verify));
-  if (host_sync) {
-    const std::string value = *host_sync ? "true" : "false";
-    o.push_back("framework_overrides.sync_each_step=" + value);
-    o.push_back("framework_overrides.sync_each_cycle=" + value);
+    for (const char* phase : {"decode", "draft", "verify", "draft_extend"}) out.emplace_back(phase, *every_phase);
+  if (verify) out.emplace_back("verify", *verify);
+  return out;
+}
+
+void PacingVariant::ApplyTo(config::Scenario* scenario) const {
+  scenario->mutable_serving()->set_cuda_graphs(cuda_graphs);
+  config::FrameworkProfile* f = scenario->mutable_framework_overrides();
+  for (const auto& [phase, mode] : CaptureChanges()) {
+    config::PhaseCapture* capture = f->mutable_capture();
+    const config::CaptureMode m = ProtoMode(mode);
+    if (phase == "decode") capture->set_decode(m);
+    if (phase == "draft") capture->set_draft(m);
+    if (phase == "verify") capture->set_verify(m);
+    if (phase == "draft_extend") capture->set_draft_extend(m);
   }
-  return o;
+  if (host_sync) {
+    f->set_sync_each_step(*host_sync);
+    f->set_sync_each_cycle(*host_sync);
+  }
 }
 
 std::vector<PacingVariant> PacingVariants(VariantList list) {

@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/llm/decode_simulator.h"
@@ -66,9 +67,12 @@ struct PacingVariant {
   // The variant applied to a built setup (compare-algos): with no framework profile, the one
   // serving.cuda_graphs gives (every phase full graph or eager, no framework costs) first.
   void ApplyTo(llm::DecodeSetup* setup) const;
-  // The scenario overrides (field=value) of the framework profile that make the variant, besides
-  // serving.cuda_graphs: "framework_overrides.capture.verify=PIECEWISE", ... (advise).
-  std::vector<std::string> FrameworkOverrides() const;
+  // The variant as scenario fields (advise): serving.cuda_graphs, and the framework profile's
+  // overrides framework_overrides.capture.<phase> and sync_each_step / sync_each_cycle.
+  void ApplyTo(config::Scenario* scenario) const;
+  // The phases whose capture mode the variant sets ("decode", "draft", "verify", "draft_extend"),
+  // with the mode: every phase, or verify alone.
+  std::vector<std::pair<std::string, llm::CaptureMode>> CaptureChanges() const;
 };
 
 // The pacing choices `list` tries, in the order it prints them; the first is the profile's own.

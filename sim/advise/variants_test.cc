@@ -56,10 +56,18 @@ TEST(Variants, SharedVariantsAreOneConfiguration) {
   const auto pacing_compare = PacingVariants(VariantList::kCompareAlgos);
   const auto pacing_advise = PacingVariants(VariantList::kAdvise);
   EXPECT_EQ(pacing_compare[2].family, pacing_advise[2].family);  // verify piecewise
-  EXPECT_EQ(pacing_compare[2].FrameworkOverrides(), pacing_advise[2].FrameworkOverrides());
-  EXPECT_EQ(pacing_advise[2].FrameworkOverrides(),
-            std::vector<std::string>{"framework_overrides.capture.verify=PIECEWISE"});
-  EXPECT_EQ(pacing_compare[6].FrameworkOverrides(), pacing_advise[3].FrameworkOverrides());  // host runs ahead
+  auto fields = [](const PacingVariant& v) {
+    config::Scenario s;
+    v.ApplyTo(&s);
+    return s.SerializeAsString();
+  };
+  EXPECT_EQ(fields(pacing_compare[2]), fields(pacing_advise[2]));
+  config::Scenario verify_piecewise;
+  pacing_advise[2].ApplyTo(&verify_piecewise);
+  EXPECT_EQ(verify_piecewise.framework_overrides().capture().verify(), config::PIECEWISE);
+  EXPECT_EQ(verify_piecewise.framework_overrides().capture().decode(), config::CAPTURE_MODE_UNSPECIFIED);
+  EXPECT_FALSE(verify_piecewise.framework_overrides().has_sync_each_step());
+  EXPECT_EQ(fields(pacing_compare[6]), fields(pacing_advise[3]));  // host runs ahead
   EXPECT_TRUE(pacing_advise[3].what_if);
   EXPECT_FALSE(pacing_advise[1].cuda_graphs);
 }
@@ -76,8 +84,8 @@ TEST(Variants, Bar1TwinNamesTheDriverSetting) {
 }
 
 // The two ways a pacing variant reaches a setup agree: ApplyTo on a built setup (compare-algos)
-// gives the capture modes, host syncs and CUDA-graph switch that building the scenario with its
-// overrides gives (advise).
+// gives the capture modes, host syncs and CUDA-graph switch that building the scenario with the
+// variant's fields gives (advise).
 TEST(Variants, ApplyToAgreesWithTheScenarioOverrides) {
   const std::string path = "configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto";
   auto base = scenario::LoadScenario(path, {}, "");
@@ -86,9 +94,9 @@ TEST(Variants, ApplyToAgreesWithTheScenarioOverrides) {
   for (VariantList list : {VariantList::kCompareAlgos, VariantList::kAdvise}) {
     for (const PacingVariant& v : PacingVariants(list)) {
       SCOPED_TRACE(v.name);
-      std::vector<std::string> overrides = v.FrameworkOverrides();
-      overrides.insert(overrides.begin(), std::string("serving.cuda_graphs=") + (v.cuda_graphs ? "true" : "false"));
-      auto built = scenario::LoadScenario(path, overrides, "");
+      config::Scenario fields = base->scenario;
+      v.ApplyTo(&fields);
+      auto built = scenario::BuildScenario(fields, path, {}, "");
       ASSERT_TRUE(built.ok()) << built.status().ToString();
       llm::DecodeSetup applied = base->setup;
       v.ApplyTo(&applied);

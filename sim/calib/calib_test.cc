@@ -21,6 +21,7 @@
 #include "sim/calib/svg.h"
 #include "sim/calib/trace_io.h"
 #include "sim/core/check.h"
+#include "sim/core/median.h"
 #include "sim/io/hardware_loader.h"
 #include "sim/net/routing.h"
 
@@ -171,9 +172,9 @@ TEST(HoldoutTest, ByFamilyHoldsOutWholeFamilies) {
 }
 
 TEST(StatsTest, PercentileInterpolates) {
-  EXPECT_DOUBLE_EQ(Percentile({1, 2, 3, 4}, 0.5), 2.5);
-  EXPECT_DOUBLE_EQ(Percentile({5}, 0.9), 5);
-  EXPECT_NEAR(Percentile({0, 10}, 0.9), 9, 1e-12);
+  EXPECT_DOUBLE_EQ(PercentileOf({1, 2, 3, 4}, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(PercentileOf({5}, 0.9), 5);
+  EXPECT_NEAR(PercentileOf({0, 10}, 0.9), 9, 1e-12);
 }
 
 // A minimal XML well-formedness check: declaration, balanced tags, quoted attributes, no raw '&'.
@@ -466,15 +467,15 @@ const TraceBounds kDefaultBounds = {{"pcie", {0.05, 0.25}},
 
 const std::map<std::string, TraceBounds>& CiBounds() {
   static const std::map<std::string, TraceBounds> table = {
-      // Since 2026-11-30 single-kernel items are predicted as specsim-validate times them
+      // Single-kernel items are predicted as specsim-validate times them
       // (predictors.h TimedKernelNs: host-bound calls measure the host's period, GPU-bound ones
-      // device + the timed call's gap, fitted from graph-captured loops) instead of issue + device;
+      // device + the timed call's gap, fitted from graph-captured loops), not as issue + device;
       // attention is fitted per kernel (compute/attention_cost.h); GEMMs pay part of the smaller of
       // their memory and compute terms (gemm_overlap); one-rank NCCL calls (a local copy) have
       // their own copy ramp and bandwidth. Held out now (median over seeds 1..10 [min..max]; median
       // p90):
       // h200-1x-2026-11-29: pcie 5.2% [2.8..6.8] p90 22.4%; collectives 3.3% [1.6..7.1] p90 10.8%
-      //   (was 30.9% / 133% before the local copy's own costs); kernels 5.0% [3.7..6.0] p90 15.0%;
+      //   (the one-rank local copy has its own costs); kernels 5.0% [3.7..6.0] p90 15.0%;
       //   decode 3.5% [2.3..6.3] p90 12.7%.
       {"h200-1x-2026-11-29", {{"pcie", {0.06, 0.25}}}},
       // The verify-width trace (issue 11: flash_mma and simt_reference attention, cuBLASLt GEMMs,
@@ -492,7 +493,7 @@ const std::map<std::string, TraceBounds>& CiBounds() {
       {"h200-1x-mla-tp8-2026-11-30", {{"kernels", {0.10, 0.25}}}},
       // The same TP8 shapes with flash_mla 016d02d plus batch 8 at 32 K / 64 K (issue 11), on another
       // machine: kernels 11.0% [9.6..11.8] p90 23.1%, the TP8 GEMMs again (this host's launch items
-      // ran 14% faster than the 2026-12-01 trace's, short GEMMs up to 28%: the host-bound corner
+      // ran 14% faster than h200-1x-mla-tp8-2026-12-01's, short GEMMs up to 28%: the host-bound corner
       // of the timed-call law moved); attention held out within 3.6% (q = 1), 1.7%, 0.8%.
       {"h200-1x-mla-tp8-2026-12-01b", {{"kernels", {0.13, 0.30}}}},
       // Our one-shot / two-shot as 2, 4 and 8 rank groups on one H200 with vLLM's barrier and flag
@@ -502,7 +503,7 @@ const std::map<std::string, TraceBounds>& CiBounds() {
       // out; 14.5% median over all 24 items.
       {"h200-1x-host-staged-2026-12-03-g", {{"host_staged", {0.17, 0.45}}}},
       // The same kernels at sizes no earlier run had (4, 8, 14, 32, 128 KiB), measured after the
-      // model was first fixed (2026-12-04, another H200 host: its flag round trip 4.32 us): 15.2%
+      // model's parameters were set (another H200 host: its flag round trip 4.32 us): 15.2%
       // median over all 30 items (one-shot under 32 KiB +8..+23%: its start barrier passes faster
       // than the floor), 13.7% [8.8..22.8] p90 18.8% held out.
       {"h200-1x-host-staged-2026-12-04", {{"host_staged", {0.18, 0.45}}}},

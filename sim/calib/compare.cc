@@ -9,6 +9,7 @@
 #include "sim/calib/predictors.h"
 #include "sim/calib/trace_io.h"
 #include "sim/core/check.h"
+#include "sim/core/median.h"
 #include "sim/core/splitmix.h"
 
 namespace specsim::calib {
@@ -30,8 +31,8 @@ SuiteStats StatsOf(const std::string& name, std::vector<double> errs) {
   SuiteStats s;
   s.suite = name;
   s.n = static_cast<int>(errs.size());
-  s.median_abs_error = Percentile(errs, 0.5);
-  s.p90_abs_error = Percentile(errs, 0.9);
+  s.median_abs_error = PercentileOf(errs, 0.5);
+  s.p90_abs_error = PercentileOf(errs, 0.9);
   s.max_abs_error = *std::max_element(errs.begin(), errs.end());
   return s;
 }
@@ -86,15 +87,6 @@ std::string HoldoutFamilyOf(const std::string& item_name) {
 
 HoldoutSplit SplitHoldoutByFamily(const trace::Trace& trace, double fraction, uint64_t seed) {
   return SplitGroups(trace, fraction, seed, [&](int i) { return HoldoutFamilyOf(trace.items(i).name()); });
-}
-
-double Percentile(std::vector<double> v, double q) {
-  SPECSIM_CHECK(!v.empty());
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
 std::vector<SuiteStats> SuiteStatistics(const std::vector<ItemResult>& items) {
@@ -191,10 +183,10 @@ StatusOr<HoldoutSummary> CompareHoldoutSeeds(const trace::Trace& trace, const ne
       }
     ss.seeds = static_cast<int>(ss.median_abs_error_per_seed.size());
     const std::vector<double>& m = ss.median_abs_error_per_seed;
-    ss.median_abs_error_median = Percentile(m, 0.5);
+    ss.median_abs_error_median = PercentileOf(m, 0.5);
     ss.median_abs_error_min = *std::min_element(m.begin(), m.end());
     ss.median_abs_error_max = *std::max_element(m.begin(), m.end());
-    ss.p90_abs_error_median = Percentile(ss.p90_abs_error_per_seed, 0.5);
+    ss.p90_abs_error_median = PercentileOf(ss.p90_abs_error_per_seed, 0.5);
     summary.suites.push_back(std::move(ss));
   }
   return summary;
@@ -242,7 +234,7 @@ std::vector<ItemResult> PooledHeldOut(const HoldoutSummary& summary) {
     }
   std::vector<ItemResult> out;
   for (auto& [index, r] : first) {
-    r.predicted_us = Percentile(predicted[index], 0.5);
+    r.predicted_us = PercentileOf(predicted[index], 0.5);
     r.error = r.measured_us > 0 ? (r.predicted_us - r.measured_us) / r.measured_us : 0;
     out.push_back(r);
   }

@@ -69,8 +69,6 @@ struct ComparisonResult {
   double holdout = 0;
 };
 
-// Percentile q in [0, 1] of `values` (not empty) by linear interpolation.
-double Percentile(std::vector<double> values, double q);
 std::vector<SuiteStats> SuiteStatistics(const std::vector<ItemResult>& items);
 
 struct CompareOptions {

@@ -108,12 +108,11 @@ void RecordSimulationFit(FitContext& c, const LinearSolution& last, const Unknow
 // non-negative least squares): while the solution takes a determined unknown out of its range, the
 // one furthest out (relative to its finite-difference step) is held at the bound it crossed, its
 // column moved to the right-hand side, and the rest solved again. A held unknown is reported
-// determined (the bound is its fit) with the rows that touched it. Clamping the unconstrained
-// solution instead leaves the others where they were only as the compensation for the held one's
-// impossible value: a loop fit whose unconstrained graph launch and natural jitter came out at -2
-// and -1.1 us kept its library issue cost 18% high (the one-GPU pacing run of 2026-12-02); and
-// the 4x damping then shrank such an unknown a round at a time (NCCL's Simple per-step latency on
-// NVLink went 3.4 -> 0.85 -> 0.21 us in the 2x H200 calibration before 2026-12-02; held, it is 0).
+// determined (the bound is its fit) with the rows that touched it. Invariant: the free unknowns are
+// the least-squares solution given the held ones' bounds. Clamping the unconstrained solution
+// instead would leave them compensating for the held one's impossible value (a negative graph
+// launch cost pushes the issue cost up), and damping would approach the bound only geometrically,
+// a round at a time (fit_context_test pins the re-solve).
 StatusOr<LinearSolution> SolveWithinBounds(LinearProblem p, const std::vector<SimUnknown>& unknowns,
                                            const std::string& group, std::vector<bool>* held) {
   const int k = static_cast<int>(unknowns.size());

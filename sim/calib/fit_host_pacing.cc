@@ -39,8 +39,8 @@ Status FitHostPacing(FitContext& c) {
        0, 500}};
   // The natural jitter and the sync wake show apart from the issue costs only in a skew loop (a
   // rank's wait for the last one): in a layer loop an Exp(m) jitter per op adds about m per op,
-  // as an issue cost does, and a fit of both on layer loops alone trades one for the other (the
-  // one-GPU run of 2026-12-02: issue cost 0 and jitter 6.3 us per op).
+  // as an issue cost does, and a fit of both on layer loops alone trades one for the other (an
+  // issue cost of 0 against a jitter of several us per op fits such loops as well as the truth).
   if (skew) {
     u.push_back({"host.jitter_mean_us", "us", std::max(h.jitter.mean_us, 0.5), 0.1, 0, 100});
     u.push_back({"host.sync_wake_us", "us", h.sync_wake_us.value_or(1.0), 0.25, 0, 500});

@@ -608,8 +608,8 @@ void TryTimedCallGap(const FitContext& before_kernels, const FitContext& c,
 
 }  // namespace
 
-// GEMM items by library (GemmParams.library; empty: cublasGemmEx, validate's only library
-// before 2026-11-30). The main library's (the decode loop's, else the one with the most items)
+// GEMM items by library (GemmParams.library; empty: cublasGemmEx, as traces without the field
+// were measured). The main library's (the decode loop's, else the one with the most items)
 // join the compute fit; every other library's GEMM costs are fitted on its own items with the
 // launch items, the rest of the compute model as the main fit left it.
 Status FitComputeByGemmLibrary(FitContext& c) {

@@ -34,7 +34,7 @@ StatusOr<SimTime> TransferPs(const trace::CollectiveParams& c, const net::Topolo
   ASSIGN_OR_RETURN(coll::CollectiveRequest request, CollectiveRequestOf(c, params));
   net::Router router(topology);
   ASSIGN_OR_RETURN(coll::PlannedCollective plan, coll::PlanCollective(topology, router, request));
-  const SimTime ps = coll::TimeCollective(plan.schedule, router, plan.rank_gpus).duration_ps;
+  const SimTime ps = coll::CollectiveTimer(router).Time(plan.schedule, plan.rank_gpus).duration_ps;
   // One op of a loop's timelines: at most the longest op a run simulates (time.h).
   if (ps >= kMaxOpDurationPs)
     return InvalidArgumentError("the loop's collective takes past the longest op specsim simulates (1.1 s)");

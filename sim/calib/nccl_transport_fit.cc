@@ -175,8 +175,8 @@ StatusOr<NcclTransportReport> CheckNcclTransportTransfer(const trace::Trace& tra
   for (const NcclTransfer& t : report.transfers)
     for (const NcclTransportRow& r : t.checked) ratios.push_back(r.Ratio());
   if (!ratios.empty()) {
-    low = std::min(1.0, Percentile(ratios, 0.05));
-    high = std::max(1.0, Percentile(ratios, 0.95));
+    low = std::min(1.0, PercentileOf(ratios, 0.05));
+    high = std::max(1.0, PercentileOf(ratios, 0.95));
   }
   report.range_low = low;
   report.range_high = high;

@@ -493,7 +493,7 @@ Prediction Predictor::PredictRankGroups(const trace::Item& item) const {
   const net::Router router(*box);
   auto plan = coll::PlanCollective(*box, router, *request);
   if (!plan.ok()) return NotSimulated(plan.status().message());
-  const coll::CollectiveTiming timing = coll::TimeCollective(plan->schedule, router, plan->rank_gpus);
+  const coll::CollectiveTiming timing = coll::CollectiveTimer(router).Time(plan->schedule, plan->rank_gpus);
   if (timing.duration_ps >= kMaxDurationPs)
     return NotSimulated("its simulated time passed specsim's clock range (a link rate out of range)");
   // One launch of the whole grid, timed as validate times a kernel (eager).
@@ -560,7 +560,7 @@ Prediction Predictor::PredictCollective(const trace::Item& item) const {
   net::Router router(topology_);
   auto plan = coll::PlanCollective(topology_, router, *request);
   if (!plan.ok()) return NotSimulated(plan.status().message());
-  const coll::CollectiveTiming timing = coll::TimeCollective(plan->schedule, router, plan->rank_gpus);
+  const coll::CollectiveTiming timing = coll::CollectiveTimer(router).Time(plan->schedule, plan->rank_gpus);
   // A saturated time is not a prediction (time.h): the item's or the calibration's rates are.
   if (timing.duration_ps >= kMaxDurationPs)
     return NotSimulated("its simulated time passed specsim's clock range (a link rate or NCCL cost out of range)");

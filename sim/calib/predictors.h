@@ -71,9 +71,8 @@ struct Prediction {
 // the host's period per call: issue + floor (the launch items' per-call cost: one launch and the
 // event pair). So
 //   t = max(launch_overhead_eager + kernel_floor, device + timed_call_gap).
-// (Before 2026-11-30 the predictor added the issue to every kernel's device time, which taught the
-// fit device times ~issue too short for every kernel longer than its launch: decode loops, which
-// run those kernels back to back in graphs, came out fast.)
+// The issue cost is not added to the device time: a device-bound item's time is its device time
+// plus the gap, so the device times the fit learns are those graphs replay back to back.
 double TimedKernelNs(const compute::KernelCostModel& cost, const BenchParams& bench, double device_ns);
 // True when the law above is host-bound for `device_ns` (the item says nothing of the device time).
 bool TimedKernelHostBound(const compute::KernelCostModel& cost, const BenchParams& bench, double device_ns);

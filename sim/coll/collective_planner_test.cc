@@ -59,7 +59,7 @@ CollectiveTiming RunAlgo(const net::Topology& t, Algorithm algo, int64_t bytes, 
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_TRUE(CheckSchedule(plan->schedule).ok());
   if (plan_out) *plan_out = *plan;
-  return TimeCollective(plan->schedule, t, plan->rank_gpus);
+  return CollectiveTimer(router).Time(plan->schedule, plan->rank_gpus);
 }
 
 // One timer across collectives of every algorithm, size and transport (host-staged ones included)
@@ -83,7 +83,7 @@ TEST(CollectiveTimer, TimesEachCollectiveExactlyAsAFreshFabric) {
         FabricTrace fresh_trace, reused_trace;
         std::vector<std::pair<SimTime, SimTime>> fresh_ops, reused_ops;
         const CollectiveTiming fresh =
-            TimeCollective(plan->schedule, router, plan->rank_gpus, &fresh_trace, &fresh_ops);
+            CollectiveTimer(router).Time(plan->schedule, plan->rank_gpus, &fresh_trace, &fresh_ops);
         const CollectiveTiming reused = timer.Time(plan->schedule, plan->rank_gpus, &reused_trace, &reused_ops);
         SCOPED_TRACE(plan->choice);
         EXPECT_EQ(reused.duration_ps, fresh.duration_ps);
@@ -302,8 +302,9 @@ TEST(CollectivePlanner, CalibratedProtocolCostsReplaceNcclsTable) {
       EXPECT_EQ(op.duration_ps, 4'000'000);
     }
   }
-  const double a = MicrosFromPicos(TimeCollective(plain->schedule, t, plain->rank_gpus).duration_ps);
-  const double b = MicrosFromPicos(TimeCollective(calibrated->schedule, t, calibrated->rank_gpus).duration_ps);
+  const double a = MicrosFromPicos(CollectiveTimer(router).Time(plain->schedule, plain->rank_gpus).duration_ps);
+  const double b =
+      MicrosFromPicos(CollectiveTimer(router).Time(calibrated->schedule, calibrated->rank_gpus).duration_ps);
   // Uncalibrated, the transport model prices each ring hop by its path (P2P between the GPUs of a
   // socket, SHM across: NCCL's PXB default level); the 14 steps of the 8-rank ring walk every hop
   // of the ring (0-1-...-7-0) once and 6 of them twice, so the collective gets faster by about
@@ -433,7 +434,7 @@ TEST(CollectivePlannerTest, FittedCustomReadRateReplacesTheFabricsReadCap) {
     r.custom_read_gbps_per_block = per_block;
     auto plan = PlanCollective(t, router, r);
     EXPECT_TRUE(plan.ok()) << plan.status().ToString();
-    return NanosFromPicos(TimeCollective(plan->schedule, t, plan->rank_gpus).duration_ps) * 1e-3;
+    return NanosFromPicos(CollectiveTimer(router).Time(plan->schedule, plan->rank_gpus).duration_ps) * 1e-3;
   };
   const double bytes = 64.0 * (1 << 20);
   EXPECT_NEAR(time_us(0), bytes / (36 * 4096 / 1100.0) * 1e-3, 0.1 * 500);

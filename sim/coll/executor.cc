@@ -29,8 +29,8 @@ void ScheduleExecutor::Start(const Schedule* schedule, std::function<void()> don
   // (op order), counts op d's dependents into first_dependent[d + 2] and lists the ops with no
   // deps; the prefix sums make first_dependent[d + 1] the start of d's block, and placing each
   // dependent (read from `flat`, not the ops again) advances it to the start of d + 1's, leaving
-  // first_dependent[d] = the start of d's block for every d. The ops are read once: a 256-rank
-  // one-shot's are 25 MB, and Start, reading them three times, was 8% of `--case oneshot:256`.
+  // first_dependent[d] = the start of d's block for every d. The ops are read once (a 256-rank
+  // one-shot's are 25 MB: Start is linear in the schedule's size, one pass over it).
   run->pending_deps.resize(n);
   run->first_dependent.assign(n + 2, 0);
   run->remaining = n;
@@ -116,18 +116,6 @@ void ScheduleExecutor::FinishOp(Run* run, int index) {
     if (--run->pending_deps[next] == 0) StartOp(run, next);
   }
   if (--run->remaining == 0) run->done();
-}
-
-CollectiveTiming TimeCollective(const Schedule& schedule, const net::Topology& topology,
-                                const std::vector<int>& rank_gpus, FabricTrace* trace,
-                                std::vector<std::pair<SimTime, SimTime>>* op_times) {
-  const net::Router router(topology);
-  return TimeCollective(schedule, router, rank_gpus, trace, op_times);
-}
-
-CollectiveTiming TimeCollective(const Schedule& schedule, const net::Router& router, const std::vector<int>& rank_gpus,
-                                FabricTrace* trace, std::vector<std::pair<SimTime, SimTime>>* op_times) {
-  return CollectiveTimer(router).Time(schedule, rank_gpus, trace, op_times);
 }
 
 CollectiveTimer::CollectiveTimer(const net::Router& router)

@@ -96,14 +96,4 @@ class CollectiveTimer {
   std::vector<std::string> resource_names_;  // per fabric resource, built once
 };
 
-// Runs `schedule` alone on a fresh fabric of the router's topology (a CollectiveTimer used once;
-// keep a timer to time many). Keep one router per topology across calls: its routes are built once.
-CollectiveTiming TimeCollective(const Schedule& schedule, const net::Router& router, const std::vector<int>& rank_gpus,
-                                FabricTrace* trace = nullptr,
-                                std::vector<std::pair<SimTime, SimTime>>* op_times = nullptr);
-// The same with a router of its own (for one-off calls).
-CollectiveTiming TimeCollective(const Schedule& schedule, const net::Topology& topology,
-                                const std::vector<int>& rank_gpus, FabricTrace* trace = nullptr,
-                                std::vector<std::pair<SimTime, SimTime>>* op_times = nullptr);
-
 }  // namespace specsim::coll

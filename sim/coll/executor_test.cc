@@ -10,6 +10,13 @@
 namespace specsim::coll {
 namespace {
 
+// A schedule timed alone on a fresh fabric of `t`.
+CollectiveTiming TimeOnce(const Schedule& schedule, const net::Topology& t, const std::vector<int>& rank_gpus,
+                          FabricTrace* trace = nullptr) {
+  const net::Router router(t);
+  return CollectiveTimer(router).Time(schedule, rank_gpus, trace);
+}
+
 std::vector<int> Identity(int n) {
   std::vector<int> v(n);
   std::iota(v.begin(), v.end(), 0);
@@ -56,7 +63,7 @@ TEST(Executor, RingOnUniformLinksMatchesTheClosedForm) {
     net::Topology t = net::testing::RingOfGpus(n, 50, 500);
     const double a_ps = 500'000, B = 0.05, S = n * 1e6;
     double expected = 2 * (n - 1) * a_ps + 2.0 * (n - 1) / n * S / B;
-    CollectiveTiming timing = TimeCollective(HandRing(n, static_cast<int64_t>(S)), t, Identity(n));
+    CollectiveTiming timing = TimeOnce(HandRing(n, static_cast<int64_t>(S)), t, Identity(n));
     EXPECT_NEAR(static_cast<double>(timing.duration_ps), expected, expected * 1e-9) << "n=" << n;
     // Every link direction used carries 2(n-1)/n * S bytes over T.
     EXPECT_NEAR(timing.busiest_bytes, 2.0 * (n - 1) / n * S, 1e-3);
@@ -71,7 +78,7 @@ TEST(Executor, LatencyFloorHoldsAStepBack) {
   op.latency_floor_ps = 5'000'000;       // a 5 us protocol step
   int first = s.Add(op);
   s.Add(Transfer(1, 2, 1'000'000, {first}));
-  CollectiveTiming timing = TimeCollective(s, t, Identity(3));
+  CollectiveTiming timing = TimeOnce(s, t, Identity(3));
   EXPECT_EQ(timing.duration_ps, 5'000'000 + 500'000 + 20'000'000);
 }
 
@@ -90,7 +97,7 @@ TEST(Executor, DelaysAndLocalOpsTakeTheirTime) {
   local.bytes = 3'000'000;  // 3e6 B / 3 B/ps = 1e6 ps
   local.deps = {d};
   s.Add(local);
-  EXPECT_EQ(TimeCollective(s, t, Identity(3)).duration_ps, 8'000'000);
+  EXPECT_EQ(TimeOnce(s, t, Identity(3)).duration_ps, 8'000'000);
 }
 
 // A transfer so slow its time saturates (time.h) ends after kMaxDurationPs, at most at the clock's
@@ -103,7 +110,7 @@ TEST(Executor, ATransferPastTheClocksRangeEndsAtTheHorizon) {
   op.wire_efficiency = 1e-300;  // wire bytes = payload / efficiency: 1e312, an infinite time
   int first = s.Add(op);
   s.Add(Transfer(1, 2, 1000, {first}));  // and an op after it, from the horizon
-  const CollectiveTiming timing = TimeCollective(s, t, Identity(3));
+  const CollectiveTiming timing = TimeOnce(s, t, Identity(3));
   EXPECT_GE(timing.duration_ps, kMaxDurationPs);  // what callers check
   EXPECT_LE(timing.duration_ps, kClockHorizonPs);
 }
@@ -115,7 +122,7 @@ TEST(Executor, RanksMapToTheGivenGpus) {
   s.num_ranks = 2;
   s.Add(Transfer(0, 1, 1'000'000));
   FabricTrace trace;
-  CollectiveTiming timing = TimeCollective(s, t, {2, 0}, &trace);
+  CollectiveTiming timing = TimeOnce(s, t, {2, 0}, &trace);
   EXPECT_EQ(timing.duration_ps, 500'000 + 20'000'000);
   ASSERT_EQ(trace.flows.size(), 1u);
   EXPECT_EQ(trace.flows[0].src_node, t.gpus[2]);
@@ -139,7 +146,7 @@ TEST(Executor, RingBuilderOnUniformLinksMatchesTheClosedForm) {
     options.max_chunks_per_step = 1;
     Schedule s = BuildRingAllReduce(n, static_cast<int64_t>(S), options);
     double expected = 2 * (n - 1) * a_ps + 2.0 * (n - 1) / n * S / B;
-    CollectiveTiming timing = TimeCollective(s, t, Identity(n));
+    CollectiveTiming timing = TimeOnce(s, t, Identity(n));
     EXPECT_NEAR(static_cast<double>(timing.duration_ps), expected, expected * 1e-9) << "n=" << n;
   }
 }

@@ -16,4 +16,12 @@ inline std::string AsciiLower(std::string_view s) {
   return out;
 }
 
+// `s` with ASCII letters in upper case (as AsciiLower, the other way).
+inline std::string AsciiUpper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  return out;
+}
+
 }  // namespace specsim

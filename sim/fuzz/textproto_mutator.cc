@@ -161,6 +161,22 @@ bool MutateRepeated(const Site& s, std::mt19937& rng) {
   return true;
 }
 
+// One field of `m` changed (a repeated-field change one time in five); false when none could be.
+bool MutateOneField(Message* m, std::mt19937& rng) {
+  std::vector<Site> sites;
+  CollectSites(m, &sites);
+  if (sites.empty()) return false;
+  const Site& s = sites[std::uniform_int_distribution<size_t>(0, sites.size() - 1)(rng)];
+  return std::uniform_int_distribution<int>(0, 4)(rng) == 0 ? MutateRepeated(s, rng) : MutateScalar(s, rng);
+}
+
+// `out` into data when it fits, else libFuzzer's byte mutation.
+size_t Emit(const std::string& out, uint8_t* data, size_t size, size_t max_size) {
+  if (out.size() > max_size) return LLVMFuzzerMutate(data, size, max_size);
+  std::memcpy(data, out.data(), out.size());
+  return out.size();
+}
+
 }  // namespace
 
 size_t MutateTextProto(const Message& prototype, uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
@@ -172,20 +188,24 @@ size_t MutateTextProto(const Message& prototype, uint8_t* data, size_t size, siz
   parser.RecordErrorsTo(&silent);
   const std::string text(reinterpret_cast<const char*>(data), size);
   // Half the calls, and every input that does not parse: libFuzzer's byte mutation.
-  if (std::uniform_int_distribution<int>(0, 1)(rng) == 0 || !parser.ParseFromString(text, m.get()))
+  if (std::uniform_int_distribution<int>(0, 1)(rng) == 0 || !parser.ParseFromString(text, m.get()) ||
+      !MutateOneField(m.get(), rng))
     return LLVMFuzzerMutate(data, size, max_size);
-  std::vector<Site> sites;
-  CollectSites(m.get(), &sites);
-  if (sites.empty()) return LLVMFuzzerMutate(data, size, max_size);
-  const Site& s = sites[std::uniform_int_distribution<size_t>(0, sites.size() - 1)(rng)];
-  const bool changed =
-      std::uniform_int_distribution<int>(0, 4)(rng) == 0 ? MutateRepeated(s, rng) : MutateScalar(s, rng);
-  if (!changed) return LLVMFuzzerMutate(data, size, max_size);
   std::string out;
-  if (!google::protobuf::TextFormat::PrintToString(*m, &out) || out.size() > max_size)
+  if (!google::protobuf::TextFormat::PrintToString(*m, &out)) return LLVMFuzzerMutate(data, size, max_size);
+  return Emit(out, data, size, max_size);
+}
+
+size_t MutateBinaryProto(const Message& prototype, uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+  std::mt19937 rng(seed);
+  std::unique_ptr<Message> m(prototype.New());
+  if (std::uniform_int_distribution<int>(0, 1)(rng) == 0 ||
+      size > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !m->ParsePartialFromArray(data, static_cast<int>(size)) || !MutateOneField(m.get(), rng))
     return LLVMFuzzerMutate(data, size, max_size);
-  std::memcpy(data, out.data(), out.size());
-  return out.size();
+  std::string out;
+  if (!m->SerializePartialToString(&out)) return LLVMFuzzerMutate(data, size, max_size);
+  return Emit(out, data, size, max_size);
 }
 
 }  // namespace specsim::fuzz

@@ -1,8 +1,8 @@
 // A structure-aware mutation for libFuzzer targets whose input is a text-format protobuf (the
-// configs): the input is parsed as the target's message, one of its fields is changed the way a
+// configs) or a binary one (traces): the input is parsed as the target's message, one of its fields is changed the way a
 // hostile user or a broken generator changes it, and the message is printed back as text. Byte-level
-// mutations of text rarely produce a config that parses with an extreme number in it; this does on
-// every call. Issue 43, deliverable 4 (an equivalent of libprotobuf-mutator, which Debian does not
+// mutations of text rarely produce a config that parses with an extreme number in it (nor of a
+// binary trace one whose lengths and tags still hold); this does on every call. Issue 43, deliverable 4 (an equivalent of libprotobuf-mutator, which Debian does not
 // package).
 //
 // One mutation per call, chosen by `seed` among:
@@ -27,5 +27,10 @@ namespace specsim::fuzz {
 // type: the new size of `data` (at most `max_size`).
 size_t MutateTextProto(const google::protobuf::Message& prototype, uint8_t* data, size_t size, size_t max_size,
                        unsigned int seed);
+
+// The same for a target whose input is `prototype`'s binary wire format (measurement traces): the
+// same field mutations, the message serialized back.
+size_t MutateBinaryProto(const google::protobuf::Message& prototype, uint8_t* data, size_t size, size_t max_size,
+                         unsigned int seed);
 
 }  // namespace specsim::fuzz

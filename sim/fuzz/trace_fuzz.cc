@@ -15,10 +15,17 @@
 #include "sim/calib/fit.h"
 #include "sim/core/check.h"
 #include "sim/fuzz/fuzz_support.h"
+#include "sim/fuzz/textproto_mutator.h"
 #include "sim/io/textproto.h"
+#include "specsim/trace.pb.h"
 
 namespace {
 constexpr int kFuzzTraceItems = 8;
+}
+
+// Structure-aware: one field of the parsed trace set to an extreme (textproto_mutator.h).
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+  return specsim::fuzz::MutateBinaryProto(specsim::trace::Trace(), data, size, max_size, seed);
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -11,6 +11,7 @@
 #include "sim/io/hardware_checks.h"
 #include "sim/io/hf_config.h"
 #include "sim/io/textproto.h"
+#include "sim/llm/speculative_cycle.h"
 
 namespace specsim::io {
 namespace {
@@ -149,9 +150,10 @@ llm::CheckpointQuantization ToQuantization(const config::Quantization& q) {
 // A published acceptance: its shape, a tau the shape can reach, its source.
 void CheckPublishedAcceptance(const config::PublishedAcceptance& a, ValidationErrors* e) {
   const std::string at = "published_acceptance.";
-  // The ranges of the fields are checked with the others (model.proto); what the shape can reach here.
-  // In 64 bits: the range checks report out-of-range fields, but run beside this one.
-  const int64_t most = std::max<int64_t>(1, std::min<int64_t>(a.num_steps(), int64_t{a.num_draft_tokens()} - 1));
+  // The ranges of the fields are checked with the others (model.proto); what the shape can reach here
+  // (clamped into the rule's domain: the range checks report out-of-range fields, but run beside this).
+  const int64_t most =
+      std::max(1, llm::MaxAcceptedPerCycle(std::max(0, a.num_steps()), std::max(1, a.num_draft_tokens())));
   if (a.mean_accept_length() >= 1 && a.mean_accept_length() <= 65 && a.mean_accept_length() > 1 + most)
     e->Add(at + "mean_accept_length", fmt::format("{}", a.mean_accept_length()),
            fmt::format("must be in [1, {}] (tokens per cycle: 1 + the draft tokens the shape can accept)", 1 + most));

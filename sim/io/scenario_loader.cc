@@ -11,7 +11,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <limits>
 #include <set>
 #include <string>
 #include <system_error>
@@ -25,6 +24,7 @@
 #include "sim/io/framework_loader.h"
 #include "sim/io/hardware_checks.h"
 #include "sim/io/textproto.h"
+#include "sim/llm/draft_tree.h"
 
 namespace specsim::io {
 namespace {
@@ -95,12 +95,8 @@ void CheckDraftShape(const Speculation& s, ValidationErrors* e) {
                        "(SGLang's rule: a chain of num_steps drafts plus the root)",
                        int64_t{s.num_steps()} + 1));
   } else if (s.num_steps() >= 1 && s.topk() > 1) {
-    // In 128 bits: topk and num_steps are 32-bit, so (num_steps - 1) * topk^2 needs up to 95.
-    const __int128 k = s.topk();
-    const __int128 most128 = 1 + k + (__int128{s.num_steps()} - 1) * k * k;
-    const long long most = most128 > std::numeric_limits<long long>::max() ? std::numeric_limits<long long>::max()
-                                                                           : static_cast<long long>(most128);
-    if (s.num_draft_tokens() > most128) {
+    const int64_t most = llm::MaxTreeDraftTokens(s.num_steps(), s.topk());
+    if (s.num_draft_tokens() > most) {
       e->Add("speculation.num_draft_tokens", std::to_string(s.num_draft_tokens()),
              fmt::format("must be <= 1 + topk + (num_steps - 1) * topk^2 = {} for "
                          "speculation.num_steps = {}, speculation.topk = {} (the candidates "

@@ -906,7 +906,7 @@ StatusOr<DecodeSimulator::CycleTotals> DecodeSimulator::RunSpeculativeCycles() {
       accepted = u < any_match ? matched_cycle->Sample(rng) : kNgramNoMatchCycle;
     }
     totals.tokens += TokensPerCycle(std::max(0, accepted));
-    const bool agree = fixed && setup_.replay_cycles && !draws_own_host_costs(accepted) && tl.RanksAgree();
+    const bool agree = fixed && replay_cycles_ && !draws_own_host_costs(accepted) && tl.RanksAgree();
     const CycleReplayMemo::Clocks before = CycleReplayMemo::ClocksOf(tl);
     std::optional<SimTime> end = agree ? replay.Replay(accepted, before, &tl, &totals.accounts) : std::nullopt;
     if (!end) {

@@ -105,9 +105,6 @@ struct DecodeSetup {
   HostCosts driver;
   GpuVariation gpu_variation;
   uint64_t pacing_seed = 1;
-  // Replay repeated speculative cycles from a memo when the run is deterministic (exact; see
-  // DecodeSimulator::Run). false: run every cycle (the test of the memo compares the two).
-  bool replay_cycles = true;
   // The allreduce choice: algorithm, protocol, channels, P2P level. collective, bytes and gpus are
   // filled in per communication point.
   coll::CollectiveRequest allreduce;
@@ -248,9 +245,6 @@ class DecodeSimulator {
   // "attention", "norm", "elementwise", ...) and of its collectives' transfers ("collective"), ns:
   // what a profiler's busy time by class is compared with.
   StatusOr<std::map<std::string, double>> PassDeviceTimeByClass(PassKind kind, int tokens_per_sequence);
-  // The reference implementation of one pass with identical ranks, no jitter: the pass as a
-  // schedule of delays on the event engine (sim/coll/executor.h). Full graphs or eager only.
-  StatusOr<PassTiming> SimulatePassOnEventEngine(PassKind kind, int tokens_per_sequence);
   // The host model the rank timelines use (driver costs, calibrated or from the compute model,
   // plus the framework's per-op costs).
   HostModel HostModelOf() const;
@@ -262,7 +256,13 @@ class DecodeSimulator {
   const DecodeSetup& setup() const { return setup_; }
 
  private:
+  // Tests reach the reference implementation and the replay switch through it.
+  friend class DecodeSimulatorTestPeer;
+
   explicit DecodeSimulator(DecodeSetup setup);
+  // The reference implementation of one pass with identical ranks, no jitter: the pass as a
+  // schedule of delays on the event engine (sim/coll/executor.h). Full graphs or eager only.
+  StatusOr<PassTiming> SimulatePassOnEventEngine(PassKind kind, int tokens_per_sequence);
   StatusOr<ForwardPass> BuildPass(PassKind kind, int tokens_per_sequence) const;
   StatusOr<SimTime> CollectiveTime(CommKind kind, int64_t bytes);
   StatusOr<PassTiming> SimulatePass(PassKind kind, int tokens_per_sequence, std::vector<TimelineSlice>* slices);
@@ -332,6 +332,9 @@ class DecodeSimulator {
   std::vector<CollectiveInfo> collective_infos_;
   std::optional<TimelineProgram> step_program_;
   std::map<int, TimelineProgram> cycle_programs_;  // by accepted count
+  // Replay repeated speculative cycles from a memo when the run is deterministic (exact; see
+  // Run). Off only in the test that holds the memo to running every cycle.
+  bool replay_cycles_ = true;
 };
 
 }  // namespace specsim::llm

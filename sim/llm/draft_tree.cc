@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "sim/core/check.h"
+#include "sim/llm/speculative_cycle.h"
 
 namespace specsim::llm {
 namespace {
@@ -30,6 +32,13 @@ Status CheckSpeculationShape(const SpeculationShape& shape) {
         fmt::format("speculation shape {}/{}/{}: num_steps and topk must be >= 1, num_draft_tokens >= 2",
                     shape.num_steps, shape.topk, shape.num_draft_tokens));
   return OkStatus();
+}
+
+int64_t MaxTreeDraftTokens(int64_t num_steps, int64_t topk) {
+  SPECSIM_CHECK(num_steps >= 1 && topk >= 1) << num_steps << " steps, topk " << topk;
+  const __int128 k = topk;
+  const __int128 most = 1 + k + (__int128{num_steps} - 1) * k * k;
+  return most > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(most);
 }
 
 double ExpectedDraftTree::tau() const { return 1 + std::accumulate(at_least.begin(), at_least.end(), 0.0); }
@@ -95,7 +104,7 @@ StatusOr<AcceptanceModel> DraftTreeAcceptance(const std::vector<double>& top1_by
 
 StatusOr<double> Top1AcceptanceOfTreeTau(double tau, const SpeculationShape& shape) {
   RETURN_IF_ERROR(CheckSpeculationShape(shape));
-  const int deepest = std::min(shape.num_steps, shape.num_draft_tokens - 1);
+  const int deepest = MaxAcceptedPerCycle(shape.num_steps, shape.num_draft_tokens);
   if (!(tau >= 1 && tau <= 1 + deepest))
     return InvalidArgumentError(
         fmt::format("mean accept length {} with shape {}/{}/{}: must be in [1, {}] (tokens per cycle, bonus included)",

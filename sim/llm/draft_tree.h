@@ -19,7 +19,7 @@
 // Candidate law (simplified, stated): the candidate of rank r (0 = the draft's best) at depth d is
 // the target's token with probability p_d (1 - p_d)^r: each next candidate is accepted with p_d
 // once the better ones failed. A full expansion of k candidates then covers 1 - (1 - p_d)^k
-// (the credited form of earlier versions). Lower-ranked candidates of real drafts are weaker
+// (one full expansion's coverage). Lower-ranked candidates of real drafts are weaker
 // than this (their tree gains are smaller); a figure measured on a tree and fitted through this
 // model keeps its own shape exactly, and other shapes follow the model.
 // Also simplified: the expected tree is built once from the expected probabilities; EAGLE-2 builds
@@ -30,6 +30,7 @@
 // S = 1 with N - 1 = k is one full expansion, P(L >= 1) = 1 - (1 - p_1)^k.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "sim/core/status.h"
@@ -45,6 +46,12 @@ struct SpeculationShape {
 
 // InvalidArgument unless num_steps and topk >= 1 and num_draft_tokens >= 2, naming the shape.
 Status CheckSpeculationShape(const SpeculationShape& shape);
+
+// The most draft tokens (the root included) a tree of `num_steps` steps of `topk` can verify: the
+// root, topk children of the first step and topk^2 candidates per later step, from which SGLang's
+// tree building chooses (1 + topk + (num_steps - 1) * topk^2). Computed in 128 bits and saturated
+// at INT64_MAX, so any 32-bit fields give a bound. REQUIRES: num_steps, topk >= 1.
+int64_t MaxTreeDraftTokens(int64_t num_steps, int64_t topk);
 
 struct ExpectedDraftTree {
   // P(L >= d) for d = 1..num_steps (index d - 1): non-increasing, in [0, 1].

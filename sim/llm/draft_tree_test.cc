@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 namespace specsim::llm {
 namespace {
@@ -117,6 +118,15 @@ TEST(DraftTree, BadInputNamed) {
   EXPECT_NE(bad.status().message().find("depth 2"), std::string::npos) << bad.status().message();
   EXPECT_FALSE(Top1AcceptanceOfTreeTau(5.0, {3, 1, 4}).ok());  // above 1 + 3
   EXPECT_FALSE(Top1AcceptanceOfTreeTau(0.5, {3, 1, 4}).ok());
+}
+
+// The tree bound: 1 + topk + (num_steps - 1) * topk^2 (SGLang's (5, 4, 8) default allows 1 + 4 + 64
+// = 69; a chain 1 + 1 + (s - 1) = s + 1, the chain rule), saturated where 32-bit fields overflow.
+TEST(DraftTree, MaxTreeDraftTokensIsTheCandidatePoolAndSaturates) {
+  EXPECT_EQ(MaxTreeDraftTokens(5, 4), 69);
+  EXPECT_EQ(MaxTreeDraftTokens(3, 1), 4);
+  EXPECT_EQ(MaxTreeDraftTokens(1, 8), 9);
+  EXPECT_EQ(MaxTreeDraftTokens(2147483647, 2147483647), std::numeric_limits<int64_t>::max());
 }
 
 }  // namespace

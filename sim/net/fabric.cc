@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "sim/core/check.h"
-#include "sim/core/splitmix.h"
 
 namespace specsim::net {
 
@@ -19,11 +18,14 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // end data (another 23%). A prefetch never faults and changes no result.
 constexpr size_t kFlowsAhead = 8;
 
-// A class's word in mix keys (SolvedMix): one SplitMix64 step from its index, so that the keys of
-// different mixes collide no more often than random 64-bit words.
-uint64_t MixKeyWord(int flow_class) {
-  uint64_t state = static_cast<uint64_t>(flow_class);
-  return SplitMix64(state);
+// Per node, its P2P forwarding resource (a CPU root complex with a forwarding limit: numbered
+// after the 2 x links link directions, in node order), else -1.
+std::vector<int> CpuResourceOfEachNode(const Topology& t) {
+  std::vector<int> out(t.nodes.size(), -1);
+  int next = 2 * static_cast<int>(t.links.size());
+  for (size_t n = 0; n < t.nodes.size(); ++n)
+    if (t.nodes[n].kind == NodeKind::kCpuRootComplex && t.nodes[n].p2p_forward_bandwidth_gbps > 0) out[n] = next++;
+  return out;
 }
 }  // namespace
 
@@ -32,7 +34,9 @@ Fabric::Fabric(EventQueue* queue, const Topology* topology, const Router* router
       topology_(topology),
       router_(router),
       gpu_of_node_(GpuIndexOfEachNode(*topology)),
-      host_memory_of_node_(HostMemoryOfEachNode(*topology)) {
+      host_memory_of_node_(HostMemoryOfEachNode(*topology)),
+      cpu_resource_of_node_(CpuResourceOfEachNode(*topology)),
+      routes_(topology, router, cpu_resource_of_node_) {
   const int num_links = static_cast<int>(topology->links.size());
   for (int l = 0; l < num_links; ++l) {
     double c = BytesPerPicoFromGbps(topology->links[l].payload_gbps());
@@ -41,14 +45,11 @@ Fabric::Fabric(EventQueue* queue, const Topology* topology, const Router* router
     collapse_per_flow_.push_back(0);
     collapse_per_flow_.push_back(0);
   }
-  cpu_resource_of_node_.assign(topology->nodes.size(), -1);
-  for (int n = 0; n < static_cast<int>(topology->nodes.size()); ++n) {
-    const Node& node = topology->nodes[n];
-    if (node.kind == NodeKind::kCpuRootComplex && node.p2p_forward_bandwidth_gbps > 0) {
-      cpu_resource_of_node_[n] = static_cast<int>(capacity_bytes_per_ps_.size());
-      capacity_bytes_per_ps_.push_back(BytesPerPicoFromGbps(node.p2p_forward_bandwidth_gbps));
-      collapse_per_flow_.push_back(node.p2p_forward_collapse_per_flow);
-    }
+  for (size_t n = 0; n < topology->nodes.size(); ++n) {
+    if (cpu_resource_of_node_[n] < 0) continue;
+    SPECSIM_CHECK_EQ(cpu_resource_of_node_[n], static_cast<int>(capacity_bytes_per_ps_.size()));
+    capacity_bytes_per_ps_.push_back(BytesPerPicoFromGbps(topology->nodes[n].p2p_forward_bandwidth_gbps));
+    collapse_per_flow_.push_back(topology->nodes[n].p2p_forward_collapse_per_flow);
   }
   capacity_scratch_ = capacity_bytes_per_ps_;  // links' entries never change
   forwarded_scratch_.assign(capacity_bytes_per_ps_.size(), 0);
@@ -155,53 +156,6 @@ void Fabric::EngineFree(int engine) {
   });
 }
 
-const int* Fabric::PoolResources(const std::vector<int>& resources) {
-  if (resources.empty()) return nullptr;
-  if (resource_chunks_.empty() || resource_chunk_used_ + resources.size() > kResourceChunkInts) {
-    resource_chunks_.push_back(std::make_unique<int[]>(std::max(kResourceChunkInts, resources.size())));
-    resource_chunk_used_ = 0;
-  }
-  int* pooled = resource_chunks_.back().get() + resource_chunk_used_;
-  std::copy(resources.begin(), resources.end(), pooled);
-  resource_chunk_used_ += resources.size();
-  return pooled;
-}
-
-Fabric::RouteResources& Fabric::RouteOf(const TransferSpec& spec) {
-  const bool staged = spec.mechanism == Mechanism::kHostStaged;
-  const int64_t n = static_cast<int64_t>(topology_->nodes.size());
-  const int64_t key = (static_cast<int64_t>(spec.src_node) * n + spec.dst_node) * 2 + (staged ? 1 : 0);
-  if (route_of_key_.empty()) route_of_key_.assign(static_cast<size_t>(2 * n * n), -1);
-  if (route_of_key_[key] >= 0) return routes_[route_of_key_[key]];
-  RouteResources route;
-  std::vector<int>& resources = route_resources_scratch_;
-  resources.clear();
-  auto add_path = [&](const Path& path) {
-    for (const Hop& hop : path.hops) resources.push_back(2 * hop.link + hop.direction);
-    for (int cpu : path.forwarding_cpus) {
-      if (cpu_resource_of_node_[cpu] >= 0) {
-        resources.push_back(cpu_resource_of_node_[cpu]);
-        route.forwarding_cpus.push_back(cpu_resource_of_node_[cpu]);
-      }
-    }
-    route.latency_ns += path.latency_ns;
-  };
-  if (staged) {
-    const int memory = host_memory_of_node_[spec.dst_node];
-    SPECSIM_CHECK_GE(memory, 0) << "host-staged transfer to " << topology_->nodes[spec.dst_node].name
-                                << " but its socket has no HOST_MEMORY node";
-    add_path(router_->Route(spec.src_node, memory));
-    add_path(router_->Route(memory, spec.dst_node));
-  } else if (spec.src_node != spec.dst_node) {
-    add_path(router_->Route(spec.src_node, spec.dst_node));
-  }
-  route.resources = PoolResources(resources);
-  route.num_resources = static_cast<int>(resources.size());
-  route_of_key_[key] = static_cast<int32_t>(routes_.size());
-  routes_.push_back(std::move(route));
-  return routes_.back();
-}
-
 void Fabric::BeginFlow(const TransferSpec& spec, DoneCallback done, int engine) {
   // No advance here: the recompute this flow asks for (MarkDirty) runs at this same instant
   // and advances the other flows first, and the new one has moved nothing yet (rate 0).
@@ -217,7 +171,7 @@ void Fabric::BeginFlow(const TransferSpec& spec, DoneCallback done, int engine) 
   end.engine = engine;
   end.start_ps = queue_->now();
   double cap_bytes_per_ps = kInf;
-  RouteResources& route = RouteOf(spec);
+  RouteResources& route = routes_.Of(spec.src_node, spec.dst_node, spec.mechanism == Mechanism::kHostStaged);
   f.resources = route.resources;
   f.num_resources = route.num_resources;
   const double latency_ns = route.latency_ns;
@@ -269,7 +223,7 @@ int Fabric::ClassOf(RouteResources& route, double cap_bytes_per_ps) {
     fc.num_resources = route.num_resources;
     fc.forwards = !route.forwarding_cpus.empty();
     fc.cap_bytes_per_ps = cap_bytes_per_ps;
-    fc.mix_key_word = MixKeyWord(found);
+    fc.mix_key_word = SolvedMixMemo::KeyWord(found);
     classes_.push_back(fc);
     class_rate_.push_back(0.0);
   }
@@ -356,29 +310,9 @@ void Fabric::Recompute() {
   }
 }
 
-bool Fabric::IsActiveMix(const SolvedMix& mix) const {
-  // The stored classes are distinct: if each is active with its count and there are as many
-  // active classes, the active ones are these.
-  if (static_cast<size_t>(mix.size) != active_classes_.size()) return false;
-  const int64_t* class_counts = memo_class_counts_.data() + mix.first;
-  for (int k = 0; k < mix.size; ++k) {
-    if (classes_[class_counts[k] >> 32].active != static_cast<int>(class_counts[k] & 0xffffffff)) return false;
-  }
-  return true;
-}
-
 void Fabric::SolveActiveClasses() {
-  const uint64_t key = mix_key_ & mix_key_mask_;
-  if (reuse_solved_mixes_) {
-    auto first = memo_first_mix_.find(key);
-    for (int m = first == memo_first_mix_.end() ? -1 : first->second; m >= 0; m = memo_mixes_[m].next) {
-      const SolvedMix& mix = memo_mixes_[m];
-      if (!IsActiveMix(mix)) continue;
-      for (int k = 0; k < mix.size; ++k)
-        class_rate_[memo_class_counts_[mix.first + k] >> 32] = memo_rates_[mix.first + k];
-      return;
-    }
-  }
+  auto active_of = [this](int c) { return classes_[c].active; };
+  if (reuse_solved_mixes_ && memo_.Recall(mix_key_, active_classes_, active_of, &class_rate_)) return;
   // Capacities of collapsing CPU forwarding resources depend on how many flows they forward.
   const size_t first_cpu = 2 * topology_->links.size();
   std::fill(forwarded_scratch_.begin() + static_cast<std::ptrdiff_t>(first_cpu), forwarded_scratch_.end(), 0);
@@ -398,25 +332,7 @@ void Fabric::SolveActiveClasses() {
   }
   solver_.Solve(capacity_scratch_, views_scratch_, &rates_scratch_);
   for (size_t k = 0; k < active_classes_.size(); ++k) class_rate_[active_classes_[k]] = rates_scratch_[k];
-  if (reuse_solved_mixes_ && active_classes_.size() <= kMaxMemoMixClasses) {
-    if (memo_mixes_.size() >= kMaxMemoMixes || memo_rates_.size() + active_classes_.size() > kMaxMemoClassRates) {
-      memo_first_mix_.clear();
-      memo_mixes_.clear();
-      memo_class_counts_.clear();
-      memo_rates_.clear();
-    }
-    SolvedMix mix;
-    mix.first = memo_rates_.size();
-    mix.size = static_cast<int>(active_classes_.size());
-    auto [first, inserted] = memo_first_mix_.try_emplace(key, static_cast<int>(memo_mixes_.size()));
-    if (!inserted) {
-      mix.next = first->second;
-      first->second = static_cast<int>(memo_mixes_.size());
-    }
-    memo_mixes_.push_back(mix);
-    for (int c : active_classes_) memo_class_counts_.push_back(int64_t{c} << 32 | classes_[c].active);
-    memo_rates_.insert(memo_rates_.end(), rates_scratch_.begin(), rates_scratch_.end());
-  }
+  if (reuse_solved_mixes_) memo_.Store(mix_key_, active_classes_, active_of, rates_scratch_);
 }
 
 void Fabric::OnCompletion() {

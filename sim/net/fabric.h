@@ -6,7 +6,8 @@
 // flows: bw / (1 + collapse * (f - 1))). Rates are recomputed by the max-min solver (maxmin.h)
 // whenever a flow starts or ends (changes at one instant are coalesced into one recompute), over
 // flow classes (the flows of one route and one cap get one rate; the solver counts them), and a
-// mix of classes solved before is not solved again (SolvedMix below). A flow of B
+// mix of classes solved before is not solved again (solved_mix_memo.h). Each route's resources
+// and latency are built once (route_pool.h). A flow of B
 // payload bytes puts B / wire_efficiency bytes on the wire; it completes when its last byte has
 // left the source plus the path's one-way latency. Completion times round up to the next
 // picosecond, so time always advances.
@@ -21,16 +22,15 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
-#include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/core/event_queue.h"
 #include "sim/core/inline_function.h"
 #include "sim/net/maxmin.h"
+#include "sim/net/route_pool.h"
 #include "sim/net/routing.h"
+#include "sim/net/solved_mix_memo.h"
 #include "sim/net/topology.h"
 #include "sim/net/transfer.h"
 
@@ -93,30 +93,16 @@ class Fabric {
   // The HOST_MEMORY node of `node`'s socket, or -1 (net::HostMemoryOfEachNode, looked up in O(1)).
   int HostMemoryOfNode(int node) const { return host_memory_of_node_[node]; }
 
-  // Whether rates of a flow mix solved before are reused (the default; off: every instant is
-  // solved, for tests that hold the reuse to the solve).
-  void set_reuse_solved_mixes(bool on) { reuse_solved_mixes_ = on; }
-  // Keeps only these bits of a mix's key (tests: 0 gives every mix one key, so that telling mixes
-  // apart rests on the check of their classes alone).
-  void set_mix_key_mask_for_test(uint64_t mask) { mix_key_mask_ = mask; }
   void set_record_trace(bool on) { record_trace_ = on; }
   bool record_trace() const { return record_trace_; }
   const std::vector<FlowRecord>& flow_records() const { return flow_records_; }
   const std::vector<ResourceRateSample>& rate_samples() const { return rate_samples_; }
 
  private:
-  // The resources and latency of one route (src, dst, host-staged or not), built once per fabric.
-  struct RouteResources {
-    const int* resources = nullptr;  // num_resources of them, in resource_chunks_
-    int num_resources = 0;
-    std::vector<int> forwarding_cpus;  // resources whose capacity depends on the flow count
-    double latency_ns = 0;
-    std::vector<int> classes;  // the flow classes of this route (one per cap met), in classes_
-    // The class found last and its cap, checked first: flows of one route mostly share a cap, and
-    // this saves reading `classes` and a class per flow (two cache misses on a 256-rank fabric).
-    int last_class = -1;
-    double last_class_cap = 0;
-  };
+  // Tests reach the memo's switches through it (fabric_test.cc): whether solved mixes are reused
+  // and the key mask that makes every mix a candidate for every other.
+  friend class FabricTestPeer;
+
   // The flows of one route and one cap: max-min fairness gives them one rate, so the solver sees
   // each class once, with its count of active flows (maxmin.h, MaxMinFlowView::count). The
   // route's resources are repeated here: a solve reads them for every active class.
@@ -126,7 +112,7 @@ class Fabric {
     int num_resources = 0;
     bool forwards = false;  // the route crosses a CPU with a forwarding limit
     double cap_bytes_per_ps = 0;
-    uint64_t mix_key_word = 0;  // SolvedMix
+    uint64_t mix_key_word = 0;  // SolvedMixMemo::KeyWord
     int active = 0;             // flows of the class now active
     int position = -1;          // in active_classes_ while active
   };
@@ -157,24 +143,6 @@ class Fabric {
     Mechanism mechanism = Mechanism::kKernelWrite;
     DoneCallback done;
   };
-  // Solved rates of recent flow mixes. A mix is the set of (class, active flows) of the active
-  // classes, and a solve is a pure function of it (capacities are the fabric's, forwarding
-  // collapse follows from the counts, and the solver's rates do not depend on the order of the
-  // classes), so a mix met again takes the rates it was solved to. Collectives repeat their
-  // mixes: a ring's steps, the same schedule at another size, a sweep's repeats. The key of a
-  // mix is the sum over its classes of (active flows x the class's random word), mod 2^64: one
-  // addition as a flow begins or ends, and no sort or pass over the classes to find a candidate.
-  // A candidate is checked class by class against the classes' counts, so a hit is the same mix.
-  // Large mixes pay most: a 256-rank one-shot's 65k-class mixes cost a check of 65k counts each
-  // where a solve costs ~150 instructions per class.
-  struct SolvedMix {
-    size_t first = 0;  // its classes and rates: memo_class_counts_, memo_rates_ [first, first + size)
-    int size = 0;
-    int next = -1;  // the next mix with the same key, or -1
-  };
-  static constexpr size_t kMaxMemoMixes = 4096;          // then the memo starts over,
-  static constexpr size_t kMaxMemoClassRates = 1 << 20;  // as it does past 1M stored rates (16 MB);
-  static constexpr size_t kMaxMemoMixClasses = 1 << 17;  // larger mixes are solved, not stored
   // A FIFO of waiting copies: queue[head..] (a vector, not a deque: a deque allocates when
   // constructed, and a fabric has engines on every GPU, built per collective).
   struct CopyEngine {
@@ -185,22 +153,16 @@ class Fabric {
   };
 
   void BeginFlow(const TransferSpec& spec, DoneCallback done, int engine);
-  RouteResources& RouteOf(const TransferSpec& spec);
-  // A copy of `resources` in resource_chunks_ (nullptr for none).
-  const int* PoolResources(const std::vector<int>& resources);
   int ClassOf(RouteResources& route, double cap_bytes_per_ps);
   // A flow of class `c` begins or ends (active_classes_ and mix_key_ kept in O(1) per flow).
   void AddToClass(int c);
   void RemoveFromClass(int c);
   // Fills class_rate_ for the active classes: from the memo, else by a solve.
   void SolveActiveClasses();
-  // Whether `mix` is the active classes' mix now.
-  bool IsActiveMix(const SolvedMix& mix) const;
   void EngineFree(int engine);
   // Moves `f` on by `dt_ps` at its rate, charging the wire bytes to its resources. Each pass
-  // over the flows (completion, recompute) advances every flow in flow order as it goes: one
-  // pass where a separate advance was one more, and each resource's bytes summed in the same
-  // order as before, so bit for bit the same.
+  // over the flows (completion, recompute) advances every flow in flow order as it goes, so each
+  // resource's bytes are summed in flow order (deterministic, whatever the passes).
   void AdvanceFlow(Flow& f, SimTime dt_ps);
   void MarkDirty();
   void Recompute();
@@ -213,39 +175,23 @@ class Fabric {
   EventQueue* queue_;
   const Topology* topology_;
   const Router* router_;
-  std::vector<int> gpu_of_node_;          // GpuIndexOfEachNode: per-flow lookups in O(1)
-  std::vector<int> host_memory_of_node_;  // HostMemoryOfEachNode
+  std::vector<int> gpu_of_node_;           // GpuIndexOfEachNode: per-flow lookups in O(1)
+  std::vector<int> host_memory_of_node_;   // HostMemoryOfEachNode
+  std::vector<int> cpu_resource_of_node_;  // node -> its P2P forwarding resource or -1
   std::vector<double> capacity_bytes_per_ps_;
   std::vector<double> collapse_per_flow_;  // per resource, CPU forwarding only
-  std::vector<int> cpu_resource_of_node_;  // node -> resource or -1
   std::vector<double> resource_bytes_;
   std::vector<double> resource_rate_;  // current aggregate, for trace samples
   std::vector<Flow> flows_;
   std::vector<FlowEnd> flow_ends_;  // a slab: Flow::end, and free_flow_ends_ free
   std::vector<int> free_flow_ends_;
-  // Routes built so far (a deque: stable addresses for Flow::route), and per (src, dst, staged) key
-  // its index there or -1: a dense table (2 x nodes^2 ints, allocated at the first flow), so the
-  // lookup per flow is one array access whatever the number of routes.
-  std::deque<RouteResources> routes_;
-  std::vector<int32_t> route_of_key_;
-  // Every route's resources, one after another in the order the routes were built, in chunks
-  // that never move (flows and classes point into them). A pass over the flows reads each flow's
-  // resources; routes built as a schedule's flows start lie in start order, so the pass reads
-  // them in order, where one small allocation per route scattered them over the heap.
-  static constexpr size_t kResourceChunkInts = 1 << 14;
-  std::vector<std::unique_ptr<int[]>> resource_chunks_;
-  size_t resource_chunk_used_ = 0;
-  std::vector<int> route_resources_scratch_;
+  RoutePool routes_;  // kept across Reset: flows and classes point into it
   // Scratch kept between events (no allocation per event in steady state).
   std::vector<FlowClass> classes_;   // every class met, kept across Reset
   std::vector<int> active_classes_;  // classes with active flows, in no order
   std::vector<double> class_rate_;   // per class, valid for the active ones after a recompute
-  uint64_t mix_key_ = 0;             // of the active classes' mix (SolvedMix)
-  uint64_t mix_key_mask_ = ~uint64_t{0};
-  std::unordered_map<uint64_t, int> memo_first_mix_;  // key -> the latest mix stored with it
-  std::vector<SolvedMix> memo_mixes_;
-  std::vector<int64_t> memo_class_counts_;  // class << 32 | active flows
-  std::vector<double> memo_rates_;
+  uint64_t mix_key_ = 0;             // of the active classes' mix (SolvedMixMemo)
+  SolvedMixMemo memo_;
   MaxMinSolver solver_;
   std::vector<double> capacity_scratch_;
   std::vector<int> forwarded_scratch_;

@@ -7,6 +7,15 @@
 #include "sim/net/test_topologies.h"
 
 namespace specsim::net {
+
+// The memo's switches, which only tests turn: whether solved mixes are reused, and a key mask
+// (0: every mix one key, so that telling mixes apart rests on the check of their classes alone).
+class FabricTestPeer {
+ public:
+  static void SetReuseSolvedMixes(Fabric& fabric, bool on) { fabric.reuse_solved_mixes_ = on; }
+  static void SetMixKeyMask(Fabric& fabric, uint64_t mask) { fabric.memo_ = SolvedMixMemo(mask); }
+};
+
 namespace {
 
 using testing::AddLink;
@@ -224,8 +233,8 @@ TEST(Fabric, ReusingSolvedMixesChangesNoCompletionTime) {
     EventQueue q;
     Router router(t);
     Fabric fabric(&q, &t, &router);
-    fabric.set_reuse_solved_mixes(reuse);
-    fabric.set_mix_key_mask_for_test(key_mask);
+    FabricTestPeer::SetReuseSolvedMixes(fabric, reuse);
+    FabricTestPeer::SetMixKeyMask(fabric, key_mask);
     std::vector<SimTime> done;
     for (int wave = 0; wave < 40; ++wave) {
       q.Schedule(wave * 3'000'000, [&, wave] {

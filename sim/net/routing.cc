@@ -161,4 +161,69 @@ PathClass Router::GpuPathClass(int gpu_i, int gpu_j) const {
   return c;
 }
 
+Reachability::Reachability(const Topology& t) {
+  const int n = static_cast<int>(t.nodes.size());
+  // Union-find over the forwarding nodes, joined by the links between two of them.
+  std::vector<int> parent(n);
+  for (int v = 0; v < n; ++v) parent[v] = v;
+  auto find = [&](int v) {
+    while (parent[v] != v) v = parent[v] = parent[parent[v]];
+    return v;
+  };
+  for (const Link& l : t.links)
+    if (Forwards(t.nodes[l.a].kind) && Forwards(t.nodes[l.b].kind)) parent[find(l.a)] = find(l.b);
+  component_.assign(n, -1);
+  touches_.assign(n, {});
+  direct_peers_.assign(n, {});
+  for (int v = 0; v < n; ++v) {
+    if (!Forwards(t.nodes[v].kind)) continue;
+    component_[v] = find(v);
+    touches_[v].push_back(component_[v]);
+  }
+  for (const Link& l : t.links) {
+    const bool fa = Forwards(t.nodes[l.a].kind), fb = Forwards(t.nodes[l.b].kind);
+    if (fa && !fb) touches_[l.b].push_back(component_[l.a]);
+    if (fb && !fa) touches_[l.a].push_back(component_[l.b]);
+    if (!fa && !fb) {
+      direct_peers_[l.a].push_back(l.b);
+      direct_peers_[l.b].push_back(l.a);
+    }
+  }
+  for (std::vector<int>& c : touches_) {
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+  }
+}
+
+bool Reachability::Reachable(int a, int b) const {
+  const int n = static_cast<int>(component_.size());
+  if (a < 0 || b < 0 || a >= n || b >= n) return false;
+  if (a == b) return true;
+  const std::vector<int>& peers = direct_peers_[a];
+  if (std::find(peers.begin(), peers.end(), b) != peers.end()) return true;
+  // A forwarding node reaches its own component's nodes and what they touch; so does an endpoint
+  // through the components it touches.
+  const std::vector<int>& x = touches_[a];
+  const std::vector<int>& y = touches_[b];
+  for (size_t i = 0, j = 0; i < x.size() && j < y.size();) {
+    if (x[i] == y[j]) return true;
+    if (x[i] < y[j])
+      ++i;
+    else
+      ++j;
+  }
+  return false;
+}
+
+int Reachability::CommonComponent(const std::vector<int>& nodes) const {
+  if (nodes.empty()) return -1;
+  for (int c : touches_[nodes.front()]) {
+    bool all = true;
+    for (size_t k = 1; k < nodes.size() && all; ++k)
+      all = std::binary_search(touches_[nodes[k]].begin(), touches_[nodes[k]].end(), c);
+    if (all) return c;
+  }
+  return -1;
+}
+
 }  // namespace specsim::net

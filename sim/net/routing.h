@@ -84,4 +84,24 @@ class Router {
   mutable std::vector<int8_t> gpu_path_class_;                        // [gpu_i * gpus + gpu_j], -1 until asked
 };
 
+// Which nodes reach which, as the router's searches would find it, without a search per source:
+// the forwarding nodes (PCIe switches, CPU root complexes, NVSwitches) joined by links among
+// themselves form components, and two nodes reach each other when they are linked directly or
+// touch a common component (traffic never passes through a GPU or HOST_MEMORY). Building it costs
+// O(nodes + links); a query, the two nodes' adjacent components (a few). For the hardware
+// loader's every-pair checks, whose router searches grew as GPUs squared in time and memory.
+class Reachability {
+ public:
+  explicit Reachability(const Topology& topology);
+  // Router(topology).Reachable(a, b), for any two nodes.
+  bool Reachable(int a, int b) const;
+  // A component every node of `nodes` touches, or -1: then every pair of them is reachable.
+  int CommonComponent(const std::vector<int>& nodes) const;
+
+ private:
+  std::vector<int> component_;                  // per node: its component (forwarding nodes), else -1
+  std::vector<std::vector<int>> touches_;       // per node: the components it is in or linked to, sorted
+  std::vector<std::vector<int>> direct_peers_;  // per non-forwarding node: non-forwarding nodes linked to it
+};
+
 }  // namespace specsim::net

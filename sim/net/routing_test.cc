@@ -70,6 +70,54 @@ TEST(Routing, TrafficNeverCrossesAGpuOrMemory) {
   EXPECT_FALSE(r.Reachable(a, c));
 }
 
+// Reachability agrees with the router's searches on every node pair of boxes with and without a
+// path: two sockets, a GPU line (no passing through a GPU), NVLink-only GPUs beside a PCIe box, a
+// memory node on a GPU, and a switch cut off from the rest.
+TEST(Reachability, AgreesWithTheRouterOnEveryPair) {
+  std::vector<Topology> boxes;
+  boxes.push_back(TwoSockets());
+  {
+    Topology t;
+    t.gpu_specs.push_back(testing::TestGpu());
+    int a = AddNode(t, "a", NodeKind::kGpu), b = AddNode(t, "b", NodeKind::kGpu), c = AddNode(t, "c", NodeKind::kGpu);
+    AddLink(t, a, b, 10, 1);
+    AddLink(t, b, c, 10, 1);
+    boxes.push_back(t);
+  }
+  {
+    Topology t = TwoSockets();
+    int x = AddNode(t, "x", NodeKind::kGpu), y = AddNode(t, "y", NodeKind::kGpu);
+    int nvs = AddNode(t, "nvs", NodeKind::kNvSwitch);
+    AddLink(t, x, nvs, 450, 1, LinkKind::kNvLink);
+    AddLink(t, y, nvs, 450, 1, LinkKind::kNvLink);
+    AddLink(t, x, AddNode(t, "xmem", NodeKind::kHostMemory), 10, 1, LinkKind::kMemory);
+    int lone = AddNode(t, "lone-sw", NodeKind::kPcieSwitch);
+    AddLink(t, lone, AddNode(t, "z", NodeKind::kGpu), 63, 1);
+    boxes.push_back(t);
+  }
+  for (const Topology& t : boxes) {
+    const Router router(t);
+    const Reachability reach(t);
+    const int n = static_cast<int>(t.nodes.size());
+    int reachable = 0, unreachable = 0;
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b) {
+        ASSERT_EQ(reach.Reachable(a, b), router.Reachable(a, b)) << t.nodes[a].name << " -> " << t.nodes[b].name;
+        (router.Reachable(a, b) ? reachable : unreachable)++;
+      }
+    EXPECT_GT(reachable, 0);
+    if (&t != &boxes.front()) EXPECT_GT(unreachable, 0);  // the other boxes have pairs with no path
+    EXPECT_FALSE(reach.Reachable(-1, 0));
+  }
+  // Every GPU and memory of the two-socket box touches one component; the cut-off GPU does not.
+  const Reachability two(boxes[0]);
+  std::vector<int> ends = boxes[0].gpus;
+  ends.push_back(boxes[0].FindNode("s1mem"));
+  EXPECT_GE(two.CommonComponent(ends), 0);
+  const Reachability three(boxes[2]);
+  EXPECT_EQ(three.CommonComponent(boxes[2].gpus), -1);
+}
+
 TEST(Routing, DirectionsFollowLinkOrientation) {
   Topology t = TwoSockets();
   Router r(t);

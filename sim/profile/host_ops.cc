@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/core/median.h"
 #include "sim/profile/item_stats.h"
 
 namespace specsim::profile {
@@ -124,7 +125,7 @@ std::string HostOpClass(const std::string& op, int kernels) {
 std::vector<double> HostQuantiles(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   std::vector<double> q;
-  for (int i = 0; i < kHostQuantiles; ++i) q.push_back(Percentile(v, i / double(kHostQuantiles - 1)));
+  for (int i = 0; i < kHostQuantiles; ++i) q.push_back(PercentileOf(v, i / double(kHostQuantiles - 1)));
   return q;
 }
 

@@ -1,34 +1,20 @@
 #include "sim/profile/item_stats.h"
 
-#include <utility>
+#include <algorithm>
 
 #include "sim/core/median.h"
 
-#include <algorithm>
-#include <cmath>
-
 namespace specsim::profile {
-
-double Median(std::vector<double> v) { return MedianOf(std::move(v)); }
-
-double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(v.size() - 1, lo + 1);
-  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
 
 // A trace item's stats from a profile's samples (us): count, median, min, max, p10, p90, mean.
 // REQUIRES: !v.empty().
 void FillStats(const std::vector<double>& v, trace::Stats* s) {
   s->set_iterations(static_cast<int>(v.size()));
-  s->set_median_us(Median(v));
+  s->set_median_us(MedianOf(v));
   s->set_min_us(*std::min_element(v.begin(), v.end()));
   s->set_max_us(*std::max_element(v.begin(), v.end()));
-  s->set_p10_us(Percentile(v, 0.1));
-  s->set_p90_us(Percentile(v, 0.9));
+  s->set_p10_us(PercentileOf(v, 0.1));
+  s->set_p90_us(PercentileOf(v, 0.9));
   double mean = 0;
   for (double x : v) mean += x / static_cast<double>(v.size());
   s->set_mean_us(mean);

@@ -9,10 +9,6 @@
 
 namespace specsim::profile {
 
-// The median of `v` (0 when empty).
-double Median(std::vector<double> v);
-// Linear interpolation between order statistics, q in [0, 1] (0 when empty).
-double Percentile(std::vector<double> v, double q);
 // A trace item's stats from a profile's samples (us): count, median, min, max, p10, p90, mean,
 // timer "kineto". REQUIRES: !v.empty().
 void FillStats(const std::vector<double>& v, trace::Stats* s);

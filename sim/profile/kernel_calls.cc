@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "sim/compute/profiled_attention.h"
+#include "sim/core/median.h"
 #include "sim/profile/item_stats.h"
 #include "sim/profile/profile_import.h"
 
@@ -124,8 +125,8 @@ AttentionGroup SummariseAttention(const KernelCallSamples::Samples& s, const std
   g.v_head_dim = dv;
   g.calls = static_cast<int>(s.us.size());
   g.kernels_per_call = s.kernels_per_call;
-  g.median_us = Median(s.us);
-  g.main_median_us = Median(s.main_us);
+  g.median_us = MedianOf(s.us);
+  g.main_median_us = MedianOf(s.main_us);
   g.name = "profile/attention/" + (impl.empty() ? std::string("unrecognised") : impl) + "/b" + std::to_string(b) +
            "/q" + std::to_string(q) + "/h" + std::to_string(hq) + "/kv" + std::to_string(hkv) + "/s" +
            std::to_string(keys) + (dtype == "BFloat16" ? "" : "/" + dtype);
@@ -215,7 +216,7 @@ void AddKernelCallItems(const KernelCallSamples& samples, std::vector<AttentionG
     std::tie(g.tokens, g.hidden, g.fused_residual, g.dtype) = key;
     g.op = s.op;
     g.calls = static_cast<int>(s.us.size());
-    g.median_us = Median(s.us);
+    g.median_us = MedianOf(s.us);
     g.name = "profile/rmsnorm/t" + std::to_string(g.tokens) + "/h" + std::to_string(g.hidden) +
              (g.fused_residual ? "/residual" : "") + (g.dtype == "BFloat16" ? "" : "/" + g.dtype);
     norms->push_back(g);
@@ -227,7 +228,7 @@ void AddKernelCallItems(const KernelCallSamples& samples, std::vector<AttentionG
     g.op = s.op;
     g.main_kernel = s.main_kernel;
     g.calls = static_cast<int>(s.us.size());
-    g.median_us = Median(s.us);
+    g.median_us = MedianOf(s.us);
     g.name = "profile/sampling/argmax/r" + std::to_string(g.rows) + "/v" + std::to_string(g.vocab) +
              (g.dtype == "BFloat16" ? "" : "/" + g.dtype);
     sampling->push_back(g);

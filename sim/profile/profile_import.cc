@@ -6,6 +6,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "sim/core/median.h"
 #include "sim/core/strings.h"
 #include "sim/profile/collective_calls.h"
 #include "sim/profile/item_stats.h"
@@ -158,13 +159,13 @@ PassGroup SummarisePassGroup(const PassGroupKey& key, const std::vector<const Pa
     host.push_back(static_cast<double>(p->host_end - p->host_start) * 1e-3);
     for (const auto& [c, ns] : p->busy_ns) busy[c].push_back(ns * 1e-3);
   }
-  g.gpu_span_us = Median(gpu);
-  g.host_span_us = Median(host);
-  g.gpu_idle_us = Median(idle);
-  g.busy_total_us = Median(busy_total);
+  g.gpu_span_us = MedianOf(gpu);
+  g.host_span_us = MedianOf(host);
+  g.gpu_idle_us = MedianOf(idle);
+  g.busy_total_us = MedianOf(busy_total);
   for (auto& [c, v] : busy) {
     v.resize(list.size(), 0.0);  // passes without that class: 0
-    g.busy_us[c] = Median(v);
+    g.busy_us[c] = MedianOf(v);
   }
   return g;
 }
@@ -217,7 +218,7 @@ void CollectHostOps(const std::vector<KinetoTrace>& ranks,
   }
   for (auto& [key, g] : ops) {
     g.op_class = HostOpClass(g.op, g.kernels);
-    g.device_us = Median(device[key]);
+    g.device_us = MedianOf(device[key]);
     out->host_ops.push_back(std::move(g));
   }
 }
@@ -290,7 +291,7 @@ CollectiveGroup SummariseCollective(const CollectiveKey& key, const std::vector<
     }
     ++c.phases[i.phase.empty() ? "(no pass)" : i.phase];
   }
-  c.transfer_us = Median(TransferTimes(list));
+  c.transfer_us = MedianOf(TransferTimes(list));
   c.wait_us_mean = wait_sum / static_cast<double>(list.size() * world);
   c.name = CollectiveName(key, world);
   return c;
@@ -351,7 +352,7 @@ void AddRankTimings(const std::vector<CollectiveInstance>& list, int world, trac
       d.push_back(i.duration_us[r]);
       w += i.wait_us[r];
     }
-    rt->set_duration_median_us(Median(d));
+    rt->set_duration_median_us(MedianOf(d));
     rt->set_wait_mean_us(w / static_cast<double>(list.size()));
   }
 }
@@ -388,7 +389,7 @@ GemmGroup SummariseGemm(const GemmKey& key, const GemmCalls& calls) {
   g.calls = static_cast<int>(calls.us.size());
   g.kernels_per_call = calls.kernels_per_call;
   g.main_kernel = calls.main_kernel;
-  g.median_us = Median(calls.us);
+  g.median_us = MedianOf(calls.us);
   g.name = std::string("profile/gemm/") + kTorchGemmLibrary + "/m" + std::to_string(g.m) + "/n" + std::to_string(g.n) +
            "/k" + std::to_string(g.k) + (g.dtype == "BFloat16" ? "" : "/" + g.dtype) +
            (g.op == "aten::mm" ? "" : "/addmm");

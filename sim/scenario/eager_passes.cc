@@ -4,6 +4,7 @@
 #include <set>
 
 #include "sim/calib/host_op_predictors.h"
+#include "sim/core/median.h"
 #include "sim/profile/item_stats.h"
 
 namespace specsim::scenario {
@@ -36,7 +37,7 @@ std::vector<const profile::HostOpGroup*> CostGroups(const profile::ProfileImport
 EagerPassPrediction PredictOne(const profile::ProfileImport& imported, const profile::HostLoopGroup& loop) {
   EagerPassPrediction p;
   p.loop = &loop;
-  p.measured_us = profile::Median(loop.host_span_us);
+  p.measured_us = MedianOf(loop.host_span_us);
   const std::vector<const profile::HostOpGroup*> costs = CostGroups(imported, loop, &p.costs_from);
   // The loop, its ops' own items (their GPU time, kernels, class) and the held-out host costs.
   trace::Trace tr;

@@ -426,9 +426,12 @@ StatusOr<Evaluation> Evaluate(const LoadedScenario& loaded) {
   Evaluation e;
   ASSIGN_OR_RETURN(e.memory, PlanScenarioMemory(loaded));
   if (!e.memory.fits) return e;
-  auto result = EvaluateSetup(loaded.setup);
+  auto sim = llm::DecodeSimulator::Create(loaded.setup);
+  if (!sim.ok()) return sim.status().WithPrefix(loaded.path);
+  auto result = (*sim)->Run();
   if (!result.ok()) return result.status().WithPrefix(loaded.path);
-  e.result = *result;
+  e.result = std::move(*result);
+  e.simulator = std::move(*sim);
   return e;
 }
 

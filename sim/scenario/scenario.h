@@ -70,6 +70,9 @@ StatusOr<llm::MemoryPlan> PlanScenarioMemory(const LoadedScenario& loaded);
 struct Evaluation {
   llm::MemoryPlan memory;
   std::optional<llm::DecodeResult> result;  // empty when the scenario does not fit in GPU memory
+  // The simulator that ran it (null with no result): timelines of the same run (simulate --trace)
+  // reuse its passes and collectives instead of simulating the scenario again.
+  std::unique_ptr<llm::DecodeSimulator> simulator;
 };
 StatusOr<Evaluation> Evaluate(const LoadedScenario& loaded);
 

@@ -277,7 +277,7 @@ std::optional<nlohmann::json> CompareJson(const std::string& trace, const std::s
 }
 
 // The committed calibration of the 2x H200 box (configs/calibration/h200-2x.textproto, fitted on
-// all six traces of the 2026-11-30 matrix) predicts every one of them, the SHM items through the SHM
+// all six traces h200-2x-*-2026-11-30) predicts every one of them, the SHM items through the SHM
 // path and the NVLink items over NVLink, within issue 9's bounds: suite medians pcie <= 5%,
 // collectives <= 10%, decode <= 10% (kernels <= 6%, pacing <= 10%), every suite's p90 <= 25%. A
 // change to the model or to the fit that breaks one trace's items fails here. No warning either:
@@ -311,7 +311,7 @@ TEST(CompareCommandTest, CommittedTwoGpuCalibrationPredictsEveryTwoGpuTrace) {
 // The same calibration against measurements it never saw: the decode and pacing suites run three
 // times in a row per NCCL environment on a fresh 2x H200 machine the next day (traces/repeat/,
 // made after specsim-validate's decode loop moved to flash_mma attention and gained verify-width
-// sweeps). Per run (figures of 2026-12-01, r1..r3): TP decode in every capture mode within 10%
+// sweeps). Per run (h200-2x-repeat-*-2026-12-01-r1..r3): TP decode in every capture mode within 10%
 // (medians 1.7-5.4%), and the GPU-bound loops (graph-captured layer loops, loops with a slow
 // rank) within 10% (1.6-8.3%). Not bounded: the host-bound loops (eager, balanced ranks, no slow
 // rank), 12-28% off: this machine's host threads issued 15-40% faster than the calibration
@@ -351,7 +351,7 @@ TEST(CompareCommandTest, CommittedTwoGpuCalibrationPredictsLaterRunsOnAnotherMac
 }
 
 // A trace whose D2H copies all have one size cannot separate that class's latency from its
-// bandwidth: calibrate used to refuse the whole trace; now the class keeps its defaults, listed.
+// bandwidth: the class keeps its defaults, listed, and the rest of the trace is fitted.
 TEST(CalibrateCommandTest, KeepsTheDefaultsOfAnUndeterminedGroup) {
   trace::Trace t;
   t.set_schema_version(1);

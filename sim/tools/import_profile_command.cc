@@ -12,6 +12,7 @@
 
 #include "sim/coll/nccl_transport.h"
 #include "sim/coll/protocol.h"
+#include "sim/core/median.h"
 #include "sim/core/strings.h"
 #include "sim/io/file_io.h"
 #include "sim/profile/item_stats.h"
@@ -255,7 +256,7 @@ nlohmann::json HostOpsJson(const std::vector<profile::HostOpGroup>& ops) {
                  {"rank", g.rank},
                  {"calls", g.host_us.size()},
                  {"kernels", g.kernels},
-                 {"host_median_us", profile::Median(g.host_us)},
+                 {"host_median_us", MedianOf(g.host_us)},
                  {"device_median_us", g.device_us}});
   return j;
 }

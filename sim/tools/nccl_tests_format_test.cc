@@ -115,8 +115,8 @@ TEST(NcclTestsFormat, NamesSizesAndSweeps) {
             (std::vector<int64_t>{1 << 20, 2 << 20, 3 << 20, 4 << 20}));
   EXPECT_FALSE(NcclTestsSizeSweep(16, 8, 2, 0).ok());
   EXPECT_FALSE(NcclTestsSizeSweep(8, 16, 0, 0).ok());
-  // Issue 43: a factor too close to 1 (1024 x 1.0000001 rounds down to 1024) is refused, naming -f;
-  // it used to stop after the first size. The last size may round to itself: nothing is lost.
+  // A factor too close to 1 (1024 x 1.0000001 rounds down to 1024) is refused, naming -f: the
+  // sweep would stop after the first size. The last size may round to itself: nothing is lost.
   auto creep = NcclTestsSizeSweep(1024, 1 << 20, 1.0000001, 0);
   ASSERT_FALSE(creep.ok());
   EXPECT_NE(creep.status().message().find("-f 1.0000001"), std::string::npos) << creep.status().message();

@@ -506,9 +506,7 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     pacing_rows = *std::move(p);
   }
   if (!flags.trace.empty()) {
-    auto sim = llm::DecodeSimulator::Create(loaded.setup);
-    if (!sim.ok()) return fail(sim.status().WithPrefix(loaded.path));
-    Status s = WriteCycleTrace(**sim, r, flags.trace);
+    Status s = WriteCycleTrace(*evaluation->simulator, r, flags.trace);
     if (!s.ok()) {
       err << "specsim simulate: --trace " << s.message() << "\n";
       return io::kWriteFailedExitCode;

@@ -261,8 +261,8 @@ TEST(SimulateCommand, WarnsWhenTheCalibrationIsFromAnotherBox) {
 // track's slices are sequential, so that Perfetto nests nothing wrongly: sorted by start, a slice
 // starts no earlier than the previous one ends.
 // A scenario's calibration reaches its NCCL collectives whole: the per-(transport, protocol, op)
-// step costs and channel rates the 2-GPU fits write, not only the older per-protocol fields
-// (simulate used to drop them). configs/calibration/h200-2x.textproto has NVLink (P2P) LL allreduce
+// step costs and channel rates the 2-GPU fits write, not only the older per-protocol fields.
+// configs/calibration/h200-2x.textproto has NVLink (P2P) LL allreduce
 // costs fitted from the default and LL traces.
 TEST(SimulateCommand, ScenarioCalibrationCarriesPerTransportNcclCosts) {
   auto loaded = scenario::LoadScenario(

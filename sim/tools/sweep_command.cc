@@ -1,25 +1,23 @@
-#include "sim/io/file_io.h"
 #include "sim/tools/sweep_command.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <atomic>
-#include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "sim/advise/framework_rules.h"
 #include "sim/calib/calibration_loader.h"
+#include "sim/core/parallel_for.h"
+#include "sim/core/progress_line.h"
+#include "sim/io/file_io.h"
 #include "sim/scenario/scenario.h"
 #include "sim/tools/svg_plot.h"
 
@@ -264,40 +262,18 @@ StatusOr<std::vector<VaryAxis>> SweepAxes(const SweepFlags& flags, int64_t shard
 std::vector<PointResult> SimulatePoints(const SweepFlags& flags, const std::vector<VaryAxis>& axes,
                                         const std::vector<std::vector<std::string>>& points, std::ostream& err) {
   std::vector<PointResult> results(points.size());
-  const int threads = std::max(
-      1, std::min<int>(flags.threads > 0 ? flags.threads : static_cast<int>(std::thread::hardware_concurrency()),
-                       static_cast<int>(points.size())));
-  std::atomic<size_t> next{0}, done{0};
-  const auto start = std::chrono::steady_clock::now();
-  std::mutex progress_mu;
-  double last_report = -1;
-  // At most ten updates a second, and the final one.
-  auto report = [&](bool final) {
-    if (!flags.progress || points.empty()) return;
-    std::lock_guard<std::mutex> lock(progress_mu);
-    const size_t d = done.load();
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!final && secs - last_report < 0.1) return;
-    last_report = secs;
-    const int width = 30;
-    const int filled = static_cast<int>(width * d / points.size());
-    err << fmt::format("\r[{}{}] {}/{} points, {:.1f} s", std::string(filled, '#'), std::string(width - filled, '.'), d,
-                       points.size(), secs)
-        << (final ? "\n" : "") << std::flush;
-  };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (size_t i = next++; i < points.size(); i = next++) {
-        results[i] = SimulatePoint(flags, axes, points[i]);
-        ++done;
-        report(false);
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
-  report(true);
-
+  const size_t total = points.size();
+  ProgressLine line(flags.progress ? &err : nullptr, [total](size_t done, double seconds) {
+    constexpr size_t kWidth = 30;
+    const size_t filled = kWidth * done / total;
+    return fmt::format("[{}{}] {}/{} points, {:.1f} s", std::string(filled, '#'), std::string(kWidth - filled, '.'),
+                       done, total, seconds);
+  });
+  ParallelFor(points.size(), flags.threads, [&](size_t i) {
+    results[i] = SimulatePoint(flags, axes, points[i]);
+    line.Advance();
+  });
+  line.Finish();
   return results;
 }
 

@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 ALL=(hardware_config_fuzz scenario_config_fuzz model_config_fuzz hf_config_fuzz calibration_fuzz
-     framework_config_fuzz trace_fuzz kineto_fuzz flags_fuzz topo_fuzz)
+     framework_config_fuzz trace_fuzz kineto_fuzz flags_fuzz topo_fuzz nccl_tests_log_fuzz)
 if [ ${#TARGETS[@]} -eq 0 ]; then TARGETS=("${ALL[@]}"); fi
 for t in "${TARGETS[@]}"; do
   [[ " ${ALL[*]} " == *" $t "* ]] || { echo "fuzz.sh: unknown target $t (allowed: ${ALL[*]})" >&2; exit 2; }
@@ -52,6 +52,7 @@ seeds() {  # the bundled files each target starts from
     trace_fuzz) ls traces/*.pb ;;
     kineto_fuzz) ls sim/profile/testdata/*.json ;;
     topo_fuzz) ls sim/io/testdata/topo/*.txt traces/topo/*/*.txt traces/topo/*/*.csv ;;
+    nccl_tests_log_fuzz) ls traces/nccl-tests/*/*.log ;;
     flags_fuzz) ;;
   esac
 }

@@ -240,6 +240,16 @@ check "43 a 10,000-step draft chain" 2 "speculation.num_steps" -- \
 check "43 a 10^8-point sweep with --yes" 2 "1000000" -- sweep --yes \
   --vary "serving.batch_size=$(seq -s, 1 10000)" --vary "serving.context_len=$(seq -s, 1 10000)"
 
+# issue 42: nccl-tests logs read as traces
+NT=$(pwd)/traces/nccl-tests/h200-1x-2026-12-01
+check "42 compare an nccl-tests log without --hardware" 2 "give the box with --hardware" -- compare "$NT/all_reduce_perf-h200-1gpu.log"
+sed -e 's/all_reduce_perf/broadcast_perf/' "$NT/all_reduce_perf-h200-1gpu.log" >"$W/broadcast.log"
+check "42 an nccl-tests log of a test specsim does not read" 2 "broadcast_perf: specsim reads all_reduce_perf" -- \
+  compare "$W/broadcast.log" --hardware configs/hardware/h200-1x.textproto
+sed -e '0,/     7.09 /s//      nan /' "$NT/all_reduce_perf-h200-1gpu.log" >"$W/nan-time.log"
+check "42 an nccl-tests row with a time of nan" 2 "nan-time.log:11: a data row whose time columns" -- \
+  compare "$W/nan-time.log" --hardware configs/hardware/h200-1x.textproto
+
 # issue 43: a config in the working directory is read only when named, and the header says where
 mkdir -p "$W/configs/scenarios"
 sed -e 's/batch_size: [0-9]*/batch_size: 3/' configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto \

@@ -8,6 +8,7 @@
 #include "sim/calib/hardware_from_trace.h"
 #include "sim/calib/trace_io.h"
 #include "sim/core/strings.h"
+#include "sim/io/file_io.h"
 #include "sim/io/hardware_loader.h"
 
 namespace specsim::calib {
@@ -35,7 +36,7 @@ StatusOr<CalibInputs> CalibInputsFor(trace::Trace trace, std::vector<std::string
   if (!hardware_path.empty()) {
     ASSIGN_OR_RETURN(net::Topology t, io::LoadHardwareFile(hardware_path, &in.warnings));
     in.topology = std::make_unique<net::Topology>(std::move(t));
-    in.hardware_source = hardware_path;
+    in.hardware_source = hardware_path + " (" + io::ConfigSourceOf(hardware_path) + ")";
     const std::string mismatch = GpuMismatch(in.trace, *in.topology);
     if (!mismatch.empty())
       in.warnings.push_back("warning: --hardware " + hardware_path + ": " + mismatch +
@@ -45,6 +46,10 @@ StatusOr<CalibInputs> CalibInputsFor(trace::Trace trace, std::vector<std::string
     return InvalidArgumentError(trace_display +
                                 ": a trace imported from a profiler does not describe the box's links (no GPU "
                                 "pairs): give the box with --hardware (configs/hardware/... or your own)");
+  } else if (in.trace.tool() == "nccl-tests") {
+    return InvalidArgumentError(trace_display +
+                                ": an nccl-tests log names its GPUs but not the box's links: give the box with "
+                                "--hardware (configs/hardware/..., or `specsim hardware-from-topo` of the box)");
   } else {
     auto hw = HardwareFromTrace(in.trace, "from-trace");
     if (!hw.ok()) return hw.status().WithPrefix(trace_display + ": no --hardware given and the trace's box is unknown");

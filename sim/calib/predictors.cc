@@ -197,6 +197,7 @@ StatusOr<coll::CollectiveRequest> CollectiveRequestOf(const trace::CollectivePar
     case trace::ALLREDUCE: request.collective = coll::Collective::kAllReduce; break;
     case trace::ALLGATHER: request.collective = coll::Collective::kAllGather; break;
     case trace::REDUCESCATTER: request.collective = coll::Collective::kReduceScatter; break;
+    case trace::ALLTOALL: request.collective = coll::Collective::kAllToAll; break;
     default: return InvalidArgumentError("collective op " + trace::CollectiveOp_Name(c.op()) + " is not modelled");
   }
   request.gpus.assign(c.gpus().begin(), c.gpus().end());
@@ -517,11 +518,18 @@ Prediction Predictor::PredictCollective(const trace::Item& item) const {
                           std::to_string(c.blocks()) +
                           " blocks; the simulator models custom allreduce as peer reads over the fabric (2+ ranks) "
                           "and has no occupancy-limited local-read model");
-    // One rank: NCCL copies the send buffer into the receive buffer (nothing when in place).
+    // One rank: NCCL copies the send buffer into the receive buffer; in place it launches nothing
+    // (NVIDIA/nccl src/device/onerank.cu, ncclLaunchOneRank: dst == src returns before any copy or
+    // kernel), so the call costs NCCL's host-side work alone (eager), or its share of the graph's
+    // launch (replayed).
+    if (c.in_place()) {
+      if (c.cuda_graph()) return Us(params_.compute.graph_launch_ns / ops);
+      return Us(params_.nccl.local_call_overhead_ns);
+    }
     compute::Kernel copy;
     copy.name = "nccl_local_copy";
     copy.kernel_class = compute::KernelClass::kElementwise;
-    copy.bytes = c.in_place() ? 0 : 2 * bytes;
+    copy.bytes = 2 * bytes;
     // NCCL's host-side per-call cost (argument checks, kernel plan) is paid when launching eagerly;
     // a replayed graph holds only the copy kernel.
     const double overhead = params_.nccl.local_call_overhead_ns;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "sim/calib/hardware_from_trace.h"
+#include "sim/calib/nccl_tests_log.h"
 #include "sim/io/field_ranges.h"
 #include "sim/io/file_io.h"
 
@@ -74,7 +75,10 @@ StatusOr<trace::Trace> LoadTrace(const std::string& path, std::vector<std::strin
   // A committed trace (traces/...) from any directory (io::CommittedPath).
   ASSIGN_OR_RETURN(std::string bytes, io::ReadFileToString(io::CommittedPath(path)));
   trace::Trace t;
-  if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
+  if (LooksLikeNcclTestsLog(bytes)) {
+    // nccl-tests' own output (all_reduce_perf and its siblings): read as collective items.
+    ASSIGN_OR_RETURN(t, ParseNcclTestsLog(bytes, path));
+  } else if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
     // The JSON form (protobuf's JSON mapping): specsim-validate's .json copies, and the traces of
     // the Python probes, which write it without the protobuf package.
     google::protobuf::util::JsonParseOptions options;
@@ -88,7 +92,8 @@ StatusOr<trace::Trace> LoadTrace(const std::string& path, std::vector<std::strin
   } else if (!t.ParseFromString(bytes)) {
     return InvalidArgumentError(path +
                                 ": not a binary specsim.trace.Trace (proto/specsim/trace.proto); a trace "
-                                "in protobuf's JSON mapping is read from a file named *.json");
+                                "in protobuf's JSON mapping is read from a file named *.json, an nccl-tests log "
+                                "from a file that begins '# nccl-tests version'");
   }
   // First and alone: the other fields of another schema's trace mean something else.
   if (t.schema_version() != 1)

@@ -10,6 +10,7 @@
 
 #include "sim/calib/calibration_loader.h"
 #include "sim/calib/params.h"
+#include "sim/calib/predictors.h"
 #include "sim/coll/collective_planner.h"
 #include "sim/coll/executor.h"
 #include "sim/coll/nccl_transport.h"
@@ -19,6 +20,7 @@
 #include "sim/tools/chrome_trace.h"
 #include "sim/tools/nccl_tests_format.h"
 #include "sim/tools/sizes.h"
+#include "specsim/trace.pb.h"
 
 namespace specsim::tools {
 
@@ -40,6 +42,7 @@ struct Row {
   int channels = 0;
   int64_t bytes = 0, count = 0;
   double time_us = 0, algbw = 0, busbw = 0;
+  NcclTestsHalf in_place;  // the same call with the receive buffer as the send buffer
   std::string busiest_link;
   double busiest_utilisation = 0, busiest_bytes = 0;
   std::string choice;
@@ -193,15 +196,82 @@ struct CollectiveSweep {
   std::vector<int64_t> skipped;  // sizes below 16 bytes of elements per rank (nccl-tests: size 0)
 };
 
-// Plans and times every size with every algorithm on the fabric (into `trace` when given).
+// One rank: NCCL runs no transfer, it copies the send buffer into the receive buffer (nothing in
+// place). Each half is what calib's predictor gives for the item nccl-tests times (an eager call:
+// launch, NCCL's per-call cost and the copy kernel; params: the calibration's, else the box's
+// defaults), so that a one-GPU run prints as nccl-tests measures it.
+StatusOr<CollectiveSweep> SweepOneRank(const net::Topology& topology, const coll::CollectiveRequest& base,
+                                       const std::vector<int64_t>& sizes, int dtype_bytes,
+                                       const calib::CalibParams& params) {
+  if (base.collective == coll::Collective::kAllReduce && base.algorithm != coll::Algorithm::kAuto &&
+      base.algorithm != coll::Algorithm::kRing && base.algorithm != coll::Algorithm::kTree)
+    return InvalidArgumentError("--algo: the custom allreduce needs at least 2 GPUs (one rank runs NCCL's local copy)");
+  const int gpu = base.gpus.empty() ? 0 : base.gpus[0];
+  if (gpu < 0 || gpu >= topology.num_gpus())
+    return InvalidArgumentError(fmt::format("--gpus {}: the box has GPUs 0..{}", gpu, topology.num_gpus() - 1));
+  CollectiveSweep sweep;
+  sweep.transport = fmt::format(
+      "local copy (one rank: NCCL copies the send buffer into the receive buffer; in place it launches nothing, "
+      "and the call costs NCCL's host work, nccl.local_call_overhead_ns = {:.0f} ns{})",
+      params.nccl.local_call_overhead_ns,
+      params.nccl.local_call_overhead_ns > 0 ? ""
+                                             : ": unset until a calibration fits it from one-rank calls, e.g. "
+                                               "`specsim calibrate all_reduce_perf.log --hardware BOX`");
+  sweep.ranks_text = std::to_string(gpu);
+  const trace::Trace empty;
+  const calib::Predictor predictor(empty, topology, params);
+  for (int64_t requested : sizes) {
+    const NcclTestsSize nt = NcclTestsSizeOf(base.collective, requested, dtype_bytes, 1);
+    if (nt.size_bytes <= 0) {
+      sweep.skipped.push_back(requested);
+      continue;
+    }
+    Row row;
+    row.algorithm = "copy";
+    row.bytes = nt.size_bytes;
+    row.count = nt.count;
+    row.busiest_link = "-";
+    row.choice = "one rank: NCCL's local copy";
+    for (bool in_place : {false, true}) {
+      trace::Item item;
+      item.set_kind(trace::KIND_COLLECTIVE);
+      trace::CollectiveParams* c = item.mutable_collective();
+      c->set_implementation(trace::IMPL_NCCL);
+      c->set_bytes(nt.size_bytes);
+      c->set_nranks(1);
+      c->add_gpus(gpu);
+      c->set_in_place(in_place);
+      const calib::Prediction p = predictor.Predict(item);
+      if (!p.simulated) return InvalidArgumentError(fmt::format("one rank, {} B: {}", nt.size_bytes, p.reason));
+      const double us = p.predicted_us;
+      const double algbw = us > 0 ? static_cast<double>(nt.size_bytes) / (us * 1e3) : 0;  // GB/s
+      if (in_place) {
+        row.in_place = {us, algbw, 0};  // busbw: (n - 1) / n and 2 (n - 1) / n are 0 for one rank
+      } else {
+        row.time_us = us;
+        row.algbw = algbw;
+      }
+    }
+    sweep.rows.push_back(std::move(row));
+  }
+  return sweep;
+}
+
+// Plans and times every size with every algorithm on the fabric (into `trace` when given). One
+// rank: SweepOneRank.
 StatusOr<CollectiveSweep> SweepCollective(const net::Topology& topology, const net::Router& router,
                                           const coll::CollectiveRequest& base, const std::vector<int64_t>& sizes,
                                           const std::vector<coll::Algorithm>& algorithms, int dtype_bytes,
-                                          ChromeTraceWriter* trace) {
+                                          const calib::CalibParams& params, ChromeTraceWriter* trace) {
+  const int ranks = base.gpus.empty() ? topology.num_gpus() : static_cast<int>(base.gpus.size());
+  if (ranks == 1) {
+    coll::CollectiveRequest one = base;
+    one.algorithm = algorithms.size() == 1 ? algorithms[0] : coll::Algorithm::kAuto;
+    return SweepOneRank(topology, one, sizes, dtype_bytes, params);
+  }
   CollectiveSweep sweep;
   coll::CollectivePlanner planner(router);
   coll::CollectiveTimer timer(router);
-  const int ranks = base.gpus.empty() ? topology.num_gpus() : static_cast<int>(base.gpus.size());
   for (int64_t requested : sizes) {
     // nccl-tests' size and count columns: the buffers it would run for this -b/-e value.
     const NcclTestsSize nt = NcclTestsSizeOf(base.collective, requested, dtype_bytes, ranks);
@@ -239,6 +309,9 @@ StatusOr<CollectiveSweep> SweepCollective(const net::Topology& topology, const n
       row.time_us = MicrosFromPicos(timing.duration_ps);
       row.algbw = row.time_us > 0 ? static_cast<double>(bytes) / (row.time_us * 1e3) : 0;  // GB/s
       row.busbw = row.algbw * coll::BusBandwidthFactor(base.collective, n);
+      // In place, NCCL's ring and tree move the same bytes between the ranks (the first step reads
+      // the send buffer, the rest the receive buffer): the same call (a stated simplification).
+      row.in_place = {row.time_us, row.algbw, row.busbw};
       row.busiest_link = timing.busiest_resource;
       row.busiest_utilisation = timing.busiest_utilisation;
       row.busiest_bytes = timing.busiest_bytes;
@@ -292,6 +365,9 @@ void PrintCollectiveJson(const net::Topology& topology, coll::Collective collect
                          {"time_us", r.time_us},
                          {"algbw_gbps", r.algbw},
                          {"busbw_gbps", r.busbw},
+                         {"in_place_time_us", r.in_place.time_us},
+                         {"in_place_algbw_gbps", r.in_place.algbw_gbps},
+                         {"in_place_busbw_gbps", r.in_place.busbw_gbps},
                          {"busiest_link", r.busiest_link},
                          {"busiest_link_utilisation", r.busiest_utilisation},
                          {"choice", r.choice},
@@ -323,15 +399,19 @@ void PrintCollectiveTable(const net::Topology& topology, coll::Collective collec
                 : std::string())
         << "\n";
   out << "#\n";
-  // nccl-tests' columns (its out-of-place half: one simulated call per size; #wrong N/A: nothing
-  // checked), then specsim's.
-  out << NcclTestsHeader(fmt::format("  {:<18}  {:<24} {:>5}", "algo/proto/ch", "busiest link", "util"),
-                         fmt::format("  {:<18}  {:<24} {:>5}", "", "", ""));
+  // nccl-tests' columns, both halves (#wrong N/A: nothing checked), then specsim's.
+  out << NcclTestsHeader(fmt::format(" {:<18}  {:<24} {:>5}", "algo/proto/ch", "busiest link", "util"),
+                         fmt::format(" {:<18}  {:<24} {:>5}", "", "", ""));
+  std::vector<NcclTestsHalf> halves;
   for (const Row& r : sweep.rows) {
     std::string apc = r.algorithm + "/" + (r.protocol.empty() ? "-" : r.protocol) + "/" + std::to_string(r.channels);
-    out << NcclTestsRow(r.bytes, r.count, columns.type, columns.redop, r.time_us, r.algbw, r.busbw,
+    const NcclTestsHalf out_of_place{r.time_us, r.algbw, r.busbw};
+    out << NcclTestsRow(r.bytes, r.count, columns.type, columns.redop, out_of_place, r.in_place,
                         fmt::format("  {:<18}  {:<24} {:>4.0f}%", apc, r.busiest_link, 100 * r.busiest_utilisation));
+    halves.push_back(out_of_place);
+    halves.push_back(r.in_place);
   }
+  out << NcclTestsFooter(halves);
   for (int64_t s : sweep.skipped)
     out << fmt::format("# {}: below 16 bytes of {} per rank (nccl-tests runs size 0): not simulated\n", s,
                        columns.type);
@@ -378,7 +458,9 @@ int RunCollective(const CollectiveFlags& flags, std::ostream& out, std::ostream&
 
   std::unique_ptr<ChromeTraceWriter> trace;
   if (!flags.trace.empty()) trace = std::make_unique<ChromeTraceWriter>(&topology);
-  auto sweep = SweepCollective(topology, router, *base, *sizes, *algorithms, dtype_bytes, trace.get());
+  const calib::CalibParams defaults = calib::DefaultParams(topology, 0);
+  const calib::CalibParams params = calibration ? calib::CalibParamsOf(*calibration, defaults) : defaults;
+  auto sweep = SweepCollective(topology, router, *base, *sizes, *algorithms, dtype_bytes, params, trace.get());
   if (!sweep.ok()) return Fail(sweep.status());
   if (trace) {
     std::ostringstream trace_out;

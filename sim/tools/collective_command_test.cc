@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace specsim::tools {
 namespace {
@@ -179,6 +181,65 @@ TEST(CollectiveCommand, NcclTestsSizesTypesAndJsonColumns) {
   redop.op = "allreduce";
   redop.redop = "mean";
   EXPECT_NE(RunCmd(redop).err.find("--redop: 'mean'"), std::string::npos);
+}
+
+// One GPU prints as nccl-tests does on one GPU (traces/nccl-tests/h200-1x-2026-12-01, -b 8 -e 128M
+// -f 2 -g 1 -d bfloat16): its three header lines, a row per size with the log's size, count, type,
+// redop and root columns and both halves, then its footer (busbw 0: one rank moves nothing between
+// GPUs). The times are NCCL's local copy as calib's predictor gives it: in place, no copy, so the
+// in-place call is the faster one at every size, as in the log.
+TEST(CollectiveCommand, OneGpuPrintsAsNcclTestsDoes) {
+  CollectiveFlags f;
+  f.hardware = "configs/hardware/h200-1x.textproto";
+  f.sizes = "";
+  f.min_bytes = "8";
+  f.max_bytes = "128M";
+  f.step_factor = 2;
+  f.dtype = "bfloat16";
+  const Output o = RunCmd(f);
+  ASSERT_EQ(o.code, 0) << o.err;
+  std::ifstream in(std::string(SPECSIM_SOURCE_DIR) +
+                   "/traces/nccl-tests/h200-1x-2026-12-01/all_reduce_perf-h200-1gpu.log");
+  std::vector<std::string> log;
+  for (std::string l; std::getline(in, l);) log.push_back(l);
+  std::vector<std::string> ours;
+  std::istringstream lines(o.out);
+  for (std::string l; std::getline(lines, l);) ours.push_back(l);
+  auto index_of = [](const std::vector<std::string>& v, const std::string& prefix) {
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i].rfind(prefix, 0) == 0) return i;
+    return v.size();
+  };
+  const size_t log_names = index_of(log, "#       size"), our_names = index_of(ours, "#       size");
+  ASSERT_LT(log_names, log.size());
+  ASSERT_LT(our_names, ours.size()) << o.out;
+  for (int k = -1; k <= 1; ++k)  // banner, names, units: the log's, then specsim's columns
+    EXPECT_EQ(ours[our_names + k].substr(0, log[log_names + k].size()), log[log_names + k]) << k;
+  int rows = 0;
+  for (size_t i = 0; i < 25; ++i) {
+    const std::string& mine = ours[our_names + 2 + i];
+    const std::string& theirs = log[log_names + 2 + i];
+    EXPECT_EQ(mine.substr(0, 52), theirs.substr(0, 52)) << mine;  // size count type redop root
+    std::istringstream m(mine);
+    std::string size, count, type, redop, root, oop_time, oop_alg, oop_bus, oop_wrong, ip_time, ip_alg, ip_bus;
+    m >> size >> count >> type >> redop >> root >> oop_time >> oop_alg >> oop_bus >> oop_wrong >> ip_time >> ip_alg >>
+        ip_bus;
+    EXPECT_EQ(oop_bus, "0.00");
+    EXPECT_EQ(ip_bus, "0.00");
+    EXPECT_LT(std::stod(ip_time), std::stod(oop_time)) << mine;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 25);
+  const size_t footer = index_of(ours, "# Out of bounds values");
+  ASSERT_LT(footer + 2, ours.size()) << o.out;
+  EXPECT_EQ(ours[footer], "# Out of bounds values : 0 OK");
+  EXPECT_EQ(ours[footer + 1], "# Avg bus bandwidth    : 0 ");
+  EXPECT_EQ(footer, our_names + 2 + 25);
+  // A custom allreduce needs two ranks.
+  f.algo = "oneshot";
+  const Output one = RunCmd(f);
+  EXPECT_EQ(one.code, 2);
+  EXPECT_NE(one.err.find("--algo: the custom allreduce needs at least 2 GPUs"), std::string::npos) << one.err;
 }
 
 }  // namespace

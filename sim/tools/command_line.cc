@@ -2,12 +2,15 @@
 // only translation units that compile CLI11 are this one and specsim_main.cc (its inline code
 // costs seconds per file).
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include "sim/core/check.h"
+#include "sim/io/hardware_loader.h"
 #include "sim/tools/simulate_command.h"
 #include "sim/tools/sweep_command.h"
 #include "sim/tools/collective_command.h"
@@ -19,8 +22,37 @@
 #include "sim/tools/hardware_from_trace_command.h"
 #include "sim/tools/nccl_transport_command.h"
 #include "sim/tools/import_profile_command.h"
+#include "specsim/model.pb.h"
+#include "specsim/range.pb.h"
+#include "specsim/scenario.pb.h"
 
 namespace specsim::tools {
+namespace {
+
+// The most a config field's range (its proto annotation) allows, e.g. model.proto num_layers.
+std::string MaxOf(const google::protobuf::Descriptor* message, const char* field) {
+  const google::protobuf::FieldDescriptor* f = message->FindFieldByName(field);
+  SPECSIM_CHECK(f != nullptr && f->options().HasExtension(config::range)) << message->name() << "." << field;
+  return fmt::format("{:.0f}", f->options().GetExtension(config::range).max());
+}
+
+// What any input may ask for, as the loaders and commands bound it (work and memory grow with each):
+// the help footer of the commands that read configs. Past a bound: exit 2 naming the field or flag.
+std::string InputBounds() {
+  return fmt::format(
+      "Bounds on the work an input may ask for (past one: exit 2 naming the file and field, or the flag): a "
+      "hardware file at most {} GPUs (what a command does grows with the GPUs it uses); a model at most {} layers; "
+      "tensor_parallel at most {}; speculation at most {} steps, topk {}, {} draft tokens and {} simulated cycles; "
+      "a sweep at most {} points; compare --seeds at most {}. Every config field's range is its annotation in "
+      "proto/specsim/*.proto.",
+      io::kMaxHardwareGpus, MaxOf(config::Model::descriptor(), "num_layers"),
+      MaxOf(config::Parallelism::descriptor(), "tensor_parallel"),
+      MaxOf(config::Speculation::descriptor(), "num_steps"), MaxOf(config::Speculation::descriptor(), "topk"),
+      MaxOf(config::Speculation::descriptor(), "num_draft_tokens"), MaxOf(config::Speculation::descriptor(), "cycles"),
+      kSweepPointsMax, kMaxCompareSeeds);
+}
+
+}  // namespace
 
 void AddSimulateCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<SimulateFlags>();
@@ -48,6 +80,7 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--trace", flags->trace,
                   "write a Perfetto timeline of one cycle (one step without speculation): every rank's host "
                   "thread and GPU stream");
+  cmd->footer(InputBounds());
   cmd->callback([flags, exit_code] { *exit_code = RunSimulate(*flags, std::cout, std::cerr); });
 }
 
@@ -76,6 +109,7 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--merge", flags->merge,
                   "shard CSVs (from --shard) to check and join into the unsharded sweep's CSV (with --out)")
       ->expected(1, -1);
+  cmd->footer(InputBounds());
   cmd->callback([flags, exit_code] {
     // A progress bar redraws its line with '\r': only on a terminal, never into a log.
     flags->progress = flags->progress && ::isatty(STDERR_FILENO);
@@ -126,6 +160,7 @@ void AddCollectiveCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--calibration", flags->calibration,
                   "calibration textproto (specsim calibrate): its fabric and NCCL parts");
   cmd->add_option("--trace", flags->trace, "write a Chrome/Perfetto trace of every flow and link");
+  cmd->footer(InputBounds());
   cmd->callback([flags, sizes, exit_code] {
     flags->sizes_given = sizes->count() > 0;
     *exit_code = RunCollective(*flags, std::cout, std::cerr);
@@ -164,6 +199,7 @@ void AddAdviseCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--top", flags->top, "configurations to list")->capture_default_str();
   cmd->add_flag("--json", flags->json, "print JSON");
   cmd->add_flag("!--no-progress", flags->progress, "no progress on stderr (it shows only on a terminal)");
+  cmd->footer(InputBounds());
   cmd->callback([flags, exit_code, tp, batch, context] {
     // The progress line redraws itself with '\r': only on a terminal, never into a log.
     flags->progress = flags->progress && ::isatty(STDERR_FILENO);
@@ -182,6 +218,7 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("-o,--output", flags->output, "calibration textproto to write");
   cmd->add_option("--hardware", flags->hardware, "hardware textproto; default: built from the trace");
   cmd->add_flag("--json", flags->json, "print the fitted values as JSON");
+  cmd->footer(InputBounds());
   cmd->callback([flags, exit_code] { *exit_code = RunCalibrate(*flags, std::cout, std::cerr); });
 }
 
@@ -209,6 +246,7 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
       "exit 1 when a suite's median absolute error (median over the seeds) exceeds this fraction (0: any error; "
       "finite, >= 0)");
   cmd->add_flag("--json", flags->json, "print JSON");
+  cmd->footer(InputBounds());
   cmd->callback([flags, seed, max_error, max_error_opt, exit_code] {
     flags->seed_given = seed->count() > 0;
     if (max_error_opt->count() > 0) flags->max_error = *max_error;
@@ -228,6 +266,7 @@ void AddHardwareFromTopoCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--gpu", flags->gpu, "the GPU's name as nvidia-smi prints it (replaces --smi's)");
   cmd->add_option("--name", flags->name, "config name (default: <gpu>-<n>x-topo)");
   cmd->add_option("-o,--output", flags->output, "hardware textproto to write (default: print)");
+  cmd->footer(InputBounds());
   cmd->callback([flags, exit_code] { *exit_code = RunHardwareFromTopo(*flags, std::cout, std::cerr); });
 }
 

@@ -219,12 +219,13 @@ void PrintComparisonJson(const calib::ComparisonResult& result, const std::vecto
 void PrintComparisonText(const CompareFlags& flags, const calib::CalibInputs& in, const calib::ComparisonResult& result,
                          const std::vector<calib::SuiteStats>& regimes, const std::vector<calib::ShapeGroup>& shapes,
                          const std::string& start, std::ostream& out) {
-  out << fmt::format("specsim compare {}: hardware {}, {}\n", flags.trace, in.hardware_source,
-                     flags.holdout > 0
-                         ? fmt::format("fitted on {:.0f}% of the items, errors on the held-out {:.0f}% (seed {}){}",
-                                       100 * (1 - flags.holdout), 100 * flags.holdout, flags.seed, start)
-                     : flags.calibration.empty() ? std::string("default parameters")
-                                                 : "calibration " + flags.calibration);
+  out << fmt::format(
+      "specsim compare {}: hardware {}, {}\n", flags.trace, in.hardware_source,
+      flags.holdout > 0 ? fmt::format("fitted on {:.0f}% of the items, errors on the held-out {:.0f}% (seed {}){}",
+                                      100 * (1 - flags.holdout), 100 * flags.holdout, flags.seed, start)
+      : flags.calibration.empty()
+          ? std::string("default parameters")
+          : fmt::format("calibration {} ({})", flags.calibration, io::ConfigSourceOf(flags.calibration)));
   PrintItems(result.items, "\n", out);
   out << fmt::format("\n{:<12} {:>5} {:>10} {:>10} {:>10}\n", "suite", "n", "median", "p90", "max");
   for (const calib::SuiteStats& s : result.suites)

@@ -107,28 +107,43 @@ StatusOr<std::vector<int64_t>> NcclTestsSizeSweep(int64_t min_bytes, int64_t max
   return sizes;
 }
 
-// `line` without trailing blanks, and a newline.
-static std::string Trimmed(std::string line) {
-  line.erase(line.find_last_not_of(' ') + 1);
-  return line + "\n";
-}
-
 std::string NcclTestsHeader(const std::string& extra_names, const std::string& extra_units) {
-  // writeResultHeader without the in-place half: specsim simulates one call per size.
-  return Trimmed(fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}{}", "size", "count",
-                             "type", "redop", "root", "time", "algbw", "busbw", "#wrong", extra_names)) +
-         Trimmed(fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}{}", "(B)", "(elements)",
-                             "", "", "", "(us)", "(GB/s)", "(GB/s)", "", extra_units));
+  // writeResultHeader (src/util.cu), both halves, no timestamp column: the lines end as nccl-tests'
+  // do (the names line with "#wrong ", the units line with nine blanks), then specsim's columns.
+  return fmt::format(
+             "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place   "
+             "       \n",
+             "", "", "", "", "") +
+         fmt::format(
+             "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6} {}\n",
+             "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+             "#wrong", extra_names) +
+         fmt::format(
+             "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6} {}\n",
+             "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "",
+             extra_units);
 }
 
 std::string NcclTestsRow(int64_t size_bytes, int64_t count, const std::string& type, const std::string& redop,
-                         double time_us, double algbw_gbps, double busbw_gbps, const std::string& extra) {
-  // writeBenchmarkLinePreamble (root -1: no rooted collectives here) + writeBenchmarkLineBody
-  // without checking (#wrong N/A).
-  return fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", size_bytes, count, type, redop, -1) +
-         fmt::format("  {:>7}  {:>6}  {:>6}    N/A", FloatStr(time_us, 7), FloatStr(algbw_gbps, 6),
-                     FloatStr(busbw_gbps, 6)) +
-         extra + "\n";
+                         const NcclTestsHalf& out_of_place, const NcclTestsHalf& in_place, const std::string& extra) {
+  // writeBenchmarkLinePreamble (root -1: no rooted collectives here), then writeBenchmarkLineBody
+  // for each half without checking (#wrong N/A).
+  std::string row = fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", size_bytes, count, type, redop, -1);
+  for (const NcclTestsHalf* h : {&out_of_place, &in_place})
+    row += fmt::format("  {:>7}  {:>6}  {:>6}    N/A", FloatStr(h->time_us, 7), FloatStr(h->algbw_gbps, 6),
+                       FloatStr(h->busbw_gbps, 6));
+  return row + extra + "\n";
+}
+
+std::string NcclTestsFooter(const std::vector<NcclTestsHalf>& halves) {
+  // writeResultFooter: the mean busbw over every half of every row (common.cu adds each printed
+  // busbw to bw[0] and counts it), "%g" as printf prints it; nothing checked, so no value is out of
+  // bounds (as with -c 0).
+  double sum = 0;
+  for (const NcclTestsHalf& h : halves) sum += h.busbw_gbps;
+  const double average = halves.empty() ? 0 : sum / static_cast<double>(halves.size());
+  return fmt::format("# {:<20} : {} {}\n", "Out of bounds values", 0, "OK") +
+         fmt::format("# {:<20} : {:g} {}\n", "Avg bus bandwidth", average, "") + "#\n";
 }
 
 }  // namespace specsim::tools

@@ -11,9 +11,11 @@
 //                 size printed base * n * elt; all-to-all the same base, count printed = base
 //                 (GetCollByteCount of each test)
 //   sizes         -b minbytes, -e maxbytes, -f stepfactor or -i stepbytes (default 1M when no -f)
-//   row           "%12li  %12li  %8s  %6s  %6s" (size, count, type, redop, root) then
-//                 "  %7s  %6s  %6s    N/A" (time us, algbw, busbw GB/s, #wrong when not checked)
-//                 with time printed %7.2f below 10 ms, algbw and busbw %6.2f (writeBenchmarkLineBody)
+//   row           "%12li  %12li  %8s  %6s  %6s" (size, count, type, redop, root) then, out of place
+//                 and in place, "  %7s  %6s  %6s    N/A" (time us, algbw, busbw GB/s, #wrong when
+//                 not checked) with getFloatStr's widths (writeBenchmarkLineBody)
+//   footer        "# %-20s : %d %s" out of bounds values, "# %-20s : %g %s" average bus bandwidth
+//                 (the mean busbw of every printed half), "#" (writeResultFooter)
 #pragma once
 
 #include <cstdint>
@@ -51,9 +53,19 @@ StatusOr<std::vector<int64_t>> NcclTestsSizeSweep(int64_t min_bytes, int64_t max
 // "32M", "1G", "8" (nccl-tests' parseInt: K, M, G suffixes of 1024).
 StatusOr<int64_t> ParseNcclTestsBytes(const std::string& text);
 
-// The two header lines and one row as nccl-tests prints them, with specsim's columns after.
+// One half of a row: the out-of-place or the in-place call.
+struct NcclTestsHalf {
+  double time_us = 0;
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+};
+
+// The three header lines, a row and the footer as nccl-tests prints them (both halves, #wrong N/A
+// as with -c 0), with specsim's columns after each header line and row.
 std::string NcclTestsHeader(const std::string& extra_names, const std::string& extra_units);
 std::string NcclTestsRow(int64_t size_bytes, int64_t count, const std::string& type, const std::string& redop,
-                         double time_us, double algbw_gbps, double busbw_gbps, const std::string& extra);
+                         const NcclTestsHalf& out_of_place, const NcclTestsHalf& in_place, const std::string& extra);
+// "# Out of bounds values : 0 OK", "# Avg bus bandwidth    : <mean busbw of every half>", "#".
+std::string NcclTestsFooter(const std::vector<NcclTestsHalf>& halves);
 
 }  // namespace specsim::tools

@@ -24,7 +24,7 @@ struct LogRow {
   std::string line;
   int64_t size = 0, count = 0;
   std::string type, redop;
-  double time = 0, algbw = 0, busbw = 0;
+  NcclTestsHalf out_of_place, in_place;
 };
 
 std::vector<LogRow> DataRows(const std::vector<std::string>& lines) {
@@ -35,39 +35,49 @@ std::vector<LogRow> DataRows(const std::vector<std::string>& lines) {
     r.line = l;
     std::istringstream s(l);
     int root = 0;
-    s >> r.size >> r.count >> r.type >> r.redop >> root >> r.time >> r.algbw >> r.busbw;
+    std::string wrong;
+    s >> r.size >> r.count >> r.type >> r.redop >> root >> r.out_of_place.time_us >> r.out_of_place.algbw_gbps >>
+        r.out_of_place.busbw_gbps >> wrong >> r.in_place.time_us >> r.in_place.algbw_gbps >> r.in_place.busbw_gbps;
     if (s) rows.push_back(r);
   }
   return rows;
 }
 
-// Our header's columns are nccl-tests' up to #wrong, character for character; every row printed
-// from a logged row's values reproduces the log's line up to its out-of-place busbw.
-TEST(NcclTestsFormat, HeaderAndRowsLineUpWithARealLog) {
+// Our three header lines are the log's, character for character (trailing blanks included); every
+// row printed from a logged row's values reproduces the log's line in both halves, with #wrong "N/A"
+// where the log (run with validation) printed "%6g" of its error count, as nccl-tests -c 0 prints
+// it; the footer is the log's for its mean busbw (0 on one GPU).
+TEST(NcclTestsFormat, HeaderRowsAndFooterLineUpWithARealLog) {
   for (const char* test : {"all_reduce", "all_gather", "reduce_scatter", "alltoall"}) {
     const std::vector<std::string> lines = LogLines(test);
     ASSERT_GT(lines.size(), 20u) << test;
-    std::string names, units;
-    for (const std::string& l : lines) {
-      if (l.rfind("#       size", 0) == 0) names = l;
-      if (l.rfind("#        (B)", 0) == 0) units = l;
-    }
-    ASSERT_FALSE(names.empty()) << test;
-    const std::string header = NcclTestsHeader("", "");
-    const std::string ours_names = header.substr(0, header.find('\n'));
-    const size_t wrong = names.find("#wrong") + 6;
-    EXPECT_EQ(ours_names, names.substr(0, wrong)) << test;
-    const std::string ours_units = header.substr(header.find('\n') + 1);
-    EXPECT_EQ(ours_units.substr(0, ours_units.size() - 1), units.substr(0, units.find("(GB/s)  (GB/s)") + 14));
+    size_t names = 0;
+    while (names < lines.size() && lines[names].rfind("#       size", 0) != 0) ++names;
+    ASSERT_LT(names + 1, lines.size()) << test;
+    EXPECT_EQ(NcclTestsHeader("", ""), lines[names - 1] + "\n" + lines[names] + "\n" + lines[names + 1] + "\n") << test;
+    EXPECT_EQ(NcclTestsHeader("  x", "  y").substr(0, 2), "# ");
     const std::vector<LogRow> rows = DataRows(lines);
     ASSERT_EQ(rows.size(), 25u) << test;  // 8 B .. 128 MiB
+    std::vector<NcclTestsHalf> halves;
     for (const LogRow& r : rows) {
-      const std::string ours = NcclTestsRow(r.size, r.count, r.type, r.redop, r.time, r.algbw, r.busbw, "");
-      const size_t end = 12 + 2 + 12 + 2 + 8 + 2 + 6 + 2 + 6 + 2 + 7 + 2 + 6 + 2 + 6;
+      const std::string ours = NcclTestsRow(r.size, r.count, r.type, r.redop, r.out_of_place, r.in_place, "");
+      const size_t end = 12 + 2 + 12 + 2 + 8 + 2 + 6 + 2 + 6 + 2 + 7 + 2 + 6 + 2 + 6;  // through busbw
+      const size_t body = 2 + 7 + 2 + 6 + 2 + 6;                                       // time, algbw, busbw
       EXPECT_EQ(ours.substr(0, end), r.line.substr(0, end)) << test;
-      EXPECT_EQ(ours.substr(end), "    N/A\n");
+      EXPECT_EQ(ours.substr(end, 7), "    N/A");
+      EXPECT_EQ(ours.substr(end + 7, body), r.line.substr(end + 8, body)) << test << ": " << r.line;
+      EXPECT_EQ(ours.substr(end + 7 + body), "    N/A\n");
+      halves.push_back(r.out_of_place);
+      halves.push_back(r.in_place);
     }
+    size_t footer = 0;
+    while (footer < lines.size() && lines[footer].rfind("# Out of bounds", 0) != 0) ++footer;
+    ASSERT_LT(footer + 2, lines.size()) << test;
+    EXPECT_EQ(NcclTestsFooter(halves), lines[footer] + "\n" + lines[footer + 1] + "\n" + lines[footer + 2] + "\n");
   }
+  // The average is the mean busbw over both halves of every row, printed %g.
+  EXPECT_EQ(NcclTestsFooter({{1, 2, 10}, {1, 2, 20}, {1, 2, 40}}),
+            "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 23.3333 \n#\n");
 }
 
 // The size and count columns of every logged row from the size requested (-b 8 -f 2: 8 << i), one

@@ -19,6 +19,7 @@
 #include "sim/core/progress_line.h"
 #include "sim/io/file_io.h"
 #include "sim/scenario/scenario.h"
+#include "sim/tools/config_files.h"
 #include "sim/tools/svg_plot.h"
 
 namespace specsim::tools {
@@ -524,6 +525,9 @@ int RunSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err) {
   const std::vector<VaryAxis>& axes = *axes_or;
   auto x_axis = CheckOutputsAndFields(flags, axes);
   if (!x_axis.ok()) return fail(x_axis.status());
+  // Which config files the points read, and from where (stderr: the CSV / JSON stays data).
+  if (auto base = scenario::LoadScenario(flags.scenario, flags.set, flags.calibration); base.ok())
+    err << "specsim sweep: " << ConfigFilesText(base->scenario, flags.scenario, flags.calibration) << "\n";
 
   const int64_t total = CrossProductSize(axes);
   const int64_t first = BlockStart(shard.index, shard.count, total);

@@ -11,14 +11,28 @@
 #include "sim/calib/fit_context.h"
 #include "sim/calib/fitters.h"
 #include "sim/calib/predictors.h"
+#include "sim/compute/kernel_cost.h"
 #include "sim/net/routing.h"
 
 namespace specsim::calib {
 namespace {
 
+// The compute fit's parameters are ones the kernel cost model takes (efficiencies in (0, 1], times
+// >= 0), which every later group prices kernels with: kernel times no cost model explains (a kernel
+// faster than its bytes allow, times that shrink as the shape grows) can solve to a negative
+// efficiency. Then the fit stops, naming the parameter.
+Status CheckComputeFit(const FitContext& c) {
+  const auto model = compute::KernelCostModel::Create(c.topology.gpu_spec(0), c.result.params.compute);
+  if (model.ok()) return OkStatus();
+  return InvalidArgumentError(
+      "the kernel items (GEMM, attention, RMSNorm, launch) fit to parameters no cost model takes (" +
+      model.status().message() + "): their times are not those of kernels of the shapes they name");
+}
+
 // The fits from the kernels on (each may use the ones before it).
 Status KernelsOnwards(FitContext& c) {
   RETURN_IF_ERROR(FitComputeByGemmLibrary(c));
+  RETURN_IF_ERROR(CheckComputeFit(c));
   RETURN_IF_ERROR(FitAttention(c));
   RETURN_IF_ERROR(FitSampling(c));
   RETURN_IF_ERROR(FitUnderLoad(c));

@@ -190,7 +190,7 @@ std::vector<int> RankGpus(const LogHeader& h) {
 }  // namespace
 
 bool LooksLikeNcclTestsLog(std::string_view text) {
-  const size_t start = text.find_first_not_of(" \t\r\n");
+  const size_t start = text.find_first_not_of(" \t\r\n\v\f");
   if (start == std::string_view::npos) return false;
   const std::string_view head = text.substr(start, 64);
   return head.rfind("# nccl-tests version", 0) == 0 || head.rfind("# Collective test starting:", 0) == 0;
@@ -205,8 +205,8 @@ StatusOr<trace::Trace> ParseNcclTestsLog(std::string_view text, const std::strin
     const std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
     ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     const std::vector<std::string> t = Tokens(line);
+    if (t.empty()) continue;  // blank by any of the stream's whitespace (\v and \f included)
     if (t[0][0] == '#' || line.find("NCCL INFO") != std::string_view::npos) {
       ReadHeaderLine(line, &header);
       continue;

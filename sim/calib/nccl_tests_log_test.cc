@@ -118,6 +118,13 @@ TEST(NcclTestsLog, RefusesWhatItCannotRead) {
   EXPECT_NE(message(ParseNcclTestsLog(start + rank + bad_type, "f.log")).find("f.log:4: type f8e4m3"),
             std::string::npos);
   EXPECT_FALSE(LooksLikeNcclTestsLog("specsim trace"));
+  // A line blank by any whitespace (a vertical tab: the fuzzer's first finding, an empty token
+  // list read at [0]) is skipped like an empty one.
+  const std::string with_vtab = "\v\n" + start + "\v\f\n" + rank + row;
+  EXPECT_TRUE(LooksLikeNcclTestsLog(with_vtab));
+  auto vtab = ParseNcclTestsLog(with_vtab, "g.log");
+  ASSERT_TRUE(vtab.ok()) << vtab.status().ToString();
+  EXPECT_EQ(vtab->items_size(), 2);
 }
 
 // compare and calibrate read a log through the trace loader; the box comes from --hardware. Fitted

@@ -102,9 +102,8 @@ TEST(LeastSquaresTest, AnUntouchedUnknownHasNoItems) {
   EXPECT_NEAR(s->x[0], 2, 1e-12);
 }
 
-// Issue 15, item 1: a measurement of 1e-307 us weighed 1e307 in the fit; the SVD saw inf and
-// returned undefined state (a segfault in calibrate / compare --holdout). Non-finite rows are an
-// error, and such an item does not load at all.
+// A row weighted 1/t for a t of 1e-307 us would be inf, and the SVD's state undefined: non-finite
+// rows are an error, and such an item does not load at all.
 TEST(LeastSquaresTest, NonFiniteRowsAreAnErrorNotACrash) {
   LinearProblem p;
   p.names = {"latency", "inverse_rate"};

@@ -118,8 +118,8 @@ TEST(NcclTestsLog, RefusesWhatItCannotRead) {
   EXPECT_NE(message(ParseNcclTestsLog(start + rank + bad_type, "f.log")).find("f.log:4: type f8e4m3"),
             std::string::npos);
   EXPECT_FALSE(LooksLikeNcclTestsLog("specsim trace"));
-  // A line blank by any whitespace (a vertical tab: the fuzzer's first finding, an empty token
-  // list read at [0]) is skipped like an empty one.
+  // A line blank by any whitespace (a vertical tab: regressions/nccl_tests_log_fuzz/
+  // vertical-tab-line.log) has no tokens and is skipped like an empty one.
   const std::string with_vtab = "\v\n" + start + "\v\f\n" + rank + row;
   EXPECT_TRUE(LooksLikeNcclTestsLog(with_vtab));
   auto vtab = ParseNcclTestsLog(with_vtab, "g.log");

@@ -36,9 +36,8 @@ TEST(WriteFileAtomically, WholeFileAndNoTemporaryLeft) {
     EXPECT_EQ(e.path().filename().string(), "out.csv");
 }
 
-// Issue 43: the temporary name was fixed (<out>.tmp-specsim), so two runs writing one path could
-// rename each other's half-written file into place. Writers racing on one path now each write
-// their own temporary: the file ends whole, one of the writers' contents.
+// Writers racing on one path each write a temporary of their own (a shared temporary name would let
+// one rename the other's half-written file into place): the file ends whole, one writer's contents.
 TEST(WriteFileAtomically, ConcurrentWritersOfOnePathLeaveOneWholeFile) {
   const fs::path dir = FreshDir("file_io_race");
   const std::string path = (dir / "out.txt").string();

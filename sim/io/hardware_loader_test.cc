@@ -83,8 +83,8 @@ TEST(HardwareLoaderTest, NegativeBandwidth) {
       Contains(m, "box.textproto: links[0] (gpu0<->cpu0).bandwidth_gbps = -5: must be in [0.001, 100000] GB/s"));
 }
 
-// Issue 43: 10^5 GPUs reached 7.8 GB in the loader's pair tables before the command looked at the
-// two it used. More than kMaxHardwareGpus GPU nodes are refused before anything is built.
+// More than kMaxHardwareGpus GPU nodes are refused before anything is built (the routing tables a
+// command fills grow with the GPUs it uses, at most the box's squared).
 TEST(HardwareLoaderTest, TooManyGpusAreRefusedBeforeTheTablesAreBuilt) {
   std::string many;
   for (int64_t g = 2; g <= kMaxHardwareGpus; ++g)
@@ -134,8 +134,8 @@ TEST(HardwareLoaderTest, NoRouteThroughAGpu) {
   EXPECT_FALSE(Contains(m, "gpu0 and gpu1"));
 }
 
-// Issue 15, item 3: a GPU on a socket without HOST_MEMORY loaded, then the first host copy or SHM
-// transfer aborted (fabric.cc CHECK). The loader says so instead.
+// A GPU on a socket without HOST_MEMORY is refused by the loader, naming the socket: the fabric
+// stages host copies and SHM transfers through that socket's memory.
 TEST(HardwareLoaderTest, AGpuSocketWithoutHostMemory) {
   const std::string m = ErrorOf(Edit("name: \"gpu1\" kind: GPU", "name: \"gpu1\" kind: GPU socket: 1"));
   EXPECT_TRUE(Contains(m, "(gpu1): socket 1 has no HOST_MEMORY node")) << m;

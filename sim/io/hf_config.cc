@@ -491,8 +491,8 @@ StatusOr<json> ParseConfigJson(std::string_view json_text, std::string_view file
   try {
     root = json::parse(json_text.begin(), json_text.end());
   } catch (const json::exception& e) {
-    // parse_error for malformed text; out_of_range for a number past a double (1e6666: found by
-    // hf_config_fuzz, it escaped as an uncaught exception).
+    // parse_error for malformed text; out_of_range for a number past a double (1e6666): both are
+    // json::exception, caught here.
     return InvalidArgumentError(fmt::format("{}: not valid JSON: {}", filename, e.what()));
   }
   if (!root.is_object()) {

@@ -82,8 +82,7 @@ TEST(HfConfigTest, MistypedFieldNamesValue) {
 TEST(HfConfigTest, InvalidJsonNamesFile) {
   EXPECT_TRUE(Contains(ErrorOf("{\"model_type\": \"llama\",}"), "cfg.json: not valid JSON"));
   EXPECT_TRUE(Contains(ErrorOf("[1, 2]"), "cfg.json: not a Hugging Face config.json"));
-  // A number past a double is nlohmann's out_of_range, not a parse_error (found by hf_config_fuzz:
-  // it escaped uncaught and aborted).
+  // A number past a double is nlohmann's out_of_range, not a parse_error: caught as bad JSON too.
   EXPECT_TRUE(Contains(ErrorOf(R"({"model_type": "llama", "rms_norm_eps": 1e6666})"), "cfg.json: not valid JSON"));
 }
 
@@ -295,8 +294,9 @@ TEST(HfConfigTest, QuantizationConfigFormats) {
   EXPECT_EQ(awq->quantization().block_cols(), 128);
   EXPECT_TRUE(awq->quantization().attention_unquantized());
   EXPECT_FALSE(awq->quantization().dense_mlp_unquantized());
-  // Globs match a prefix of the module name, '*' any run of characters (many stars in a row are one:
-  // a fuzz finding whose ".*" regex backtracked for 40 s); a glob that matches nothing leaves it.
+  // Globs match a prefix of the module name, '*' any run of characters (many stars in a row are one,
+  // matched in linear time: regressions/hf_config_fuzz/glob-many-stars.json); a glob that matches
+  // nothing leaves it.
   for (const auto& [glob, unquantized] :
        std::vector<std::pair<std::string, bool>>{{"model.layer*******************************s.*.self_attn", true},
                                                  {"model.layers.*.self_attn.o_proj", true},

@@ -25,7 +25,7 @@ TEST(TextProtoTest, ParsesValidText) {
   EXPECT_EQ(hw->nodes(0).kind(), config::Node::GPU);
 }
 
-// Issue 15, item 4: a calibration with latency_ns: nan (written from 0-byte items) was accepted;
+// A calibration with latency_ns: nan (as a fit of 0-byte items could write) is refused:
 // CheckFiniteNumbers names the first non-finite number, nested and repeated fields included.
 TEST(TextProtoTest, NonFiniteNumbersAreNamed) {
   auto c = ParseTextProto<config::Calibration>("fabric { h2d_pinned { latency_ns: nan bandwidth_gbps: 50 } }\n",

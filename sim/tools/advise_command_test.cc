@@ -47,8 +47,8 @@ TEST(AdviseCommand, UsesThePublishedAcceptanceAndRefusesOnlyWithoutIt) {
   EXPECT_NE(err.str().find("--acceptance"), std::string::npos);
 }
 
-// Issue 15, item 8: --batch 0, --context -5 and --tp 0 given on the command line were ignored
-// (taken as "not given"); they are errors naming the flag.
+// --batch 0, --context -5 and --tp 0 given on the command line are errors naming the flag, not
+// "not given".
 // Issue 12: advise runs on the Llama scenario's accept-length histogram alone (no --acceptance):
 // the histogram's own shape (5/4/8) is exact and searched; other shapes take its per-depth
 // acceptance. --accept-lengths gives a histogram for the scenario's shape; a wrong count is an error.

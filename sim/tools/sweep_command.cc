@@ -230,8 +230,7 @@ StatusOr<std::vector<VaryAxis>> SweepAxes(const SweepFlags& flags, int64_t shard
     const std::string what = shards > 1 ? fmt::format("{} points in this shard's block (of {})", n, total)
                                         : fmt::format("{} points (the product of the --vary lists)", n);
     // Each point's row and result are held until the table is written (a few hundred bytes to a few
-    // kB a point): past kSweepPointsMax the sweep would hold gigabytes (10^8 points held 5.4 GB
-    // after 30 s), --yes or not.
+    // kB a point): past kSweepPointsMax the sweep would hold gigabytes, --yes or not.
     if (n > kSweepPointsMax)
       return InvalidArgumentError(fmt::format(
           "{} is more than {}, the most one sweep process runs: shard it (--shard I/N with N >= {}) or shorten the "

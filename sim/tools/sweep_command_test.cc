@@ -88,8 +88,8 @@ TEST(Sweep, AFieldVariedTwiceIsAnError) {
   EXPECT_NE(err.str().find("--vary serving.batch_size is given twice"), std::string::npos) << err.str();
 }
 
-// Issue 43: a --set of a varied field was silently overridden at every point; one path for --out
-// and --svg kept only the SVG. Both are refused before anything runs, naming the flags.
+// A --set of a varied field (the varied value would override it at every point) and one path for
+// --out and --svg (one would overwrite the other) are refused before anything runs, naming the flags.
 TEST(Sweep, ASetOfAVariedFieldAndOneFileForBothOutputsAreErrors) {
   SweepFlags f;
   f.vary = {"serving.batch_size=1,2"};
@@ -127,8 +127,8 @@ TEST(Sweep, ManyPointsNeedYes) {
   EXPECT_NE(err.str().find("12000 points"), std::string::npos) << err.str();
   EXPECT_NE(err.str().find("--yes"), std::string::npos) << err.str();
 
-  // Issue 43: past a million points, --yes or not (10^8 held 5.4 GB after 30 s): refused before
-  // anything runs. 200 x 60 x 100 = 1.2 million.
+  // Past a million points, --yes or not, refused before anything runs (the points' rows are held
+  // in memory). 200 x 60 x 100 = 1.2 million.
   std::string steps = "speculation.num_steps=1";
   for (int s = 2; s <= 100; ++s) steps += "," + std::to_string(s);
   f.vary.push_back(steps);

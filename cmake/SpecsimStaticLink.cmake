@@ -3,7 +3,7 @@
 # Why: a short command spends much of its life in the dynamic loader and in calls through the PLT
 # (libprotobuf, libstdc++, libfmt: ~4,400 symbol relocations). Linked statically, `specsim collective
 # --algo all` on the default box took 16.8 ms against 22.8 ms, `specsim simulate` 9.3 against 13.2
-# (hyperfine, 2-core development machine; README, Benchmark). A static PIE, not a plain static
+# (hyperfine, 2-core development machine; bench/RESULTS.md). A static PIE, not a plain static
 # executable: crtbeginT.o of a plain static link registers every unwind table, and the first
 # exception (CLI11's --help) then sorts them all (+4 ms); a static PIE finds them through
 # PT_GNU_EH_FRAME like a dynamic one.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The NCCL transport model's fit and transfer check (sim/coll/nccl_step_model.h, README "NCCL's
-# small-message time"): protocol work fitted on the 2x H200's NCCL calls of 1-16 KiB over NVLink
+# The NCCL transport model's fit and transfer check (sim/coll/nccl_step_model.h, docs/calibration.md
+# "NCCL's small-message time"): protocol work fitted on the 2x H200's NCCL calls of 1-16 KiB over NVLink
 # and SHM (NCCL_P2P_DISABLE=1), then fitted on one transport and checked on the other.
 # Usage: scripts/nccl-transport-transfer.sh [SPECSIM] [extra nccl-transport flags, e.g. --json]
 set -euo pipefail

@@ -23,7 +23,7 @@
 //
 // step_work and base are the protocol's, the same on every transport: fitted on the 2x H200's NCCL
 // items of up to 16 KiB (NVLink and, with NCCL_P2P_DISABLE=1, SHM), the transport calibration below
-// (DefaultNcclStepWork). The transfer check (scripts/nccl-transport-transfer.sh, README) fits them on
+// (DefaultNcclStepWork). The transfer check (scripts/nccl-transport-transfer.sh, docs/calibration.md) fits them on
 // one transport and predicts the other; the spread of those transfers is the range an uncalibrated
 // box prints. A box's own calibration (its `nccl.protocols`) replaces them per transport.
 //

@@ -51,7 +51,7 @@ struct HfModuleNames {
 config::Quantization ReadHfQuantization(const nlohmann::json& qc, const HfModuleNames& names,
                                         std::vector<std::string>* errors);
 
-// Supported quant_method values, for messages and the README.
+// Supported quant_method values, for messages and docs/commands.md.
 extern const char* const kSupportedQuantMethods;
 
 }  // namespace specsim::io

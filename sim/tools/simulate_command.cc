@@ -354,7 +354,7 @@ void PrintSimulateHeader(const scenario::LoadedScenario& loaded, const llm::Memo
     out << "#   [framework rule] this allreduce is not what the framework runs here: " << refusal << "\n";
   out << "#   kernel costs: " << KernelCostsText(loaded) << "\n";
   {
-    // The pacing assumptions: every figure below depends on them (README: framework profiles).
+    // The pacing assumptions: every figure below depends on them (docs/commands.md: framework profiles).
     const PacingAssumptions pa = PacingOf(st);
     out << fmt::format("#   assumed host pacing: framework {}{}; {} rank timelines\n", pa.framework,
                        pa.source.empty() ? "" : " (" + pa.source + ")", st.parallel.tp);

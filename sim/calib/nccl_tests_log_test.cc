@@ -152,7 +152,9 @@ TEST(NcclTestsLog, CompareAndCalibrateReadLogsWithTheBoxGiven) {
   int large = 0;
   for (const ItemResult& r : result->items) {
     ASSERT_TRUE(r.simulated) << r.name << ": " << r.reason;
-    if (r.name.find("/in-place/") != std::string::npos) EXPECT_DOUBLE_EQ(r.predicted_us, overhead_us) << r.name;
+    if (r.name.find("/in-place/") != std::string::npos) {
+      EXPECT_DOUBLE_EQ(r.predicted_us, overhead_us) << r.name;
+    }
     if (r.name.find("/out-of-place/") != std::string::npos && r.name.find("MiB") != std::string::npos &&
         std::stoi(r.name.substr(r.name.rfind('/') + 1)) >= 16) {
       EXPECT_LT(std::abs(r.error), 0.10) << r.name;

@@ -31,8 +31,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const auto* box = new auto(io::LoadHardwareFile("configs/hardware/rtxpro6000-8x-pcie-switch.textproto"));
   SPECSIM_CHECK(box->ok()) << box->status().message();
   auto predicted = calib::Compare(*log, **box, calib::DefaultParams(**box, 0), {});
-  if (predicted.ok())
-    for (const auto& item : predicted->items)
-      SPECSIM_CHECK(!(item.predicted_us < 0)) << item.name << " predicted " << item.predicted_us << " us";
+  if (!predicted.ok()) return 0;
+  for (const auto& item : predicted->items) {
+    SPECSIM_CHECK(!(item.predicted_us < 0)) << item.name << " predicted " << item.predicted_us << " us";
+  }
   return 0;
 }

@@ -25,6 +25,7 @@
 #include "sim/io/hardware_checks.h"
 #include "sim/io/textproto.h"
 #include "sim/llm/draft_tree.h"
+#include "sim/llm/speculative_cycle.h"
 
 namespace specsim::io {
 namespace {
@@ -110,14 +111,14 @@ void CheckDraftShape(const Speculation& s, ValidationErrors* e) {
 // finite counts or frequencies, not all zero.
 void CheckAcceptLengthHistogram(const Speculation& s, ValidationErrors* e) {
   const int hist = s.accept_length_histogram_size();
-  // 64-bit: steps + 1 below, and the range checks that name an out-of-range count run beside this.
+  // 64-bit: the size below, and the range checks that name an out-of-range count run beside this.
   const int64_t steps = s.histogram_num_steps() > 0 ? s.histogram_num_steps() : s.num_steps();
   const char* which = s.histogram_num_steps() > 0 ? "speculation.histogram_num_steps" : "speculation.num_steps";
-  if (steps >= 1 && hist != steps + 1) {
+  if (steps >= 1 && hist != llm::AcceptLengthHistogramSize(steps)) {
     e->Add("speculation.accept_length_histogram", fmt::format("({} values)", hist),
            fmt::format("must have {} + 1 = {} values (index i = cycles that accepted i draft tokens, "
                        "i = 0..{})",
-                       which, steps + 1, steps));
+                       which, llm::AcceptLengthHistogramSize(steps), steps));
   }
   // Each count in [0, 1e15] (scenario.proto): past that their sum loses the small entries and can
   // overflow (1e308 counts gave tau 1.00).

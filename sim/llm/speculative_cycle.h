@@ -9,10 +9,16 @@
 // and simulate's cycle trace; the acceptance model (acceptance.h) draws the accepted count.
 #pragma once
 
+#include <cstdint>
+
 namespace specsim::llm {
 
 // The most draft tokens one cycle can accept: min(num_steps, num_draft_tokens - 1).
 int MaxAcceptedPerCycle(int num_steps, int num_draft_tokens);
+
+// The entries of an accept-length histogram measured with `num_steps` draft steps: index i counts
+// the cycles that accepted i draft tokens, i = 0..num_steps. 64-bit, so any 32-bit count is safe.
+inline int64_t AcceptLengthHistogramSize(int64_t num_steps) { return num_steps + 1; }
 
 // Tokens a cycle yields per sequence: the accepted draft tokens plus the bonus token.
 inline int TokensPerCycle(int accepted) { return accepted + 1; }

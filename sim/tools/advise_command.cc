@@ -16,6 +16,7 @@
 #include "sim/io/hardware_loader.h"
 #include "sim/llm/acceptance.h"
 #include "sim/llm/decode_simulator.h"
+#include "sim/llm/speculative_cycle.h"
 #include "sim/net/peer_access.h"
 #include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
@@ -156,11 +157,12 @@ StatusOr<std::vector<double>> SearchAcceptance(const AdviseFlags& flags, bool ca
       return InvalidArgumentError(
           "--accept-lengths needs the shape it was measured with: a --scenario whose "
           "speculation block sets num_steps, topk and num_draft_tokens");
-    if (static_cast<int>(h.size()) != sp->num_steps() + 1)
+    const int64_t size = llm::AcceptLengthHistogramSize(sp->num_steps());
+    if (static_cast<int64_t>(h.size()) != size)
       return InvalidArgumentError(
           fmt::format("--accept-lengths has {} counts: the scenario's num_steps = {} "
                       "needs {} (index i = i draft tokens accepted, 0..num_steps)",
-                      h.size(), sp->num_steps(), sp->num_steps() + 1));
+                      h.size(), sp->num_steps(), size));
     *sp->mutable_accept_length_histogram() = {h.begin(), h.end()};
     sp->set_histogram_num_steps(0);
     sp->set_histogram_topk(0);

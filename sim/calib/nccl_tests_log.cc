@@ -165,10 +165,14 @@ Status CheckHeader(const LogHeader& h, const std::string& path) {
         path, h.test));
   if (h.ranks.empty())
     return InvalidArgumentError(path + ": no '#  Rank N ... device D [bus] GPU' line under '# Using devices'");
-  std::set<int> seen;
-  for (const Rank& r : h.ranks)
-    if (!seen.insert(r.rank).second) return InvalidArgumentError(fmt::format("{}: rank {} listed twice", path, r.rank));
   if (h.ranks.size() > 1024) return InvalidArgumentError(path + ": more than 1024 ranks (a box of at most 1024 GPUs)");
+  std::set<int> seen;
+  for (const Rank& r : h.ranks) {
+    if (!seen.insert(r.rank).second) return InvalidArgumentError(fmt::format("{}: rank {} listed twice", path, r.rank));
+    if (r.rank >= static_cast<int>(h.ranks.size()))
+      return InvalidArgumentError(fmt::format("{}: rank {} of {} listed: the ranks are 0..{}", path, r.rank,
+                                              h.ranks.size(), h.ranks.size() - 1));
+  }
   return OkStatus();
 }
 
@@ -181,10 +185,89 @@ std::vector<int> RankGpus(const LogHeader& h) {
     devices.insert(r.device);
   }
   const bool by_device = hosts.size() == 1 && devices.size() == h.ranks.size();
-  std::vector<int> gpus(h.ranks.size());
-  for (const Rank& r : h.ranks)
-    gpus[r.rank < static_cast<int>(gpus.size()) ? r.rank : 0] = by_device ? r.device : r.rank;
+  std::vector<int> gpus(h.ranks.size());  // CheckHeader: the ranks are 0..n-1, each once
+  for (const Rank& r : h.ranks) gpus[r.rank] = by_device ? r.device : r.rank;
   return gpus;
+}
+
+// The log's header and data rows, line by line.
+struct LogLines {
+  LogHeader header;
+  std::vector<LogRow> rows;
+  int zero_size_rows = 0;
+};
+
+StatusOr<LogLines> ReadLogLines(std::string_view text, const std::string& path) {
+  LogLines out;
+  int line_no = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t end = std::min(text.find('\n', pos), text.size());
+    const std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    const std::vector<std::string> t = Tokens(line);
+    if (t.empty()) continue;  // blank by any of the stream's whitespace (\v and \f included)
+    if (t[0][0] == '#' || line.find("NCCL INFO") != std::string_view::npos) {
+      ReadHeaderLine(line, &out.header);
+      continue;
+    }
+    std::optional<LogRow> row = ParseDataRow(t);
+    if (!row) continue;
+    row->line = line_no;
+    if (std::isnan(row->time_us[0]) || std::isnan(row->time_us[1]) || row->time_us[0] < 0 || row->time_us[1] < 0)
+      return InvalidArgumentError(fmt::format(
+          "{}:{}: a data row whose time columns (6th and 10th) are not finite numbers >= 0", path, line_no));
+    if (row->size == 0) {
+      ++out.zero_size_rows;
+      continue;
+    }
+    out.rows.push_back(*row);
+  }
+  return out;
+}
+
+// The run's host, NCCL version and variables, and each GPU the ranks ran on (once).
+void FillEnvironment(const LogHeader& h, const std::vector<int>& gpus, trace::Environment* env) {
+  env->set_hostname(h.ranks.front().host);
+  if (h.nccl_code > 0) env->set_nccl_version(NcclVersionOf(h.nccl_code));
+  for (const auto& [name, value] : h.nccl_env) (*env->mutable_nccl_env())[name] = value;
+  std::set<int> listed;
+  for (const Rank& r : h.ranks) {
+    if (!listed.insert(gpus[r.rank]).second) continue;
+    trace::Gpu* g = env->add_gpus();
+    g->set_index(gpus[r.rank]);
+    g->set_name(r.gpu_name);
+  }
+}
+
+// One half of a row as a collective item.
+void AddItem(const LogHeader& h, const std::vector<int>& gpus, const LogRow& row, trace::DType dtype, bool in_place,
+             trace::Trace* t) {
+  const bool graph = h.graph_launches > 0;
+  trace::Item* item = t->add_items();
+  item->set_suite(trace::SUITE_COLLECTIVES);
+  item->set_kind(trace::KIND_COLLECTIVE);
+  item->set_name(fmt::format("nccl-tests/{}/{}/{}/n{}/{}", h.test, in_place ? "in-place" : "out-of-place",
+                             graph ? "graph" : "eager", gpus.size(), SizeLabel(row.size)));
+  trace::CollectiveParams* c = item->mutable_collective();
+  c->set_op(TestOps().at(h.test));
+  c->set_implementation(trace::IMPL_NCCL);
+  c->set_bytes(row.size);
+  c->set_count(row.count);
+  c->set_dtype(dtype);
+  c->set_nranks(static_cast<int>(gpus.size()));
+  for (int g : gpus) c->add_gpus(g);
+  c->set_cuda_graph(graph);
+  if (graph)
+    c->set_ops_per_graph(
+        static_cast<int>(std::min<int64_t>(65536, int64_t{std::max(1, h.iterations)} * h.agg_iterations)));
+  c->set_in_place(in_place);
+  for (const auto& [name, value] : h.nccl_env) SetNcclVariable(name, value, c);
+  trace::Stats* s = item->mutable_stats();
+  if (h.iterations > 0) s->set_iterations(h.iterations);
+  s->set_median_us(row.time_us[in_place ? 1 : 0]);
+  s->set_mean_us(row.time_us[in_place ? 1 : 0]);
+  s->set_timer("nccl-tests");
 }
 
 }  // namespace
@@ -197,89 +280,30 @@ bool LooksLikeNcclTestsLog(std::string_view text) {
 }
 
 StatusOr<trace::Trace> ParseNcclTestsLog(std::string_view text, const std::string& path) {
-  LogHeader header;
-  std::vector<LogRow> rows;
-  int line_no = 0, zero_size_rows = 0;
-  for (size_t pos = 0; pos < text.size();) {
-    const size_t end = std::min(text.find('\n', pos), text.size());
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    const std::vector<std::string> t = Tokens(line);
-    if (t.empty()) continue;  // blank by any of the stream's whitespace (\v and \f included)
-    if (t[0][0] == '#' || line.find("NCCL INFO") != std::string_view::npos) {
-      ReadHeaderLine(line, &header);
-      continue;
-    }
-    std::optional<LogRow> row = ParseDataRow(t);
-    if (!row) continue;
-    row->line = line_no;
-    if (std::isnan(row->time_us[0]) || std::isnan(row->time_us[1]) || row->time_us[0] < 0 || row->time_us[1] < 0)
-      return InvalidArgumentError(fmt::format(
-          "{}:{}: a data row whose time columns (6th and 10th) are not finite numbers >= 0", path, line_no));
-    if (row->size == 0) {
-      ++zero_size_rows;
-      continue;
-    }
-    rows.push_back(*row);
-  }
-  RETURN_IF_ERROR(CheckHeader(header, path));
-  if (rows.empty()) return InvalidArgumentError(path + ": no data row of a size above 0 (size count type ... time)");
-
+  ASSIGN_OR_RETURN(const LogLines lines, ReadLogLines(text, path));
+  RETURN_IF_ERROR(CheckHeader(lines.header, path));
+  if (lines.rows.empty())
+    return InvalidArgumentError(path + ": no data row of a size above 0 (size count type ... time)");
   trace::Trace t;
   t.set_schema_version(1);
   t.set_tool("nccl-tests");
-  t.set_tool_version(header.tool_version);
-  trace::Environment* env = t.mutable_environment();
-  env->set_hostname(header.ranks.front().host);
-  if (header.nccl_code > 0) env->set_nccl_version(NcclVersionOf(header.nccl_code));
-  for (const auto& [name, value] : header.nccl_env) (*env->mutable_nccl_env())[name] = value;
-  const std::vector<int> gpus = RankGpus(header);
-  std::set<int> listed;
-  for (const Rank& r : header.ranks) {
-    if (!listed.insert(gpus[r.rank < static_cast<int>(gpus.size()) ? r.rank : 0]).second) continue;
-    trace::Gpu* g = env->add_gpus();
-    g->set_index(gpus[r.rank < static_cast<int>(gpus.size()) ? r.rank : 0]);
-    g->set_name(r.gpu_name);
-  }
-  const trace::CollectiveOp op = TestOps().at(header.test);
-  const bool graph = header.graph_launches > 0;
-  for (const LogRow& row : rows) {
+  t.set_tool_version(lines.header.tool_version);
+  const std::vector<int> gpus = RankGpus(lines.header);
+  FillEnvironment(lines.header, gpus, t.mutable_environment());
+  for (const LogRow& row : lines.rows) {
     const trace::DType dtype = DTypeOf(row.type);
     if (dtype == trace::DTYPE_UNSPECIFIED)
       return InvalidArgumentError(
           fmt::format("{}:{}: type {}: specsim's traces carry bfloat16, half, float and (u)int8 (nccl-tests -d)", path,
                       row.line, row.type));
-    for (int half = 0; half < 2; ++half) {
-      trace::Item* item = t.add_items();
-      item->set_suite(trace::SUITE_COLLECTIVES);
-      item->set_kind(trace::KIND_COLLECTIVE);
-      item->set_name(fmt::format("nccl-tests/{}/{}/{}/n{}/{}", header.test, half ? "in-place" : "out-of-place",
-                                 graph ? "graph" : "eager", gpus.size(), SizeLabel(row.size)));
-      trace::CollectiveParams* c = item->mutable_collective();
-      c->set_op(op);
-      c->set_implementation(trace::IMPL_NCCL);
-      c->set_bytes(row.size);
-      c->set_count(row.count);
-      c->set_dtype(dtype);
-      c->set_nranks(static_cast<int>(gpus.size()));
-      for (int g : gpus) c->add_gpus(g);
-      c->set_cuda_graph(graph);
-      if (graph) c->set_ops_per_graph(std::min(65536, std::max(1, header.iterations) * header.agg_iterations));
-      c->set_in_place(half == 1);
-      for (const auto& [name, value] : header.nccl_env) SetNcclVariable(name, value, c);
-      trace::Stats* s = item->mutable_stats();
-      if (header.iterations > 0) s->set_iterations(header.iterations);
-      s->set_median_us(row.time_us[half]);
-      s->set_mean_us(row.time_us[half]);
-      s->set_timer("nccl-tests");
-    }
+    for (bool in_place : {false, true}) AddItem(lines.header, gpus, row, dtype, in_place, &t);
   }
-  if (zero_size_rows > 0) {
+  if (lines.zero_size_rows > 0) {
     trace::Note* n = t.add_notes();
     n->set_severity(trace::Note::INFO);
     n->set_suite("collectives");
-    n->set_message(fmt::format("{} rows of size 0 (below 16 bytes of elements per rank) dropped", zero_size_rows));
+    n->set_message(
+        fmt::format("{} rows of size 0 (below 16 bytes of elements per rank) dropped", lines.zero_size_rows));
   }
   return t;
 }

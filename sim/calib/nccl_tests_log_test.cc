@@ -108,6 +108,11 @@ TEST(NcclTestsLog, RefusesWhatItCannotRead) {
             std::string::npos);
   const std::string start = head + "# Collective test starting: all_reduce_perf\n";
   EXPECT_NE(message(ParseNcclTestsLog(start + row, "c.log")).find("no '#  Rank N"), std::string::npos);
+  std::string rank5 = rank;
+  rank5.replace(rank5.find("Rank  0"), 7, "Rank  5");
+  EXPECT_NE(
+      message(ParseNcclTestsLog(start + rank5 + row, "h.log")).find("h.log: rank 5 of 1 listed: the ranks are 0..0"),
+      std::string::npos);
   EXPECT_NE(message(ParseNcclTestsLog(start + rank, "d.log")).find("d.log: no data row"), std::string::npos);
   std::string bad_time = row;
   bad_time.replace(bad_time.find("7.00"), 4, "nan!");

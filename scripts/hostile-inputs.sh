@@ -250,6 +250,20 @@ sed -e '0,/     7.09 /s//      nan /' "$NT/all_reduce_perf-h200-1gpu.log" >"$W/n
 check "42 an nccl-tests row with a time of nan" 2 "nan-time.log:11: a data row whose time columns" -- \
   compare "$W/nan-time.log" --hardware configs/hardware/h200-1x.textproto
 
+# issue 43: two runs writing one path each write their own temporary: the file ends whole (one
+# run's table), never a mix or a half. Four sweeps race on one --out.
+race=$W/race.csv
+for k in 1 2 3 4; do
+  (cd "$W" && timeout 60 "$SPECSIM" sweep --vary "serving.batch_size=$k,$((k + 4))" --out "$race" >/dev/null 2>&1) &
+done
+wait
+verdict=clear
+if [ "$(wc -l <"$race" 2>/dev/null)" != 3 ] || ! head -1 "$race" | grep -q "^serving.batch_size,baseline_tokens_per_s" ||
+  ls "$W" | grep -q "race.csv.tmp"; then verdict=silent; fi
+COUNT[$verdict]=$((COUNT[$verdict] + 1))
+[ "$verdict" = clear ] || FAILED=1
+printf '%-8s %-58s exit %3d (want %d)\n' "$verdict" "43 four sweeps writing one --out leave one whole file" 0 0
+
 # issue 43: a config in the working directory is read only when named, and the header says where
 mkdir -p "$W/configs/scenarios"
 sed -e 's/batch_size: [0-9]*/batch_size: 3/' configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto \

@@ -1,5 +1,5 @@
 // nccl-tests logs as measurement traces: what all_reduce_perf, all_gather_perf, reduce_scatter_perf
-// and alltoall_perf print (NVIDIA/nccl-tests 2.19.6, src/common.cu and src/util.cu) read into the
+// and alltoall_perf print (NVIDIA/nccl-tests 2.19.6 @a0b82b2, src/common.cu and src/util.cu) read into the
 // items `compare` and `calibrate` take, so a box is checked, or its NCCL calibrated, from the logs a
 // team already has.
 //

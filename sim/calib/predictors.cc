@@ -519,7 +519,7 @@ Prediction Predictor::PredictCollective(const trace::Item& item) const {
                           " blocks; the simulator models custom allreduce as peer reads over the fabric (2+ ranks) "
                           "and has no occupancy-limited local-read model");
     // One rank: NCCL copies the send buffer into the receive buffer; in place it launches nothing
-    // (NVIDIA/nccl src/device/onerank.cu, ncclLaunchOneRank: dst == src returns before any copy or
+    // (NVIDIA/nccl src/device/onerank.cu @0e35f5d, ncclLaunchOneRank: dst == src returns before any copy or
     // kernel), so the call costs NCCL's host-side work alone (eager), or its share of the graph's
     // launch (replayed).
     if (c.in_place()) {

@@ -1,4 +1,5 @@
-// nccl-tests' conventions (NVIDIA/nccl-tests 2.19.6, src/common.cu, src/util.cu, src/*.cu), so that
+// nccl-tests' conventions (NVIDIA/nccl-tests 2.19.6 @a0b82b2, the build that wrote traces/nccl-tests/;
+// src/common.cu, src/util.cu, src/*.cu; util.cu's header and footer re-read @0fdb00a), so that
 // `specsim collective` reads and prints like all_reduce_perf and its siblings:
 //
 //   dtype names   int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2

@@ -17,11 +17,22 @@ Measured on one GPU (issue 40: GEMM costs that generalise, the verify pass's sha
                  from CUDA events, the host's wall clock per iteration (replay and read-back).
                  With --kineto, one Kineto trace of those replays (a record_function range
                  "verify_pass/q<q>" per replay): every kernel of the pass by name and duration.
+  eager ops      (--parts eager, with --kineto) one Kineto trace, record_shapes on, of PyTorch's own
+                 kernels called eagerly, for `specsim import-profile -o` to turn into kernels-suite
+                 items (attention, RMSNorm, argmax, elementwise) and `specsim calibrate` to fit:
+                 the verify pass's layer ops (everything but its collectives) at each width of
+                 --verify-widths and batch of --eager-batches; SDPA as the layer calls it (a boolean
+                 mask above one query token, enable_gqa: cuDNN's kernels on Hopper) over batch x
+                 context x width, and with the FlashAttention-2 (one query token: no mask) and
+                 memory-efficient (K and V repeated to the query heads beforehand) backends forced;
+                 argmax over [rows, vocab] logits in bf16 and fp32. The KV caches rotate over copies
+                 past the L2 cache, as a forward pass reads each layer's cache once; the layer ops
+                 reuse one layer's tensors, as the verify pass's graph does.
 
 Writes OUT (protobuf's JSON mapping of specsim.trace.Trace, read by specsim calibrate / compare) and
 records the host as torch_host_probe.py does.
 
-    python3 validate/torch_kernel_probe.py --out traces/x.json [--kineto DIR]
+    python3 validate/torch_kernel_probe.py --out traces/x.json [--kineto DIR] [--parts gemm,verify,eager]
 """
 
 import argparse
@@ -67,19 +78,35 @@ def parse_args():
     p.add_argument("--context", type=int, default=1024, help="cached tokens per sequence")
     p.add_argument("--iterations", type=int, default=40, help="timed iterations per verify width")
     p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--kineto", metavar="DIR", help="write the Kineto trace of the verify replays to DIR/rank0.json.gz")
+    p.add_argument("--kineto", metavar="DIR", help="write the Kineto trace of the verify replays to DIR/rank0.json.gz "
+                   "(and of the eager ops to DIR/eager/rank0.json.gz)")
+    p.add_argument("--parts", default="gemm,verify", help="what to run: gemm, verify, eager (eager needs --kineto)")
+    p.add_argument("--eager-batches", default="1,4", help="batches of the eager layer ops")
+    p.add_argument("--sdpa-batches", default="1,2,4,8", help="batches of the eager SDPA grid")
+    p.add_argument("--sdpa-contexts", default="512,1024,2048,4096", help="cached tokens of the eager SDPA grid")
+    p.add_argument("--argmax-rows", default="1,2,4,8,16,32,64,128,256,512", help="rows of the eager argmax calls")
     a = p.parse_args()
     try:
         a.models = [m for m in a.models.split(",") if m]
         a.tp = [int(x) for x in a.tp.split(",")]
         a.ms = [int(x) for x in a.ms.split(",")]
         a.verify_widths = [int(x) for x in a.verify_widths.split(",")]
+        for name in ("eager_batches", "sdpa_batches", "sdpa_contexts", "argmax_rows"):
+            setattr(a, name, [int(x) for x in getattr(a, name).split(",") if x])
     except ValueError as e:
         p.error(f"a list of integers expected: {e}")
     for m in a.models:
         if m not in MODELS:
             p.error(f"--models: unknown model {m!r} (allowed: {', '.join(MODELS)})")
-    for name, values in (("tp", a.tp), ("ms", a.ms), ("verify-widths", a.verify_widths)):
+    a.parts = [x for x in a.parts.split(",") if x]
+    for x in a.parts:
+        if x not in ("gemm", "verify", "eager"):
+            p.error(f"--parts: unknown part {x!r} (allowed: gemm, verify, eager)")
+    if "eager" in a.parts and not a.kineto:
+        p.error("--parts eager writes a Kineto trace: give --kineto DIR")
+    for name, values in (("tp", a.tp), ("ms", a.ms), ("verify-widths", a.verify_widths),
+                         ("eager-batches", a.eager_batches), ("sdpa-batches", a.sdpa_batches),
+                         ("sdpa-contexts", a.sdpa_contexts), ("argmax-rows", a.argmax_rows)):
         if not values or min(values) < 1:
             p.error(f"--{name}: every value must be >= 1")
     for name in ("calls", "layers", "context", "iterations"):
@@ -225,6 +252,121 @@ def profile_verify(a, loops, out_dir):
     return plain + ".gz"
 
 
+def layer_args(a, batch):
+    """The verify pass's layer (Llama-3.1-8B's shapes at TP 1) for `batch` sequences."""
+    return types.SimpleNamespace(hidden=4096, heads=32, kv_heads=8, head_dim=128, intermediate=14336, vocab=128256,
+                                 batch=batch, context=a.context, layers=a.layers, warmup=a.warmup)
+
+
+def eager_layer_ops(a, device):
+    """Callables running one layer of the verify pass eagerly (its collectives left out: this is one
+    GPU), then the head, at each (batch, width): [(label, callable)]. The layer objects stay alive
+    with their callables (about 1.3 GiB each, the LM head's weight most of it)."""
+    out = []
+    for b in a.eager_batches:
+        for q in a.verify_widths:
+            layer = hp.Layer(layer_args(a, b), q, device, None)
+            ops = layer.ops()
+            calls = [ops[n][1] for n in hp.Layer.LAYER + hp.Layer.HEAD if ops[n][0] != "collective"]
+
+            def run(calls=calls, layer=layer):
+                for c in calls:
+                    c()
+            out.append((f"layer b{b} q{q}", run))
+    return out
+
+
+def sdpa_calls(a, device):
+    """SDPA over batch x context x width as the layer calls it, then with two backends forced:
+    [(label, callable)], each callable running one call on the next copy of its KV cache."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    h, kvh, d = 32, 8, 128
+    g = torch.Generator(device=device).manual_seed(11)
+    out = []
+    for b in a.sdpa_batches:
+        for c in a.sdpa_contexts:
+            for q in a.verify_widths:
+                s = c + q
+                copies = max(2, math.ceil(L2_BYTES / (2 * b * kvh * s * d * 2)) + 1)
+                kv = [torch.randn(2, b, kvh, s, d, generator=g, device=device, dtype=torch.bfloat16) for _ in range(copies)]
+                query = torch.randn(b, h, q, d, generator=g, device=device, dtype=torch.bfloat16)
+                cols, rows = torch.arange(s, device=device), torch.arange(q, device=device)
+                mask = (cols[None, :] <= (c + rows)[:, None]) if q > 1 else None
+                state = {"i": 0}
+
+                def next_kv(kv=kv, state=state):
+                    state["i"] = (state["i"] + 1) % len(kv)
+                    return kv[state["i"]]
+
+                def layer_call(query=query, mask=mask, next_kv=next_kv):
+                    k = next_kv()
+                    F.scaled_dot_product_attention(query, k[0], k[1], attn_mask=mask, enable_gqa=True)
+                out.append((f"sdpa b{b} c{c} q{q}", layer_call))
+                if q == 1:  # FlashAttention-2 takes no boolean mask: the decode call only
+                    def flash(query=query, next_kv=next_kv):
+                        k = next_kv()
+                        with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                            F.scaled_dot_product_attention(query, k[0], k[1], enable_gqa=True)
+                    out.append((f"sdpa-flash b{b} c{c} q{q}", flash))
+                expanded = [x.repeat_interleave(h // kvh, dim=2) for x in kv[:2]]
+                state_e = {"i": 0}
+
+                def efficient(query=query, mask=mask, expanded=expanded, state=state_e):
+                    state["i"] ^= 1
+                    k = expanded[state["i"]]
+                    with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION]):
+                        F.scaled_dot_product_attention(query, k[0], k[1], attn_mask=mask)
+                out.append((f"sdpa-efficient b{b} c{c} q{q}", efficient))
+    return out
+
+
+def argmax_calls(a, device):
+    """argmax over [rows, vocab] logits, bf16 (the probe's) and fp32 (a sampler's cast logits)."""
+    g = torch.Generator(device=device).manual_seed(13)
+    out = []
+    for dtype in (torch.bfloat16, torch.float32):
+        for r in a.argmax_rows:
+            x = torch.randn(r, 128256, generator=g, device=device, dtype=dtype)
+            out.append((f"argmax {str(dtype)[6:]} r{r}", lambda x=x: x.argmax(-1)))
+    return out
+
+
+def profile_eager(a, device, out_dir, say):
+    """One Kineto trace (record_shapes on) of the eager calls above: every input built and every call
+    run a.warmup times before the profiler starts (so that neither the inputs' creation nor a first
+    call's set-up is in the trace), then each a.calls times inside it, one record_function range per
+    call. A call that raises in its warm-up (a backend refusing a shape) is left out with a note.
+    Returns (path, notes)."""
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    notes, ready = [], []
+    for label, c in eager_layer_ops(a, device) + sdpa_calls(a, device) + argmax_calls(a, device):
+        try:
+            for _ in range(a.warmup):
+                c()
+            torch.cuda.synchronize()
+        except RuntimeError as e:
+            notes.append(f"{label}: not run ({str(e).splitlines()[0][:160]})")
+            continue
+        ready.append((label, c))
+    with torch.profiler.profile(activities=acts, record_shapes=True) as prof:
+        for label, c in ready:
+            for _ in range(a.calls):
+                with torch.profiler.record_function(f"eager/{label}"):
+                    c()
+            torch.cuda.synchronize()
+    say(f"eager: {len(ready)} groups x {a.calls} calls profiled; {len(notes)} not run")
+    for n in notes:
+        say(f"  {n}")
+    d = os.path.join(out_dir, "eager")
+    os.makedirs(d, exist_ok=True)
+    plain = os.path.join(d, "rank0.json")
+    prof.export_chrome_trace(plain)
+    with open(plain, "rb") as f, gzip.open(plain + ".gz", "wb") as z:
+        z.write(f.read())
+    os.remove(plain)
+    return plain + ".gz", notes
+
+
 def main():
     a = parse_args()
     if not torch.cuda.is_available():
@@ -241,12 +383,18 @@ def main():
     say(f"{torch.cuda.get_device_name(device)}; {framework}")
     work = os.path.dirname(os.path.abspath(a.out))
     os.makedirs(work, exist_ok=True)
-    items = time_gemms(a, device, say, work)
-    say(f"GEMMs timed in {time.monotonic() - t0:.0f} s")
-    loop_items, loops = time_verify_widths(a, device, framework, say)
-    items += loop_items
-    if a.kineto:
-        say(f"wrote {profile_verify(a, loops, a.kineto)}")
+    items, eager_notes = [], []
+    if "gemm" in a.parts:
+        items += time_gemms(a, device, say, work)
+        say(f"GEMMs timed in {time.monotonic() - t0:.0f} s")
+    if "verify" in a.parts:
+        loop_items, loops = time_verify_widths(a, device, framework, say)
+        items += loop_items
+        if a.kineto:
+            say(f"wrote {profile_verify(a, loops, a.kineto)}")
+    if "eager" in a.parts:
+        path, eager_notes = profile_eager(a, device, a.kineto, say)
+        say(f"wrote {path}")
     props = torch.cuda.get_device_properties(device)
     env = dict(hostname=socket.gethostname(), kernel_release=platform.release(), cpu_model=hp.cpu_model(),
                cpu_logical_cores=os.cpu_count() or 0, host_memory_bytes=str(hp.memory_bytes()),
@@ -261,7 +409,8 @@ def main():
                  notes=[dict(severity="INFO", suite="kernels",
                              message=f"GEMMs: F.linear over {len(a.models)} models x TP {a.tp} x m {a.ms}, "
                                      f"kernel time from Kineto; verify pass: {a.layers} layers, context "
-                                     f"{a.context}, widths {a.verify_widths}, CUDA graph")])
+                                     f"{a.context}, widths {a.verify_widths}, CUDA graph; parts {a.parts}")] +
+                 [dict(severity="WARNING", suite="kernels", message=n) for n in eager_notes])
     with open(a.out, "w") as f:
         json.dump(trace, f, indent=1)
     say(f"wrote {a.out} ({len(items)} items) in {time.monotonic() - t0:.0f} s")

@@ -35,6 +35,7 @@ Status KernelsOnwards(FitContext& c) {
   RETURN_IF_ERROR(CheckComputeFit(c));
   RETURN_IF_ERROR(FitAttention(c));
   RETURN_IF_ERROR(FitSampling(c));
+  RETURN_IF_ERROR(FitElementwise(c));
   RETURN_IF_ERROR(FitUnderLoad(c));
   RETURN_IF_ERROR(FitHostMemory(c));
   RETURN_IF_ERROR(FitNcclLocal(c));

@@ -217,7 +217,18 @@ void FitAttentionImplementation(FitContext& c, const std::string& name, const st
   compute::AttentionImplementation impl = *geometry;
   if (const compute::AttentionImplementation* old = cp.FindAttentionImplementation(name)) impl = *old;
   const std::vector<AttentionRow> rows = AttentionRows(c, its);
+  const compute::AttentionImplementation start = impl;
   impl = ImplementationAt(impl, FitAttentionUnknowns(impl, rows, gpu));
+  // No item ran a merge pass (one split each: cuDNN's and the memory-efficient kernels without a
+  // split-KV reduction): nothing measured the merge's costs, which keep their start values.
+  const bool merged = std::any_of(rows.begin(), rows.end(), [&](const AttentionRow& r) {
+    return compute::AttentionTime(impl, r.call, gpu.sm_count, gpu.memory_bandwidth_gbps).combine_ns > 0;
+  });
+  if (!merged) {
+    impl.combine_ns = start.combine_ns;
+    impl.combine_block_ns = start.combine_block_ns;
+    impl.combine_split_ns = start.combine_split_ns;
+  }
   // A cost the items drove towards zero (exp of a large negative) is written as 0.
   for (double* v : {&impl.ramp_ns, &impl.tile_ns, &impl.row_ns, &impl.tile_latency_ns, &impl.row_latency_ns,
                     &impl.block_ns, &impl.block_row_ns, &impl.block_row_latency_ns, &impl.combine_ns,

@@ -40,6 +40,10 @@ Status FitAttention(FitContext& c);
 // fit_sampling.cc: the sampling kernels' row limit (compute.sampling_row_rate_glogits).
 Status FitSampling(FitContext& c);
 
+// fit_elementwise.cc: the elementwise and copy kernels' ramp and efficiency
+// (compute.elementwise_memory_ramp_ns, elementwise_memory_efficiency).
+Status FitElementwise(FitContext& c);
+
 // fit_nccl.cc: one-rank NCCL calls (local copy, per-call overhead); NCCL's per-step costs per
 // transport, protocol and op, and its eager / in-graph per-call extra.
 Status FitNcclLocal(FitContext& c);

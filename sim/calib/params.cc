@@ -141,6 +141,9 @@ void ToProto(const compute::ComputeParams& k, const BenchParams& bench, config::
   out->set_attention_compute_efficiency(k.attention_compute_efficiency);
   out->set_gemm_column_rate_gbps(k.gemm_column_rate_gbps);
   out->set_sampling_row_rate_glogits(k.sampling_row_rate_glogits);
+  if (k.elementwise_memory_ramp_ns >= 0)
+    out->set_elementwise_memory_ramp_ns(WrittenTimeNs(k.elementwise_memory_ramp_ns));
+  out->set_elementwise_memory_efficiency(k.elementwise_memory_efficiency);
   out->set_gemm_overlap(k.gemm_overlap);
   out->set_gemm_library(k.gemm_library);
   for (const compute::ComputeParams::GemmLibraryCosts& g : k.gemm_libraries) ToProto(g, out->add_gemm_libraries());

@@ -44,7 +44,8 @@ bool KernelTimeOnly(const trace::Item& item) {
   return (item.has_gemm() && item.gemm().kernel_time_only()) ||
          (item.has_attention() && item.attention().kernel_time_only()) ||
          (item.has_rmsnorm() && item.rmsnorm().kernel_time_only()) ||
-         (item.has_sampling() && item.sampling().kernel_time_only());
+         (item.has_sampling() && item.sampling().kernel_time_only()) ||
+         (item.has_elementwise() && item.elementwise().kernel_time_only());
 }
 
 bool TimedKernelHostBound(const compute::KernelCostModel& cost, const BenchParams& bench, double device_ns) {
@@ -135,6 +136,14 @@ ItemKernel KernelOfItem(const trace::Item& item) {
       k.n = static_cast<double>(s.vocab());
       r.ok = s.rows() >= 1 && s.vocab() >= 1;
       if (!r.ok) r.reason = "sampling item without rows or vocab";
+      return r;
+    }
+    case trace::KIND_ELEMENTWISE: {
+      const trace::ElementwiseParams& e = item.elementwise();
+      k.kernel_class = compute::KernelClass::kElementwise;
+      k.bytes = static_cast<double>(e.bytes());
+      r.ok = e.bytes() >= 1;
+      if (!r.ok) r.reason = "elementwise item without bytes";
       return r;
     }
     default: r.reason = "not a single-kernel item"; return r;
@@ -326,6 +335,7 @@ Prediction Predictor::Predict(const trace::Item& item) const {
     case trace::KIND_ATTENTION:
     case trace::KIND_RMSNORM:
     case trace::KIND_SAMPLING:
+    case trace::KIND_ELEMENTWISE:
     case trace::KIND_LAUNCH_OVERHEAD: return PredictKernel(item);
     case trace::KIND_COLLECTIVE:
     case trace::KIND_CUSTOM_ALLREDUCE: return PredictCollective(item);
@@ -417,6 +427,7 @@ Prediction Predictor::PredictKernel(const trace::Item& item) const {
   if (item.has_attention()) gpu = item.attention().gpu();
   if (item.has_rmsnorm()) gpu = item.rmsnorm().gpu();
   if (item.has_sampling()) gpu = item.sampling().gpu();
+  if (item.has_elementwise()) gpu = item.elementwise().gpu();
   if (item.has_launch()) gpu = item.launch().gpu();
   if (gpu < 0 || gpu >= topology_.num_gpus()) return NotSimulated(GpuRangeReason(gpu, topology_));
   // A GEMM item takes its own library's GEMM costs (ComputeParams::WithGemmLibrary).

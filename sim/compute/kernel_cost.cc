@@ -51,6 +51,8 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
   set(p.attention_compute_efficiency, c.attention_compute_efficiency());
   set(p.gemm_column_rate_gbps, c.gemm_column_rate_gbps());
   set(p.sampling_row_rate_glogits, c.sampling_row_rate_glogits());
+  set(p.elementwise_memory_ramp_ns, c.elementwise_memory_ramp_ns());
+  set(p.elementwise_memory_efficiency, c.elementwise_memory_efficiency());
   set(p.gemm_overlap, c.gemm_overlap());
   if (!c.gemm_library().empty()) p.gemm_library = c.gemm_library();
   for (const config::GemmLibraryCalibration& gc : c.gemm_libraries()) {
@@ -104,6 +106,8 @@ Status ValidateComputeParams(const ComputeParams& p) {
   RETURN_IF_ERROR(CheckFraction("attention_memory_efficiency", p.attention_memory_efficiency));
   RETURN_IF_ERROR(CheckFraction("attention_compute_efficiency", p.attention_compute_efficiency));
   RETURN_IF_ERROR(CheckFraction("memory_efficiency", p.memory_efficiency));
+  if (p.elementwise_memory_efficiency != 0)
+    RETURN_IF_ERROR(CheckFraction("elementwise_memory_efficiency", p.elementwise_memory_efficiency));
   const char* pre = "ComputeParams.";
   RETURN_IF_ERROR(CheckNonNegative(pre, "gemm_m_half", p.gemm_m_half));
   RETURN_IF_ERROR(CheckNonNegative(pre, "memory_ramp_ns", p.memory_ramp_ns));
@@ -190,6 +194,7 @@ double ComputeParams::RampNs(KernelClass c) const {
   const bool gemm = c == KernelClass::kGemm || c == KernelClass::kGroupedGemm || c == KernelClass::kRouter;
   if (gemm && gemm_memory_ramp_ns >= 0) return gemm_memory_ramp_ns;
   if (c == KernelClass::kAttention && attention_memory_ramp_ns >= 0) return attention_memory_ramp_ns;
+  if (c == KernelClass::kElementwise && elementwise_memory_ramp_ns >= 0) return elementwise_memory_ramp_ns;
   return memory_ramp_ns;
 }
 
@@ -238,6 +243,9 @@ double KernelCostModel::MaxMemoryEfficiency(KernelClass c) const {
     case KernelClass::kRouter: return params_.skinny_gemm_memory_efficiency;
     case KernelClass::kGroupedGemm: return params_.grouped_gemm_memory_efficiency;
     case KernelClass::kAttention: return params_.attention_memory_efficiency;
+    case KernelClass::kElementwise:
+      return params_.elementwise_memory_efficiency > 0 ? params_.elementwise_memory_efficiency
+                                                       : params_.memory_efficiency;
     default: return params_.memory_efficiency;
   }
 }

@@ -99,6 +99,13 @@ struct ComputeParams {
   // than a norm's (traces/h200-1x: ~2.5 us and ~30 us against ~1 us). Negative: memory_ramp_ns.
   double gemm_memory_ramp_ns = -1;
   double attention_memory_ramp_ns = -1;
+  // Elementwise and copy kernels (KernelClass::kElementwise: activations, rotary, residual adds,
+  // cache writes, copies) where a calibration fitted them apart from the norms: their fill time
+  // (negative: memory_ramp_ns) and streaming efficiency (0: memory_efficiency). PyTorch's elementwise
+  // kernels on an H200 take ~0.9-2 us where its RMSNorm takes ~6 us at the same few kilobytes
+  // (traces/torch-kernel-probe/h200-1x-2026-12-04b.eager): one ramp cannot price both.
+  double elementwise_memory_ramp_ns = -1;
+  double elementwise_memory_efficiency = 0;
   // Streaming rate per output column of a GEMM (GB/s per column of n), see "GEMM efficiency by
   // shape class" above. 0: no column limit (the default: a property of the GEMM library's kernel
   // choice, measured by `specsim calibrate`, not a datasheet figure).

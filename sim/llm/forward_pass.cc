@@ -233,11 +233,15 @@ class PassBuilder {
     }
     const bool wide = s_.tokens_per_sequence > 1;
     if (inv.query_copy && T_ > 1) Elementwise(Name(layer, "query_copy"), layer, 2 * T_ * hl * d * kBf16);
-    if (inv.kv_expand_above_q1 && wide) {
+    if (inv.mask_bias_above_q1 && wide) {
+      // The boolean [q, L] mask turned into an additive bf16 bias (a `where`: reads 1 B, writes 2 B per
+      // position) and two fills of the bias padded to 16 keys (writes only), per layer.
       double ctx = s_.context_length;
       if (IsSlidingLayer(m_, layer)) ctx = std::min<double>(ctx, m_.sliding_window);
-      const double L = ctx + s_.tokens_per_sequence;
-      Elementwise(Name(layer, "kv_expand"), layer, 2 * s_.batch * L * (kvl + hl) * d * kBf16);
+      const double q = s_.tokens_per_sequence, L = ctx + q, padded = 16 * std::ceil(L / 16);
+      Elementwise(Name(layer, "mask_bias"), layer, q * L * (1 + kBf16));
+      for (const char* fill : {"mask_bias_fill0", "mask_bias_fill1"})
+        Elementwise(Name(layer, fill), layer, q * padded * kBf16);
     }
     Attention(layer, 2 * kvl * d * kvb_, 2 * T_ * hl * d * kBf16, 4 * hl * d, hl, kvl);
     if (inv.merge_heads_copy && wide) Elementwise(Name(layer, "merge_heads"), layer, 2 * T_ * hl * d * kBf16);
@@ -504,7 +508,7 @@ std::string KernelInventory::Describe() const {
                                   kv_store_kernels >= 2 ? "K and V cache writes apart" : "one KV store"));
   add(activation ? "SiLU x up fused" : "SiLU, then mul");
   if (query_copy) add("query copied contiguous above one token in the pass");
-  if (kv_expand_above_q1) add("K/V expanded to the query heads above one token");
+  if (mask_bias_above_q1) add("the boolean mask turned into a bias above one token (where, two fills)");
   if (merge_heads_copy) add("attention output copied above one token");
   return out;
 }

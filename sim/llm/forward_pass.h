@@ -106,9 +106,11 @@ struct ParallelSpec {
 //   query_copy:          with more than one token in the pass, the query made contiguous before the
 //                        attention (2*T*Hl*d*2);
 //   merge_heads_copy:    at q > 1 the attention output [b, H, q, d] copied to [b*q, H*d] (2*T*Hl*d*2);
-//   kv_expand_above_q1:  at q > 1 the K and V of the layer's context repeated to the query heads
-//                        before the attention (PyTorch's SDPA with a mask and enable_gqa):
-//                        2*b*L*(KVl + Hl)*d*2, one kernel.
+//   mask_bias_above_q1:  at q > 1 the boolean [q, L] mask turned into an additive bias before the
+//                        attention (PyTorch's SDPA with a boolean mask on cuDNN's kernel, which takes
+//                        GQA natively: no K/V expansion): a `where` of q*L*(1+2) B and two fills of
+//                        q*pad16(L)*2 B (the kernels before cuDNN's SDPA at q >= 2 in
+//                        traces/torch-kernel-probe/h200-1x-2026-12-04.kineto.rank0.json.gz).
 // MLA layers keep their fused kernels (no MLA inventory is modelled).
 struct KernelInventory {
   bool add_norm = true;
@@ -119,9 +121,9 @@ struct KernelInventory {
   bool activation = true;
   bool query_copy = false;
   bool merge_heads_copy = false;
-  bool kv_expand_above_q1 = false;
+  bool mask_bias_above_q1 = false;
   bool Fused() const {
-    return add_norm && rope_kv_store && activation && !query_copy && !merge_heads_copy && !kv_expand_above_q1;
+    return add_norm && rope_kv_store && activation && !query_copy && !merge_heads_copy && !mask_bias_above_q1;
   }
   // For reports: "fused: ..." or the separate kernels it launches.
   std::string Describe() const;

@@ -74,15 +74,19 @@ TEST(ForwardPassTest, TheUnfusedInventoryLaunchesPyTorchsSeparateKernels) {
   EXPECT_DOUBLE_EQ(add->bytes, 3.0 * 1 * 4096 * 2);
   ASSERT_NE(FindKernel(u1, "layer0.rotary_q4"), nullptr);
   EXPECT_DOUBLE_EQ(FindKernel(u1, "layer0.rotary_k0")->bytes, 2.0 * 1 * 8 * 128 * 2);
-  EXPECT_EQ(FindKernel(u1, "layer0.kv_expand"), nullptr);  // q = 1: SDPA runs GQA natively
+  EXPECT_EQ(FindKernel(u1, "layer0.mask_bias"), nullptr);  // q = 1: no mask
   EXPECT_EQ(FindKernel(f1, "layer0.input_norm_residual_add"), nullptr);
   PassShape wide = unfused;
   wide.tokens_per_sequence = 4;
   const ForwardPass u4 = Build(m, {}, wide);
-  EXPECT_EQ(smalls(u4), 20);
-  const compute::Kernel* expand = FindKernel(u4, "layer0.kv_expand");
-  ASSERT_NE(expand, nullptr);
-  EXPECT_DOUBLE_EQ(expand->bytes, 2.0 * 1 * (1024 + 4) * (8 + 32) * 128 * 2);
+  EXPECT_EQ(smalls(u4), 22);  // + the mask's where and two fills, + the merge-heads copy
+  // The [q, L] = [4, 1028] mask: a where reading 1 B and writing 2 B per position, fills of the bias
+  // padded to 1040 keys.
+  const compute::Kernel* bias = FindKernel(u4, "layer0.mask_bias");
+  ASSERT_NE(bias, nullptr);
+  EXPECT_DOUBLE_EQ(bias->bytes, 4.0 * (1024 + 4) * 3);
+  ASSERT_NE(FindKernel(u4, "layer0.mask_bias_fill1"), nullptr);
+  EXPECT_DOUBLE_EQ(FindKernel(u4, "layer0.mask_bias_fill0")->bytes, 4.0 * 1040 * 2);
   ASSERT_NE(FindKernel(u4, "layer0.merge_heads"), nullptr);
   // An inventory of no rotary kernel or three KV-store kernels is an error, not a pass without them.
   PassShape bad = unfused;

@@ -34,6 +34,10 @@ std::string TorchTypeName(const std::string& input_type) {
   std::string t = input_type.rfind("c10::", 0) == 0 ? input_type.substr(5) : input_type;
   if (t == "float") return "Float";
   if (t == "double") return "Double";
+  if (t == "bool") return "Bool";
+  if (t == "long int") return "Long";
+  if (t == "int") return "Int";
+  if (t == "unsigned char") return "Byte";
   return t;
 }
 

@@ -93,6 +93,122 @@ void CollectArgmax(const OperatorCall& c, KernelCallSamples* samples, std::map<s
   if (s.main_kernel.empty()) s.main_kernel = c.longest->name;
 }
 
+// Elements of a shape, or -1 past kMaxTraceListElements.
+double ElementsOf(const std::vector<int64_t>& shape) {
+  double n = 1;
+  for (int64_t d : shape) n *= static_cast<double>(d);
+  return n;
+}
+
+// The broadcast shape's elements of the tensor inputs (numpy's rule: trailing dimensions aligned,
+// each 1 or equal); -1 when they do not broadcast.
+double BroadcastElements(const std::vector<const std::vector<int64_t>*>& shapes) {
+  size_t rank = 0;
+  for (const auto* s : shapes) rank = std::max(rank, s->size());
+  double n = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t d = 1;
+    for (const auto* s : shapes) {
+      if (i >= s->size()) continue;
+      const int64_t x = (*s)[s->size() - 1 - i];
+      if (x == d || x == 1) continue;
+      if (d != 1) return -1;
+      d = x;
+    }
+    n *= static_cast<double>(d);
+  }
+  return n;
+}
+
+// One pointwise / copy call's output elements, bytes and output dtype (kernel_calls.h); false with
+// `why` set when its inputs do not say.
+bool ElementwiseShape(const KinetoOp& o, double* elements, double* bytes, std::string* dtype, std::string* why) {
+  struct Input {
+    const std::vector<int64_t>* shape;
+    double elements;
+    int size;
+    std::string dtype;
+  };
+  std::vector<Input> in;
+  for (size_t i = 0; i < o.input_dims.size(); ++i) {
+    const bool list = i < o.input_list_elements.size() && o.input_list_elements[i] > 0;
+    if (o.input_dims[i].empty() && !list) continue;  // a scalar (or a 0-dim tensor)
+    const std::string t = i < o.input_types.size() ? TorchTypeName(o.input_types[i]) : std::string();
+    const std::string type = (list && t == "TensorList") ? std::string() : t;
+    in.push_back({&o.input_dims[i], list ? static_cast<double>(o.input_list_elements[i]) : ElementsOf(o.input_dims[i]),
+                  DtypeBytes(type), type});
+  }
+  // A 0-dim tensor alone (aten::scalar_tensor's fill_): one element of its dtype.
+  if (in.empty() && !o.input_dims.empty() && !o.input_types.empty() && DtypeBytes(TorchTypeName(o.input_types[0])) > 0)
+    in.push_back({&o.input_dims[0], 1.0, DtypeBytes(TorchTypeName(o.input_types[0])), TorchTypeName(o.input_types[0])});
+  if (in.empty()) return *why = o.name + " calls without tensor shapes (profile with record_shapes=True)", false;
+  if (o.name == "aten::cat") {
+    // The list's dtype is not recorded: the output's is the one other calls of the pass use; take
+    // bf16's 2 bytes only when no input names it (stated in the header: cat of bf16 activations).
+    const int size = in[0].size > 0 ? in[0].size : 2;
+    *dtype = in[0].dtype.empty() ? "BFloat16" : in[0].dtype;
+    *elements = in[0].elements;
+    *bytes = 2 * in[0].elements * size;
+    return true;
+  }
+  for (const Input& x : in)
+    if (x.size == 0) return *why = o.name + " calls with a tensor of an unknown dtype", false;
+  if (o.name == "aten::copy_" || o.name == "aten::fill_") {
+    *dtype = in[0].dtype;
+    *elements = in[0].elements;
+    *bytes = in[0].elements * in[0].size + (o.name == "aten::copy_" && in.size() > 1 ? in[1].elements * in[1].size : 0);
+    return true;
+  }
+  std::vector<const std::vector<int64_t>*> shapes;
+  const Input* largest = &in[0];
+  double read = 0;
+  for (const Input& x : in) {
+    shapes.push_back(x.shape);
+    read += x.elements * x.size;
+    if (x.elements > largest->elements) largest = &x;
+  }
+  *elements = BroadcastElements(shapes);
+  if (*elements < 0) return *why = o.name + " calls whose input shapes do not broadcast", false;
+  *dtype = largest->dtype;
+  *bytes = read + *elements * largest->size;
+  return true;
+}
+
+void CollectElementwise(const OperatorCall& c, KernelCallSamples* samples, std::map<std::string, int64_t>* skipped) {
+  double elements = 0, bytes = 0;
+  std::string dtype, why;
+  if (!ElementwiseShape(*c.op, &elements, &bytes, &dtype, &why)) {
+    ++(*skipped)[why];
+    return;
+  }
+  if (elements < 1 || bytes < 1 || elements > static_cast<double>(kMaxTraceListElements) ||
+      bytes > static_cast<double>(kMaxTraceListElements)) {
+    ++(*skipped)[c.op->name + " calls of no elements or past " + std::to_string(kMaxTraceListElements)];
+    return;
+  }
+  KernelCallSamples::Samples& s =
+      samples->elementwise[{c.op->name, static_cast<int64_t>(elements), static_cast<int64_t>(bytes), dtype}];
+  s.us.push_back(c.ns * 1e-3);
+  s.kernels_per_call = std::max(s.kernels_per_call, c.kernels);
+  if (s.op.empty()) s.op = c.op->name;
+  if (s.main_kernel.empty()) s.main_kernel = c.longest->name;
+}
+
+void AddElementwiseItem(const ElementwiseGroup& g, const KernelCallSamples::Samples& s, trace::Trace* tr) {
+  trace::Item* it = tr->add_items();
+  it->set_suite(trace::SUITE_KERNELS);
+  it->set_kind(trace::KIND_ELEMENTWISE);
+  it->set_name(g.name);
+  trace::ElementwiseParams* p = it->mutable_elementwise();
+  p->set_op(g.op);
+  p->set_elements(g.elements);
+  p->set_bytes(g.bytes);
+  p->set_dtype(TraceDtype(g.dtype));
+  p->set_gpu(0);
+  p->set_kernel_time_only(true);
+  FillStats(s.us, it->mutable_stats());
+}
+
 void AddSamplingItem(const SamplingGroup& g, const KernelCallSamples::Samples& s, trace::Trace* tr) {
   trace::Item* it = tr->add_items();
   it->set_suite(trace::SUITE_KERNELS);
@@ -201,11 +317,15 @@ void CollectKernelCalls(const std::vector<OperatorCall>& calls, KernelCallSample
       CollectNorm(c, samples, skipped);
     else if (c.op->name == "aten::argmax")
       CollectArgmax(c, samples, skipped);
+    else if (IsElementwiseOp(c.op->name))
+      CollectElementwise(c, samples, skipped);
   }
 }
 
-void AddKernelCallItems(const KernelCallSamples& samples, std::vector<AttentionGroup>* attention,
-                        std::vector<NormGroup>* norms, std::vector<SamplingGroup>* sampling, trace::Trace* tr) {
+void AddKernelCallItems(const KernelCallSamples& samples, KernelCallGroups* groups, trace::Trace* tr) {
+  std::vector<AttentionGroup>* attention = &groups->attention;
+  std::vector<NormGroup>* norms = &groups->norms;
+  std::vector<SamplingGroup>* sampling = &groups->sampling;
   for (const auto& [key, s] : samples.attention) {
     const auto& [impl, b, hq, hkv, q, keys, d, dv, dtype] = key;
     attention->push_back(SummariseAttention(s, impl, b, hq, hkv, q, keys, d, dv, dtype));
@@ -233,6 +353,17 @@ void AddKernelCallItems(const KernelCallSamples& samples, std::vector<AttentionG
              (g.dtype == "BFloat16" ? "" : "/" + g.dtype);
     sampling->push_back(g);
     AddSamplingItem(g, s, tr);
+  }
+  for (const auto& [key, s] : samples.elementwise) {
+    ElementwiseGroup g;
+    std::tie(g.op, g.elements, g.bytes, g.dtype) = key;
+    g.main_kernel = s.main_kernel;
+    g.calls = static_cast<int>(s.us.size());
+    g.median_us = MedianOf(s.us);
+    g.name = "profile/elementwise/" + g.op.substr(g.op.rfind(':') + 1) + "/e" + std::to_string(g.elements) + "/b" +
+             std::to_string(g.bytes) + (g.dtype == "BFloat16" ? "" : "/" + g.dtype);
+    groups->elementwise.push_back(g);
+    AddElementwiseItem(g, s, tr);
   }
 }
 

@@ -23,6 +23,20 @@
 //
 // Sampling (aten::argmax over the last dimension of [rows, vocab] logits: greedy sampling): one
 // group per (rows, vocab, dtype).
+//
+// Elementwise (kineto_trace.h IsElementwiseOp: aten's pointwise and copy operators): one group per
+// (operator, output elements, bytes, output dtype). Inputs with a shape are tensors (a scalar and a
+// 0-dim tensor both record no dimensions and are not counted: at most a few bytes; a call whose only
+// input is such, aten::scalar_tensor's fill_, is one element of its first input's dtype). Output
+// elements: the broadcast shape of the tensor inputs (aten::cat: the sum of its list's tensors);
+// output dtype: that of the largest tensor input (copy_ and fill_: their destination, input 0).
+// Bytes, as a kernel that reads each input once and writes its output once:
+//   pointwise     sum_i numel_i * size_i + out_elements * out_size
+//   copy_         numel(src) * size(src) + numel(dst) * size(dst)
+//   fill_         numel(dst) * size(dst)                              (writes only)
+//   cat           2 * sum of the list's elements * size(out)
+// Simplified: a broadcast input is counted at its own size (read once, from L2 thereafter), and a
+// strided (non-contiguous) input at its elements, not at the lines it spans.
 #pragma once
 
 #include <cstdint>
@@ -64,6 +78,14 @@ struct SamplingGroup {
   double median_us = 0;
 };
 
+struct ElementwiseGroup {
+  std::string name;  // e.g. "profile/elementwise/aten::mul/e131072/b786432"
+  std::string op, dtype, main_kernel;
+  int64_t elements = 0, bytes = 0;
+  int calls = 0;
+  double median_us = 0;
+};
+
 struct NormGroup {
   std::string name;  // e.g. "profile/rmsnorm/t8/h4096"
   std::string op, dtype;
@@ -85,6 +107,8 @@ struct KernelCallSamples {
       attention;  // (implementation, b, hq, hkv, q, s, d, dv, dtype)
   std::map<std::tuple<int64_t, int64_t, bool, std::string>, Samples> norms;  // (tokens, hidden, fused, dtype)
   std::map<std::tuple<int64_t, int64_t, std::string>, Samples> sampling;     // (rows, vocab, dtype)
+  std::map<std::tuple<std::string, int64_t, int64_t, std::string>, Samples>
+      elementwise;  // (op, output elements, bytes, output dtype)
 };
 
 // One rank's attention and norm calls into `samples`; calls that cannot be read are counted in
@@ -92,11 +116,18 @@ struct KernelCallSamples {
 void CollectKernelCalls(const std::vector<OperatorCall>& calls, KernelCallSamples* samples,
                         std::map<std::string, int64_t>* skipped);
 
-// The groups, each also written to `tr` as a kernels-suite item (KIND_ATTENTION / KIND_RMSNORM / KIND_SAMPLING,
-// kernel_time_only, priced on GPU 0). Attention groups whose kernel is not recognised are kept in
-// `attention` with an empty implementation and written with the implementation "profile" (the
-// roofline model prices them; calibrate does not fit them).
-void AddKernelCallItems(const KernelCallSamples& samples, std::vector<AttentionGroup>* attention,
-                        std::vector<NormGroup>* norms, std::vector<SamplingGroup>* sampling, trace::Trace* tr);
+// The groups of every kind.
+struct KernelCallGroups {
+  std::vector<AttentionGroup> attention;
+  std::vector<NormGroup> norms;
+  std::vector<SamplingGroup> sampling;
+  std::vector<ElementwiseGroup> elementwise;
+};
+
+// The groups, each also written to `tr` as a kernels-suite item (KIND_ATTENTION / KIND_RMSNORM /
+// KIND_SAMPLING / KIND_ELEMENTWISE, kernel_time_only, priced on GPU 0). Attention groups whose kernel
+// is not recognised are kept in `attention` with an empty implementation and written with the
+// implementation "profile" (the roofline model prices them; calibrate does not fit them).
+void AddKernelCallItems(const KernelCallSamples& samples, KernelCallGroups* groups, trace::Trace* tr);
 
 }  // namespace specsim::profile

@@ -8,6 +8,7 @@
 #include <istream>
 #include <limits>
 #include <memory>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <streambuf>
@@ -179,6 +180,7 @@ class Handler : public nlohmann::json::json_sax_t {
       args_ = {};
       has_args_ = false;
       dims_.clear();
+      lists_.clear();
       types_.clear();
     }
     if (InEvent() && Depth() == 4 && stack_[3].key == "args") has_args_ = true;
@@ -194,7 +196,13 @@ class Handler : public nlohmann::json::json_sax_t {
   }
   bool start_array(std::size_t) override {
     // An inner shape of an operator's "Input Dims": [[1, 4096], [4096, 3072]].
-    if (InEvent() && Depth() == 5 && stack_[3].key == "args" && stack_[4].key == "Input Dims") dims_.emplace_back();
+    if (InEvent() && Depth() == 5 && stack_[3].key == "args" && stack_[4].key == "Input Dims") {
+      dims_.emplace_back();
+      lists_.emplace_back();
+    }
+    // A tensor of a TensorList input (aten::cat's): [[[1, 64], [1, 64]], ...].
+    if (InEvent() && Depth() == 6 && stack_[3].key == "args" && stack_[4].key == "Input Dims" && !lists_.empty())
+      lists_.back().emplace_back();
     stack_.push_back({false, key_});
     if (Depth() == 2 && key_ == "traceEvents") saw_events_ = true;
     key_.clear();
@@ -248,6 +256,9 @@ class Handler : public nlohmann::json::json_sax_t {
         types_.push_back(TextOf(v));
       else if (Depth() == 6 && stack_[3].key == "args" && stack_[4].key == "Input Dims" && !dims_.empty())
         dims_.back().push_back(NumberOfScalar(v));
+      else if (Depth() == 7 && stack_[3].key == "args" && stack_[4].key == "Input Dims" && !lists_.empty() &&
+               !lists_.back().empty())
+        lists_.back().back().push_back(NumberOfScalar(v));
     } else if (Depth() == 2 && stack_[1].object && stack_[1].key == "distributedInfo") {
       ok = DistributedInfo(v);
     }
@@ -383,23 +394,39 @@ class Handler : public nlohmann::json::json_sax_t {
 
   // An operator whose shapes the importer reads: each of its Input Dims a dimension in [0, kMaxTraceDim].
   void EmitShapeOp(const std::string& name, int64_t start, int64_t duration, int64_t tid, int64_t external_id) {
-    KinetoOp o{name, start, duration, tid, external_id, {}, std::move(types_)};
+    KinetoOp o{name, start, duration, tid, external_id, {}, std::move(types_), {}};
     types_.clear();
+    const std::string why = "a dimension not an integer in [0, " + std::to_string(kMaxTraceDim) + "] (args.Input Dims)";
     for (const std::vector<double>& shape : dims_) {
       std::vector<int64_t>& dims = o.input_dims.emplace_back();
       for (double d : shape) {
-        if (!IsIntegerIn(d, 0, static_cast<double>(kMaxTraceDim)))
-          return Drop("cpu_op (shapes)",
-                      "a dimension not an integer in [0, " + std::to_string(kMaxTraceDim) + "] (args.Input Dims)");
+        if (!IsIntegerIn(d, 0, static_cast<double>(kMaxTraceDim))) return Drop("cpu_op (shapes)", why);
         dims.push_back(static_cast<int64_t>(d));
       }
+    }
+    for (const std::vector<std::vector<double>>& list : lists_) {
+      double elements = 0;
+      for (const std::vector<double>& shape : list) {
+        double n = 1;
+        for (double d : shape) {
+          if (!IsIntegerIn(d, 0, static_cast<double>(kMaxTraceDim))) return Drop("cpu_op (shapes)", why);
+          n *= d;
+        }
+        elements += n;
+      }
+      if (elements > static_cast<double>(kMaxTraceListElements))
+        return Drop("cpu_op (shapes)",
+                    "a TensorList input past " + std::to_string(kMaxTraceListElements) + " elements (args.Input Dims)");
+      o.input_list_elements.push_back(list.empty() ? 0 : static_cast<int64_t>(elements));
     }
     out_->ops.push_back(std::move(o));
   }
 
   KinetoTrace* out_;
   std::vector<std::vector<double>> dims_;  // the event's "Input Dims" (NaN: not a number)
-  std::vector<std::string> types_;         // its "Input type"
+  // Per input, the shapes of a TensorList input's tensors (empty for a tensor or scalar input).
+  std::vector<std::vector<std::vector<double>>> lists_;
+  std::vector<std::string> types_;  // its "Input type"
   std::vector<Frame> stack_;
   std::string key_;
   Fields event_, args_;
@@ -466,8 +493,16 @@ bool IsNormOp(const std::string& name) {
          (name.rfind("triton_", 0) == 0 && name.find("rsqrt") != std::string::npos);
 }
 
+bool IsElementwiseOp(const std::string& name) {
+  static const std::set<std::string> kOps = {"aten::add",   "aten::add_",    "aten::sub",   "aten::mul",
+                                             "aten::mul_",  "aten::div",     "aten::neg",   "aten::silu",
+                                             "aten::gelu",  "aten::sigmoid", "aten::exp",   "aten::cat",
+                                             "aten::copy_", "aten::where",   "aten::fill_", "aten::masked_fill_"};
+  return kOps.count(name) > 0;
+}
+
 bool IsShapeOp(const std::string& name) {
-  return IsGemmOp(name) || IsAttentionOp(name) || IsNormOp(name) || name == "aten::argmax";
+  return IsGemmOp(name) || IsAttentionOp(name) || IsNormOp(name) || IsElementwiseOp(name) || name == "aten::argmax";
 }
 
 StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json_text, const std::string& name) {

@@ -55,12 +55,16 @@ struct KinetoKernel {
 // attention forwards the SDPA backends launch their kernels from (aten::_cudnn_attention_forward,
 // aten::_flash_attention_forward, aten::_efficient_attention_forward), RMSNorms (operators named
 // rms_norm / rmsnorm, as vLLM's and SGLang's custom ops are, and torch.compile's Triton kernels
-// of a norm: triton_* with rsqrt in the name) and aten::argmax (greedy sampling).
+// of a norm: triton_* with rsqrt in the name), aten::argmax (greedy sampling) and aten's pointwise and
+// copy operators (IsElementwiseOp).
 bool IsShapeOp(const std::string& name);
 // Its kinds: the GEMMs, the attention forwards, the RMSNorms (as above).
 bool IsGemmOp(const std::string& name);
 bool IsAttentionOp(const std::string& name);
 bool IsNormOp(const std::string& name);
+// aten::add / add_ / sub / mul / mul_ / div / neg / silu / gelu / sigmoid / exp / cat / copy_ / where /
+// fill_ / masked_fill_: one elementwise or copy kernel per call.
+bool IsElementwiseOp(const std::string& name);
 
 // A kept operator call (cpu_op): its kernels carry its external id.
 struct KinetoOp {
@@ -70,6 +74,8 @@ struct KinetoOp {
   int64_t external_id = -1;
   std::vector<std::vector<int64_t>> input_dims;  // "Input Dims": one shape per input ({} for scalars)
   std::vector<std::string> input_types;          // "Input type", e.g. "c10::BFloat16"
+  // Per input: the summed elements of a TensorList input's tensors (aten::cat's), 0 for another input.
+  std::vector<int64_t> input_list_elements;
 };
 
 // A host range (user_annotation) or its GPU span (gpu_user_annotation).
@@ -129,10 +135,11 @@ struct KinetoTrace {
 // duration up to one day keep every time in int64 nanoseconds with room for start + duration.
 inline constexpr double kMaxTraceStartUs = 4e15;
 inline constexpr double kMaxTraceDurationUs = 86400e6;
-inline constexpr int kMaxTraceWorldSize = 65536;                 // distributedInfo.world_size
-inline constexpr int64_t kMaxTraceId = int64_t{1} << 53;         // ids, streams, threads: exact in a double
-inline constexpr int64_t kMaxTraceDim = (int64_t{1} << 31) - 1;  // a tensor dimension (Input Dims)
-inline constexpr int64_t kMaxTraceElements = int64_t{1} << 40;   // an NCCL message's elements
+inline constexpr int kMaxTraceWorldSize = 65536;                    // distributedInfo.world_size
+inline constexpr int64_t kMaxTraceId = int64_t{1} << 53;            // ids, streams, threads: exact in a double
+inline constexpr int64_t kMaxTraceDim = (int64_t{1} << 31) - 1;     // a tensor dimension (Input Dims)
+inline constexpr int64_t kMaxTraceListElements = int64_t{1} << 50;  // a TensorList input's summed elements
+inline constexpr int64_t kMaxTraceElements = int64_t{1} << 40;      // an NCCL message's elements
 
 // What one trace file may hold. Past a bound the file is refused (InvalidArgument naming the file
 // and the bound) as soon as the reader gets there, before the rest is decompressed or parsed.

@@ -68,12 +68,15 @@ TEST(KinetoTraceTest, KeepsKernelsRangesAndLaunchesAndCountsTheRest) {
   EXPECT_EQ(t->events, 8);
   EXPECT_EQ(t->ignored.at("metadata"), 1);
   EXPECT_EQ(t->ignored.at("ac2g"), 1);
-  EXPECT_EQ(t->ignored.count("cpu_op"), 0u);  // every operator is a host call; aten::cat has no shapes read
+  EXPECT_EQ(t->ignored.count("cpu_op"), 0u);  // every operator is a host call
   ASSERT_EQ(t->cpu_ops.size(), 2u);
   EXPECT_EQ(t->cpu_ops[1].name, "aten::cat");
   EXPECT_EQ(t->cpu_ops[1].start_ns, 106000);
-  // aten::mm is kept with its shapes, and its kernel points back to it.
-  ASSERT_EQ(t->ops.size(), 1u);
+  // aten::mm and aten::cat are kept with their shapes, and the GEMM's kernel points back to it; cat's
+  // TensorList input is read as its tensors' summed elements (2 x 16), the scalar after it as 0.
+  ASSERT_EQ(t->ops.size(), 2u);
+  EXPECT_EQ(t->ops[1].name, "aten::cat");
+  EXPECT_EQ(t->ops[1].input_list_elements, (std::vector<int64_t>{32, 0}));
   EXPECT_EQ(t->ops[0].name, "aten::mm");
   EXPECT_EQ(t->ops[0].external_id, 4);
   EXPECT_EQ(t->kernels[0].external_id, 4);
@@ -323,8 +326,9 @@ TEST(KinetoTraceTest, ReadsTheCommittedProfilerTrace) {
   EXPECT_EQ(t->kernels.size(), 3780u);  // traces/README.md
   EXPECT_GT(t->launches.size(), 3000u);
   // Kept (IsShapeOp): 273 aten::mm, 153 aten::rms_norm and their 153 aten::_fused_rms_norm, 60
-  // aten::_cudnn_attention_forward, 33 aten::argmax; every other cpu_op is counted.
-  EXPECT_EQ(t->ops.size(), 273u + 153 + 153 + 60 + 33);
+  // aten::_cudnn_attention_forward, 33 aten::argmax and 1116 elementwise operators (IsElementwiseOp);
+  // every other cpu_op is counted.
+  EXPECT_EQ(t->ops.size(), 273u + 153 + 153 + 60 + 33 + 1116);
   EXPECT_EQ(static_cast<int64_t>(t->cpu_ops.size()), 6210);
   EXPECT_TRUE(t->dropped.empty());  // a real profile passes every check
 }

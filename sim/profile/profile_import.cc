@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <regex>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -432,6 +436,41 @@ std::string PassGroup::Key() const {
          std::to_string(kernels) + " kernels";
 }
 
+namespace {
+
+// The calls whose operator starts inside a host range (same thread) whose name matches `ranges`:
+// the matching ranges of each thread merged into disjoint spans, each call's start looked up.
+std::vector<OperatorCall> CallsInRanges(const std::vector<OperatorCall>& calls, const KinetoTrace& t,
+                                        const std::regex& ranges) {
+  std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> spans;  // tid -> [start, end), disjoint
+  for (const KinetoRange& r : t.ranges)
+    if (std::regex_search(r.name, ranges)) spans[r.tid].push_back({r.start_ns, r.start_ns + r.duration_ns});
+  for (auto& [tid, v] : spans) {
+    std::sort(v.begin(), v.end());
+    std::vector<std::pair<int64_t, int64_t>> merged;
+    for (const auto& span : v) {
+      if (!merged.empty() && span.first <= merged.back().second)
+        merged.back().second = std::max(merged.back().second, span.second);
+      else
+        merged.push_back(span);
+    }
+    v = std::move(merged);
+  }
+  std::vector<OperatorCall> kept;
+  for (const OperatorCall& c : calls) {
+    auto it = spans.find(c.op->tid);
+    if (it == spans.end()) continue;
+    const auto& v = it->second;
+    auto after =
+        std::upper_bound(v.begin(), v.end(), c.op->start_ns,
+                         [](int64_t start, const std::pair<int64_t, int64_t>& span) { return start < span.first; });
+    if (after != v.begin() && c.op->start_ns < std::prev(after)->second) kept.push_back(c);
+  }
+  return kept;
+}
+
+}  // namespace
+
 StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const ImportOptions& options) {
   ASSIGN_OR_RETURN(const int world, SortRanks(&ranks));
   ProfileImport out;
@@ -439,11 +478,21 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
   RankScans scans = ScanRanks(ranks, options, &out);
   GemmCallMap gemm_calls;
   KernelCallSamples kernel_calls;
+  std::optional<std::regex> call_ranges;
+  if (!options.call_ranges.empty()) {
+    try {
+      call_ranges.emplace(options.call_ranges, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return InvalidArgumentError("--call-ranges '" + options.call_ranges + "': not a regular expression (" + e.what() +
+                                  ")");
+    }
+  }
   for (const KinetoTrace& t : ranks) {
     for (const auto& [cat, n] : t.ignored) out.ignored[cat] += n;
     for (const auto& [cat, reasons] : t.dropped)
       for (const auto& [why, n] : reasons) out.dropped[cat][why] += n;
-    const std::vector<OperatorCall> calls = OperatorCalls(t);
+    std::vector<OperatorCall> calls = OperatorCalls(t);
+    if (call_ranges) calls = CallsInRanges(calls, t, *call_ranges);
     CollectGemmCalls(calls, &gemm_calls, &out.gemms_skipped);
     CollectKernelCalls(calls, &kernel_calls, &out.kernel_calls_skipped);
   }
@@ -466,7 +515,7 @@ StatusOr<ProfileImport> ImportProfile(std::vector<KinetoTrace> ranks, const Impo
     out.gemms.push_back(SummariseGemm(key, gemm));
     AddGemmItem(out.gemms.back(), gemm, &tr);
   }
-  AddKernelCallItems(kernel_calls, &out.attention, &out.norms, &out.sampling, &tr);
+  AddKernelCallItems(kernel_calls, &out.kernel_call_groups, &tr);
   for (const HostOpGroup& g : out.host_ops) DescribeHostOpItem(g, tr.add_items());
   for (const HostLoopGroup& g : out.host_loops) DescribeHostLoopItem(g, tr.add_items());
   return out;

@@ -76,6 +76,10 @@ struct ImportOptions {
   // environment and to every NCCL item (NCCL_ALGO, NCCL_PROTO, NCCL_MIN/MAX_NCHANNELS,
   // NCCL_P2P_LEVEL, NCCL_P2P_DISABLE, NCCL_SHM_DISABLE), which the predictors read.
   std::map<std::string, std::string> nccl_env;
+  // Eager calls (GEMM, attention, norm, argmax, elementwise items) only from inside host ranges whose
+  // name matches this ECMAScript regex (searched); empty: every call. A call is inside a range when
+  // its operator starts within the range on the range's thread.
+  std::string call_ranges;
 };
 
 struct PassGroup {
@@ -132,10 +136,9 @@ struct ProfileImport {
   // aten::mm / addmm calls whose kernels were seen but whose shape could not be read (no Input
   // Dims: record_shapes off, or a dtype the GEMM model has not), by reason.
   std::map<std::string, int64_t> gemms_skipped;
-  // Eager attention, RMSNorm and argmax calls with their shapes (kernel_calls.h), and those skipped by reason.
-  std::vector<AttentionGroup> attention;
-  std::vector<NormGroup> norms;
-  std::vector<SamplingGroup> sampling;
+  // Eager attention, RMSNorm, argmax and elementwise calls with their shapes (kernel_calls.h), and
+  // those skipped by reason.
+  KernelCallGroups kernel_call_groups;
   std::map<std::string, int64_t> kernel_calls_skipped;
   int64_t kernels = 0;  // over all ranks
   int64_t kernels_in_passes = 0;

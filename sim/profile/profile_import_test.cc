@@ -307,6 +307,70 @@ TEST(ProfileImportTest, EagerGemmCallsBecomeGemmItemsOfTheirShape) {
 // A graph-replayed pass launches what an eager pass of the same phase and kernel count launched: its
 // NCCL calls take that pass's sizes call by call, even where the channel count (here 5, which no
 // eager call used) cannot tell; the pass learns its tokens from them.
+// Eager pointwise and copy calls become elementwise items whose bytes follow kernel_calls.h: a
+// broadcast add reads both inputs and writes the broadcast shape, a copy_ reads its (fp32) source
+// and writes its (bf16) destination, a cat reads and writes its list, a fill_ of a 0-dim tensor
+// writes one element. --call-ranges keeps only the calls inside matching host ranges.
+TEST(ProfileImportTest, EagerElementwiseCallsBecomeItemsOfTheirBytes) {
+  auto ranks = [] {
+    std::vector<KinetoTrace> out;
+    for (int rank : {0, 1}) {
+      KinetoTrace t = Rank(rank, 40000, 8000);
+      for (int i : {0, 2, 3}) t.kernels[i].external_id = 80 + i;
+      KinetoKernel fill = t.kernels[2];
+      fill.external_id = 84;
+      fill.correlation = 12;
+      t.kernels.push_back(fill);
+      t.ops.push_back({"aten::add",
+                       1500,
+                       900,
+                       1,
+                       80,
+                       {{4, 4096}, {4096}, {}},
+                       {"c10::BFloat16", "c10::BFloat16", "Scalar"},
+                       {}});  // in "verify"
+      t.ops.push_back({"aten::copy_",
+                       300500,
+                       900,
+                       1,
+                       82,
+                       {{4, 8, 128}, {4, 8, 128}, {}},
+                       {"c10::BFloat16", "float", "Scalar"},
+                       {}});  // in "draft"
+      t.ops.push_back({"aten::cat", 390000, 900, 1, 83, {{}, {}}, {"TensorList", "Scalar"}, {512, 0}});
+      t.ops.push_back({"aten::fill_", 391000, 900, 1, 84, {{}, {}}, {"c10::BFloat16", "Scalar"}, {}});
+      out.push_back(std::move(t));
+    }
+    return out;
+  };
+  auto r = ImportProfile(ranks());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::map<std::string, const ElementwiseGroup*> by;
+  for (const ElementwiseGroup& g : r->kernel_call_groups.elementwise) by[g.op] = &g;
+  ASSERT_EQ(by.size(), 4u);
+  EXPECT_EQ(by["aten::add"]->elements, 4 * 4096);
+  EXPECT_EQ(by["aten::add"]->bytes, (4 * 4096 + 4096 + 4 * 4096) * 2);
+  EXPECT_EQ(by["aten::copy_"]->bytes, 4 * 8 * 128 * (2 + 4));
+  EXPECT_EQ(by["aten::cat"]->bytes, 2 * 512 * 2);
+  EXPECT_EQ(by["aten::fill_"]->bytes, 2);
+  EXPECT_EQ(by["aten::add"]->calls, 2);  // both ranks
+  int items = 0;
+  for (const trace::Item& it : r->trace.items())
+    if (it.kind() == trace::KIND_ELEMENTWISE) {
+      ++items;
+      EXPECT_TRUE(it.elementwise().kernel_time_only());
+    }
+  EXPECT_EQ(items, 4);
+  ImportOptions only_verify;
+  only_verify.call_ranges = "^verify$";
+  auto v = ImportProfile(ranks(), only_verify);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  ASSERT_EQ(v->kernel_call_groups.elementwise.size(), 1u);
+  EXPECT_EQ(v->kernel_call_groups.elementwise[0].op, "aten::add");
+  only_verify.call_ranges = "(";
+  EXPECT_FALSE(ImportProfile(ranks(), only_verify).ok());
+}
+
 TEST(ProfileImportTest, GraphReplaySizesFromTheEagerPassOfTheSamePhase) {
   std::vector<KinetoTrace> ranks;
   for (int rank : {0, 1}) {
@@ -376,8 +440,8 @@ TEST(ProfileImportTest, EagerAttentionAndNormCallsOfTheCommittedFusedProfile) {
   }
   auto r = ImportProfile(std::move(ranks));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_EQ(r->attention.size(), 5u);  // q = 1, 2, 4, 8, 16
-  for (const AttentionGroup& a : r->attention) {
+  ASSERT_EQ(r->kernel_call_groups.attention.size(), 5u);  // q = 1, 2, 4, 8, 16
+  for (const AttentionGroup& a : r->kernel_call_groups.attention) {
     EXPECT_EQ(a.batch, 8);
     EXPECT_EQ(a.q_heads, 16);
     EXPECT_EQ(a.kv_heads, 4);
@@ -393,19 +457,20 @@ TEST(ProfileImportTest, EagerAttentionAndNormCallsOfTheCommittedFusedProfile) {
       EXPECT_EQ(a.implementation, "cudnn_sdpa_sm90/64x128");
       EXPECT_EQ(a.kernels_per_call, 1);
       EXPECT_EQ(a.main_median_us, 0);
-      EXPECT_GT(a.median_us, 3 * r->attention.front().median_us);  // the prefill kernel's step at q > 1
+      EXPECT_GT(a.median_us,
+                3 * r->kernel_call_groups.attention.front().median_us);  // the prefill kernel's step at q > 1
     }
   }
   std::map<std::string, const NormGroup*> norms;
-  for (const NormGroup& n : r->norms) norms[n.name] = &n;
+  for (const NormGroup& n : r->kernel_call_groups.norms) norms[n.name] = &n;
   ASSERT_TRUE(norms.count("profile/rmsnorm/t8/h4096/residual"));
   ASSERT_TRUE(norms.count("profile/rmsnorm/t8/h4096"));
   EXPECT_TRUE(norms["profile/rmsnorm/t8/h4096/residual"]->fused_residual);
   EXPECT_GT(norms["profile/rmsnorm/t8/h4096/residual"]->calls, norms["profile/rmsnorm/t8/h4096"]->calls);
   // Greedy sampling: aten::argmax over the gathered [rows, 128256] logits, ~28 us whatever the rows
   // up to 64 (a row per block: the sampling row limit of compute/kernel_cost.h).
-  ASSERT_FALSE(r->sampling.empty());
-  for (const SamplingGroup& s : r->sampling) {
+  ASSERT_FALSE(r->kernel_call_groups.sampling.empty());
+  for (const SamplingGroup& s : r->kernel_call_groups.sampling) {
     EXPECT_EQ(s.vocab, 128256);
     EXPECT_EQ(s.op, "aten::argmax");
     if (s.rows <= 64) {
@@ -430,7 +495,7 @@ TEST(ProfileImportTest, EagerAttentionAndNormCallsOfTheCommittedFusedProfile) {
     }
   }
   EXPECT_EQ(attention_items, 5);
-  EXPECT_EQ(norm_items, static_cast<int>(r->norms.size()));
+  EXPECT_EQ(norm_items, static_cast<int>(r->kernel_call_groups.norms.size()));
 }
 
 }  // namespace

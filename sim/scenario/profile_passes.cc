@@ -209,7 +209,7 @@ PassPrediction PredictPassGroup(const profile::PassGroup& g, const LoadedScenari
 ProfilePasses PredictProfilePasses(const profile::ProfileImport& imported, const LoadedScenario& loaded) {
   ProfilePasses s;
   for (const profile::PassGroup& g : imported.passes) {
-    PassPrediction p = PredictPassGroup(g, loaded, imported.attention);
+    PassPrediction p = PredictPassGroup(g, loaded, imported.kernel_call_groups.attention);
     if (p.ok)
       s.predicted.push_back({&g, std::move(p)});
     else
@@ -220,8 +220,8 @@ ProfilePasses PredictProfilePasses(const profile::ProfileImport& imported, const
 
 Status AddPassItems(const ProfilePasses& passes, const LoadedScenario& loaded, profile::ProfileImport* imported) {
   ASSIGN_OR_RETURN(const config::Model model, io::LoadModelProto(loaded.scenario.model()));
-  AddDecodeItems(passes.predicted, loaded, model, imported->ranks, !imported->gemms.empty(), imported->attention,
-                 &imported->trace);
+  AddDecodeItems(passes.predicted, loaded, model, imported->ranks, !imported->gemms.empty(),
+                 imported->kernel_call_groups.attention, &imported->trace);
   return OkStatus();
 }
 

@@ -6,6 +6,7 @@
 #include <google/protobuf/text_format.h>
 
 #include <fstream>
+#include <regex>
 #include <nlohmann/json.hpp>
 
 #include "sim/calib/fit.h"
@@ -77,7 +78,26 @@ int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& e
   // defaults and is listed below.
   calib::FitOptions options;
   options.fix_undetermined = true;
-  auto fit = calib::Fit(in->trace, {}, *in->topology, in->params, options);
+  std::vector<int> kept_items;  // empty: every item
+  if (!flags.exclude.empty()) {
+    std::regex exclude;
+    try {
+      exclude = std::regex(flags.exclude, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      err << "specsim calibrate: --exclude '" << flags.exclude << "': not a regular expression (" << e.what() << ")\n";
+      return 2;
+    }
+    for (int i = 0; i < in->trace.items_size(); ++i)
+      if (!std::regex_search(in->trace.items(i).name(), exclude)) kept_items.push_back(i);
+    if (kept_items.empty()) {
+      err << "specsim calibrate: --exclude '" << flags.exclude << "' leaves none of the " << in->trace.items_size()
+          << " items\n";
+      return 2;
+    }
+    err << "specsim calibrate: --exclude '" << flags.exclude << "': " << in->trace.items_size() - kept_items.size()
+        << " of " << in->trace.items_size() << " items left out of the fit\n";
+  }
+  auto fit = calib::Fit(in->trace, kept_items, *in->topology, in->params, options);
   if (!fit.ok()) {
     err << "specsim calibrate: " << traces << ": " << fit.status().message() << "\n";
     return 2;
@@ -94,6 +114,7 @@ int RunCalibrate(const CalibrateFlags& flags, std::ostream& out, std::ostream& e
   google::protobuf::TextFormat::PrintToString(c, &text);
   std::string command = "specsim calibrate";
   for (const std::string& t : flags.traces) command += " " + t;
+  if (!flags.exclude.empty()) command += " --exclude '" + flags.exclude + "'";
   text =
       "# proto-file: proto/specsim/calibration.proto\n# proto-message: specsim.config.Calibration\n"
       "# Written by `" +

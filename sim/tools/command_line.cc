@@ -218,6 +218,10 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("-o,--output", flags->output, "calibration textproto to write");
   cmd->add_option("--hardware", flags->hardware, "hardware textproto; default: built from the trace");
   cmd->add_flag("--json", flags->json, "print the fitted values as JSON");
+  cmd->add_option("--exclude", flags->exclude,
+                  "leave out of the fit the items whose name matches this regular expression (ECMAScript, searched; "
+                  "names as compare prints them, prefixed with the file's stem when several traces are given), "
+                  "e.g. '/q(16|32|64)/' to hold out wide verify passes");
   cmd->footer(InputBounds());
   cmd->callback([flags, exit_code] { *exit_code = RunCalibrate(*flags, std::cout, std::cerr); });
 }
@@ -329,6 +333,10 @@ void AddImportProfileCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--set", flags->set, "field.path=value: override a scenario field (repeatable)");
   cmd->add_option("--calibration", flags->calibration, "calibration textproto replacing the scenario's");
   cmd->add_option("--run-prefix", flags->run_prefix, "prefix of host ranges that name a run (default specsim.run/)");
+  cmd->add_option("--call-ranges", flags->call_ranges,
+                  "turn only the eager calls made inside host ranges whose name matches this regular expression "
+                  "(ECMAScript, searched) into kernel items (GEMM, attention, norm, argmax, elementwise), e.g. "
+                  "'q(1|2|4|8)$' to fit on narrow verify passes and hold out the rest");
   cmd->footer(
       "Bounds on each trace file: 1 GiB as stored, 2 GiB of JSON text after gunzip, and a gzip file's text at "
       "most 100x the compressed bytes read once past its first 64 MiB (Kineto's JSON compresses 10-20x): past "

@@ -110,6 +110,7 @@ StatusOr<profile::ImportOptions> ImportOptionsOf(const ImportProfileFlags& flags
     options.names = profile::ConcatPassNameMaps(std::move(user), options.names);
   }
   options.run_prefix = flags.run_prefix;
+  options.call_ranges = flags.call_ranges;
   for (const std::string& kv : flags.nccl_env) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || kv.rfind("NCCL_", 0) != 0)
@@ -246,6 +247,34 @@ nlohmann::json NormsJson(const std::vector<profile::NormGroup>& norms) {
   return j;
 }
 
+nlohmann::json SamplingJson(const std::vector<profile::SamplingGroup>& sampling) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const profile::SamplingGroup& g : sampling)
+    j.push_back({{"name", g.name},
+                 {"op", g.op},
+                 {"rows", g.rows},
+                 {"vocab", g.vocab},
+                 {"dtype", g.dtype},
+                 {"calls", g.calls},
+                 {"main_kernel", g.main_kernel},
+                 {"median_us", g.median_us}});
+  return j;
+}
+
+nlohmann::json ElementwiseJson(const std::vector<profile::ElementwiseGroup>& elementwise) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const profile::ElementwiseGroup& g : elementwise)
+    j.push_back({{"name", g.name},
+                 {"op", g.op},
+                 {"elements", g.elements},
+                 {"bytes", g.bytes},
+                 {"dtype", g.dtype},
+                 {"calls", g.calls},
+                 {"main_kernel", g.main_kernel},
+                 {"median_us", g.median_us}});
+  return j;
+}
+
 nlohmann::json HostOpsJson(const std::vector<profile::HostOpGroup>& ops) {
   nlohmann::json j = nlohmann::json::array();
   for (const profile::HostOpGroup& g : ops)
@@ -300,6 +329,7 @@ nlohmann::json PassPredictionsJson(const ScenarioPasses& s) {
                  {"predicted_busy_us", p.busy_us},
                  {"error", p.busy_us / std::max(1e-9, g->busy_total_us) - 1},
                  {"predicted_launch_us", p.launch_us},
+                 {"measured_class_us", g->busy_us},
                  {"predicted_class_us", p.class_us}});
   for (const auto& [g, why] : s.passes.unpredicted) j.push_back({{"pass", g->Key()}, {"not_predicted", why}});
   return j;
@@ -317,8 +347,10 @@ void PrintJson(const profile::ProfileImport& r, const ScenarioPasses& s, const s
   j["collectives"] = CollectivesJson(r.collectives);
   j["gemms"] = GemmsJson(r.gemms);
   j["gemms_skipped"] = r.gemms_skipped;
-  j["attention"] = AttentionJson(r.attention);
-  j["norms"] = NormsJson(r.norms);
+  j["attention"] = AttentionJson(r.kernel_call_groups.attention);
+  j["norms"] = NormsJson(r.kernel_call_groups.norms);
+  j["sampling"] = SamplingJson(r.kernel_call_groups.sampling);
+  j["elementwise"] = ElementwiseJson(r.kernel_call_groups.elementwise);
   j["kernel_calls_skipped"] = r.kernel_calls_skipped;
   j["unmatched_ranges"] = r.unmatched_ranges;
   j["host_ops"] = HostOpsJson(r.host_ops);
@@ -417,8 +449,30 @@ void PrintGemmTable(const profile::ProfileImport& r, std::ostream& out) {
   for (const auto& [why, n] : r.gemms_skipped) out << fmt::format("note: {} GEMM call(s) skipped: {}\n", n, why);
 }
 
+// Eager argmax and elementwise calls with their shapes (profile/kernel_calls.h).
+void PrintSamplingAndElementwise(const profile::KernelCallGroups& r, std::ostream& out) {
+  if (!r.sampling.empty()) {
+    out << "\nargmax calls launched eagerly (greedy sampling; median over calls of all ranks)\n";
+    out << fmt::format("{:<40} {:>7} {:>7} {:>9} {:>6} {:>10}\n", "sampling", "rows", "vocab", "dtype", "calls",
+                       "median_us");
+    for (const profile::SamplingGroup& g : r.sampling)
+      out << fmt::format("{:<40} {:>7} {:>7} {:>9} {:>6} {:>10.2f}\n", g.name, g.rows, g.vocab, g.dtype, g.calls,
+                         g.median_us);
+  }
+  if (!r.elementwise.empty()) {
+    out << "\nelementwise calls launched eagerly (bytes = inputs read + output written; median over calls of all "
+           "ranks)\n";
+    out << fmt::format("{:<52} {:>10} {:>11} {:>6} {:>10} {:>7}  {}\n", "elementwise", "elements", "bytes", "calls",
+                       "median_us", "GB/s", "main kernel");
+    for (const profile::ElementwiseGroup& g : r.elementwise)
+      out << fmt::format("{:<52} {:>10} {:>11} {:>6} {:>10.2f} {:>7.0f}  {}\n", g.name, g.elements, g.bytes, g.calls,
+                         g.median_us, static_cast<double>(g.bytes) / (g.median_us * 1e3), g.main_kernel.substr(0, 50));
+  }
+}
+
 // Eager attention and RMSNorm calls with their shapes (profile/kernel_calls.h).
-void PrintKernelCallTables(const profile::ProfileImport& r, std::ostream& out) {
+void PrintKernelCallTables(const profile::ProfileImport& imported, std::ostream& out) {
+  const profile::KernelCallGroups& r = imported.kernel_call_groups;
   if (!r.attention.empty()) {
     out << "\nattention calls launched eagerly (shapes per GPU; keys = cached + new tokens; time = the call's "
            "kernels, main = its longest alone; median over calls of all ranks)\n";
@@ -441,7 +495,9 @@ void PrintKernelCallTables(const profile::ProfileImport& r, std::ostream& out) {
       out << fmt::format("{:<40} {:>7} {:>7} {:>9} {:>6} {:>10.2f}\n", n.name, n.tokens, n.hidden,
                          n.fused_residual ? "yes" : "no", n.calls, n.median_us);
   }
-  for (const auto& [why, n] : r.kernel_calls_skipped) out << fmt::format("note: {} call(s) skipped: {}\n", n, why);
+  PrintSamplingAndElementwise(r, out);
+  for (const auto& [why, n] : imported.kernel_calls_skipped)
+    out << fmt::format("note: {} call(s) skipped: {}\n", n, why);
 }
 
 // Each pass group's measured busy time against the predicted one, or why it is not predicted.

@@ -43,6 +43,7 @@ struct ImportProfileFlags {
   std::string names = "auto";
   std::string name_map;
   std::string run_prefix = "specsim.run/";
+  std::string call_ranges;            // --call-ranges: eager calls only from inside host ranges matching this regex
   std::vector<std::string> nccl_env;  // "NCCL_X=value": the run's NCCL variables
   // The scenario the run is meant to be (its box, model, batch, context, speculation, calibration):
   // each pass group is predicted with it (`--set` overrides fields, `--calibration` replaces the

@@ -3,9 +3,12 @@
 // fitted by weighted linear least squares (weights 1 / t: relative residuals) on the elementwise
 // items' kernel device times (a profile's durations, KIND_ELEMENTWISE) with unknowns ramp_e
 // (compute.elementwise_memory_ramp_ns) and 1 / (bw * e_e) (compute.elementwise_memory_efficiency).
-// Items below the kernel floor are rows of the floor, not of this law, and are left out. With
-// items of one size only the two unknowns cannot be separated: the efficiency keeps the compute
-// fit's memory efficiency and the ramp alone is fitted. No elementwise items: both stay unset (the
+// Items below the kernel floor are rows of the floor, not of this law, and are left out. The
+// efficiency keeps the compute fit's memory efficiency, and the ramp alone is fitted, when the items
+// cannot show a streaming rate: all of one size, or all fill-bound (the largest item's bytes at the
+// memory efficiency take less than the fitted ramp: below one wave of blocks PyTorch's kernels grow
+// with size far faster than any bandwidth, traces/README.md torch-kernel-probe, and a slope fitted
+// there extrapolates to no larger kernel). No elementwise items: both stay unset (the
 // norms' ramp and the memory efficiency price these kernels).
 #include <algorithm>
 #include <cmath>
@@ -43,8 +46,15 @@ Status FitElementwise(FitContext& c) {
   p.defaults = {cp.RampNs(compute::KernelClass::kElementwise), default_inverse};
   for (const auto& [bytes, ns] : rows) p.AddRow({1.0, bytes}, ns, 1.0 / ns);
   ASSIGN_OR_RETURN(LinearSolution s, SolveLeastSquares(p, /*fix_undetermined=*/true, "elementwise fit"));
-  if (!s.determined[1]) {
-    // One size: the bytes at the memory efficiency, the ramp alone on what is left.
+  // The efficiency is a streaming rate: only items that stream long enough to show it measure it.
+  // When even the largest item's bytes take less than the ramp at the memory efficiency (all of
+  // them fill-bound: one wave of blocks or less), their growth with size is the waves filling, not
+  // the bandwidth, and extrapolates to no larger kernel: the ramp alone is fitted.
+  double largest = 0;
+  for (const auto& [bytes, ns] : rows) largest = std::max(largest, bytes);
+  const bool streams = largest * default_inverse >= s.x[0];
+  if (!s.determined[1] || !streams) {
+    // The bytes at the memory efficiency, the ramp alone on what is left.
     LinearProblem ramp_only;
     ramp_only.names = {p.names[0]};
     ramp_only.defaults = {p.defaults[0]};
@@ -68,8 +78,11 @@ Status FitElementwise(FitContext& c) {
     c.result.fitted.push_back({"compute.elementwise_memory_efficiency", "", efficiency, s.residual_rms[1], n});
   } else {
     c.result.not_fitted.push_back(
-        "compute.elementwise_memory_efficiency: the elementwise items do not separate it from the ramp (one size): "
-        "the memory efficiency is kept");
+        streams
+            ? "compute.elementwise_memory_efficiency: the elementwise items do not separate it from the ramp (one "
+              "size): the memory efficiency is kept"
+            : "compute.elementwise_memory_efficiency: no elementwise item streams longer than the ramp (the largest, " +
+                  std::to_string(static_cast<int64_t>(largest)) + " B, is fill-bound): the memory efficiency is kept");
   }
   return OkStatus();
 }

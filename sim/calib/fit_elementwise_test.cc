@@ -79,5 +79,24 @@ TEST(FitTest, ElementwiseCallsOfOneSizeFitTheRampAlone) {
   EXPECT_NEAR(predictor.Predict(t.items(0)).predicted_us / t.items(0).stats().median_us(), 1, 0.01);
 }
 
+// Calls of 4 to 64 KB under a 2 us ramp stream for nanoseconds at any efficiency: their growth says
+// nothing of a streaming rate, so the ramp alone is fitted and the efficiency is listed as not
+// fitted (a slope fitted there would price a 10 MB kernel from kilobyte ones).
+TEST(FitTest, FillBoundElementwiseCallsFitTheRampAlone) {
+  const net::Topology topo = H200();
+  CalibParams truth = DefaultParams(topo, 0);
+  truth.compute.elementwise_memory_ramp_ns = 2000;
+  truth.compute.elementwise_memory_efficiency = 0.4;
+  trace::Trace t = ElementwiseCalls({4096, 16384, 65536});
+  Measure(&t, topo, truth);
+  auto r = Fit(t, {}, topo, DefaultParams(topo, 0));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->params.compute.elementwise_memory_efficiency, 0);
+  EXPECT_NEAR(r->params.compute.elementwise_memory_ramp_ns, 2000, 40);
+  bool listed = false;
+  for (const std::string& n : r->not_fitted) listed |= n.find("fill-bound") != std::string::npos;
+  EXPECT_TRUE(listed);
+}
+
 }  // namespace
 }  // namespace specsim::calib

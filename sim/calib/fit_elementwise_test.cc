@@ -16,13 +16,14 @@ using testing::Fitted;
 using testing::H200;
 using testing::Measure;
 
-trace::Trace ElementwiseCalls(const std::vector<int64_t>& sizes) {
+trace::Trace ElementwiseCalls(const std::vector<int64_t>& sizes, bool strided = false) {
   trace::Trace t;
   for (int64_t bytes : sizes) {
     trace::Item* it = t.add_items();
     it->set_suite(trace::SUITE_KERNELS);
     it->set_kind(trace::KIND_ELEMENTWISE);
-    it->set_name("elementwise/" + std::to_string(bytes));
+    it->set_name("elementwise/" + std::to_string(bytes) + (strided ? "/strided" : ""));
+    it->mutable_elementwise()->set_strided(strided);
     trace::ElementwiseParams* e = it->mutable_elementwise();
     e->set_op("aten::mul");
     e->set_elements(bytes / 6);
@@ -57,6 +58,34 @@ TEST(FitTest, ElementwiseRampAndEfficiencyFromTheirCalls) {
     ASSERT_TRUE(p.simulated) << p.reason;
     EXPECT_NEAR(p.predicted_us / it.stats().median_us(), 1, 0.01) << it.name();
   }
+}
+
+// Vectorized and strided calls under their own ramps (1 us and 2.2 us) and one 40% rate: the fit
+// recovers both ramps and the rate; a strided kernel of the pass takes the strided ramp.
+TEST(FitTest, StridedElementwiseCallsTakeTheirOwnRamp) {
+  const net::Topology topo = H200();
+  CalibParams truth = DefaultParams(topo, 0);
+  truth.compute.kernel_floor_ns = 500;
+  truth.compute.elementwise_memory_ramp_ns = 1000;
+  truth.compute.strided_elementwise_memory_ramp_ns = 2200;
+  truth.compute.elementwise_memory_efficiency = 0.4;
+  trace::Trace t = ElementwiseCalls({4096, 1 << 20, 64 << 20});
+  const trace::Trace s = ElementwiseCalls({8192, 4 << 20, 32 << 20}, /*strided=*/true);
+  for (const trace::Item& it : s.items()) *t.add_items() = it;
+  Measure(&t, topo, truth);
+  CalibParams start = DefaultParams(topo, 0);
+  start.compute.kernel_floor_ns = 500;
+  auto r = Fit(t, {}, topo, start);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR(r->params.compute.elementwise_memory_ramp_ns, 1000, 10);
+  EXPECT_NEAR(r->params.compute.strided_elementwise_memory_ramp_ns, 2200, 22);
+  EXPECT_NEAR(r->params.compute.elementwise_memory_efficiency, 0.4, 0.004);
+  compute::Kernel k;
+  k.kernel_class = compute::KernelClass::kElementwise;
+  k.strided = true;
+  EXPECT_NEAR(r->params.compute.KernelRampNs(k), 2200, 22);
+  k.strided = false;
+  EXPECT_NEAR(r->params.compute.KernelRampNs(k), 1000, 10);
 }
 
 // Calls of one size cannot separate the ramp from the efficiency: the ramp alone is fitted and the

@@ -144,6 +144,8 @@ void ToProto(const compute::ComputeParams& k, const BenchParams& bench, config::
   if (k.elementwise_memory_ramp_ns >= 0)
     out->set_elementwise_memory_ramp_ns(WrittenTimeNs(k.elementwise_memory_ramp_ns));
   out->set_elementwise_memory_efficiency(k.elementwise_memory_efficiency);
+  if (k.strided_elementwise_memory_ramp_ns >= 0)
+    out->set_strided_elementwise_memory_ramp_ns(WrittenTimeNs(k.strided_elementwise_memory_ramp_ns));
   out->set_gemm_overlap(k.gemm_overlap);
   out->set_gemm_library(k.gemm_library);
   for (const compute::ComputeParams::GemmLibraryCosts& g : k.gemm_libraries) ToProto(g, out->add_gemm_libraries());

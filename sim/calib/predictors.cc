@@ -142,6 +142,7 @@ ItemKernel KernelOfItem(const trace::Item& item) {
       const trace::ElementwiseParams& e = item.elementwise();
       k.kernel_class = compute::KernelClass::kElementwise;
       k.bytes = static_cast<double>(e.bytes());
+      k.strided = e.strided();
       r.ok = e.bytes() >= 1;
       if (!r.ok) r.reason = "elementwise item without bytes";
       return r;

@@ -40,6 +40,8 @@ struct Kernel {
   // (attention_cost.h; ComputeParams::attention_regimes).
   bool has_attention_call = false;
   AttentionCall attention;
+  // Elementwise kernels: operands are views or broadcasts (a strided kernel; ComputeParams::KernelRampNs).
+  bool strided = false;
 };
 
 }  // namespace specsim::compute

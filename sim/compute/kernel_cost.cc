@@ -53,6 +53,7 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
   set(p.sampling_row_rate_glogits, c.sampling_row_rate_glogits());
   set(p.elementwise_memory_ramp_ns, c.elementwise_memory_ramp_ns());
   set(p.elementwise_memory_efficiency, c.elementwise_memory_efficiency());
+  set(p.strided_elementwise_memory_ramp_ns, c.strided_elementwise_memory_ramp_ns());
   set(p.gemm_overlap, c.gemm_overlap());
   if (!c.gemm_library().empty()) p.gemm_library = c.gemm_library();
   for (const config::GemmLibraryCalibration& gc : c.gemm_libraries()) {
@@ -198,6 +199,12 @@ double ComputeParams::RampNs(KernelClass c) const {
   return memory_ramp_ns;
 }
 
+double ComputeParams::KernelRampNs(const Kernel& k) const {
+  if (k.kernel_class == KernelClass::kElementwise && k.strided && strided_elementwise_memory_ramp_ns >= 0)
+    return strided_elementwise_memory_ramp_ns;
+  return RampNs(k.kernel_class);
+}
+
 KernelCostModel::KernelCostModel(const GpuSpec& gpu, ComputeParams params) : gpu_(gpu), params_(params) {
   Status g = ValidateGpuForCompute(gpu_);
   SPECSIM_CHECK(g.ok()) << g.ToString();
@@ -254,7 +261,7 @@ double KernelCostModel::MemoryEfficiency(const Kernel& k) const {
   const double e_max = MaxMemoryEfficiency(k.kernel_class);
   if (k.bytes <= 0) return e_max;
   // B_half in bytes: GB/s * 1e9 * ns * 1e-9 = bytes.
-  const double b_half = gpu_.memory_bandwidth_gbps * e_max * params_.RampNs(k.kernel_class);
+  const double b_half = gpu_.memory_bandwidth_gbps * e_max * params_.KernelRampNs(k);
   return e_max * k.bytes / (k.bytes + b_half);
 }
 
@@ -274,7 +281,7 @@ SimTime KernelCostModel::KernelTime(const Kernel& k) const {
     compute_ns = k.flops / (PeakTflops(k.math_dtype) * 1e3 * ComputeEfficiency(k));
     // Attention pays its fixed per-kernel cost (split partials and their reduction pass, the
     // attention ramp) whichever term binds: fixed + per-query compute.
-    if (k.kernel_class == KernelClass::kAttention) compute_ns += params_.RampNs(k.kernel_class);
+    if (k.kernel_class == KernelClass::kAttention) compute_ns += params_.KernelRampNs(k);
     ns = std::max(ns, compute_ns);
   }
   const double memory_ns = k.bytes > 0 ? MemoryNs(k) : 0;
@@ -292,7 +299,7 @@ bool KernelCostModel::ColumnLimited(const Kernel& k) const {
 
 double KernelCostModel::SamplingRowNs(const Kernel& k) const {
   if (k.kernel_class != KernelClass::kSampling || k.n <= 0 || params_.sampling_row_rate_glogits <= 0) return 0;
-  return params_.RampNs(k.kernel_class) + k.n / params_.sampling_row_rate_glogits;  // G logits/s = logits per ns
+  return params_.KernelRampNs(k) + k.n / params_.sampling_row_rate_glogits;  // G logits/s = logits per ns
 }
 
 double KernelCostModel::MemoryNs(const Kernel& k) const {
@@ -304,7 +311,7 @@ double KernelCostModel::MemoryNs(const Kernel& k) const {
     // Only the weights stream at the per-column rate (activations are re-read from L2); never
     // faster than the bandwidth law on all the bytes.
     const double w = k.weight_bytes > 0 ? std::min(k.weight_bytes, k.bytes) : k.bytes;
-    return std::max(params_.RampNs(k.kernel_class) + w / (k.n * params_.gemm_column_rate_gbps),
+    return std::max(params_.KernelRampNs(k) + w / (k.n * params_.gemm_column_rate_gbps),
                     k.bytes / (gpu_.memory_bandwidth_gbps * MemoryEfficiency(k)));
   }
   return k.bytes / (gpu_.memory_bandwidth_gbps * MemoryEfficiency(k));

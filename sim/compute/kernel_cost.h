@@ -106,6 +106,10 @@ struct ComputeParams {
   // (traces/torch-kernel-probe/h200-1x-2026-12-04b.eager): one ramp cannot price both.
   double elementwise_memory_ramp_ns = -1;
   double elementwise_memory_efficiency = 0;
+  // The fill time of elementwise kernels on strided operands (Kernel::strided: PyTorch's
+  // `elementwise_kernel` on views and broadcasts, about twice its vectorized kernel's at the same
+  // bytes on the H200); negative: the elementwise ramp.
+  double strided_elementwise_memory_ramp_ns = -1;
   // Streaming rate per output column of a GEMM (GB/s per column of n), see "GEMM efficiency by
   // shape class" above. 0: no column limit (the default: a property of the GEMM library's kernel
   // choice, measured by `specsim calibrate`, not a datasheet figure).
@@ -126,6 +130,8 @@ struct ComputeParams {
   double gemm_overlap = 0;
   // The fill time of kernels of class `c` (the above, or memory_ramp_ns).
   double RampNs(KernelClass c) const;
+  // ... and of kernel `k`: its class's, or the strided elementwise ramp for a strided elementwise kernel.
+  double KernelRampNs(const Kernel& k) const;
   // Device time of the smallest kernel: tiny norm/elementwise kernels show ~1.5-2.5 us in Nsight
   // traces of decode steps on Hopper. Estimate: 1.5 us.
   double kernel_floor_ns = 1500;

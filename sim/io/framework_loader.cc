@@ -210,10 +210,10 @@ void CheckAttentionBackends(const FrameworkProfile& p, std::vector<Problem>* out
 void CheckKernelInventory(const config::KernelInventory& k, std::vector<Problem>* out) {
   if (!k.has_fused_add_rmsnorm() || !k.has_fused_rope_kv_store() || !k.has_rotary_kernels() ||
       !k.has_rotary_per_tensor() || !k.has_kv_store_kernels() || !k.has_fused_activation() || !k.has_query_copy() ||
-      !k.has_merge_heads_copy() || !k.has_mask_bias_above_q1())
+      !k.has_strided_views() || !k.has_merge_heads_copy() || !k.has_mask_bias_above_q1())
     out->push_back({"kernel_inventory", "(a field unset)",
                     "every field is required in a kernel_inventory block: fused_add_rmsnorm, fused_rope_kv_store, "
-                    "rotary_kernels, rotary_per_tensor, kv_store_kernels, fused_activation, query_copy, "
+                    "rotary_kernels, rotary_per_tensor, kv_store_kernels, fused_activation, query_copy, strided_views, "
                     "merge_heads_copy, mask_bias_above_q1"});
   if (k.source().empty())
     out->push_back({"kernel_inventory.source", "\"\"", "required: where the inventory was read (code, a profile)"});
@@ -594,6 +594,7 @@ void ConvertRules(const FrameworkProfile& p, llm::FrameworkProfile* out) {
     inv.rotary_per_tensor = k.rotary_per_tensor();
     inv.kv_store_kernels = k.kv_store_kernels();
     inv.query_copy = k.query_copy();
+    inv.strided_views = k.strided_views();
     inv.activation = k.fused_activation();
     inv.merge_heads_copy = k.merge_heads_copy();
     inv.mask_bias_above_q1 = k.mask_bias_above_q1();

@@ -100,6 +100,11 @@ class PassBuilder {
   void Elementwise(const std::string& name, int layer, double bytes, double flops = 0) {
     AddKernel(name, layer, KernelClass::kElementwise, flops, bytes);
   }
+  // A separate kernel that runs on views when the inventory says so (KernelInventory::strided_views)
+  // and `on_views` holds for it.
+  void Separate(const std::string& name, int layer, double bytes, double flops, bool on_views) {
+    AddKernel(name, layer, KernelClass::kElementwise, flops, bytes).strided = s_.inventory.strided_views && on_views;
+  }
 
   // One decoder layer. `qkv_input` = width of the attention input (h, or 2h for EAGLE-3).
   void DecoderLayer(int layer, double qkv_input) {
@@ -215,36 +220,37 @@ class PassBuilder {
                   6 * T_ * (hl + kvl) * d);
     } else {
       for (int i = 0; i < inv.rotary_kernels; ++i) {
+        const bool on_views = i + 1 < inv.rotary_kernels || T_ > 1;
         if (inv.rotary_per_tensor) {
           for (const auto& [tensor, heads] : {std::pair{"q", hl}, std::pair{"k", kvl}})
-            Elementwise(Name(layer, fmt::format("rotary_{}{}", tensor, i).c_str()), layer, 2 * T_ * heads * d * kBf16,
-                        T_ * heads * d);
+            Separate(Name(layer, fmt::format("rotary_{}{}", tensor, i).c_str()), layer, 2 * T_ * heads * d * kBf16,
+                     T_ * heads * d, on_views);
         } else {
-          Elementwise(Name(layer, fmt::format("rotary{}", i).c_str()), layer, 2 * T_ * (hl + kvl) * d * kBf16,
-                      6 * T_ * (hl + kvl) * d);
+          Separate(Name(layer, fmt::format("rotary{}", i).c_str()), layer, 2 * T_ * (hl + kvl) * d * kBf16,
+                   6 * T_ * (hl + kvl) * d, on_views);
         }
       }
       if (inv.kv_store_kernels >= 2) {
         for (const char* cache : {"cache_write_k", "cache_write_v"})
-          Elementwise(Name(layer, cache), layer, T_ * kvl * d * (kBf16 + kvb_));
+          Separate(Name(layer, cache), layer, T_ * kvl * d * (kBf16 + kvb_), 0, true);
       } else {
-        Elementwise(Name(layer, "kv_store"), layer, T_ * 2 * kvl * d * (kBf16 + kvb_));
+        Separate(Name(layer, "kv_store"), layer, T_ * 2 * kvl * d * (kBf16 + kvb_), 0, true);
       }
     }
     const bool wide = s_.tokens_per_sequence > 1;
-    if (inv.query_copy && T_ > 1) Elementwise(Name(layer, "query_copy"), layer, 2 * T_ * hl * d * kBf16);
+    if (inv.query_copy && T_ > 1) Separate(Name(layer, "query_copy"), layer, 2 * T_ * hl * d * kBf16, 0, true);
     if (inv.mask_bias_above_q1 && wide) {
       // The boolean [q, L] mask turned into an additive bf16 bias (a `where`: reads 1 B, writes 2 B per
       // position) and two fills of the bias padded to 16 keys (writes only), per layer.
       double ctx = s_.context_length;
       if (IsSlidingLayer(m_, layer)) ctx = std::min<double>(ctx, m_.sliding_window);
       const double q = s_.tokens_per_sequence, L = ctx + q, padded = 16 * std::ceil(L / 16);
-      Elementwise(Name(layer, "mask_bias"), layer, q * L * (1 + kBf16));
+      Separate(Name(layer, "mask_bias"), layer, q * L * (1 + kBf16), 0, true);
       for (const char* fill : {"mask_bias_fill0", "mask_bias_fill1"})
         Elementwise(Name(layer, fill), layer, q * padded * kBf16);
     }
     Attention(layer, 2 * kvl * d * kvb_, 2 * T_ * hl * d * kBf16, 4 * hl * d, hl, kvl);
-    if (inv.merge_heads_copy && wide) Elementwise(Name(layer, "merge_heads"), layer, 2 * T_ * hl * d * kBf16);
+    if (inv.merge_heads_copy && wide) Separate(Name(layer, "merge_heads"), layer, 2 * T_ * hl * d * kBf16, 0, true);
     Gemm(Name(layer, "o_proj"), layer, T_, h_, hl * d, fmt_.attention);
   }
 
@@ -279,8 +285,8 @@ class PassBuilder {
     if (s_.inventory.activation) {
       Elementwise(Name(layer, (tag + "act").c_str()), layer, T * 2 * il * kBf16 + T * il * ab_, 4 * T * il);
     } else {
-      Elementwise(Name(layer, (tag + "silu").c_str()), layer, 2 * T * il * kBf16, 3 * T * il);
-      Elementwise(Name(layer, (tag + "mul").c_str()), layer, 2 * T * il * kBf16 + T * il * ab_, T * il);
+      Separate(Name(layer, (tag + "silu").c_str()), layer, 2 * T * il * kBf16, 3 * T * il, T > 1);
+      Separate(Name(layer, (tag + "mul").c_str()), layer, 2 * T * il * kBf16 + T * il * ab_, T * il, T > 1);
     }
     Gemm(Name(layer, (tag + "down_proj").c_str()), layer, T, h_, il, f);
   }
@@ -509,6 +515,7 @@ std::string KernelInventory::Describe() const {
   add(activation ? "SiLU x up fused" : "SiLU, then mul");
   if (query_copy) add("query copied contiguous above one token in the pass");
   if (mask_bias_above_q1) add("the boolean mask turned into a bias above one token (where, two fills)");
+  if (strided_views) add("on views: PyTorch's strided kernels");
   if (merge_heads_copy) add("attention output copied above one token");
   return out;
 }

@@ -106,6 +106,12 @@ struct ParallelSpec {
 //   query_copy:          with more than one token in the pass, the query made contiguous before the
 //                        attention (2*T*Hl*d*2);
 //   merge_heads_copy:    at q > 1 the attention output [b, H, q, d] copied to [b*q, H*d] (2*T*Hl*d*2);
+//   strided_views:       the separate kernels run on views, PyTorch's strided elementwise kernel
+//                        (Kernel::strided, priced by the strided elementwise ramp): the rotary
+//                        kernels but the last (the slices, the broadcast cos / sin, the cat), the last
+//                        above one token, the cache writes, the mask's `where`, SiLU and mul above one
+//                        token (chunks of [T, 2I]), the copies; the residual adds and fills are
+//                        vectorized (traces/torch-kernel-probe/h200-1x-2026-12-04.kineto.rank0.json.gz);
 //   mask_bias_above_q1:  at q > 1 the boolean [q, L] mask turned into an additive bias before the
 //                        attention (PyTorch's SDPA with a boolean mask on cuDNN's kernel, which takes
 //                        GQA natively: no K/V expansion): a `where` of q*L*(1+2) B and two fills of
@@ -122,6 +128,7 @@ struct KernelInventory {
   bool query_copy = false;
   bool merge_heads_copy = false;
   bool mask_bias_above_q1 = false;
+  bool strided_views = false;
   bool Fused() const {
     return add_norm && rope_kv_store && activation && !query_copy && !merge_heads_copy && !mask_bias_above_q1;
   }

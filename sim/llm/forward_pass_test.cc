@@ -88,6 +88,21 @@ TEST(ForwardPassTest, TheUnfusedInventoryLaunchesPyTorchsSeparateKernels) {
   ASSERT_NE(FindKernel(u4, "layer0.mask_bias_fill1"), nullptr);
   EXPECT_DOUBLE_EQ(FindKernel(u4, "layer0.mask_bias_fill0")->bytes, 4.0 * 1040 * 2);
   ASSERT_NE(FindKernel(u4, "layer0.merge_heads"), nullptr);
+  // On views (PyTorch's strided kernels): the rotary kernels but the last, which only above one
+  // token; the cache writes, the mask's where, SiLU and mul above one token; never the residual add.
+  PassShape views1 = unfused, views4 = wide;
+  views1.inventory.strided_views = views4.inventory.strided_views = true;
+  const ForwardPass v1 = Build(m, {}, views1), v4 = Build(m, {}, views4);
+  EXPECT_TRUE(FindKernel(v1, "layer0.rotary_q0")->strided);
+  EXPECT_FALSE(FindKernel(v1, "layer0.rotary_q4")->strided);
+  EXPECT_TRUE(FindKernel(v4, "layer0.rotary_q4")->strided);
+  EXPECT_TRUE(FindKernel(v1, "layer0.cache_write_k")->strided);
+  EXPECT_FALSE(FindKernel(v1, "layer0.silu")->strided);
+  EXPECT_TRUE(FindKernel(v4, "layer0.silu")->strided);
+  EXPECT_TRUE(FindKernel(v4, "layer0.mask_bias")->strided);
+  EXPECT_FALSE(FindKernel(v4, "layer0.mask_bias_fill0")->strided);
+  EXPECT_FALSE(FindKernel(v4, "layer0.input_norm_residual_add")->strided);
+  EXPECT_FALSE(FindKernel(u4, "layer0.silu")->strided);  // not on views unless the inventory says so
   // An inventory of no rotary kernel or three KV-store kernels is an error, not a pass without them.
   PassShape bad = unfused;
   bad.inventory.rotary_kernels = 0;

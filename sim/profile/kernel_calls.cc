@@ -186,8 +186,9 @@ void CollectElementwise(const OperatorCall& c, KernelCallSamples* samples, std::
     ++(*skipped)[c.op->name + " calls of no elements or past " + std::to_string(kMaxTraceListElements)];
     return;
   }
+  const bool strided = c.longest->name.find("vectorized_elementwise_kernel") == std::string::npos;
   KernelCallSamples::Samples& s =
-      samples->elementwise[{c.op->name, static_cast<int64_t>(elements), static_cast<int64_t>(bytes), dtype}];
+      samples->elementwise[{c.op->name, static_cast<int64_t>(elements), static_cast<int64_t>(bytes), dtype, strided}];
   s.us.push_back(c.ns * 1e-3);
   s.kernels_per_call = std::max(s.kernels_per_call, c.kernels);
   if (s.op.empty()) s.op = c.op->name;
@@ -206,6 +207,7 @@ void AddElementwiseItem(const ElementwiseGroup& g, const KernelCallSamples::Samp
   p->set_dtype(TraceDtype(g.dtype));
   p->set_gpu(0);
   p->set_kernel_time_only(true);
+  p->set_strided(g.strided);
   FillStats(s.us, it->mutable_stats());
 }
 
@@ -356,12 +358,12 @@ void AddKernelCallItems(const KernelCallSamples& samples, KernelCallGroups* grou
   }
   for (const auto& [key, s] : samples.elementwise) {
     ElementwiseGroup g;
-    std::tie(g.op, g.elements, g.bytes, g.dtype) = key;
+    std::tie(g.op, g.elements, g.bytes, g.dtype, g.strided) = key;
     g.main_kernel = s.main_kernel;
     g.calls = static_cast<int>(s.us.size());
     g.median_us = MedianOf(s.us);
     g.name = "profile/elementwise/" + g.op.substr(g.op.rfind(':') + 1) + "/e" + std::to_string(g.elements) + "/b" +
-             std::to_string(g.bytes) + (g.dtype == "BFloat16" ? "" : "/" + g.dtype);
+             std::to_string(g.bytes) + (g.dtype == "BFloat16" ? "" : "/" + g.dtype) + (g.strided ? "/strided" : "");
     groups->elementwise.push_back(g);
     AddElementwiseItem(g, s, tr);
   }

@@ -25,7 +25,8 @@
 // group per (rows, vocab, dtype).
 //
 // Elementwise (kineto_trace.h IsElementwiseOp: aten's pointwise and copy operators): one group per
-// (operator, output elements, bytes, output dtype). Inputs with a shape are tensors (a scalar and a
+// (operator, output elements, bytes, output dtype, whether its kernel is a strided one: not
+// vectorized_elementwise_kernel). Inputs with a shape are tensors (a scalar and a
 // 0-dim tensor both record no dimensions and are not counted: at most a few bytes; a call whose only
 // input is such, aten::scalar_tensor's fill_, is one element of its first input's dtype). Output
 // elements: the broadcast shape of the tensor inputs (aten::cat: the sum of its list's tensors);
@@ -82,6 +83,7 @@ struct ElementwiseGroup {
   std::string name;  // e.g. "profile/elementwise/aten::mul/e131072/b786432"
   std::string op, dtype, main_kernel;
   int64_t elements = 0, bytes = 0;
+  bool strided = false;  // PyTorch's strided kernel, not vectorized_elementwise_kernel (ElementwiseParams)
   int calls = 0;
   double median_us = 0;
 };
@@ -107,8 +109,8 @@ struct KernelCallSamples {
       attention;  // (implementation, b, hq, hkv, q, s, d, dv, dtype)
   std::map<std::tuple<int64_t, int64_t, bool, std::string>, Samples> norms;  // (tokens, hidden, fused, dtype)
   std::map<std::tuple<int64_t, int64_t, std::string>, Samples> sampling;     // (rows, vocab, dtype)
-  std::map<std::tuple<std::string, int64_t, int64_t, std::string>, Samples>
-      elementwise;  // (op, output elements, bytes, output dtype)
+  std::map<std::tuple<std::string, int64_t, int64_t, std::string, bool>, Samples>
+      elementwise;  // (op, output elements, bytes, output dtype, strided kernel)
 };
 
 // One rank's attention and norm calls into `samples`; calls that cannot be read are counted in

@@ -317,6 +317,8 @@ TEST(ProfileImportTest, EagerElementwiseCallsBecomeItemsOfTheirBytes) {
     for (int rank : {0, 1}) {
       KinetoTrace t = Rank(rank, 40000, 8000);
       for (int i : {0, 2, 3}) t.kernels[i].external_id = 80 + i;
+      t.kernels[0].name =
+          "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>>";
       KinetoKernel fill = t.kernels[2];
       fill.external_id = 84;
       fill.correlation = 12;
@@ -354,11 +356,16 @@ TEST(ProfileImportTest, EagerElementwiseCallsBecomeItemsOfTheirBytes) {
   EXPECT_EQ(by["aten::cat"]->bytes, 2 * 512 * 2);
   EXPECT_EQ(by["aten::fill_"]->bytes, 2);
   EXPECT_EQ(by["aten::add"]->calls, 2);  // both ranks
+  // The kernel decides the kind: PyTorch's vectorized kernel, or another (strided) one.
+  EXPECT_FALSE(by["aten::add"]->strided);
+  EXPECT_TRUE(by["aten::copy_"]->strided);
+  EXPECT_EQ(by["aten::copy_"]->name, "profile/elementwise/copy_/e4096/b24576/strided");
   int items = 0;
   for (const trace::Item& it : r->trace.items())
     if (it.kind() == trace::KIND_ELEMENTWISE) {
       ++items;
       EXPECT_TRUE(it.elementwise().kernel_time_only());
+      EXPECT_EQ(it.elementwise().strided(), it.elementwise().op() != "aten::add") << it.name();
     }
   EXPECT_EQ(items, 4);
   ImportOptions only_verify;

@@ -268,6 +268,7 @@ nlohmann::json ElementwiseJson(const std::vector<profile::ElementwiseGroup>& ele
                  {"op", g.op},
                  {"elements", g.elements},
                  {"bytes", g.bytes},
+                 {"strided", g.strided},
                  {"dtype", g.dtype},
                  {"calls", g.calls},
                  {"main_kernel", g.main_kernel},

@@ -234,6 +234,17 @@ def time_verify_widths(a, device, framework, say):
     return items, loops
 
 
+def export_gzipped(prof, out_dir):
+    """The profiler's Chrome trace as OUT_DIR/rank0.json.gz (the name import-profile reads per rank)."""
+    os.makedirs(out_dir, exist_ok=True)
+    plain = os.path.join(out_dir, "rank0.json")
+    prof.export_chrome_trace(plain)
+    with open(plain, "rb") as f, gzip.open(plain + ".gz", "wb") as z:
+        z.write(f.read())
+    os.remove(plain)
+    return plain + ".gz"
+
+
 def profile_verify(a, loops, out_dir):
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts) as prof:
@@ -243,13 +254,7 @@ def profile_verify(a, loops, out_dir):
                 with torch.profiler.record_function(f"verify_pass/q{q}"):
                     loop.launch()
                     loop.layer.t["next"][:1].cpu()
-    os.makedirs(out_dir, exist_ok=True)
-    plain = os.path.join(out_dir, "rank0.json")
-    prof.export_chrome_trace(plain)
-    with open(plain, "rb") as f, gzip.open(plain + ".gz", "wb") as z:
-        z.write(f.read())
-    os.remove(plain)
-    return plain + ".gz"
+    return export_gzipped(prof, out_dir)
 
 
 def layer_args(a, batch):
@@ -357,14 +362,7 @@ def profile_eager(a, device, out_dir, say):
     say(f"eager: {len(ready)} groups x {a.calls} calls profiled; {len(notes)} not run")
     for n in notes:
         say(f"  {n}")
-    d = os.path.join(out_dir, "eager")
-    os.makedirs(d, exist_ok=True)
-    plain = os.path.join(d, "rank0.json")
-    prof.export_chrome_trace(plain)
-    with open(plain, "rb") as f, gzip.open(plain + ".gz", "wb") as z:
-        z.write(f.read())
-    os.remove(plain)
-    return plain + ".gz", notes
+    return export_gzipped(prof, os.path.join(out_dir, "eager")), notes
 
 
 def main():

@@ -163,6 +163,20 @@ std::vector<const trace::Item*> FitContext::ItemsOfKind(trace::Kind kind) const 
   return of_kind;
 }
 
+std::vector<FitContext::MeasuredKernel> FitContext::KernelsOfKind(trace::Kind kind) const {
+  const net::GpuSpec& gpu = topology.gpu_spec(0);
+  const compute::KernelCostModel gap_cost(gpu, result.params.compute);
+  std::vector<MeasuredKernel> out;
+  for (const trace::Item* it : ItemsOfKind(kind)) {
+    const ItemKernel ik = KernelOfItem(*it);
+    if (!ik.ok) continue;
+    const double ns =
+        KernelTimeOnly(*it) ? MeasuredNs(*it) : MeasuredNs(*it) - TimedCallGapNs(gap_cost, result.params.bench);
+    if (ns > 0) out.push_back({ik.kernel, ns});
+  }
+  return out;
+}
+
 void FitContext::ApplyFittedFabric(const net::Topology& given) {
   topology = given;
   const config::Calibration c = CalibrationFromFit(result, given, "");

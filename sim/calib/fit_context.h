@@ -16,6 +16,7 @@
 #include "sim/calib/fit.h"
 #include "sim/calib/least_squares.h"
 #include "sim/calib/params.h"
+#include "sim/compute/kernel.h"
 #include "sim/core/status.h"
 #include "sim/net/topology.h"
 #include "specsim/trace.pb.h"
@@ -51,6 +52,15 @@ struct FitContext {
 
   // The items of `kind`, in trace order.
   std::vector<const trace::Item*> ItemsOfKind(trace::Kind kind) const;
+
+  // The single-kernel items of `kind` whose kernel is known (predictors.h KernelOfItem), each with
+  // its kernel's device time: the measured median, less the timed call's gap unless the item timed
+  // the kernel alone (KernelTimeOnly); items whose device time is not above 0 are left out.
+  struct MeasuredKernel {
+    compute::Kernel kernel;
+    double device_ns = 0;
+  };
+  std::vector<MeasuredKernel> KernelsOfKind(trace::Kind kind) const;
 
   // Applies the fabric fitted so far to `topology` (from the box as given).
   void ApplyFittedFabric(const net::Topology& given);

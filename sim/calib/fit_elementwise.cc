@@ -72,15 +72,9 @@ StatusOr<LinearSolution> SolveElementwise(const std::vector<ElementwiseRow>& row
 Status FitElementwise(FitContext& c) {
   const net::GpuSpec& gpu = c.topology.gpu_spec(0);
   compute::ComputeParams& cp = c.result.params.compute;
-  const compute::KernelCostModel gap_cost(gpu, cp);
   std::vector<ElementwiseRow> rows;
-  for (const trace::Item* it : c.ItemsOfKind(trace::KIND_ELEMENTWISE)) {
-    const ItemKernel ik = KernelOfItem(*it);
-    if (!ik.ok) continue;
-    const double ns =
-        KernelTimeOnly(*it) ? MeasuredNs(*it) : MeasuredNs(*it) - TimedCallGapNs(gap_cost, c.result.params.bench);
-    if (ns > cp.kernel_floor_ns) rows.push_back({ik.kernel.bytes, ns, ik.kernel.strided});
-  }
+  for (const FitContext::MeasuredKernel& m : c.KernelsOfKind(trace::KIND_ELEMENTWISE))
+    if (m.device_ns > cp.kernel_floor_ns) rows.push_back({m.kernel.bytes, m.device_ns, m.kernel.strided});
   if (rows.empty()) {
     c.result.not_fitted.push_back(
         "compute.elementwise_memory_ramp_ns: no elementwise items above the kernel floor (the norms' ramp prices "

@@ -30,15 +30,9 @@ double SquaredLogErrors(const std::vector<std::pair<compute::Kernel, double>>& r
 Status FitSampling(FitContext& c) {
   const net::GpuSpec& gpu = c.topology.gpu_spec(0);
   compute::ComputeParams& cp = c.result.params.compute;
-  const compute::KernelCostModel gap_cost(gpu, cp);
   std::vector<std::pair<compute::Kernel, double>> rows;  // kernel, device ns
-  for (const trace::Item* it : c.ItemsOfKind(trace::KIND_SAMPLING)) {
-    const ItemKernel ik = KernelOfItem(*it);
-    if (!ik.ok) continue;
-    const double ns =
-        KernelTimeOnly(*it) ? MeasuredNs(*it) : MeasuredNs(*it) - TimedCallGapNs(gap_cost, c.result.params.bench);
-    if (ns > 0) rows.push_back({ik.kernel, ns});
-  }
+  for (const FitContext::MeasuredKernel& m : c.KernelsOfKind(trace::KIND_SAMPLING))
+    rows.push_back({m.kernel, m.device_ns});
   if (rows.empty()) return OkStatus();
   const double ramp = cp.RampNs(compute::KernelClass::kSampling);
   double rate = 0;

@@ -170,7 +170,19 @@ bool ElementwiseShape(const KinetoOp& o, double* elements, double* bytes, std::s
   *elements = BroadcastElements(shapes);
   if (*elements < 0) return *why = o.name + " calls whose input shapes do not broadcast", false;
   *dtype = largest->dtype;
-  *bytes = read + *elements * largest->size;
+  int out_size = largest->size;
+  // aten::where(condition, a, b): the output takes the values' dtype (a 0-dim value tensor records no
+  // shape), not the boolean condition's.
+  if (o.name == "aten::where")
+    for (size_t i = 1; i < o.input_types.size(); ++i) {
+      const std::string t = TorchTypeName(o.input_types[i]);
+      if (t != "Bool" && DtypeBytes(t) > 0) {
+        *dtype = t;
+        out_size = DtypeBytes(t);
+        break;
+      }
+    }
+  *bytes = read + *elements * out_size;
   return true;
 }
 

@@ -30,7 +30,8 @@
 // 0-dim tensor both record no dimensions and are not counted: at most a few bytes; a call whose only
 // input is such, aten::scalar_tensor's fill_, is one element of its first input's dtype). Output
 // elements: the broadcast shape of the tensor inputs (aten::cat: the sum of its list's tensors);
-// output dtype: that of the largest tensor input (copy_ and fill_: their destination, input 0).
+// output dtype: that of the largest tensor input (copy_ and fill_: their destination, input 0;
+// where: its values', not its boolean condition's).
 // Bytes, as a kernel that reads each input once and writes its output once:
 //   pointwise     sum_i numel_i * size_i + out_elements * out_size
 //   copy_         numel(src) * size(src) + numel(dst) * size(dst)

@@ -310,7 +310,8 @@ TEST(ProfileImportTest, EagerGemmCallsBecomeGemmItemsOfTheirShape) {
 // Eager pointwise and copy calls become elementwise items whose bytes follow kernel_calls.h: a
 // broadcast add reads both inputs and writes the broadcast shape, a copy_ reads its (fp32) source
 // and writes its (bf16) destination, a cat reads and writes its list, a fill_ of a 0-dim tensor
-// writes one element. --call-ranges keeps only the calls inside matching host ranges.
+// writes one element, a where writes the values' dtype. --call-ranges keeps only the calls inside
+// matching host ranges.
 TEST(ProfileImportTest, EagerElementwiseCallsBecomeItemsOfTheirBytes) {
   auto ranks = [] {
     std::vector<KinetoTrace> out;
@@ -323,6 +324,9 @@ TEST(ProfileImportTest, EagerElementwiseCallsBecomeItemsOfTheirBytes) {
       fill.external_id = 84;
       fill.correlation = 12;
       t.kernels.push_back(fill);
+      KinetoKernel where = fill;
+      where.external_id = 85;
+      t.kernels.push_back(where);
       t.ops.push_back({"aten::add",
                        1500,
                        900,
@@ -341,6 +345,9 @@ TEST(ProfileImportTest, EagerElementwiseCallsBecomeItemsOfTheirBytes) {
                        {}});  // in "draft"
       t.ops.push_back({"aten::cat", 390000, 900, 1, 83, {{}, {}}, {"TensorList", "Scalar"}, {512, 0}});
       t.ops.push_back({"aten::fill_", 391000, 900, 1, 84, {{}, {}}, {"c10::BFloat16", "Scalar"}, {}});
+      // The mask turned into a bias: a bool [4, 1026] condition, a Python scalar, a 0-dim bf16 tensor.
+      t.ops.push_back(
+          {"aten::where", 392000, 900, 1, 85, {{4, 1026}, {}, {}}, {"bool", "Scalar", "c10::BFloat16"}, {}});
       out.push_back(std::move(t));
     }
     return out;
@@ -349,7 +356,9 @@ TEST(ProfileImportTest, EagerElementwiseCallsBecomeItemsOfTheirBytes) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::map<std::string, const ElementwiseGroup*> by;
   for (const ElementwiseGroup& g : r->kernel_call_groups.elementwise) by[g.op] = &g;
-  ASSERT_EQ(by.size(), 4u);
+  ASSERT_EQ(by.size(), 5u);
+  EXPECT_EQ(by["aten::where"]->bytes, 4 * 1026 * (1 + 2));  // reads the condition, writes bf16
+  EXPECT_EQ(by["aten::where"]->dtype, "BFloat16");
   EXPECT_EQ(by["aten::add"]->elements, 4 * 4096);
   EXPECT_EQ(by["aten::add"]->bytes, (4 * 4096 + 4096 + 4 * 4096) * 2);
   EXPECT_EQ(by["aten::copy_"]->bytes, 4 * 8 * 128 * (2 + 4));
@@ -367,7 +376,7 @@ TEST(ProfileImportTest, EagerElementwiseCallsBecomeItemsOfTheirBytes) {
       EXPECT_TRUE(it.elementwise().kernel_time_only());
       EXPECT_EQ(it.elementwise().strided(), it.elementwise().op() != "aten::add") << it.name();
     }
-  EXPECT_EQ(items, 4);
+  EXPECT_EQ(items, 5);
   ImportOptions only_verify;
   only_verify.call_ranges = "^verify$";
   auto v = ImportProfile(ranks(), only_verify);

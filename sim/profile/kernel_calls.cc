@@ -93,7 +93,7 @@ void CollectArgmax(const OperatorCall& c, KernelCallSamples* samples, std::map<s
   if (s.main_kernel.empty()) s.main_kernel = c.longest->name;
 }
 
-// Elements of a shape, or -1 past kMaxTraceListElements.
+// Elements of a shape (in a double: no overflow; CollectElementwise bounds the result).
 double ElementsOf(const std::vector<int64_t>& shape) {
   double n = 1;
   for (int64_t d : shape) n *= static_cast<double>(d);
@@ -193,9 +193,9 @@ void CollectElementwise(const OperatorCall& c, KernelCallSamples* samples, std::
     ++(*skipped)[why];
     return;
   }
-  if (elements < 1 || bytes < 1 || elements > static_cast<double>(kMaxTraceListElements) ||
-      bytes > static_cast<double>(kMaxTraceListElements)) {
-    ++(*skipped)[c.op->name + " calls of no elements or past " + std::to_string(kMaxTraceListElements)];
+  // ElementwiseParams' ranges (trace.proto): at most 1e13 elements and 1e14 bytes.
+  if (elements < 1 || bytes < 1 || elements > 1e13 || bytes > 1e14) {
+    ++(*skipped)[c.op->name + " calls of no elements, or past 1e13 elements or 1e14 bytes"];
     return;
   }
   const bool strided = c.longest->name.find("vectorized_elementwise_kernel") == std::string::npos;

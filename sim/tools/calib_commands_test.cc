@@ -42,6 +42,29 @@ std::string TempPath(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("specsim_calib_" + name)).string();
 }
 
+// --exclude leaves the matching items out of the fit (and says how many); a regex that does not
+// parse, or that leaves no item, is exit 2 naming the flag.
+TEST(CalibrateCommandTest, ExcludeLeavesMatchingItemsOutOfTheFit) {
+  CalibrateFlags f;
+  f.traces = {kTrace};
+  f.exclude = "^pcie/";
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCalibrate(f, out, err), 0) << err.str();
+  EXPECT_NE(err.str().find("--exclude '^pcie/':"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("items left out of the fit"), std::string::npos) << err.str();
+  // Without its host-copy items the host link keeps its defaults: listed as not fitted.
+  EXPECT_EQ(out.str().find("fabric.h2d_pinned.bandwidth_gbps  "), std::string::npos);
+  EXPECT_NE(out.str().find("fabric.h2d_pinned: no items"), std::string::npos) << out.str().substr(0, 2000);
+  EXPECT_NE(out.str().find("--exclude '^pcie/'"), std::string::npos);  // in the written command line
+  for (const char* bad : {"(", "."}) {
+    CalibrateFlags b = f;
+    b.exclude = bad;
+    std::ostringstream bout, berr;
+    EXPECT_EQ(RunCalibrate(b, bout, berr), 2) << bad;
+    EXPECT_NE(berr.str().find("--exclude '"), std::string::npos) << berr.str();
+  }
+}
+
 TEST(CalibrateCommandTest, WritesACalibrationThatCompareAndCollectiveAccept) {
   const std::string calib = TempPath("calib.textproto");
   std::ostringstream out, err;

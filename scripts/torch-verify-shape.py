@@ -22,6 +22,7 @@ out (`--exclude`). Deterministic."""
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -47,7 +48,13 @@ def run(argv):
 
 def held_out_calibration(specsim, work):
     eager = os.path.join(work, "eager-narrow.pb")
-    run([specsim, "import-profile", EAGER, "--call-ranges", NARROW_CALLS, "-o", eager])
+    out = run([specsim, "import-profile", EAGER, "--call-ranges", NARROW_CALLS, "-o", eager])
+    # "wrote PATH (N items)": a range renamed in the probe would select fewer calls, silently.
+    m = re.search(r"wrote \S+ \((\d+) items\)", out)
+    if not m or int(m.group(1)) < 200:
+        sys.exit(f"torch-verify-shape: --call-ranges selected {m.group(1) if m else 'no'} items of {EAGER} "
+                 "(249 when committed): have the probe's range names changed?")
+    print(f"held out by q: fitted on {m.group(1)} eager items of calls of at most 8 tokens")
     out = os.path.join(work, "held-out-q.textproto")
     run([specsim, "calibrate", "traces/h200-1x-2026-11-30.pb"] + HOST_PROBES +
         [ROOT + "h200-1x-2026-12-04.json", eager, "--exclude", VALIDATE_NORMS + "|" + WIDE_GEMMS, "-o", out])

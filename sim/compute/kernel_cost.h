@@ -103,7 +103,7 @@ struct ComputeParams {
   // cache writes, copies) where a calibration fitted them apart from the norms: their fill time
   // (negative: memory_ramp_ns) and streaming efficiency (0: memory_efficiency). PyTorch's elementwise
   // kernels on an H200 take ~0.9-2 us where its RMSNorm takes ~6 us at the same few kilobytes
-  // (traces/torch-kernel-probe/h200-1x-2026-12-04b.eager): one ramp cannot price both.
+  // (traces/torch-kernel-probe/h200-1x-2026-12-04c.eager): one ramp cannot price both.
   double elementwise_memory_ramp_ns = -1;
   double elementwise_memory_efficiency = 0;
   // The fill time of elementwise kernels on strided operands (Kernel::strided: PyTorch's

@@ -143,8 +143,8 @@ bool ElementwiseShape(const KinetoOp& o, double* elements, double* bytes, std::s
     in.push_back({&o.input_dims[0], 1.0, DtypeBytes(TorchTypeName(o.input_types[0])), TorchTypeName(o.input_types[0])});
   if (in.empty()) return *why = o.name + " calls without tensor shapes (profile with record_shapes=True)", false;
   if (o.name == "aten::cat") {
-    // The list's dtype is not recorded: the output's is the one other calls of the pass use; take
-    // bf16's 2 bytes only when no input names it (stated in the header: cat of bf16 activations).
+    // Kineto records a TensorList's type as "TensorList", not its dtype: 2 bytes (bf16) unless an
+    // input names one (kernel_calls.h).
     const int size = in[0].size > 0 ? in[0].size : 2;
     *dtype = in[0].dtype.empty() ? "BFloat16" : in[0].dtype;
     *elements = in[0].elements;

@@ -36,7 +36,7 @@
 //   pointwise     sum_i numel_i * size_i + out_elements * out_size
 //   copy_         numel(src) * size(src) + numel(dst) * size(dst)
 //   fill_         numel(dst) * size(dst)                              (writes only)
-//   cat           2 * sum of the list's elements * size(out)
+//   cat           2 * sum of the list's elements * size(out)   (a TensorList records no dtype: bf16 assumed)
 // Simplified: a broadcast input is counted at its own size (read once, from L2 thereafter), and a
 // strided (non-contiguous) input at its elements, not at the lines it spans.
 #pragma once

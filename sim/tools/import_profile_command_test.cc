@@ -112,9 +112,17 @@ TEST(ImportProfileCommandTest, TheCommittedProfileToATraceThatCompareReads) {
         EXPECT_LT(suite["median_abs_error_median"].get<double>(), 0.06) << suite.dump();
       }
     EXPECT_TRUE(kernels) << h["suites"].dump();
-    // The elementwise items fitted and checked on their own (the same split): within 25% median.
-    for (const auto& suite : HeldOutOnTheBox(pb, /*elementwise=*/true)["suites"])
-      if (suite["suite"] == "kernels") EXPECT_LT(suite["median_abs_error_median"].get<double>(), 0.25) << suite.dump();
+    // The elementwise items fitted and checked on their own (70/30, seeds 1..10): 18.3% median over
+    // the seeds [10.2..32.9%] on the committed profile; within 25%. (The json is named: a range-for
+    // over a temporary's member would iterate a destroyed object.)
+    const nlohmann::json ew = HeldOutOnTheBox(pb, /*elementwise=*/true);
+    bool ew_kernels = false;
+    for (const auto& suite : ew["suites"])
+      if (suite["suite"] == "kernels") {
+        ew_kernels = true;
+        EXPECT_LT(suite["median_abs_error_median"].get<double>(), 0.25) << suite.dump();
+      }
+    EXPECT_TRUE(ew_kernels) << ew.dump().substr(0, 400);
   }
   // Without --hardware: the imported trace has no links to build a box from.
   CompareFlags bare;

@@ -63,26 +63,36 @@ def scaled(d, f):
 
 
 def flip_thresholds(d):
-    """What EAGLE-3 would need to lose (speedup < 1) with the NCCL allreduce, from the run's own
-    figures: the cycle that gives the baseline's tok/s, and what each verify collective or the cycle's
-    host cost would have to add to reach it."""
+    """Where EAGLE-3's sign would change with the NCCL allreduce, from the run's own figures: the cycle
+    that gives the baseline's tok/s, and how far the cycle is from it, per verify collective and as
+    host time."""
     spec = d["speculative"]
     tokens_per_cycle = spec["tokens_per_s"] * spec["cycle_ms"] / 1000
     needed = tokens_per_cycle * d["baseline"]["step_ms"]
     extra = needed - spec["cycle_ms"]
     verify = spec["verify_pass"]
     per_collective_us = 1000 * verify["comm_ms"] / verify["collectives"]
-    return (f"With the NCCL allreduce EAGLE-3 yields {tokens_per_cycle:.2f} tokens per {spec['cycle_ms']:.1f} ms "
-            f"cycle against one per {d['baseline']['step_ms']:.1f} ms step: it would lose only if a cycle took "
-            f"more than {needed:.1f} ms, {extra:.1f} ms more. Spread over the verify pass's "
-            f"{verify['collectives']} collectives that is {1000 * extra / verify['collectives']:.0f} us more per "
-            f"collective, {per_collective_us:.0f} us each now, only in the verify pass (the decode step runs the "
-            f"same collectives); as host time it is {extra:.1f} ms per cycle against the cited "
-            f"0.31-1.24 ms per-cycle range.")
+    head = (f"With the NCCL allreduce EAGLE-3 yields {tokens_per_cycle:.2f} tokens per {spec['cycle_ms']:.1f} ms "
+            f"cycle against one per {d['baseline']['step_ms']:.1f} ms step (the verify pass: "
+            f"{verify['compute_ms']:.1f} ms of kernels, {verify['comm_ms']:.1f} ms of {verify['collectives']} "
+            f"collectives at {per_collective_us:.0f} us each): ")
+    if extra >= 0:
+        return head + (f"it would lose only if a cycle took more than {needed:.1f} ms, {extra:.1f} ms more: "
+                       f"{1000 * extra / verify['collectives']:.0f} us more per verify collective, or {extra:.1f} ms of "
+                       f"host time per cycle against the cited 0.31-1.24 ms per-cycle range.")
+    gap = -extra
+    if gap >= verify["comm_ms"]:
+        tail = (f"more than the verify pass's collectives take together, so no allreduce choice alone turns it "
+                f"into a gain while the verify pass's kernels take {verify['compute_ms']:.1f} ms.")
+    else:
+        tail = (f"the verify pass's kernels {100 * gap / verify['compute_ms']:.0f}% faster, or its host and "
+                f"collective time {gap:.1f} ms shorter with the decode step's unchanged (a faster allreduce "
+                f"speeds both: the decode step runs the same collectives).")
+    return head + f"it loses, and would pay only if a cycle took less than {needed:.1f} ms, {gap:.1f} ms less: " + tail
 
 
 def versions_paragraph(rows):
-    """How much the framework version (where its host waits for the GPU) moves the NCCL rows."""
+    """How the framework versions' profiles move the NCCL rows, and which attention each prices."""
     def waits(d):
         n = len(d["pacing"]["cycle_host_waits"])
         return f"{n} host {'wait' if n == 1 else 'waits'} per cycle"
@@ -92,12 +102,19 @@ def versions_paragraph(rows):
         sa, sb = a["speculative"], b["speculative"]
         return (f"{name}: cycle {sa['cycle_ms']:.2f} ms and {sa['speedup']:.2f}x with "
                 f"{waits(a)}, {sb['cycle_ms']:.2f} ms and {sb['speedup']:.2f}x with {waits(b)}")
-    return ("Versions: where the host waits for the GPU moves the speculative cycle by less than a millisecond "
-            "against a cycle of about 25 ms (" +
+
+    def attention(path):
+        text = rows[path]["kernel_costs"]
+        return text[text.index("q >= 2 ") + len("q >= 2 "):text.index("; norms")]
+    return ("Versions (" +
             pair("SGLang", "configs/frameworks/sglang.textproto", "configs/frameworks/sglang-v1.textproto") + "; " +
             pair("vLLM", "configs/frameworks/vllm.textproto", "configs/frameworks/vllm-sync.textproto") +
-            "): the version changes the size of EAGLE-3's gain here, not its sign, because the GPU's collectives, "
-            "not the host, set the cycle.")
+            "): where the host waits for the GPU moves a cycle by under a millisecond; what separates the rows is the "
+            "verify pass's attention. The current SGLang profile's is " +
+            attention("configs/frameworks/sglang.textproto") + "; the spec-v1 profile's " +
+            attention("configs/frameworks/sglang-v1.textproto") + " (that release's tile table and split planner "
+            "were not read), vLLM's " + attention("configs/frameworks/vllm.textproto") +
+            " (its verify runs the MLA prefill path, FlashAttention varlen on SM120: geometry not read).")
 
 
 def forced_kernel_paragraph(specsim, hardware):

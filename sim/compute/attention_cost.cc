@@ -76,6 +76,8 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
   const int64_t pre_split = call.seqs * streams * g.row_blocks;
   if (call.splits > 0) {
     g.splits = call.splits;
+  } else if (impl.split_policy == SplitPolicy::kSglangTriton) {
+    g.splits = SglangTritonSplits(impl, call, sm_count);
   } else {
     const int64_t target = int64_t(impl.split_blocks_per_sm) * sm_count;
     const int64_t want = impl.splits_round_down ? target / pre_split : CeilDiv(target, pre_split);
@@ -83,17 +85,39 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
     if (impl.max_splits > 0) hi = std::min<int64_t>(hi, impl.max_splits);
     g.splits = std::clamp<int64_t>(want, 1, hi);
   }
+  const int64_t per_split = CeilDiv(CeilDiv(call.context, g.splits), impl.kv_tile_tokens) * impl.kv_tile_tokens;
+  g.kv_tiles = CeilDiv(std::min(per_split, call.context), impl.kv_tile_tokens);
+  // SGLang's splits are rounded up to whole MIN_BLOCK_KV steps: the blocks past the last token exit
+  // at once (launched, no work), so only the splits that hold tokens count.
+  if (impl.split_policy == SplitPolicy::kSglangTriton) {
+    const int64_t rounded = CeilDiv(CeilDiv(call.context, g.splits), impl.min_split_tokens) * impl.min_split_tokens;
+    g.splits = std::min(g.splits, CeilDiv(call.context, rounded));
+    g.kv_tiles = CeilDiv(std::min(rounded, call.context), impl.kv_tile_tokens);
+  }
   g.blocks = pre_split * g.splits;
   g.valid_rows = std::min(g.rows_per_block, rows);
   g.resident = impl.ResidentBlocks(g.rows_per_block);
   g.sm_blocks = CeilDiv(g.blocks, sm_count);
   g.rounds = CeilDiv(g.sm_blocks, g.resident);
-  if (g.splits > 1)
+  if (g.splits > 1 || impl.merge_always)
     g.combine_waves = CeilDiv(call.seqs * call.query_tokens * call.q_heads * impl.combine_value_blocks,
                               int64_t(impl.combine_blocks_per_sm) * sm_count);
-  const int64_t per_split = CeilDiv(CeilDiv(call.context, g.splits), impl.kv_tile_tokens) * impl.kv_tile_tokens;
-  g.kv_tiles = CeilDiv(std::min(per_split, call.context), impl.kv_tile_tokens);
   return g;
+}
+
+int64_t SglangTritonSplits(const AttentionImplementation& impl, const AttentionCall& call, int sm_count) {
+  SPECSIM_CHECK(call.seqs >= 1 && call.q_heads >= 1 && call.kv_heads >= 1 && call.context >= 1 && sm_count >= 1)
+      << impl.name;
+  int64_t cap = std::max(1, impl.max_splits);
+  int64_t pow2_sms = 1;
+  while (pow2_sms < sm_count) pow2_sms *= 2;
+  if (call.latent) cap = std::max(cap, pow2_sms);
+  const int64_t group = std::max<int64_t>(1, call.q_heads / call.kv_heads);
+  const int64_t head_tiles = call.latent ? call.q_heads : call.kv_heads * CeilDiv(group, impl.max_rows_per_block);
+  const int64_t grid = call.seqs * head_tiles;
+  const auto cores = static_cast<int64_t>(double(sm_count) * std::max(std::log2(double(call.context) / 64.0), 1.0));
+  const int64_t s2 = std::min(CeilDiv(cores, grid), cap);
+  return CeilDiv(call.context, CeilDiv(call.context, s2));
 }
 
 double AttentionTerms::main_ns() const { return ramp_ns + blocks_ns + std::max(memory_ns, tiles_ns); }
@@ -111,7 +135,7 @@ AttentionTerms AttentionTime(const AttentionImplementation& impl, const Attentio
                          double(g.sm_blocks) * impl.block_row_ns * double(g.valid_rows));
   t.tiles_ns = std::max(double(g.sm_blocks) * tiles * (impl.tile_ns + impl.row_ns * rows),
                         double(g.rounds) * tiles * (impl.tile_latency_ns + impl.row_latency_ns * rows));
-  if (g.splits > 1)
+  if (g.combine_waves > 0)
     t.combine_ns =
         impl.combine_ns + double(g.combine_waves) * (impl.combine_block_ns + impl.combine_split_ns * double(g.splits));
   return t;

@@ -12,8 +12,11 @@
 //                     heads take the KV heads' place in `blocks`)
 //   rows_per_block  = min(max_rows_per_block, smallest row_tile * 2^i >= rows_padded)
 //   row_blocks      = ceil(rows_padded / rows_per_block)
-//   splits          = the item's, else clamp(ceil(split_blocks_per_sm * SMs / (seqs kv_heads row_blocks)),
-//                     1, context / min_split_tokens)   (floor instead of ceil: splits_round_down)
+//   splits          = the item's, else by the split policy:
+//                     occupancy: clamp(ceil(split_blocks_per_sm * SMs / (seqs kv_heads row_blocks)),
+//                       1, context / min_split_tokens)   (floor instead of ceil: splits_round_down)
+//                     sglang_triton (SGLang's Triton backend, SplitPolicy below): its planner's count,
+//                       then only the splits that hold tokens: ceil(context / per_split)
 //   blocks          = seqs * kv_heads * row_blocks * splits
 //   resident        = blocks_per_sm (or its entry in blocks_per_sm_by_rows for rows_per_block)
 //   sm_blocks       = ceil(blocks / SMs)               (the busiest SM's blocks)
@@ -21,6 +24,7 @@
 //   kv_tiles        = ceil(ceil(context / splits) rounded up to kv_tile_tokens / kv_tile_tokens)
 //   valid_rows      = min(rows_per_block, G q)         (rows of a block that hold a query)
 //   combine_waves   = ceil(seqs q q_heads combine_value_blocks / (combine_blocks_per_sm * SMs))
+//                     (with splits > 1, or always where merge_always: SGLang's stage 2 runs for one split too)
 //
 // Time (AttentionTime):
 //
@@ -58,8 +62,26 @@
 
 namespace specsim::compute {
 
+// How a launch picks its KV splits when the call does not give them.
+//   kOccupancy: the formula above (split_blocks_per_sm, min_split_tokens, max_splits).
+//   kSglangTriton: SGLang's Triton backend (docs/reference/triton-attention-geometry.md: triton_backend.py
+//     get_num_kv_splits -> metadata.py get_num_kv_splits_triton, _mla_decode_kv_splits_cap; one
+//     length for every sequence):
+//       cap    = max_splits (--triton-attention-num-kv-splits, 8), for MLA max(8, next_pow2(SMs))
+//                [the cap is also bounded by next_pow2(ceil(model context / 32)): taken as larger,
+//                true of every MLA model bundled (128k-164k tokens)]
+//       grid   = seqs * q_heads for MLA (its planner reads the config's KV heads, as many as the
+//                query heads), else seqs * kv_heads * row_blocks
+//       s2     = min(ceil(floor(SMs * max(log2(context / 64), 1)) / grid), cap)
+//       splits = ceil(context / ceil(context / s2)), each ceil(context / splits) rounded up to
+//                min_split_tokens (32, MIN_BLOCK_KV) tokens; the blocks that work: ceil(context / that)
+enum class SplitPolicy { kOccupancy, kSglangTriton };
+
 struct AttentionImplementation {
   std::string name;  // e.g. "flash_mma" (specsim-validate's tensor-core kernel)
+  // Where the costs below come from when not from the scenario's own calibration (a bundled
+  // calibration of another GPU, compute/ChooseAttentionCosts); empty: the scenario's calibration.
+  std::string costs_source;
   // Launch geometry: properties of the kernel's source and launch policy.
   int row_tile = 16;
   int max_rows_per_block = 64;
@@ -71,7 +93,9 @@ struct AttentionImplementation {
   int split_blocks_per_sm = 2;     // split-KV target: blocks before splitting x splits ~ this x SMs
   bool splits_round_down = false;  // ... at most this x SMs (full rounds of one resident block)
   int min_split_tokens = 128;      // no split shorter than this
-  int max_splits = 0;              // 0: no limit
+  int max_splits = 0;              // 0: no limit (kSglangTriton: the cap before MLA's raise)
+  SplitPolicy split_policy = SplitPolicy::kOccupancy;
+  bool merge_always = false;       // the merge pass runs with one split too
   int combine_blocks_per_sm = 16;  // the merge pass: one block per (query row, head)
   int combine_value_blocks = 1;    // ... and per 128 output values (MLA's 512: 4)
   // Each query head its own blocks (FlashAttention-2, cuDNN's SDPA): rows are the head's q query
@@ -107,6 +131,10 @@ struct AttentionCall {
   int splits = 0;            // 0: the implementation's split policy
   bool latent = false;       // MLA's shared latent cache (one KV head, V within K)
 };
+
+// The splits a kSglangTriton implementation's planner gives `call` (before the empty ones are
+// dropped); REQUIRES: call fields >= 1, sm_count >= 1 (CHECKed).
+int64_t SglangTritonSplits(const AttentionImplementation& impl, const AttentionCall& call, int sm_count);
 
 struct AttentionGeometry {
   int64_t rows_padded = 0;  // per (sequence, KV head)

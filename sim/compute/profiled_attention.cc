@@ -1,5 +1,6 @@
 #include "sim/compute/profiled_attention.h"
 
+#include <optional>
 #include <regex>
 
 namespace specsim::compute {
@@ -30,7 +31,50 @@ std::string ProfiledAttentionName(const std::string& k, bool split_reduction) {
   return "";
 }
 
+namespace {
+
+// SGLang's Triton-backend kernels (docs/reference/triton-attention-geometry.md; timed on the GPU
+// machine as validate/triton_attention_probe.py's kernels of the same launch geometry):
+//   triton_decode[_mla]/RxT  grouped decode stage 1: R = BLOCK_H query heads of one KV head per
+//                            block, T = BLOCK_N tokens per step, SGLang's split planner, stage 2
+//                            (one block per (sequence, head)) launched for one split too;
+//   triton_extend[_mla]/MxT  extend / verify: M = BLOCK_M query tokens of one query head per block,
+//                            the whole context walked in T-token steps, no split.
+// "_mla": the latent-cache instantiation (576-wide keys, values within them), its own costs.
+// [ASSUMED] resident blocks per SM: the MLA kernels and the extend kernel 1 (their key tiles of
+// 576 x 32-64 bf16 take 36-74 KiB of shared memory, and SM120 has about 100 KiB); GQA decode 4 (4
+// warps, 8 KiB key and value tiles in 2 stages, registers for a 16 x 128 fp32 accumulator). As for
+// the profiled kernels above, a wrong count moves the fitted costs, not the geometry's shape.
+std::optional<AttentionImplementation> SglangTritonKernel(const std::string& name) {
+  static const std::regex kName(R"(triton_(decode|extend)(_mla)?/(\d+)x(\d+))");
+  std::smatch m;
+  if (!std::regex_match(name, m, kName)) return std::nullopt;
+  const int rows = std::stoi(m[3].str()), tokens = std::stoi(m[4].str());
+  if (rows < 1 || rows > 1024 || tokens < 1 || tokens > 4096) return std::nullopt;
+  AttentionImplementation impl;
+  impl.name = name;
+  impl.row_tile = rows;
+  impl.max_rows_per_block = rows;
+  impl.kv_tile_tokens = tokens;
+  const bool mla = m[2].matched;
+  if (m[1].str() == "decode") {
+    impl.blocks_per_sm = mla ? 1 : 4;
+    impl.split_policy = SplitPolicy::kSglangTriton;
+    impl.max_splits = 8;         // --triton-attention-num-kv-splits (server_args.py), MLA raised per GPU
+    impl.min_split_tokens = 32;  // MIN_BLOCK_KV
+    impl.merge_always = true;
+  } else {
+    impl.per_head_blocks = true;
+    impl.blocks_per_sm = 1;
+    impl.max_splits = 1;
+  }
+  return impl;
+}
+
+}  // namespace
+
 StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& name) {
+  if (std::optional<AttentionImplementation> triton = SglangTritonKernel(name)) return *triton;
   static const std::regex kName(
       R"((cudnn_sdpa_sm\d+|torch_flash_fwd|torch_flash_fwd_splitkv|torch_mem_efficient)/(\d+)x(\d+)(\+split)?)");
   std::smatch m;
@@ -38,7 +82,7 @@ StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& nam
     return NotFoundError("attention implementation '" + name +
                          "': not a profiled kernel name (cudnn_sdpa_smNN/RxT, torch_flash_fwd/RxT, "
                          "torch_flash_fwd_splitkv/RxT, torch_mem_efficient/RxT, '+split' when split over the "
-                         "context)");
+                         "context; SGLang's Triton kernels triton_decode[_mla]/RxT, triton_extend[_mla]/RxT)");
   const int rows = std::stoi(m[2].str()), tokens = std::stoi(m[3].str());
   if (rows < 1 || rows > 1024 || tokens < 1 || tokens > 4096)
     return InvalidArgumentError("attention implementation '" + name + "': tile " + m[2].str() + "x" + m[3].str() +

@@ -97,5 +97,78 @@ TEST(ProfiledAttention, PerHeadBlocksCountQueryHeadsNotKvGroups) {
   EXPECT_EQ(one.kv_tiles, 3);
 }
 
+// SGLang's Triton kernels (docs/reference/triton-attention-geometry.md): the worked examples of its
+// section 5, Kimi-K2 at TP 8 (8 query heads on one latent head) and Llama-3.1-8B at TP 2 (16 query,
+// 4 KV heads), batch 1, 4096 cached tokens.
+TEST(ProfiledAttention, SglangTritonDecodeSplitsAsItsPlanner) {
+  const AttentionImplementation mla = ProfiledAttentionKernel("triton_decode_mla/16x32").value();
+  EXPECT_EQ(mla.split_policy, SplitPolicy::kSglangTriton);
+  EXPECT_TRUE(mla.merge_always);
+  EXPECT_FALSE(mla.per_head_blocks);
+  AttentionCall kimi;
+  kimi.q_heads = 8;
+  kimi.kv_heads = 1;
+  kimi.latent = true;
+  kimi.context = 4096;
+  // SM120, 188 SMs: cap max(8, 256) = 256; grid 1 x 8 heads (the planner's view); floor(188 log2(64))
+  // = 1128 -> s2 = min(ceil(1128 / 8), 256) = 141; ceil(4096 / ceil(4096 / 141)) = ceil(4096 / 30)
+  // = 137 splits of ceil(4096 / 137) = 30 -> 32 tokens: 128 splits hold tokens, one 32-token step each.
+  EXPECT_EQ(SglangTritonSplits(mla, kimi, 188), 137);
+  AttentionGeometry g = GeometryOf(mla, kimi, 188);
+  EXPECT_EQ(g.splits, 128);
+  EXPECT_EQ(g.blocks, 128);
+  EXPECT_EQ(g.kv_tiles, 1);
+  EXPECT_GT(g.combine_waves, 0);
+  // H200, 132 SMs: 792 -> s2 = 99, chunk 42 -> 98 splits of 42 -> 64 tokens: 64 blocks of 2 steps.
+  EXPECT_EQ(SglangTritonSplits(mla, kimi, 132), 98);
+  g = GeometryOf(mla, kimi, 132);
+  EXPECT_EQ(g.splits, 64);
+  EXPECT_EQ(g.kv_tiles, 2);
+
+  const AttentionImplementation gqa = ProfiledAttentionKernel("triton_decode/16x32").value();
+  AttentionCall llama;
+  llama.q_heads = 16;
+  llama.kv_heads = 4;
+  llama.context = 4096;
+  // Grid 1 x 4 head tiles: s2 = min(ceil(1128 / 4), 8) = 8 -> 8 splits of 512 tokens (16 steps);
+  // 4 x 8 = 32 blocks; the cap stays 8 without MLA.
+  g = GeometryOf(gqa, llama, 188);
+  EXPECT_EQ(g.splits, 8);
+  EXPECT_EQ(g.blocks, 32);
+  EXPECT_EQ(g.kv_tiles, 16);
+  EXPECT_EQ(g.rows_per_block, 16);
+  EXPECT_EQ(g.valid_rows, 4);
+  // The merge runs with one split too (stage 2 is always launched).
+  llama.splits = 1;
+  EXPECT_GT(GeometryOf(gqa, llama, 188).combine_waves, 0);
+  AttentionImplementation plain = gqa;
+  plain.merge_always = false;
+  EXPECT_EQ(GeometryOf(plain, llama, 188).combine_waves, 0);
+}
+
+TEST(ProfiledAttention, SglangTritonExtendWalksTheWholeContextPerHead) {
+  const AttentionImplementation sm120 = ProfiledAttentionKernel("triton_extend_mla/32x32").value();
+  EXPECT_TRUE(sm120.per_head_blocks);
+  EXPECT_EQ(sm120.max_splits, 1);
+  AttentionCall verify;
+  verify.q_heads = 8;
+  verify.kv_heads = 1;
+  verify.latent = true;
+  verify.query_tokens = 4;
+  verify.context = 4100;  // 4096 cached + the 4 new tokens
+  // One block per query head (grid (1, 8, ceil(4 / 32))), no split: 8 blocks, each walking
+  // ceil(4100 / 32) = 129 steps; on SM120's 188 SMs one round.
+  const AttentionGeometry g = GeometryOf(sm120, verify, 188);
+  EXPECT_EQ(g.blocks, 8);
+  EXPECT_EQ(g.splits, 1);
+  EXPECT_EQ(g.kv_tiles, 129);
+  EXPECT_EQ(g.rounds, 1);
+  EXPECT_EQ(g.valid_rows, 4);
+  EXPECT_EQ(g.combine_waves, 0);
+  EXPECT_EQ(ProfiledAttentionKernel("triton_extend/128x64").value().kv_tile_tokens, 64);
+  EXPECT_EQ(ProfiledAttentionKernel("triton_prefill/32x32").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ProfiledAttentionKernel("triton_extend/0x32").status().code(), StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace specsim::compute

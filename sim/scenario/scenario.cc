@@ -66,9 +66,19 @@ Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::Fra
     target_verify = {v};
     return OkStatus();
   }
-  // Implicit only for the kernels the framework profile says it runs, per cache kind.
-  auto find = [&](const std::string& name) {
-    return name.empty() ? nullptr : compute->FindAttentionImplementation(name);
+  // Implicit only for the kernels the framework profile says it runs, per cache kind: the
+  // scenario's calibration first, else a bundled calibration that fitted that kernel on another GPU
+  // (TransferredAttentionKernel: the geometry is recomputed for this GPU's SMs; the costs are that
+  // GPU's, said in costs_source).
+  std::vector<compute::AttentionImplementation> transferred;
+  transferred.reserve(4);
+  auto find = [&](const std::string& name) -> const compute::AttentionImplementation* {
+    if (name.empty()) return nullptr;
+    if (const compute::AttentionImplementation* a = compute->FindAttentionImplementation(name)) return a;
+    std::optional<compute::AttentionImplementation> t = TransferredAttentionKernel(name);
+    if (!t) return nullptr;
+    transferred.push_back(*t);
+    return &transferred.back();
   };
   const compute::AttentionImplementation* d = find(framework.attention_decode);
   const compute::AttentionImplementation* v = find(framework.attention_verify);
@@ -79,7 +89,12 @@ Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::Fra
   if (md) r.mla_decode = {*md};
   if (mv) r.mla_verify = {*mv};
   const bool applied = mla ? (md && mv) : (d && v);
-  if (!have.empty() && !applied) {
+  const bool own = [&] {
+    for (const compute::AttentionImplementation* a : mla ? std::vector{md, mv} : std::vector{d, v})
+      if (a && a->costs_source.empty()) return true;
+    return false;
+  }();
+  if (!have.empty() && !own) {
     const std::string& dn = mla ? framework.attention_mla_decode : framework.attention_decode;
     const std::string& vn = mla ? framework.attention_mla_verify : framework.attention_verify;
     warnings->push_back(
@@ -90,6 +105,20 @@ Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::Fra
         "--set attention_costs.decode=NAME (and attention_costs.verify=NAME).");
   }
   return OkStatus();
+}
+
+std::optional<compute::AttentionImplementation> TransferredAttentionKernel(const std::string& name) {
+  for (const char* path : kKernelCostCalibrations) {
+    StatusOr<calib::LoadedCalibration> c = calib::LoadCalibration(path);
+    if (!c.ok()) continue;  // a bundled file: its own test (scenario_test) keeps it loading
+    const compute::AttentionImplementation* a = c->compute.FindAttentionImplementation(name);
+    if (a == nullptr) continue;
+    compute::AttentionImplementation out = *a;
+    const std::string gpu = c->proto.provenance().gpu_name();
+    out.costs_source = "fitted on " + (gpu.empty() ? std::string("another GPU") : gpu) + " (" + path + ")";
+    return out;
+  }
+  return std::nullopt;
 }
 
 StatusOr<coll::CollectiveRequest> AllreduceChoice(const config::Communication& c) {

@@ -80,12 +80,23 @@ StatusOr<Evaluation> Evaluate(const LoadedScenario& loaded);
 // another pacing), without the memory check.
 StatusOr<llm::DecodeResult> EvaluateSetup(const llm::DecodeSetup& setup);
 
+// Bundled calibrations whose attention implementations price a framework's kernels on a box whose
+// own calibration lacks them (in this order): the Triton kernels of SGLang's launch geometry and
+// PyTorch's SDPA kernels, each fitted on the 1x H200.
+inline constexpr const char* kKernelCostCalibrations[] = {"configs/calibration/h200-triton-attention.textproto",
+                                                          "configs/calibration/h200-pytorch.textproto"};
+
+// The attention implementation `name` from the first of kKernelCostCalibrations that fitted it,
+// costs_source naming that calibration and its GPU; nullopt where none did.
+std::optional<compute::AttentionImplementation> TransferredAttentionKernel(const std::string& name);
+
 // Which fitted attention costs of `compute.attention_implementations` (from `calibration`, a path
 // for messages; empty: none given) the scenario's attention takes (compute->attention_regimes):
 // the scenario's explicit `attention_costs` (error naming the field and the implementations the
 // calibration has when one is missing, or when no calibration is given), else those the framework
 // profile names as its kernels, else none (roofline attention), with a warning when the calibration
-// had attention costs that were not applied.
+// had attention costs that were not applied. A framework kernel the calibration lacks takes a
+// bundled calibration's costs (TransferredAttentionKernel).
 // `mla`: the target has MLA's latent cache (the framework's mla_* kernels and an explicit choice
 // then fill the MLA regimes; its GQA names still fill the GQA ones, for a GQA draft head).
 Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::FrameworkProfile& framework, bool mla,

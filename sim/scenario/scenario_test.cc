@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/compute/attention_cost.h"
+#include "sim/compute/profiled_attention.h"
 #include "sim/io/framework_loader.h"
 #include "sim/llm/framework_decisions.h"
 #include "sim/llm/weight_format.h"
@@ -23,6 +24,44 @@ llm::FrameworkProfile Sglang() {
   f.attention_decode = "flashinfer_decode";
   f.attention_verify = "flashinfer_prefill";
   return f;
+}
+
+// A framework kernel with launch geometry (SGLang's Triton MLA kernels) that the scenario's
+// calibration lacks takes the bundled H200 fit's costs and says so; the scenario's own fit of the
+// same name wins.
+TEST(ChooseAttentionCosts, TheFrameworksKernelTakesABundledFitWhereTheScenarioHasNone) {
+  llm::FrameworkProfile f;
+  f.name = "sglang";
+  f.attention_mla_decode = "triton_decode_mla/16x32";
+  f.attention_mla_verify = "triton_extend_mla/32x32";
+  compute::ComputeParams p;
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(ChooseAttentionCosts({}, f, /*mla=*/true, "", &p, &warnings).ok());
+  const compute::AttentionImplementation* verify = p.attention_regimes.For(4, /*latent=*/true);
+  ASSERT_NE(verify, nullptr);
+  EXPECT_EQ(verify->name, "triton_extend_mla/32x32");
+  EXPECT_TRUE(verify->per_head_blocks);
+  EXPECT_NE(verify->costs_source.find("NVIDIA H200"), std::string::npos) << verify->costs_source;
+  EXPECT_NE(verify->costs_source.find("configs/calibration/h200-triton-attention.textproto"), std::string::npos);
+  EXPECT_GT(verify->tile_latency_ns, 1000) << "the fitted per-step latency, not the default";
+  ASSERT_NE(p.attention_regimes.For(1, true), nullptr);
+  EXPECT_EQ(p.attention_regimes.For(1, true)->split_policy, compute::SplitPolicy::kSglangTriton);
+  EXPECT_TRUE(warnings.empty());
+  // Every bundled fit loads: a broken file would silently leave the roofline.
+  for (const char* name :
+       {"triton_decode/16x32", "triton_decode_mla/16x32", "triton_extend/64x128", "triton_extend/128x64",
+        "triton_extend_mla/32x32", "triton_extend_mla/32x64", "cudnn_sdpa_sm90/64x128"})
+    EXPECT_TRUE(TransferredAttentionKernel(name).has_value()) << name;
+  EXPECT_FALSE(TransferredAttentionKernel("flashinfer_prefill").has_value());
+
+  compute::ComputeParams own;
+  compute::AttentionImplementation fitted = compute::ProfiledAttentionKernel("triton_extend_mla/32x32").value();
+  fitted.tile_latency_ns = 123;
+  own.attention_implementations.push_back(fitted);
+  ASSERT_TRUE(ChooseAttentionCosts({}, f, true, "mine.textproto", &own, &warnings).ok());
+  ASSERT_NE(own.attention_regimes.For(4, true), nullptr);
+  EXPECT_EQ(own.attention_regimes.For(4, true)->tile_latency_ns, 123);
+  EXPECT_TRUE(own.attention_regimes.For(4, true)->costs_source.empty());
 }
 
 TEST(ChooseAttentionCosts, CalibratedKernelsOfAnotherImplementationAreNotApplied) {

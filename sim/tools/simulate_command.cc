@@ -252,7 +252,10 @@ std::string KernelCostsText(const scenario::LoadedScenario& loaded) {
   const bool mla = st.target.is_mla();
   auto regime = [&](int64_t q, const std::string& label) {
     if (const compute::AttentionImplementation* a = c.attention_regimes.For(q, mla))
-      return fmt::format("{}'s fitted costs", a->name);
+      return a->costs_source.empty()
+                 ? fmt::format("{}'s fitted costs", a->name)
+                 : fmt::format("{} (its launch geometry on this GPU's SMs; costs {}, not measured here)", a->name,
+                               a->costs_source);
     return fmt::format("roofline{}", label.empty() ? "" : " (no calibrated " + label + ")");
   };
   const llm::FrameworkProfile* f = st.framework ? &*st.framework : nullptr;

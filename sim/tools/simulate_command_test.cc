@@ -89,7 +89,9 @@ TEST(SimulateCommand, CompareAlgosTriesCaptureModesAndHostSyncs) {
   const auto& eager = rows["verify eager"];
   EXPECT_LT(full["verify_wait_ms"].get<double>(), 0.1);
   EXPECT_GT(eager["verify_wait_ms"].get<double>(), 5.0);
-  EXPECT_LT(eager["speculative_tokens_per_s"].get<double>(), 0.7 * full["speculative_tokens_per_s"].get<double>());
+  // (The loss is a tenth of the cycle, not more: the default scenario's verify pass is mostly GPU
+  // time, SGLang's Triton verify attention walking the 4096-token prefix.)
+  EXPECT_LT(eager["speculative_tokens_per_s"].get<double>(), 0.95 * full["speculative_tokens_per_s"].get<double>());
   // Verify's capture does not touch the baseline (a plain decode step).
   EXPECT_DOUBLE_EQ(eager["baseline_tokens_per_s"].get<double>(), full["baseline_tokens_per_s"].get<double>());
 }

@@ -254,7 +254,7 @@ SGLang's Triton verify kernel changes that: its 8 blocks each walk the 4096-toke
 context, the larger the loss (the walk grows with it; decode's split kernel barely does). The
 forced one-shot kernel replaces each 14-step ring with two barriers through host memory and
 2-block reads (about 22 us): it makes plain decoding about twice as fast and EAGLE-3 about 15%
-faster, so against the forced kernel's own baseline EAGLE-3 loses more (0.51x).
+faster, so against the forced kernel's own baseline EAGLE-3 loses more (0.50x).
 
 Where specsim disagrees with the case, or cannot yet say:
 - EAGLE-3 slower than plain decoding: specsim now agrees for SGLang as its current source runs,

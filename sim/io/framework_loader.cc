@@ -196,6 +196,14 @@ void CheckAttentionBackends(const FrameworkProfile& p, std::vector<Problem>* out
                                        {"verify_kernel", &b.verify_kernel()},
                                        {"source", &b.source()}})
       if (value->empty()) out->push_back({at + "." + field, "\"\"", "required, non-empty"});
+    if (b.has_gqa_draft_decode_kernel() != b.has_gqa_draft_verify_kernel() ||
+        (b.has_gqa_draft_decode_kernel() &&
+         (b.gqa_draft_decode_kernel().empty() || b.gqa_draft_verify_kernel().empty())))
+      out->push_back({at + ".gqa_draft_decode_kernel", b.gqa_draft_decode_kernel(),
+                      "set both gqa_draft_decode_kernel and gqa_draft_verify_kernel, non-empty, or neither"});
+    if (b.has_gqa_draft_decode_kernel() && b.cache() != config::MLA)
+      out->push_back({at + ".gqa_draft_decode_kernel", b.gqa_draft_decode_kernel(),
+                      "only with cache: MLA (a GQA backend's own decode_kernel / verify_kernel serve its draft)"});
     const pb::Descriptor* cd = PhaseCapture::descriptor();
     for (const char* phase : kPhases) {
       const int mode = b.capture().GetReflection()->GetEnumValue(b.capture(), cd->FindFieldByName(phase));
@@ -549,6 +557,8 @@ void ConvertDecisions(const FrameworkProfile& p, llm::FrameworkProfile* out) {
     r.backend = b.backend();
     r.decode_kernel = b.decode_kernel();
     r.verify_kernel = b.verify_kernel();
+    r.gqa_draft_decode_kernel = b.gqa_draft_decode_kernel();
+    r.gqa_draft_verify_kernel = b.gqa_draft_verify_kernel();
     r.source = b.source();
     r.decode = ToOptionalCapture(b.capture().decode());
     r.draft = ToOptionalCapture(b.capture().draft());

@@ -466,6 +466,15 @@ TEST(FrameworkParseTest, HostWaitsBackendsBoundsAndDefaultsAreChecked) {
   EXPECT_TRUE(Contains(ErrorOf(k + "attention_backends { gpu_archs: \"sm90\" cache: MLA topk: TOPK_ONE "
                                    "decode_kernel: \"d\" verify_kernel: \"v\" source: \"s\" }"),
                        "attention_backends[0].backend = \"\": required, non-empty"));
+  EXPECT_TRUE(Contains(ErrorOf(k + "attention_backends { gpu_archs: \"sm120\" cache: MLA topk: ANY_TOPK backend: \"b\" "
+                                   "decode_kernel: \"d\" verify_kernel: \"v\" source: \"s\" "
+                                   "gqa_draft_decode_kernel: \"g\" }"),
+                       "attention_backends[0].gqa_draft_decode_kernel = g: set both gqa_draft_decode_kernel and "
+                       "gqa_draft_verify_kernel"));
+  EXPECT_TRUE(Contains(ErrorOf(k + "attention_backends { gpu_archs: \"sm120\" cache: GQA topk: ANY_TOPK backend: \"b\" "
+                                   "decode_kernel: \"d\" verify_kernel: \"v\" source: \"s\" "
+                                   "gqa_draft_decode_kernel: \"g\" gqa_draft_verify_kernel: \"h\" }"),
+                       "attention_backends[0].gqa_draft_decode_kernel = g: only with cache: MLA"));
   EXPECT_TRUE(Contains(ErrorOf(k + "capture_bound { unit: TOKENS default_max: 512 }"),
                        "capture_bound = (default_max or default_max_from_tp4 unset): both required"));
   EXPECT_TRUE(

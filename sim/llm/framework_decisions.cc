@@ -77,6 +77,12 @@ std::vector<std::string> ApplyFrameworkDecisions(const FrameworkScenario& s, con
       notes.push_back(fmt::format("attention backend {} ({}, {} cache, topk {}): q = 1 {}, q >= 2 {} [{}]",
                                   rule->backend, s.gpu_arch, cache, topk, rule->decode_kernel, rule->verify_kernel,
                                   rule->source));
+      if (s.mla && !rule->gqa_draft_decode_kernel.empty()) {
+        f.attention_decode = rule->gqa_draft_decode_kernel;
+        f.attention_verify = rule->gqa_draft_verify_kernel;
+        notes.push_back(fmt::format("  a GQA draft head on the same backend: q = 1 {}, q >= 2 {}",
+                                    rule->gqa_draft_decode_kernel, rule->gqa_draft_verify_kernel));
+      }
       for (LoopPass pass : kPasses) {
         const std::optional<CaptureMode>& mode = RuleCapture(*rule, pass);
         if (!mode || !Runs(pass, s)) continue;

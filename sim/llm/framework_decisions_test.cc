@@ -64,6 +64,22 @@ TEST(FrameworkDecisions, TheBackendOfTheCacheKindNamesTheKernelsAndDecidesItsPha
   ASSERT_GE(notes.size(), 2u);
   EXPECT_THAT(notes[0], HasSubstr("attention backend triton"));
   EXPECT_THAT(notes[1], HasSubstr("draft_extend capture full with triton (the profile's default: eager)"));
+
+  // A rule naming the GQA kernels of its backend gives them to a GQA draft head of the MLA target;
+  // a GQA target's own rule is untouched by them.
+  FrameworkProfile draft = TwoBackends();
+  draft.attention_backends[1].gqa_draft_decode_kernel = "triton_decode/16x32";
+  draft.attention_backends[1].gqa_draft_verify_kernel = "triton_extend/64x128";
+  const std::vector<std::string> draft_notes = ApplyFrameworkDecisions(Sm120(true), {}, &draft);
+  EXPECT_EQ(draft.attention_mla_decode, "triton_decode");
+  EXPECT_EQ(draft.attention_decode, "triton_decode/16x32");
+  EXPECT_EQ(draft.attention_verify, "triton_extend/64x128");
+  ASSERT_GE(draft_notes.size(), 2u);
+  EXPECT_THAT(draft_notes[1], HasSubstr("a GQA draft head on the same backend: q = 1 triton_decode/16x32"));
+  FrameworkProfile gqa_target = draft;
+  gqa_target.attention_decode.clear();
+  ApplyFrameworkDecisions(Sm120(false), {}, &gqa_target);
+  EXPECT_EQ(gqa_target.attention_decode, "flashinfer_decode");
 }
 
 TEST(FrameworkDecisions, TheTreeWidthAndTheArchitecturePickTheRule) {

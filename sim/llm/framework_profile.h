@@ -74,6 +74,8 @@ struct AttentionBackendRule {
   bool mla = false;                    // MLA's latent cache, else GQA / MHA
   Topk topk = Topk::kAny;
   std::string backend, decode_kernel, verify_kernel, source;
+  // MLA rules: the GQA kernels the backend runs for a GQA draft head (empty: the profile's labels).
+  std::string gqa_draft_decode_kernel, gqa_draft_verify_kernel;
   // The capture it decides per phase (nullopt: the profile's).
   std::optional<CaptureMode> decode, draft, verify, draft_extend;
   bool Matches(const std::string& gpu_arch, bool mla_cache, int topk_width) const;

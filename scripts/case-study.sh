@@ -215,9 +215,12 @@ cat <<'TXT'
   pass on such a box settles both.
 - The profiles whose verify attention has no geometry (SGLang spec-v1: that release's tiles were
   not read; vLLM: its verify takes the MLA prefill path, FlashAttention varlen, not read) price it
-  by the roofline and still predict EAGLE-3 paying 2.1-2.2x: on those, the slowdown seen in
+  by the roofline and predict EAGLE-3 paying (section 8's table): on those, the slowdown seen in
   practice would need what section 3 shows (an eager verify pass with per-op host jitter) or
-  their verify kernels read and priced the same way.
+  their verify kernels read and priced the same way. vLLM's decode attention, on the other hand,
+  is priced by its geometry: TRITON_MLA splits every context in 4 (triton_mla.py @0155494), so at
+  4096 tokens 4 blocks walk 32 steps each, and its plain decoding comes out slower than SGLang's;
+  with a roofline verify that makes vLLM's EAGLE-3 gain an upper bound.
 - The forced custom allreduce through host memory is priced from mechanisms measured on an H200
   (section 6: barrier-flag trip, the serialization of flags sharing a line, bytes in flight per SM),
   2.5x the bandwidth-only figure specsim gave before, and it still beats NCCL here.

@@ -99,9 +99,10 @@ void ToProto(const compute::AttentionImplementation& a, config::AttentionImpleme
   out->set_splits_round_down(a.splits_round_down);
   out->set_combine_value_blocks(a.combine_value_blocks);
   out->set_per_head_blocks(a.per_head_blocks);
-  out->set_split_policy(a.split_policy == compute::SplitPolicy::kSglangTriton
-                            ? config::AttentionImplementationCalibration::SPLIT_POLICY_SGLANG_TRITON
-                            : config::AttentionImplementationCalibration::SPLIT_POLICY_OCCUPANCY);
+  using C = config::AttentionImplementationCalibration;
+  out->set_split_policy(a.split_policy == compute::SplitPolicy::kSglangTriton ? C::SPLIT_POLICY_SGLANG_TRITON
+                        : a.split_policy == compute::SplitPolicy::kFixed      ? C::SPLIT_POLICY_FIXED
+                                                                              : C::SPLIT_POLICY_OCCUPANCY);
   out->set_merge_always(a.merge_always);
   out->set_min_split_tokens(a.min_split_tokens);
   out->set_max_splits(a.max_splits);

@@ -78,6 +78,8 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
     g.splits = call.splits;
   } else if (impl.split_policy == SplitPolicy::kSglangTriton) {
     g.splits = SglangTritonSplits(impl, call, sm_count);
+  } else if (impl.split_policy == SplitPolicy::kFixed) {
+    g.splits = std::clamp<int64_t>(impl.max_splits, 1, call.context);
   } else {
     const int64_t target = int64_t(impl.split_blocks_per_sm) * sm_count;
     const int64_t want = impl.splits_round_down ? target / pre_split : CeilDiv(target, pre_split);
@@ -103,6 +105,23 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
     g.combine_waves = CeilDiv(call.seqs * call.query_tokens * call.q_heads * impl.combine_value_blocks,
                               int64_t(impl.combine_blocks_per_sm) * sm_count);
   return g;
+}
+
+AttentionImplementation WithCostsOf(const AttentionImplementation& geometry, const AttentionImplementation& costs) {
+  AttentionImplementation out = geometry;
+  out.ramp_ns = costs.ramp_ns;
+  out.memory_efficiency = costs.memory_efficiency;
+  out.tile_ns = costs.tile_ns;
+  out.row_ns = costs.row_ns;
+  out.tile_latency_ns = costs.tile_latency_ns;
+  out.row_latency_ns = costs.row_latency_ns;
+  out.block_ns = costs.block_ns;
+  out.block_row_ns = costs.block_row_ns;
+  out.block_row_latency_ns = costs.block_row_latency_ns;
+  out.combine_ns = costs.combine_ns;
+  out.combine_block_ns = costs.combine_block_ns;
+  out.combine_split_ns = costs.combine_split_ns;
+  return out;
 }
 
 int64_t SglangTritonSplits(const AttentionImplementation& impl, const AttentionCall& call, int sm_count) {

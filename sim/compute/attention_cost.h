@@ -75,7 +75,9 @@ namespace specsim::compute {
 //       s2     = min(ceil(floor(SMs * max(log2(context / 64), 1)) / grid), cap)
 //       splits = ceil(context / ceil(context / s2)), each ceil(context / splits) rounded up to
 //                min_split_tokens (32, MIN_BLOCK_KV) tokens; the blocks that work: ceil(context / that)
-enum class SplitPolicy { kOccupancy, kSglangTriton };
+//   kFixed: always max_splits splits of ceil(context / max_splits) tokens (vLLM's TRITON_MLA decode:
+//     num_kv_splits = 4, vllm/v1/attention/backends/mla/triton_mla.py @0155494 forward_mqa).
+enum class SplitPolicy { kOccupancy, kSglangTriton, kFixed };
 
 struct AttentionImplementation {
   std::string name;  // e.g. "flash_mma" (specsim-validate's tensor-core kernel)
@@ -116,6 +118,10 @@ struct AttentionImplementation {
   double combine_split_ns = 150;
   int ResidentBlocks(int64_t rows_per_block) const;
 };
+
+// `geometry`'s name and launch geometry with `costs`'s fitted costs (ramp, memory efficiency, the
+// tile, row, block and merge costs): another launch of the same kernel body.
+AttentionImplementation WithCostsOf(const AttentionImplementation& geometry, const AttentionImplementation& costs);
 
 // Geometry fields >= 1 (max_splits >= 0), efficiency in (0, 1], costs >= 0; messages name the field.
 Status ValidateAttentionImplementation(const AttentionImplementation& impl);

@@ -175,6 +175,42 @@ TEST(AttentionRegimes, DecodeAndVerifyPickTheirOwnImplementation) {
   EXPECT_EQ(r.For(2)->name, "flash_mma");
 }
 
+// Another launch of the same kernel body: the launch geometry of one, every fitted cost of the other.
+TEST(AttentionImplementation, WithCostsOfTakesEveryCostAndNoGeometry) {
+  AttentionImplementation geometry;
+  geometry.name = "launch";
+  geometry.row_tile = 32;
+  geometry.max_splits = 4;
+  geometry.split_policy = SplitPolicy::kFixed;
+  geometry.merge_always = true;
+  geometry.per_head_blocks = true;
+  AttentionImplementation costs;
+  costs.name = "fitted";
+  costs.row_tile = 16;
+  using D = double AttentionImplementation::*;
+  const D kCosts[] = {&AttentionImplementation::ramp_ns,
+                      &AttentionImplementation::memory_efficiency,
+                      &AttentionImplementation::tile_ns,
+                      &AttentionImplementation::row_ns,
+                      &AttentionImplementation::tile_latency_ns,
+                      &AttentionImplementation::row_latency_ns,
+                      &AttentionImplementation::block_ns,
+                      &AttentionImplementation::block_row_ns,
+                      &AttentionImplementation::block_row_latency_ns,
+                      &AttentionImplementation::combine_ns,
+                      &AttentionImplementation::combine_block_ns,
+                      &AttentionImplementation::combine_split_ns};
+  double v = 0.01;
+  for (D c : kCosts) costs.*c = (v += 0.03);  // distinct from every default
+  const AttentionImplementation out = WithCostsOf(geometry, costs);
+  for (D c : kCosts) EXPECT_EQ(out.*c, costs.*c);
+  EXPECT_EQ(out.name, "launch");
+  EXPECT_EQ(out.row_tile, 32);
+  EXPECT_EQ(out.max_splits, 4);
+  EXPECT_EQ(out.split_policy, SplitPolicy::kFixed);
+  EXPECT_TRUE(out.merge_always && out.per_head_blocks);
+}
+
 TEST(AttentionImplementationCheck, MessagesNameTheField) {
   AttentionImplementation impl = SpecsimValidateKernel("flash_mma").value();
   EXPECT_TRUE(ValidateAttentionImplementation(impl).ok());

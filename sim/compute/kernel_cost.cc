@@ -77,9 +77,10 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
     a.splits_round_down = ac.splits_round_down();
     a.combine_value_blocks = std::max(1, ac.combine_value_blocks());
     a.per_head_blocks = ac.per_head_blocks();
-    a.split_policy = ac.split_policy() == config::AttentionImplementationCalibration::SPLIT_POLICY_SGLANG_TRITON
-                         ? SplitPolicy::kSglangTriton
-                         : SplitPolicy::kOccupancy;
+    using C = config::AttentionImplementationCalibration;
+    a.split_policy = ac.split_policy() == C::SPLIT_POLICY_SGLANG_TRITON ? SplitPolicy::kSglangTriton
+                     : ac.split_policy() == C::SPLIT_POLICY_FIXED       ? SplitPolicy::kFixed
+                                                                        : SplitPolicy::kOccupancy;
     a.merge_always = ac.merge_always();
     a.min_split_tokens = ac.min_split_tokens();
     a.max_splits = ac.max_splits();

@@ -46,7 +46,23 @@ namespace {
 // warps, 8 KiB key and value tiles in 2 stages, registers for a 16 x 128 fp32 accumulator). As for
 // the profiled kernels above, a wrong count moves the fitted costs, not the geometry's shape.
 std::optional<AttentionImplementation> SglangTritonKernel(const std::string& name) {
-  static const std::regex kName(R"(triton_(decode|extend)(_mla)?/(\d+)x(\d+))");
+  // vLLM's TRITON_MLA decode: the same lightllm kernel (vllm/v1/attention/ops/
+  // triton_decode_attention.py @0155494: grid (batch, head tiles, splits), BLOCK_H 16, BLOCK_N 32,
+  // 4 warps, 2 stages, stage 2 always), with 4 splits whatever the context (triton_mla.py @0155494
+  // forward_mqa) and no rounding of a split to 32 tokens.
+  static const std::regex kVllm(R"(vllm_triton_decode_mla/(\d{1,5})x(\d{1,5}))");
+  std::smatch v;
+  if (std::regex_match(name, v, kVllm)) {
+    std::optional<AttentionImplementation> impl =
+        SglangTritonKernel("triton_decode_mla/" + v[1].str() + "x" + v[2].str());
+    if (!impl) return std::nullopt;
+    impl->name = name;
+    impl->split_policy = SplitPolicy::kFixed;
+    impl->max_splits = 4;
+    impl->min_split_tokens = 1;
+    return impl;
+  }
+  static const std::regex kName(R"(triton_(decode|extend)(_mla)?/(\d{1,5})x(\d{1,5}))");
   std::smatch m;
   if (!std::regex_match(name, m, kName)) return std::nullopt;
   const int rows = std::stoi(m[3].str()), tokens = std::stoi(m[4].str());
@@ -76,13 +92,14 @@ std::optional<AttentionImplementation> SglangTritonKernel(const std::string& nam
 StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& name) {
   if (std::optional<AttentionImplementation> triton = SglangTritonKernel(name)) return *triton;
   static const std::regex kName(
-      R"((cudnn_sdpa_sm\d+|torch_flash_fwd|torch_flash_fwd_splitkv|torch_mem_efficient)/(\d+)x(\d+)(\+split)?)");
+      R"((cudnn_sdpa_sm\d+|torch_flash_fwd|torch_flash_fwd_splitkv|torch_mem_efficient)/(\d{1,9})x(\d{1,9})(\+split)?)");
   std::smatch m;
   if (!std::regex_match(name, m, kName))
     return NotFoundError("attention implementation '" + name +
                          "': not a profiled kernel name (cudnn_sdpa_smNN/RxT, torch_flash_fwd/RxT, "
                          "torch_flash_fwd_splitkv/RxT, torch_mem_efficient/RxT, '+split' when split over the "
-                         "context; SGLang's Triton kernels triton_decode[_mla]/RxT, triton_extend[_mla]/RxT)");
+                         "context; SGLang's Triton kernels triton_decode[_mla]/RxT, triton_extend[_mla]/RxT; vLLM's "
+                         "vllm_triton_decode_mla/RxT)");
   const int rows = std::stoi(m[2].str()), tokens = std::stoi(m[3].str());
   if (rows < 1 || rows > 1024 || tokens < 1 || tokens > 4096)
     return InvalidArgumentError("attention implementation '" + name + "': tile " + m[2].str() + "x" + m[3].str() +
@@ -102,6 +119,11 @@ StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& nam
     impl.max_splits = 1;
   }
   return impl;
+}
+
+std::string SameKernelBodyAs(const std::string& name) {
+  static const std::string kVllm = "vllm_triton_decode_mla/";
+  return name.rfind(kVllm, 0) == 0 ? "triton_decode_mla/" + name.substr(kVllm.size()) : "";
 }
 
 StatusOr<AttentionImplementation> AttentionKernelOfName(const std::string& name) {

@@ -41,6 +41,12 @@ std::string ProfiledAttentionName(const std::string& main_kernel, bool split_red
 // The geometry of a name ProfiledAttentionName gives, costs at the defaults; NotFound for another.
 StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& name);
 
+// The implementation whose fitted per-step costs price `name` where no fit of `name` itself exists:
+// another launch of the same kernel source (vLLM's vllm_triton_decode_mla/RxT: SGLang's
+// triton_decode_mla/RxT, fitted with its values read from the key tile where vLLM's copy loads them
+// again, from L1/L2); empty for every other name.
+std::string SameKernelBodyAs(const std::string& name);
+
 // specsim-validate's kernels (SpecsimValidateKernel) and profiled ones: the geometry of any
 // attention implementation name a trace item can carry; NotFound listing both kinds otherwise.
 StatusOr<AttentionImplementation> AttentionKernelOfName(const std::string& name);

@@ -146,6 +146,29 @@ TEST(ProfiledAttention, SglangTritonDecodeSplitsAsItsPlanner) {
   EXPECT_EQ(GeometryOf(plain, llama, 188).combine_waves, 0);
 }
 
+// vLLM's TRITON_MLA decode: the same kernel with 4 splits whatever the context (triton_mla.py
+// @0155494): at 4096 tokens 4 blocks of 1024 tokens, 32 steps of 32 each (SGLang's planner gives
+// 128 blocks of one step on SM120); at 3 tokens, 3 splits of one token.
+TEST(ProfiledAttention, VllmTritonMlaDecodeSplitsInFour) {
+  const AttentionImplementation vllm = ProfiledAttentionKernel("vllm_triton_decode_mla/16x32").value();
+  EXPECT_EQ(vllm.split_policy, SplitPolicy::kFixed);
+  EXPECT_EQ(vllm.max_splits, 4);
+  EXPECT_TRUE(vllm.merge_always);
+  EXPECT_EQ(SameKernelBodyAs("vllm_triton_decode_mla/16x32"), "triton_decode_mla/16x32");
+  EXPECT_EQ(SameKernelBodyAs("triton_decode_mla/16x32"), "");
+  AttentionCall kimi;
+  kimi.q_heads = 8;
+  kimi.kv_heads = 1;
+  kimi.latent = true;
+  kimi.context = 4096;
+  AttentionGeometry g = GeometryOf(vllm, kimi, 188);
+  EXPECT_EQ(g.splits, 4);
+  EXPECT_EQ(g.blocks, 4);
+  EXPECT_EQ(g.kv_tiles, 32);
+  kimi.context = 3;
+  EXPECT_EQ(GeometryOf(vllm, kimi, 188).splits, 3);
+}
+
 TEST(ProfiledAttention, SglangTritonExtendWalksTheWholeContextPerHead) {
   const AttentionImplementation sm120 = ProfiledAttentionKernel("triton_extend_mla/32x32").value();
   EXPECT_TRUE(sm120.per_head_blocks);
@@ -168,6 +191,9 @@ TEST(ProfiledAttention, SglangTritonExtendWalksTheWholeContextPerHead) {
   EXPECT_EQ(ProfiledAttentionKernel("triton_extend/128x64").value().kv_tile_tokens, 64);
   EXPECT_EQ(ProfiledAttentionKernel("triton_prefill/32x32").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(ProfiledAttentionKernel("triton_extend/0x32").status().code(), StatusCode::kNotFound);
+  // Digits past an int are a name error, not a crash (std::stoi would throw).
+  EXPECT_FALSE(ProfiledAttentionKernel("triton_extend/99999999999999999999x32").ok());
+  EXPECT_FALSE(ProfiledAttentionKernel("cudnn_sdpa_sm90/99999999999999999999x128").ok());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "sim/net/peer_access.h"
 
 #include "sim/calib/calibration_loader.h"
+#include "sim/compute/profiled_attention.h"
 #include "sim/calib/params.h"
 #include "sim/calib/trace_io.h"
 #include "sim/coll/nccl_transport.h"
@@ -108,15 +109,27 @@ Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::Fra
 }
 
 std::optional<compute::AttentionImplementation> TransferredAttentionKernel(const std::string& name) {
-  for (const char* path : kKernelCostCalibrations) {
-    StatusOr<calib::LoadedCalibration> c = calib::LoadCalibration(path);
-    if (!c.ok()) continue;  // a bundled file: its own test (scenario_test) keeps it loading
-    const compute::AttentionImplementation* a = c->compute.FindAttentionImplementation(name);
-    if (a == nullptr) continue;
-    compute::AttentionImplementation out = *a;
-    const std::string gpu = c->proto.provenance().gpu_name();
-    out.costs_source = "fitted on " + (gpu.empty() ? std::string("another GPU") : gpu) + " (" + path + ")";
-    return out;
+  // The kernel's own fit, else the fit of another launch of the same kernel source with this
+  // name's geometry (compute::SameKernelBodyAs).
+  const std::string body = compute::SameKernelBodyAs(name);
+  for (const std::string& fitted : {name, body}) {
+    if (fitted.empty()) continue;
+    for (const char* path : kKernelCostCalibrations) {
+      StatusOr<calib::LoadedCalibration> c = calib::LoadCalibration(path);
+      if (!c.ok()) continue;  // a bundled file: its own test (scenario_test) keeps it loading
+      const compute::AttentionImplementation* a = c->compute.FindAttentionImplementation(fitted);
+      if (a == nullptr) continue;
+      compute::AttentionImplementation out = *a;
+      if (fitted != name) {
+        StatusOr<compute::AttentionImplementation> geometry = compute::AttentionKernelOfName(name);
+        if (!geometry.ok()) return std::nullopt;
+        out = compute::WithCostsOf(*geometry, *a);
+      }
+      const std::string gpu = c->proto.provenance().gpu_name();
+      out.costs_source = (fitted != name ? "of " + fitted + ", the same kernel body, " : std::string()) + "fitted on " +
+                         (gpu.empty() ? std::string("another GPU") : gpu) + " (" + path + ")";
+      return out;
+    }
   }
   return std::nullopt;
 }

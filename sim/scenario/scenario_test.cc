@@ -53,6 +53,18 @@ TEST(ChooseAttentionCosts, TheFrameworksKernelTakesABundledFitWhereTheScenarioHa
         "triton_extend_mla/32x32", "triton_extend_mla/32x64", "cudnn_sdpa_sm90/64x128"})
     EXPECT_TRUE(TransferredAttentionKernel(name).has_value()) << name;
   EXPECT_FALSE(TransferredAttentionKernel("flashinfer_prefill").has_value());
+  // vLLM's launch of the same decode kernel: its own geometry (4 fixed splits), SGLang's launch's
+  // fitted costs, and the output says whose.
+  const std::optional<compute::AttentionImplementation> vllm =
+      TransferredAttentionKernel("vllm_triton_decode_mla/16x32");
+  const std::optional<compute::AttentionImplementation> sglang = TransferredAttentionKernel("triton_decode_mla/16x32");
+  ASSERT_TRUE(vllm.has_value() && sglang.has_value());
+  EXPECT_EQ(vllm->split_policy, compute::SplitPolicy::kFixed);
+  EXPECT_EQ(vllm->max_splits, 4);
+  EXPECT_DOUBLE_EQ(vllm->tile_latency_ns, sglang->tile_latency_ns);
+  EXPECT_DOUBLE_EQ(vllm->combine_split_ns, sglang->combine_split_ns);
+  EXPECT_NE(vllm->costs_source.find("of triton_decode_mla/16x32, the same kernel body"), std::string::npos)
+      << vllm->costs_source;
 
   compute::ComputeParams own;
   compute::AttentionImplementation fitted = compute::ProfiledAttentionKernel("triton_extend_mla/32x32").value();

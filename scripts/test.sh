@@ -9,7 +9,8 @@
 #   1. scripts/format.sh --check (.clang-format): seconds.
 #   2. the normal build ($BUILD_DIR, default build/): g++ -O2 with line tables (-g1: backtraces, no
 #      variables) for the libraries, specsim, the benchmarks and specsim-validate where CUDA and
-#      NCCL exist; test code at -O1 (cmake/SpecsimHelpers.cmake: 30% less compile time).
+#      NCCL exist; test code at -O1 in unity batches of 8 files (cmake/SpecsimHelpers.cmake: half the
+#      test objects' compile time).
 #   3. every test (CTest), the hold-out accuracy bounds over ten split seeds included.
 #   4. scripts/tidy.sh: clang-tidy (.clang-tidy) over the simulator's and benchmarks' sources;
 #      a file found clean is not checked again while its inputs are unchanged (DIR/tidy-cache).

@@ -5,10 +5,10 @@
 #include "sim/net/peer_access.h"
 
 #include "sim/calib/calibration_loader.h"
-#include "sim/compute/profiled_attention.h"
 #include "sim/calib/params.h"
 #include "sim/calib/trace_io.h"
 #include "sim/coll/nccl_transport.h"
+#include "sim/compute/profiled_attention.h"
 #include "sim/io/hardware_loader.h"
 #include "sim/io/model_loader.h"
 #include "sim/io/scenario_loader.h"
@@ -108,16 +108,32 @@ Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::Fra
   return OkStatus();
 }
 
+namespace {
+
+// kKernelCostCalibrations, read once per process (immutable bundled data, like the embedded files
+// they fall back to: a sweep builds a scenario per point). A file that does not load is left out:
+// scenario_test keeps every one loading.
+const std::vector<std::pair<std::string, calib::LoadedCalibration>>& KernelCostCalibrations() {
+  static const auto* const kLoaded = [] {
+    auto* loaded = new std::vector<std::pair<std::string, calib::LoadedCalibration>>;
+    for (const char* path : kKernelCostCalibrations)
+      if (StatusOr<calib::LoadedCalibration> c = calib::LoadCalibration(path); c.ok())
+        loaded->emplace_back(path, std::move(c).value());
+    return loaded;
+  }();
+  return *kLoaded;
+}
+
+}  // namespace
+
 std::optional<compute::AttentionImplementation> TransferredAttentionKernel(const std::string& name) {
   // The kernel's own fit, else the fit of another launch of the same kernel source with this
   // name's geometry (compute::SameKernelBodyAs).
   const std::string body = compute::SameKernelBodyAs(name);
   for (const std::string& fitted : {name, body}) {
     if (fitted.empty()) continue;
-    for (const char* path : kKernelCostCalibrations) {
-      StatusOr<calib::LoadedCalibration> c = calib::LoadCalibration(path);
-      if (!c.ok()) continue;  // a bundled file: its own test (scenario_test) keeps it loading
-      const compute::AttentionImplementation* a = c->compute.FindAttentionImplementation(fitted);
+    for (const auto& [path, c] : KernelCostCalibrations()) {
+      const compute::AttentionImplementation* a = c.compute.FindAttentionImplementation(fitted);
       if (a == nullptr) continue;
       compute::AttentionImplementation out = *a;
       if (fitted != name) {
@@ -125,7 +141,7 @@ std::optional<compute::AttentionImplementation> TransferredAttentionKernel(const
         if (!geometry.ok()) return std::nullopt;
         out = compute::WithCostsOf(*geometry, *a);
       }
-      const std::string gpu = c->proto.provenance().gpu_name();
+      const std::string gpu = c.proto.provenance().gpu_name();
       out.costs_source = (fitted != name ? "of " + fitted + ", the same kernel body, " : std::string()) + "fitted on " +
                          (gpu.empty() ? std::string("another GPU") : gpu) + " (" + path + ")";
       return out;

@@ -168,6 +168,21 @@ def cuda_version():
     return major * 1000 + minor * 10
 
 
+def environment(devices):
+    """The trace's `environment` (proto/specsim/trace.proto): this host, torch's CUDA runtime and
+    NCCL, the GPUs of `devices` (indices), the sandbox, the NCCL variables set."""
+    gpus = []
+    for i in devices:
+        p = torch.cuda.get_device_properties(i)
+        gpus.append(dict(index=i, name=torch.cuda.get_device_name(i), compute_capability_major=p.major,
+                         compute_capability_minor=p.minor, sm_count=p.multi_processor_count,
+                         memory_bytes=str(p.total_memory)))
+    return dict(hostname=socket.gethostname(), kernel_release=platform.release(), cpu_model=cpu_model(),
+                cpu_logical_cores=os.cpu_count() or 0, host_memory_bytes=str(memory_bytes()),
+                cuda_runtime_version=cuda_version(), nccl_version=".".join(map(str, torch.cuda.nccl.version())),
+                gpus=gpus, sandbox=sandbox(), nccl_env={k: v for k, v in os.environ.items() if k.startswith("NCCL_")})
+
+
 def memory_bytes():
     try:
         with open("/proc/meminfo") as f:
@@ -787,19 +802,7 @@ def main():
     gathered = [None] * world
     dist.all_gather_object(gathered, items)
     if rank == 0:
-        props = torch.cuda.get_device_properties(device)
-        gpus = [dict(index=i, name=torch.cuda.get_device_name(i),
-                     compute_capability_major=torch.cuda.get_device_properties(i).major,
-                     compute_capability_minor=torch.cuda.get_device_properties(i).minor,
-                     sm_count=torch.cuda.get_device_properties(i).multi_processor_count,
-                     memory_bytes=str(torch.cuda.get_device_properties(i).total_memory))
-                for i in range(world)]
-        env = dict(hostname=socket.gethostname(), kernel_release=platform.release(), cpu_model=cpu_model(),
-                   cpu_logical_cores=os.cpu_count() or 0, host_memory_bytes=str(memory_bytes()),
-                   cuda_runtime_version=cuda_version(),
-                   nccl_version=".".join(map(str, torch.cuda.nccl.version())), gpus=gpus, sandbox=sandbox(),
-                   nccl_env={k: v for k, v in os.environ.items() if k.startswith("NCCL_")})
-        del props
+        env = environment(range(world))
         trace = dict(schema_version=1, tool="validate/torch_host_probe.py", tool_version=framework,
                      command_line=" ".join(sys.argv), started_at_utc=started,
                      wall_seconds=time.monotonic() - t_start, environment=env,

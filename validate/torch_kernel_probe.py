@@ -42,7 +42,6 @@ import json
 import math
 import os
 import platform
-import socket
 import statistics
 import sys
 import time
@@ -393,14 +392,7 @@ def main():
     if "eager" in a.parts:
         path, eager_notes = profile_eager(a, device, a.kineto, say)
         say(f"wrote {path}")
-    props = torch.cuda.get_device_properties(device)
-    env = dict(hostname=socket.gethostname(), kernel_release=platform.release(), cpu_model=hp.cpu_model(),
-               cpu_logical_cores=os.cpu_count() or 0, host_memory_bytes=str(hp.memory_bytes()),
-               cuda_runtime_version=hp.cuda_version(), nccl_version=".".join(map(str, torch.cuda.nccl.version())),
-               gpus=[dict(index=0, name=torch.cuda.get_device_name(device), compute_capability_major=props.major,
-                          compute_capability_minor=props.minor, sm_count=props.multi_processor_count,
-                          memory_bytes=str(props.total_memory))],
-               sandbox=hp.sandbox(), nccl_env={k: v for k, v in os.environ.items() if k.startswith("NCCL_")})
+    env = hp.environment([device.index or 0])
     trace = dict(schema_version=1, tool="validate/torch_kernel_probe.py", tool_version=framework,
                  command_line=" ".join(sys.argv), started_at_utc=started, wall_seconds=time.monotonic() - t0,
                  environment=env, items=items,

@@ -41,7 +41,6 @@ import json
 import math
 import os
 import platform
-import socket
 import statistics
 import sys
 import time
@@ -543,13 +542,7 @@ def main():
     work = a.kineto or os.path.dirname(os.path.abspath(a.out))
     per = profile(a, calls, work, say)
     items = items_of(a, calls, per, say)
-    env = dict(hostname=socket.gethostname(), kernel_release=platform.release(), cpu_model=hp.cpu_model(),
-               cpu_logical_cores=os.cpu_count() or 0, host_memory_bytes=str(hp.memory_bytes()),
-               cuda_runtime_version=hp.cuda_version(),
-               gpus=[dict(index=0, name=torch.cuda.get_device_name(device), compute_capability_major=props.major,
-                          compute_capability_minor=props.minor, sm_count=props.multi_processor_count,
-                          memory_bytes=str(props.total_memory))],
-               sandbox=hp.sandbox())
+    env = hp.environment([device.index or 0])
     trace = dict(schema_version=1, tool="validate/triton_attention_probe.py", tool_version=framework,
                  command_line=" ".join(sys.argv), started_at_utc=started, wall_seconds=time.monotonic() - t0,
                  environment=env, items=items,

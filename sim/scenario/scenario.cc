@@ -71,30 +71,24 @@ Status ChooseAttentionCosts(const config::AttentionCosts& choice, const llm::Fra
   // scenario's calibration first, else a bundled calibration that fitted that kernel on another GPU
   // (TransferredAttentionKernel: the geometry is recomputed for this GPU's SMs; the costs are that
   // GPU's, said in costs_source).
-  std::vector<compute::AttentionImplementation> transferred;
-  transferred.reserve(4);
-  auto find = [&](const std::string& name) -> const compute::AttentionImplementation* {
-    if (name.empty()) return nullptr;
-    if (const compute::AttentionImplementation* a = compute->FindAttentionImplementation(name)) return a;
-    std::optional<compute::AttentionImplementation> t = TransferredAttentionKernel(name);
-    if (!t) return nullptr;
-    transferred.push_back(*t);
-    return &transferred.back();
+  auto find = [&](const std::string& name) -> std::optional<compute::AttentionImplementation> {
+    if (name.empty()) return std::nullopt;
+    if (const compute::AttentionImplementation* a = compute->FindAttentionImplementation(name)) return *a;
+    return TransferredAttentionKernel(name);
   };
-  const compute::AttentionImplementation* d = find(framework.attention_decode);
-  const compute::AttentionImplementation* v = find(framework.attention_verify);
-  const compute::AttentionImplementation* md = find(framework.attention_mla_decode);
-  const compute::AttentionImplementation* mv = find(framework.attention_mla_verify);
+  const std::optional<compute::AttentionImplementation> d = find(framework.attention_decode);
+  const std::optional<compute::AttentionImplementation> v = find(framework.attention_verify);
+  const std::optional<compute::AttentionImplementation> md = find(framework.attention_mla_decode);
+  const std::optional<compute::AttentionImplementation> mv = find(framework.attention_mla_verify);
   if (d) r.decode = {*d};
   if (v) r.verify = {*v};
   if (md) r.mla_decode = {*md};
   if (mv) r.mla_verify = {*mv};
-  const bool applied = mla ? (md && mv) : (d && v);
-  const bool own = [&] {
-    for (const compute::AttentionImplementation* a : mla ? std::vector{md, mv} : std::vector{d, v})
-      if (a && a->costs_source.empty()) return true;
-    return false;
-  }();
+  // A fit of the scenario's own calibration applied (not only bundled ones).
+  auto own_fit = [](const std::optional<compute::AttentionImplementation>& a) {
+    return a.has_value() && a->costs_source.empty();
+  };
+  const bool own = mla ? own_fit(md) || own_fit(mv) : own_fit(d) || own_fit(v);
   if (!have.empty() && !own) {
     const std::string& dn = mla ? framework.attention_mla_decode : framework.attention_decode;
     const std::string& vn = mla ? framework.attention_mla_verify : framework.attention_verify;

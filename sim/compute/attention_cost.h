@@ -64,9 +64,10 @@ namespace specsim::compute {
 
 // How a launch picks its KV splits when the call does not give them.
 //   kOccupancy: the formula above (split_blocks_per_sm, min_split_tokens, max_splits).
-//   kSglangTriton: SGLang's Triton backend (docs/reference/triton-attention-geometry.md: triton_backend.py
-//     get_num_kv_splits -> metadata.py get_num_kv_splits_triton, _mla_decode_kv_splits_cap; one
-//     length for every sequence):
+//   kSglangTriton: SGLang's Triton backend (docs/reference/triton-attention-geometry.md:
+//     sgl-project/sglang python/sglang/srt/layers/attention/triton_backend.py @0085842
+//     get_num_kv_splits, _mla_decode_kv_splits_cap -> python/sglang/kernels/ops/attention/metadata.py
+//     @1a366c6 get_num_kv_splits_triton; one length for every sequence):
 //       cap    = max_splits (--triton-attention-num-kv-splits, 8), for MLA max(8, next_pow2(SMs))
 //                [the cap is also bounded by next_pow2(ceil(model context / 32)): taken as larger,
 //                true of every MLA model bundled (128k-164k tokens)]

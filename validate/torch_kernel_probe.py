@@ -28,6 +28,13 @@ Measured on one GPU (issue 40: GEMM costs that generalise, the verify pass's sha
                  argmax over [rows, vocab] logits in bf16 and fp32. The KV caches rotate over copies
                  past the L2 cache, as a forward pass reads each layer's cache once; the layer ops
                  reuse one layer's tensors, as the verify pass's graph does.
+  flash          (--parts flash, with --kineto) one Kineto trace (DIR/flash/rank0.json.gz) of
+                 PyTorch's FlashAttention-2 (SDPA with the flash backend forced, enable_gqa) over
+                 query/KV heads (--flash-heads) x batch (--sdpa-batches) x context
+                 (--flash-contexts) x width (--verify-widths): the kernel vLLM's FLASH_ATTN backend
+                 forks (docs/reference/fa2-geometry.md). No mask at any width (FlashAttention-2
+                 takes no boolean mask; a causal one would mask only the last q x q corner of the
+                 walk, and EAGLE's tree mask trims nothing).
 
 Writes OUT (protobuf's JSON mapping of specsim.trace.Trace, read by specsim calibrate / compare) and
 records the host as torch_host_probe.py does.
@@ -79,10 +86,14 @@ def parse_args():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--kineto", metavar="DIR", help="write the Kineto trace of the verify replays to DIR/rank0.json.gz "
                    "(and of the eager ops to DIR/eager/rank0.json.gz)")
-    p.add_argument("--parts", default="gemm,verify", help="what to run: gemm, verify, eager (eager needs --kineto)")
+    p.add_argument("--parts", default="gemm,verify", help="what to run: gemm, verify, eager, flash (eager and flash "
+                   "need --kineto)")
     p.add_argument("--eager-batches", default="1,4", help="batches of the eager layer ops")
     p.add_argument("--sdpa-batches", default="1,2,4,8", help="batches of the eager SDPA grid")
     p.add_argument("--sdpa-contexts", default="512,1024,2048,4096", help="cached tokens of the eager SDPA grid")
+    p.add_argument("--flash-heads", default="32/8,16/4,8/2", help="query/KV heads per GPU of the flash grid "
+                   "(Llama-3.1-8B at TP 1, 2, 4)")
+    p.add_argument("--flash-contexts", default="512,1024,2048,4096,8192", help="cached tokens of the flash grid")
     p.add_argument("--argmax-rows", default="1,2,4,8,16,32,64,128,256,512", help="rows of the eager argmax calls")
     a = p.parse_args()
     try:
@@ -90,22 +101,29 @@ def parse_args():
         a.tp = [int(x) for x in a.tp.split(",")]
         a.ms = [int(x) for x in a.ms.split(",")]
         a.verify_widths = [int(x) for x in a.verify_widths.split(",")]
-        for name in ("eager_batches", "sdpa_batches", "sdpa_contexts", "argmax_rows"):
+        for name in ("eager_batches", "sdpa_batches", "sdpa_contexts", "flash_contexts", "argmax_rows"):
             setattr(a, name, [int(x) for x in getattr(a, name).split(",") if x])
+        a.flash_heads = [tuple(int(v) for v in x.split("/")) for x in a.flash_heads.split(",") if x]
     except ValueError as e:
-        p.error(f"a list of integers expected: {e}")
+        p.error(f"a list of integers expected (--flash-heads: Q/KV pairs such as 32/8): {e}")
+    for pair in a.flash_heads:
+        if len(pair) != 2 or min(pair) < 1 or pair[0] % pair[1]:
+            p.error(f"--flash-heads: {'/'.join(map(str, pair))}: query/KV heads >= 1 with the KV heads dividing the "
+                    "query heads expected")
     for m in a.models:
         if m not in MODELS:
             p.error(f"--models: unknown model {m!r} (allowed: {', '.join(MODELS)})")
     a.parts = [x for x in a.parts.split(",") if x]
     for x in a.parts:
-        if x not in ("gemm", "verify", "eager"):
-            p.error(f"--parts: unknown part {x!r} (allowed: gemm, verify, eager)")
-    if "eager" in a.parts and not a.kineto:
-        p.error("--parts eager writes a Kineto trace: give --kineto DIR")
+        if x not in ("gemm", "verify", "eager", "flash"):
+            p.error(f"--parts: unknown part {x!r} (allowed: gemm, verify, eager, flash)")
+    for x in ("eager", "flash"):
+        if x in a.parts and not a.kineto:
+            p.error(f"--parts {x} writes a Kineto trace: give --kineto DIR")
     for name, values in (("tp", a.tp), ("ms", a.ms), ("verify-widths", a.verify_widths),
                          ("eager-batches", a.eager_batches), ("sdpa-batches", a.sdpa_batches),
-                         ("sdpa-contexts", a.sdpa_contexts), ("argmax-rows", a.argmax_rows)):
+                         ("sdpa-contexts", a.sdpa_contexts), ("flash-contexts", a.flash_contexts),
+                         ("argmax-rows", a.argmax_rows)):
         if not values or min(values) < 1:
             p.error(f"--{name}: every value must be >= 1")
     for name in ("calls", "layers", "context", "iterations"):
@@ -324,6 +342,33 @@ def sdpa_calls(a, device):
     return out
 
 
+def flash_calls(a, device):
+    """SDPA with FlashAttention-2 forced over heads x batch x context x width, no mask:
+    [(label, callable)], each callable running one call on the next copy of its KV cache."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    d = 128
+    g = torch.Generator(device=device).manual_seed(17)
+    out = []
+    for h, kvh in a.flash_heads:
+        for b in a.sdpa_batches:
+            for c in a.flash_contexts:
+                for q in a.verify_widths:
+                    s = c + q
+                    copies = max(2, math.ceil(L2_BYTES / (2 * b * kvh * s * d * 2)) + 1)
+                    kv = [torch.randn(2, b, kvh, s, d, generator=g, device=device, dtype=torch.bfloat16)
+                          for _ in range(copies)]
+                    query = torch.randn(b, h, q, d, generator=g, device=device, dtype=torch.bfloat16)
+                    state = {"i": 0}
+
+                    def flash(query=query, kv=kv, state=state):
+                        state["i"] = (state["i"] + 1) % len(kv)
+                        k = kv[state["i"]]
+                        with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                            F.scaled_dot_product_attention(query, k[0], k[1], enable_gqa=True)
+                    out.append((f"sdpa-flash h{h}/{kvh} b{b} c{c} q{q}", flash))
+    return out
+
+
 def argmax_calls(a, device):
     """argmax over [rows, vocab] logits, bf16 (the probe's) and fp32 (a sampler's cast logits)."""
     g = torch.Generator(device=device).manual_seed(13)
@@ -335,7 +380,7 @@ def argmax_calls(a, device):
     return out
 
 
-def profile_eager(a, device, out_dir, say):
+def profile_eager(a, calls, out_dir, say):
     """One Kineto trace (record_shapes on) of the eager calls above: every input built and every call
     run a.warmup times before the profiler starts (so that neither the inputs' creation nor a first
     call's set-up is in the trace), then each a.calls times inside it, one record_function range per
@@ -343,7 +388,7 @@ def profile_eager(a, device, out_dir, say):
     Returns (path, notes)."""
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     notes, ready = [], []
-    for label, c in eager_layer_ops(a, device) + sdpa_calls(a, device) + argmax_calls(a, device):
+    for label, c in calls:
         try:
             for _ in range(a.warmup):
                 c()
@@ -358,10 +403,10 @@ def profile_eager(a, device, out_dir, say):
                 with torch.profiler.record_function(f"eager/{label}"):
                     c()
             torch.cuda.synchronize()
-    say(f"eager: {len(ready)} groups x {a.calls} calls profiled; {len(notes)} not run")
+    say(f"{os.path.basename(out_dir)}: {len(ready)} groups x {a.calls} calls profiled; {len(notes)} not run")
     for n in notes:
         say(f"  {n}")
-    return export_gzipped(prof, os.path.join(out_dir, "eager")), notes
+    return export_gzipped(prof, out_dir), notes
 
 
 def main():
@@ -390,7 +435,13 @@ def main():
         if a.kineto:
             say(f"wrote {profile_verify(a, loops, a.kineto)}")
     if "eager" in a.parts:
-        path, eager_notes = profile_eager(a, device, a.kineto, say)
+        calls = eager_layer_ops(a, device) + sdpa_calls(a, device) + argmax_calls(a, device)
+        path, notes = profile_eager(a, calls, os.path.join(a.kineto, "eager"), say)
+        eager_notes += notes
+        say(f"wrote {path}")
+    if "flash" in a.parts:
+        path, notes = profile_eager(a, flash_calls(a, device), os.path.join(a.kineto, "flash"), say)
+        eager_notes += notes
         say(f"wrote {path}")
     env = hp.environment([device.index or 0])
     trace = dict(schema_version=1, tool="validate/torch_kernel_probe.py", tool_version=framework,
@@ -399,7 +450,8 @@ def main():
                  notes=[dict(severity="INFO", suite="kernels",
                              message=f"GEMMs: F.linear over {len(a.models)} models x TP {a.tp} x m {a.ms}, "
                                      f"kernel time from Kineto; verify pass: {a.layers} layers, context "
-                                     f"{a.context}, widths {a.verify_widths}, CUDA graph; parts {a.parts}")] +
+                                     f"{a.context}, widths {a.verify_widths}, CUDA graph; flash grid heads {a.flash_heads} x "
+                                     f"batches {a.sdpa_batches} x contexts {a.flash_contexts}; parts {a.parts}")] +
                  [dict(severity="WARNING", suite="kernels", message=n) for n in eager_notes])
     with open(a.out, "w") as f:
         json.dump(trace, f, indent=1)

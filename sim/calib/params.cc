@@ -100,10 +100,13 @@ void ToProto(const compute::AttentionImplementation& a, config::AttentionImpleme
   out->set_combine_value_blocks(a.combine_value_blocks);
   out->set_per_head_blocks(a.per_head_blocks);
   using C = config::AttentionImplementationCalibration;
-  out->set_split_policy(a.split_policy == compute::SplitPolicy::kSglangTriton ? C::SPLIT_POLICY_SGLANG_TRITON
-                        : a.split_policy == compute::SplitPolicy::kFixed      ? C::SPLIT_POLICY_FIXED
-                                                                              : C::SPLIT_POLICY_OCCUPANCY);
+  out->set_split_policy(a.split_policy == compute::SplitPolicy::kSglangTriton      ? C::SPLIT_POLICY_SGLANG_TRITON
+                        : a.split_policy == compute::SplitPolicy::kFixed           ? C::SPLIT_POLICY_FIXED
+                        : a.split_policy == compute::SplitPolicy::kFlashAttention2 ? C::SPLIT_POLICY_FLASH_ATTENTION_2
+                                                                                   : C::SPLIT_POLICY_OCCUPANCY);
   out->set_merge_always(a.merge_always);
+  out->set_gqa_rows_at_q1(a.gqa_rows_at_q1);
+  out->set_combine_rows_per_block(a.combine_rows_per_block);
   out->set_min_split_tokens(a.min_split_tokens);
   out->set_max_splits(a.max_splits);
   out->set_ramp_ns(a.ramp_ns);

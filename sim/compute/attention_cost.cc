@@ -21,6 +21,7 @@ Status ValidateAttentionImplementation(const AttentionImplementation& impl) {
                           {"split_blocks_per_sm", impl.split_blocks_per_sm},
                           {"min_split_tokens", impl.min_split_tokens},
                           {"combine_blocks_per_sm", impl.combine_blocks_per_sm},
+                          {"combine_rows_per_block", impl.combine_rows_per_block},
                           {"combine_value_blocks", impl.combine_value_blocks}}) {
     if (v < 1) return InvalidArgumentError(pre + field + " = " + std::to_string(v) + ": must be >= 1");
   }
@@ -64,9 +65,12 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
       << impl.name;
   AttentionGeometry g;
   // Rows of one block's stream: the G heads of a KV head times the query tokens, or one head's
-  // query tokens when every query head has its own blocks.
-  const int64_t group = impl.per_head_blocks ? 1 : std::max<int64_t>(1, call.q_heads / call.kv_heads);
-  const int64_t streams = impl.per_head_blocks ? call.q_heads : call.kv_heads;
+  // query tokens when every query head has its own blocks (not at q = 1 where the G heads are
+  // folded into the rows: gqa_rows_at_q1).
+  const bool folded = impl.gqa_rows_at_q1 && call.query_tokens == 1 && call.q_heads > call.kv_heads;
+  const bool per_head = impl.per_head_blocks && !folded;
+  const int64_t group = per_head ? 1 : std::max<int64_t>(1, call.q_heads / call.kv_heads);
+  const int64_t streams = per_head ? call.q_heads : call.kv_heads;
   const int64_t rows = group * call.query_tokens;
   g.rows_padded = CeilDiv(rows, impl.row_tile) * impl.row_tile;
   g.rows_per_block = impl.row_tile;
@@ -80,6 +84,10 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
     g.splits = SglangTritonSplits(impl, call, sm_count);
   } else if (impl.split_policy == SplitPolicy::kFixed) {
     g.splits = std::clamp<int64_t>(impl.max_splits, 1, call.context);
+  } else if (impl.split_policy == SplitPolicy::kFlashAttention2) {
+    g.splits =
+        FlashAttention2Splits(pre_split, int64_t(impl.split_blocks_per_sm) * sm_count,
+                              CeilDiv(call.context, impl.kv_tile_tokens), impl.max_splits > 0 ? impl.max_splits : 128);
   } else {
     const int64_t target = int64_t(impl.split_blocks_per_sm) * sm_count;
     const int64_t want = impl.splits_round_down ? target / pre_split : CeilDiv(target, pre_split);
@@ -96,15 +104,37 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
     g.splits = std::min(g.splits, CeilDiv(call.context, rounded));
     g.kv_tiles = CeilDiv(std::min(rounded, call.context), impl.kv_tile_tokens);
   }
+  // FlashAttention-2 divides the context's blocks, not its tokens: n_blocks_per_split.
+  if (impl.split_policy == SplitPolicy::kFlashAttention2)
+    g.kv_tiles = CeilDiv(CeilDiv(call.context, impl.kv_tile_tokens), g.splits);
   g.blocks = pre_split * g.splits;
   g.valid_rows = std::min(g.rows_per_block, rows);
   g.resident = impl.ResidentBlocks(g.rows_per_block);
   g.sm_blocks = CeilDiv(g.blocks, sm_count);
   g.rounds = CeilDiv(g.sm_blocks, g.resident);
   if (g.splits > 1 || impl.merge_always)
-    g.combine_waves = CeilDiv(call.seqs * call.query_tokens * call.q_heads * impl.combine_value_blocks,
-                              int64_t(impl.combine_blocks_per_sm) * sm_count);
+    g.combine_waves = CeilDiv(
+        CeilDiv(call.seqs * call.query_tokens * call.q_heads * impl.combine_value_blocks, impl.combine_rows_per_block),
+        int64_t(impl.combine_blocks_per_sm) * sm_count);
   return g;
+}
+
+int64_t FlashAttention2Splits(int64_t blocks, int64_t slots, int64_t n_blocks, int64_t max_splits) {
+  SPECSIM_CHECK(blocks >= 1 && slots >= 1 && n_blocks >= 1 && max_splits >= 1);
+  // The source's arithmetic, in float as it has it (a tie at the 0.85 bound decides a launch).
+  if (float(blocks) >= 0.8F * float(slots)) return 1;
+  const int64_t hi = std::min({max_splits, slots, n_blocks});
+  auto eligible = [&](int64_t s) { return s == 1 || CeilDiv(n_blocks, s) != CeilDiv(n_blocks, s - 1); };
+  auto efficiency = [&](int64_t s) {
+    const float waves = float(blocks * s) / float(slots);
+    return waves / std::ceil(waves);
+  };
+  float best = 0;
+  for (int64_t s = 1; s <= hi; ++s)
+    if (eligible(s)) best = std::max(best, efficiency(s));
+  for (int64_t s = 1; s <= hi; ++s)
+    if (eligible(s) && double(efficiency(s)) >= 0.85 * double(best)) return s;
+  return 1;
 }
 
 AttentionImplementation WithCostsOf(const AttentionImplementation& geometry, const AttentionImplementation& costs) {

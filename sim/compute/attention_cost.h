@@ -78,7 +78,13 @@ namespace specsim::compute {
 //                min_split_tokens (32, MIN_BLOCK_KV) tokens; the blocks that work: ceil(context / that)
 //   kFixed: always max_splits splits of ceil(context / max_splits) tokens (vLLM's TRITON_MLA decode:
 //     num_kv_splits = 4, vllm/v1/attention/backends/mla/triton_mla.py @0155494 forward_mqa).
-enum class SplitPolicy { kOccupancy, kSglangTriton, kFixed };
+//   kFlashAttention2: FlashAttention-2's num_splits_heuristic (docs/reference/fa2-geometry.md;
+//     pytorch/pytorch aten/src/ATen/native/transformers/cuda/flash_attn/flash_api.cpp
+//     set_params_splitkv; checked against the 420 launches' grids of
+//     traces/torch-kernel-probe/h200-1x-2026-12-04f.flash): FlashAttention2Splits below, with
+//     blocks = seqs * heads * ceil(rows / 64), slots = split_blocks_per_sm (2) * SMs, n = the
+//     context's kv_tile_tokens blocks, cap max_splits (128); a split walks ceil(n / splits) blocks.
+enum class SplitPolicy { kOccupancy, kSglangTriton, kFixed, kFlashAttention2 };
 
 struct AttentionImplementation {
   std::string name;  // e.g. "flash_mma" (specsim-validate's tensor-core kernel)
@@ -98,8 +104,12 @@ struct AttentionImplementation {
   int min_split_tokens = 128;      // no split shorter than this
   int max_splits = 0;              // 0: no limit (kSglangTriton: the cap before MLA's raise)
   SplitPolicy split_policy = SplitPolicy::kOccupancy;
-  bool merge_always = false;       // the merge pass runs with one split too
+  bool merge_always = false;  // the merge pass runs with one split too
+  // At q = 1 with G > 1 the G query heads of a KV head are its rows (FlashAttention-2's
+  // seqlenq_ngroups_swapped): the per_head_blocks = false geometry for that call.
+  bool gqa_rows_at_q1 = false;
   int combine_blocks_per_sm = 16;  // the merge pass: one block per (query row, head)
+  int combine_rows_per_block = 1;  // ... or per this many of them (FlashAttention-2: 4)
   int combine_value_blocks = 1;    // ... and per 128 output values (MLA's 512: 4)
   // Each query head its own blocks (FlashAttention-2, cuDNN's SDPA): rows are the head's q query
   // tokens and blocks multiply by the query heads; false: the G heads of a KV head share its rows.
@@ -138,6 +148,12 @@ struct AttentionCall {
   int splits = 0;            // 0: the implementation's split policy
   bool latent = false;       // MLA's shared latent cache (one KV head, V within K)
 };
+
+// FlashAttention-2's num_splits_heuristic: 1 when `blocks` >= 0.8 `slots`; else, over the
+// eligible counts s <= min(max_splits, slots, n_blocks) (s = 1, or ceil(n/s) != ceil(n/(s-1)): a
+// larger count that leaves the blocks per split unchanged is the same launch), the smallest whose
+// wave efficiency w / ceil(w), w = blocks s / slots, reaches 0.85 of the best. REQUIRES: all >= 1.
+int64_t FlashAttention2Splits(int64_t blocks, int64_t slots, int64_t n_blocks, int64_t max_splits);
 
 // The splits a kSglangTriton implementation's planner gives `call` (before the empty ones are
 // dropped); REQUIRES: call fields >= 1, sm_count >= 1 (CHECKed).

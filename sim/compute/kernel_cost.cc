@@ -78,10 +78,13 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
     a.combine_value_blocks = std::max(1, ac.combine_value_blocks());
     a.per_head_blocks = ac.per_head_blocks();
     using C = config::AttentionImplementationCalibration;
-    a.split_policy = ac.split_policy() == C::SPLIT_POLICY_SGLANG_TRITON ? SplitPolicy::kSglangTriton
-                     : ac.split_policy() == C::SPLIT_POLICY_FIXED       ? SplitPolicy::kFixed
-                                                                        : SplitPolicy::kOccupancy;
+    a.split_policy = ac.split_policy() == C::SPLIT_POLICY_SGLANG_TRITON       ? SplitPolicy::kSglangTriton
+                     : ac.split_policy() == C::SPLIT_POLICY_FIXED             ? SplitPolicy::kFixed
+                     : ac.split_policy() == C::SPLIT_POLICY_FLASH_ATTENTION_2 ? SplitPolicy::kFlashAttention2
+                                                                              : SplitPolicy::kOccupancy;
     a.merge_always = ac.merge_always();
+    a.gqa_rows_at_q1 = ac.gqa_rows_at_q1();
+    a.combine_rows_per_block = std::max(1, ac.combine_rows_per_block());
     a.min_split_tokens = ac.min_split_tokens();
     a.max_splits = ac.max_splits();
     a.ramp_ns = ac.ramp_ns();

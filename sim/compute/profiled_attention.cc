@@ -21,10 +21,14 @@ std::string ProfiledAttentionName(const std::string& k, bool split_reduction) {
   if (k.find("cudnn") != std::string::npos && std::regex_search(k, m, kCudnn))
     return NameOf("cudnn_sdpa_" + m[1].str(), m[2].str(), m[3].str(), split_reduction);
   // FlashAttention-2 as PyTorch builds it: Flash_fwd_kernel_traits<head_dim, kBlockM, kBlockN, warps, ...>.
+  // The combine kernel carries the split kernel's traits and can be the longer of the two (many
+  // splits of one block each): it names the split kernel's call.
   static const std::regex kFlash(
-      R"((flash_fwd(?:_splitkv)?)_kernel<\s*Flash_fwd_kernel_traits<\s*\d+,\s*(\d+),\s*(\d+),)");
-  if (std::regex_search(k, m, kFlash))
-    return NameOf("torch_" + m[1].str(), m[2].str(), m[3].str(), split_reduction || m[1].str() == "flash_fwd_splitkv");
+      R"((flash_fwd(?:_splitkv)?)(_combine)?_kernel<\s*Flash_fwd_kernel_traits<\s*\d+,\s*(\d+),\s*(\d+),)");
+  if (std::regex_search(k, m, kFlash)) {
+    const bool split = m[1].str() == "flash_fwd_splitkv";
+    return NameOf("torch_" + m[1].str(), m[3].str(), m[4].str(), split_reduction || split);
+  }
   // xFormers' CUTLASS kernels (PyTorch's memory-efficient SDPA): fmha_cutlassF_<dtype>_aligned_<Br>x<Bc>_...
   static const std::regex kCutlass(R"(fmha_cutlassF_\w+?_(\d+)x(\d+)_)");
   if (std::regex_search(k, m, kCutlass)) return NameOf("torch_mem_efficient", m[1].str(), m[2].str(), split_reduction);
@@ -87,19 +91,46 @@ std::optional<AttentionImplementation> SglangTritonKernel(const std::string& nam
   return impl;
 }
 
+// vLLM's FLASH_ATTN backend on FlashAttention-2 (SM80/86/89/120; docs/reference/fa2-geometry.md
+// section 5): vllm-project/flash-attention's flash_fwd_splitkv_kernel, always (a paged KV cache
+// forces the split kernel: mha_varlen_fwd), vLLM passing num_splits = 0 (vllm/v1/attention/
+// backends/flash_attn.py, FA2 even under full CUDA graphs):
+//   vllm_fa2_decode/RxT  q = 1: the query heads folded into the rows, num_splits_heuristic, the
+//                        combine kernel when it splits;
+//   vllm_fa2_verify/RxT  q > 1: the fork splits only folded calls ("Only apply split-k for
+//                        decoding"), so one split, one block per (sequence, query head) walking the
+//                        whole context, no combine.
+// The same kernel body as PyTorch's copy of FlashAttention-2 (SameKernelBodyAs).
+std::optional<AttentionImplementation> VllmFlashAttentionKernel(const std::string& name) {
+  static const std::regex kName(R"(vllm_fa2_(decode|verify)/(\d{1,5})x(\d{1,5}))");
+  std::smatch m;
+  if (!std::regex_match(name, m, kName)) return std::nullopt;
+  StatusOr<AttentionImplementation> impl =
+      ProfiledAttentionKernel("torch_flash_fwd_splitkv/" + m[2].str() + "x" + m[3].str() + "+split");
+  if (!impl.ok()) return std::nullopt;
+  impl->name = name;
+  if (m[1].str() == "verify") {
+    impl->split_policy = SplitPolicy::kOccupancy;
+    impl->max_splits = 1;
+  }
+  return *impl;
+}
+
 }  // namespace
 
 StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& name) {
   if (std::optional<AttentionImplementation> triton = SglangTritonKernel(name)) return *triton;
+  if (std::optional<AttentionImplementation> vllm = VllmFlashAttentionKernel(name)) return *vllm;
   static const std::regex kName(
       R"((cudnn_sdpa_sm\d+|torch_flash_fwd|torch_flash_fwd_splitkv|torch_mem_efficient)/(\d{1,9})x(\d{1,9})(\+split)?)");
   std::smatch m;
   if (!std::regex_match(name, m, kName))
-    return NotFoundError("attention implementation '" + name +
-                         "': not a profiled kernel name (cudnn_sdpa_smNN/RxT, torch_flash_fwd/RxT, "
-                         "torch_flash_fwd_splitkv/RxT, torch_mem_efficient/RxT, '+split' when split over the "
-                         "context; SGLang's Triton kernels triton_decode[_mla]/RxT, triton_extend[_mla]/RxT; vLLM's "
-                         "vllm_triton_decode_mla/RxT)");
+    return NotFoundError(
+        "attention implementation '" + name +
+        "': not a profiled kernel name (cudnn_sdpa_smNN/RxT, torch_flash_fwd/RxT, "
+        "torch_flash_fwd_splitkv/RxT, torch_mem_efficient/RxT, '+split' when split over the "
+        "context; SGLang's Triton kernels triton_decode[_mla]/RxT, triton_extend[_mla]/RxT; vLLM's "
+        "vllm_triton_decode_mla/RxT; vLLM's FlashAttention-2 vllm_fa2_decode/RxT, vllm_fa2_verify/RxT)");
   const int rows = std::stoi(m[2].str()), tokens = std::stoi(m[3].str());
   if (rows < 1 || rows > 1024 || tokens < 1 || tokens > 4096)
     return InvalidArgumentError("attention implementation '" + name + "': tile " + m[2].str() + "x" + m[3].str() +
@@ -111,6 +142,24 @@ StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& nam
   impl.kv_tile_tokens = tokens;
   impl.per_head_blocks = true;
   impl.blocks_per_sm = 1;  // [ASSUMED] see the header
+  if (m[1].str() == "torch_flash_fwd" || m[1].str() == "torch_flash_fwd_splitkv") {
+    // FlashAttention-2 as PyTorch builds it (docs/reference/fa2-geometry.md; pytorch/pytorch
+    // aten/src/ATen/native/transformers/cuda/flash_attn/flash_api.cpp): at q = 1 with fewer KV
+    // heads the query heads fold into the rows (seqlenq_ngroups_swapped); flash_fwd_kernel runs
+    // when num_splits_heuristic gives one split, flash_fwd_splitkv_kernel (kBlockM 64) and its
+    // combine kernel (4 rows per block at head_dim 128) otherwise. The two kernels are two names:
+    // the split one priced with the heuristic's count, the other with none.
+    impl.gqa_rows_at_q1 = true;
+    if (m[1].str() == "torch_flash_fwd_splitkv") {
+      impl.split_policy = SplitPolicy::kFlashAttention2;
+      impl.split_blocks_per_sm = 2;  // num_SMs = multiProcessorCount * 2
+      impl.max_splits = 128;
+      impl.combine_rows_per_block = 4;
+    } else {
+      impl.max_splits = 1;
+    }
+    return impl;
+  }
   if (m[4].matched) {
     impl.split_blocks_per_sm = 2;   // [ASSUMED] two blocks' worth per SM, so that a split call splits
     impl.splits_round_down = true;  // (it ran a reduction) even where one block per head fills the SMs
@@ -123,7 +172,11 @@ StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& nam
 
 std::string SameKernelBodyAs(const std::string& name) {
   static const std::string kVllm = "vllm_triton_decode_mla/";
-  return name.rfind(kVllm, 0) == 0 ? "triton_decode_mla/" + name.substr(kVllm.size()) : "";
+  if (name.rfind(kVllm, 0) == 0) return "triton_decode_mla/" + name.substr(kVllm.size());
+  static const std::regex kFa2(R"(vllm_fa2_(?:decode|verify)/(\d{1,5}x\d{1,5}))");
+  std::smatch m;
+  if (std::regex_match(name, m, kFa2)) return "torch_flash_fwd_splitkv/" + m[1].str() + "+split";
+  return "";
 }
 
 StatusOr<AttentionImplementation> AttentionKernelOfName(const std::string& name) {

@@ -22,7 +22,10 @@
 // and V tiles of 128 x 128 takes ~80-160 KiB of shared memory; the 16-row decode kernel is given
 // the same); a "+split" call divides the context into floor(2 SMs / blocks per split) splits (it ran
 // a reduction kernel, so at least two where its heads alone fill the SMs once), each split at least
-// one tile long.] Only the geometry comes from the name; every cost is fitted
+// one tile long.] FlashAttention-2's two kernels take their launch from its source instead
+// (docs/reference/fa2-geometry.md): the query heads folded into the rows at q = 1, the split
+// kernel's count by num_splits_heuristic (SplitPolicy::kFlashAttention2, checked on the H200's
+// grids), its combine kernel 4 rows per block. Only the geometry comes from the name; every cost is fitted
 // (fit_attention.cc), so a wrong resident count moves the fitted costs, not the shape in q and
 // context that the geometry gives.
 #pragma once
@@ -44,7 +47,9 @@ StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& nam
 // The implementation whose fitted per-step costs price `name` where no fit of `name` itself exists:
 // another launch of the same kernel source (vLLM's vllm_triton_decode_mla/RxT: SGLang's
 // triton_decode_mla/RxT, fitted with its values read from the key tile where vLLM's copy loads them
-// again, from L1/L2); empty for every other name.
+// again, from L1/L2; vLLM's vllm_fa2_decode/RxT and vllm_fa2_verify/RxT: PyTorch's
+// torch_flash_fwd_splitkv/RxT+split, the same FlashAttention-2 split kernel in vLLM's fork, which
+// gathers K/V through a block table); empty for every other name.
 std::string SameKernelBodyAs(const std::string& name);
 
 // specsim-validate's kernels (SpecsimValidateKernel) and profiled ones: the geometry of any

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace specsim::compute {
 namespace {
 
@@ -29,6 +32,13 @@ TEST(ProfiledAttention, NamesFromTheKernelsFamilyAndTile) {
                             "false, false, cutlass::bfloat16_t>, true>(Flash_fwd_params)",
                             false),
       "torch_flash_fwd_splitkv/64x128+split");
+  // The combine kernel, longer than the split kernel at many splits of one block each, names the
+  // split kernel's call (traces/torch-kernel-probe/h200-1x-2026-12-04f.flash: 18 such calls).
+  EXPECT_EQ(ProfiledAttentionName("void pytorch_flash::flash_fwd_splitkv_combine_kernel<Flash_fwd_kernel_traits<128, "
+                                  "64, 128, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 64, 128, "
+                                  "4, cutlass::bfloat16_t> >, 4, 5, false>(Flash_fwd_params)",
+                                  true),
+            "torch_flash_fwd_splitkv/64x128+split");
   EXPECT_EQ(ProfiledAttentionName("fmha_cutlassF_bf16_aligned_64x128_rf_sm80(PyTorchMemEffAttention::AttentionKernel)",
                                   false),
             "torch_mem_efficient/64x128");
@@ -194,6 +204,83 @@ TEST(ProfiledAttention, SglangTritonExtendWalksTheWholeContextPerHead) {
   // Digits past an int are a name error, not a crash (std::stoi would throw).
   EXPECT_FALSE(ProfiledAttentionKernel("triton_extend/99999999999999999999x32").ok());
   EXPECT_FALSE(ProfiledAttentionKernel("cudnn_sdpa_sm90/99999999999999999999x128").ok());
+}
+
+// FlashAttention-2's split count against the launches PyTorch made on the H200 (132 SMs):
+// traces/torch-kernel-probe/h200-1x-2026-12-04f.flash's Kineto grids, (m blocks, splits, seqs x
+// heads) of flash_fwd_splitkv_kernel, or flash_fwd_kernel's (1, seqs, heads) where one split
+// (the table holds every split count the 420 launches showed; all 420 agree, checked when the
+// trace was committed). The context is the cached tokens plus the q new ones, as the probe's.
+TEST(ProfiledAttention, FlashAttention2SplitsAsTheH200Launched) {
+  const AttentionImplementation fa2 = ProfiledAttentionKernel("torch_flash_fwd_splitkv/64x128+split").value();
+  EXPECT_EQ(fa2.split_policy, SplitPolicy::kFlashAttention2);
+  EXPECT_TRUE(fa2.gqa_rows_at_q1);
+  struct Launch {
+    int q_heads, kv_heads, seqs, cached, q, splits, blocks;
+  };
+  for (const Launch& l :
+       std::vector<Launch>{{32, 8, 1, 512, 1, 5, 5 * 8},  // q = 1: 8 KV heads x 4 folded rows
+                           {32, 8, 1, 512, 2, 5, 5 * 32},
+                           {32, 8, 1, 1024, 1, 9, 9 * 8},
+                           {32, 8, 1, 2048, 1, 17, 17 * 8},
+                           {32, 8, 1, 2048, 2, 6, 6 * 32},
+                           {32, 8, 1, 4096, 1, 33, 33 * 8},
+                           {32, 8, 1, 4096, 2, 33, 33 * 32},
+                           {32, 8, 1, 8192, 2, 8, 8 * 32},  // 65 blocks: 8 at 0.97 efficiency
+                           {32, 8, 2, 512, 2, 3, 3 * 64},   // 4 not eligible (2 blocks each, as 3)
+                           {32, 8, 2, 2048, 2, 4, 4 * 64},
+                           {32, 8, 4, 512, 2, 2, 2 * 128},
+                           {32, 8, 4, 2048, 1, 6, 6 * 32},
+                           {32, 8, 4, 8192, 1, 8, 8 * 32},
+                           {32, 8, 8, 512, 1, 3, 3 * 64},
+                           {32, 8, 8, 512, 2, 1, 8 * 32},  // 256 blocks >= 0.8 x 264: flash_fwd_kernel
+                           {32, 8, 8, 2048, 1, 4, 4 * 64},
+                           {16, 4, 1, 1024, 2, 9, 9 * 16},
+                           {16, 4, 1, 8192, 1, 65, 65 * 4},
+                           {8, 2, 1, 2048, 2, 17, 17 * 8}}) {
+    AttentionCall call;
+    call.seqs = l.seqs;
+    call.q_heads = l.q_heads;
+    call.kv_heads = l.kv_heads;
+    call.query_tokens = l.q;
+    call.context = l.cached + l.q;
+    const AttentionGeometry g = GeometryOf(fa2, call, 132);
+    const std::string at = "h" + std::to_string(l.q_heads) + "/" + std::to_string(l.kv_heads) + " b" +
+                           std::to_string(l.seqs) + " c" + std::to_string(l.cached) + " q" + std::to_string(l.q);
+    EXPECT_EQ(g.splits, l.splits) << at;
+    EXPECT_EQ(g.blocks, l.blocks) << at;
+    // A split walks ceil(n_blocks / splits) of the context's 128-token blocks.
+    EXPECT_EQ(g.kv_tiles, (call.context + 127) / 128 / l.splits + ((call.context + 127) / 128 % l.splits != 0)) << at;
+  }
+  // The heuristic alone: 1 at 0.8 x slots; else the first eligible count within 0.85 of the best.
+  EXPECT_EQ(FlashAttention2Splits(212, 264, 64, 128), 1);
+  // 211 blocks: 1-4 splits fill 0.80 of their last wave, 5 fill 3.996 waves (0.999): 5.
+  EXPECT_EQ(FlashAttention2Splits(211, 264, 64, 128), 5);
+  EXPECT_EQ(FlashAttention2Splits(8, 264, 32, 128), 32);  // only 32 splits fill a wave (264 of 256)
+  EXPECT_EQ(FlashAttention2Splits(8, 264, 32, 16), 16);   // capped: the best of those left
+}
+
+// vLLM's FLASH_ATTN on FlashAttention-2 (docs/reference/fa2-geometry.md section 5): its fork
+// splits only the folded q = 1 call; a verify call is one split per (sequence, query head).
+TEST(ProfiledAttention, VllmFlashAttention2SplitsOnlyDecode) {
+  EXPECT_EQ(SameKernelBodyAs("vllm_fa2_decode/64x128"), "torch_flash_fwd_splitkv/64x128+split");
+  EXPECT_EQ(SameKernelBodyAs("vllm_fa2_verify/64x128"), "torch_flash_fwd_splitkv/64x128+split");
+  AttentionCall call;
+  call.q_heads = 32;
+  call.kv_heads = 8;
+  call.context = 4096;
+  const AttentionImplementation decode = ProfiledAttentionKernel("vllm_fa2_decode/64x128").value();
+  AttentionGeometry g = GeometryOf(decode, call, 132);
+  EXPECT_EQ(g.splits, 32);  // fa2-geometry.md's worked table: grid (1, 32, 8)
+  EXPECT_EQ(g.blocks, 32 * 8);
+  EXPECT_GT(g.combine_waves, 0);
+  call.query_tokens = 4;
+  call.context = 4100;
+  g = GeometryOf(ProfiledAttentionKernel("vllm_fa2_verify/64x128").value(), call, 132);
+  EXPECT_EQ(g.splits, 1);
+  EXPECT_EQ(g.blocks, 32);  // (1, 1, 32)
+  EXPECT_EQ(g.kv_tiles, 33);
+  EXPECT_EQ(g.combine_waves, 0);
 }
 
 }  // namespace

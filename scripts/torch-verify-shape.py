@@ -2,6 +2,7 @@
 """The PyTorch probe's verify pass against the model, width by width (issue 40's verify shape).
 
     scripts/torch-verify-shape.py SPECSIM [--framework F] [--calibration C] [--held-out-q]
+                                  [--shape qwen3-32b-tp2 [--held-out-family]]
 
 Runs `SPECSIM import-profile` on each committed Kineto trace of the probe's verify pass
 (traces/torch-kernel-probe/h200-1x-2026-12-04{,b}.kineto.rank0.json.gz: the unfused 8-layer Llama
@@ -18,7 +19,13 @@ fitted on, among others, the eager profile of the same kernels at every width), 
 that file's inputs with the eager profile's calls restricted by `import-profile --call-ranges`
 to calls of at most 8 tokens (the layer ops at batch 1 x q <= 8 and batch 4 x q <= 2, SDPA at
 q <= 8 over every batch and context, argmax over <= 8 rows) and the F.linear GEMMs of m >= 16 left
-out (`--exclude`). Deterministic."""
+out (`--exclude`). Deterministic.
+
+--shape qwen3-32b-tp2: the probe's pass at Qwen3-32B's TP 2 shard instead (trace
+h200-1x-2026-12-04g, `torch_kernel_probe.py --verify-shape qwen3-32b-tp2`, one run; model
+qwen3-32b-tp2-shard-8-layers.textproto). With --held-out-family the calibration is refitted without
+any measurement of that shape: its F.linear GEMM families (qwen3-32b) left out; the eager profile's
+layer ops, SDPA (32/8 heads) and norms are Llama-3.1-8B's shapes already."""
 import argparse
 import json
 import os
@@ -37,6 +44,13 @@ NARROW_CALLS = r"layer b1 q[1248]$|layer b4 q[12]$|sdpa[a-z-]* b[0-9]+ c[0-9]+ q
 WIDE_GEMMS = r"/gemm/.*/m(16|32|64|128|256|512)$"
 # The validate suite's own RMSNorm kernel, not PyTorch's: left out of every PyTorch calibration.
 VALIDATE_NORMS = r"^h200-1x-2026-11-30/kernels/rmsnorm/"
+
+
+# The pass shapes: the traces (runs) of each and the model file at the probe's shape.
+SHAPES = {
+    "llama-3.1-8b": (RUNS, ROOT + "llama-3.1-8b-8-layers.textproto", None),
+    "qwen3-32b-tp2": (["h200-1x-2026-12-04g"], ROOT + "qwen3-32b-tp2-shard-8-layers.textproto", r"/gemm/qwen3-32b/"),
+}
 
 
 def run(argv):
@@ -61,10 +75,20 @@ def held_out_calibration(specsim, work):
     return out
 
 
-def predict(specsim, trace, framework, calibration):
+def held_out_family_calibration(specsim, work, families):
+    """h200-pytorch.textproto's inputs refitted without the F.linear GEMM families matching `families`."""
+    out = os.path.join(work, "held-out-family.textproto")
+    run([specsim, "calibrate", "traces/h200-1x-2026-11-30.pb"] + HOST_PROBES +
+        [ROOT + "h200-1x-2026-12-04.json", ROOT + "h200-1x-2026-12-04c.eager.pb", ROOT + "h200-1x-2026-12-04f.flash.pb",
+         "--exclude", VALIDATE_NORMS + "|" + families, "-o", out])
+    print(f"held out by shape family: fitted without the GEMM families matching {families}")
+    return out
+
+
+def predict(specsim, trace, framework, calibration, model):
     argv = [specsim, "import-profile", ROOT + trace + ".kineto.rank0.json.gz", "--name-map", ROOT + "pass-names.textproto",
-            "--scenario", "configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto",
-            "--set", "model=" + ROOT + "llama-3.1-8b-8-layers.textproto", "--set", "parallelism.tensor_parallel=1",
+            "--scenario", "configs/scenarios/llama-3.1-8b-eagle3-h200-2x.textproto", "--set", "speculation.method=NONE",
+            "--set", "model=" + model, "--set", "parallelism.tensor_parallel=1",
             "--set", "serving.batch_size=1", "--set", "serving.context_length=1024", "--set", "framework=" + framework,
             "--calibration", calibration, "--json"]
     rows = {}
@@ -89,13 +113,23 @@ def main():
     ap.add_argument("--framework", default="configs/frameworks/pytorch.textproto")
     ap.add_argument("--calibration")
     ap.add_argument("--held-out-q", action="store_true")
+    ap.add_argument("--shape", default="llama-3.1-8b", choices=sorted(SHAPES))
+    ap.add_argument("--held-out-family", action="store_true",
+                    help="refit the calibration without the shape's GEMM families (--shape qwen3-32b-tp2)")
     a = ap.parse_args()
+    runs, model, families = SHAPES[a.shape]
+    if a.held_out_family and not families:
+        ap.error(f"--held-out-family: the {a.shape} pass's GEMM families are those the eager profile measured; "
+                 "choose --shape qwen3-32b-tp2")
+    if sum(map(bool, (a.calibration, a.held_out_q, a.held_out_family))) > 1:
+        ap.error("--calibration, --held-out-q and --held-out-family choose the calibration: give one")
     with tempfile.TemporaryDirectory() as work:
         calibration = a.calibration or (held_out_calibration(a.specsim, work) if a.held_out_q
+                                        else held_out_family_calibration(a.specsim, work, families) if a.held_out_family
                                         else "configs/calibration/h200-pytorch.textproto")
         errors, held, shape_errors = [], [], []
-        for trace in RUNS:
-            rows = predict(a.specsim, trace, a.framework, calibration)
+        for trace in runs:
+            rows = predict(a.specsim, trace, a.framework, calibration, model)
             m1, p1 = rows[1]["measured_busy_us"], rows[1]["predicted_busy_us"]
             print(f"{trace}\n{'q':>3} {'measured us':>12} {'predicted us':>13} {'error':>7} {'measured/q1':>12} "
                   f"{'predicted/q1':>13} {'shape error':>12}  by class (measured -> predicted us)")
@@ -113,7 +147,7 @@ def main():
                 else:
                     line += " " * 12
                 print(line + "  " + classes(rows[q]))
-        print(f"median |error| over {len(RUNS)} runs: passes {100 * statistics.median(errors):.1f}% (all widths), "
+        print(f"median |error| over {len(runs)} runs: passes {100 * statistics.median(errors):.1f}% (all widths), "
               f"{100 * statistics.median(held):.1f}% (q >= 16); shape time(q)/time(1) "
               f"{100 * statistics.median(shape_errors):.1f}% (q >= 2), max {100 * max(shape_errors):.1f}%")
 

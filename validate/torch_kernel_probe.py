@@ -10,7 +10,8 @@ Measured on one GPU (issue 40: GEMM costs that generalise, the verify pass's sha
                  found through their launches' correlation ids): kernel time only, no launch gap
                  (GemmParams.kernel_time_only; library "aten"). The weights rotate over copies that
                  together exceed the L2 cache, as a forward pass reads each weight once.
-  KIND_HOST_LOOP torch_host_probe.py's verify pass (its unfused Llama-shaped layer: linear,
+  KIND_HOST_LOOP torch_host_probe.py's verify pass (its unfused Llama-style layer at --verify-shape's
+                 shapes, Llama-3.1-8B's by default: linear,
                  rms_norm, rotary, cache writes, SDPA with a causal mask, add, silu, mul; --layers
                  layers, final norm, lm_head, argmax) captured as one CUDA graph and replayed, at
                  each width q of --verify-widths (q = 1 is the decode step): the GPU time per pass
@@ -68,6 +69,12 @@ MODELS = {
     "llama-3.1-70b": (8192, 64, 8, 128, 28672),
     "qwen3-32b": (5120, 64, 8, 128, 25600),
 }
+# The verify pass's layer per GPU (--verify-shape): hidden, query heads, KV heads, head dim, MLP
+# intermediate, vocabulary, each the model's shard at the named TP (the LM head sharded by vocabulary).
+VERIFY_SHAPES = {
+    "llama-3.1-8b": (4096, 32, 8, 128, 14336, 128256),
+    "qwen3-32b-tp2": (5120, 64 // 2, 8 // 2, 128, 25600 // 2, 151936 // 2),
+}
 L2_BYTES = 64 << 20  # more than any of today's GPUs' L2 (H200: 50 MiB): rotated copies exceed it
 
 
@@ -80,7 +87,9 @@ def parse_args():
     p.add_argument("--ms", default="1,2,4,8,16,32,64,128,256,512", help="rows (tokens) per GEMM")
     p.add_argument("--calls", type=int, default=10, help="profiled calls per GEMM shape (after --warmup)")
     p.add_argument("--verify-widths", default="1,2,4,8,16,32,64", help="tokens per sequence of the verify pass")
-    p.add_argument("--layers", type=int, default=8, help="layers of the verify pass (Llama-3.1-8B's shapes)")
+    p.add_argument("--layers", type=int, default=8, help="layers of the verify pass")
+    p.add_argument("--verify-shape", default="llama-3.1-8b", help="the verify pass's layer shapes per GPU: " +
+                   ", ".join(VERIFY_SHAPES) + " (a model's shard at that TP, run on one GPU)")
     p.add_argument("--context", type=int, default=1024, help="cached tokens per sequence")
     p.add_argument("--iterations", type=int, default=40, help="timed iterations per verify width")
     p.add_argument("--warmup", type=int, default=5)
@@ -113,6 +122,8 @@ def parse_args():
     for m in a.models:
         if m not in MODELS:
             p.error(f"--models: unknown model {m!r} (allowed: {', '.join(MODELS)})")
+    if a.verify_shape not in VERIFY_SHAPES:
+        p.error(f"--verify-shape: unknown shape {a.verify_shape!r} (allowed: {', '.join(VERIFY_SHAPES)})")
     a.parts = [x for x in a.parts.split(",") if x]
     for x in a.parts:
         if x not in ("gemm", "verify", "eager", "flash"):
@@ -232,8 +243,10 @@ def time_gemms(a, device, say, work_dir):
 
 def time_verify_widths(a, device, framework, say):
     """The probe's verify pass at each width, one CUDA graph replayed per iteration."""
-    pa = types.SimpleNamespace(hidden=4096, heads=32, kv_heads=8, head_dim=128, intermediate=14336, vocab=128256,
-                               batch=1, context=a.context, layers=a.layers, warmup=a.warmup)
+    hidden, heads, kv_heads, head_dim, intermediate, vocab = VERIFY_SHAPES[a.verify_shape]
+    pa = types.SimpleNamespace(hidden=hidden, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
+                               intermediate=intermediate, vocab=vocab, batch=1, context=a.context, layers=a.layers,
+                               warmup=a.warmup)
     items, loops = [], []
     for q in a.verify_widths:
         layer = hp.Layer(pa, q, device, None)
@@ -450,7 +463,7 @@ def main():
                  notes=[dict(severity="INFO", suite="kernels",
                              message=f"GEMMs: F.linear over {len(a.models)} models x TP {a.tp} x m {a.ms}, "
                                      f"kernel time from Kineto; verify pass: {a.layers} layers, context "
-                                     f"{a.context}, widths {a.verify_widths}, CUDA graph; flash grid heads {a.flash_heads} x "
+                                     f"{a.context}, widths {a.verify_widths}, shape {a.verify_shape}, CUDA graph; flash grid heads {a.flash_heads} x "
                                      f"batches {a.sdpa_batches} x contexts {a.flash_contexts}; parts {a.parts}")] +
                  [dict(severity="WARNING", suite="kernels", message=n) for n in eager_notes])
     with open(a.out, "w") as f:

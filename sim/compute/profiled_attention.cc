@@ -147,14 +147,15 @@ StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& nam
     // aten/src/ATen/native/transformers/cuda/flash_attn/flash_api.cpp): at q = 1 with fewer KV
     // heads the query heads fold into the rows (seqlenq_ngroups_swapped); flash_fwd_kernel runs
     // when num_splits_heuristic gives one split, flash_fwd_splitkv_kernel (kBlockM 64) and its
-    // combine kernel (4 rows per block at head_dim 128) otherwise. The two kernels are two names:
+    // combine kernel (4 rows per block at head_dim 128, 8 at 64) otherwise. The two kernels are two names:
     // the split one priced with the heuristic's count, the other with none.
     impl.gqa_rows_at_q1 = true;
     if (m[1].str() == "torch_flash_fwd_splitkv") {
       impl.split_policy = SplitPolicy::kFlashAttention2;
       impl.split_blocks_per_sm = 2;  // num_SMs = multiProcessorCount * 2
       impl.max_splits = 128;
-      impl.combine_rows_per_block = 4;
+      // The combine kernel's kBlockM: 4 at head_dim 128 (kBlockN 128), 8 at 64 (kBlockN 256).
+      impl.combine_rows_per_block = tokens == 256 ? 8 : 4;
     } else {
       impl.max_splits = 1;
     }

@@ -215,6 +215,9 @@ TEST(ProfiledAttention, FlashAttention2SplitsAsTheH200Launched) {
   const AttentionImplementation fa2 = ProfiledAttentionKernel("torch_flash_fwd_splitkv/64x128+split").value();
   EXPECT_EQ(fa2.split_policy, SplitPolicy::kFlashAttention2);
   EXPECT_TRUE(fa2.gqa_rows_at_q1);
+  EXPECT_EQ(fa2.combine_rows_per_block, 4);  // kBlockM of the combine kernel at head_dim 128 ...
+  EXPECT_EQ(ProfiledAttentionKernel("torch_flash_fwd_splitkv/64x256+split").value().combine_rows_per_block,
+            8);  // ... and at 64, whose split kernel's tile is 64 x 256
   struct Launch {
     int q_heads, kv_heads, seqs, cached, q, splits, blocks;
   };

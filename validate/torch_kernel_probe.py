@@ -94,7 +94,7 @@ def parse_args():
     p.add_argument("--iterations", type=int, default=40, help="timed iterations per verify width")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--kineto", metavar="DIR", help="write the Kineto trace of the verify replays to DIR/rank0.json.gz "
-                   "(and of the eager ops to DIR/eager/rank0.json.gz)")
+                   "(of the eager ops to DIR/eager/rank0.json.gz, of the flash grid to DIR/flash/rank0.json.gz)")
     p.add_argument("--parts", default="gemm,verify", help="what to run: gemm, verify, eager, flash (eager and flash "
                    "need --kineto)")
     p.add_argument("--eager-batches", default="1,4", help="batches of the eager layer ops")

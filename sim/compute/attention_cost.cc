@@ -95,6 +95,8 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
     if (impl.max_splits > 0) hi = std::min<int64_t>(hi, impl.max_splits);
     g.splits = std::clamp<int64_t>(want, 1, hi);
   }
+  // ceil(ceil(context / splits) / tile) = ceil(ceil(context / tile) / splits): also FlashAttention-2's
+  // n_blocks_per_split, which divides the context's blocks rather than its tokens.
   const int64_t per_split = CeilDiv(CeilDiv(call.context, g.splits), impl.kv_tile_tokens) * impl.kv_tile_tokens;
   g.kv_tiles = CeilDiv(std::min(per_split, call.context), impl.kv_tile_tokens);
   // SGLang's splits are rounded up to whole MIN_BLOCK_KV steps: the blocks past the last token exit
@@ -104,9 +106,6 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
     g.splits = std::min(g.splits, CeilDiv(call.context, rounded));
     g.kv_tiles = CeilDiv(std::min(rounded, call.context), impl.kv_tile_tokens);
   }
-  // FlashAttention-2 divides the context's blocks, not its tokens: n_blocks_per_split.
-  if (impl.split_policy == SplitPolicy::kFlashAttention2)
-    g.kv_tiles = CeilDiv(CeilDiv(call.context, impl.kv_tile_tokens), g.splits);
   g.blocks = pre_split * g.splits;
   g.valid_rows = std::min(g.rows_per_block, rows);
   g.resident = impl.ResidentBlocks(g.rows_per_block);

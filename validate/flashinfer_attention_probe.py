@@ -32,8 +32,8 @@ choice), for `specsim calibrate`. OUT.plans.json holds, per item, what FlashInfe
 launched (CTA_TILE_Q, the KV tile from the kernel's name, KV chunk, grids), for the model's
 geometry to be checked against.
 
-    validate/flashinfer_probe/build.sh FLASHINFER/include BUILD
-    python3 validate/flashinfer_attention_probe.py --lib BUILD/libflashinfer_probe.so --out traces/x.json \\
+    validate/flashinfer_probe/build.sh --git FLASHINFER_GIT_DIR COMMIT build-fi
+    python3 validate/flashinfer_attention_probe.py --lib build-fi/libflashinfer_probe.so --out traces/x.json \\
         --kineto DIR
 """
 
@@ -69,7 +69,6 @@ INT_WS = 8 << 20
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--lib", required=True, help="libflashinfer_probe.so (validate/flashinfer_probe/build.sh)")
-    p.add_argument("--flashinfer-commit", default="", help="the FlashInfer checkout the library was built from")
     p.add_argument("--out", required=True, help="trace to write (JSON mapping of proto/specsim/trace.proto)")
     p.add_argument("--kineto", metavar="DIR", help="keep the Kineto trace as DIR/rank0.json.gz")
     p.add_argument("--heads", default="32/8,16/4,8/2", help="query/KV heads per GPU (Llama-3.1-8B at TP 1, 2, 4)")
@@ -250,8 +249,9 @@ def main():
     say = lambda *m: print(*m, flush=True)  # noqa: E731
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     t0 = time.monotonic()
-    framework = (f"FlashInfer {a.flashinfer_commit or '(commit not given)'} fa2 paged prefill template via "
-                 f"libflashinfer_probe.so; pytorch {torch.__version__}, python {platform.python_version()}")
+    framework = (f"FlashInfer {build_fact(a.lib, 'flashinfer-commit') or '(commit not recorded)'} fa2 paged prefill "
+                 f"template via libflashinfer_probe.so ({build_fact(a.lib, 'notes') or 'headers as checked out'}); "
+                 f"pytorch {torch.__version__}, python {platform.python_version()}")
     say(f"{torch.cuda.get_device_name(device)} ({props.multi_processor_count} SMs); {framework}")
     lib = Lib(a.lib)
     gen = torch.Generator(device=device).manual_seed(5)
@@ -357,6 +357,12 @@ def main():
                 p["kv_len"] - (p["query_tokens"] if p["query_tokens"] > 1 else 0)] = p["median_us"]
     for (impl, heads, q), by in sorted(rows.items()):
         say(f"{impl:28s} {heads:6s} q{q} " + " ".join(f"{by.get(c, float('nan')):7.1f}" for c in a.contexts))
+
+
+def build_fact(lib, name):
+    """build.sh's record beside the library (flashinfer-commit, notes), "" when absent."""
+    path = os.path.join(os.path.dirname(os.path.abspath(lib)), name)
+    return open(path).read().strip().replace("\n", "; ") if os.path.exists(path) else ""
 
 
 def smem_name(smem, props):

@@ -103,7 +103,10 @@ void ToProto(const compute::AttentionImplementation& a, config::AttentionImpleme
   out->set_split_policy(a.split_policy == compute::SplitPolicy::kSglangTriton      ? C::SPLIT_POLICY_SGLANG_TRITON
                         : a.split_policy == compute::SplitPolicy::kFixed           ? C::SPLIT_POLICY_FIXED
                         : a.split_policy == compute::SplitPolicy::kFlashAttention2 ? C::SPLIT_POLICY_FLASH_ATTENTION_2
+                        : a.split_policy == compute::SplitPolicy::kFlashInfer      ? C::SPLIT_POLICY_FLASH_INFER
                                                                                    : C::SPLIT_POLICY_OCCUPANCY);
+  out->set_planned_for_graph(a.planned_for_graph);
+  out->set_combine_splits_per_step(a.combine_splits_per_step);
   out->set_merge_always(a.merge_always);
   out->set_gqa_rows_at_q1(a.gqa_rows_at_q1);
   out->set_combine_rows_per_block(a.combine_rows_per_block);
@@ -118,6 +121,11 @@ void ToProto(const compute::AttentionImplementation& a, config::AttentionImpleme
     auto* rr = out->add_blocks_per_sm_by_rows();
     rr->set_rows_per_block(rows);
     rr->set_blocks_per_sm(blocks);
+  }
+  for (auto [rows, tokens] : a.kv_tile_tokens_by_rows) {
+    auto* rt = out->add_kv_tile_tokens_by_rows();
+    rt->set_rows_per_block(rows);
+    rt->set_kv_tile_tokens(tokens);
   }
   out->set_combine_blocks_per_sm(a.combine_blocks_per_sm);
   out->set_block_ns(a.block_ns);

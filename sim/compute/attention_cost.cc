@@ -22,7 +22,8 @@ Status ValidateAttentionImplementation(const AttentionImplementation& impl) {
                           {"min_split_tokens", impl.min_split_tokens},
                           {"combine_blocks_per_sm", impl.combine_blocks_per_sm},
                           {"combine_rows_per_block", impl.combine_rows_per_block},
-                          {"combine_value_blocks", impl.combine_value_blocks}}) {
+                          {"combine_value_blocks", impl.combine_value_blocks},
+                          {"combine_splits_per_step", impl.combine_splits_per_step}}) {
     if (v < 1) return InvalidArgumentError(pre + field + " = " + std::to_string(v) + ": must be >= 1");
   }
   if (impl.max_rows_per_block < impl.row_tile)
@@ -33,6 +34,10 @@ Status ValidateAttentionImplementation(const AttentionImplementation& impl) {
     if (rows < 1 || blocks < 1)
       return InvalidArgumentError(pre + "blocks_per_sm_by_rows (" + std::to_string(rows) + ", " +
                                   std::to_string(blocks) + "): both must be >= 1");
+  for (auto [rows, tokens] : impl.kv_tile_tokens_by_rows)
+    if (rows < 1 || tokens < 1)
+      return InvalidArgumentError(pre + "kv_tile_tokens_by_rows (" + std::to_string(rows) + ", " +
+                                  std::to_string(tokens) + "): both must be >= 1");
   if (!(impl.memory_efficiency > 0 && impl.memory_efficiency <= 1))
     return InvalidArgumentError(pre + "memory_efficiency = " + std::to_string(impl.memory_efficiency) +
                                 ": must be in (0, 1]");
@@ -59,6 +64,47 @@ int AttentionImplementation::ResidentBlocks(int64_t rows_per_block) const {
   return blocks_per_sm;
 }
 
+int AttentionImplementation::KvTileTokens(int64_t rows_per_block) const {
+  for (auto [rows, tokens] : kv_tile_tokens_by_rows)
+    if (rows == rows_per_block) return tokens;
+  return kv_tile_tokens;
+}
+
+int FlashInferCtaTileQ(int64_t packed_rows) {
+  if (packed_rows > 64) return 128;
+  return packed_rows > 16 ? 64 : 16;
+}
+
+int FlashInferKvTileTokens(int cta_tile_q, int smem_per_sm_bytes, int smem_per_block_optin_bytes) {
+  SPECSIM_CHECK(cta_tile_q == 16 || cta_tile_q == 64 || cta_tile_q == 128) << cta_tile_q;
+  const int warps_kv = cta_tile_q == 16 ? 4 : 1;
+  const int mma_q = cta_tile_q == 128 ? 2 : 1;
+  const int64_t fixed = int64_t(cta_tile_q) * 128 * 2;              // the Q tile, bf16
+  const int64_t per_step = int64_t(128 + 128) * 16 * warps_kv * 2;  // K and V of one NUM_MMA_KV step
+  const int ctas = smem_per_sm_bytes >= 2 * (fixed + per_step) ? 2 : 1;
+  const int64_t per_block = std::min<int64_t>(smem_per_sm_bytes / ctas, smem_per_block_optin_bytes);
+  const int64_t by_smem = (per_block - fixed) / per_step;
+  const int64_t bound = std::min<int64_t>(by_smem, 8 / mma_q);
+  for (int steps : {8, 4, 2, 1})
+    if (bound >= steps) return steps * warps_kv * 16;
+  return 0;
+}
+
+int64_t FlashInferKvChunkTokens(int64_t seqs, int64_t q_tiles, int64_t context, int64_t max_items, int64_t min_chunk) {
+  SPECSIM_CHECK(seqs >= 1 && q_tiles >= 1 && context >= 1 && max_items >= 0 && min_chunk >= 1);
+  // The source's binary search over [min_chunk, context] (uniform lengths: the items fall as the
+  // chunk grows, so the search finds the smallest chunk that fits, else its upper bound).
+  int64_t low = min_chunk, high = context;
+  while (low < high) {
+    const int64_t mid = (low + high) / 2;
+    if (seqs * q_tiles * CeilDiv(context, mid) > max_items)
+      low = mid + 1;
+    else
+      high = mid;
+  }
+  return low;
+}
+
 AttentionGeometry GeometryOf(const AttentionImplementation& impl, const AttentionCall& call, int sm_count) {
   SPECSIM_CHECK(call.seqs >= 1 && call.query_tokens >= 1 && call.q_heads >= 1 && call.kv_heads >= 1 &&
                 call.context >= 1 && sm_count >= 1 && call.splits >= 0)
@@ -72,22 +118,37 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
   const int64_t group = per_head ? 1 : std::max<int64_t>(1, call.q_heads / call.kv_heads);
   const int64_t streams = per_head ? call.q_heads : call.kv_heads;
   const int64_t rows = group * call.query_tokens;
-  g.rows_padded = CeilDiv(rows, impl.row_tile) * impl.row_tile;
-  g.rows_per_block = impl.row_tile;
-  while (g.rows_per_block < g.rows_padded && g.rows_per_block * 2 <= impl.max_rows_per_block) g.rows_per_block *= 2;
-  g.rows_per_block = std::min<int64_t>(g.rows_per_block, impl.max_rows_per_block);
-  g.row_blocks = CeilDiv(g.rows_padded, g.rows_per_block);
+  const bool flash_infer = impl.split_policy == SplitPolicy::kFlashInfer;
+  if (flash_infer) {
+    // FlashInfer's Q tile: from the rows of a call, or a graph's ragged worst case.
+    g.rows_per_block =
+        FlashInferCtaTileQ(impl.planned_for_graph ? (call.seqs * (call.query_tokens - 1) + 1) * group : rows);
+    g.row_blocks = CeilDiv(rows, g.rows_per_block);
+    g.rows_padded = g.row_blocks * g.rows_per_block;
+  } else {
+    g.rows_padded = CeilDiv(rows, impl.row_tile) * impl.row_tile;
+    g.rows_per_block = impl.row_tile;
+    while (g.rows_per_block < g.rows_padded && g.rows_per_block * 2 <= impl.max_rows_per_block) g.rows_per_block *= 2;
+    g.rows_per_block = std::min<int64_t>(g.rows_per_block, impl.max_rows_per_block);
+    g.row_blocks = CeilDiv(g.rows_padded, g.rows_per_block);
+  }
+  g.kv_tile_tokens = impl.KvTileTokens(g.rows_per_block);
+  const int64_t tile = g.kv_tile_tokens;
   const int64_t pre_split = call.seqs * streams * g.row_blocks;
+  int64_t chunk = 0;  // FlashInfer: the KV chunk a block walks (the last one shorter)
   if (call.splits > 0) {
     g.splits = call.splits;
+  } else if (flash_infer) {
+    const int64_t max_items = int64_t(impl.split_blocks_per_sm) * sm_count / call.kv_heads;
+    chunk = FlashInferKvChunkTokens(call.seqs, g.row_blocks, call.context, max_items, impl.min_split_tokens);
+    g.splits = CeilDiv(call.context, chunk);
   } else if (impl.split_policy == SplitPolicy::kSglangTriton) {
     g.splits = SglangTritonSplits(impl, call, sm_count);
   } else if (impl.split_policy == SplitPolicy::kFixed) {
     g.splits = std::clamp<int64_t>(impl.max_splits, 1, call.context);
   } else if (impl.split_policy == SplitPolicy::kFlashAttention2) {
-    g.splits =
-        FlashAttention2Splits(pre_split, int64_t(impl.split_blocks_per_sm) * sm_count,
-                              CeilDiv(call.context, impl.kv_tile_tokens), impl.max_splits > 0 ? impl.max_splits : 128);
+    g.splits = FlashAttention2Splits(pre_split, int64_t(impl.split_blocks_per_sm) * sm_count,
+                                     CeilDiv(call.context, tile), impl.max_splits > 0 ? impl.max_splits : 128);
   } else {
     const int64_t target = int64_t(impl.split_blocks_per_sm) * sm_count;
     const int64_t want = impl.splits_round_down ? target / pre_split : CeilDiv(target, pre_split);
@@ -97,21 +158,21 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
   }
   // ceil(ceil(context / splits) / tile) = ceil(ceil(context / tile) / splits): also FlashAttention-2's
   // n_blocks_per_split, which divides the context's blocks rather than its tokens.
-  const int64_t per_split = CeilDiv(CeilDiv(call.context, g.splits), impl.kv_tile_tokens) * impl.kv_tile_tokens;
-  g.kv_tiles = CeilDiv(std::min(per_split, call.context), impl.kv_tile_tokens);
+  const int64_t per_split = chunk > 0 ? chunk : CeilDiv(CeilDiv(call.context, g.splits), tile) * tile;
+  g.kv_tiles = CeilDiv(std::min(per_split, call.context), tile);
   // SGLang's splits are rounded up to whole MIN_BLOCK_KV steps: the blocks past the last token exit
   // at once (launched, no work), so only the splits that hold tokens count.
   if (impl.split_policy == SplitPolicy::kSglangTriton) {
     const int64_t rounded = CeilDiv(CeilDiv(call.context, g.splits), impl.min_split_tokens) * impl.min_split_tokens;
     g.splits = std::min(g.splits, CeilDiv(call.context, rounded));
-    g.kv_tiles = CeilDiv(std::min(rounded, call.context), impl.kv_tile_tokens);
+    g.kv_tiles = CeilDiv(std::min(rounded, call.context), tile);
   }
   g.blocks = pre_split * g.splits;
   g.valid_rows = std::min(g.rows_per_block, rows);
   g.resident = impl.ResidentBlocks(g.rows_per_block);
   g.sm_blocks = CeilDiv(g.blocks, sm_count);
   g.rounds = CeilDiv(g.sm_blocks, g.resident);
-  if (g.splits > 1 || impl.merge_always)
+  if (g.splits > 1 || impl.merge_always || (flash_infer && impl.planned_for_graph))
     g.combine_waves = CeilDiv(
         CeilDiv(call.seqs * call.query_tokens * call.q_heads * impl.combine_value_blocks, impl.combine_rows_per_block),
         int64_t(impl.combine_blocks_per_sm) * sm_count);
@@ -179,13 +240,16 @@ AttentionTerms AttentionTime(const AttentionImplementation& impl, const Attentio
   t.ramp_ns = impl.ramp_ns;
   t.memory_ns = call.kv_bytes / (memory_bandwidth_gbps * impl.memory_efficiency);  // GB/s = bytes per ns
   const double rows = double(g.rows_per_block), tiles = double(g.kv_tiles);
+  const double tile_scale = double(g.kv_tile_tokens) / double(impl.kv_tile_tokens);  // costs per kv_tile_tokens
   t.blocks_ns = std::max(double(g.rounds) * (impl.block_ns + impl.block_row_latency_ns * double(g.valid_rows)),
                          double(g.sm_blocks) * impl.block_row_ns * double(g.valid_rows));
-  t.tiles_ns = std::max(double(g.sm_blocks) * tiles * (impl.tile_ns + impl.row_ns * rows),
-                        double(g.rounds) * tiles * (impl.tile_latency_ns + impl.row_latency_ns * rows));
+  t.tiles_ns = tile_scale * std::max(double(g.sm_blocks) * tiles * (impl.tile_ns + impl.row_ns * rows),
+                                     double(g.rounds) * tiles * (impl.tile_latency_ns + impl.row_latency_ns * rows));
   if (g.combine_waves > 0)
     t.combine_ns =
-        impl.combine_ns + double(g.combine_waves) * (impl.combine_block_ns + impl.combine_split_ns * double(g.splits));
+        impl.combine_ns +
+        double(g.combine_waves) *
+            (impl.combine_block_ns + impl.combine_split_ns * double(CeilDiv(g.splits, impl.combine_splits_per_step)));
   return t;
 }
 

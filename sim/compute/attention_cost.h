@@ -17,11 +17,14 @@
 //                       1, context / min_split_tokens)   (floor instead of ceil: splits_round_down)
 //                     sglang_triton (SGLang's Triton backend, SplitPolicy below): its planner's count,
 //                       then only the splits that hold tokens: ceil(context / per_split)
+//                     flash_infer: ceil(context / FlashInferKvChunkTokens), its rows per block
+//                       FlashInferCtaTileQ's (SplitPolicy below)
 //   blocks          = seqs * kv_heads * row_blocks * splits
 //   resident        = blocks_per_sm (or its entry in blocks_per_sm_by_rows for rows_per_block)
 //   sm_blocks       = ceil(blocks / SMs)               (the busiest SM's blocks)
 //   rounds          = ceil(sm_blocks / resident)        (of them, `resident` at a time)
-//   kv_tiles        = ceil(ceil(context / splits) rounded up to kv_tile_tokens / kv_tile_tokens)
+//   T               = kv_tile_tokens (or its entry in kv_tile_tokens_by_rows for rows_per_block)
+//   kv_tiles        = ceil(ceil(context / splits) rounded up to T / T)
 //   valid_rows      = min(rows_per_block, G q)         (rows of a block that hold a query)
 //   combine_waves   = ceil(seqs q q_heads combine_value_blocks / (combine_blocks_per_sm * SMs))
 //                     (with splits > 1, or always where merge_always: SGLang's stage 2 runs for one split too)
@@ -32,8 +35,10 @@
 //                  sm_blocks * block_row_ns * valid_rows )
 //   tiles   = max( sm_blocks * kv_tiles * (tile_ns + row_ns * rows_per_block),
 //                  rounds * kv_tiles * (tile_latency_ns + row_latency_ns * rows_per_block) )
+//             * T / kv_tile_tokens                     (the tile costs are per kv_tile_tokens tokens)
 //   main    = ramp + blocks + max( KV_bytes / (bw * e_m),  tiles )
-//   combine = [splits > 1] combine_ns + combine_waves * (combine_block_ns + combine_split_ns * splits)
+//   combine = [splits > 1] combine_ns + combine_waves * (combine_block_ns + combine_split_ns *
+//             ceil(splits / combine_splits_per_step))
 //   t       = main + combine
 //
 // The busiest SM decides. Its blocks pay, outside the cache stream, per round of resident blocks
@@ -84,7 +89,17 @@ namespace specsim::compute {
 //     traces/torch-kernel-probe/h200-1x-2026-12-04f.flash): FlashAttention2Splits below, with
 //     blocks = seqs * heads * ceil(rows / 64), slots = split_blocks_per_sm (2) * SMs, n = the
 //     context's kv_tile_tokens blocks, cap max_splits (128); a split walks ceil(n / splits) blocks.
-enum class SplitPolicy { kOccupancy, kSglangTriton, kFixed, kFlashAttention2 };
+//   kFlashInfer: FlashInfer's prefill planner, which SGLang's FlashInfer backend runs for verify and
+//     (GQA group >= 4) decode (docs/reference/flashinfer-attention-geometry.md; flashinfer-ai/
+//     flashinfer include/flashinfer/attention/scheduler.cuh @fb28d724 PrefillSplitQOKVIndptr,
+//     PrefillBinarySearchKVChunkSize; utils.cuh FA2DetermineCtaTileQ): a block (CTA) takes
+//     FlashInferCtaTileQ rows of one KV head's packed G q rows (16, 64 or 128, from the call's
+//     rows, or under CUDA graphs, planned_for_graph, from the ragged worst case (seqs (q - 1) + 1) G)
+//     and one chunk of the context, FlashInferKvChunkTokens long (at least min_split_tokens, 128;
+//     the work items at most floor(split_blocks_per_sm (2) * SMs / kv_heads)); the KV tile
+//     follows the Q tile (kv_tile_tokens_by_rows); the merge runs when the plan splits, and always
+//     under graphs. Blocks of a graph's fixed grid beyond the work items exit at once: not counted.
+enum class SplitPolicy { kOccupancy, kSglangTriton, kFixed, kFlashAttention2, kFlashInfer };
 
 struct AttentionImplementation {
   std::string name;  // e.g. "flash_mma" (specsim-validate's tensor-core kernel)
@@ -99,18 +114,25 @@ struct AttentionImplementation {
   // Where the resident count differs by rows per block (one kernel instantiation each):
   // (rows_per_block, blocks_per_sm) pairs overriding blocks_per_sm.
   std::vector<std::pair<int, int>> blocks_per_sm_by_rows;
+  // Where the KV tile differs by rows per block (FlashInfer's NUM_MMA_KV, from shared memory):
+  // (rows_per_block, tokens) pairs overriding kv_tile_tokens for the geometry. The per-tile costs
+  // below are per kv_tile_tokens tokens and scale with a tile's tokens.
+  std::vector<std::pair<int, int>> kv_tile_tokens_by_rows;
   int split_blocks_per_sm = 2;     // split-KV target: blocks before splitting x splits ~ this x SMs
   bool splits_round_down = false;  // ... at most this x SMs (full rounds of one resident block)
   int min_split_tokens = 128;      // no split shorter than this
   int max_splits = 0;              // 0: no limit (kSglangTriton: the cap before MLA's raise)
   SplitPolicy split_policy = SplitPolicy::kOccupancy;
   bool merge_always = false;  // the merge pass runs with one split too
+  // Planned for a CUDA graph's replays (kFlashInfer: Q tile for the ragged worst case, merge always).
+  bool planned_for_graph = false;
   // At q = 1 with G > 1 the G query heads of a KV head are its rows (FlashAttention-2's
   // seqlenq_ngroups_swapped): the per_head_blocks = false geometry for that call.
   bool gqa_rows_at_q1 = false;
-  int combine_blocks_per_sm = 16;  // the merge pass: one block per (query row, head)
-  int combine_rows_per_block = 1;  // ... or per this many of them (FlashAttention-2: 4)
-  int combine_value_blocks = 1;    // ... and per 128 output values (MLA's 512: 4)
+  int combine_blocks_per_sm = 16;   // the merge pass: one block per (query row, head)
+  int combine_rows_per_block = 1;   // ... or per this many of them (FlashAttention-2: 4)
+  int combine_value_blocks = 1;     // ... and per 128 output values (MLA's 512: 4)
+  int combine_splits_per_step = 1;  // partials a merge block takes per step (FlashInfer's merge: 8)
   // Each query head its own blocks (FlashAttention-2, cuDNN's SDPA): rows are the head's q query
   // tokens and blocks multiply by the query heads; false: the G heads of a KV head share its rows.
   bool per_head_blocks = false;
@@ -128,6 +150,7 @@ struct AttentionImplementation {
   double combine_block_ns = 2000;
   double combine_split_ns = 150;
   int ResidentBlocks(int64_t rows_per_block) const;
+  int KvTileTokens(int64_t rows_per_block) const;
 };
 
 // `geometry`'s name and launch geometry with `costs`'s fitted costs (ramp, memory efficiency, the
@@ -155,6 +178,23 @@ struct AttentionCall {
 // wave efficiency w / ceil(w), w = blocks s / slots, reaches 0.85 of the best. REQUIRES: all >= 1.
 int64_t FlashAttention2Splits(int64_t blocks, int64_t slots, int64_t n_blocks, int64_t max_splits);
 
+// FlashInfer's FA2 Q tile (FA2DetermineCtaTileQ, head_dim 128, compute capability >= 8): 128 rows
+// above 64 packed rows, 64 above 16, else 16.
+int FlashInferCtaTileQ(int64_t packed_rows);
+
+// FlashInfer's FA2 KV tile in tokens for a Q tile, head_dim 128 and bf16 K / V, from the GPU's
+// shared memory (prefill.cuh @fb28d724 BatchPrefillWithPagedKVCacheDispatched): warps 1 x 4 at a
+// 16-row tile, else 4 x 1; Q tile bytes F = rows * 128 * 2, per NUM_MMA_KV step S = 256 * 16 *
+// warps_kv * 2; CTAs per SM c = 2 if smem_per_sm >= 2 (F + S), else 1; NUM_MMA_KV the largest of 8,
+// 4, 2, 1 at most min((min(smem_per_sm / c, smem_per_block_optin) - F) / S, 8 / (rows / 64 at
+// 128 rows, else 1)); tokens = NUM_MMA_KV * warps_kv * 16. 0 when not even one step fits.
+int FlashInferKvTileTokens(int cta_tile_q, int smem_per_sm_bytes, int smem_per_block_optin_bytes);
+
+// FlashInfer's KV chunk (PrefillBinarySearchKVChunkSize, page size 1, every sequence `context`
+// tokens): the smallest chunk in [min_chunk, context] whose work items seqs * q_tiles *
+// ceil(context / chunk) are at most max_items, else context (or min_chunk when that is larger).
+int64_t FlashInferKvChunkTokens(int64_t seqs, int64_t q_tiles, int64_t context, int64_t max_items, int64_t min_chunk);
+
 // The splits a kSglangTriton implementation's planner gives `call` (before the empty ones are
 // dropped); REQUIRES: call fields >= 1, sm_count >= 1 (CHECKed).
 int64_t SglangTritonSplits(const AttentionImplementation& impl, const AttentionCall& call, int sm_count);
@@ -166,11 +206,12 @@ struct AttentionGeometry {
   int64_t row_blocks = 0;
   int64_t splits = 0;
   int64_t blocks = 0;
-  int64_t resident = 0;       // blocks per SM
-  int64_t sm_blocks = 0;      // on the busiest SM
-  int64_t rounds = 0;         // of resident blocks on it
-  int64_t kv_tiles = 0;       // per block
-  int64_t combine_waves = 0;  // 0 without a merge pass (one split)
+  int64_t resident = 0;        // blocks per SM
+  int64_t sm_blocks = 0;       // on the busiest SM
+  int64_t rounds = 0;          // of resident blocks on it
+  int64_t kv_tiles = 0;        // per block
+  int64_t kv_tile_tokens = 0;  // per tile (KvTileTokens of rows_per_block)
+  int64_t combine_waves = 0;   // 0 without a merge pass (one split)
 };
 
 // REQUIRES: ValidateAttentionImplementation(impl) OK, call fields >= 1, sm_count >= 1 (CHECKed).

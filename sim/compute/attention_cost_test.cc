@@ -222,5 +222,85 @@ TEST(AttentionImplementationCheck, MessagesNameTheField) {
   EXPECT_EQ(SpecsimValidateKernel("flashinfer").status().code(), StatusCode::kNotFound);
 }
 
+TEST(FlashInferPlanner, QTileFromThePackedRows) {
+  // FA2DetermineCtaTileQ (head_dim 128): > 64 rows 128, 17..64 rows 64, <= 16 rows 16.
+  EXPECT_EQ(FlashInferCtaTileQ(1), 16);
+  EXPECT_EQ(FlashInferCtaTileQ(16), 16);
+  EXPECT_EQ(FlashInferCtaTileQ(17), 64);
+  EXPECT_EQ(FlashInferCtaTileQ(64), 64);
+  EXPECT_EQ(FlashInferCtaTileQ(65), 128);
+  EXPECT_EQ(FlashInferCtaTileQ(100), 128);
+}
+
+TEST(FlashInferPlanner, KvTileFromSharedMemory) {
+  // F = rows * 256 B, S = 256 * 16 * warps_kv * 2 B (32768 at 16 rows, 8192 above); two CTAs fit on
+  // every GPU below, so a block gets min(smem_per_sm / 2, opt-in):
+  //   SM90 (233472 / 232448) -> 116736: 16 rows (116736 - 4096) / 32768 = 3 -> 2 steps x 4 warps x 16 = 128
+  //                                     64 rows (116736 - 16384) / 8192 = 12, capped at 8 -> 8 x 16 = 128
+  //                                     128 rows (116736 - 32768) / 8192 = 10, capped at 8 / 2 = 4 -> 64
+  //   SM120 (102400 / 101376) -> 51200: 16 rows 1.4 -> 1 x 64 = 64; 64 rows 4.25 -> 4 x 16 = 64;
+  //                                     128 rows 2.25 -> 2 x 16 = 32
+  //   SM80 (167936 / 166912) -> 83968: 16 rows 2.4 -> 2 -> 128; 64 rows 8.25 -> 8 -> 128; 128 rows 4 -> 64
+  // (docs/reference/flashinfer-attention-geometry.md section 3's table).
+  EXPECT_EQ(FlashInferKvTileTokens(16, 233472, 232448), 128);
+  EXPECT_EQ(FlashInferKvTileTokens(64, 233472, 232448), 128);
+  EXPECT_EQ(FlashInferKvTileTokens(128, 233472, 232448), 64);
+  EXPECT_EQ(FlashInferKvTileTokens(16, 102400, 101376), 64);
+  EXPECT_EQ(FlashInferKvTileTokens(64, 102400, 101376), 64);
+  EXPECT_EQ(FlashInferKvTileTokens(128, 102400, 101376), 32);
+  EXPECT_EQ(FlashInferKvTileTokens(16, 167936, 166912), 128);
+  EXPECT_EQ(FlashInferKvTileTokens(64, 167936, 166912), 128);
+  EXPECT_EQ(FlashInferKvTileTokens(128, 167936, 166912), 64);
+  // The opt-in per block binds where it is below half the SM's: 64 rows with 32 KiB -> (32768 -
+  // 16384) / 8192 = 2 steps -> 32 tokens; nothing fits in 16 KiB.
+  EXPECT_EQ(FlashInferKvTileTokens(64, 233472, 32768), 32);
+  EXPECT_EQ(FlashInferKvTileTokens(64, 233472, 16384), 0);
+}
+
+TEST(FlashInferPlanner, KvChunkIsTheSmallestThatFitsTheGrid) {
+  // SM120 at TP 2: floor(2 * 188 / 4) = 94 work items. 8 sequences of 4096 tokens need
+  // ceil(4096 / c) <= 11 -> c >= 372.4 -> 373; one sequence: c >= 43.6, raised to the 128 minimum.
+  EXPECT_EQ(FlashInferKvChunkTokens(8, 1, 4096, 94, 128), 373);
+  EXPECT_EQ(FlashInferKvChunkTokens(1, 1, 4096, 94, 128), 128);
+  // SM90 at TP 2 (66 items): ceil(4096 / c) <= 8 -> 512; two Q tiles per sequence halve the room.
+  EXPECT_EQ(FlashInferKvChunkTokens(8, 1, 4096, 66, 128), 512);
+  EXPECT_EQ(FlashInferKvChunkTokens(8, 2, 4096, 66, 128), 1024);
+  // More sequences than items: the search ends at the whole context (one chunk each), and a context
+  // shorter than the minimum keeps the minimum (one chunk).
+  EXPECT_EQ(FlashInferKvChunkTokens(100, 1, 4096, 94, 128), 4096);
+  EXPECT_EQ(FlashInferKvChunkTokens(1, 1, 100, 94, 128), 128);
+}
+
+TEST(AttentionTime, TileCostsScaleWithTheTilesTokens) {
+  // The tile costs are per kv_tile_tokens (128) tokens: a Q tile whose KV tile is 64 tokens walks
+  // twice the tiles at half the cost each, so a latency- or throughput-bound walk costs the same.
+  AttentionImplementation impl = SpecsimValidateKernel("flash_mma").value();
+  impl.kv_tile_tokens = 128;
+  impl.tile_ns = 1000;
+  impl.row_ns = 0;
+  impl.tile_latency_ns = 0;
+  impl.row_latency_ns = 0;
+  const double at_128 = AttentionTime(impl, Llama8bTp1(1, 1, 4096), 132, 4800).tiles_ns;
+  impl.kv_tile_tokens_by_rows = {{16, 64}};
+  const AttentionTerms t = AttentionTime(impl, Llama8bTp1(1, 1, 4096), 132, 4800);
+  EXPECT_EQ(GeometryOf(impl, Llama8bTp1(1, 1, 4096), 132).kv_tile_tokens, 64);
+  EXPECT_DOUBLE_EQ(t.tiles_ns, at_128);
+  EXPECT_GT(at_128, 0);
+}
+
+TEST(AttentionTime, AMergeStepTakesSeveralPartials) {
+  // flash_mma at b1 q1 4096 tokens on 132 SMs: 32 splits; 32 (row, head) pairs in one wave. One
+  // partial per step: 1000 + 1 * (2000 + 200 * 32) = 9400 ns; 8 per step (FlashInfer's merge):
+  // 1000 + 1 * (2000 + 200 * ceil(32 / 8)) = 3800 ns.
+  AttentionImplementation impl = SpecsimValidateKernel("flash_mma").value();
+  impl.combine_ns = 1000;
+  impl.combine_block_ns = 2000;
+  impl.combine_split_ns = 200;
+  ASSERT_EQ(GeometryOf(impl, Llama8bTp1(1, 1, 4096), 132).splits, 32);
+  EXPECT_DOUBLE_EQ(AttentionTime(impl, Llama8bTp1(1, 1, 4096), 132, 4800).combine_ns, 9400);
+  impl.combine_splits_per_step = 8;
+  EXPECT_DOUBLE_EQ(AttentionTime(impl, Llama8bTp1(1, 1, 4096), 132, 4800).combine_ns, 3800);
+}
+
 }  // namespace
 }  // namespace specsim::compute

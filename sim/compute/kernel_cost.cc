@@ -81,7 +81,10 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
     a.split_policy = ac.split_policy() == C::SPLIT_POLICY_SGLANG_TRITON       ? SplitPolicy::kSglangTriton
                      : ac.split_policy() == C::SPLIT_POLICY_FIXED             ? SplitPolicy::kFixed
                      : ac.split_policy() == C::SPLIT_POLICY_FLASH_ATTENTION_2 ? SplitPolicy::kFlashAttention2
+                     : ac.split_policy() == C::SPLIT_POLICY_FLASH_INFER       ? SplitPolicy::kFlashInfer
                                                                               : SplitPolicy::kOccupancy;
+    a.planned_for_graph = ac.planned_for_graph();
+    a.combine_splits_per_step = std::max(1, ac.combine_splits_per_step());
     a.merge_always = ac.merge_always();
     a.gqa_rows_at_q1 = ac.gqa_rows_at_q1();
     a.combine_rows_per_block = std::max(1, ac.combine_rows_per_block());
@@ -94,6 +97,8 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
     a.combine_ns = ac.combine_ns();
     for (const auto& rr : ac.blocks_per_sm_by_rows())
       a.blocks_per_sm_by_rows.push_back({rr.rows_per_block(), rr.blocks_per_sm()});
+    for (const auto& rt : ac.kv_tile_tokens_by_rows())
+      a.kv_tile_tokens_by_rows.push_back({rt.rows_per_block(), rt.kv_tile_tokens()});
     a.combine_blocks_per_sm = ac.combine_blocks_per_sm();
     a.block_ns = ac.block_ns();
     a.tile_latency_ns = ac.tile_latency_ns();

@@ -116,11 +116,57 @@ std::optional<AttentionImplementation> VllmFlashAttentionKernel(const std::strin
   return *impl;
 }
 
+// FlashInfer's FA2 paged kernel (BatchPrefillWithPagedKVCacheKernel) as SGLang's FlashInfer
+// backend plans it for verify and, with tensor cores (GQA group >= 4), decode
+// (docs/reference/flashinfer-attention-geometry.md; flashinfer-ai/flashinfer @fb28d724):
+//   flashinfer_fa2[_graph]/smNN   planned without / for a CUDA graph, on compute capability NN.
+// The KV tile per Q tile follows from the architecture's shared memory (FlashInferKvTileTokens;
+// per SM / per block opt-in, CUDA C++ Programming Guide, "Technical Specifications per Compute
+// Capability": 8.0 164 / 163 KiB, 8.6, 8.9 and 12.0 100 / 99 KiB (FlashInfer's utils.cuh names
+// 101376 B for SM86/89/120), 9.0 and 10.0 228 / 227 KiB). Resident blocks 2: ptxas gives the
+// kernels 163-255 registers x 128 threads for sm_90 and sm_120 (validate/flashinfer_probe/build.sh
+// --resource-usage at @fb28d724), and FlashInfer's planner assumes 2 (num_blocks_per_sm). The merge
+// (PersistentVariableLengthMergeStatesKernel<8, 16, 8, 4>): 40 registers x 128 threads, 12 blocks
+// per SM, one (query row, head) pair per block at a time, its partials 8 (bdy) per step (cascade.cuh
+// @fb28d724: ceil(num_index_sets / bdy) iterations). The tile costs are per 128 KV tokens
+// (kv_tile_tokens, FlashAttention-2's split kernel's tile), scaled by each Q tile's KV tile.
+std::optional<AttentionImplementation> FlashInferKernel(const std::string& name) {
+  static const std::regex kName(R"(flashinfer_fa2(_graph)?/sm(\d{2,3}))");
+  std::smatch m;
+  if (!std::regex_match(name, m, kName)) return std::nullopt;
+  struct Smem {
+    const char* arch;
+    int per_sm, per_block;
+  };
+  static constexpr Smem kSmem[] = {{"80", 167936, 166912}, {"86", 102400, 101376},  {"89", 102400, 101376},
+                                   {"90", 233472, 232448}, {"100", 233472, 232448}, {"120", 102400, 101376}};
+  const Smem* smem = nullptr;
+  for (const Smem& s : kSmem)
+    if (m[2].str() == s.arch) smem = &s;
+  if (smem == nullptr) return std::nullopt;
+  AttentionImplementation impl;
+  impl.name = name;
+  impl.split_policy = SplitPolicy::kFlashInfer;
+  impl.planned_for_graph = m[1].matched;
+  impl.row_tile = 16;
+  impl.max_rows_per_block = 128;
+  impl.kv_tile_tokens = 128;
+  for (int rows : {16, 64, 128})
+    impl.kv_tile_tokens_by_rows.push_back({rows, FlashInferKvTileTokens(rows, smem->per_sm, smem->per_block)});
+  impl.blocks_per_sm = 2;
+  impl.split_blocks_per_sm = 2;  // num_blocks_per_sm in PrefillPlanImpl
+  impl.min_split_tokens = 128;   // min_kv_chunk_size = 128 / page_size, SGLang's page size 1
+  impl.combine_blocks_per_sm = 12;
+  impl.combine_splits_per_step = 8;  // bdy: the merge's 8 warps-rows each take one partial per step
+  return impl;
+}
+
 }  // namespace
 
 StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& name) {
   if (std::optional<AttentionImplementation> triton = SglangTritonKernel(name)) return *triton;
   if (std::optional<AttentionImplementation> vllm = VllmFlashAttentionKernel(name)) return *vllm;
+  if (std::optional<AttentionImplementation> fi = FlashInferKernel(name)) return *fi;
   static const std::regex kName(
       R"((cudnn_sdpa_sm\d+|torch_flash_fwd|torch_flash_fwd_splitkv|torch_mem_efficient)/(\d{1,9})x(\d{1,9})(\+split)?)");
   std::smatch m;
@@ -130,7 +176,8 @@ StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& nam
         "': not a profiled kernel name (cudnn_sdpa_smNN/RxT, torch_flash_fwd/RxT, "
         "torch_flash_fwd_splitkv/RxT, torch_mem_efficient/RxT, '+split' when split over the "
         "context; SGLang's Triton kernels triton_decode[_mla]/RxT, triton_extend[_mla]/RxT; vLLM's "
-        "vllm_triton_decode_mla/RxT; vLLM's FlashAttention-2 vllm_fa2_decode/RxT, vllm_fa2_verify/RxT)");
+        "vllm_triton_decode_mla/RxT; vLLM's FlashAttention-2 vllm_fa2_decode/RxT, vllm_fa2_verify/RxT; "
+        "FlashInfer's FA2 as SGLang plans it flashinfer_fa2[_graph]/smNN for NN in 80, 86, 89, 90, 100, 120)");
   const int rows = std::stoi(m[2].str()), tokens = std::stoi(m[3].str());
   if (rows < 1 || rows > 1024 || tokens < 1 || tokens > 4096)
     return InvalidArgumentError("attention implementation '" + name + "': tile " + m[2].str() + "x" + m[3].str() +
@@ -178,6 +225,10 @@ std::string SameKernelBodyAs(const std::string& name) {
   std::smatch m;
   if (std::regex_match(name, m, kFa2)) return "torch_flash_fwd_splitkv/" + m[1].str() + "+split";
   return "";
+}
+
+std::string SameCostClassAs(const std::string& name) {
+  return FlashInferKernel(name) ? "torch_flash_fwd_splitkv/64x128+split" : "";
 }
 
 StatusOr<AttentionImplementation> AttentionKernelOfName(const std::string& name) {

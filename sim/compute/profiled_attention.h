@@ -52,6 +52,15 @@ StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& nam
 // gathers K/V through a block table); empty for every other name.
 std::string SameKernelBodyAs(const std::string& name);
 
+// Where no fit of `name` or of its kernel body exists: the implementation of another kernel source
+// of the same class whose fitted per-step costs price `name` until it is measured itself.
+// FlashInfer's FA2 kernels (flashinfer_fa2[_graph]/smNN; validate/flashinfer_attention_probe.py
+// measures them where a GPU is lent) take FlashAttention-2's split kernel's
+// (torch_flash_fwd_splitkv/64x128+split): both mma.sync m16n8k16 tiles in 128-thread blocks with
+// an online softmax over a paged cache and a merge of the splits' partials; the tile costs per 128
+// KV tokens. Empty for every other name.
+std::string SameCostClassAs(const std::string& name);
+
 // specsim-validate's kernels (SpecsimValidateKernel) and profiled ones: the geometry of any
 // attention implementation name a trace item can carry; NotFound listing both kinds otherwise.
 StatusOr<AttentionImplementation> AttentionKernelOfName(const std::string& name);

@@ -286,5 +286,71 @@ TEST(ProfiledAttention, VllmFlashAttention2SplitsOnlyDecode) {
   EXPECT_EQ(g.combine_waves, 0);
 }
 
+TEST(ProfiledAttention, FlashInferAsSglangPlansIt) {
+  // docs/reference/flashinfer-attention-geometry.md section 4 (Llama-3.1-8B, 4096 cached tokens,
+  // G = 4; SM120 188 SMs, SM90 132 SMs): the Q tile, the KV tile, the chunks, the working CTAs
+  // (work items x KV heads) and the KV tiles a CTA walks, as FlashInfer's planner and dispatcher
+  // give them. Verify's KV length is the context plus the draft tokens.
+  struct Plan {
+    const char* name;
+    int sms, q_heads, kv_heads, seqs, q, cta_q, kv_tile, chunks, blocks, tiles;
+  };
+  for (const Plan& p :
+       std::vector<Plan>{// decode, graph: 4 packed rows in a 16-row tile
+                         {"flashinfer_fa2_graph/sm120", 188, 16, 4, 1, 1, 16, 64, 32, 128, 2},
+                         {"flashinfer_fa2_graph/sm120", 188, 16, 4, 8, 1, 16, 64, 11, 352, 6},
+                         {"flashinfer_fa2_graph/sm120", 188, 8, 2, 1, 1, 16, 64, 32, 64, 2},
+                         {"flashinfer_fa2_graph/sm120", 188, 8, 2, 8, 1, 16, 64, 23, 368, 3},
+                         {"flashinfer_fa2_graph/sm90", 132, 16, 4, 1, 1, 16, 128, 32, 128, 1},
+                         {"flashinfer_fa2_graph/sm90", 132, 16, 4, 8, 1, 16, 128, 8, 256, 4},
+                         {"flashinfer_fa2_graph/sm90", 132, 8, 2, 8, 1, 16, 128, 16, 256, 2},
+                         // verify, graph: the Q tile for the ragged worst case (b (q - 1) + 1) G
+                         {"flashinfer_fa2_graph/sm120", 188, 16, 4, 1, 4, 16, 64, 33, 132, 2},
+                         {"flashinfer_fa2_graph/sm120", 188, 16, 4, 1, 8, 64, 64, 33, 132, 2},
+                         {"flashinfer_fa2_graph/sm120", 188, 16, 4, 8, 4, 128, 32, 11, 352, 12},
+                         {"flashinfer_fa2_graph/sm120", 188, 16, 4, 8, 8, 128, 32, 11, 352, 12},
+                         {"flashinfer_fa2_graph/sm120", 188, 8, 2, 8, 4, 128, 32, 23, 368, 6},
+                         {"flashinfer_fa2_graph/sm90", 132, 16, 4, 8, 4, 128, 64, 8, 256, 9},
+                         {"flashinfer_fa2_graph/sm90", 132, 8, 2, 8, 4, 128, 64, 16, 256, 5},
+                         // verify, eager: the Q tile from the call's own rows (16 at q = 4, 64 at q = 8)
+                         {"flashinfer_fa2/sm120", 188, 16, 4, 8, 4, 16, 64, 11, 352, 6},
+                         {"flashinfer_fa2/sm120", 188, 8, 2, 8, 4, 16, 64, 23, 368, 3},
+                         {"flashinfer_fa2/sm90", 132, 16, 4, 8, 4, 16, 128, 8, 256, 5},
+                         {"flashinfer_fa2/sm90", 132, 8, 2, 8, 8, 64, 128, 16, 256, 3}}) {
+    const AttentionImplementation fi = ProfiledAttentionKernel(p.name).value();
+    AttentionCall call;
+    call.seqs = p.seqs;
+    call.q_heads = p.q_heads;
+    call.kv_heads = p.kv_heads;
+    call.query_tokens = p.q;
+    call.context = 4096 + (p.q > 1 ? p.q : 0);
+    const AttentionGeometry g = GeometryOf(fi, call, p.sms);
+    const std::string at = std::string(p.name) + " h" + std::to_string(p.q_heads) + "/" + std::to_string(p.kv_heads) +
+                           " b" + std::to_string(p.seqs) + " q" + std::to_string(p.q);
+    EXPECT_EQ(g.rows_per_block, p.cta_q) << at;
+    EXPECT_EQ(g.kv_tile_tokens, p.kv_tile) << at;
+    EXPECT_EQ(g.splits, p.chunks) << at;
+    EXPECT_EQ(g.blocks, p.blocks) << at;
+    EXPECT_EQ(g.kv_tiles, p.tiles) << at;
+    EXPECT_EQ(g.resident, 2) << at;
+    EXPECT_EQ(g.combine_waves, 1) << at;  // every call here splits; at most 2 x 188 pairs per SM's 12 blocks
+  }
+  // Under a graph the merge runs for one chunk too; planned eagerly it does not.
+  AttentionCall many;
+  many.seqs = 64;
+  many.q_heads = 16;
+  many.kv_heads = 4;
+  many.context = 4096;
+  const AttentionImplementation graph = ProfiledAttentionKernel("flashinfer_fa2_graph/sm90").value();
+  const AttentionImplementation eager = ProfiledAttentionKernel("flashinfer_fa2/sm90").value();
+  EXPECT_EQ(GeometryOf(graph, many, 132).splits, 1);
+  EXPECT_EQ(GeometryOf(graph, many, 132).combine_waves, 1);
+  EXPECT_EQ(GeometryOf(eager, many, 132).combine_waves, 0);
+  // An architecture whose shared memory the name does not know is no FlashInfer name.
+  EXPECT_FALSE(ProfiledAttentionKernel("flashinfer_fa2_graph/sm75").ok());
+  EXPECT_EQ(SameCostClassAs("flashinfer_fa2/sm120"), "torch_flash_fwd_splitkv/64x128+split");
+  EXPECT_EQ(SameCostClassAs("torch_flash_fwd/128x64"), "");
+}
+
 }  // namespace
 }  // namespace specsim::compute

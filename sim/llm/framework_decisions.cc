@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string_view>
 
 namespace specsim::llm {
 
@@ -43,6 +44,24 @@ constexpr LoopPass kPasses[] = {LoopPass::kDecode, LoopPass::kDraft, LoopPass::k
 
 // The passes the scenario runs: decode always (the baseline), the others under speculation.
 bool Runs(LoopPass pass, const FrameworkScenario& s) { return pass == LoopPass::kDecode || s.speculative; }
+
+// FlashInfer plans differently without a graph (flashinfer_fa2_graph/ -> flashinfer_fa2/: the Q
+// tile from the call's rows, no merge for one chunk): the target's passes that run eagerly take the
+// eager plan (decode for q = 1, verify for q >= 2).
+void TakeEagerFlashInferPlans(const FrameworkScenario& s, FrameworkProfile* profile, std::vector<std::string>* notes) {
+  FrameworkProfile& f = *profile;
+  for (LoopPass pass : {LoopPass::kDecode, LoopPass::kVerify}) {
+    if (!Runs(pass, s) || PhaseOf(f.capture, pass) != CaptureMode::kEager) continue;
+    std::string& name = pass == LoopPass::kDecode ? (s.mla ? f.attention_mla_decode : f.attention_decode)
+                                                  : (s.mla ? f.attention_mla_verify : f.attention_verify);
+    static constexpr std::string_view kGraph = "flashinfer_fa2_graph/";
+    if (name.rfind(kGraph, 0) != 0) continue;
+    const std::string eager = "flashinfer_fa2/" + name.substr(kGraph.size());
+    notes->push_back(fmt::format("  {} attention {}: the pass runs eagerly, FlashInfer plans it without a graph",
+                                 LoopPassName(pass), eager));
+    name = eager;
+  }
+}
 
 }  // namespace
 
@@ -117,6 +136,7 @@ std::vector<std::string> ApplyFrameworkDecisions(const FrameworkScenario& s, con
       PhaseOf(f.capture, pass) = CaptureMode::kEager;
     }
   }
+  TakeEagerFlashInferPlans(s, &f, &notes);
   if (s.speculative && f.speculative_defaults.stated) {
     const auto& d = f.speculative_defaults;
     const FrameworkProfile::SpeculativeDefaults::Shape& shape = d.For(s.family);

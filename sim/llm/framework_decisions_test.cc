@@ -161,4 +161,23 @@ TEST(FrameworkDecisions, TheDefaultShapeFollowsTheFamilyAndTheRequestCapIsNamed)
 }
 
 }  // namespace
+TEST(FrameworkDecisions, AnEagerPassTakesFlashInfersPlanWithoutAGraph) {
+  // FlashInfer plans a graph's replays for the ragged worst case and merges always; a pass that
+  // runs eagerly is planned from its own rows: flashinfer_fa2_graph/ -> flashinfer_fa2/.
+  FrameworkProfile f = TwoBackends();
+  f.attention_backends[0].decode_kernel = f.attention_backends[0].verify_kernel = "flashinfer_fa2_graph/sm120";
+  f.capture.decode = CaptureMode::kEager;
+  UserCapturePhases user;
+  user.decode = true;
+  const std::vector<std::string> notes = ApplyFrameworkDecisions(Sm120(false), user, &f);
+  EXPECT_EQ(f.attention_decode, "flashinfer_fa2/sm120");
+  EXPECT_EQ(f.attention_verify, "flashinfer_fa2_graph/sm120");  // verify stays captured
+  EXPECT_THAT(notes.back(), HasSubstr("decode attention flashinfer_fa2/sm120: the pass runs eagerly"));
+  // Other kernels' names are left alone.
+  FrameworkProfile triton = TwoBackends();
+  triton.capture.decode = CaptureMode::kEager;
+  ApplyFrameworkDecisions(Sm120(false), user, &triton);
+  EXPECT_EQ(triton.attention_decode, "flashinfer_decode");
+}
+
 }  // namespace specsim::llm

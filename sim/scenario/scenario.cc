@@ -122,9 +122,11 @@ const std::vector<std::pair<std::string, calib::LoadedCalibration>>& KernelCostC
 
 std::optional<compute::AttentionImplementation> TransferredAttentionKernel(const std::string& name) {
   // The kernel's own fit, else the fit of another launch of the same kernel source with this
-  // name's geometry (compute::SameKernelBodyAs).
+  // name's geometry (compute::SameKernelBodyAs), else of a kernel of the same class
+  // (compute::SameCostClassAs: FlashInfer's, not measured, priced per KV token as FlashAttention-2).
   const std::string body = compute::SameKernelBodyAs(name);
-  for (const std::string& fitted : {name, body}) {
+  const std::string cost_class = compute::SameCostClassAs(name);
+  for (const std::string& fitted : {name, body, cost_class}) {
     if (fitted.empty()) continue;
     for (const auto& [path, c] : KernelCostCalibrations()) {
       const compute::AttentionImplementation* a = c.compute.FindAttentionImplementation(fitted);
@@ -136,8 +138,11 @@ std::optional<compute::AttentionImplementation> TransferredAttentionKernel(const
         out = compute::WithCostsOf(*geometry, *a);
       }
       const std::string gpu = c.proto.provenance().gpu_name();
-      out.costs_source = (fitted != name ? "of " + fitted + ", the same kernel body, " : std::string()) + "fitted on " +
-                         (gpu.empty() ? std::string("another GPU") : gpu) + " (" + path + ")";
+      const std::string relation = fitted == name   ? std::string()
+                                   : fitted == body ? "of " + fitted + ", the same kernel body, "
+                                                    : "of " + fitted + ", another kernel of its class (" + name +
+                                                          "'s own not measured; per KV token of its tiles), ";
+      out.costs_source = relation + "fitted on " + (gpu.empty() ? std::string("another GPU") : gpu) + " (" + path + ")";
       return out;
     }
   }

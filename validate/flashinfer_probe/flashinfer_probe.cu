@@ -169,10 +169,10 @@ int fi_plan(const int32_t* qo_indptr_h, const int32_t* kv_indptr_h, int batch, i
     cudaError_t e = PrefillPlan<IdType>(
         float_ws, size_t(float_ws_bytes), int_ws, int_ws_host, size_t(int_ws_bytes), info,
         const_cast<IdType*>(qo_indptr_h), const_cast<IdType*>(kv_indptr_h), uint32_t(total_num_rows), uint32_t(batch),
-        uint32_t(num_qo_heads), uint32_t(num_kv_heads), kHeadDim, kHeadDim, uint32_t(page_size),
-        enable_cuda_graph != 0, /*sizeof_dtype_o=*/2, /*window_left=*/-1, /*fixed_split_size=*/-1,
-        /*disable_split_kv=*/false, /*num_colocated_ctas=*/0, int64_t(uniform_q_len),
-        static_cast<cudaStream_t>(stream), /*kv_dtype_bytes=*/2);
+        uint32_t(num_qo_heads), uint32_t(num_kv_heads), kHeadDim, kHeadDim, uint32_t(page_size), enable_cuda_graph != 0,
+        /*sizeof_dtype_o=*/2, /*window_left=*/-1, /*fixed_split_size=*/-1,
+        /*disable_split_kv=*/false, /*num_colocated_ctas=*/0, int64_t(uniform_q_len), static_cast<cudaStream_t>(stream),
+        /*kv_dtype_bytes=*/2);
     if (e != cudaSuccess) {
       g_error = std::string("PrefillPlan: ") + cudaGetErrorString(e);
       return -1;
@@ -198,10 +198,9 @@ int fi_run(const int64_t* plan, void* q, void* k_cache, void* v_cache, int32_t* 
     PagedParams p;
     std::memset(&p, 0, sizeof(p));
     p.q = static_cast<DTypeQ*>(q);
-    p.paged_kv = paged_kv_t<DTypeKV, IdType>(uint32_t(num_kv_heads), uint32_t(page_size), kHeadDim, uint32_t(batch),
-                                             QKVLayout::kNHD, static_cast<DTypeKV*>(k_cache),
-                                             static_cast<DTypeKV*>(v_cache), kv_indices_d, kv_indptr_d,
-                                             last_page_len_d);
+    p.paged_kv = paged_kv_t<DTypeKV, IdType>(
+        uint32_t(num_kv_heads), uint32_t(page_size), kHeadDim, uint32_t(batch), QKVLayout::kNHD,
+        static_cast<DTypeKV*>(k_cache), static_cast<DTypeKV*>(v_cache), kv_indices_d, kv_indptr_d, last_page_len_d);
     p.q_indptr = qo_indptr_d;
     p.o = static_cast<DTypeO*>(o);
     p.lse = nullptr;

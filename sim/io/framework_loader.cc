@@ -177,6 +177,25 @@ void CheckHostWaits(const FrameworkProfile& p, std::vector<Problem>* out) {
   check(p.cycle_host_waits(), "cycle_host_waits", /*cycle=*/true);
 }
 
+// The cycle's own launches: named, cited, before a pass of the cycle, not empty.
+void CheckCycleOps(const FrameworkProfile& p, std::vector<Problem>* out) {
+  const pb::EnumDescriptor* passes = config::LoopPass_descriptor();
+  for (int i = 0; i < p.cycle_ops_size(); ++i) {
+    const config::CycleOps& c = p.cycle_ops(i);
+    const std::string at = fmt::format("cycle_ops[{}]", i);
+    if (c.name().empty()) out->push_back({at + ".name", "\"\"", "must name the work as the source does"});
+    if (c.source().empty()) out->push_back({at + ".source", "\"\"", "must cite repo, path @commit and function"});
+    if (c.before() != config::VERIFY && c.before() != config::DRAFT_EXTEND && c.before() != config::DRAFT)
+      out->push_back({at + ".before", EnumValueName(passes, c.before()), "must be one of VERIFY, DRAFT_EXTEND, DRAFT"});
+    if (c.kernels() + c.kernels_per_sequence() < 1)
+      out->push_back({at + ".kernels", std::to_string(c.kernels()),
+                      "kernels + kernels_per_sequence must be at least 1 (an empty group says nothing)"});
+    if (c.workers() == config::CycleOps::WORKERS_UNSPECIFIED || !config::CycleOps::Workers_IsValid(c.workers()))
+      out->push_back({at + ".workers", EnumValueName(config::CycleOps::Workers_descriptor(), c.workers()),
+                      "must be set: DRAFTING, NGRAM or DRAFTING_AND_NGRAM"});
+  }
+}
+
 // The attention backend rules: where they apply, what they run, where that was read.
 void CheckAttentionBackends(const FrameworkProfile& p, std::vector<Problem>* out) {
   const pb::EnumDescriptor* modes = config::CaptureMode_descriptor();
@@ -351,6 +370,7 @@ void CheckProfile(const FrameworkProfile& p, bool partial, std::vector<Problem>*
          "required: the version of the framework's source the profile follows, e.g. \"SGLang main @004c82e\""});
   if (!partial) {
     CheckHostWaits(p, out);
+    CheckCycleOps(p, out);
     CheckAttentionBackends(p, out);
     CheckBoundsAndDefaults(p, out);
     if (p.has_kernel_inventory()) CheckKernelInventory(p.kernel_inventory(), out);
@@ -547,6 +567,10 @@ void ConvertDecisions(const FrameworkProfile& p, llm::FrameworkProfile* out) {
     out->step_host_waits.push_back({w.name(), ToLoopPass(w.after()), ToLoopPass(w.waits_for()), w.source()});
   for (const config::HostWait& w : p.cycle_host_waits())
     out->cycle_host_waits.push_back({w.name(), ToLoopPass(w.after()), ToLoopPass(w.waits_for()), w.source()});
+  for (const config::CycleOps& c : p.cycle_ops())
+    out->cycle_ops.push_back({c.name(), ToLoopPass(c.before()), c.kernels(), c.source(),
+                              c.workers() != config::CycleOps::NGRAM, c.workers() != config::CycleOps::DRAFTING,
+                              c.kernels_per_sequence()});
   for (const config::AttentionBackendRule& b : p.attention_backends()) {
     llm::AttentionBackendRule r;
     r.gpu_archs.assign(b.gpu_archs().begin(), b.gpu_archs().end());
@@ -750,8 +774,9 @@ StatusOr<llm::FrameworkProfile> LoadFrameworkFile(const std::string& path) {
 std::vector<std::string> FrameworkOverrideProblems(const FrameworkProfile& overrides, const std::string& prefix) {
   std::vector<Problem> problems;
   CheckProfile(overrides, /*partial=*/true, &problems);
-  for (const char* field : {"version", "step_host_waits", "cycle_host_waits", "attention_backends", "capture_bound",
-                            "speculative_defaults", "kernel_inventory", "speculation_methods", "graph_pool"}) {
+  for (const char* field :
+       {"version", "step_host_waits", "cycle_host_waits", "cycle_ops", "attention_backends", "capture_bound",
+        "speculative_defaults", "kernel_inventory", "speculation_methods", "graph_pool"}) {
     const pb::FieldDescriptor* f = overrides.GetDescriptor()->FindFieldByName(field);
     const bool set = f->is_repeated() ? overrides.GetReflection()->FieldSize(overrides, f) > 0
                                       : overrides.GetReflection()->HasField(overrides, f);

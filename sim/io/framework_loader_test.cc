@@ -440,6 +440,53 @@ TEST(FrameworkParseTest, SpeculationMethodsAreStatedAndChecked) {
                           [](const std::string& p) { return Contains(p, "speculation_methods"); }));
 }
 
+// The cycle's own launches: named, cited, before a pass of the cycle, at least one kernel; SGLang's
+// spec-v2 profile lists them (28 launches a greedy cycle makes outside its passes), the others
+// keep them in their spec_cycle_host_us.
+TEST(FrameworkParseTest, CycleOpsAreCheckedAndSglangListsItsCycles) {
+  const std::string k = kGood;
+  const std::string good = "cycle_ops { name: \"n\" before: VERIFY workers: DRAFTING kernels: 2 source: \"r p @c f\" }";
+  StatusOr<llm::FrameworkProfile> parsed = ParseFramework(k + good, "f.textproto");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_EQ(parsed->cycle_ops.size(), 1u);
+  EXPECT_EQ(parsed->cycle_ops[0].before, llm::LoopPass::kVerify);
+  EXPECT_EQ(parsed->cycle_ops[0].kernels, 2);
+  EXPECT_TRUE(Contains(ErrorOf(k + "cycle_ops { name: \"n\" before: DECODE workers: NGRAM kernels: 2 source: \"s\" }"),
+                       "cycle_ops[0].before = DECODE: must be one of VERIFY, DRAFT_EXTEND, DRAFT"));
+  EXPECT_TRUE(Contains(ErrorOf(k + "cycle_ops { name: \"n\" before: VERIFY workers: NGRAM kernels: 0 source: \"s\" }"),
+                       "cycle_ops[0].kernels = 0: kernels + kernels_per_sequence must be at least 1"));
+  EXPECT_TRUE(Contains(ErrorOf(k + "cycle_ops { before: VERIFY workers: NGRAM kernels: 1 source: \"s\" }"),
+                       "cycle_ops[0].name = \"\": must name the work"));
+  EXPECT_TRUE(Contains(ErrorOf(k + "cycle_ops { name: \"n\" before: VERIFY workers: NGRAM kernels: 1 }"),
+                       "cycle_ops[0].source = \"\": must cite"));
+  EXPECT_TRUE(Contains(ErrorOf(k + "cycle_ops { name: \"n\" before: VERIFY kernels: 1 source: \"s\" }"),
+                       "cycle_ops[0].workers = WORKERS_UNSPECIFIED: must be set"));
+  int kernels = 0, ngram = 0, ngram_per_sequence = 0;
+  StatusOr<llm::FrameworkProfile> sglang = LoadFrameworkFile("configs/frameworks/sglang.textproto");
+  ASSERT_TRUE(sglang.ok()) << sglang.status().ToString();
+  for (const llm::CycleOps& c : sglang->cycle_ops) {
+    kernels += c.drafting ? c.Launches(1) : 0;
+    ngram += c.ngram ? c.kernels : 0;
+    ngram_per_sequence += c.ngram ? c.kernels_per_sequence : 0;
+    EXPECT_TRUE(Contains(c.source, " @")) << c.name << " cites no commit";
+  }
+  EXPECT_EQ(kernels, 28);
+  // The n-gram worker's verify samples through the same sample(), and it builds its tree inputs
+  // with 4 launches and its full mask with 4 per request.
+  EXPECT_EQ(ngram, 9);
+  EXPECT_EQ(ngram_per_sequence, 4);
+  for (const char* other : {"configs/frameworks/sglang-v1.textproto", "configs/frameworks/vllm.textproto"}) {
+    StatusOr<llm::FrameworkProfile> f = LoadFrameworkFile(other);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    EXPECT_TRUE(f->cycle_ops.empty()) << other;
+  }
+  config::FrameworkProfile overrides;
+  overrides.add_cycle_ops()->set_name("n");
+  const std::vector<std::string> problems = FrameworkOverrideProblems(overrides, "framework_overrides.");
+  EXPECT_TRUE(
+      std::any_of(problems.begin(), problems.end(), [](const std::string& p) { return Contains(p, "cycle_ops"); }));
+}
+
 TEST(FrameworkParseTest, HostWaitsBackendsBoundsAndDefaultsAreChecked) {
   const std::string k = kGood;
   EXPECT_TRUE(Contains(ErrorOf(Edit(" version: \"v1\"", "")), "f.textproto: version = (unset): required"));

@@ -528,6 +528,25 @@ LoopSpec DecodeSimulator::StepLoop() const {
   return loop;
 }
 
+SimTime DecodeSimulator::MinimalKernelPs() const {
+  compute::Kernel k;
+  k.name = "cycle op";
+  k.kernel_class = compute::KernelClass::kElementwise;
+  k.bytes = 4096;
+  return cost_->KernelTime(k);
+}
+
+void DecodeSimulator::AppendCycleOps(LoopPass before, int phase, std::vector<LoopStage>* stages) const {
+  if (!setup_.framework) return;
+  const FrameworkProfile& f = *setup_.framework;
+  const bool ngram = setup_.speculation.method == SpeculationMethod::kNgram;
+  for (const CycleOps& c : f.cycle_ops) {
+    if (c.before != before || !(ngram ? c.ngram : c.drafting)) continue;
+    for (int i = 0; i < c.Launches(setup_.batch); ++i)
+      stages->push_back(LoopStage::Copy(MinimalKernelPs(), phase, c.name));
+  }
+}
+
 LoopSpec DecodeSimulator::CycleLoop(int accepted) const {
   const SpeculationSettings& spec = setup_.speculation;
   const FrameworkProfile* f = setup_.framework ? &*setup_.framework : nullptr;
@@ -537,6 +556,7 @@ LoopSpec DecodeSimulator::CycleLoop(int accepted) const {
   double host_us = f ? f->spec_cycle_host_us : 0.0;
   const std::vector<HostWait> waits =
       WaitsOf(!f || f->sync_each_cycle, f ? f->cycle_host_waits : std::vector<HostWait>{}, LoopPass::kVerify);
+  AppendCycleOps(LoopPass::kVerify, kPhaseHost, &loop.stages);
   loop.stages.push_back(LoopStage::Pass(PassKind::kVerify, spec.num_draft_tokens, kPhaseVerify));
   AppendWaitsAfter(LoopPass::kVerify, kPhaseVerify, kPhaseHost, waits, &host_us, &loop.stages);
   // No wait after verify: the host's work still follows verify's issue (it runs ahead of the GPU).
@@ -544,8 +564,10 @@ LoopSpec DecodeSimulator::CycleLoop(int accepted) const {
     loop.stages.push_back(LoopStage::HostWork(host_us, kPhaseHost, "host work (scheduling, acceptance)"));
     host_us = 0;
   }
+  AppendCycleOps(LoopPass::kDraftExtend, kPhaseHost, &loop.stages);
   loop.stages.push_back(LoopStage::Pass(PassKind::kDraftExtend, TokensPerCycle(accepted), kPhaseExtend));
   AppendWaitsAfter(LoopPass::kDraftExtend, kPhaseExtend, kPhaseHost, waits, &host_us, &loop.stages);
+  AppendCycleOps(LoopPass::kDraft, kPhaseHost, &loop.stages);
   for (int i = 0; i < spec.num_steps - 1; ++i)
     loop.stages.push_back(LoopStage::Pass(PassKind::kDraftStep, spec.topk, kPhaseDraft));
   AppendWaitsAfter(LoopPass::kDraft, kPhaseDraft, kPhaseHost, waits, &host_us, &loop.stages);
@@ -560,8 +582,12 @@ LoopSpec DecodeSimulator::NgramCycleLoop(int accepted) const {
   // The host matches every sequence before it can issue the verify (the drafts are its input).
   const double match_us = spec.ngram_host_match_us_per_sequence * setup_.batch;
   if (match_us > 0) loop.stages.push_back(LoopStage::HostWork(match_us, kPhaseHost, "n-gram matching"));
+  AppendCycleOps(LoopPass::kVerify, kPhaseHost, &loop.stages);
   const int width = accepted == kNgramNoMatchCycle ? 1 : spec.num_draft_tokens;
   loop.stages.push_back(LoopStage::Pass(PassKind::kVerify, width, kPhaseVerify));
+  // The n-gram worker's launches after its verify (those listed before the draft extend: its
+  // cycle has none).
+  AppendCycleOps(LoopPass::kDraftExtend, kPhaseHost, &loop.stages);
   // No draft passes: the profile's waits, whichever pass they name, follow the verify.
   std::vector<HostWait> waits =
       WaitsOf(!f || f->sync_each_cycle, f ? f->cycle_host_waits : std::vector<HostWait>{}, LoopPass::kVerify);

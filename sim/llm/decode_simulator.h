@@ -287,6 +287,12 @@ class DecodeSimulator {
   // cycle with `accepted` draft tokens accepted.
   LoopSpec StepLoop() const;
   LoopSpec CycleLoop(int accepted) const;
+  // The cycle's own launches met just before `before` is issued (FrameworkProfile::cycle_ops), in
+  // phase `phase`: eager raw kernels of a minimal kernel's device time (MinimalKernelPs), each
+  // paying the host's per-call cost as every eager kernel does.
+  void AppendCycleOps(LoopPass before, int phase, std::vector<LoopStage>* stages) const;
+  // A kernel that touches almost nothing (4 KiB, elementwise): the GPU's floor per kernel.
+  SimTime MinimalKernelPs() const;
   // NGRAM's cycle (ngram.h): the host's matching, one verify (one token wide when `accepted` is
   // kNgramNoMatchCycle), the waits.
   LoopSpec NgramCycleLoop(int accepted) const;

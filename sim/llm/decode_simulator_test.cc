@@ -397,6 +397,32 @@ TEST(DecodeSimulator, NamedHostWaitsPlaceTheCyclesHostWork) {
   EXPECT_NEAR(cycle_ms(true, {v2}, 0), cycle_ms(false, {}, 0), 0.01 * cycle_ms(false, {}, 0));
 }
 
+// The cycle's own launches outside its passes (FrameworkProfile::cycle_ops) cost the host its
+// per-call price and the GPU a minimal kernel each. With a stream sync after verify, launches met
+// before verify are issued while only the short draft steps run: 10 launches at 1 ms of host each
+// lengthen the cycle by about 10 ms less what the GPU still has queued. At no host cost they add
+// their kernels' device time alone, linearly.
+TEST(DecodeSimulator, CycleOpsCostTheirLaunchesAndKernels) {
+  net::Topology t = Box();
+  auto cycle_ms = [&](int kernels, double op_us) {
+    DecodeSetup s = WithEagle(Llama8B(&t, 4), {1.0, 1.0, 1.0});
+    FrameworkProfile f;
+    f.sync_each_cycle = true;
+    f.eager_op_host_us = op_us;
+    if (kernels > 0) f.cycle_ops.push_back({"bookkeeping", LoopPass::kVerify, kernels, "test"});
+    s.framework = f;
+    auto r = (*DecodeSimulator::Create(s))->Run();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r->cycle_ms;
+  };
+  const double host_bound = cycle_ms(10, 1000) - cycle_ms(0, 1000);
+  EXPECT_GT(host_bound, 9.0);
+  EXPECT_LT(host_bound, 10.2);
+  const double five = cycle_ms(5, 0) - cycle_ms(0, 0), ten = cycle_ms(10, 0) - cycle_ms(0, 0);
+  EXPECT_GT(five, 0);
+  EXPECT_NEAR(ten, 2 * five, 0.1 * ten);
+}
+
 // A calibration with a Python framework's per-op distributions (HostCosts::ops, the PyTorch probe's
 // fit) prices each eager call by a draw from its class's distribution, in place of the driver's
 // issue cost and the framework profile's per-op cost (which would count Python twice). Every class

@@ -66,6 +66,19 @@ struct HostWait {
   std::string source;
 };
 
+// A group of the speculative cycle's own kernel launches outside its passes (framework.proto
+// CycleOps): `kernels` eager launches met just before `before` is issued.
+struct CycleOps {
+  std::string name;
+  LoopPass before = LoopPass::kVerify;
+  int kernels = 0;
+  std::string source;
+  bool drafting = true;          // the drafting workers (EAGLE-3, MTP, a draft model) run it
+  bool ngram = false;            // the n-gram worker runs it (before its verify, or right after)
+  int kernels_per_sequence = 0;  // launches per sequence of the batch, on top of `kernels`
+  int Launches(int batch) const { return kernels + kernels_per_sequence * batch; }
+};
+
 // The attention backend a framework picks for a GPU architecture, cache kind and tree width, with
 // its kernels and the capture it gives the phases it decides (framework.proto AttentionBackendRule).
 struct AttentionBackendRule {
@@ -174,6 +187,9 @@ struct FrameworkProfile {
   // one unnamed wait after the decode or the verify pass). The cycle's host work follows its
   // first wait.
   std::vector<HostWait> step_host_waits, cycle_host_waits;
+  // The cycle's own launches outside its passes, in the cycle's order (empty: all in
+  // spec_cycle_host_us, which is otherwise the scheduler's remaining work).
+  std::vector<CycleOps> cycle_ops;
   // Backends per GPU architecture, cache kind and tree width; the first match decides.
   std::vector<AttentionBackendRule> attention_backends;
   // The first rule matching, or nullptr.

@@ -85,7 +85,34 @@ struct PacingAssumptions {
   std::vector<std::string> step_waits, cycle_waits;  // the named host waits, "NAME (after P, waits for Q)"
   std::vector<std::string> decisions;                // what the profile's rules decided (framework_decisions.h)
   std::string kernels;                               // the kernel inventory (forward_pass.h KernelInventory)
+  std::string cycle_ops;                             // the cycle's own launches outside its passes
 };
+
+// "28 eager kernels (before verify 6, before draft_extend 13, before draft 9), ..." for the groups
+// the scenario's worker runs (the n-gram one or the drafting ones) at its batch; "" for none.
+std::string CycleOpsLabel(const std::vector<llm::CycleOps>& ops, bool ngram, int batch) {
+  int total = 0;
+  std::vector<std::pair<llm::LoopPass, int>> by_pass;
+  for (const llm::CycleOps& c : ops) {
+    if (!(ngram ? c.ngram : c.drafting)) continue;
+    const int n = c.Launches(batch);
+    total += n;
+    auto it = std::find_if(by_pass.begin(), by_pass.end(), [&](const auto& p) { return p.first == c.before; });
+    if (it == by_pass.end())
+      by_pass.emplace_back(c.before, n);
+    else
+      it->second += n;
+  }
+  if (total == 0) return "";
+  std::sort(by_pass.begin(), by_pass.end());  // the cycle's order: verify, draft extend, draft
+  std::vector<std::string> parts;
+  for (const auto& [pass, n] : by_pass)
+    parts.push_back(ngram && pass == llm::LoopPass::kDraftExtend
+                        ? fmt::format("after verify {}", n)  // the n-gram cycle has no draft extend
+                        : fmt::format("before {} {}", llm::LoopPassName(pass), n));
+  return fmt::format("{} eager kernels ({}), each the host's per-call cost and a minimal kernel", total,
+                     fmt::join(parts, ", "));
+}
 
 // "NAME (after P)" for a stream sync, "NAME (after P, on Q's event)" for a wait on an earlier pass.
 std::vector<std::string> WaitLabels(const std::vector<llm::HostWait>& waits) {
@@ -112,6 +139,7 @@ PacingAssumptions PacingOf(const llm::DecodeSetup& st) {
     a.version = f.version;
     if (f.sync_each_step) a.step_waits = WaitLabels(f.step_host_waits);
     if (f.sync_each_cycle) a.cycle_waits = WaitLabels(f.cycle_host_waits);
+    a.cycle_ops = CycleOpsLabel(f.cycle_ops, st.speculation.method == llm::SpeculationMethod::kNgram, st.batch);
     a.decisions = f.decisions;
     a.kernels = f.kernel_inventory.Describe() +
                 (f.kernel_inventory_source.empty() ? "" : " [" + f.kernel_inventory_source + "]");
@@ -374,6 +402,8 @@ void PrintSimulateHeader(const scenario::LoadedScenario& loaded, const llm::Memo
       out << fmt::format("#     host waits per plain step: {}\n", fmt::join(pa.step_waits, "; "));
     if (!pa.cycle_waits.empty())
       out << fmt::format("#     host waits per speculative cycle: {}\n", fmt::join(pa.cycle_waits, "; "));
+    if (!pa.cycle_ops.empty() && st.speculation.method != llm::SpeculationMethod::kNone)
+      out << fmt::format("#     launches per speculative cycle outside its passes: {}\n", pa.cycle_ops);
     for (const std::string& d : pa.decisions) out << "#     " << d << "\n";
   }
   out << "#\n";

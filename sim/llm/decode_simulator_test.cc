@@ -423,6 +423,36 @@ TEST(DecodeSimulator, CycleOpsCostTheirLaunchesAndKernels) {
   EXPECT_NEAR(ten, 2 * five, 0.1 * ten);
 }
 
+// The n-gram worker runs only the groups marked for it, per sequence where they say so: with a
+// stream sync after its verify and 1 ms of host per launch, a group of 2 launches per sequence
+// before the verify costs about 2 ms a cycle at batch 1 and 8 ms at batch 4 (the GPU idles: the
+// host issues the verify only after them); a drafting-only group costs it nothing.
+TEST(DecodeSimulator, NgramCyclesRunTheirOwnLaunchesPerSequence) {
+  net::Topology t = Box();
+  auto cycle_ms = [&](int batch, bool ngram_group) {
+    DecodeSetup s = WithEagle(Llama8B(&t, 1), {0.8, 0.6, 0.5});
+    s.draft.reset();
+    s.batch = batch;
+    s.speculation.method = SpeculationMethod::kNgram;
+    s.speculation.proposed_acceptance = s.speculation.acceptance;
+    s.speculation.ngram_match_probability = 1;
+    FrameworkProfile f;
+    f.sync_each_cycle = true;
+    f.eager_op_host_us = 1000;
+    CycleOps c{"per-request mask", LoopPass::kVerify, 0, "test"};
+    c.kernels_per_sequence = 2;
+    c.drafting = !ngram_group;
+    c.ngram = ngram_group;
+    f.cycle_ops.push_back(c);
+    s.framework = f;
+    auto r = (*DecodeSimulator::Create(s))->Run();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r->cycle_ms;
+  };
+  EXPECT_NEAR(cycle_ms(1, true) - cycle_ms(1, false), 2.0, 0.1);
+  EXPECT_NEAR(cycle_ms(4, true) - cycle_ms(4, false), 8.0, 0.2);
+}
+
 // A calibration with a Python framework's per-op distributions (HostCosts::ops, the PyTorch probe's
 // fit) prices each eager call by a draw from its class's distribution, in place of the driver's
 // issue cost and the framework profile's per-op cost (which would count Python twice). Every class

@@ -40,7 +40,6 @@ geometry to be checked against.
 import argparse
 import ctypes
 import datetime
-import gzip
 import json
 import math
 import os
@@ -54,7 +53,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_host_probe as hp  # noqa: E402  (host facts, stats)
-import torch_kernel_probe as kp  # noqa: E402  (export_gzipped, L2_BYTES)
+import torch_kernel_probe as kp  # noqa: E402  (export_gzipped, kernels_per_range, L2_BYTES)
 
 HEAD_DIM = 128
 PLAN_FIELDS = ["padded_batch_size", "total_num_rows", "total_num_rows_offset", "cta_tile_q", "request_indices_offset",
@@ -201,37 +200,16 @@ class Call:
 
 
 def kernels_per_range(path, prefix):
-    """From a Kineto trace: per record_function range starting with `prefix`, its kernels as
-    (name, duration us, grid)."""
-    with gzip.open(path, "rt") as f:
-        events = json.load(f)["traceEvents"]
-    ranges = sorted((e for e in events if e.get("cat") == "user_annotation" and e.get("ph") == "X"
-                     and e.get("name", "").startswith(prefix)), key=lambda e: e["ts"])
-    launches = sorted((e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver") and e.get("ph") == "X"
-                       and "correlation" in e.get("args", {})), key=lambda e: e["ts"])
-    kernels = {}
-    for e in events:
-        if e.get("cat") == "kernel" and e.get("ph") == "X" and "correlation" in e.get("args", {}):
-            kernels.setdefault(e["args"]["correlation"], []).append(e)
-    out, j = [], 0
-    for r in ranges:
-        start, end = r["ts"], r["ts"] + r["dur"]
-        while j < len(launches) and launches[j]["ts"] < start:
-            j += 1
-        found, i = [], j
-        while i < len(launches) and launches[i]["ts"] <= end:
-            for k in kernels.get(launches[i]["args"]["correlation"], []):
-                found.append((k["name"], k["dur"], k["args"].get("grid"), k["args"].get("block")))
-            i += 1
-        out.append((r["name"], found))
-    return out
+    """Per record_function range starting with `prefix` (torch_kernel_probe.kernels_per_range): its
+    kernels as (name, duration us, grid, block)."""
+    return [(name, [(k["name"], k["dur"], k["args"].get("grid"), k["args"].get("block")) for k in found])
+            for name, found in kp.kernels_per_range(path, prefix)]
 
 
 def kv_tile_of(kernel_name):
     """CTA_TILE_KV = NUM_MMA_KV x NUM_WARPS_KV x 16 from KernelTraits<mask, CTA_TILE_Q, NUM_MMA_Q,
     NUM_MMA_KV, NUM_MMA_D_QK, NUM_MMA_D_VO, NUM_WARPS_Q, NUM_WARPS_KV, ...> in the kernel's name."""
-    m = re.search(r"KernelTraits<\(flashinfer::MaskMode\)\d+, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u",
-                  kernel_name)
+    m = re.search(r"KernelTraits<\(flashinfer::MaskMode\)\d+, " + ", ".join([r"(\d+)u?"] * 7), kernel_name)
     if not m:
         return None
     cta_q, _, mma_kv, _, _, warps_q, warps_kv = (int(x) for x in m.groups())

@@ -161,10 +161,9 @@ def families(a):
     return out
 
 
-def kernel_times_per_range(trace_path, prefix):
+def kernels_per_range(trace_path, prefix):
     """From a Kineto Chrome trace: for each record_function range whose name starts with `prefix`,
-    the summed duration (us) of the GPU kernels its launches started, in the ranges' order, with
-    the kernels' names."""
+    in the ranges' order, (range name, the GPU kernel events its launches started)."""
     with gzip.open(trace_path, "rt") if trace_path.endswith(".gz") else open(trace_path) as f:
         events = json.load(f)["traceEvents"]
     ranges = sorted((e for e in events if e.get("cat") == "user_annotation" and e.get("name", "").startswith(prefix)
@@ -180,14 +179,19 @@ def kernel_times_per_range(trace_path, prefix):
         start, end = r["ts"], r["ts"] + r["dur"]
         while j < len(launches) and launches[j]["ts"] < start:
             j += 1
-        total, names, i = 0.0, [], j
+        found, i = [], j
         while i < len(launches) and launches[i]["ts"] <= end:
-            for k in kernels.get(launches[i]["args"]["correlation"], []):
-                total += k["dur"]
-                names.append(k["name"])
+            found.extend(kernels.get(launches[i]["args"]["correlation"], []))
             i += 1
-        out.append((r["name"], total, names))
+        out.append((r["name"], found))
     return out
+
+
+def kernel_times_per_range(trace_path, prefix):
+    """For each range of kernels_per_range: (range name, the kernels' summed duration in us, their
+    names)."""
+    return [(name, sum((k["dur"] for k in found), 0.0), [k["name"] for k in found])
+            for name, found in kernels_per_range(trace_path, prefix)]
 
 
 def time_gemms(a, device, say, work_dir):

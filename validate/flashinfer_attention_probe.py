@@ -40,6 +40,7 @@ geometry to be checked against.
 import argparse
 import ctypes
 import datetime
+import itertools
 import json
 import math
 import os
@@ -247,16 +248,10 @@ def main():
                     sys.exit(f"FlashInfer's output disagrees with the reference ({err}): the probe's glue is wrong")
     lib.cap("native")
     calls = []
-    for smem in a.smem:
-        lib.cap(smem)
-        for mode in a.modes:
-            for hq, hkv in a.heads:
-                for b in a.batches:
-                    for ctx in a.contexts:
-                        for w in a.widths:
-                            impl = f"flashinfer_fa2{'_graph' if mode == 'graph' else ''}/{smem_name(smem, props)}"
-                            label = f"{impl}/h{hq}-{hkv}/b{b}/s{ctx}/q{w}"
-                            calls.append((label, impl, smem, (hq, hkv, b, ctx, w, mode == "graph")))
+    for smem, mode, (hq, hkv), b, ctx, w in itertools.product(a.smem, a.modes, a.heads, a.batches, a.contexts,
+                                                               a.widths):
+        impl = f"flashinfer_fa2{'_graph' if mode == 'graph' else ''}/{smem_name(smem, props)}"
+        calls.append((f"{impl}/h{hq}-{hkv}/b{b}/s{ctx}/q{w}", impl, smem, (hq, hkv, b, ctx, w, mode == "graph")))
     say(f"{len(calls)} configurations")
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     work = a.kineto or os.path.dirname(os.path.abspath(a.out))

@@ -540,10 +540,10 @@ void DecodeSimulator::AppendCycleOps(LoopPass before, int phase, std::vector<Loo
   if (!setup_.framework) return;
   const FrameworkProfile& f = *setup_.framework;
   const bool ngram = setup_.speculation.method == SpeculationMethod::kNgram;
+  const SimTime kernel_ps = MinimalKernelPs();
   for (const CycleOps& c : f.cycle_ops) {
-    if (c.before != before || !(ngram ? c.ngram : c.drafting)) continue;
-    for (int i = 0; i < c.Launches(setup_.batch); ++i)
-      stages->push_back(LoopStage::Copy(MinimalKernelPs(), phase, c.name));
+    if (c.before != before || !c.RunBy(ngram)) continue;
+    for (int i = 0; i < c.Launches(setup_.batch); ++i) stages->push_back(LoopStage::Copy(kernel_ps, phase, c.name));
   }
 }
 

@@ -77,6 +77,8 @@ struct CycleOps {
   bool ngram = false;            // the n-gram worker runs it (before its verify, or right after)
   int kernels_per_sequence = 0;  // launches per sequence of the batch, on top of `kernels`
   int Launches(int batch) const { return kernels + kernels_per_sequence * batch; }
+  // Whether the scenario's worker runs the group: the n-gram one or a drafting one.
+  bool RunBy(bool ngram_worker) const { return ngram_worker ? ngram : drafting; }
 };
 
 // The attention backend a framework picks for a GPU architecture, cache kind and tree width, with

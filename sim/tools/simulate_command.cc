@@ -94,7 +94,7 @@ std::string CycleOpsLabel(const std::vector<llm::CycleOps>& ops, bool ngram, int
   int total = 0;
   std::vector<std::pair<llm::LoopPass, int>> by_pass;
   for (const llm::CycleOps& c : ops) {
-    if (!(ngram ? c.ngram : c.drafting)) continue;
+    if (!c.RunBy(ngram)) continue;
     const int n = c.Launches(batch);
     total += n;
     auto it = std::find_if(by_pass.begin(), by_pass.end(), [&](const auto& p) { return p.first == c.before; });

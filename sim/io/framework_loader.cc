@@ -190,6 +190,12 @@ void CheckCycleOps(const FrameworkProfile& p, std::vector<Problem>* out) {
     if (c.kernels() + c.kernels_per_sequence() < 1)
       out->push_back({at + ".kernels", std::to_string(c.kernels()),
                       "kernels + kernels_per_sequence must be at least 1 (an empty group says nothing)"});
+    if (c.every_draft_step() && c.before() != config::DRAFT)
+      out->push_back({at + ".every_draft_step", "true",
+                      "only with before: DRAFT (the draft steps are the only pass met several times a cycle)"});
+    if (c.every_draft_step() && c.workers() != config::CycleOps::DRAFTING)
+      out->push_back({at + ".workers", EnumValueName(config::CycleOps::Workers_descriptor(), c.workers()),
+                      "must be DRAFTING with every_draft_step (the n-gram worker has no draft steps)"});
     if (c.workers() == config::CycleOps::WORKERS_UNSPECIFIED || !config::CycleOps::Workers_IsValid(c.workers()))
       out->push_back({at + ".workers", EnumValueName(config::CycleOps::Workers_descriptor(), c.workers()),
                       "must be set: DRAFTING, NGRAM or DRAFTING_AND_NGRAM"});
@@ -570,7 +576,7 @@ void ConvertDecisions(const FrameworkProfile& p, llm::FrameworkProfile* out) {
   for (const config::CycleOps& c : p.cycle_ops())
     out->cycle_ops.push_back({c.name(), ToLoopPass(c.before()), c.kernels(), c.source(),
                               c.workers() != config::CycleOps::NGRAM, c.workers() != config::CycleOps::DRAFTING,
-                              c.kernels_per_sequence()});
+                              c.kernels_per_sequence(), c.every_draft_step()});
   for (const config::AttentionBackendRule& b : p.attention_backends()) {
     llm::AttentionBackendRule r;
     r.gpu_archs.assign(b.gpu_archs().begin(), b.gpu_archs().end());

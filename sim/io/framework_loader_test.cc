@@ -461,6 +461,12 @@ TEST(FrameworkParseTest, CycleOpsAreCheckedAndSglangListsItsCycles) {
                        "cycle_ops[0].source = \"\": must cite"));
   EXPECT_TRUE(Contains(ErrorOf(k + "cycle_ops { name: \"n\" before: VERIFY kernels: 1 source: \"s\" }"),
                        "cycle_ops[0].workers = WORKERS_UNSPECIFIED: must be set"));
+  EXPECT_TRUE(Contains(
+      ErrorOf(k + "cycle_ops { name: \"n\" before: VERIFY workers: DRAFTING kernels: 1 source: \"s\" every_draft_step: true }"),
+      "cycle_ops[0].every_draft_step = true: only with before: DRAFT"));
+  EXPECT_TRUE(Contains(
+      ErrorOf(k + "cycle_ops { name: \"n\" before: DRAFT workers: DRAFTING_AND_NGRAM kernels: 1 source: \"s\" every_draft_step: true }"),
+      "cycle_ops[0].workers = DRAFTING_AND_NGRAM: must be DRAFTING with every_draft_step"));
   int kernels = 0, ngram = 0, ngram_per_sequence = 0;
   StatusOr<llm::FrameworkProfile> sglang = LoadFrameworkFile("configs/frameworks/sglang.textproto");
   ASSERT_TRUE(sglang.ok()) << sglang.status().ToString();

@@ -536,13 +536,14 @@ SimTime DecodeSimulator::MinimalKernelPs() const {
   return cost_->KernelTime(k);
 }
 
-void DecodeSimulator::AppendCycleOps(LoopPass before, int phase, std::vector<LoopStage>* stages) const {
+void DecodeSimulator::AppendCycleOps(LoopPass before, int phase, std::vector<LoopStage>* stages,
+                                     bool each_draft_step) const {
   if (!setup_.framework) return;
   const FrameworkProfile& f = *setup_.framework;
   const bool ngram = setup_.speculation.method == SpeculationMethod::kNgram;
   const SimTime kernel_ps = MinimalKernelPs();
   for (const CycleOps& c : f.cycle_ops) {
-    if (c.before != before || !c.RunBy(ngram)) continue;
+    if (c.before != before || c.every_draft_step != each_draft_step || !c.RunBy(ngram)) continue;
     for (int i = 0; i < c.Launches(setup_.batch); ++i) stages->push_back(LoopStage::Copy(kernel_ps, phase, c.name));
   }
 }
@@ -568,8 +569,10 @@ LoopSpec DecodeSimulator::CycleLoop(int accepted) const {
   loop.stages.push_back(LoopStage::Pass(PassKind::kDraftExtend, TokensPerCycle(accepted), kPhaseExtend));
   AppendWaitsAfter(LoopPass::kDraftExtend, kPhaseExtend, kPhaseHost, waits, &host_us, &loop.stages);
   AppendCycleOps(LoopPass::kDraft, kPhaseHost, &loop.stages);
-  for (int i = 0; i < spec.num_steps - 1; ++i)
+  for (int i = 0; i < spec.num_steps - 1; ++i) {
+    AppendCycleOps(LoopPass::kDraft, kPhaseHost, &loop.stages, /*each_draft_step=*/true);
     loop.stages.push_back(LoopStage::Pass(PassKind::kDraftStep, spec.topk, kPhaseDraft));
+  }
   AppendWaitsAfter(LoopPass::kDraft, kPhaseDraft, kPhaseHost, waits, &host_us, &loop.stages);
   return loop;
 }

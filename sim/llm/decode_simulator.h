@@ -289,8 +289,9 @@ class DecodeSimulator {
   LoopSpec CycleLoop(int accepted) const;
   // The cycle's own launches met just before `before` is issued (FrameworkProfile::cycle_ops), in
   // phase `phase`: eager raw kernels of a minimal kernel's device time (MinimalKernelPs), each
-  // paying the host's per-call cost as every eager kernel does.
-  void AppendCycleOps(LoopPass before, int phase, std::vector<LoopStage>* stages) const;
+  // paying the host's per-call cost as every eager kernel does. `each_draft_step`: the groups met
+  // before every draft step (CycleOps::every_draft_step), else those met once.
+  void AppendCycleOps(LoopPass before, int phase, std::vector<LoopStage>* stages, bool each_draft_step = false) const;
   // A kernel that touches almost nothing (4 KiB, elementwise): the GPU's floor per kernel.
   SimTime MinimalKernelPs() const;
   // NGRAM's cycle (ngram.h): the host's matching, one verify (one token wide when `accepted` is

@@ -423,6 +423,37 @@ TEST(DecodeSimulator, CycleOpsCostTheirLaunchesAndKernels) {
   EXPECT_NEAR(ten, 2 * five, 0.1 * ten);
 }
 
+// A group met before every draft step (vLLM's per-step input updates) repeats num_steps - 1 times a
+// cycle; a group before the draft is met once. With 10 ms of host per launch and a stream sync per
+// cycle, a 2-launch group costs 20 ms once and 2 x (4 - 1) x 10 = 60 ms before every step at
+// num_steps 4, less the GPU work of the pass each group's launches overlap (under 0.4 ms a pass
+// here: the host is the bottleneck).
+TEST(DecodeSimulator, DraftStepGroupsRepeatBeforeEveryDraftStep) {
+  net::Topology t = Box();
+  auto cycle_ms = [&](bool with_group, bool every_step) {
+    DecodeSetup s = WithEagle(Llama8B(&t, 4), {1.0, 1.0, 1.0, 1.0});
+    FrameworkProfile f;
+    f.sync_each_cycle = true;
+    f.eager_op_host_us = 10000;
+    CycleOps c{"step inputs", LoopPass::kDraft, 2, "test"};
+    c.every_draft_step = every_step;
+    if (with_group) f.cycle_ops.push_back(c);
+    s.framework = f;
+    auto r = (*DecodeSimulator::Create(s))->Run();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r->cycle_ms;
+  };
+  const double none = cycle_ms(false, false);
+  EXPECT_NEAR(cycle_ms(true, false) - none, 20.0, 0.4);
+  EXPECT_NEAR(cycle_ms(true, true) - none, 60.0, 1.2);
+  CycleOps c{"step inputs", LoopPass::kDraft, 2, "test"};
+  c.kernels_per_sequence = 1;
+  EXPECT_EQ(c.LaunchesPerCycle(/*batch=*/3, /*num_steps=*/4), 5);
+  c.every_draft_step = true;
+  EXPECT_EQ(c.LaunchesPerCycle(3, 4), 15);
+  EXPECT_EQ(c.LaunchesPerCycle(3, 1), 0);  // one step: the draft extend alone, no draft step
+}
+
 // The n-gram worker runs only the groups marked for it, per sequence where they say so: with a
 // stream sync after its verify and 1 ms of host per launch, a group of 2 launches per sequence
 // before the verify costs about 2 ms a cycle at batch 1 and 8 ms at batch 4 (the GPU idles: the

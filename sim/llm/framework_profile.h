@@ -15,6 +15,7 @@
 // bookkeeping, the speculative loop's acceptance processing and draft tree building).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -76,7 +77,13 @@ struct CycleOps {
   bool drafting = true;          // the drafting workers (EAGLE-3, MTP, a draft model) run it
   bool ngram = false;            // the n-gram worker runs it (before its verify, or right after)
   int kernels_per_sequence = 0;  // launches per sequence of the batch, on top of `kernels`
+  bool every_draft_step = false;  // met before each draft step (num_steps - 1), not once: before == kDraft
+  // Launches each time the group is met.
   int Launches(int batch) const { return kernels + kernels_per_sequence * batch; }
+  // Launches per cycle: each time met x the times met (num_steps - 1 draft steps when every_draft_step).
+  int LaunchesPerCycle(int batch, int num_steps) const {
+    return every_draft_step ? Launches(batch) * std::max(num_steps - 1, 0) : Launches(batch);
+  }
   // Whether the scenario's worker runs the group: the n-gram one or a drafting one.
   bool RunBy(bool ngram_worker) const { return ngram_worker ? ngram : drafting; }
 };

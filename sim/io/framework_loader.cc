@@ -28,7 +28,7 @@ using config::Jitter;
 using config::PhaseCapture;
 
 constexpr const char* kCostFields[] = {"eager_op_host_us", "graph_replay_host_us", "decode_step_host_us",
-                                       "spec_cycle_host_us"};
+                                       "spec_cycle_host_us", "tensor_op_host_us"};
 constexpr const char* kPhases[] = {"decode", "draft", "verify", "draft_extend"};
 
 std::string Number(double v) { return fmt::format("{}", v); }
@@ -193,9 +193,10 @@ void CheckCycleOps(const FrameworkProfile& p, std::vector<Problem>* out) {
     if (c.every_draft_step() && c.before() != config::DRAFT)
       out->push_back({at + ".every_draft_step", "true",
                       "only with before: DRAFT (the draft steps are the only pass met several times a cycle)"});
-    if (c.every_draft_step() && c.workers() != config::CycleOps::DRAFTING)
+    if ((c.every_draft_step() || c.draft_vocab_map()) && c.workers() != config::CycleOps::DRAFTING)
       out->push_back({at + ".workers", EnumValueName(config::CycleOps::Workers_descriptor(), c.workers()),
-                      "must be DRAFTING with every_draft_step (the n-gram worker has no draft steps)"});
+                      "must be DRAFTING with every_draft_step or draft_vocab_map (the n-gram worker has no draft "
+                      "steps and no draft head)"});
     if (c.workers() == config::CycleOps::WORKERS_UNSPECIFIED || !config::CycleOps::Workers_IsValid(c.workers()))
       out->push_back({at + ".workers", EnumValueName(config::CycleOps::Workers_descriptor(), c.workers()),
                       "must be set: DRAFTING, NGRAM or DRAFTING_AND_NGRAM"});
@@ -576,7 +577,7 @@ void ConvertDecisions(const FrameworkProfile& p, llm::FrameworkProfile* out) {
   for (const config::CycleOps& c : p.cycle_ops())
     out->cycle_ops.push_back({c.name(), ToLoopPass(c.before()), c.kernels(), c.source(),
                               c.workers() != config::CycleOps::NGRAM, c.workers() != config::CycleOps::DRAFTING,
-                              c.kernels_per_sequence(), c.every_draft_step()});
+                              c.kernels_per_sequence(), c.every_draft_step(), c.draft_vocab_map()});
   for (const config::AttentionBackendRule& b : p.attention_backends()) {
     llm::AttentionBackendRule r;
     r.gpu_archs.assign(b.gpu_archs().begin(), b.gpu_archs().end());
@@ -708,11 +709,13 @@ StatusOr<llm::FrameworkProfile> Convert(const FrameworkProfile& p, std::string_v
   out.graph_replay_host_us = p.graph_replay_host_us();
   out.decode_step_host_us = p.decode_step_host_us();
   out.spec_cycle_host_us = p.spec_cycle_host_us();
+  out.tensor_op_host_us = p.tensor_op_host_us();
   const config::HostCostSources& sources = p.host_cost_sources();
   out.SourceOf(llm::HostCost::kEagerOp) = ToHostCostSource(sources.eager_op_host_us());
   out.SourceOf(llm::HostCost::kGraphReplay) = ToHostCostSource(sources.graph_replay_host_us());
   out.SourceOf(llm::HostCost::kDecodeStep) = ToHostCostSource(sources.decode_step_host_us());
   out.SourceOf(llm::HostCost::kSpecCycle) = ToHostCostSource(sources.spec_cycle_host_us());
+  out.SourceOf(llm::HostCost::kTensorOp) = ToHostCostSource(sources.tensor_op_host_us());
   out.jitter_source = sources.jitter();
   out.sync_each_step = p.sync_each_step();
   out.sync_each_cycle = p.sync_each_cycle();

@@ -64,6 +64,7 @@ TEST_P(BundledFrameworkTest, LoadsWithTheFilesValues) {
   EXPECT_EQ(f->graph_replay_host_us, raw->graph_replay_host_us());
   EXPECT_EQ(f->decode_step_host_us, raw->decode_step_host_us());
   EXPECT_EQ(f->spec_cycle_host_us, raw->spec_cycle_host_us());
+  EXPECT_EQ(f->tensor_op_host_us, raw->tensor_op_host_us());
   EXPECT_EQ(f->sync_each_step, raw->sync_each_step());
   EXPECT_EQ(f->sync_each_cycle, raw->sync_each_cycle());
   EXPECT_EQ(f->jitter.mean_us, raw->jitter().mean_us());
@@ -71,7 +72,7 @@ TEST_P(BundledFrameworkTest, LoadsWithTheFilesValues) {
   EXPECT_EQ(f->jitter.quantiles_us.size(), static_cast<size_t>(raw->jitter().quantiles_us_size()));
   // Every field is written out in the file (nothing left to a default).
   EXPECT_TRUE(raw->has_eager_op_host_us() && raw->has_graph_replay_host_us() && raw->has_decode_step_host_us() &&
-              raw->has_spec_cycle_host_us() && raw->has_sync_each_step() && raw->has_sync_each_cycle() &&
+              raw->has_spec_cycle_host_us() && raw->has_tensor_op_host_us() && raw->has_sync_each_step() && raw->has_sync_each_cycle() &&
               raw->has_jitter());
   // The file's stem is the profile's name.
   EXPECT_EQ(fs::path(GetParam()).stem().string(), f->name);
@@ -261,19 +262,20 @@ TEST(BundledFrameworksTest, CppGraphHasNoFrameworkCosts) {
   EXPECT_EQ(f->graph_replay_host_us, 0);
   EXPECT_EQ(f->decode_step_host_us, 0);
   EXPECT_EQ(f->spec_cycle_host_us, 0);
+  EXPECT_EQ(f->tensor_op_host_us, 0);
   EXPECT_EQ(f->jitter.kind, llm::Jitter::Kind::kNone);
 }
 
 // A complete profile; tests edit one line of it. Line numbers matter: errors carry the line:col of
 // the field's name (of the enclosing block's name for a field left unset inside it).
 constexpr const char* kGood =
-    R"txt(name: "test" host_cost_sources { eager_op_host_us { kind: FITTED fitted_from: "t.json" host: "cpu" } graph_replay_host_us { kind: DEFINITION definition: "d" } decode_step_host_us { kind: UNMEASURED low_us: 20 high_us: 100 citation: "c" } spec_cycle_host_us { kind: UNMEASURED low_us: 40 high_us: 160 citation: "c" } jitter: "j" } version: "v1"
+    R"txt(name: "test" host_cost_sources { eager_op_host_us { kind: FITTED fitted_from: "t.json" host: "cpu" } graph_replay_host_us { kind: DEFINITION definition: "d" } decode_step_host_us { kind: UNMEASURED low_us: 20 high_us: 100 citation: "c" } spec_cycle_host_us { kind: UNMEASURED low_us: 40 high_us: 160 citation: "c" } tensor_op_host_us { kind: DEFINITION definition: "t" } jitter: "j" } version: "v1"
 source: "a test"
 capture { decode: FULL draft: FULL verify: PIECEWISE draft_extend: EAGER }
 eager_op_host_us: 10
 graph_replay_host_us: 2
 decode_step_host_us: 50
-spec_cycle_host_us: 80
+spec_cycle_host_us: 80 tensor_op_host_us: 20
 sync_each_step: true
 sync_each_cycle: true
 jitter { distribution: LOGNORMAL mean_us: 3 sigma: 0.5 }
@@ -301,6 +303,8 @@ TEST(FrameworkParseTest, GoodProfileConverts) {
   EXPECT_EQ(f->graph_replay_host_us, 2);
   EXPECT_EQ(f->decode_step_host_us, 50);
   EXPECT_EQ(f->spec_cycle_host_us, 80);
+  EXPECT_EQ(f->tensor_op_host_us, 20);
+  EXPECT_EQ(f->SourceOf(llm::HostCost::kTensorOp).kind, llm::HostCostSource::Kind::kDefinition);
   EXPECT_TRUE(f->sync_each_step);
   EXPECT_EQ(f->jitter.kind, llm::Jitter::Kind::kLognormal);
   EXPECT_EQ(f->jitter.mean_us, 3);
@@ -466,7 +470,10 @@ TEST(FrameworkParseTest, CycleOpsAreCheckedAndSglangListsItsCycles) {
       "cycle_ops[0].every_draft_step = true: only with before: DRAFT"));
   EXPECT_TRUE(Contains(
       ErrorOf(k + "cycle_ops { name: \"n\" before: DRAFT workers: DRAFTING_AND_NGRAM kernels: 1 source: \"s\" every_draft_step: true }"),
-      "cycle_ops[0].workers = DRAFTING_AND_NGRAM: must be DRAFTING with every_draft_step"));
+      "cycle_ops[0].workers = DRAFTING_AND_NGRAM: must be DRAFTING with every_draft_step or draft_vocab_map"));
+  EXPECT_TRUE(Contains(
+      ErrorOf(k + "cycle_ops { name: \"n\" before: VERIFY workers: NGRAM kernels: 1 source: \"s\" draft_vocab_map: true }"),
+      "cycle_ops[0].workers = NGRAM: must be DRAFTING with every_draft_step or draft_vocab_map"));
   int kernels = 0, ngram = 0, ngram_per_sequence = 0;
   StatusOr<llm::FrameworkProfile> sglang = LoadFrameworkFile("configs/frameworks/sglang.textproto");
   ASSERT_TRUE(sglang.ok()) << sglang.status().ToString();

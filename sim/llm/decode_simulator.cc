@@ -348,6 +348,7 @@ HostModel DecodeSimulator::HostModelOf() const {
   HostModel h = llm::HostModelOf(setup_.driver, *cost_);
   if (setup_.framework) {
     h.framework_op_ps = PicosFromMicros(setup_.framework->eager_op_host_us);
+    h.tensor_op_ps = PicosFromMicros(setup_.framework->tensor_op_host_us);
     if (setup_.framework->jitter.kind != Jitter::Kind::kNone) h.jitter = setup_.framework->jitter;
   }
   return h;
@@ -466,6 +467,12 @@ LoopStage LoopStage::Copy(SimTime device_ps, int phase, std::string label) {
   return s;
 }
 
+LoopStage LoopStage::TensorOp(SimTime device_ps, int phase, std::string label) {
+  LoopStage s = StageOf(Kind::kTensorOp, phase, std::move(label));
+  s.device_ps = device_ps;
+  return s;
+}
+
 LoopStage LoopStage::HostSync(int phase, std::string label, bool on_event) {
   LoopStage s = StageOf(Kind::kHostSync, phase, std::move(label));
   s.on_event = on_event;
@@ -536,15 +543,23 @@ SimTime DecodeSimulator::MinimalKernelPs() const {
   return cost_->KernelTime(k);
 }
 
+std::vector<CycleOps> CycleOpsOf(const DecodeSetup& setup) {
+  if (!setup.framework) return {};
+  const bool ngram = setup.speculation.method == SpeculationMethod::kNgram;
+  const bool vocab_mapped = setup.draft && setup.draft->eagle3.draft_vocab_size > 0 &&
+                            setup.draft->eagle3.draft_vocab_size < setup.target.vocab_size;
+  std::vector<CycleOps> out;
+  for (const CycleOps& c : setup.framework->cycle_ops)
+    if (c.RunBy(ngram, vocab_mapped)) out.push_back(c);
+  return out;
+}
+
 void DecodeSimulator::AppendCycleOps(LoopPass before, int phase, std::vector<LoopStage>* stages,
                                      bool each_draft_step) const {
-  if (!setup_.framework) return;
-  const FrameworkProfile& f = *setup_.framework;
-  const bool ngram = setup_.speculation.method == SpeculationMethod::kNgram;
   const SimTime kernel_ps = MinimalKernelPs();
-  for (const CycleOps& c : f.cycle_ops) {
-    if (c.before != before || c.every_draft_step != each_draft_step || !c.RunBy(ngram)) continue;
-    for (int i = 0; i < c.Launches(setup_.batch); ++i) stages->push_back(LoopStage::Copy(kernel_ps, phase, c.name));
+  for (const CycleOps& c : CycleOpsOf(setup_)) {
+    if (c.before != before || c.every_draft_step != each_draft_step) continue;
+    for (int i = 0; i < c.Launches(setup_.batch); ++i) stages->push_back(LoopStage::TensorOp(kernel_ps, phase, c.name));
   }
 }
 
@@ -619,6 +634,11 @@ StatusOr<TimelineProgram> DecodeSimulator::BuildLoopProgram(const LoopSpec& loop
         // Issued by the host like a raw kernel (cudaMemcpyAsync), on the same stream.
         t.kind = TimelineStep::Kind::kKernel;
         t.host_class = HostOpClass::kKernel;
+        t.device_ps = stage.device_ps;
+        break;
+      case LoopStage::Kind::kTensorOp:
+        t.kind = TimelineStep::Kind::kKernel;
+        t.host_class = HostOpClass::kTensorOp;
         t.device_ps = stage.device_ps;
         break;
       case LoopStage::Kind::kHostSync:

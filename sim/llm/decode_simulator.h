@@ -112,6 +112,12 @@ struct DecodeSetup {
   SpeculationSettings speculation;
 };
 
+// The groups of the framework's cycle_ops the setup's speculative worker runs (CycleOps::RunBy):
+// the n-gram worker's or the drafting ones', those of a reduced draft vocabulary only when the draft
+// head has one (an EAGLE-3 head with draft_vocab_size below the target's vocab_size). Empty without
+// a framework profile.
+std::vector<CycleOps> CycleOpsOf(const DecodeSetup& setup);
+
 enum class PassKind { kTargetDecode, kVerify, kDraftExtend, kDraftStep };
 const char* PassKindName(PassKind kind);
 
@@ -122,6 +128,8 @@ struct LoopStage {
   enum class Kind {
     kPass,         // a forward pass, launched as its phase's capture mode (framework profile)
     kCopy,         // a copy the host issues on the stream (the token read-back, D2H): device_ps
+    kTensorOp,     // a small tensor op the framework launches outside its passes (cycle_ops): device_ps,
+                   // the host's per-call cost HostOpClass::kTensorOp's
     kHostSync,     // the host waits for its GPU (.item(), .tolist(), cudaStreamSynchronize); on_event:
                    // for the loop's last kEventRecord only (cudaEventSynchronize)
     kHostWork,     // host time between passes (scheduling, acceptance, draft tree): host_us
@@ -130,14 +138,15 @@ struct LoopStage {
   Kind kind = Kind::kPass;
   PassKind pass = PassKind::kTargetDecode;  // kPass
   int tokens_per_sequence = 1;              // kPass
-  SimTime device_ps = 0;                    // kCopy
+  SimTime device_ps = 0;                    // kCopy, kTensorOp
   double host_us = 0;                       // kHostWork
   bool on_event = false;                    // kHostSync
   int phase = 0;                            // index into the loop's phases (accounts, slices)
-  std::string label;                        // kCopy, kHostSync, kHostWork (passes label their ops)
+  std::string label;                        // kCopy, kTensorOp, kHostSync, kHostWork (passes label their ops)
 
   static LoopStage Pass(PassKind kind, int tokens_per_sequence, int phase);
   static LoopStage Copy(SimTime device_ps, int phase, std::string label);
+  static LoopStage TensorOp(SimTime device_ps, int phase, std::string label);
   static LoopStage HostSync(int phase, std::string label, bool on_event = false);
   static LoopStage EventRecord(int phase);
   static LoopStage HostWork(double host_us, int phase, std::string label);
@@ -288,8 +297,8 @@ class DecodeSimulator {
   LoopSpec StepLoop() const;
   LoopSpec CycleLoop(int accepted) const;
   // The cycle's own launches met just before `before` is issued (FrameworkProfile::cycle_ops), in
-  // phase `phase`: eager raw kernels of a minimal kernel's device time (MinimalKernelPs), each
-  // paying the host's per-call cost as every eager kernel does. `each_draft_step`: the groups met
+  // phase `phase`: small tensor ops of a minimal kernel's device time (MinimalKernelPs), each
+  // paying the host's per-call cost of one (HostOpClass::kTensorOp: tensor_op_host_us). `each_draft_step`: the groups met
   // before every draft step (CycleOps::every_draft_step), else those met once.
   void AppendCycleOps(LoopPass before, int phase, std::vector<LoopStage>* stages, bool each_draft_step = false) const;
   // A kernel that touches almost nothing (4 KiB, elementwise): the GPU's floor per kernel.

@@ -397,18 +397,21 @@ TEST(DecodeSimulator, NamedHostWaitsPlaceTheCyclesHostWork) {
   EXPECT_NEAR(cycle_ms(true, {v2}, 0), cycle_ms(false, {}, 0), 0.01 * cycle_ms(false, {}, 0));
 }
 
-// The cycle's own launches outside its passes (FrameworkProfile::cycle_ops) cost the host its
-// per-call price and the GPU a minimal kernel each. With a stream sync after verify, launches met
+// The cycle's own launches outside its passes (FrameworkProfile::cycle_ops) cost the host the
+// framework's per-call price of a small tensor op (tensor_op_host_us, not a layer op's
+// eager_op_host_us) and the GPU a minimal kernel each. With a stream sync after verify, launches met
 // before verify are issued while only the short draft steps run: 10 launches at 1 ms of host each
-// lengthen the cycle by about 10 ms less what the GPU still has queued. At no host cost they add
-// their kernels' device time alone, linearly.
+// lengthen the cycle by about 10 ms less what the GPU still has queued; at 1 ms per layer op and
+// none per tensor op, by their kernels alone (under 0.2 ms). At no host cost they add their
+// kernels' device time alone, linearly.
 TEST(DecodeSimulator, CycleOpsCostTheirLaunchesAndKernels) {
   net::Topology t = Box();
-  auto cycle_ms = [&](int kernels, double op_us) {
+  auto cycle_ms = [&](int kernels, double op_us, double layer_op_us = 0) {
     DecodeSetup s = WithEagle(Llama8B(&t, 4), {1.0, 1.0, 1.0});
     FrameworkProfile f;
     f.sync_each_cycle = true;
-    f.eager_op_host_us = op_us;
+    f.tensor_op_host_us = op_us;
+    f.eager_op_host_us = layer_op_us;
     if (kernels > 0) f.cycle_ops.push_back({"bookkeeping", LoopPass::kVerify, kernels, "test"});
     s.framework = f;
     auto r = (*DecodeSimulator::Create(s))->Run();
@@ -418,6 +421,7 @@ TEST(DecodeSimulator, CycleOpsCostTheirLaunchesAndKernels) {
   const double host_bound = cycle_ms(10, 1000) - cycle_ms(0, 1000);
   EXPECT_GT(host_bound, 9.0);
   EXPECT_LT(host_bound, 10.2);
+  EXPECT_LT(cycle_ms(10, 0, 1000) - cycle_ms(0, 0, 1000), 0.2);
   const double five = cycle_ms(5, 0) - cycle_ms(0, 0), ten = cycle_ms(10, 0) - cycle_ms(0, 0);
   EXPECT_GT(five, 0);
   EXPECT_NEAR(ten, 2 * five, 0.1 * ten);
@@ -434,7 +438,7 @@ TEST(DecodeSimulator, DraftStepGroupsRepeatBeforeEveryDraftStep) {
     DecodeSetup s = WithEagle(Llama8B(&t, 4), {1.0, 1.0, 1.0, 1.0});
     FrameworkProfile f;
     f.sync_each_cycle = true;
-    f.eager_op_host_us = 10000;
+    f.tensor_op_host_us = 10000;
     CycleOps c{"step inputs", LoopPass::kDraft, 2, "test"};
     c.every_draft_step = every_step;
     if (with_group) f.cycle_ops.push_back(c);
@@ -454,6 +458,35 @@ TEST(DecodeSimulator, DraftStepGroupsRepeatBeforeEveryDraftStep) {
   EXPECT_EQ(c.LaunchesPerCycle(3, 1), 0);  // one step: the draft extend alone, no draft step
 }
 
+// A group of a reduced draft vocabulary (vLLM's d2t remap after each draft LM head) runs only
+// with a head whose draft_vocab_size is below the target's vocab_size (the Llama-3.1 EAGLE-3
+// head: 32000 of 128256), not with a full-vocabulary head nor for the n-gram worker; the other
+// groups run either way.
+TEST(DecodeSimulator, DraftVocabularyGroupsRunOnlyWithAMappedVocabulary) {
+  net::Topology t = Box();
+  DecodeSetup s = WithEagle(Llama8B(&t, 4), {0.8, 0.6});
+  FrameworkProfile f;
+  CycleOps remap{"d2t remap", LoopPass::kDraft, 4, "test"};
+  remap.draft_vocab_map = true;
+  f.cycle_ops = {remap, CycleOps{"gather", LoopPass::kDraft, 1, "test"}};
+  s.framework = f;
+  auto names = [](const DecodeSetup& setup) {
+    std::vector<std::string> out;
+    for (const CycleOps& c : CycleOpsOf(setup)) out.push_back(c.name);
+    return out;
+  };
+  ASSERT_LT(s.draft->eagle3.draft_vocab_size, s.target.vocab_size);
+  EXPECT_EQ(names(s), (std::vector<std::string>{"d2t remap", "gather"}));
+  DecodeSetup full_vocab = s;
+  full_vocab.draft->eagle3.draft_vocab_size = s.target.vocab_size;
+  EXPECT_EQ(names(full_vocab), (std::vector<std::string>{"gather"}));
+  DecodeSetup ngram = s;
+  ngram.speculation.method = SpeculationMethod::kNgram;
+  EXPECT_TRUE(names(ngram).empty());
+  s.framework.reset();
+  EXPECT_TRUE(names(s).empty());
+}
+
 // The n-gram worker runs only the groups marked for it, per sequence where they say so: with a
 // stream sync after its verify and 1 ms of host per launch, a group of 2 launches per sequence
 // before the verify costs about 2 ms a cycle at batch 1 and 8 ms at batch 4 (the GPU idles: the
@@ -469,7 +502,7 @@ TEST(DecodeSimulator, NgramCyclesRunTheirOwnLaunchesPerSequence) {
     s.speculation.ngram_match_probability = 1;
     FrameworkProfile f;
     f.sync_each_cycle = true;
-    f.eager_op_host_us = 1000;
+    f.tensor_op_host_us = 1000;
     CycleOps c{"per-request mask", LoopPass::kVerify, 0, "test"};
     c.kernels_per_sequence = 2;
     c.drafting = !ngram_group;

@@ -57,6 +57,7 @@ const char* HostCostName(HostCost cost) {
     case HostCost::kGraphReplay: return "graph_replay_host_us";
     case HostCost::kDecodeStep: return "decode_step_host_us";
     case HostCost::kSpecCycle: return "spec_cycle_host_us";
+    case HostCost::kTensorOp: return "tensor_op_host_us";
   }
   return "?";
 }
@@ -77,6 +78,7 @@ double& FrameworkProfile::HostCostUs(HostCost cost) {
     case HostCost::kEagerOp: return eager_op_host_us;
     case HostCost::kGraphReplay: return graph_replay_host_us;
     case HostCost::kDecodeStep: return decode_step_host_us;
+    case HostCost::kTensorOp: return tensor_op_host_us;
     case HostCost::kSpecCycle: break;
   }
   return spec_cycle_host_us;

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,11 +33,11 @@ namespace specsim::llm {
 enum class CaptureMode { kFull, kPiecewise, kEager };
 
 // The framework's own host costs (FrameworkProfile::HostCostUs).
-enum class HostCost { kEagerOp, kGraphReplay, kDecodeStep, kSpecCycle };
+enum class HostCost { kEagerOp, kGraphReplay, kDecodeStep, kSpecCycle, kTensorOp };
 inline constexpr HostCost kHostCosts[] = {HostCost::kEagerOp, HostCost::kGraphReplay, HostCost::kDecodeStep,
-                                          HostCost::kSpecCycle};
+                                          HostCost::kSpecCycle, HostCost::kTensorOp};
 // The profile's field name: "eager_op_host_us", "graph_replay_host_us", "decode_step_host_us",
-// "spec_cycle_host_us".
+// "spec_cycle_host_us", "tensor_op_host_us".
 const char* HostCostName(HostCost cost);
 
 // Where one host cost comes from (framework.proto HostCostSource).
@@ -78,14 +79,19 @@ struct CycleOps {
   bool ngram = false;            // the n-gram worker runs it (before its verify, or right after)
   int kernels_per_sequence = 0;  // launches per sequence of the batch, on top of `kernels`
   bool every_draft_step = false;  // met before each draft step (num_steps - 1), not once: before == kDraft
+  bool draft_vocab_map = false;   // only with a draft head whose reduced vocabulary maps to the target's
   // Launches each time the group is met.
   int Launches(int batch) const { return kernels + kernels_per_sequence * batch; }
   // Launches per cycle: each time met x the times met (num_steps - 1 draft steps when every_draft_step).
   int LaunchesPerCycle(int batch, int num_steps) const {
     return every_draft_step ? Launches(batch) * std::max(num_steps - 1, 0) : Launches(batch);
   }
-  // Whether the scenario's worker runs the group: the n-gram one or a drafting one.
-  bool RunBy(bool ngram_worker) const { return ngram_worker ? ngram : drafting; }
+  // Whether the scenario's worker runs the group: the n-gram one or a drafting one, whose head maps
+  // a reduced vocabulary to the target's (`draft_vocab_mapped`) or not.
+  bool RunBy(bool ngram_worker, bool draft_vocab_mapped) const {
+    if (draft_vocab_map && !draft_vocab_mapped) return false;
+    return ngram_worker ? ngram : drafting;
+  }
 };
 
 // The attention backend a framework picks for a GPU architecture, cache kind and tree width, with
@@ -118,11 +124,12 @@ struct FrameworkProfile {
   double graph_replay_host_us = 0;  // its own host time around each graph replay
   double decode_step_host_us = 0;   // host work per plain decode step (scheduling, bookkeeping)
   double spec_cycle_host_us = 0;    // host work per speculative cycle (acceptance, draft tree)
-  // The cost `cost` (one of the four above).
+  double tensor_op_host_us = 0;     // its own host time per small tensor op outside the passes (cycle_ops)
+  // The cost `cost` (one of the five above).
   double& HostCostUs(HostCost cost);
   double HostCostUs(HostCost cost) const;
   // Where each cost comes from, indexed by HostCost; and the jitter's provenance.
-  HostCostSource host_cost_sources[4];
+  HostCostSource host_cost_sources[std::size(kHostCosts)];
   const HostCostSource& SourceOf(HostCost cost) const { return host_cost_sources[static_cast<int>(cost)]; }
   HostCostSource& SourceOf(HostCost cost) { return host_cost_sources[static_cast<int>(cost)]; }
   std::string jitter_source;

@@ -299,9 +299,10 @@ class RankTimelines::ProgramRun {
     return s.rank >= 0 ? std::pair{s.rank, s.rank + 1} : std::pair{0, live_};
   }
   SimTime IssueCost(const TimelineStep& s) const {
-    SimTime c = s.host_ps + hm_.framework_op_ps;
+    SimTime c = s.host_ps + (s.host_class == HostOpClass::kTensorOp ? hm_.tensor_op_ps : hm_.framework_op_ps);
     switch (s.host_class) {
-      case HostOpClass::kKernel: c += hm_.kernel_issue_ps; break;
+      case HostOpClass::kKernel:
+      case HostOpClass::kTensorOp: c += hm_.kernel_issue_ps; break;
       case HostOpClass::kLibrary: c += hm_.library_issue_ps; break;
       case HostOpClass::kCollective: c += hm_.collective_issue_ps; break;
     }
@@ -311,7 +312,8 @@ class RankTimelines::ProgramRun {
   [[gnu::always_inline]] SimTime MakeReady(const TimelineStep& s, int r) {
     if (s.graph) return std::max(Gpu(r), launched_[r]) + hm_.graph_gap_ps;
     const SimTime h0 = host_[r];
-    const std::vector<double>& call = hm_.call_quantiles_us[static_cast<size_t>(s.host_class)];
+    const HostOpClass draws = s.host_class == HostOpClass::kTensorOp ? HostOpClass::kKernel : s.host_class;
+    const std::vector<double>& call = hm_.call_quantiles_us[static_cast<size_t>(draws)];
     host_[r] += (call.empty() ? IssueCost(s) : s.host_ps + tl_.DrawCall(call, r)) + tl_.Draw(r);
     if (slices_ != nullptr) AddSlice(r, true, s.label, "issue", "", "launch", h0, host_[r]);
     out_.min_gpu_lead_ps = std::min(out_.min_gpu_lead_ps, Gpu(r) - host_[r]);

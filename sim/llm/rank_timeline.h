@@ -66,6 +66,7 @@ struct HostModel {
   SimTime library_issue_ps = 0;     // an eager library call (cuBLAS GEMM)
   SimTime collective_issue_ps = 0;  // an eager collective call (ncclAllReduce, ...)
   SimTime framework_op_ps = 0;      // the serving framework's own per-op cost in eager mode (Python)
+  SimTime tensor_op_ps = 0;         // ... per small tensor op outside its passes (HostOpClass::kTensorOp)
   SimTime graph_launch_ps = 0;      // one cudaGraphLaunch of a captured segment
   SimTime sync_wake_ps = 0;         // a host sync: from the GPU finishing to the host running on
   SimTime eager_gap_ps = 0;         // GPU gap before an eagerly launched op
@@ -76,6 +77,7 @@ struct HostModel {
   // ops): when a class has them, each eager op of the class costs its rank a draw from them (the
   // whole call: Python, dispatcher, launch) in place of the class's issue cost and
   // framework_op_ps; the op's own host_ps and the jitter still add. Empty: the fixed issue cost.
+  // A kTensorOp draws from kKernel's (its draws are the probe's one-kernel ops: host_costs.cc).
   std::array<std::vector<double>, 3> call_quantiles_us;
   // The correlation of one Run's (one pass's) draws from call_quantiles_us, on every rank
   // (pass_quantiles.h): the host's speed of the moment, drawn once per Run and shared by the ranks
@@ -92,7 +94,10 @@ struct GpuVariation {
   double kernel_sigma = 0;
 };
 
-enum class HostOpClass { kKernel, kLibrary, kCollective };
+// How the host pays an eager op's issue: a raw kernel (the driver's kernel_issue_ps plus the
+// framework's framework_op_ps), a library call, a collective, or a framework's small tensor op
+// outside its passes (kernel_issue_ps plus tensor_op_ps in place of framework_op_ps).
+enum class HostOpClass { kKernel, kLibrary, kCollective, kTensorOp };
 
 struct TimelineStep {
   // kEventRecord: the GPU's position in the stream at this point (a CUDA event recorded after the

@@ -74,6 +74,30 @@ TEST(RankTimeline, EagerKernelsWaitForTheHostOrTheGpu) {
   }
 }
 
+// A framework's small tensor op (HostOpClass::kTensorOp, its cycle's own launches) pays the
+// driver's kernel issue plus the framework's tensor_op_ps, not its per-layer-op framework_op_ps:
+// issue 3 us, layer op 100 us, tensor op 7 us, kernels of 1 us: three tensor ops end at
+// 3 x (3 + 7) + 1 = 31 us, host-bound. With the kernel class's per-call draws (the probe's
+// one-kernel ops) a tensor op draws from them as a raw kernel does: a fixed 20 us per call
+// (quantiles 20, 20) ends the third at 3 x 20 + 1 = 61 us.
+TEST(RankTimeline, TensorOpsPayTheFrameworksTensorOpCost) {
+  HostModel h;
+  h.kernel_issue_ps = 3 * kUs;
+  h.framework_op_ps = 100 * kUs;
+  h.tensor_op_ps = 7 * kUs;
+  TimelineProgram p;
+  for (int i = 0; i < 3; ++i) {
+    TimelineStep s = Kernel(kUs, false);
+    s.host_class = HostOpClass::kTensorOp;
+    p.steps.push_back(s);
+  }
+  RankTimelines fixed(1, h, GpuVariation{}, 1);
+  EXPECT_EQ(fixed.Run(p).gpu_end_ps[0], 31 * kUs);
+  h.call_quantiles_us[static_cast<size_t>(HostOpClass::kKernel)] = {20, 20};
+  RankTimelines drawn(1, h, GpuVariation{}, 1);
+  EXPECT_EQ(drawn.Run(p).gpu_end_ps[0], 61 * kUs);
+}
+
 // A Python framework's per-call distribution replaces the class's issue cost (and the framework's
 // per-op cost) for eager ops of that class, drawn per rank and op. Kernel calls uniform on [20, 40]
 // us (quantiles 20, 30, 40), library calls a fixed 50 us, kernels of 1 us: 400 host-bound kernel

@@ -89,12 +89,12 @@ struct PacingAssumptions {
 };
 
 // "28 eager kernels (before verify 6, before draft_extend 13, before draft 9), ..." for the groups
-// the scenario's worker runs (the n-gram one or the drafting ones) at its batch; "" for none.
+// the scenario's worker runs (llm::CycleOpsOf) at its batch and num_steps (a group met before every
+// draft step counts num_steps - 1 times); "" for none.
 std::string CycleOpsLabel(const std::vector<llm::CycleOps>& ops, bool ngram, int batch, int num_steps) {
   int total = 0;
   std::vector<std::pair<llm::LoopPass, int>> by_pass;
   for (const llm::CycleOps& c : ops) {
-    if (!c.RunBy(ngram)) continue;
     const int n = c.LaunchesPerCycle(batch, num_steps);
     total += n;
     auto it = std::find_if(by_pass.begin(), by_pass.end(), [&](const auto& p) { return p.first == c.before; });
@@ -139,7 +139,7 @@ PacingAssumptions PacingOf(const llm::DecodeSetup& st) {
     a.version = f.version;
     if (f.sync_each_step) a.step_waits = WaitLabels(f.step_host_waits);
     if (f.sync_each_cycle) a.cycle_waits = WaitLabels(f.cycle_host_waits);
-    a.cycle_ops = CycleOpsLabel(f.cycle_ops, st.speculation.method == llm::SpeculationMethod::kNgram, st.batch,
+    a.cycle_ops = CycleOpsLabel(llm::CycleOpsOf(st), st.speculation.method == llm::SpeculationMethod::kNgram, st.batch,
                                 st.speculation.num_steps);
     a.decisions = f.decisions;
     a.kernels = f.kernel_inventory.Describe() +

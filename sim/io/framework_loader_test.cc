@@ -72,8 +72,8 @@ TEST_P(BundledFrameworkTest, LoadsWithTheFilesValues) {
   EXPECT_EQ(f->jitter.quantiles_us.size(), static_cast<size_t>(raw->jitter().quantiles_us_size()));
   // Every field is written out in the file (nothing left to a default).
   EXPECT_TRUE(raw->has_eager_op_host_us() && raw->has_graph_replay_host_us() && raw->has_decode_step_host_us() &&
-              raw->has_spec_cycle_host_us() && raw->has_tensor_op_host_us() && raw->has_sync_each_step() && raw->has_sync_each_cycle() &&
-              raw->has_jitter());
+              raw->has_spec_cycle_host_us() && raw->has_tensor_op_host_us() && raw->has_sync_each_step() &&
+              raw->has_sync_each_cycle() && raw->has_jitter());
   // The file's stem is the profile's name.
   EXPECT_EQ(fs::path(GetParam()).stem().string(), f->name);
 }
@@ -466,13 +466,17 @@ TEST(FrameworkParseTest, CycleOpsAreCheckedAndSglangListsItsCycles) {
   EXPECT_TRUE(Contains(ErrorOf(k + "cycle_ops { name: \"n\" before: VERIFY kernels: 1 source: \"s\" }"),
                        "cycle_ops[0].workers = WORKERS_UNSPECIFIED: must be set"));
   EXPECT_TRUE(Contains(
-      ErrorOf(k + "cycle_ops { name: \"n\" before: VERIFY workers: DRAFTING kernels: 1 source: \"s\" every_draft_step: true }"),
+      ErrorOf(
+          k +
+          "cycle_ops { name: \"n\" before: VERIFY workers: DRAFTING kernels: 1 source: \"s\" every_draft_step: true }"),
       "cycle_ops[0].every_draft_step = true: only with before: DRAFT"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(k + "cycle_ops { name: \"n\" before: DRAFT workers: DRAFTING_AND_NGRAM kernels: 1 source: \"s\" "
+                           "every_draft_step: true }"),
+               "cycle_ops[0].workers = DRAFTING_AND_NGRAM: must be DRAFTING with every_draft_step or draft_vocab_map"));
   EXPECT_TRUE(Contains(
-      ErrorOf(k + "cycle_ops { name: \"n\" before: DRAFT workers: DRAFTING_AND_NGRAM kernels: 1 source: \"s\" every_draft_step: true }"),
-      "cycle_ops[0].workers = DRAFTING_AND_NGRAM: must be DRAFTING with every_draft_step or draft_vocab_map"));
-  EXPECT_TRUE(Contains(
-      ErrorOf(k + "cycle_ops { name: \"n\" before: VERIFY workers: NGRAM kernels: 1 source: \"s\" draft_vocab_map: true }"),
+      ErrorOf(k +
+              "cycle_ops { name: \"n\" before: VERIFY workers: NGRAM kernels: 1 source: \"s\" draft_vocab_map: true }"),
       "cycle_ops[0].workers = NGRAM: must be DRAFTING with every_draft_step or draft_vocab_map"));
   int kernels = 0, ngram = 0, ngram_per_sequence = 0;
   StatusOr<llm::FrameworkProfile> sglang = LoadFrameworkFile("configs/frameworks/sglang.textproto");
@@ -488,10 +492,22 @@ TEST(FrameworkParseTest, CycleOpsAreCheckedAndSglangListsItsCycles) {
   // with 4 launches and its full mask with 4 per request.
   EXPECT_EQ(ngram, 9);
   EXPECT_EQ(ngram_per_sequence, 4);
-  for (const char* other : {"configs/frameworks/sglang-v1.textproto", "configs/frameworks/vllm.textproto"}) {
-    StatusOr<llm::FrameworkProfile> f = LoadFrameworkFile(other);
+  // The other versions' cycles, for the Llama-3.1 EAGLE-3 head (a reduced draft vocabulary) at 3
+  // steps, batch 1: the serial SGLang worker 32 (no group per step or per vocabulary); vLLM 41 +
+  // 16 x 2 steps + 4 x 3 draft LM heads + 9 async input-id launches = 94, without async
+  // scheduling 85; with a full-vocabulary head (MTP) 12 fewer.
+  for (const auto& [file, mapped, expected] : {std::tuple{"configs/frameworks/sglang-v1.textproto", true, 32},
+                                               std::tuple{"configs/frameworks/vllm.textproto", true, 94},
+                                               std::tuple{"configs/frameworks/vllm-sync.textproto", true, 85},
+                                               std::tuple{"configs/frameworks/vllm.textproto", false, 82}}) {
+    StatusOr<llm::FrameworkProfile> f = LoadFrameworkFile(file);
     ASSERT_TRUE(f.ok()) << f.status().ToString();
-    EXPECT_TRUE(f->cycle_ops.empty()) << other;
+    int per_cycle = 0;
+    for (const llm::CycleOps& c : f->cycle_ops) {
+      EXPECT_TRUE(Contains(c.source, " @")) << c.name << " cites no commit";
+      if (c.RunBy(/*ngram_worker=*/false, mapped)) per_cycle += c.LaunchesPerCycle(/*batch=*/1, /*num_steps=*/3);
+    }
+    EXPECT_EQ(per_cycle, expected) << file;
   }
   config::FrameworkProfile overrides;
   overrides.add_cycle_ops()->set_name("n");

@@ -75,9 +75,9 @@ struct CycleOps {
   LoopPass before = LoopPass::kVerify;
   int kernels = 0;
   std::string source;
-  bool drafting = true;          // the drafting workers (EAGLE-3, MTP, a draft model) run it
-  bool ngram = false;            // the n-gram worker runs it (before its verify, or right after)
-  int kernels_per_sequence = 0;  // launches per sequence of the batch, on top of `kernels`
+  bool drafting = true;           // the drafting workers (EAGLE-3, MTP, a draft model) run it
+  bool ngram = false;             // the n-gram worker runs it (before its verify, or right after)
+  int kernels_per_sequence = 0;   // launches per sequence of the batch, on top of `kernels`
   bool every_draft_step = false;  // met before each draft step (num_steps - 1), not once: before == kDraft
   bool draft_vocab_map = false;   // only with a draft head whose reduced vocabulary maps to the target's
   // Launches each time the group is met.

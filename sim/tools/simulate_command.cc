@@ -91,7 +91,8 @@ struct PacingAssumptions {
 // "28 eager kernels (before verify 6, before draft_extend 13, before draft 9), ..." for the groups
 // the scenario's worker runs (llm::CycleOpsOf) at its batch and num_steps (a group met before every
 // draft step counts num_steps - 1 times); "" for none.
-std::string CycleOpsLabel(const std::vector<llm::CycleOps>& ops, bool ngram, int batch, int num_steps) {
+std::string CycleOpsLabel(const std::vector<llm::CycleOps>& ops, bool ngram, int batch, int num_steps,
+                          double tensor_op_us) {
   int total = 0;
   std::vector<std::pair<llm::LoopPass, int>> by_pass;
   for (const llm::CycleOps& c : ops) {
@@ -110,8 +111,10 @@ std::string CycleOpsLabel(const std::vector<llm::CycleOps>& ops, bool ngram, int
     parts.push_back(ngram && pass == llm::LoopPass::kDraftExtend
                         ? fmt::format("after verify {}", n)  // the n-gram cycle has no draft extend
                         : fmt::format("before {} {}", llm::LoopPassName(pass), n));
-  return fmt::format("{} eager kernels ({}), each the host's per-call cost and a minimal kernel", total,
-                     fmt::join(parts, ", "));
+  return fmt::format(
+      "{} eager kernels ({}), each a small tensor op's host cost (tensor_op_host_us {} us, or the calibration's "
+      "per-call draws) and a minimal kernel",
+      total, fmt::join(parts, ", "), tensor_op_us);
 }
 
 // "NAME (after P)" for a stream sync, "NAME (after P, on Q's event)" for a wait on an earlier pass.
@@ -140,7 +143,7 @@ PacingAssumptions PacingOf(const llm::DecodeSetup& st) {
     if (f.sync_each_step) a.step_waits = WaitLabels(f.step_host_waits);
     if (f.sync_each_cycle) a.cycle_waits = WaitLabels(f.cycle_host_waits);
     a.cycle_ops = CycleOpsLabel(llm::CycleOpsOf(st), st.speculation.method == llm::SpeculationMethod::kNgram, st.batch,
-                                st.speculation.num_steps);
+                                st.speculation.num_steps, f.tensor_op_host_us);
     a.decisions = f.decisions;
     a.kernels = f.kernel_inventory.Describe() +
                 (f.kernel_inventory_source.empty() ? "" : " [" + f.kernel_inventory_source + "]");

@@ -136,12 +136,34 @@ void CheckExpertParallel(const config::ExpertParallelRule& e, bool partial, std:
 // a cycle's in the order the host meets them.
 void CheckHostWaits(const FrameworkProfile& p, std::vector<Problem>* out) {
   const pb::EnumDescriptor* passes = config::LoopPass_descriptor();
-  auto check = [&](const pb::RepeatedPtrField<config::HostWait>& waits, const char* field, bool cycle) {
+  using Workers = config::CycleOps;
+  // `worker`: the waits one worker meets (a wait of every worker counts for each), for the order and
+  // event rules; WORKERS_UNSPECIFIED: every wait, for the rest.
+  auto check = [&](const pb::RepeatedPtrField<config::HostWait>& waits, const char* field, bool cycle,
+                   config::CycleOps::Workers worker) {
+    auto met = [worker](const config::HostWait& w) {
+      return worker == Workers::WORKERS_UNSPECIFIED || w.workers() == Workers::WORKERS_UNSPECIFIED ||
+             w.workers() == Workers::DRAFTING_AND_NGRAM || w.workers() == worker;
+    };
+    const bool order_only = worker != Workers::WORKERS_UNSPECIFIED;
     int last = 0;
     for (int i = 0; i < waits.size(); ++i) {
       const config::HostWait& w = waits.Get(i);
+      if (!met(w)) continue;
       const std::string at = fmt::format("{}[{}]", field, i);
-      if (w.name().empty()) out->push_back({at + ".name", "\"\"", "must name what waits, as the source writes it"});
+      if (!order_only) {
+        if (!cycle && w.workers() != Workers::WORKERS_UNSPECIFIED)
+          out->push_back({at + ".workers", EnumValueName(Workers::Workers_descriptor(), w.workers()),
+                          "only a cycle's wait names its workers (a plain step has no speculative worker)"});
+        if (cycle && !Workers::Workers_IsValid(w.workers()))
+          out->push_back({at + ".workers", EnumValueName(Workers::Workers_descriptor(), w.workers()),
+                          "must be DRAFTING, NGRAM, DRAFTING_AND_NGRAM or unset (every worker)"});
+        if (w.workers() == Workers::NGRAM && (w.after() != config::VERIFY || w.waits_for() != config::VERIFY))
+          out->push_back({at + ".after", EnumValueName(passes, w.after()),
+                          "an n-gram worker's wait is after VERIFY, waiting for VERIFY (its cycle has no draft)"});
+      }
+      if (!order_only && w.name().empty())
+        out->push_back({at + ".name", "\"\"", "must name what waits, as the source writes it"});
       const int a = w.after(), f = w.waits_for();
       auto of_loop = [cycle](int pass) {
         return cycle ? (pass == config::VERIFY || pass == config::DRAFT_EXTEND || pass == config::DRAFT)
@@ -149,13 +171,14 @@ void CheckHostWaits(const FrameworkProfile& p, std::vector<Problem>* out) {
       };
       const bool a_ok = of_loop(a), f_ok = of_loop(f);
       const std::string allowed = cycle ? "VERIFY, DRAFT_EXTEND, DRAFT" : "DECODE";
-      if (!a_ok) out->push_back({at + ".after", EnumValueName(passes, a), "must be one of " + allowed});
-      if (!f_ok) out->push_back({at + ".waits_for", EnumValueName(passes, f), "must be one of " + allowed});
-      if (a_ok && f_ok && f > a)
+      if (!order_only && !a_ok) out->push_back({at + ".after", EnumValueName(passes, a), "must be one of " + allowed});
+      if (!order_only && !f_ok)
+        out->push_back({at + ".waits_for", EnumValueName(passes, f), "must be one of " + allowed});
+      if (!order_only && a_ok && f_ok && f > a)
         out->push_back({at + ".waits_for", EnumValueName(passes, f),
                         "must be `after` (" + EnumValueName(passes, a) +
                             ") or a pass issued before it in the cycle (verify, draft extend, draft)"});
-      if (a_ok && a < last)
+      if (a_ok && a < last && (order_only || !cycle))
         out->push_back({at + ".after", EnumValueName(passes, a),
                         "waits are listed in the order the host meets them: after " + EnumValueName(passes, last) +
                             " comes before"});
@@ -163,9 +186,9 @@ void CheckHostWaits(const FrameworkProfile& p, std::vector<Problem>* out) {
     }
     // One event per cycle: the waits on an earlier pass all wait on the same one.
     int event_pass = 0;
-    for (int i = 0; i < waits.size(); ++i) {
+    for (int i = 0; i < waits.size() && (order_only || !cycle); ++i) {
       const config::HostWait& w = waits.Get(i);
-      if (w.waits_for() == w.after() || w.waits_for() == config::LOOP_PASS_UNSPECIFIED) continue;
+      if (!met(w) || w.waits_for() == w.after() || w.waits_for() == config::LOOP_PASS_UNSPECIFIED) continue;
       if (event_pass != 0 && w.waits_for() != event_pass)
         out->push_back({fmt::format("{}[{}].waits_for", field, i), EnumValueName(passes, w.waits_for()),
                         "the cycle records one event: every wait on an earlier pass waits on the same one (" +
@@ -173,8 +196,11 @@ void CheckHostWaits(const FrameworkProfile& p, std::vector<Problem>* out) {
       event_pass = w.waits_for();
     }
   };
-  check(p.step_host_waits(), "step_host_waits", /*cycle=*/false);
-  check(p.cycle_host_waits(), "cycle_host_waits", /*cycle=*/true);
+  check(p.step_host_waits(), "step_host_waits", /*cycle=*/false, Workers::WORKERS_UNSPECIFIED);
+  check(p.cycle_host_waits(), "cycle_host_waits", /*cycle=*/true, Workers::WORKERS_UNSPECIFIED);
+  // The order the host meets them and the cycle's one event, for the drafting workers (an n-gram
+  // worker's own waits are all after its verify, on its verify: no order or event to check).
+  check(p.cycle_host_waits(), "cycle_host_waits", /*cycle=*/true, Workers::DRAFTING);
 }
 
 // The cycle's own launches: named, cited, before a pass of the cycle, not empty.
@@ -573,7 +599,9 @@ void ConvertDecisions(const FrameworkProfile& p, llm::FrameworkProfile* out) {
   for (const config::HostWait& w : p.step_host_waits())
     out->step_host_waits.push_back({w.name(), ToLoopPass(w.after()), ToLoopPass(w.waits_for()), w.source()});
   for (const config::HostWait& w : p.cycle_host_waits())
-    out->cycle_host_waits.push_back({w.name(), ToLoopPass(w.after()), ToLoopPass(w.waits_for()), w.source()});
+    out->cycle_host_waits.push_back({w.name(), ToLoopPass(w.after()), ToLoopPass(w.waits_for()), w.source(),
+                                     w.workers() != config::CycleOps::NGRAM,
+                                     w.workers() != config::CycleOps::DRAFTING});
   for (const config::CycleOps& c : p.cycle_ops())
     out->cycle_ops.push_back({c.name(), ToLoopPass(c.before()), c.kernels(), c.source(),
                               c.workers() != config::CycleOps::NGRAM, c.workers() != config::CycleOps::DRAFTING,

@@ -138,7 +138,8 @@ TEST(BundledFrameworksTest, PytorchEagerOpCostIsTheProbesFit) {
 INSTANTIATE_TEST_SUITE_P(AllBundled, BundledFrameworkTest, ::testing::ValuesIn(kProfiles));
 
 // Each profile version names the host waits its source has, where the host meets them: SGLang's
-// spec-v2 worker one wait on verify's event after issuing the draft extend; its serial worker four
+// spec-v2 worker one wait on verify's event after issuing the draft extend, its n-gram worker four
+// stream syncs after its verify (the drafting workers do not meet them); its serial worker four
 // stream syncs after verify and one after the draft extend; vLLM with async scheduling one wait on
 // verify's event after the draft; without it two stream syncs after the draft and one per plain
 // step.
@@ -146,28 +147,36 @@ TEST(BundledFrameworksTest, EachVersionNamesItsHostWaits) {
   struct Expected {
     const char* path;
     bool sync_each_step;
-    std::vector<std::tuple<std::string, llm::LoopPass, llm::LoopPass>> cycle;  // name part, after, waits for
+    // name part, after, waits for, met by the drafting workers, by the n-gram worker
+    std::vector<std::tuple<std::string, llm::LoopPass, llm::LoopPass, bool, bool>> cycle;
     size_t step_waits;
   };
   using llm::LoopPass;
   const Expected expected[] = {
-      {"configs/frameworks/sglang.textproto", false, {{"verify_done", LoopPass::kDraftExtend, LoopPass::kVerify}}, 0},
+      {"configs/frameworks/sglang.textproto",
+       false,
+       {{"verify_done", LoopPass::kDraftExtend, LoopPass::kVerify, true, false},
+        {"accepted_indices.tolist()", LoopPass::kVerify, LoopPass::kVerify, false, true},
+        {"accepted_indices != -1", LoopPass::kVerify, LoopPass::kVerify, false, true},
+        {"accept_length.cpu()", LoopPass::kVerify, LoopPass::kVerify, false, true},
+        {"evict_mask", LoopPass::kVerify, LoopPass::kVerify, false, true}},
+       0},
       {"configs/frameworks/sglang-v1.textproto",
        false,
-       {{"accept_index.tolist()", LoopPass::kVerify, LoopPass::kVerify},
-        {"accept_index != -1", LoopPass::kVerify, LoopPass::kVerify},
-        {"evict_mask", LoopPass::kVerify, LoopPass::kVerify},
-        {"accept_length.tolist()", LoopPass::kVerify, LoopPass::kVerify},
-        {"seq_lens).item()", LoopPass::kDraftExtend, LoopPass::kDraftExtend}},
+       {{"accept_index.tolist()", LoopPass::kVerify, LoopPass::kVerify, true, true},
+        {"accept_index != -1", LoopPass::kVerify, LoopPass::kVerify, true, true},
+        {"evict_mask", LoopPass::kVerify, LoopPass::kVerify, true, true},
+        {"accept_length.tolist()", LoopPass::kVerify, LoopPass::kVerify, true, true},
+        {"seq_lens).item()", LoopPass::kDraftExtend, LoopPass::kDraftExtend, true, true}},
        0},
       {"configs/frameworks/vllm.textproto",
        false,
-       {{"valid_sampled_token_count_event", LoopPass::kDraft, LoopPass::kVerify}},
+       {{"valid_sampled_token_count_event", LoopPass::kDraft, LoopPass::kVerify, true, true}},
        0},
       {"configs/frameworks/vllm-sync.textproto",
        true,
-       {{"parse_output", LoopPass::kDraft, LoopPass::kDraft},
-        {"take_draft_token_ids", LoopPass::kDraft, LoopPass::kDraft}},
+       {{"parse_output", LoopPass::kDraft, LoopPass::kDraft, true, true},
+        {"take_draft_token_ids", LoopPass::kDraft, LoopPass::kDraft, true, true}},
        1},
   };
   for (const Expected& e : expected) {
@@ -182,6 +191,8 @@ TEST(BundledFrameworksTest, EachVersionNamesItsHostWaits) {
       EXPECT_TRUE(Contains(w.name, std::get<0>(e.cycle[i]))) << e.path << ": " << w.name;
       EXPECT_EQ(w.after, std::get<1>(e.cycle[i])) << e.path << ": " << w.name;
       EXPECT_EQ(w.waits_for, std::get<2>(e.cycle[i])) << e.path << ": " << w.name;
+      EXPECT_EQ(w.drafting, std::get<3>(e.cycle[i])) << e.path << ": " << w.name;
+      EXPECT_EQ(w.ngram, std::get<4>(e.cycle[i])) << e.path << ": " << w.name;
       EXPECT_TRUE(Contains(w.source, " @")) << e.path << ": " << w.name << " cites no commit";
     }
   }
@@ -488,9 +499,9 @@ TEST(FrameworkParseTest, CycleOpsAreCheckedAndSglangListsItsCycles) {
     EXPECT_TRUE(Contains(c.source, " @")) << c.name << " cites no commit";
   }
   EXPECT_EQ(kernels, 28);
-  // The n-gram worker's verify samples through the same sample(), and it builds its tree inputs
-  // with 4 launches and its full mask with 4 per request.
-  EXPECT_EQ(ngram, 9);
+  // The n-gram worker builds its tree inputs with 4 launches and its full mask with 4 per request,
+  // and its verify (NgramVerifyInput) launches 2 before it, 3 right after it and 14 after its waits.
+  EXPECT_EQ(ngram, 23);
   EXPECT_EQ(ngram_per_sequence, 4);
   // The other versions' cycles, for the Llama-3.1 EAGLE-3 head (a reduced draft vocabulary) at 3
   // steps, batch 1: the serial SGLang worker 32 (no group per step or per vocabulary); vLLM 41 +
@@ -521,6 +532,17 @@ TEST(FrameworkParseTest, HostWaitsBackendsBoundsAndDefaultsAreChecked) {
   EXPECT_TRUE(Contains(ErrorOf(Edit(" version: \"v1\"", "")), "f.textproto: version = (unset): required"));
   EXPECT_TRUE(Contains(ErrorOf(k + "cycle_host_waits { name: \"x\" after: DECODE waits_for: VERIFY }"),
                        "cycle_host_waits[0].after = DECODE: must be one of VERIFY, DRAFT_EXTEND, DRAFT"));
+  EXPECT_TRUE(Contains(ErrorOf(k + "cycle_host_waits { name: \"x\" after: DRAFT waits_for: VERIFY workers: NGRAM }"),
+                       "cycle_host_waits[0].after = DRAFT: an n-gram worker's wait is after VERIFY"));
+  EXPECT_TRUE(Contains(ErrorOf(k + "step_host_waits { name: \"x\" after: DECODE waits_for: DECODE workers: DRAFTING }"),
+                       "step_host_waits[0].workers = DRAFTING: only a cycle's wait names its workers"));
+  // An n-gram wait after verify may follow a drafting wait after the draft extend: each worker's
+  // waits are in the order it meets them.
+  EXPECT_TRUE(
+      ParseFramework(k + "cycle_host_waits { name: \"d\" after: DRAFT_EXTEND waits_for: VERIFY workers: DRAFTING } "
+                         "cycle_host_waits { name: \"n\" after: VERIFY waits_for: VERIFY workers: NGRAM }",
+                     "f.textproto")
+          .ok());
   EXPECT_TRUE(Contains(ErrorOf(k + "cycle_host_waits { name: \"x\" after: VERIFY waits_for: DRAFT }"),
                        "cycle_host_waits[0].waits_for = DRAFT: must be `after` (VERIFY) or a pass issued before it"));
   EXPECT_TRUE(Contains(ErrorOf(k + "cycle_host_waits { name: \"a\" after: DRAFT waits_for: DRAFT } "

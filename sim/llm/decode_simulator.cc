@@ -543,6 +543,15 @@ SimTime DecodeSimulator::MinimalKernelPs() const {
   return cost_->KernelTime(k);
 }
 
+std::vector<HostWait> CycleWaitsOf(const DecodeSetup& setup) {
+  if (!setup.framework) return {};
+  const bool ngram = setup.speculation.method == SpeculationMethod::kNgram;
+  std::vector<HostWait> out;
+  for (const HostWait& w : setup.framework->cycle_host_waits)
+    if (w.RunBy(ngram)) out.push_back(w);
+  return out;
+}
+
 std::vector<CycleOps> CycleOpsOf(const DecodeSetup& setup) {
   if (!setup.framework) return {};
   const bool ngram = setup.speculation.method == SpeculationMethod::kNgram;
@@ -570,8 +579,7 @@ LoopSpec DecodeSimulator::CycleLoop(int accepted) const {
   LoopSpec loop;
   loop.phases = CyclePhases();
   double host_us = f ? f->spec_cycle_host_us : 0.0;
-  const std::vector<HostWait> waits =
-      WaitsOf(!f || f->sync_each_cycle, f ? f->cycle_host_waits : std::vector<HostWait>{}, LoopPass::kVerify);
+  const std::vector<HostWait> waits = WaitsOf(!f || f->sync_each_cycle, CycleWaitsOf(setup_), LoopPass::kVerify);
   AppendCycleOps(LoopPass::kVerify, kPhaseHost, &loop.stages);
   loop.stages.push_back(LoopStage::Pass(PassKind::kVerify, spec.num_draft_tokens, kPhaseVerify));
   AppendWaitsAfter(LoopPass::kVerify, kPhaseVerify, kPhaseHost, waits, &host_us, &loop.stages);
@@ -603,15 +611,16 @@ LoopSpec DecodeSimulator::NgramCycleLoop(int accepted) const {
   AppendCycleOps(LoopPass::kVerify, kPhaseHost, &loop.stages);
   const int width = accepted == kNgramNoMatchCycle ? 1 : spec.num_draft_tokens;
   loop.stages.push_back(LoopStage::Pass(PassKind::kVerify, width, kPhaseVerify));
-  // The n-gram worker's launches after its verify (those listed before the draft extend: its
-  // cycle has none).
+  // The n-gram worker's launches after its verify and before its first wait (those listed before
+  // the draft extend: its cycle has none).
   AppendCycleOps(LoopPass::kDraftExtend, kPhaseHost, &loop.stages);
-  // No draft passes: the profile's waits, whichever pass they name, follow the verify.
-  std::vector<HostWait> waits =
-      WaitsOf(!f || f->sync_each_cycle, f ? f->cycle_host_waits : std::vector<HostWait>{}, LoopPass::kVerify);
+  // No draft passes: the waits it meets, whichever pass they name, follow the verify.
+  std::vector<HostWait> waits = WaitsOf(!f || f->sync_each_cycle, CycleWaitsOf(setup_), LoopPass::kVerify);
   for (HostWait& w : waits) w.after = w.waits_for = LoopPass::kVerify;
   double host_us = f ? f->spec_cycle_host_us : 0.0;
   AppendWaitsAfter(LoopPass::kVerify, kPhaseVerify, kPhaseHost, waits, &host_us, &loop.stages);
+  // Its launches after the waits (those listed before the draft: the acceptance's bookkeeping).
+  AppendCycleOps(LoopPass::kDraft, kPhaseHost, &loop.stages);
   if (host_us > 0)
     loop.stages.push_back(LoopStage::HostWork(host_us, kPhaseHost, "host work (scheduling, acceptance)"));
   return loop;

@@ -117,6 +117,9 @@ struct DecodeSetup {
 // head has one (an EAGLE-3 head with draft_vocab_size below the target's vocab_size). Empty without
 // a framework profile.
 std::vector<CycleOps> CycleOpsOf(const DecodeSetup& setup);
+// The framework's named cycle_host_waits the setup's speculative worker meets (HostWait::RunBy);
+// empty without a framework profile.
+std::vector<HostWait> CycleWaitsOf(const DecodeSetup& setup);
 
 enum class PassKind { kTargetDecode, kVerify, kDraftExtend, kDraftStep };
 const char* PassKindName(PassKind kind);

@@ -458,6 +458,51 @@ TEST(DecodeSimulator, DraftStepGroupsRepeatBeforeEveryDraftStep) {
   EXPECT_EQ(c.LaunchesPerCycle(3, 1), 0);  // one step: the draft extend alone, no draft step
 }
 
+// The n-gram worker meets only the waits marked for it (HostWait::RunBy; the drafting worker's wait
+// after its draft extend is not its), and its groups listed before the draft run after its waits:
+// there the host cannot overlap them with the verify, so 2 launches at 1 ms each add their 2 ms in
+// full, while the same 2 listed before the draft extend (right after its verify, before its first
+// wait) overlap the verify's GPU time and add less.
+TEST(DecodeSimulator, NgramWaitsAndLaunchesAfterThemAreItsOwn) {
+  net::Topology t = Box();
+  auto setup = [&](std::optional<LoopPass> group) {
+    DecodeSetup s = WithEagle(Llama8B(&t, 1), {0.8, 0.6, 0.5});
+    s.draft.reset();
+    s.speculation.method = SpeculationMethod::kNgram;
+    s.speculation.proposed_acceptance = s.speculation.acceptance;
+    s.speculation.ngram_match_probability = 1;
+    FrameworkProfile f;
+    f.sync_each_cycle = true;
+    f.tensor_op_host_us = 1000;
+    HostWait drafting{"verify_done", LoopPass::kDraftExtend, LoopPass::kVerify, "test"};
+    drafting.ngram = false;
+    HostWait ngram{"accepted_indices.tolist()", LoopPass::kVerify, LoopPass::kVerify, "test"};
+    ngram.drafting = false;
+    f.cycle_host_waits = {drafting, ngram};
+    if (group) {
+      CycleOps c{"acceptance", *group, 2, "test"};
+      c.drafting = false;
+      c.ngram = true;
+      f.cycle_ops.push_back(c);
+    }
+    s.framework = f;
+    return s;
+  };
+  const std::vector<HostWait> waits = CycleWaitsOf(setup(std::nullopt));
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_EQ(waits[0].name, "accepted_indices.tolist()");
+  auto cycle_ms = [&](std::optional<LoopPass> group) {
+    auto r = (*DecodeSimulator::Create(setup(group)))->Run();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r->cycle_ms;
+  };
+  const double none = cycle_ms(std::nullopt);
+  const double after_waits = cycle_ms(LoopPass::kDraft) - none;
+  const double before_wait = cycle_ms(LoopPass::kDraftExtend) - none;
+  EXPECT_NEAR(after_waits, 2.0, 0.1);
+  EXPECT_LT(before_wait, after_waits - 0.2);
+}
+
 // A group of a reduced draft vocabulary (vLLM's d2t remap after each draft LM head) runs only
 // with a head whose draft_vocab_size is below the target's vocab_size (the Llama-3.1 EAGLE-3
 // head: 32000 of 128256), not with a full-vocabulary head nor for the n-gram worker; the other

@@ -66,6 +66,9 @@ struct HostWait {
   LoopPass after = LoopPass::kVerify;
   LoopPass waits_for = LoopPass::kVerify;
   std::string source;
+  bool drafting = true;  // the drafting workers meet it (a cycle's wait)
+  bool ngram = true;     // the n-gram worker meets it (after its verify: its cycle has no draft)
+  bool RunBy(bool ngram_worker) const { return ngram_worker ? ngram : drafting; }
 };
 
 // A group of the speculative cycle's own kernel launches outside its passes (framework.proto

@@ -108,9 +108,11 @@ std::string CycleOpsLabel(const std::vector<llm::CycleOps>& ops, bool ngram, int
   std::sort(by_pass.begin(), by_pass.end());  // the cycle's order: verify, draft extend, draft
   std::vector<std::string> parts;
   for (const auto& [pass, n] : by_pass)
-    parts.push_back(ngram && pass == llm::LoopPass::kDraftExtend
-                        ? fmt::format("after verify {}", n)  // the n-gram cycle has no draft extend
-                        : fmt::format("before {} {}", llm::LoopPassName(pass), n));
+    parts.push_back(!ngram ? fmt::format("before {} {}", llm::LoopPassName(pass), n)
+                    // The n-gram cycle has no draft extend nor draft: its groups after verify.
+                    : pass == llm::LoopPass::kDraftExtend ? fmt::format("after verify {}", n)
+                    : pass == llm::LoopPass::kDraft       ? fmt::format("after its waits {}", n)
+                                                          : fmt::format("before verify {}", n));
   return fmt::format(
       "{} eager kernels ({}), each a small tensor op's host cost (tensor_op_host_us {} us, or the calibration's "
       "per-call draws) and a minimal kernel",
@@ -141,7 +143,7 @@ PacingAssumptions PacingOf(const llm::DecodeSetup& st) {
     a.sync_each_cycle = f.sync_each_cycle;
     a.version = f.version;
     if (f.sync_each_step) a.step_waits = WaitLabels(f.step_host_waits);
-    if (f.sync_each_cycle) a.cycle_waits = WaitLabels(f.cycle_host_waits);
+    if (f.sync_each_cycle) a.cycle_waits = WaitLabels(llm::CycleWaitsOf(st));
     a.cycle_ops = CycleOpsLabel(llm::CycleOpsOf(st), st.speculation.method == llm::SpeculationMethod::kNgram, st.batch,
                                 st.speculation.num_steps, f.tensor_op_host_us);
     a.decisions = f.decisions;

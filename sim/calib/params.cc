@@ -104,6 +104,7 @@ void ToProto(const compute::AttentionImplementation& a, config::AttentionImpleme
                         : a.split_policy == compute::SplitPolicy::kFixed           ? C::SPLIT_POLICY_FIXED
                         : a.split_policy == compute::SplitPolicy::kFlashAttention2 ? C::SPLIT_POLICY_FLASH_ATTENTION_2
                         : a.split_policy == compute::SplitPolicy::kFlashInfer      ? C::SPLIT_POLICY_FLASH_INFER
+                        : a.split_policy == compute::SplitPolicy::kFlashAttention3 ? C::SPLIT_POLICY_FLASH_ATTENTION_3
                                                                                    : C::SPLIT_POLICY_OCCUPANCY);
   out->set_planned_for_graph(a.planned_for_graph);
   out->set_combine_splits_per_step(a.combine_splits_per_step);

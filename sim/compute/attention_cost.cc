@@ -119,7 +119,13 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
   const int64_t streams = per_head ? call.q_heads : call.kv_heads;
   const int64_t rows = group * call.query_tokens;
   const bool flash_infer = impl.split_policy == SplitPolicy::kFlashInfer;
-  if (flash_infer) {
+  const bool fa3 = impl.split_policy == SplitPolicy::kFlashAttention3;
+  if (fa3) {
+    // kBlockM: the small tile where the packed rows fit in it (vLLM's one MMA warpgroup), else the large.
+    g.rows_per_block = rows <= impl.row_tile ? impl.row_tile : impl.max_rows_per_block;
+    g.row_blocks = CeilDiv(rows, g.rows_per_block);
+    g.rows_padded = g.row_blocks * g.rows_per_block;
+  } else if (flash_infer) {
     // FlashInfer's Q tile: from the rows of a call, or a graph's ragged worst case.
     g.rows_per_block =
         FlashInferCtaTileQ(impl.planned_for_graph ? (call.seqs * (call.query_tokens - 1) + 1) * group : rows);
@@ -135,9 +141,18 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
   g.kv_tile_tokens = impl.KvTileTokens(g.rows_per_block);
   const int64_t tile = g.kv_tile_tokens;
   const int64_t pre_split = call.seqs * streams * g.row_blocks;
-  int64_t chunk = 0;  // FlashInfer: the KV chunk a block walks (the last one shorter)
+  int64_t chunk = 0;       // FlashInfer: the KV chunk a block walks (the last one shorter)
+  int64_t fa3_static = 0;  // FlashAttention-3: the static split count (the combine runs above 1)
   if (call.splits > 0) {
     g.splits = call.splits;
+  } else if (fa3) {
+    const int64_t n_blocks = CeilDiv(call.context, tile);
+    // A graph's page table spans the model's context: as unbounded (min(128, SMs) caps the count).
+    constexpr int64_t kUnbounded = int64_t{1} << 30;
+    fa3_static = impl.max_splits > 0 ? impl.max_splits
+                                     : FlashAttention3StaticSplits(call.kv_heads * g.row_blocks, sm_count,
+                                                                   impl.planned_for_graph ? kUnbounded : n_blocks, 128);
+    g.splits = FlashAttention3DynamicSplits(call.seqs, g.row_blocks, n_blocks, call.kv_heads, sm_count, fa3_static);
   } else if (flash_infer) {
     const int64_t max_items = int64_t(impl.split_blocks_per_sm) * sm_count / call.kv_heads;
     chunk = FlashInferKvChunkTokens(call.seqs, g.row_blocks, call.context, max_items, impl.min_split_tokens);
@@ -162,6 +177,9 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
   g.kv_tiles = CeilDiv(std::min(per_split, call.context), tile);
   // SGLang's splits are rounded up to whole MIN_BLOCK_KV steps: the blocks past the last token exit
   // at once (launched, no work), so only the splits that hold tokens count.
+  if (fa3) {  // the splits past the last KV tile hold none (FlashAttention-3 walks ceil(n / splits) each)
+    g.splits = std::min(g.splits, CeilDiv(CeilDiv(call.context, tile), g.kv_tiles));
+  }
   if (impl.split_policy == SplitPolicy::kSglangTriton) {
     const int64_t rounded = CeilDiv(CeilDiv(call.context, g.splits), impl.min_split_tokens) * impl.min_split_tokens;
     g.splits = std::min(g.splits, CeilDiv(call.context, rounded));
@@ -172,11 +190,37 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
   g.resident = impl.ResidentBlocks(g.rows_per_block);
   g.sm_blocks = CeilDiv(g.blocks, sm_count);
   g.rounds = CeilDiv(g.sm_blocks, g.resident);
-  if (g.splits > 1 || impl.merge_always || (flash_infer && impl.planned_for_graph))
+  if (g.splits > 1 || impl.merge_always || (flash_infer && impl.planned_for_graph) || fa3_static > 1)
     g.combine_waves = CeilDiv(
         CeilDiv(call.seqs * call.query_tokens * call.q_heads * impl.combine_value_blocks, impl.combine_rows_per_block),
         int64_t(impl.combine_blocks_per_sm) * sm_count);
   return g;
+}
+
+int64_t FlashAttention3StaticSplits(int64_t m_blocks_total, int64_t sms, int64_t n_blocks, int64_t max_splits) {
+  SPECSIM_CHECK(m_blocks_total >= 1 && sms >= 1 && n_blocks >= 1 && max_splits >= 1);
+  // The source's arithmetic, in float as it has it.
+  if (float(m_blocks_total) >= 0.8F * float(sms)) return 1;
+  if (n_blocks <= 4) return 1;
+  const int64_t hi = std::min({max_splits, sms, n_blocks});
+  auto efficiency = [&](int64_t s) {
+    const float waves = float(m_blocks_total * s) / float(sms);
+    return waves / std::ceil(waves);
+  };
+  float best = 0;
+  for (int64_t s = 1; s <= hi; ++s) best = std::max(best, efficiency(s));
+  for (int64_t s = 1; s <= hi; ++s)
+    if (double(efficiency(s)) >= 0.85 * double(best)) return s;
+  return 1;
+}
+
+int64_t FlashAttention3DynamicSplits(int64_t seqs, int64_t m_blocks, int64_t n_blocks, int64_t kv_heads, int64_t sms,
+                                     int64_t static_splits) {
+  SPECSIM_CHECK(seqs >= 1 && m_blocks >= 1 && n_blocks >= 1 && kv_heads >= 1 && sms >= 1 && static_splits >= 1);
+  if (static_splits <= 1 || seqs > 992) return 1;  // PREPARE_VARLEN_MAX_BATCHES_1CTA
+  const auto blocks_per_sm =
+      static_cast<int64_t>(std::ceil(float(seqs * m_blocks * n_blocks) * 1.1F * float(kv_heads) / float(sms)));
+  return std::max<int64_t>(std::min(CeilDiv(n_blocks, std::max<int64_t>(blocks_per_sm, 1)), static_splits), 1);
 }
 
 int64_t FlashAttention2Splits(int64_t blocks, int64_t slots, int64_t n_blocks, int64_t max_splits) {

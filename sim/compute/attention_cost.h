@@ -99,7 +99,21 @@ namespace specsim::compute {
 //     the work items at most floor(split_blocks_per_sm (2) * SMs / kv_heads)); the KV tile
 //     follows the Q tile (kv_tile_tokens_by_rows); the merge runs when the plan splits, and always
 //     under graphs. Blocks of a graph's fixed grid beyond the work items exit at once: not counted.
-enum class SplitPolicy { kOccupancy, kSglangTriton, kFixed, kFlashAttention2, kFlashInfer };
+//   kFlashAttention3: FlashAttention-3 on Hopper (SM90) as vLLM's fork and SGLang's sgl-attn build
+//     it (vllm-project/flash-attention hopper/ @2adfc8c2: tile_size.h, heuristics.h, flash_api.cpp
+//     get_num_splits / get_pack_gqa / get_pagedkv_tma, flash_prepare_scheduler.cu; sgl-attn's
+//     rules the same but for the one-MMA-warpgroup tile): the KV group's heads packed into the rows
+//     (PackGQA: both frameworks' paged caches, 1- and 16-token pages, load K/V without TMA), a block
+//     of kBlockM = row_tile rows where the G q rows fit in it (vLLM's fork: 64, one MMA warpgroup)
+//     else max_rows_per_block (128), KV tiles of kv_tile_tokens (128: paged, causal); a static
+//     split count S = max_splits when the caller passes one (vLLM under full CUDA graphs: 32), else
+//     FlashAttention3StaticSplits over the KV heads' row blocks (varlen: as if batch 1) and the
+//     context's KV tiles (planned_for_graph: the graph's page table spans the model's context,
+//     taken as unbounded); then the per-batch split of its prepare kernel,
+//     FlashAttention3DynamicSplits; only the splits that hold KV tiles count. One resident block
+//     per SM, the persistent scheduler walking the (sequence, KV head, row block, split) tiles; the
+//     combine kernel runs whenever S > 1 (its blocks for an unsplit batch exit at once).
+enum class SplitPolicy { kOccupancy, kSglangTriton, kFixed, kFlashAttention2, kFlashInfer, kFlashAttention3 };
 
 struct AttentionImplementation {
   std::string name;  // e.g. "flash_mma" (specsim-validate's tensor-core kernel)
@@ -177,6 +191,19 @@ struct AttentionCall {
 // larger count that leaves the blocks per split unchanged is the same launch), the smallest whose
 // wave efficiency w / ceil(w), w = blocks s / slots, reaches 0.85 of the best. REQUIRES: all >= 1.
 int64_t FlashAttention2Splits(int64_t blocks, int64_t slots, int64_t n_blocks, int64_t max_splits);
+
+// FlashAttention-3's num_splits_heuristic for a causal call (heuristics.h @2adfc8c2; both frameworks
+// pass causal = True, so the long-context L2 split never applies): 1 when `m_blocks_total` >= 0.8
+// `sms` or `n_blocks` <= 4; else, over s <= min(max_splits, sms, n_blocks), the smallest whose wave
+// efficiency w / ceil(w), w = m_blocks_total s / sms, reaches 0.85 of the best. REQUIRES: all >= 1.
+int64_t FlashAttention3StaticSplits(int64_t m_blocks_total, int64_t sms, int64_t n_blocks, int64_t max_splits);
+
+// FlashAttention-3's per-batch split (flash_prepare_scheduler.cu @2adfc8c2, every sequence with the
+// same n_blocks): 1 when `static_splits` <= 1 or more than 992 sequences; else with blocks_per_sm =
+// ceil(seqs m_blocks n_blocks x 1.1 x kv_heads / sms), max(min(ceil(n_blocks / blocks_per_sm),
+// static_splits), 1). REQUIRES: all >= 1.
+int64_t FlashAttention3DynamicSplits(int64_t seqs, int64_t m_blocks, int64_t n_blocks, int64_t kv_heads, int64_t sms,
+                                     int64_t static_splits);
 
 // FlashInfer's FA2 Q tile (FA2DetermineCtaTileQ, head_dim 128, compute capability >= 8): 128 rows
 // above 64 packed rows, 64 above 16, else 16.

@@ -271,6 +271,37 @@ TEST(FlashInferPlanner, KvChunkIsTheSmallestThatFitsTheGrid) {
   EXPECT_EQ(FlashInferKvChunkTokens(1, 1, 100, 94, 128), 128);
 }
 
+TEST(FlashAttention3Splits, StaticHeuristicAsTheSourceHasIt) {
+  // num_splits_heuristic (causal) on 132 SMs: with m row blocks over the KV heads, the wave
+  // efficiency of s splits is w / ceil(w), w = m s / 132; the smallest s within 0.85 of the best.
+  //   m 2, 32 KV tiles (4096 tokens): s <= 32, eff = 2s / 132, best 64 / 132; 0.85 of it needs s >= 27.2 -> 28
+  //   m 2, unbounded context: s <= 128, best 1.0 at s = 66; 2s / 132 >= 0.85 -> s >= 56.1 -> 57
+  //   m 1: best 128 / 132 at s = 128; s >= 0.85 x 128 = 108.8 -> 109;  m 4: 4s / 132 >= 0.85 -> 29;
+  //   m 8: best 1.0 at s = 33 (w = 2); 8s / 132 >= 0.85 -> s >= 14.03 -> 15
+  EXPECT_EQ(FlashAttention3StaticSplits(2, 132, 32, 128), 28);
+  EXPECT_EQ(FlashAttention3StaticSplits(2, 132, int64_t{1} << 30, 128), 57);
+  EXPECT_EQ(FlashAttention3StaticSplits(1, 132, int64_t{1} << 30, 128), 109);
+  EXPECT_EQ(FlashAttention3StaticSplits(4, 132, int64_t{1} << 30, 128), 29);
+  EXPECT_EQ(FlashAttention3StaticSplits(8, 132, int64_t{1} << 30, 128), 15);
+  // No split for 4 KV tiles or fewer, nor where the row blocks fill 0.8 of the SMs (106 >= 105.6).
+  EXPECT_EQ(FlashAttention3StaticSplits(2, 132, 4, 128), 1);
+  EXPECT_EQ(FlashAttention3StaticSplits(106, 132, 1000, 128), 1);
+  // 105 blocks: 0.795 of a wave at 1 to 4 splits (w = 0.80, 1.59, 2.39, 3.18), 0.994 at 5 (3.98).
+  EXPECT_EQ(FlashAttention3StaticSplits(105, 132, 1000, 128), 5);
+}
+
+TEST(FlashAttention3Splits, DynamicSplitPerBatch) {
+  // blocks_per_sm = ceil(b m n x 1.1 x kv_heads / 132); splits = min(ceil(n / that), static):
+  //   b 1, n 32, 2 KV heads: ceil(0.533) = 1 -> 32, capped at 28;  b 8: ceil(4.27) = 5 -> ceil(32 / 5) = 7
+  //   b 64: ceil(34.1) = 35 -> 1;  more than 992 sequences, or a static count of 1: 1
+  EXPECT_EQ(FlashAttention3DynamicSplits(1, 1, 32, 2, 132, 28), 28);
+  EXPECT_EQ(FlashAttention3DynamicSplits(1, 1, 32, 2, 132, 57), 32);
+  EXPECT_EQ(FlashAttention3DynamicSplits(8, 1, 32, 2, 132, 32), 7);
+  EXPECT_EQ(FlashAttention3DynamicSplits(64, 1, 32, 2, 132, 32), 1);
+  EXPECT_EQ(FlashAttention3DynamicSplits(993, 1, 32, 2, 132, 32), 1);
+  EXPECT_EQ(FlashAttention3DynamicSplits(1, 1, 32, 2, 132, 1), 1);
+}
+
 TEST(AttentionTime, TileCostsScaleWithTheTilesTokens) {
   // The tile costs are per kv_tile_tokens (128) tokens: a Q tile whose KV tile is 64 tokens walks
   // twice the tiles at half the cost each, so a latency- or throughput-bound walk costs the same.

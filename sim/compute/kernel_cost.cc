@@ -82,6 +82,7 @@ ComputeParams ApplyCalibration(ComputeParams p, const config::ComputeCalibration
                      : ac.split_policy() == C::SPLIT_POLICY_FIXED             ? SplitPolicy::kFixed
                      : ac.split_policy() == C::SPLIT_POLICY_FLASH_ATTENTION_2 ? SplitPolicy::kFlashAttention2
                      : ac.split_policy() == C::SPLIT_POLICY_FLASH_INFER       ? SplitPolicy::kFlashInfer
+                     : ac.split_policy() == C::SPLIT_POLICY_FLASH_ATTENTION_3 ? SplitPolicy::kFlashAttention3
                                                                               : SplitPolicy::kOccupancy;
     a.planned_for_graph = ac.planned_for_graph();
     a.combine_splits_per_step = std::max(1, ac.combine_splits_per_step());

@@ -161,12 +161,48 @@ std::optional<AttentionImplementation> FlashInferKernel(const std::string& name)
   return impl;
 }
 
+// FlashAttention-3 on Hopper as the frameworks call it for decode and verify (attention_cost.h
+// kFlashAttention3; docs/reference/fa3-geometry.md), head_dim 128, bf16, causal, paged:
+//   vllm_fa3[_graph]/sm90    vLLM's fork (vllm-project/flash-attention @2adfc8c2, which vLLM's
+//                            cmake/external_projects/vllm_flash_attn.cmake pins): kBlockM 64 where
+//                            q G <= 64 (use_one_mma_wg), else 128; under full CUDA graphs vLLM passes
+//                            num_splits 32 (flash_attn_max_num_splits_for_cuda_graph, vllm/config/
+//                            attention.py), without a graph 0 (the heuristic);
+//   sglang_fa3[_graph]/sm90  sgl-kernel's build of sgl-project/sgl-attn: kBlockM 128 always; SGLang
+//                            passes num_splits 0, so the heuristic, which under a graph sees the
+//                            page table's width, the model's context.
+// kBlockN 128 (paged without TMA: 1- and 16-token pages are no multiple of the tile; causal), one
+// block per SM (~144-160 KiB of shared memory, launch bound 1). The combine kernel
+// (flash_fwd_combine, head_dim 128): 8 (token, head) rows x 128 values per 256-thread block, at
+// least 2 blocks per SM (its launch bound; more not settled). Costs: FlashAttention-2's split kernel's
+// through SameCostClassAs (its 64 x 128 tile is vLLM's one-warpgroup tile; Hopper's wgmma path is
+// not measured here: an upper bound where the tiles bind).
+std::optional<AttentionImplementation> FlashAttention3Kernel(const std::string& name) {
+  static const std::regex kName(R"((vllm|sglang)_fa3(_graph)?/sm90)");
+  std::smatch m;
+  if (!std::regex_match(name, m, kName)) return std::nullopt;
+  const bool vllm = m[1].str() == "vllm", graph = m[2].matched;
+  AttentionImplementation impl;
+  impl.name = name;
+  impl.split_policy = SplitPolicy::kFlashAttention3;
+  impl.row_tile = vllm ? 64 : 128;
+  impl.max_rows_per_block = 128;
+  impl.kv_tile_tokens = 128;
+  impl.blocks_per_sm = 1;
+  impl.max_splits = vllm && graph ? 32 : 0;
+  impl.planned_for_graph = graph && !vllm;
+  impl.combine_rows_per_block = 8;
+  impl.combine_blocks_per_sm = 2;
+  return impl;
+}
+
 }  // namespace
 
 StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& name) {
   if (std::optional<AttentionImplementation> triton = SglangTritonKernel(name)) return *triton;
   if (std::optional<AttentionImplementation> vllm = VllmFlashAttentionKernel(name)) return *vllm;
   if (std::optional<AttentionImplementation> fi = FlashInferKernel(name)) return *fi;
+  if (std::optional<AttentionImplementation> fa3 = FlashAttention3Kernel(name)) return *fa3;
   static const std::regex kName(
       R"((cudnn_sdpa_sm\d+|torch_flash_fwd|torch_flash_fwd_splitkv|torch_mem_efficient)/(\d{1,9})x(\d{1,9})(\+split)?)");
   std::smatch m;
@@ -177,7 +213,8 @@ StatusOr<AttentionImplementation> ProfiledAttentionKernel(const std::string& nam
         "torch_flash_fwd_splitkv/RxT, torch_mem_efficient/RxT, '+split' when split over the "
         "context; SGLang's Triton kernels triton_decode[_mla]/RxT, triton_extend[_mla]/RxT; vLLM's "
         "vllm_triton_decode_mla/RxT; vLLM's FlashAttention-2 vllm_fa2_decode/RxT, vllm_fa2_verify/RxT; "
-        "FlashInfer's FA2 as SGLang plans it flashinfer_fa2[_graph]/smNN for NN in 80, 86, 89, 90, 100, 120)");
+        "FlashInfer's FA2 as SGLang plans it flashinfer_fa2[_graph]/smNN for NN in 80, 86, 89, 90, 100, 120; "
+        "FlashAttention-3 as vLLM and SGLang call it vllm_fa3[_graph]/sm90, sglang_fa3[_graph]/sm90)");
   const int rows = std::stoi(m[2].str()), tokens = std::stoi(m[3].str());
   if (rows < 1 || rows > 1024 || tokens < 1 || tokens > 4096)
     return InvalidArgumentError("attention implementation '" + name + "': tile " + m[2].str() + "x" + m[3].str() +
@@ -228,7 +265,7 @@ std::string SameKernelBodyAs(const std::string& name) {
 }
 
 std::string SameCostClassAs(const std::string& name) {
-  return FlashInferKernel(name) ? "torch_flash_fwd_splitkv/64x128+split" : "";
+  return FlashInferKernel(name) || FlashAttention3Kernel(name) ? "torch_flash_fwd_splitkv/64x128+split" : "";
 }
 
 StatusOr<AttentionImplementation> AttentionKernelOfName(const std::string& name) {

@@ -58,7 +58,9 @@ std::string SameKernelBodyAs(const std::string& name);
 // measures them where a GPU is lent) take FlashAttention-2's split kernel's
 // (torch_flash_fwd_splitkv/64x128+split): both mma.sync m16n8k16 tiles in 128-thread blocks with
 // an online softmax over a paged cache and a merge of the splits' partials; the tile costs per 128
-// KV tokens. Empty for every other name.
+// KV tokens. FlashAttention-3's (vllm_fa3[_graph]/sm90, sglang_fa3[_graph]/sm90) take the same: the
+// FlashAttention algorithm with split-KV and a combine, its 64 x 128 tile vLLM's at q G <= 64
+// (Hopper's wgmma and warp specialisation are not measured here). Empty for every other name.
 std::string SameCostClassAs(const std::string& name);
 
 // specsim-validate's kernels (SpecsimValidateKernel) and profiled ones: the geometry of any

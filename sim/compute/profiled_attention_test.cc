@@ -352,5 +352,52 @@ TEST(ProfiledAttention, FlashInferAsSglangPlansIt) {
   EXPECT_EQ(SameCostClassAs("torch_flash_fwd/128x64"), "");
 }
 
+TEST(ProfiledAttention, FlashAttention3AsTheFrameworksCallIt) {
+  // docs/reference/fa3-geometry.md (H200, 132 SMs; Llama-3.1-8B at TP 4: 8 query heads, 2 KV heads,
+  // G = 4; 4096 cached tokens, 32 KV tiles of 128; verify's KV length the context plus q): the row
+  // tile, the splits that hold KV tiles, the (sequence, KV head, row block, split) tiles and the KV
+  // tiles each walks, and whether the combine runs.
+  //   vLLM graph, b 1: S 32 passed, per batch min(32 / 1, 32) = 32 -> 1 tile each, 2 x 32 = 64 tiles
+  //   vLLM eager, b 1: S = the heuristic, 28; 28 splits of ceil(32 / 28) = 2 tiles: 16 hold tiles
+  //   SGLang graph, b 1: 128-row tile, S 57 (the model's context), per batch 32; eager as vLLM's
+  //   b 8: ceil(8 x 32 x 1.1 x 2 / 132) = 5 per SM -> 7 splits of 5 tiles; b 64: 35 -> 1 split
+  //   verify q 4, b 8, 4100 tokens (33 tiles): ceil(4.4) = 5 -> 7 splits of 5 tiles
+  //   G 16 at q 8 (4 KV heads, 33 tiles): 128 rows, over vLLM's 64-row tile: the 128-row one; ceil(1.1)
+  //   = 2 per SM -> 17 splits of 2 tiles
+  struct Plan {
+    const char* name;
+    int q_heads, kv_heads, seqs, q, row_tile, splits, blocks, tiles;
+    bool combine;
+  };
+  for (const Plan& p : std::vector<Plan>{{"vllm_fa3_graph/sm90", 8, 2, 1, 1, 64, 32, 64, 1, true},
+                                         {"vllm_fa3/sm90", 8, 2, 1, 1, 64, 16, 32, 2, true},
+                                         {"sglang_fa3_graph/sm90", 8, 2, 1, 1, 128, 32, 64, 1, true},
+                                         {"sglang_fa3/sm90", 8, 2, 1, 1, 128, 16, 32, 2, true},
+                                         {"vllm_fa3_graph/sm90", 8, 2, 8, 1, 64, 7, 112, 5, true},
+                                         {"vllm_fa3_graph/sm90", 8, 2, 64, 1, 64, 1, 128, 32, true},
+                                         {"vllm_fa3_graph/sm90", 8, 2, 8, 4, 64, 7, 112, 5, true},
+                                         {"vllm_fa3_graph/sm90", 64, 4, 1, 8, 128, 17, 68, 2, true}}) {
+    const AttentionImplementation fa3 = ProfiledAttentionKernel(p.name).value();
+    AttentionCall call;
+    call.seqs = p.seqs;
+    call.q_heads = p.q_heads;
+    call.kv_heads = p.kv_heads;
+    call.query_tokens = p.q;
+    call.context = 4096 + (p.q > 1 ? p.q : 0);
+    const AttentionGeometry g = GeometryOf(fa3, call, 132);
+    const std::string at = std::string(p.name) + " b" + std::to_string(p.seqs) + " q" + std::to_string(p.q);
+    EXPECT_EQ(g.rows_per_block, p.row_tile) << at;
+    EXPECT_EQ(g.kv_tile_tokens, 128) << at;
+    EXPECT_EQ(g.splits, p.splits) << at;
+    EXPECT_EQ(g.blocks, p.blocks) << at;
+    EXPECT_EQ(g.kv_tiles, p.tiles) << at;
+    EXPECT_EQ(g.resident, 1) << at;
+    EXPECT_EQ(g.combine_waves > 0, p.combine) << at;
+  }
+  EXPECT_EQ(SameCostClassAs("vllm_fa3_graph/sm90"), "torch_flash_fwd_splitkv/64x128+split");
+  EXPECT_EQ(SameCostClassAs("sglang_fa3/sm90"), "torch_flash_fwd_splitkv/64x128+split");
+  EXPECT_FALSE(ProfiledAttentionKernel("vllm_fa3_graph/sm80").ok());  // FlashAttention-3 is Hopper's
+}
+
 }  // namespace
 }  // namespace specsim::compute

@@ -46,18 +46,20 @@ constexpr LoopPass kPasses[] = {LoopPass::kDecode, LoopPass::kDraft, LoopPass::k
 bool Runs(LoopPass pass, const FrameworkScenario& s) { return pass == LoopPass::kDecode || s.speculative; }
 
 // FlashInfer plans differently without a graph (flashinfer_fa2_graph/ -> flashinfer_fa2/: the Q
-// tile from the call's rows, no merge for one chunk): the target's passes that run eagerly take the
-// eager plan (decode for q = 1, verify for q >= 2).
-void TakeEagerFlashInferPlans(const FrameworkScenario& s, FrameworkProfile* profile, std::vector<std::string>* notes) {
+// tile from the call's rows, no merge for one chunk), and FlashAttention-3's splits follow the call
+// without one (vllm_fa3_graph/ -> vllm_fa3/, sglang_fa3_graph/ -> sglang_fa3/): the target's passes
+// that run eagerly take the eager plan (decode for q = 1, verify for q >= 2).
+void TakeEagerPlans(const FrameworkScenario& s, FrameworkProfile* profile, std::vector<std::string>* notes) {
   FrameworkProfile& f = *profile;
   for (LoopPass pass : {LoopPass::kDecode, LoopPass::kVerify}) {
     if (!Runs(pass, s) || PhaseOf(f.capture, pass) != CaptureMode::kEager) continue;
     std::string& name = pass == LoopPass::kDecode ? (s.mla ? f.attention_mla_decode : f.attention_decode)
                                                   : (s.mla ? f.attention_mla_verify : f.attention_verify);
-    static constexpr std::string_view kGraph = "flashinfer_fa2_graph/";
-    if (name.rfind(kGraph, 0) != 0) continue;
-    const std::string eager = "flashinfer_fa2/" + name.substr(kGraph.size());
-    notes->push_back(fmt::format("  {} attention {}: the pass runs eagerly, FlashInfer plans it without a graph",
+    static constexpr std::string_view kGraph = "_graph/";
+    const size_t at = name.find(kGraph);
+    if (at == std::string::npos) continue;
+    const std::string eager = name.substr(0, at) + "/" + name.substr(at + kGraph.size());
+    notes->push_back(fmt::format("  {} attention {}: the pass runs eagerly, its kernel is planned without a graph",
                                  LoopPassName(pass), eager));
     name = eager;
   }
@@ -136,7 +138,7 @@ std::vector<std::string> ApplyFrameworkDecisions(const FrameworkScenario& s, con
       PhaseOf(f.capture, pass) = CaptureMode::kEager;
     }
   }
-  TakeEagerFlashInferPlans(s, &f, &notes);
+  TakeEagerPlans(s, &f, &notes);
   if (s.speculative && f.speculative_defaults.stated) {
     const auto& d = f.speculative_defaults;
     const FrameworkProfile::SpeculativeDefaults::Shape& shape = d.For(s.family);

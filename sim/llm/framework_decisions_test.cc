@@ -178,6 +178,17 @@ TEST(FrameworkDecisions, AnEagerPassTakesFlashInfersPlanWithoutAGraph) {
   triton.capture.decode = CaptureMode::kEager;
   ApplyFrameworkDecisions(Sm120(false), user, &triton);
   EXPECT_EQ(triton.attention_decode, "flashinfer_decode");
+  // FlashAttention-3's graph names likewise (vLLM's split cap and SGLang's capture-width heuristic
+  // hold only in a graph): vllm_fa3_graph/ -> vllm_fa3/ for the verify that runs eagerly.
+  FrameworkProfile fa3 = TwoBackends();
+  fa3.attention_backends[0].decode_kernel = fa3.attention_backends[0].verify_kernel = "vllm_fa3_graph/sm90";
+  fa3.capture.verify = CaptureMode::kEager;
+  UserCapturePhases verify_user;
+  verify_user.verify = true;
+  const std::vector<std::string> fa3_notes = ApplyFrameworkDecisions(Sm120(false), verify_user, &fa3);
+  EXPECT_EQ(fa3.attention_decode, "vllm_fa3_graph/sm90");
+  EXPECT_EQ(fa3.attention_verify, "vllm_fa3/sm90");
+  EXPECT_THAT(fa3_notes.back(), HasSubstr("verify attention vllm_fa3/sm90: the pass runs eagerly"));
 }
 
 }  // namespace specsim::llm

@@ -105,6 +105,78 @@ int64_t FlashInferKvChunkTokens(int64_t seqs, int64_t q_tiles, int64_t context, 
   return low;
 }
 
+namespace {
+
+// The Q tile of a call whose blocks stream `rows` query rows (`group` heads of a KV head times the
+// query tokens): rows per block, row blocks and padded rows, by the implementation's rule.
+void RowTilesOf(const AttentionImplementation& impl, const AttentionCall& call, int64_t group, int64_t rows,
+                AttentionGeometry* g) {
+  if (impl.split_policy == SplitPolicy::kFlashAttention3) {
+    // kBlockM: the small tile where the packed rows fit in it (vLLM's one MMA warpgroup), else the large.
+    g->rows_per_block = rows <= impl.row_tile ? impl.row_tile : impl.max_rows_per_block;
+    g->row_blocks = CeilDiv(rows, g->rows_per_block);
+    g->rows_padded = g->row_blocks * g->rows_per_block;
+  } else if (impl.split_policy == SplitPolicy::kFlashInfer) {
+    // FlashInfer's Q tile: from the rows of a call, or a graph's ragged worst case.
+    g->rows_per_block =
+        FlashInferCtaTileQ(impl.planned_for_graph ? (call.seqs * (call.query_tokens - 1) + 1) * group : rows);
+    g->row_blocks = CeilDiv(rows, g->rows_per_block);
+    g->rows_padded = g->row_blocks * g->rows_per_block;
+  } else {
+    g->rows_padded = CeilDiv(rows, impl.row_tile) * impl.row_tile;
+    g->rows_per_block = impl.row_tile;
+    while (g->rows_per_block < g->rows_padded && g->rows_per_block * 2 <= impl.max_rows_per_block)
+      g->rows_per_block *= 2;
+    g->rows_per_block = std::min<int64_t>(g->rows_per_block, impl.max_rows_per_block);
+    g->row_blocks = CeilDiv(g->rows_padded, g->rows_per_block);
+  }
+}
+
+// The splits a launch picks (SplitPolicy) for `pre_split` blocks before splitting, before the ones
+// without work are dropped.
+struct SplitPlan {
+  int64_t splits = 1;
+  int64_t chunk = 0;       // FlashInfer: the KV chunk a block walks (the last one shorter)
+  int64_t fa3_static = 0;  // FlashAttention-3: the static split count (the combine runs above 1)
+};
+SplitPlan PlanSplits(const AttentionImplementation& impl, const AttentionCall& call, const AttentionGeometry& g,
+                     int64_t pre_split, int sm_count) {
+  SplitPlan p;
+  const int64_t tile = g.kv_tile_tokens;
+  if (call.splits > 0) {
+    p.splits = call.splits;
+  } else if (impl.split_policy == SplitPolicy::kFlashAttention3) {
+    const int64_t n_blocks = CeilDiv(call.context, tile);
+    // A graph's page table spans the model's context: as unbounded (min(128, SMs) caps the count).
+    constexpr int64_t kUnbounded = int64_t{1} << 30;
+    p.fa3_static = impl.max_splits > 0
+                       ? impl.max_splits
+                       : FlashAttention3StaticSplits(call.kv_heads * g.row_blocks, sm_count,
+                                                     impl.planned_for_graph ? kUnbounded : n_blocks, 128);
+    p.splits = FlashAttention3DynamicSplits(call.seqs, g.row_blocks, n_blocks, call.kv_heads, sm_count, p.fa3_static);
+  } else if (impl.split_policy == SplitPolicy::kFlashInfer) {
+    const int64_t max_items = int64_t(impl.split_blocks_per_sm) * sm_count / call.kv_heads;
+    p.chunk = FlashInferKvChunkTokens(call.seqs, g.row_blocks, call.context, max_items, impl.min_split_tokens);
+    p.splits = CeilDiv(call.context, p.chunk);
+  } else if (impl.split_policy == SplitPolicy::kSglangTriton) {
+    p.splits = SglangTritonSplits(impl, call, sm_count);
+  } else if (impl.split_policy == SplitPolicy::kFixed) {
+    p.splits = std::clamp<int64_t>(impl.max_splits, 1, call.context);
+  } else if (impl.split_policy == SplitPolicy::kFlashAttention2) {
+    p.splits = FlashAttention2Splits(pre_split, int64_t(impl.split_blocks_per_sm) * sm_count,
+                                     CeilDiv(call.context, tile), impl.max_splits > 0 ? impl.max_splits : 128);
+  } else {
+    const int64_t target = int64_t(impl.split_blocks_per_sm) * sm_count;
+    const int64_t want = impl.splits_round_down ? target / pre_split : CeilDiv(target, pre_split);
+    int64_t hi = std::max<int64_t>(1, call.context / impl.min_split_tokens);
+    if (impl.max_splits > 0) hi = std::min<int64_t>(hi, impl.max_splits);
+    p.splits = std::clamp<int64_t>(want, 1, hi);
+  }
+  return p;
+}
+
+}  // namespace
+
 AttentionGeometry GeometryOf(const AttentionImplementation& impl, const AttentionCall& call, int sm_count) {
   SPECSIM_CHECK(call.seqs >= 1 && call.query_tokens >= 1 && call.q_heads >= 1 && call.kv_heads >= 1 &&
                 call.context >= 1 && sm_count >= 1 && call.splits >= 0)
@@ -118,68 +190,21 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
   const int64_t group = per_head ? 1 : std::max<int64_t>(1, call.q_heads / call.kv_heads);
   const int64_t streams = per_head ? call.q_heads : call.kv_heads;
   const int64_t rows = group * call.query_tokens;
-  const bool flash_infer = impl.split_policy == SplitPolicy::kFlashInfer;
-  const bool fa3 = impl.split_policy == SplitPolicy::kFlashAttention3;
-  if (fa3) {
-    // kBlockM: the small tile where the packed rows fit in it (vLLM's one MMA warpgroup), else the large.
-    g.rows_per_block = rows <= impl.row_tile ? impl.row_tile : impl.max_rows_per_block;
-    g.row_blocks = CeilDiv(rows, g.rows_per_block);
-    g.rows_padded = g.row_blocks * g.rows_per_block;
-  } else if (flash_infer) {
-    // FlashInfer's Q tile: from the rows of a call, or a graph's ragged worst case.
-    g.rows_per_block =
-        FlashInferCtaTileQ(impl.planned_for_graph ? (call.seqs * (call.query_tokens - 1) + 1) * group : rows);
-    g.row_blocks = CeilDiv(rows, g.rows_per_block);
-    g.rows_padded = g.row_blocks * g.rows_per_block;
-  } else {
-    g.rows_padded = CeilDiv(rows, impl.row_tile) * impl.row_tile;
-    g.rows_per_block = impl.row_tile;
-    while (g.rows_per_block < g.rows_padded && g.rows_per_block * 2 <= impl.max_rows_per_block) g.rows_per_block *= 2;
-    g.rows_per_block = std::min<int64_t>(g.rows_per_block, impl.max_rows_per_block);
-    g.row_blocks = CeilDiv(g.rows_padded, g.rows_per_block);
-  }
+  RowTilesOf(impl, call, group, rows, &g);
   g.kv_tile_tokens = impl.KvTileTokens(g.rows_per_block);
   const int64_t tile = g.kv_tile_tokens;
   const int64_t pre_split = call.seqs * streams * g.row_blocks;
-  int64_t chunk = 0;       // FlashInfer: the KV chunk a block walks (the last one shorter)
-  int64_t fa3_static = 0;  // FlashAttention-3: the static split count (the combine runs above 1)
-  if (call.splits > 0) {
-    g.splits = call.splits;
-  } else if (fa3) {
-    const int64_t n_blocks = CeilDiv(call.context, tile);
-    // A graph's page table spans the model's context: as unbounded (min(128, SMs) caps the count).
-    constexpr int64_t kUnbounded = int64_t{1} << 30;
-    fa3_static = impl.max_splits > 0 ? impl.max_splits
-                                     : FlashAttention3StaticSplits(call.kv_heads * g.row_blocks, sm_count,
-                                                                   impl.planned_for_graph ? kUnbounded : n_blocks, 128);
-    g.splits = FlashAttention3DynamicSplits(call.seqs, g.row_blocks, n_blocks, call.kv_heads, sm_count, fa3_static);
-  } else if (flash_infer) {
-    const int64_t max_items = int64_t(impl.split_blocks_per_sm) * sm_count / call.kv_heads;
-    chunk = FlashInferKvChunkTokens(call.seqs, g.row_blocks, call.context, max_items, impl.min_split_tokens);
-    g.splits = CeilDiv(call.context, chunk);
-  } else if (impl.split_policy == SplitPolicy::kSglangTriton) {
-    g.splits = SglangTritonSplits(impl, call, sm_count);
-  } else if (impl.split_policy == SplitPolicy::kFixed) {
-    g.splits = std::clamp<int64_t>(impl.max_splits, 1, call.context);
-  } else if (impl.split_policy == SplitPolicy::kFlashAttention2) {
-    g.splits = FlashAttention2Splits(pre_split, int64_t(impl.split_blocks_per_sm) * sm_count,
-                                     CeilDiv(call.context, tile), impl.max_splits > 0 ? impl.max_splits : 128);
-  } else {
-    const int64_t target = int64_t(impl.split_blocks_per_sm) * sm_count;
-    const int64_t want = impl.splits_round_down ? target / pre_split : CeilDiv(target, pre_split);
-    int64_t hi = std::max<int64_t>(1, call.context / impl.min_split_tokens);
-    if (impl.max_splits > 0) hi = std::min<int64_t>(hi, impl.max_splits);
-    g.splits = std::clamp<int64_t>(want, 1, hi);
-  }
+  const SplitPlan plan = PlanSplits(impl, call, g, pre_split, sm_count);
+  g.splits = plan.splits;
   // ceil(ceil(context / splits) / tile) = ceil(ceil(context / tile) / splits): also FlashAttention-2's
   // n_blocks_per_split, which divides the context's blocks rather than its tokens.
-  const int64_t per_split = chunk > 0 ? chunk : CeilDiv(CeilDiv(call.context, g.splits), tile) * tile;
+  const int64_t per_split = plan.chunk > 0 ? plan.chunk : CeilDiv(CeilDiv(call.context, g.splits), tile) * tile;
   g.kv_tiles = CeilDiv(std::min(per_split, call.context), tile);
+  // FlashAttention-3 walks ceil(n / splits) KV tiles per split: the splits past the last tile hold none.
+  if (impl.split_policy == SplitPolicy::kFlashAttention3)
+    g.splits = std::min(g.splits, CeilDiv(CeilDiv(call.context, tile), g.kv_tiles));
   // SGLang's splits are rounded up to whole MIN_BLOCK_KV steps: the blocks past the last token exit
   // at once (launched, no work), so only the splits that hold tokens count.
-  if (fa3) {  // the splits past the last KV tile hold none (FlashAttention-3 walks ceil(n / splits) each)
-    g.splits = std::min(g.splits, CeilDiv(CeilDiv(call.context, tile), g.kv_tiles));
-  }
   if (impl.split_policy == SplitPolicy::kSglangTriton) {
     const int64_t rounded = CeilDiv(CeilDiv(call.context, g.splits), impl.min_split_tokens) * impl.min_split_tokens;
     g.splits = std::min(g.splits, CeilDiv(call.context, rounded));
@@ -190,7 +215,8 @@ AttentionGeometry GeometryOf(const AttentionImplementation& impl, const Attentio
   g.resident = impl.ResidentBlocks(g.rows_per_block);
   g.sm_blocks = CeilDiv(g.blocks, sm_count);
   g.rounds = CeilDiv(g.sm_blocks, g.resident);
-  if (g.splits > 1 || impl.merge_always || (flash_infer && impl.planned_for_graph) || fa3_static > 1)
+  const bool graph_merge = impl.split_policy == SplitPolicy::kFlashInfer && impl.planned_for_graph;
+  if (g.splits > 1 || impl.merge_always || graph_merge || plan.fa3_static > 1)
     g.combine_waves = CeilDiv(
         CeilDiv(call.seqs * call.query_tokens * call.q_heads * impl.combine_value_blocks, impl.combine_rows_per_block),
         int64_t(impl.combine_blocks_per_sm) * sm_count);

@@ -567,6 +567,20 @@ std::optional<llm::CaptureMode> ToOptionalCapture(int mode) {
   return ToCaptureMode(static_cast<config::CaptureMode>(mode));
 }
 
+// The loop's named host waits and the speculative cycle's own launches, with the workers they are for.
+void ConvertWaitsAndCycleOps(const FrameworkProfile& p, llm::FrameworkProfile* out) {
+  for (const config::HostWait& w : p.step_host_waits())
+    out->step_host_waits.push_back({w.name(), ToLoopPass(w.after()), ToLoopPass(w.waits_for()), w.source()});
+  for (const config::HostWait& w : p.cycle_host_waits())
+    out->cycle_host_waits.push_back({w.name(), ToLoopPass(w.after()), ToLoopPass(w.waits_for()), w.source(),
+                                     w.workers() != config::CycleOps::NGRAM,
+                                     w.workers() != config::CycleOps::DRAFTING});
+  for (const config::CycleOps& c : p.cycle_ops())
+    out->cycle_ops.push_back({c.name(), ToLoopPass(c.before()), c.kernels(), c.source(),
+                              c.workers() != config::CycleOps::NGRAM, c.workers() != config::CycleOps::DRAFTING,
+                              c.kernels_per_sequence(), c.every_draft_step(), c.draft_vocab_map()});
+}
+
 // The source-read decisions: host waits, attention backends, capture bound, speculative defaults.
 void ConvertDecisions(const FrameworkProfile& p, llm::FrameworkProfile* out) {
   out->version = p.version();
@@ -596,16 +610,7 @@ void ConvertDecisions(const FrameworkProfile& p, llm::FrameworkProfile* out) {
     o.ngram_verify_padded = !m.has_ngram_verify_padded() || m.ngram_verify_padded();
     o.source = m.source();
   }
-  for (const config::HostWait& w : p.step_host_waits())
-    out->step_host_waits.push_back({w.name(), ToLoopPass(w.after()), ToLoopPass(w.waits_for()), w.source()});
-  for (const config::HostWait& w : p.cycle_host_waits())
-    out->cycle_host_waits.push_back({w.name(), ToLoopPass(w.after()), ToLoopPass(w.waits_for()), w.source(),
-                                     w.workers() != config::CycleOps::NGRAM,
-                                     w.workers() != config::CycleOps::DRAFTING});
-  for (const config::CycleOps& c : p.cycle_ops())
-    out->cycle_ops.push_back({c.name(), ToLoopPass(c.before()), c.kernels(), c.source(),
-                              c.workers() != config::CycleOps::NGRAM, c.workers() != config::CycleOps::DRAFTING,
-                              c.kernels_per_sequence(), c.every_draft_step(), c.draft_vocab_map()});
+  ConvertWaitsAndCycleOps(p, out);
   for (const config::AttentionBackendRule& b : p.attention_backends()) {
     llm::AttentionBackendRule r;
     r.gpu_archs.assign(b.gpu_archs().begin(), b.gpu_archs().end());

@@ -79,7 +79,7 @@ struct CycleOps {
   int kernels = 0;
   std::string source;
   bool drafting = true;           // the drafting workers (EAGLE-3, MTP, a draft model) run it
-  bool ngram = false;             // the n-gram worker runs it (before its verify, or right after)
+  bool ngram = false;             // the n-gram worker runs it (before its verify, right after, or after its waits)
   int kernels_per_sequence = 0;   // launches per sequence of the batch, on top of `kernels`
   bool every_draft_step = false;  // met before each draft step (num_steps - 1), not once: before == kDraft
   bool draft_vocab_map = false;   // only with a draft head whose reduced vocabulary maps to the target's

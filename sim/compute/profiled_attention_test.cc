@@ -286,6 +286,18 @@ TEST(ProfiledAttention, VllmFlashAttention2SplitsOnlyDecode) {
   EXPECT_EQ(g.combine_waves, 0);
 }
 
+// A call of the worked examples: `seqs` sequences of 4096 cached tokens (verify's KV length the
+// context plus its q tokens).
+AttentionCall WorkedExampleCall(int q_heads, int kv_heads, int seqs, int q) {
+  AttentionCall call;
+  call.seqs = seqs;
+  call.q_heads = q_heads;
+  call.kv_heads = kv_heads;
+  call.query_tokens = q;
+  call.context = 4096 + (q > 1 ? q : 0);
+  return call;
+}
+
 TEST(ProfiledAttention, FlashInferAsSglangPlansIt) {
   // docs/reference/flashinfer-attention-geometry.md section 4 (Llama-3.1-8B, 4096 cached tokens,
   // G = 4; SM120 188 SMs, SM90 132 SMs): the Q tile, the KV tile, the chunks, the working CTAs
@@ -318,13 +330,7 @@ TEST(ProfiledAttention, FlashInferAsSglangPlansIt) {
                          {"flashinfer_fa2/sm90", 132, 16, 4, 8, 4, 16, 128, 8, 256, 5},
                          {"flashinfer_fa2/sm90", 132, 8, 2, 8, 8, 64, 128, 16, 256, 3}}) {
     const AttentionImplementation fi = ProfiledAttentionKernel(p.name).value();
-    AttentionCall call;
-    call.seqs = p.seqs;
-    call.q_heads = p.q_heads;
-    call.kv_heads = p.kv_heads;
-    call.query_tokens = p.q;
-    call.context = 4096 + (p.q > 1 ? p.q : 0);
-    const AttentionGeometry g = GeometryOf(fi, call, p.sms);
+    const AttentionGeometry g = GeometryOf(fi, WorkedExampleCall(p.q_heads, p.kv_heads, p.seqs, p.q), p.sms);
     const std::string at = std::string(p.name) + " h" + std::to_string(p.q_heads) + "/" + std::to_string(p.kv_heads) +
                            " b" + std::to_string(p.seqs) + " q" + std::to_string(p.q);
     EXPECT_EQ(g.rows_per_block, p.cta_q) << at;
@@ -378,13 +384,7 @@ TEST(ProfiledAttention, FlashAttention3AsTheFrameworksCallIt) {
                                          {"vllm_fa3_graph/sm90", 8, 2, 8, 4, 64, 7, 112, 5, true},
                                          {"vllm_fa3_graph/sm90", 64, 4, 1, 8, 128, 17, 68, 2, true}}) {
     const AttentionImplementation fa3 = ProfiledAttentionKernel(p.name).value();
-    AttentionCall call;
-    call.seqs = p.seqs;
-    call.q_heads = p.q_heads;
-    call.kv_heads = p.kv_heads;
-    call.query_tokens = p.q;
-    call.context = 4096 + (p.q > 1 ? p.q : 0);
-    const AttentionGeometry g = GeometryOf(fa3, call, 132);
+    const AttentionGeometry g = GeometryOf(fa3, WorkedExampleCall(p.q_heads, p.kv_heads, p.seqs, p.q), 132);
     const std::string at = std::string(p.name) + " b" + std::to_string(p.seqs) + " q" + std::to_string(p.q);
     EXPECT_EQ(g.rows_per_block, p.row_tile) << at;
     EXPECT_EQ(g.kv_tile_tokens, 128) << at;

@@ -458,6 +458,22 @@ TEST(DecodeSimulator, DraftStepGroupsRepeatBeforeEveryDraftStep) {
   EXPECT_EQ(c.LaunchesPerCycle(3, 1), 0);  // one step: the draft extend alone, no draft step
 }
 
+// Llama-3.1-8B on one GPU under the n-gram worker, every sequence matched, at `batch`; a framework
+// with a stream sync per cycle and `tensor_op_us` of host per cycle launch.
+DecodeSetup NgramSetup(const net::Topology* t, int batch, double tensor_op_us) {
+  DecodeSetup s = WithEagle(Llama8B(t, 1), {0.8, 0.6, 0.5});
+  s.draft.reset();
+  s.batch = batch;
+  s.speculation.method = SpeculationMethod::kNgram;
+  s.speculation.proposed_acceptance = s.speculation.acceptance;
+  s.speculation.ngram_match_probability = 1;
+  FrameworkProfile f;
+  f.sync_each_cycle = true;
+  f.tensor_op_host_us = tensor_op_us;
+  s.framework = f;
+  return s;
+}
+
 // The n-gram worker meets only the waits marked for it (HostWait::RunBy; the drafting worker's wait
 // after its draft extend is not its), and its groups listed before the draft run after its waits:
 // there the host cannot overlap them with the verify, so 2 launches at 1 ms each add their 2 ms in
@@ -466,14 +482,8 @@ TEST(DecodeSimulator, DraftStepGroupsRepeatBeforeEveryDraftStep) {
 TEST(DecodeSimulator, NgramWaitsAndLaunchesAfterThemAreItsOwn) {
   net::Topology t = Box();
   auto setup = [&](std::optional<LoopPass> group) {
-    DecodeSetup s = WithEagle(Llama8B(&t, 1), {0.8, 0.6, 0.5});
-    s.draft.reset();
-    s.speculation.method = SpeculationMethod::kNgram;
-    s.speculation.proposed_acceptance = s.speculation.acceptance;
-    s.speculation.ngram_match_probability = 1;
-    FrameworkProfile f;
-    f.sync_each_cycle = true;
-    f.tensor_op_host_us = 1000;
+    DecodeSetup s = NgramSetup(&t, 1, 1000);
+    FrameworkProfile& f = *s.framework;
     HostWait drafting{"verify_done", LoopPass::kDraftExtend, LoopPass::kVerify, "test"};
     drafting.ngram = false;
     HostWait ngram{"accepted_indices.tolist()", LoopPass::kVerify, LoopPass::kVerify, "test"};
@@ -485,7 +495,6 @@ TEST(DecodeSimulator, NgramWaitsAndLaunchesAfterThemAreItsOwn) {
       c.ngram = true;
       f.cycle_ops.push_back(c);
     }
-    s.framework = f;
     return s;
   };
   const std::vector<HostWait> waits = CycleWaitsOf(setup(std::nullopt));
@@ -539,21 +548,13 @@ TEST(DecodeSimulator, DraftVocabularyGroupsRunOnlyWithAMappedVocabulary) {
 TEST(DecodeSimulator, NgramCyclesRunTheirOwnLaunchesPerSequence) {
   net::Topology t = Box();
   auto cycle_ms = [&](int batch, bool ngram_group) {
-    DecodeSetup s = WithEagle(Llama8B(&t, 1), {0.8, 0.6, 0.5});
-    s.draft.reset();
-    s.batch = batch;
-    s.speculation.method = SpeculationMethod::kNgram;
-    s.speculation.proposed_acceptance = s.speculation.acceptance;
-    s.speculation.ngram_match_probability = 1;
-    FrameworkProfile f;
-    f.sync_each_cycle = true;
-    f.tensor_op_host_us = 1000;
+    DecodeSetup s = NgramSetup(&t, batch, 1000);
+    FrameworkProfile& f = *s.framework;
     CycleOps c{"per-request mask", LoopPass::kVerify, 0, "test"};
     c.kernels_per_sequence = 2;
     c.drafting = !ngram_group;
     c.ngram = ngram_group;
     f.cycle_ops.push_back(c);
-    s.framework = f;
     auto r = (*DecodeSimulator::Create(s))->Run();
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r->cycle_ms;

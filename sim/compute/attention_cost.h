@@ -138,7 +138,8 @@ struct AttentionImplementation {
   int max_splits = 0;              // 0: no limit (kSglangTriton: the cap before MLA's raise)
   SplitPolicy split_policy = SplitPolicy::kOccupancy;
   bool merge_always = false;  // the merge pass runs with one split too
-  // Planned for a CUDA graph's replays (kFlashInfer: Q tile for the ragged worst case, merge always).
+  // Planned for a CUDA graph's replays (kFlashInfer: Q tile for the ragged worst case, merge always;
+  // kFlashAttention3: the static split heuristic at the graph's page-table width, taken as unbounded).
   bool planned_for_graph = false;
   // At q = 1 with G > 1 the G query heads of a KV head are its rows (FlashAttention-2's
   // seqlenq_ngroups_swapped): the per_head_blocks = false geometry for that call.

@@ -88,9 +88,58 @@ std::string GpuModelBlock(const GpuDatasheet& sheet) {
   return t;
 }
 
-// The nodes and links of `box` (NVLink first), PCIe at `pcie` GB/s (Gen `gen` x`lanes`).
-std::string NodesAndLinks(const TopoMatrix& m, const Box& box, const GpuDatasheet& sheet, int gen, int lanes,
-                          const std::string& link_source, double pcie) {
+// A GPU's PCIe link: nvidia-smi's Max generation and width for it, else the datasheet's host interface.
+struct PcieLink {
+  int gen = 0, lanes = 0;
+  bool from_smi = false;
+  double Gbps() const { return PcieGbps(gen, lanes); }
+};
+
+// Per GPU, in the matrix's order (nvidia-smi lists -q and --query-gpu in the same index order as
+// topo -m): the GPU's own reported link, or the datasheet's where it reported none.
+std::vector<PcieLink> LinksOf(const TopoInputs& in, const GpuDatasheet& sheet) {
+  std::vector<PcieLink> links(in.matrix.num_gpus, PcieLink{sheet.pcie_gen, sheet.pcie_lanes, false});
+  for (size_t i = 0; i < in.gpus.size() && i < links.size(); ++i)
+    if (in.gpus[i].pcie_gen_max > 0 && in.gpus[i].pcie_width_max > 0)
+      links[i] = PcieLink{in.gpus[i].pcie_gen_max, in.gpus[i].pcie_width_max, true};
+  return links;
+}
+
+// The PCIe link lines: each GPU's own, and each switch's uplink at the widest of its GPUs' links.
+std::string PcieLinks(const TopoMatrix& m, const Box& box, const std::vector<PcieLink>& links) {
+  std::string t;
+  std::string last;
+  for (int i = 0; i < m.num_gpus; ++i) {
+    const PcieLink& l = links[i];
+    const std::string source =
+        fmt::format("# PCIe Gen{} x{} ({}): {:.3f} GB/s per direction [PCIE-EFF] [LAT]\n", l.gen, l.lanes,
+                    l.from_smi ? "nvidia-smi's PCIe Generation / Link Width Max"
+                               : "the datasheet's host interface (nvidia-smi gave no link)",
+                    l.Gbps());
+    if (source != last) t += source;  // said once for a run of GPUs with the same link
+    last = source;
+    const std::string up =
+        box.switch_of[i] >= 0 ? fmt::format("sw{}", box.switch_of[i]) : fmt::format("cpu{}", box.socket[i]);
+    t += fmt::format(
+        "links {{ a: \"gpu{}\" b: \"{}\" kind: PCIE bandwidth_gbps: {:.3f} latency_ns: 275 payload_efficiency: 0.914 "
+        "pcie_gen: {} pcie_lanes: {} }}\n",
+        i, up, l.Gbps(), l.gen, l.lanes);
+  }
+  for (size_t k = 0; k < box.switches.size(); ++k) {
+    PcieLink widest = links[box.switches[k].front()];
+    for (int g : box.switches[k])
+      if (links[g].Gbps() > widest.Gbps()) widest = links[g];
+    t += fmt::format(
+        "links {{ a: \"sw{}\" b: \"cpu{}\" kind: PCIE bandwidth_gbps: {:.3f} latency_ns: 0 payload_efficiency: 0.914 "
+        "pcie_gen: {} pcie_lanes: {} }}   # [GUESS] an x{} uplink of the widest GPU link below it\n",
+        k, box.socket[box.switches[k].front()], widest.Gbps(), widest.gen, widest.lanes, widest.lanes);
+  }
+  return t;
+}
+
+// The nodes and links of `box` (NVLink first), each GPU's PCIe link from `links`.
+std::string NodesAndLinks(const TopoMatrix& m, const Box& box, const GpuDatasheet& sheet,
+                          const std::vector<PcieLink>& links) {
   std::string t;
   for (int s = 0; s < box.sockets; ++s) {
     t += fmt::format(
@@ -122,21 +171,7 @@ std::string NodesAndLinks(const TopoMatrix& m, const Box& box, const GpuDatashee
           i, per_link * links, links);
     }
   }
-  t +=
-      fmt::format("# PCIe Gen{} x{} ({}): {:.3f} GB/s per direction [PCIE-EFF] [LAT]\n", gen, lanes, link_source, pcie);
-  for (int i = 0; i < m.num_gpus; ++i) {
-    const std::string up =
-        box.switch_of[i] >= 0 ? fmt::format("sw{}", box.switch_of[i]) : fmt::format("cpu{}", box.socket[i]);
-    t += fmt::format(
-        "links {{ a: \"gpu{}\" b: \"{}\" kind: PCIE bandwidth_gbps: {:.3f} latency_ns: 275 payload_efficiency: 0.914 "
-        "pcie_gen: {} pcie_lanes: {} }}\n",
-        i, up, pcie, gen, lanes);
-  }
-  for (size_t k = 0; k < box.switches.size(); ++k)
-    t += fmt::format(
-        "links {{ a: \"sw{}\" b: \"cpu{}\" kind: PCIE bandwidth_gbps: {:.3f} latency_ns: 0 payload_efficiency: 0.914 "
-        "pcie_gen: {} pcie_lanes: {} }}   # [GUESS] an x{} uplink of the GPUs' generation\n",
-        k, box.socket[box.switches[k].front()], pcie, gen, lanes, lanes);
+  t += PcieLinks(m, box, links);
   for (int s = 1; s < box.sockets; ++s)
     t += fmt::format(
         "links {{ a: \"cpu0\" b: \"cpu{}\" kind: CPU_INTERCONNECT bandwidth_gbps: 128 latency_ns: 0 "
@@ -171,17 +206,11 @@ StatusOr<std::string> HardwareConfigFromTopo(const TopoInputs& in) {
     return InvalidArgumentError("GPU '" + name + "' is not in the datasheet table (sim/io/gpu_datasheets.cc: " + known +
                                 "): give --gpu with one of those, or write its gpu_models block by hand");
   }
+  if (!in.gpus.empty() && static_cast<int>(in.gpus.size()) != m.num_gpus)
+    return InvalidArgumentError(
+        fmt::format("nvidia-smi's GPU list names {} GPU(s) and the topo -m matrix {}: give the two outputs of one box",
+                    in.gpus.size(), m.num_gpus));
   const Box box = Shape(m);
-  int gen = sheet->pcie_gen, lanes = sheet->pcie_lanes;
-  std::string link_source = "the datasheet's host interface (nvidia-smi gave no link)";
-  for (const GpuLinkInfo& g : in.gpus)
-    if (g.pcie_gen_max > 0 && g.pcie_width_max > 0) {
-      gen = g.pcie_gen_max;
-      lanes = g.pcie_width_max;
-      link_source = "nvidia-smi's PCIe Generation / Link Width Max";
-      break;
-    }
-  const double pcie = PcieGbps(gen, lanes);
   std::string t;
   t += "# proto-file: proto/specsim/hardware.proto\n# proto-message: specsim.config.Hardware\n#\n";
   t += fmt::format("# Written by `specsim hardware-from-topo` from {}.\n", in.sources);
@@ -195,7 +224,7 @@ StatusOr<std::string> HardwareConfigFromTopo(const TopoInputs& in) {
   t += "cpu_vendor: CPU_VENDOR_UNSPECIFIED   # [GUESS] unknown: set AMD or INTEL (lscpu's Vendor ID)\n";
   t += "driver_p2p_mode: DRIVER_DEFAULT   # the driver as installed (hardware.proto DriverP2pMode)\n\n";
   t += GpuModelBlock(*sheet);
-  t += NodesAndLinks(m, box, *sheet, gen, lanes, link_source, pcie);
+  t += NodesAndLinks(m, box, *sheet, LinksOf(in, *sheet));
   return t;
 }
 

@@ -8,8 +8,9 @@
 //                socket's root complex; any other GPU on its own root port (PHB, NODE, SYS);
 //   NVLink       GPUs joined by NV# meet at an NVSwitch node (listed first, so GPU-to-GPU traffic
 //                takes it as NCCL does), each GPU's link carrying its NV# count x the per-link rate.
-// Values nothing measured: the GPU's figures from the datasheet table (cited there), link rates from
-// the PCIe generation and width (nvidia-smi's Max, else the datasheet's host interface, said so),
+// Values nothing measured: the GPU's figures from the datasheet table (cited there), each GPU's link
+// rate from its own PCIe generation and width (nvidia-smi's Max for that GPU, else the datasheet's
+// host interface, said so; a switch's uplink at the widest link below it, a guess),
 // latencies from docs/reference/pcie.md, host memory, CPU interconnect and NVLink per-link rate
 // written as guesses ([GUESS] beside each) to replace or calibrate.
 #pragma once
@@ -30,8 +31,9 @@ struct TopoInputs {
   std::string sources;            // the input files, for the header comment
 };
 
-// The config's text, or InvalidArgument naming what is missing (no GPU name, a GPU not in the
-// datasheet table: the table's names are listed).
+// The config's text, or InvalidArgument naming what is missing or inconsistent (no GPU name, a GPU
+// not in the datasheet table: the table's names are listed; a GPU list of another length than the
+// matrix).
 StatusOr<std::string> HardwareConfigFromTopo(const TopoInputs& in);
 
 }  // namespace specsim::io

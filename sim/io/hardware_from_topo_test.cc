@@ -99,6 +99,50 @@ TEST(HardwareFromTopo, TheGpuMachinesOwnOutput) {
   EXPECT_FALSE(FindGpuDatasheet("GeForce 256").has_value());
 }
 
+// Each GPU keeps its own reported link: a box whose GPU1 trained at Gen4 x8 (a riser, a bifurcated
+// slot) gets that GPU's link at x8 Gen4's rate and the others at theirs; the switch above them takes
+// the widest. A GPU list of another length than the matrix is refused.
+TEST(HardwareFromTopo, EachGpuKeepsItsOwnLink) {
+  auto m = ParseNvidiaSmiTopo(Read("sim/io/testdata/topo/pxb-4x.txt"));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto gpus = ParseNvidiaSmiGpus(
+      "name, pcie.link.gen.max, pcie.link.width.max\n"
+      "NVIDIA RTX PRO 6000 Blackwell Server Edition, 5, 16\n"
+      "NVIDIA RTX PRO 6000 Blackwell Server Edition, 4, 8\n"
+      "NVIDIA RTX PRO 6000 Blackwell Server Edition, 5, 16\n"
+      "NVIDIA RTX PRO 6000 Blackwell Server Edition, 5, 16\n");
+  ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
+  TopoInputs in;
+  in.matrix = *m;
+  in.gpus = *gpus;
+  in.name = "mixed";
+  in.sources = "test";
+  auto text = HardwareConfigFromTopo(in);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  auto box = ParseHardware(*text, "mixed");
+  ASSERT_TRUE(box.ok()) << box.status().ToString() << "\n" << *text;
+  // Gen4: 16 GT/s x 8 lanes x 128/130 / 8 = 15.754 GB/s; Gen5 x16: 63.015 GB/s.
+  int gen4 = 0, gen5 = 0;
+  for (const net::Link& l : box->links) {
+    if (l.kind != net::LinkKind::kPcie) continue;
+    if (l.pcie_gen == 4) {
+      ++gen4;
+      EXPECT_EQ(l.pcie_lanes, 8);
+      EXPECT_NEAR(l.bandwidth_gbps, 15.754, 1e-3);
+    } else {
+      ++gen5;
+      EXPECT_NEAR(l.bandwidth_gbps, 63.015, 1e-3);
+    }
+  }
+  EXPECT_EQ(gen4, 1);  // GPU1's link alone
+  EXPECT_EQ(gen5, 4);  // three GPU links and the switch's uplink (the widest below it)
+  in.gpus.pop_back();
+  auto short_list = HardwareConfigFromTopo(in);
+  ASSERT_FALSE(short_list.ok());
+  EXPECT_NE(short_list.status().message().find("names 3 GPU(s) and the topo -m matrix 4"), std::string::npos)
+      << short_list.status().message();
+}
+
 TEST(HardwareFromTopo, BadInputIsNamed) {
   EXPECT_FALSE(ParseNvidiaSmiTopo("hello").ok());
   auto bad = ParseNvidiaSmiTopo("\tGPU0\tGPU1\nGPU0\t X \tQQQ\nGPU1\tPIX\t X \n");

@@ -54,11 +54,11 @@ std::string SameKernelBodyAs(const std::string& name);
 
 // Where no fit of `name` or of its kernel body exists: the implementation of another kernel source
 // of the same class whose fitted per-step costs price `name` until it is measured itself.
-// FlashInfer's FA2 kernels (flashinfer_fa2[_graph]/smNN; validate/flashinfer_attention_probe.py
-// measures them where a GPU is lent) take FlashAttention-2's split kernel's
-// (torch_flash_fwd_splitkv/64x128+split): both mma.sync m16n8k16 tiles in 128-thread blocks with
-// an online softmax over a paged cache and a merge of the splits' partials; the tile costs per 128
-// KV tokens. FlashAttention-3's (vllm_fa3[_graph]/sm90, sglang_fa3[_graph]/sm90) take the same: the
+// FlashInfer's FA2 kernels (flashinfer_fa2[_graph]/smNN: their own fit, configs/calibration/
+// h200-flashinfer.textproto, comes first; this is for a box without it) take FlashAttention-2's
+// split kernel's (torch_flash_fwd_splitkv/64x128+split): both mma.sync m16n8k16 tiles in
+// 128-thread blocks with an online softmax over a paged cache and a merge of the splits' partials;
+// the tile costs per 128 KV tokens (31.7% fast against FlashInfer's measured calls). FlashAttention-3's (vllm_fa3[_graph]/sm90, sglang_fa3[_graph]/sm90) take the same: the
 // FlashAttention algorithm with split-KV and a combine, its 64 x 128 tile vLLM's at q G <= 64
 // (Hopper's wgmma and warp specialisation are not measured here). Empty for every other name.
 std::string SameCostClassAs(const std::string& name);

@@ -123,8 +123,8 @@ const std::vector<std::pair<std::string, calib::LoadedCalibration>>& KernelCostC
 std::optional<compute::AttentionImplementation> TransferredAttentionKernel(const std::string& name) {
   // The kernel's own fit, else the fit of another launch of the same kernel source with this
   // name's geometry (compute::SameKernelBodyAs), else of a kernel of the same class
-  // (compute::SameCostClassAs: FlashInfer's and FlashAttention-3's, not measured, priced per KV token as
-  // FlashAttention-2).
+  // (compute::SameCostClassAs: FlashAttention-3's, not measured, and FlashInfer's where no bundled fit
+  // has it, priced per KV token as FlashAttention-2).
   const std::string body = compute::SameKernelBodyAs(name);
   const std::string cost_class = compute::SameCostClassAs(name);
   for (const std::string& fitted : {name, body, cost_class}) {

@@ -81,9 +81,10 @@ StatusOr<Evaluation> Evaluate(const LoadedScenario& loaded);
 StatusOr<llm::DecodeResult> EvaluateSetup(const llm::DecodeSetup& setup);
 
 // Bundled calibrations whose attention implementations price a framework's kernels on a box whose
-// own calibration lacks them (in this order): the Triton kernels of SGLang's launch geometry and
-// PyTorch's SDPA kernels, each fitted on the 1x H200.
+// own calibration lacks them (in this order): the Triton kernels of SGLang's launch geometry,
+// FlashInfer's FA2 kernels as SGLang plans them, and PyTorch's SDPA kernels, each fitted on the 1x H200.
 inline constexpr const char* kKernelCostCalibrations[] = {"configs/calibration/h200-triton-attention.textproto",
+                                                          "configs/calibration/h200-flashinfer.textproto",
                                                           "configs/calibration/h200-pytorch.textproto"};
 
 // The attention implementation `name` from the first of kKernelCostCalibrations that fitted it,

@@ -77,22 +77,28 @@ TEST(ChooseAttentionCosts, TheFrameworksKernelTakesABundledFitWhereTheScenarioHa
   EXPECT_TRUE(own.attention_regimes.For(4, true)->costs_source.empty());
 }
 
-// FlashInfer's FA2 kernels are not measured: their geometry (planner, tiles) with FlashAttention-2's
-// split kernel's fitted per-step costs, and the output says so.
-TEST(ChooseAttentionCosts, FlashInferTakesItsClasssCostsAndKeepsItsGeometry) {
+// FlashInfer's FA2 kernels take their own fit (configs/calibration/h200-flashinfer.textproto, the
+// probe's calls on the H200) with the scenario's geometry; FlashAttention-3's, not measured, take
+// FlashAttention-2's split kernel's fitted per-step costs with their own geometry, and say so.
+TEST(ChooseAttentionCosts, FlashInferTakesItsOwnFitAndFlashAttention3ItsClasss) {
   const std::optional<compute::AttentionImplementation> fi = TransferredAttentionKernel("flashinfer_fa2_graph/sm120");
   const std::optional<compute::AttentionImplementation> fa2 =
       TransferredAttentionKernel("torch_flash_fwd_splitkv/64x128+split");
-  ASSERT_TRUE(fi.has_value() && fa2.has_value());
+  const std::optional<compute::AttentionImplementation> fa3 = TransferredAttentionKernel("vllm_fa3_graph/sm90");
+  ASSERT_TRUE(fi.has_value() && fa2.has_value() && fa3.has_value());
   EXPECT_EQ(fi->split_policy, compute::SplitPolicy::kFlashInfer);
   EXPECT_TRUE(fi->planned_for_graph);
-  EXPECT_EQ(fi->kv_tile_tokens, fa2->kv_tile_tokens);  // the tile the costs are per
-  EXPECT_DOUBLE_EQ(fi->tile_ns, fa2->tile_ns);
-  EXPECT_DOUBLE_EQ(fi->combine_split_ns, fa2->combine_split_ns);
-  EXPECT_NE(fi->costs_source.find("of torch_flash_fwd_splitkv/64x128+split, another kernel of its class"),
-            std::string::npos)
+  EXPECT_NE(fi->costs_source.find("configs/calibration/h200-flashinfer.textproto"), std::string::npos)
       << fi->costs_source;
-  EXPECT_NE(fi->costs_source.find("own not measured"), std::string::npos) << fi->costs_source;
+  EXPECT_EQ(fi->costs_source.find("another kernel of its class"), std::string::npos) << fi->costs_source;
+  EXPECT_NE(fi->tile_ns, fa2->tile_ns);  // its own costs, not FlashAttention-2's
+  EXPECT_EQ(fa3->split_policy, compute::SplitPolicy::kFlashAttention3);
+  EXPECT_DOUBLE_EQ(fa3->tile_ns, fa2->tile_ns);
+  EXPECT_DOUBLE_EQ(fa3->combine_split_ns, fa2->combine_split_ns);
+  EXPECT_NE(fa3->costs_source.find("of torch_flash_fwd_splitkv/64x128+split, another kernel of its class"),
+            std::string::npos)
+      << fa3->costs_source;
+  EXPECT_NE(fa3->costs_source.find("own not measured"), std::string::npos) << fa3->costs_source;
 }
 
 TEST(ChooseAttentionCosts, CalibratedKernelsOfAnotherImplementationAreNotApplied) {

@@ -62,7 +62,7 @@ PLAN_FIELDS = ["padded_batch_size", "total_num_rows", "total_num_rows_offset", "
                "kv_chunk_size_ptr_offset", "v_offset", "s_offset", "block_valid_mask_offset", "enable_cuda_graph",
                "split_kv"]
 SMEM = {"native": (0, 0), "sm120": (102400, 101376)}  # FlashInfer utils.cuh: 101376 B per block on SM120
-FLOAT_WS = 256 << 20  # workspace for the split partials: FlashInfer's allocator fails a plan that overflows it
+FLOAT_WS = 1 << 30  # workspace for the split partials: FlashInfer's allocator fails a plan that overflows it (64 heads: 331 MB)
 INT_WS = 8 << 20
 
 

@@ -361,39 +361,45 @@ TEST(ProfiledAttention, FlashInferAsSglangPlansIt) {
 }
 
 // FlashInfer's planner and dispatcher as they ran on the H200 (132 SMs): the plans
-// validate/flashinfer_attention_probe.py recorded for its 1200 calls (traces/flashinfer-attention-probe/
-// h200-1x-2026-12-05.json.plans.json; FlashInfer @fb28d724 through validate/flashinfer_probe; the sm120
-// names with SM120's shared memory told to FlashInfer, on the H200's SMs). Per call: the Q tile, the
-// KV tile of the kernel that ran (its KernelTraits), the KV chunks ceil(kv_len / kv_chunk_size), the
-// working CTAs (sequences x Q tiles x chunks x KV heads) and whether the merge kernel ran.
+// validate/flashinfer_attention_probe.py recorded (traces/flashinfer-attention-probe/*.plans.json;
+// FlashInfer @fb28d724 through validate/flashinfer_probe; the sm120 names with SM120's shared memory
+// told to FlashInfer, on the H200's SMs): run -05 Llama-3.1-8B's heads at TP 1/2/4, batch 1-16,
+// 512-8192 tokens (1,200 calls); run -05b GQA groups of 8 (64/8, 16/2, 8/1), batch 1-64, 1k-16k
+// tokens (432). Per call: the Q tile, the KV tile of the kernel that ran (its KernelTraits), the KV
+// chunks ceil(kv_len / kv_chunk_size), the working CTAs (sequences x Q tiles x chunks x KV heads)
+// and whether the merge kernel ran.
 TEST(ProfiledAttention, FlashInferAsTheH200Planned) {
-  std::ifstream in(std::string(SPECSIM_SOURCE_DIR) +
-                   "/traces/flashinfer-attention-probe/h200-1x-2026-12-05.json.plans.json");
-  ASSERT_TRUE(in.good());
-  const nlohmann::json plans = nlohmann::json::parse(in);
-  ASSERT_EQ(plans["sm_count"].get<int>(), 132);
-  int checked = 0;
-  for (const nlohmann::json& p : plans["plans"]) {
-    const std::string impl = p["implementation"].get<std::string>();
-    const std::string at = p["label"].get<std::string>();
-    AttentionCall call;
-    call.seqs = p["batch"].get<int>();
-    call.q_heads = p["q_heads"].get<int>();
-    call.kv_heads = p["kv_heads"].get<int>();
-    call.query_tokens = p["query_tokens"].get<int>();
-    call.context = p["kv_len"].get<int64_t>();
-    const AttentionGeometry g = GeometryOf(ProfiledAttentionKernel(impl).value(), call, 132);
-    const int64_t cta_q = p["cta_tile_q"].get<int64_t>();
-    const int64_t chunks = (call.context + p["kv_chunk_size"].get<int64_t>() - 1) / p["kv_chunk_size"].get<int64_t>();
-    const int64_t q_tiles = (call.query_tokens * (call.q_heads / call.kv_heads) + cta_q - 1) / cta_q;
-    EXPECT_EQ(g.rows_per_block, cta_q) << at;
-    EXPECT_EQ(g.kv_tile_tokens, p["kernel"]["cta_tile_kv"].get<int64_t>()) << at;
-    EXPECT_EQ(g.splits, chunks) << at;
-    EXPECT_EQ(g.blocks, call.seqs * q_tiles * chunks * call.kv_heads) << at;
-    EXPECT_EQ(g.combine_waves > 0, !p["merge_grid"].is_null()) << at;
-    ++checked;
+  for (const auto& [file, calls] :
+       std::vector<std::pair<std::string, int>>{{"h200-1x-2026-12-05", 1200}, {"h200-1x-2026-12-05b", 432}}) {
+    std::ifstream in(std::string(SPECSIM_SOURCE_DIR) + "/traces/flashinfer-attention-probe/" + file +
+                     ".json.plans.json");
+    ASSERT_TRUE(in.good()) << file;
+    const nlohmann::json plans = nlohmann::json::parse(in);
+    ASSERT_EQ(plans["sm_count"].get<int>(), 132);
+    int checked = 0;
+    for (const nlohmann::json& p : plans["plans"]) {
+      const std::string impl = p["implementation"].get<std::string>();
+      const std::string at = file + " " + p["label"].get<std::string>();
+      AttentionCall call;
+      call.seqs = p["batch"].get<int>();
+      call.q_heads = p["q_heads"].get<int>();
+      call.kv_heads = p["kv_heads"].get<int>();
+      call.query_tokens = p["query_tokens"].get<int>();
+      call.context = p["kv_len"].get<int64_t>();
+      const AttentionGeometry g = GeometryOf(ProfiledAttentionKernel(impl).value(), call, 132);
+      const int64_t cta_q = p["cta_tile_q"].get<int64_t>();
+      const int64_t chunk = p["kv_chunk_size"].get<int64_t>();
+      const int64_t chunks = (call.context + chunk - 1) / chunk;
+      const int64_t q_tiles = (call.query_tokens * (call.q_heads / call.kv_heads) + cta_q - 1) / cta_q;
+      EXPECT_EQ(g.rows_per_block, cta_q) << at;
+      EXPECT_EQ(g.kv_tile_tokens, p["kernel"]["cta_tile_kv"].get<int64_t>()) << at;
+      EXPECT_EQ(g.splits, chunks) << at;
+      EXPECT_EQ(g.blocks, call.seqs * q_tiles * chunks * call.kv_heads) << at;
+      EXPECT_EQ(g.combine_waves > 0, !p["merge_grid"].is_null()) << at;
+      ++checked;
+    }
+    EXPECT_EQ(checked, calls) << file;
   }
-  EXPECT_EQ(checked, 1200);
 }
 
 TEST(ProfiledAttention, FlashAttention3AsTheFrameworksCallIt) {

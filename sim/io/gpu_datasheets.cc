@@ -52,6 +52,40 @@ std::vector<GpuDatasheet> Table() {
     g.source = "docs/reference/hardware.md (NVIDIA RTX PRO 6000 Blackwell datasheets; rates with sparsity halved)";
     t.push_back(g);
   }
+  for (bool sxm : {true, false}) {
+    GpuDatasheet g;
+    g.names = sxm ? std::vector<std::string>{"H100 80GB HBM3", "H100 SXM", "H100 SXM5", "H100 SXM5 80GB"}
+                  : std::vector<std::string>{"H100 PCIe", "H100 80GB PCIe"};
+    g.model_name = sxm ? "H100 SXM5" : "H100 PCIe";
+    g.arch = "sm90";
+    g.sm_count = sxm ? 132 : 114;
+    g.memory_gib = 80;
+    g.memory_bandwidth_gbps = sxm ? 3350 : 2000;
+    g.l2_cache_mib = 50;
+    g.bf16_dense_tflops = sxm ? 989.5 : 756.5;  // the datasheet's 1,979 / 1,513 with sparsity, halved
+    g.fp8_dense_tflops = sxm ? 1979 : 1513;     // 3,958 / 3,026 with sparsity, halved
+    g.pcie_gen = 5;
+    g.pcie_lanes = 16;            // "PCIe Gen5: 128GB/s" both directions: x16
+    g.nvlink_gbps_per_link = 25;  // per direction: SXM5 900 GB/s over 18 links, PCIe's bridge 600 GB/s over 12
+    g.source = "docs/reference/hardware.md (NVIDIA H100 datasheet and whitepaper table as a reseller reproduces it)";
+    t.push_back(g);
+  }
+  for (bool s_model : {true, false}) {
+    GpuDatasheet g;
+    g.names = {s_model ? "L40S" : "L40"};
+    g.model_name = s_model ? "L40S" : "L40";
+    g.arch = "sm89";
+    g.sm_count = 142;  // 18,176 CUDA cores / 128 per Ada SM
+    g.memory_gib = 48;
+    g.memory_bandwidth_gbps = 864;
+    g.l2_cache_mib = 0;  // not in the datasheet: unknown (used only by compare's L2-resident test)
+    g.bf16_dense_tflops = s_model ? 362.05 : 181.05;  // the datasheet's dense figures (733 / 362.1 with sparsity)
+    g.fp8_dense_tflops = s_model ? 733 : 362;
+    g.pcie_gen = 4;
+    g.pcie_lanes = 16;
+    g.source = "docs/reference/hardware.md (NVIDIA L40 / L40S datasheets as a reseller reproduces them; L2 not given)";
+    t.push_back(g);
+  }
   return t;
 }
 

@@ -76,8 +76,11 @@ std::string GpuModelBlock(const GpuDatasheet& sheet) {
   t += "gpu_models {\n";
   t += fmt::format("  name: \"{}\"\n  arch: \"{}\"\n  sm_count: {}\n  memory_gib: {:g}\n", sheet.model_name, sheet.arch,
                    sheet.sm_count, sheet.memory_gib);
-  t += fmt::format("  memory_bandwidth_gbps: {:g}\n  l2_cache_mib: {:g}\n  bf16_dense_tflops: {:g}\n",
-                   sheet.memory_bandwidth_gbps, sheet.l2_cache_mib, sheet.bf16_dense_tflops);
+  t += fmt::format(
+      "  memory_bandwidth_gbps: {:g}\n  l2_cache_mib: {:g}{}\n  bf16_dense_tflops: {:g}\n", sheet.memory_bandwidth_gbps,
+      sheet.l2_cache_mib,
+      sheet.l2_cache_mib > 0 ? "" : "   # not in the datasheet: unknown (0: compare treats no item as L2-resident)",
+      sheet.bf16_dense_tflops);
   t += fmt::format("  fp8_dense_tflops: {:g}\n  fp4_dense_tflops: {:g}\n", sheet.fp8_dense_tflops,
                    sheet.fp4_dense_tflops);
   t += "  copy_engines_per_direction: 1   # [GUESS] not published: calibrate\n";

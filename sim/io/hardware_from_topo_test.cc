@@ -47,6 +47,8 @@ TEST(HardwareFromTopo, EveryPairKeepsItsPathClass) {
       {"sim/io/testdata/topo/pcie-8x-dual-socket.txt", "NVIDIA RTX PRO 6000 Blackwell Server Edition", 8, 2, 4},
       {"sim/io/testdata/topo/phb-4x.txt", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 4, 1, 0},
       {"sim/io/testdata/topo/pxb-4x.txt", "NVIDIA RTX PRO 6000 Blackwell Server Edition", 4, 1, 1},
+      {"sim/io/testdata/topo/pcie-8x-dual-socket.txt", "NVIDIA L40S", 8, 2, 4},
+      {"sim/io/testdata/topo/hgx-8x-nv18.txt", "NVIDIA H100 80GB HBM3", 8, 2, 0},
   };
   for (const Case& c : cases) {
     auto m = ParseNvidiaSmiTopo(Read(c.file));
@@ -141,6 +143,32 @@ TEST(HardwareFromTopo, EachGpuKeepsItsOwnLink) {
   ASSERT_FALSE(short_list.ok());
   EXPECT_NE(short_list.status().message().find("names 3 GPU(s) and the topo -m matrix 4"), std::string::npos)
       << short_list.status().message();
+}
+
+// The example: an L40S box written from the RTX PRO 6000's (a Gen5 link left in place of
+// the L40S's Gen4) draws the datasheet warning; the config hardware-from-topo writes draws none and
+// says that the datasheet gives no L2 size.
+TEST(HardwareFromTopo, AnL40sBoxAtGen5IsWarned) {
+  auto m = ParseNvidiaSmiTopo(Read("sim/io/testdata/topo/phb-4x.txt"));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  TopoInputs in;
+  in.matrix = *m;
+  in.gpu_name = "NVIDIA L40S";
+  in.name = "l40s";
+  in.sources = "test";
+  auto text = HardwareConfigFromTopo(in);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_NE(text->find("pcie_gen: 4 pcie_lanes: 16"), std::string::npos) << *text;
+  EXPECT_NE(text->find("l2_cache_mib: 0   # not in the datasheet"), std::string::npos) << *text;
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(ParseHardware(*text, "l40s.textproto", &warnings).ok());
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  std::string gen5 = *text;
+  for (size_t at = gen5.find("pcie_gen: 4"); at != std::string::npos; at = gen5.find("pcie_gen: 4", at))
+    gen5.replace(at, 11, "pcie_gen: 5");
+  ASSERT_TRUE(ParseHardware(gen5, "l40s.textproto", &warnings).ok());
+  ASSERT_EQ(warnings.size(), 4u);  // each GPU's link
+  EXPECT_NE(warnings[0].find("PCIe Gen5 x16, past L40S's Gen4 x16 host interface"), std::string::npos) << warnings[0];
 }
 
 TEST(HardwareFromTopo, BadInputIsNamed) {

@@ -263,8 +263,8 @@ Where specsim disagrees with the case, or cannot yet say:
 - EAGLE-3 slower than plain decoding: specsim now agrees for SGLang as its current source runs,
   from the verify attention's launch geometry, with the per-step cost measured on an H200 rather
   than on SM120 (section 7). For the spec-v1 and vLLM profiles it does not, until their verify
-  kernels are read: an eager verify pass with per-op host jitter (section 3: 0.85x at a 10 us
-  mean, 0.47x at 50 us) is the other mechanism that flips it. Neither framework's source runs the
+  kernels are read: an eager verify pass with per-op host jitter (section 3: 0.86x at a 20 us
+  mean, 0.56x at 50 us) is the other mechanism that flips it. Neither framework's source runs the
   verify pass eagerly by default: SGLang replays the target-verify pass as one graph for batches
   up to 512 at TP 8 (sgl-project/sglang model_executor/cuda_graph_runner.py @0021673 can_run,
   server_args.py @006b0e3 _handle_gpu_memory_settings), vLLM runs it piecewise with TRITON_MLA on

@@ -298,15 +298,20 @@ class RankTimelines::ProgramRun {
   std::pair<int, int> RankRange(const TimelineStep& s) const {
     return s.rank >= 0 ? std::pair{s.rank, s.rank + 1} : std::pair{0, live_};
   }
+  // A framework's per-op cost is the whole call (Python, dispatcher and the launch, as the PyTorch
+  // probe timed it): it replaces the driver's issue of a kernel or library call; a collective adds
+  // NCCL's own host work to it. Without a framework's cost (none, or C++ launching) the issue alone.
   SimTime IssueCost(const TimelineStep& s) const {
-    SimTime c = s.host_ps + (s.host_class == HostOpClass::kTensorOp ? hm_.tensor_op_ps : hm_.framework_op_ps);
+    const SimTime framework = s.host_class == HostOpClass::kTensorOp ? hm_.tensor_op_ps : hm_.framework_op_ps;
+    SimTime issue = 0;
     switch (s.host_class) {
       case HostOpClass::kKernel:
-      case HostOpClass::kTensorOp: c += hm_.kernel_issue_ps; break;
-      case HostOpClass::kLibrary: c += hm_.library_issue_ps; break;
-      case HostOpClass::kCollective: c += hm_.collective_issue_ps; break;
+      case HostOpClass::kTensorOp: issue = hm_.kernel_issue_ps; break;
+      case HostOpClass::kLibrary: issue = hm_.library_issue_ps; break;
+      case HostOpClass::kCollective: issue = hm_.collective_issue_ps; break;
     }
-    return c;
+    if (framework > 0 && s.host_class != HostOpClass::kCollective) return s.host_ps + framework;
+    return s.host_ps + framework + issue;
   }
   // The op's ready time on rank r: after its host issue (eager) or its segment's launch (graph).
   [[gnu::always_inline]] SimTime MakeReady(const TimelineStep& s, int r) {

@@ -65,13 +65,16 @@ struct HostModel {
   SimTime kernel_issue_ps = 0;      // an eager raw kernel launch (cudaLaunchKernel)
   SimTime library_issue_ps = 0;     // an eager library call (cuBLAS GEMM)
   SimTime collective_issue_ps = 0;  // an eager collective call (ncclAllReduce, ...)
-  SimTime framework_op_ps = 0;      // the serving framework's own per-op cost in eager mode (Python)
-  SimTime tensor_op_ps = 0;         // ... per small tensor op outside its passes (HostOpClass::kTensorOp)
-  SimTime graph_launch_ps = 0;      // one cudaGraphLaunch of a captured segment
-  SimTime sync_wake_ps = 0;         // a host sync: from the GPU finishing to the host running on
-  SimTime eager_gap_ps = 0;         // GPU gap before an eagerly launched op
-  SimTime graph_gap_ps = 0;         // GPU gap before an op inside a replayed graph
-  Jitter jitter;                    // on every host issue, graph launch and host work
+  // The serving framework's per-op host cost in eager mode, the whole call (Python, dispatcher,
+  // launch): it replaces kernel_issue_ps / library_issue_ps where set (> 0) and adds to
+  // collective_issue_ps (NCCL's own host work).
+  SimTime framework_op_ps = 0;
+  SimTime tensor_op_ps = 0;     // ... per small tensor op outside its passes (HostOpClass::kTensorOp), the same way
+  SimTime graph_launch_ps = 0;  // one cudaGraphLaunch of a captured segment
+  SimTime sync_wake_ps = 0;     // a host sync: from the GPU finishing to the host running on
+  SimTime eager_gap_ps = 0;     // GPU gap before an eagerly launched op
+  SimTime graph_gap_ps = 0;     // GPU gap before an op inside a replayed graph
+  Jitter jitter;                // on every host issue, graph launch and host work
   // A Python framework's host time per eager call, by HostOpClass (kKernel, kLibrary, kCollective),
   // as equally spaced quantiles q_0..q_k (llm::HostOpCost, fitted on the PyTorch probe's single
   // ops): when a class has them, each eager op of the class costs its rank a draw from them (the
@@ -94,9 +97,10 @@ struct GpuVariation {
   double kernel_sigma = 0;
 };
 
-// How the host pays an eager op's issue: a raw kernel (the driver's kernel_issue_ps plus the
-// framework's framework_op_ps), a library call, a collective, or a framework's small tensor op
-// outside its passes (kernel_issue_ps plus tensor_op_ps in place of framework_op_ps).
+// How the host pays an eager op's issue: a raw kernel (the driver's kernel_issue_ps, or the
+// framework's framework_op_ps, the whole call, where a framework sets it), a library call (the same
+// with library_issue_ps), a collective (collective_issue_ps plus framework_op_ps), or a framework's
+// small tensor op outside its passes (tensor_op_ps, else kernel_issue_ps).
 enum class HostOpClass { kKernel, kLibrary, kCollective, kTensorOp };
 
 struct TimelineStep {

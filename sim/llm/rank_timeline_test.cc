@@ -75,14 +75,17 @@ TEST(RankTimeline, EagerKernelsWaitForTheHostOrTheGpu) {
 }
 
 // A framework's small tensor op (HostOpClass::kTensorOp, its cycle's own launches) pays the
-// driver's kernel issue plus the framework's tensor_op_ps, not its per-layer-op framework_op_ps:
-// issue 3 us, layer op 100 us, tensor op 7 us, kernels of 1 us: three tensor ops end at
-// 3 x (3 + 7) + 1 = 31 us, host-bound. With the kernel class's per-call draws (the probe's
-// one-kernel ops) a tensor op draws from them as a raw kernel does: a fixed 20 us per call
-// (quantiles 20, 20) ends the third at 3 x 20 + 1 = 61 us.
+// framework's tensor_op_ps, the whole call (Python, dispatcher, launch), not its per-layer-op
+// framework_op_ps, and not the driver's kernel issue on top: issue 3 us, layer op 100 us, tensor
+// op 7 us, kernels of 1 us: three tensor ops end at 3 x 7 + 1 = 22 us, host-bound. Without a
+// framework's tensor op cost the driver's issue alone: 3 x 3 + 1 = 10 us. A collective adds NCCL's
+// host work (collective_issue_ps 5 us) to the framework's per-op cost: 100 + 5 + 1 = 106 us. With
+// the kernel class's per-call draws (the probe's one-kernel ops) a tensor op draws from them as a
+// raw kernel does: a fixed 20 us per call (quantiles 20, 20) ends the third at 3 x 20 + 1 = 61 us.
 TEST(RankTimeline, TensorOpsPayTheFrameworksTensorOpCost) {
   HostModel h;
   h.kernel_issue_ps = 3 * kUs;
+  h.collective_issue_ps = 5 * kUs;
   h.framework_op_ps = 100 * kUs;
   h.tensor_op_ps = 7 * kUs;
   TimelineProgram p;
@@ -92,7 +95,17 @@ TEST(RankTimeline, TensorOpsPayTheFrameworksTensorOpCost) {
     p.steps.push_back(s);
   }
   RankTimelines fixed(1, h, GpuVariation{}, 1);
-  EXPECT_EQ(fixed.Run(p).gpu_end_ps[0], 31 * kUs);
+  EXPECT_EQ(fixed.Run(p).gpu_end_ps[0], 22 * kUs);
+  HostModel bare = h;
+  bare.tensor_op_ps = 0;
+  RankTimelines driver_only(1, bare, GpuVariation{}, 1);
+  EXPECT_EQ(driver_only.Run(p).gpu_end_ps[0], 10 * kUs);
+  TimelineProgram collective;
+  TimelineStep c = Kernel(kUs, false);
+  c.host_class = HostOpClass::kCollective;
+  collective.steps.push_back(c);
+  RankTimelines with_nccl(1, h, GpuVariation{}, 1);
+  EXPECT_EQ(with_nccl.Run(collective).gpu_end_ps[0], 106 * kUs);
   h.call_quantiles_us[static_cast<size_t>(HostOpClass::kKernel)] = {20, 20};
   RankTimelines drawn(1, h, GpuVariation{}, 1);
   EXPECT_EQ(drawn.Run(p).gpu_end_ps[0], 61 * kUs);

@@ -58,7 +58,8 @@ std::string SameKernelBodyAs(const std::string& name);
 // h200-flashinfer.textproto, comes first; this is for a box without it) take FlashAttention-2's
 // split kernel's (torch_flash_fwd_splitkv/64x128+split): both mma.sync m16n8k16 tiles in
 // 128-thread blocks with an online softmax over a paged cache and a merge of the splits' partials;
-// the tile costs per 128 KV tokens (31.7% fast against FlashInfer's measured calls). FlashAttention-3's (vllm_fa3[_graph]/sm90, sglang_fa3[_graph]/sm90) take the same: the
+// the tile costs per 128 KV tokens (31.7% fast against FlashInfer's measured calls).
+// FlashAttention-3's (vllm_fa3[_graph]/sm90, sglang_fa3[_graph]/sm90) take the same: the
 // FlashAttention algorithm with split-KV and a combine, its 64 x 128 tile vLLM's at q G <= 64
 // (Hopper's wgmma and warp specialisation are not measured here). Empty for every other name.
 std::string SameCostClassAs(const std::string& name);

@@ -382,7 +382,11 @@ StatusOr<const DecodeSimulator::PassSegment*> DecodeSimulator::Segment(PassKind 
   ASSIGN_OR_RETURN(ForwardPass pass, BuildPass(kind, tokens_per_sequence));
   const CaptureMode mode = CaptureOf(kind);
   const int n = setup_.parallel.tp;
-  const double replay_us = setup_.framework ? setup_.framework->graph_replay_host_us : 0.0;
+  // The framework's host time around a replay is the whole call (its low end is torch's bare
+  // CUDAGraph.replay(), launch included): the step adds what it takes beyond the driver's graph
+  // launch, so a replay costs max(graph_replay_host_us, graph_launch).
+  const SimTime replay_ps = setup_.framework ? PicosFromMicros(setup_.framework->graph_replay_host_us) : 0;
+  const SimTime beyond_launch_ps = std::max<SimTime>(0, replay_ps - HostModelOf().graph_launch_ps);
   PassSegment seg;
   seg.steps.reserve(pass.steps.size() + 8);
   seg.labels.reserve(pass.steps.size() + 8);
@@ -391,7 +395,7 @@ StatusOr<const DecodeSimulator::PassSegment*> DecodeSimulator::Segment(PassKind 
     if (segment_open) return;
     TimelineStep g;
     g.kind = TimelineStep::Kind::kGraphLaunch;
-    g.host_ps = PicosFromMicros(replay_us);
+    g.host_ps = beyond_launch_ps;
     seg.steps.push_back(std::move(g));
     seg.labels.push_back(std::string(PassKindName(kind)) + " graph launch");
     segment_open = true;

@@ -597,6 +597,29 @@ TEST(DecodeSimulator, PerOpDistributionsPriceEagerCallsInPlaceOfFixedCosts) {
   EXPECT_NEAR(drawn, fixed, 0.03 * fixed);
 }
 
+// A framework's host time around a graph replay (graph_replay_host_us) is the whole call, the
+// driver's graph launch included (its low end is torch's bare CUDAGraph.replay()): a replay costs
+// max(graph_replay_host_us, graph_launch). Plain decode in one full graph, a sync per step, launch
+// 10 us: a replay cost of 5 us leaves the step as with none; 1000 us adds exactly 1000 - 10.
+TEST(DecodeSimulator, AGraphReplaysHostTimeIncludesTheLaunch) {
+  net::Topology t = Box();
+  auto step_ms = [&](double replay_us) {
+    DecodeSetup s = Llama8B(&t, 4);
+    s.driver.graph_launch_us = 10;
+    FrameworkProfile f;
+    f.capture.decode = f.capture.verify = f.capture.draft = f.capture.draft_extend = CaptureMode::kFull;
+    f.graph_replay_host_us = replay_us;
+    f.sync_each_step = true;
+    s.framework = f;
+    auto r = (*DecodeSimulator::Create(s))->Run();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r->baseline_step_ms;
+  };
+  const double none = step_ms(0);
+  EXPECT_DOUBLE_EQ(step_ms(5), none);
+  EXPECT_NEAR(step_ms(1000) - none, 0.990, 1e-9);
+}
+
 // Deterministic speculative loops replay repeated cycles from a memo (by accepted count and the
 // clocks relative to the GPU, or, for cycles the host never held back, from any state where the
 // GPU leads further). The results must be those of running every cycle: every capture mode, with

@@ -365,12 +365,15 @@ TEST(ProfiledAttention, FlashInferAsSglangPlansIt) {
 // FlashInfer @fb28d724 through validate/flashinfer_probe; the sm120 names with SM120's shared memory
 // told to FlashInfer, on the H200's SMs): run -05 Llama-3.1-8B's heads at TP 1/2/4, batch 1-16,
 // 512-8192 tokens (1,200 calls); run -05b GQA groups of 8 (64/8, 16/2, 8/1), batch 1-64, 1k-16k
-// tokens (432). Per call: the Q tile, the KV tile of the kernel that ran (its KernelTraits), the KV
+// tokens (432); run -05c verify of 16, 32 and 64 tokens (216); run -05d a repeat of part of -05
+// (192). Per call: the Q tile, the KV tile of the kernel that ran (its KernelTraits), the KV
 // chunks ceil(kv_len / kv_chunk_size), the working CTAs (sequences x Q tiles x chunks x KV heads)
 // and whether the merge kernel ran.
 TEST(ProfiledAttention, FlashInferAsTheH200Planned) {
-  for (const auto& [file, calls] :
-       std::vector<std::pair<std::string, int>>{{"h200-1x-2026-12-05", 1200}, {"h200-1x-2026-12-05b", 432}}) {
+  for (const auto& [file, calls] : std::vector<std::pair<std::string, int>>{{"h200-1x-2026-12-05", 1200},
+                                                                            {"h200-1x-2026-12-05b", 432},
+                                                                            {"h200-1x-2026-12-05c", 216},
+                                                                            {"h200-1x-2026-12-05d", 192}}) {
     std::ifstream in(std::string(SPECSIM_SOURCE_DIR) + "/traces/flashinfer-attention-probe/" + file +
                      ".json.plans.json");
     ASSERT_TRUE(in.good()) << file;

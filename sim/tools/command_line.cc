@@ -266,7 +266,8 @@ void AddHardwareFromTopoCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("topo", flags->topo, "the output of `nvidia-smi topo -m`, saved to a file")->required();
   cmd->add_option("--smi", flags->smi,
                   "the output of `nvidia-smi -q`, or of `nvidia-smi --query-gpu=name,pcie.link.gen.max,"
-                  "pcie.link.width.max --format=csv`: the GPUs' name and PCIe link");
+                  "pcie.link.width.max --format=csv`: the GPUs' name and each GPU's PCIe link (one line or block per "
+                  "GPU, in topo -m's order)");
   cmd->add_option("--gpu", flags->gpu, "the GPU's name as nvidia-smi prints it (replaces --smi's)");
   cmd->add_option("--name", flags->name, "config name (default: <gpu>-<n>x-topo)");
   cmd->add_option("-o,--output", flags->output, "hardware textproto to write (default: print)");

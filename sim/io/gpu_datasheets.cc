@@ -66,7 +66,7 @@ std::vector<GpuDatasheet> Table() {
     g.fp8_dense_tflops = sxm ? 1979 : 1513;     // 3,958 / 3,026 with sparsity, halved
     g.pcie_gen = 5;
     g.pcie_lanes = 16;            // "PCIe Gen5: 128GB/s" both directions: x16
-    g.nvlink_gbps_per_link = 25;  // per direction: SXM5 900 GB/s over 18 links, PCIe's bridge 600 GB/s over 12
+    g.nvlink_gbps_per_link = 25;  // per direction, NVLink 4's link (SXM5: 900 GB/s over 18; the PCIe bridge 600 GB/s)
     g.source = "docs/reference/hardware.md (NVIDIA H100 datasheet and whitepaper table as a reseller reproduces it)";
     t.push_back(g);
   }

@@ -386,7 +386,7 @@ StatusOr<const DecodeSimulator::PassSegment*> DecodeSimulator::Segment(PassKind 
   // CUDAGraph.replay(), launch included): the step adds what it takes beyond the driver's graph
   // launch, so a replay costs max(graph_replay_host_us, graph_launch).
   const SimTime replay_ps = setup_.framework ? PicosFromMicros(setup_.framework->graph_replay_host_us) : 0;
-  const SimTime beyond_launch_ps = std::max<SimTime>(0, replay_ps - HostModelOf().graph_launch_ps);
+  const SimTime beyond_launch_ps = replay_ps > 0 ? std::max<SimTime>(0, replay_ps - HostModelOf().graph_launch_ps) : 0;
   PassSegment seg;
   seg.steps.reserve(pass.steps.size() + 8);
   seg.labels.reserve(pass.steps.size() + 8);

@@ -303,15 +303,13 @@ class RankTimelines::ProgramRun {
   // NCCL's own host work to it. Without a framework's cost (none, or C++ launching) the issue alone.
   SimTime IssueCost(const TimelineStep& s) const {
     const SimTime framework = s.host_class == HostOpClass::kTensorOp ? hm_.tensor_op_ps : hm_.framework_op_ps;
-    SimTime issue = 0;
     switch (s.host_class) {
       case HostOpClass::kKernel:
-      case HostOpClass::kTensorOp: issue = hm_.kernel_issue_ps; break;
-      case HostOpClass::kLibrary: issue = hm_.library_issue_ps; break;
-      case HostOpClass::kCollective: issue = hm_.collective_issue_ps; break;
+      case HostOpClass::kTensorOp: return s.host_ps + (framework > 0 ? framework : hm_.kernel_issue_ps);
+      case HostOpClass::kLibrary: return s.host_ps + (framework > 0 ? framework : hm_.library_issue_ps);
+      case HostOpClass::kCollective: return s.host_ps + framework + hm_.collective_issue_ps;
     }
-    if (framework > 0 && s.host_class != HostOpClass::kCollective) return s.host_ps + framework;
-    return s.host_ps + framework + issue;
+    return s.host_ps + framework;
   }
   // The op's ready time on rank r: after its host issue (eager) or its segment's launch (graph).
   [[gnu::always_inline]] SimTime MakeReady(const TimelineStep& s, int r) {

@@ -31,6 +31,16 @@ FrameworkProfile TwoBackends() {
   return f;
 }
 
+// TwoBackends with the GQA rule's decode and verify kernels both `kernel`, and the phases asked for
+// run eagerly.
+FrameworkProfile GqaKernelWithEager(const std::string& kernel, bool decode_eager, bool verify_eager) {
+  FrameworkProfile f = TwoBackends();
+  f.attention_backends[0].decode_kernel = f.attention_backends[0].verify_kernel = kernel;
+  if (decode_eager) f.capture.decode = CaptureMode::kEager;
+  if (verify_eager) f.capture.verify = CaptureMode::kEager;
+  return f;
+}
+
 FrameworkScenario Sm120(bool mla) {
   FrameworkScenario s;
   s.gpu_arch = "sm120";
@@ -164,9 +174,7 @@ TEST(FrameworkDecisions, TheDefaultShapeFollowsTheFamilyAndTheRequestCapIsNamed)
 TEST(FrameworkDecisions, AnEagerPassTakesFlashInfersPlanWithoutAGraph) {
   // FlashInfer plans a graph's replays for the ragged worst case and merges always; a pass that
   // runs eagerly is planned from its own rows: flashinfer_fa2_graph/ -> flashinfer_fa2/.
-  FrameworkProfile f = TwoBackends();
-  f.attention_backends[0].decode_kernel = f.attention_backends[0].verify_kernel = "flashinfer_fa2_graph/sm120";
-  f.capture.decode = CaptureMode::kEager;
+  FrameworkProfile f = GqaKernelWithEager("flashinfer_fa2_graph/sm120", /*decode_eager=*/true, /*verify_eager=*/false);
   UserCapturePhases user;
   user.decode = true;
   const std::vector<std::string> notes = ApplyFrameworkDecisions(Sm120(false), user, &f);
@@ -180,9 +188,7 @@ TEST(FrameworkDecisions, AnEagerPassTakesFlashInfersPlanWithoutAGraph) {
   EXPECT_EQ(triton.attention_decode, "flashinfer_decode");
   // FlashAttention-3's graph names likewise (vLLM's split cap and SGLang's capture-width heuristic
   // hold only in a graph): vllm_fa3_graph/ -> vllm_fa3/ for the verify that runs eagerly.
-  FrameworkProfile fa3 = TwoBackends();
-  fa3.attention_backends[0].decode_kernel = fa3.attention_backends[0].verify_kernel = "vllm_fa3_graph/sm90";
-  fa3.capture.verify = CaptureMode::kEager;
+  FrameworkProfile fa3 = GqaKernelWithEager("vllm_fa3_graph/sm90", /*decode_eager=*/false, /*verify_eager=*/true);
   UserCapturePhases verify_user;
   verify_user.verify = true;
   const std::vector<std::string> fa3_notes = ApplyFrameworkDecisions(Sm120(false), verify_user, &fa3);

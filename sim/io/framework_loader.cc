@@ -304,6 +304,16 @@ void CheckBoundsAndDefaults(const FrameworkProfile& p, std::vector<Problem>* out
     if (!m.has_ngram_verify_padded() && !m.ngram_launch().empty())
       out->push_back({"speculation_methods.ngram_verify_padded", "(unset)",
                       "required with ngram_launch: whether every sequence verifies num_draft_tokens every cycle"});
+    const config::CaptureMode ragged = m.ngram_ragged_verify_capture();
+    const google::protobuf::EnumDescriptor* modes = config::CaptureMode_descriptor();
+    if (m.has_ngram_verify_padded() && !m.ngram_verify_padded() && ragged == config::CAPTURE_MODE_UNSPECIFIED)
+      out->push_back({"speculation_methods.ngram_ragged_verify_capture", EnumValueName(modes, ragged),
+                      "required with ngram_verify_padded false: the capture of a verify batch whose sequences "
+                      "scheduled different token counts, one of " +
+                          AllowedEnumValues(modes)});
+    else if (ragged != config::CAPTURE_MODE_UNSPECIFIED && !config::CaptureMode_IsValid(ragged))
+      out->push_back({"speculation_methods.ngram_ragged_verify_capture", EnumValueName(modes, ragged),
+                      "must be one of " + AllowedEnumValues(modes)});
   }
   if (p.has_capture_bound()) {
     const config::CaptureBound& c = p.capture_bound();
@@ -608,6 +618,7 @@ void ConvertDecisions(const FrameworkProfile& p, llm::FrameworkProfile* out) {
     o.ngram_launch = m.ngram_launch();
     o.draft_model_chain_only = m.draft_model_chain_only();
     o.ngram_verify_padded = !m.has_ngram_verify_padded() || m.ngram_verify_padded();
+    o.ngram_ragged_verify_capture = ToOptionalCapture(m.ngram_ragged_verify_capture());
     o.source = m.source();
   }
   ConvertWaitsAndCycleOps(p, out);

@@ -424,8 +424,9 @@ TEST(FrameworkParseTest, CustomAllreduceRule) {
 }
 
 // Issue 41: SGLang's profiles state STANDALONE and NGRAM (padded verify), vLLM's draft_model
-// (chains only) and ngram (unpadded); a block needs its source, and ngram_launch needs the padding
-// fact; overrides may not set it.
+// (chains only) and ngram (unpadded, its ragged verify PIECEWISE); a block needs its source,
+// ngram_launch needs the padding fact and an unpadded one the ragged verify's capture; overrides
+// may not set it.
 TEST(FrameworkParseTest, SpeculationMethodsAreStatedAndChecked) {
   for (const char* path : {"configs/frameworks/sglang.textproto", "configs/frameworks/sglang-v1.textproto"}) {
     auto f = LoadFrameworkFile(SourcePath(path));
@@ -441,6 +442,7 @@ TEST(FrameworkParseTest, SpeculationMethodsAreStatedAndChecked) {
     ASSERT_TRUE(f.ok()) << f.status().ToString();
     EXPECT_TRUE(Contains(f->speculation_methods.draft_model_launch, "draft_model")) << path;
     EXPECT_FALSE(f->speculation_methods.ngram_verify_padded) << path;
+    EXPECT_EQ(f->speculation_methods.ngram_ragged_verify_capture, llm::CaptureMode::kPiecewise) << path;
     EXPECT_TRUE(f->speculation_methods.draft_model_chain_only) << path;
   }
   const std::string k = kGood;
@@ -448,6 +450,14 @@ TEST(FrameworkParseTest, SpeculationMethodsAreStatedAndChecked) {
                        "speculation_methods.source"));
   EXPECT_TRUE(Contains(ErrorOf(k + "speculation_methods { ngram_launch: \"x\" source: \"s\" }"),
                        "speculation_methods.ngram_verify_padded = (unset)"));
+  // Unpadded, the ragged verify's capture is required and named with its allowed values.
+  EXPECT_TRUE(
+      Contains(ErrorOf(k + "speculation_methods { ngram_launch: \"x\" ngram_verify_padded: false source: \"s\" }"),
+               "speculation_methods.ngram_ragged_verify_capture = CAPTURE_MODE_UNSPECIFIED: required with "
+               "ngram_verify_padded false"));
+  EXPECT_TRUE(Contains(ErrorOf(k + "speculation_methods { ngram_launch: \"x\" ngram_verify_padded: false "
+                                   "ngram_ragged_verify_capture: 7 source: \"s\" }"),
+                       "speculation_methods.ngram_ragged_verify_capture = 7: must be one of"));
   config::FrameworkProfile overrides;
   overrides.mutable_speculation_methods()->set_source("s");
   const std::vector<std::string> problems = FrameworkOverrideProblems(overrides, "framework_overrides.");

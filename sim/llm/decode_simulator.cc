@@ -95,10 +95,11 @@ StatusOr<std::unique_ptr<DecodeSimulator>> DecodeSimulator::Create(DecodeSetup s
   return sim;
 }
 
-StatusOr<ForwardPass> DecodeSimulator::BuildPass(PassKind kind, int tokens_per_sequence) const {
+StatusOr<ForwardPass> DecodeSimulator::BuildPass(PassKind kind, int tokens_per_sequence, int narrow_sequences) const {
   PassShape shape;
   shape.batch = setup_.batch;
   shape.tokens_per_sequence = tokens_per_sequence;
+  shape.narrow_sequences = narrow_sequences;
   shape.context_length = setup_.context_length;
   shape.weight_dtype = setup_.weight_dtype;
   shape.activation_dtype = setup_.activation_dtype;
@@ -344,6 +345,17 @@ CaptureMode DecodeSimulator::CaptureOf(PassKind kind) const {
   return CaptureMode::kFull;
 }
 
+CaptureMode DecodeSimulator::RaggedVerifyCapture() const {
+  const CaptureMode verify = CaptureOf(PassKind::kVerify);
+  if (!setup_.framework || !setup_.framework->speculation_methods.ngram_ragged_verify_capture) return verify;
+  // CaptureMode orders kFull < kPiecewise < kEager: the larger is the less captured.
+  return std::max(verify, *setup_.framework->speculation_methods.ngram_ragged_verify_capture);
+}
+
+bool DecodeSimulator::NgramRagged() const {
+  return setup_.speculation.method == SpeculationMethod::kNgram && !setup_.speculation.ngram_verify_padded;
+}
+
 HostModel DecodeSimulator::HostModelOf() const {
   HostModel h = llm::HostModelOf(setup_.driver, *cost_);
   if (setup_.framework) {
@@ -376,11 +388,13 @@ StatusOr<std::map<std::string, double>> DecodeSimulator::PassDeviceTimeByClass(P
   return by_class;
 }
 
-StatusOr<const DecodeSimulator::PassSegment*> DecodeSimulator::Segment(PassKind kind, int tokens_per_sequence) {
-  const auto key = std::make_pair(static_cast<int>(kind), tokens_per_sequence);
+StatusOr<const DecodeSimulator::PassSegment*> DecodeSimulator::Segment(PassKind kind, int tokens_per_sequence,
+                                                                       int narrow_sequences) {
+  const auto key = std::make_tuple(static_cast<int>(kind), tokens_per_sequence, narrow_sequences);
   if (auto it = segments_.find(key); it != segments_.end()) return &it->second;
-  ASSIGN_OR_RETURN(ForwardPass pass, BuildPass(kind, tokens_per_sequence));
-  const CaptureMode mode = CaptureOf(kind);
+  ASSIGN_OR_RETURN(ForwardPass pass, BuildPass(kind, tokens_per_sequence, narrow_sequences));
+  // A ragged verify is not the framework's uniform verify batch: its own capture (ngram.h).
+  const CaptureMode mode = narrow_sequences > 0 ? RaggedVerifyCapture() : CaptureOf(kind);
   const int n = setup_.parallel.tp;
   // The framework's host time around a replay is the whole call (its low end is torch's bare
   // CUDAGraph.replay(), launch included): the step adds what it takes beyond the driver's graph
@@ -436,13 +450,12 @@ StatusOr<const DecodeSimulator::PassSegment*> DecodeSimulator::Segment(PassKind 
   return &segments_.emplace(key, std::move(seg)).first->second;
 }
 
-Status DecodeSimulator::AppendPass(PassKind kind, int tokens_per_sequence, int phase, TimelineProgram* program,
-                                   bool labels) {
-  ASSIGN_OR_RETURN(const PassSegment* seg, Segment(kind, tokens_per_sequence));
+Status DecodeSimulator::AppendPass(const LoopStage& stage, TimelineProgram* program, bool labels) {
+  ASSIGN_OR_RETURN(const PassSegment* seg, Segment(stage.pass, stage.tokens_per_sequence, stage.narrow_sequences));
   program->steps.reserve(program->steps.size() + seg->steps.size());
   for (size_t i = 0; i < seg->steps.size(); ++i) {
     program->steps.push_back(seg->steps[i]);
-    program->steps.back().phase = phase;
+    program->steps.back().phase = stage.phase;
     if (labels) program->steps.back().label = seg->labels[i];
   }
   return OkStatus();
@@ -458,10 +471,11 @@ LoopStage StageOf(LoopStage::Kind kind, int phase, std::string label) {
 }
 }  // namespace
 
-LoopStage LoopStage::Pass(PassKind kind, int tokens_per_sequence, int phase) {
+LoopStage LoopStage::Pass(PassKind kind, int tokens_per_sequence, int phase, int narrow_sequences) {
   LoopStage s = StageOf(Kind::kPass, phase, "");
   s.pass = kind;
   s.tokens_per_sequence = tokens_per_sequence;
+  s.narrow_sequences = narrow_sequences;
   return s;
 }
 
@@ -576,10 +590,12 @@ void DecodeSimulator::AppendCycleOps(LoopPass before, int phase, std::vector<Loo
   }
 }
 
-LoopSpec DecodeSimulator::CycleLoop(int accepted) const {
+LoopSpec DecodeSimulator::CycleLoop(int key) const {
   const SpeculationSettings& spec = setup_.speculation;
   const FrameworkProfile* f = setup_.framework ? &*setup_.framework : nullptr;
-  if (spec.method == SpeculationMethod::kNgram) return NgramCycleLoop(accepted);
+  // NGRAM's cycle does not depend on the accepted count; a ragged one's key is its matched sequences.
+  if (spec.method == SpeculationMethod::kNgram) return NgramCycleLoop(NgramRagged() ? key : setup_.batch);
+  const int accepted = key;
   LoopSpec loop;
   loop.phases = CyclePhases();
   double host_us = f ? f->spec_cycle_host_us : 0.0;
@@ -604,7 +620,7 @@ LoopSpec DecodeSimulator::CycleLoop(int accepted) const {
   return loop;
 }
 
-LoopSpec DecodeSimulator::NgramCycleLoop(int accepted) const {
+LoopSpec DecodeSimulator::NgramCycleLoop(int matched) const {
   const SpeculationSettings& spec = setup_.speculation;
   const FrameworkProfile* f = setup_.framework ? &*setup_.framework : nullptr;
   LoopSpec loop;
@@ -613,8 +629,11 @@ LoopSpec DecodeSimulator::NgramCycleLoop(int accepted) const {
   const double match_us = spec.ngram_host_match_us_per_sequence * setup_.batch;
   if (match_us > 0) loop.stages.push_back(LoopStage::HostWork(match_us, kPhaseHost, "n-gram matching"));
   AppendCycleOps(LoopPass::kVerify, kPhaseHost, &loop.stages);
-  const int width = accepted == kNgramNoMatchCycle ? 1 : spec.num_draft_tokens;
-  loop.stages.push_back(LoopStage::Pass(PassKind::kVerify, width, kPhaseVerify));
+  // matched of the batch verify num_draft_tokens, the others one token; none matched: a batch of
+  // one-token sequences, still not the uniform verify batch (narrow_sequences > 0: its capture).
+  SPECSIM_CHECK(matched >= 0 && matched <= setup_.batch) << matched;
+  const int width = matched > 0 ? spec.num_draft_tokens : 1;
+  loop.stages.push_back(LoopStage::Pass(PassKind::kVerify, width, kPhaseVerify, setup_.batch - matched));
   // The n-gram worker's launches after its verify and before its first wait (those listed before
   // the draft extend: its cycle has none).
   AppendCycleOps(LoopPass::kDraftExtend, kPhaseHost, &loop.stages);
@@ -638,7 +657,7 @@ StatusOr<TimelineProgram> DecodeSimulator::BuildLoopProgram(const LoopSpec& loop
       return InvalidArgumentError("loop stage phase " + std::to_string(stage.phase) + " out of range (" +
                                   std::to_string(loop.phases.size()) + " phases)");
     if (stage.kind == LoopStage::Kind::kPass) {
-      RETURN_IF_ERROR(AppendPass(stage.pass, stage.tokens_per_sequence, stage.phase, &p, labels));
+      RETURN_IF_ERROR(AppendPass(stage, &p, labels));
       continue;
     }
     TimelineStep t;
@@ -705,11 +724,11 @@ StatusOr<const TimelineProgram*> DecodeSimulator::StepProgram() {
   return &*step_program_;
 }
 
-StatusOr<const TimelineProgram*> DecodeSimulator::CycleProgram(int accepted) {
-  auto it = cycle_programs_.find(accepted);
+StatusOr<const TimelineProgram*> DecodeSimulator::CycleProgram(int key) {
+  auto it = cycle_programs_.find(key);
   if (it != cycle_programs_.end()) return &it->second;
-  ASSIGN_OR_RETURN(TimelineProgram p, BuildCycleProgram(accepted, /*labels=*/false));  // runs record no slices
-  auto [pos, inserted] = cycle_programs_.emplace(accepted, MergedForRuns(std::move(p)));
+  ASSIGN_OR_RETURN(TimelineProgram p, BuildCycleProgram(key, /*labels=*/false));  // runs record no slices
+  auto [pos, inserted] = cycle_programs_.emplace(key, MergedForRuns(std::move(p)));
   return &pos->second;
 }
 
@@ -800,7 +819,9 @@ StatusOr<std::vector<RankSlice>> DecodeSimulator::LoopTimeline(int steps, bool s
     if (spec.method == SpeculationMethod::kNone) return InvalidArgumentError("timeline: no speculation configured");
     if (accepted < 0 || accepted > MaxAcceptedPerCycle(spec.num_steps, spec.num_draft_tokens))
       return InvalidArgumentError("timeline: accepted = " + std::to_string(accepted) + " out of range");
-    ASSIGN_OR_RETURN(p, BuildCycleProgram(accepted, /*labels=*/true));
+    // A ragged NGRAM cycle's program depends on its matched sequences, not on `accepted`: every
+    // sequence matched (the uniform verify batch).
+    ASSIGN_OR_RETURN(p, BuildCycleProgram(NgramRagged() ? setup_.batch : accepted, /*labels=*/true));
   } else {
     ASSIGN_OR_RETURN(p, BuildStepProgram(/*labels=*/true));
   }
@@ -813,8 +834,8 @@ StatusOr<std::vector<RankSlice>> DecodeSimulator::LoopTimeline(int steps, bool s
 
 namespace {
 
-// Without jitter or GPU variation, while every rank agrees, a cycle is a function of its accepted
-// count and of the clocks relative to the GPU clock: a cycle seen before is replayed from its memo
+// Without jitter or GPU variation, while every rank agrees, a cycle is a function of its key (the
+// accepted count, or a ragged NGRAM cycle's matched sequences) and of the clocks relative to the GPU clock: a cycle seen before is replayed from its memo
 // (clocks shifted, the phase accounts' increments added) instead of run. A cycle in which the host
 // never caught up with its GPU (and never synced) is also replayed from any state where the GPU
 // leads by at least as much: the host then never holds the GPU back, so the GPU advances as before
@@ -927,8 +948,11 @@ StatusOr<DecodeSimulator::CycleTotals> DecodeSimulator::RunSpeculativeCycles() {
   const bool fixed = Deterministic();
   std::mt19937_64 rng(spec.seed);
   RankTimelines tl(setup_.parallel.tp, HostModelOf(), setup_.gpu_variation, setup_.pacing_seed + 1);
+  // A cycle's key: its accepted count, or a ragged NGRAM cycle's matched sequences (CycleLoop).
+  const bool ngram_ragged = NgramRagged();
   {
-    ASSIGN_OR_RETURN(const TimelineProgram* warm, CycleProgram(spec.acceptance->max_accepted()));
+    ASSIGN_OR_RETURN(const TimelineProgram* warm,
+                     CycleProgram(ngram_ragged ? setup_.batch : spec.acceptance->max_accepted()));
     tl.Run(*warm);
   }
   SimTime prev = 0;
@@ -939,44 +963,36 @@ StatusOr<DecodeSimulator::CycleTotals> DecodeSimulator::RunSpeculativeCycles() {
   // A step with a random host cost of its own draws from the ranks' streams even without jitter:
   // its cycles differ and are never replayed.
   std::map<int, bool> draws;
-  auto draws_own_host_costs = [&](int accepted) -> bool {
-    auto it = draws.find(accepted);
+  auto draws_own_host_costs = [&](int key) -> bool {
+    auto it = draws.find(key);
     if (it != draws.end()) return it->second;
     bool any = false;
-    if (auto cycle = CycleProgram(accepted); cycle.ok()) {
+    if (auto cycle = CycleProgram(key); cycle.ok()) {
       for (const TimelineStep& s : (*cycle)->steps) any = any || s.host_exp_mean_us > 0;
     }
-    return draws[accepted] = any;
+    return draws[key] = any;
   };
-  // NGRAM without padding (ngram.h): a cycle where no sequence matched verifies one token.
-  const bool ngram_ragged = spec.method == SpeculationMethod::kNgram && !spec.ngram_verify_padded;
-  std::optional<AcceptanceModel> matched_cycle;  // the cycle's acceptance given some sequence matched
-  double any_match = 1;
-  if (ngram_ragged) {
-    any_match = NgramAnyMatchProbability(spec.ngram_match_probability, setup_.batch);
-    if (any_match > 0) {
-      ASSIGN_OR_RETURN(matched_cycle, NgramCycleAcceptance(*spec.proposed_acceptance,
-                                                           std::min(1.0, spec.ngram_match_probability / any_match)));
-    }
-  }
   for (int c = 0; c < spec.cycles; ++c) {
-    int accepted = 0;
+    int key = 0;
     if (!ngram_ragged) {
-      accepted = spec.acceptance->Sample(rng);
+      key = spec.acceptance->Sample(rng);
+      totals.tokens += TokensPerCycle(key);
     } else {
-      const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
-      accepted = u < any_match ? matched_cycle->Sample(rng) : kNgramNoMatchCycle;
+      // NGRAM without padding (ngram.h): each sequence matches on its own; the verify is ragged.
+      const NgramRaggedCycle r =
+          SampleNgramRaggedCycle(*spec.proposed_acceptance, spec.ngram_match_probability, setup_.batch, rng);
+      key = r.matched;
+      totals.tokens += r.tokens_per_sequence;
     }
-    totals.tokens += TokensPerCycle(std::max(0, accepted));
-    const bool agree = fixed && replay_cycles_ && !draws_own_host_costs(accepted) && tl.RanksAgree();
+    const bool agree = fixed && replay_cycles_ && !draws_own_host_costs(key) && tl.RanksAgree();
     const CycleReplayMemo::Clocks before = CycleReplayMemo::ClocksOf(tl);
-    std::optional<SimTime> end = agree ? replay.Replay(accepted, before, &tl, &totals.accounts) : std::nullopt;
+    std::optional<SimTime> end = agree ? replay.Replay(key, before, &tl, &totals.accounts) : std::nullopt;
     if (!end) {
-      ASSIGN_OR_RETURN(const TimelineProgram* cycle, CycleProgram(accepted));
+      ASSIGN_OR_RETURN(const TimelineProgram* cycle, CycleProgram(key));
       const std::vector<PhaseAccount> accounts_before = totals.accounts;
       const RunResult run = tl.Run(*cycle, &totals.accounts);
       end = LatestEnd(run);
-      if (agree && tl.RanksAgree()) replay.Record(accepted, before, tl, run, *end, accounts_before, totals.accounts);
+      if (agree && tl.RanksAgree()) replay.Record(key, before, tl, run, *end, accounts_before, totals.accounts);
     }
     RETURN_IF_ERROR(CheckRunClock(*end, c + 1, "cycles"));
     totals.total_ps += static_cast<double>(*end - prev);

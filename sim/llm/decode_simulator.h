@@ -38,6 +38,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/coll/collective_planner.h"
@@ -141,13 +142,14 @@ struct LoopStage {
   Kind kind = Kind::kPass;
   PassKind pass = PassKind::kTargetDecode;  // kPass
   int tokens_per_sequence = 1;              // kPass
+  int narrow_sequences = 0;                 // kPass: a ragged batch's one-token sequences (PassShape)
   SimTime device_ps = 0;                    // kCopy, kTensorOp
   double host_us = 0;                       // kHostWork
   bool on_event = false;                    // kHostSync
   int phase = 0;                            // index into the loop's phases (accounts, slices)
   std::string label;                        // kCopy, kTensorOp, kHostSync, kHostWork (passes label their ops)
 
-  static LoopStage Pass(PassKind kind, int tokens_per_sequence, int phase);
+  static LoopStage Pass(PassKind kind, int tokens_per_sequence, int phase, int narrow_sequences = 0);
   static LoopStage Copy(SimTime device_ps, int phase, std::string label);
   static LoopStage TensorOp(SimTime device_ps, int phase, std::string label);
   static LoopStage HostSync(int phase, std::string label, bool on_event = false);
@@ -275,20 +277,26 @@ class DecodeSimulator {
   // The reference implementation of one pass with identical ranks, no jitter: the pass as a
   // schedule of delays on the event engine (sim/coll/executor.h). Full graphs or eager only.
   StatusOr<PassTiming> SimulatePassOnEventEngine(PassKind kind, int tokens_per_sequence);
-  StatusOr<ForwardPass> BuildPass(PassKind kind, int tokens_per_sequence) const;
+  StatusOr<ForwardPass> BuildPass(PassKind kind, int tokens_per_sequence, int narrow_sequences = 0) const;
   StatusOr<SimTime> CollectiveTime(CommKind kind, int64_t bytes);
   StatusOr<PassTiming> SimulatePass(PassKind kind, int tokens_per_sequence, std::vector<TimelineSlice>* slices);
   CaptureMode CaptureOf(PassKind kind) const;
+  // A ragged verify's capture (ngram.h): the less captured of the verify phase's and the
+  // framework's ngram_ragged_verify_capture (the verify phase's where it states none).
+  CaptureMode RaggedVerifyCapture() const;
+  // NGRAM without padding (vLLM): a cycle's key is its matched sequences, its verify ragged.
+  bool NgramRagged() const;
   // Appends one pass's steps (launched as its phase's capture mode) to `program`.
   // A pass's timeline steps (graph launches, kernels with their device times, collectives with
-  // their transfer times), built once per (kind, tokens) and kept; labels apart, so programs that
+  // their transfer times), built once per (kind, tokens, narrow sequences) and kept; labels apart, so programs that
   // record no slices carry none.
   struct PassSegment {
     std::vector<TimelineStep> steps;  // labels empty, phase 0
     std::vector<std::string> labels;  // per step
   };
-  StatusOr<const PassSegment*> Segment(PassKind kind, int tokens_per_sequence);
-  Status AppendPass(PassKind kind, int tokens_per_sequence, int phase, TimelineProgram* program, bool labels = true);
+  StatusOr<const PassSegment*> Segment(PassKind kind, int tokens_per_sequence, int narrow_sequences = 0);
+  // `stage` (a kPass) appended in its phase.
+  Status AppendPass(const LoopStage& stage, TimelineProgram* program, bool labels = true);
   // The loop's host side after a pass: a sync (when the framework reads back: `sync`) and its host work.
   // After `pass` (of the loop's phase `pass_phase`) is issued: the framework's waits met there
   // (framework.proto HostWait) in phase `host_phase`, an event where a later wait needs one, and
@@ -298,7 +306,9 @@ class DecodeSimulator {
   // The serving loop as the framework profile runs it: one plain decode step / one speculative
   // cycle with `accepted` draft tokens accepted.
   LoopSpec StepLoop() const;
-  LoopSpec CycleLoop(int accepted) const;
+  // A speculative cycle by its key: the accepted draft tokens, or a ragged NGRAM cycle's matched
+  // sequences (NgramRagged).
+  LoopSpec CycleLoop(int key) const;
   // The cycle's own launches met just before `before` is issued (FrameworkProfile::cycle_ops), in
   // phase `phase`: small tensor ops of a minimal kernel's device time (MinimalKernelPs), each
   // paying the host's per-call cost of one (HostOpClass::kTensorOp: tensor_op_host_us). `each_draft_step`: the groups met
@@ -306,23 +316,19 @@ class DecodeSimulator {
   void AppendCycleOps(LoopPass before, int phase, std::vector<LoopStage>* stages, bool each_draft_step = false) const;
   // A kernel that touches almost nothing (4 KiB, elementwise): the GPU's floor per kernel.
   SimTime MinimalKernelPs() const;
-  // NGRAM's cycle (ngram.h): the host's matching, one verify (one token wide when `accepted` is
-  // kNgramNoMatchCycle), the waits.
-  LoopSpec NgramCycleLoop(int accepted) const;
-  // The cycle key of a ragged NGRAM cycle in which no sequence matched (vLLM: one token each).
-  static constexpr int kNgramNoMatchCycle = -1;
+  // NGRAM's cycle (ngram.h): the host's matching, one verify (ragged: `matched` of the batch's
+  // sequences num_draft_tokens wide, the others one token; padded: all of them wide), the waits.
+  LoopSpec NgramCycleLoop(int matched) const;
   // A loop's timeline program: its passes' steps (capture modes applied) and its host side.
   StatusOr<TimelineProgram> BuildLoopProgram(const LoopSpec& loop, bool labels);
   StatusOr<TimelineProgram> BuildStepProgram(bool labels) { return BuildLoopProgram(StepLoop(), labels); }
-  StatusOr<TimelineProgram> BuildCycleProgram(int accepted, bool labels) {
-    return BuildLoopProgram(CycleLoop(accepted), labels);
-  }
+  StatusOr<TimelineProgram> BuildCycleProgram(int key, bool labels) { return BuildLoopProgram(CycleLoop(key), labels); }
   // `p` with each graph segment's kernels merged (MergeGraphKernels) where that keeps the clocks
   // (no per-kernel GPU variation).
   TimelineProgram MergedForRuns(TimelineProgram p) const;
   // The built programs, merged where possible, memoized.
   StatusOr<const TimelineProgram*> StepProgram();
-  StatusOr<const TimelineProgram*> CycleProgram(int accepted);
+  StatusOr<const TimelineProgram*> CycleProgram(int key);
   bool Deterministic() const;
   // The plain decode step of Run: one warm-up (the loop's steady state), then the mean over steps.
   StatusOr<PassTiming> BaselineStep();
@@ -346,7 +352,7 @@ class DecodeSimulator {
   std::unique_ptr<coll::CollectiveTimer> timer_;
   std::unique_ptr<compute::KernelCostModel> cost_;
   std::map<std::pair<int, int64_t>, SimTime> collective_ps_;
-  std::map<std::pair<int, int>, PassSegment> segments_;
+  std::map<std::tuple<int, int, int>, PassSegment> segments_;
   std::map<std::pair<int, int>, PassTiming> passes_;
   std::vector<CollectiveInfo> collective_infos_;
   std::optional<TimelineProgram> step_program_;

@@ -17,6 +17,9 @@ class DecodeSimulatorTestPeer {
     return sim.SimulatePassOnEventEngine(kind, tokens_per_sequence);
   }
   static void RunEveryCycle(DecodeSimulator& sim) { sim.replay_cycles_ = false; }
+  static StatusOr<TimelineProgram> CycleProgramOf(DecodeSimulator& sim, int key) {
+    return sim.BuildCycleProgram(key, /*labels=*/true);
+  }
 };
 
 namespace {
@@ -289,6 +292,57 @@ TEST(DecodeSimulator, NgramHasNoDraftComputeAndPaysTheHostsMatching) {
   auto h = (*DecodeSimulator::Create(half))->Run();
   ASSERT_TRUE(h.ok());
   EXPECT_NEAR(h->tau, 1 + 0.5 * 1.52, 0.03);
+}
+
+// Issue 41: vLLM's n-gram batch is ragged (ngram.h): each of the batch's sequences matches on its
+// own, the matched ones verify num_draft_tokens and the others one token. At batch 8 the cycle's
+// key is the matched count: with the whole pass captured, a cycle at match probability 0.5 costs
+// between the no-match cycle (8 tokens) and the all-matched one (32), and tau is 1 + m E[A]. Such
+// a batch is not vLLM's uniform verify batch: with a FULL verify and a PIECEWISE ragged capture,
+// a cycle with an unmatched sequence launches its 32 attention kernels eagerly, the all-matched
+// cycle none.
+TEST(DecodeSimulator, AnUnpaddedNgramBatchIsRaggedAndNotUniform) {
+  net::Topology t = Box();
+  DecodeSetup base = WithEagle(Llama8B(&t, 1), {0.8, 0.6, 0.5});
+  base.draft.reset();
+  base.batch = 8;
+  base.speculation.method = SpeculationMethod::kNgram;
+  base.speculation.proposed_acceptance = base.speculation.acceptance;
+  base.speculation.ngram_verify_padded = false;
+  base.speculation.cycles = 4000;
+  auto cycle_ms = [&](double m) {
+    DecodeSetup s = base;
+    s.speculation.ngram_match_probability = m;
+    auto r = (*DecodeSimulator::Create(s))->Run();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return std::make_pair(r->cycle_ms, r->tau);
+  };
+  const auto [none_ms, none_tau] = cycle_ms(0);
+  const auto [half_ms, half_tau] = cycle_ms(0.5);
+  const auto [all_ms, all_tau] = cycle_ms(1);
+  EXPECT_LT(none_ms, half_ms);
+  EXPECT_LT(half_ms, all_ms);
+  EXPECT_DOUBLE_EQ(none_tau, 1);
+  EXPECT_NEAR(half_tau, 1 + 0.5 * 1.52, 0.02);  // E[A] = 0.8 + 0.48 + 0.24
+  EXPECT_NEAR(all_tau, 2.52, 0.02);
+  DecodeSetup vllm = base;
+  FrameworkProfile f;
+  f.capture.verify = CaptureMode::kFull;
+  f.speculation_methods.ngram_ragged_verify_capture = CaptureMode::kPiecewise;
+  vllm.framework = f;
+  auto sim = DecodeSimulator::Create(vllm);
+  ASSERT_TRUE(sim.ok());
+  auto eager_attention = [&](int matched) {
+    auto p = DecodeSimulatorTestPeer::CycleProgramOf(**sim, matched);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    int n = 0;
+    for (const TimelineStep& st : p->steps)
+      n += st.kind == TimelineStep::Kind::kKernel && !st.graph && st.label.find("attention") != std::string::npos;
+    return n;
+  };
+  EXPECT_EQ(eager_attention(0), 32);
+  EXPECT_EQ(eager_attention(5), 32);
+  EXPECT_EQ(eager_attention(8), 0);
 }
 
 // Issue 10, test 5: with zero jitter the rank timelines equal the symmetric event-engine schedule

@@ -51,7 +51,8 @@ class PassBuilder {
     out_.model = model.name;
     out_.parallel = par;
     out_.shape = shape;
-    out_.tokens = static_cast<int64_t>(shape.batch) * shape.tokens_per_sequence;
+    out_.tokens =
+        static_cast<int64_t>(shape.batch - shape.narrow_sequences) * shape.tokens_per_sequence + shape.narrow_sequences;
     T_ = static_cast<double>(out_.tokens);
     h_ = model.hidden_size;
     tp_ = par.tp;
@@ -195,8 +196,10 @@ class PassBuilder {
     if (IsSlidingLayer(m_, layer)) ctx = std::min<double>(ctx, m_.sliding_window);
     const double L = ctx + s_.tokens_per_sequence;
     const double kv_read = s_.batch * L * kv_token_bytes;
-    Kernel& k = AddKernel(Name(layer, "attention"), layer, KernelClass::kAttention, T_ * flops_per_pos * L,
-                          kv_read + q_out_bytes);
+    // A ragged batch's attention at the full width (PassShape::narrow_sequences): b N query tokens.
+    const double full_width = double(s_.batch) * s_.tokens_per_sequence / T_;
+    Kernel& k = AddKernel(Name(layer, "attention"), layer, KernelClass::kAttention, full_width * T_ * flops_per_pos * L,
+                          kv_read + full_width * q_out_bytes);
     k.math_dtype = DType::kBf16;
     k.has_attention_call = s_.batch >= 1 && q_heads >= 1 && kv_heads >= 1;
     k.attention.seqs = s_.batch;
@@ -370,6 +373,10 @@ Status ValidateShape(const PassShape& s) {
   if (s.tokens_per_sequence < 1) {
     return InvalidArgumentError("PassShape.tokens_per_sequence = " + std::to_string(s.tokens_per_sequence) +
                                 ": must be >= 1");
+  }
+  if (s.narrow_sequences < 0 || s.narrow_sequences > s.batch) {
+    return InvalidArgumentError(
+        fmt::format("PassShape.narrow_sequences = {}: must be in [0, batch = {}]", s.narrow_sequences, s.batch));
   }
   if (s.context_length < 0) {
     return InvalidArgumentError("PassShape.context_length = " + std::to_string(s.context_length) + ": must be >= 0");

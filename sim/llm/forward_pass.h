@@ -1,7 +1,8 @@
 // One forward pass of a model on one tensor-parallel group, as the ordered kernels each GPU runs
 // (flops and device-memory bytes per GPU) and the collectives between them (payloads per GPU).
 //
-// Notation: T = batch * tokens_per_sequence tokens in the pass, b = batch, N = tokens_per_sequence
+// Notation: T = batch * tokens_per_sequence tokens in the pass (a ragged batch, narrow_sequences
+// r > 0: (b - r) * N + r), b = batch, N = tokens_per_sequence
 // (1: decode, N: verify of N draft tokens), C = context_length (tokens already in the KV cache),
 // h = hidden, t = tp, H/KV = attention / key-value heads, d = head_dim, V = vocab, I = dense
 // intermediate; kvb = bytes per KV value, ab = bytes per GEMM input activation (the activation
@@ -139,7 +140,13 @@ struct KernelInventory {
 struct PassShape {
   int batch = 1;
   int tokens_per_sequence = 1;  // 1: decode; N: verify of N tokens per sequence
-  int context_length = 0;       // tokens already in the KV cache per sequence
+  // A ragged batch (vLLM's n-gram sequences without a match, sim/llm/ngram.h): this many of the
+  // batch's sequences run one token, the rest tokens_per_sequence. Every op but attention runs over
+  // the T = (batch - r) N + r tokens; attention is priced at the full width, b sequences of N
+  // (an upper bound; exact where a sequence's G N rows fit one row tile, as one and N rows then
+  // take the same tiles and read the same cache). 0 <= r <= batch.
+  int narrow_sequences = 0;
+  int context_length = 0;  // tokens already in the KV cache per sequence
   compute::DType weight_dtype = compute::DType::kBf16;
   compute::DType activation_dtype = compute::DType::kBf16;
   compute::DType kv_dtype = compute::DType::kBf16;
@@ -175,7 +182,7 @@ struct ForwardPass {
   std::string model;
   ParallelSpec parallel;
   PassShape shape;
-  int64_t tokens = 0;                    // T = batch * tokens_per_sequence
+  int64_t tokens = 0;                    // T = batch * tokens_per_sequence (ragged: see PassShape)
   std::vector<PassStep> steps;           // in execution order
   double weight_bytes_per_gpu = 0;       // resident weights this pass owns (all experts)
   double weight_bytes_read_per_gpu = 0;  // weights this pass reads (distinct experts only)

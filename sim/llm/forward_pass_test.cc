@@ -154,6 +154,36 @@ TEST(ForwardPassTest, AllReducePayloadIsTokensTimesHiddenTimesTwo) {
   EXPECT_EQ(p.comms().back().bytes, 2LL * 16032 * 8 * 2);
 }
 
+// A ragged verify (vLLM's n-gram, ngram.h): of 8 sequences, 3 verify 4 tokens and 5 their own
+// token, T = 3 x 4 + 5 = 17 tokens through the GEMMs and the allreduces (17 x 4096 x 2 B); the
+// attention call stays at the full width, 8 sequences of 4 (PassShape::narrow_sequences).
+TEST(ForwardPassTest, ARaggedBatchRunsItsOwnTokensAndAttentionAtFullWidth) {
+  PassShape ragged = Decode(8, 2048);
+  ragged.tokens_per_sequence = 4;
+  ragged.narrow_sequences = 5;
+  PassShape full = ragged;
+  full.narrow_sequences = 0;
+  const ForwardPass r = Build(Llama31_8B(), {2, 1}, ragged);
+  const ForwardPass f = Build(Llama31_8B(), {2, 1}, full);
+  EXPECT_EQ(r.tokens, 17);
+  EXPECT_EQ(f.tokens, 32);
+  EXPECT_DOUBLE_EQ(FindKernel(r, "layer0.qkv_proj")->m, 17);
+  EXPECT_DOUBLE_EQ(FindKernel(r, "layer31.down_proj")->m, 17);
+  for (const CommPoint& c : r.comms())
+    if (c.kind == CommKind::kAllReduce) EXPECT_EQ(c.bytes, 17 * 4096 * 2) << c.name;
+  const compute::Kernel* ra = FindKernel(r, "layer0.attention");
+  const compute::Kernel* fa = FindKernel(f, "layer0.attention");
+  ASSERT_NE(ra, nullptr);
+  EXPECT_EQ(ra->attention.seqs, 8);
+  EXPECT_EQ(ra->attention.query_tokens, 4);
+  EXPECT_DOUBLE_EQ(ra->flops, fa->flops);
+  EXPECT_DOUBLE_EQ(ra->bytes, fa->bytes);
+  ragged.narrow_sequences = 9;
+  auto bad = BuildForwardPass(Llama31_8B(), {2, 1}, ragged);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("narrow_sequences = 9"), std::string::npos) << bad.status().message();
+}
+
 TEST(ForwardPassTest, Llama8BBf16WeightsAreAbout16GB) {
   // Llama-3.1-8B: 8.03e9 parameters (model card) * 2 B.
   ForwardPass p = Build(Llama31_8B(), {1, 1}, Decode());

@@ -191,6 +191,9 @@ struct FrameworkProfile {
     std::string draft_model_launch, ngram_launch;
     bool draft_model_chain_only = false;
     bool ngram_verify_padded = true;
+    // The capture of an unpadded NGRAM verify that is not uniform (ngram.h); the verify phase's
+    // where unstated.
+    std::optional<CaptureMode> ngram_ragged_verify_capture;
     std::string source;
   } speculation_methods;
   // framework.proto GraphPool: what the CUDA-graph pool keeps and the capture list's formula.

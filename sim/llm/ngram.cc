@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <vector>
 
 #include "sim/core/check.h"
@@ -19,10 +18,21 @@ StatusOr<AcceptanceModel> NgramCycleAcceptance(const AcceptanceModel& proposed, 
   return AcceptanceModel::FromHistogram(d);
 }
 
-double NgramAnyMatchProbability(double match_probability, int batch) {
+NgramRaggedCycle SampleNgramRaggedCycle(const AcceptanceModel& proposed, double match_probability, int batch,
+                                        std::mt19937_64& rng) {
   SPECSIM_CHECK(match_probability >= 0 && match_probability <= 1) << match_probability;
   SPECSIM_CHECK_GE(batch, 1);
-  return 1 - std::pow(1 - match_probability, batch);
+  NgramRaggedCycle c;
+  int accepted = 0;
+  for (int i = 0; i < batch; ++i) {
+    // A uniform draw in [0, 1) from the top 53 bits: the same on every standard library.
+    const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+    if (u >= match_probability) continue;
+    ++c.matched;
+    accepted += proposed.Sample(rng);
+  }
+  c.tokens_per_sequence = 1 + static_cast<double>(accepted) / batch;
+  return c;
 }
 
 }  // namespace specsim::llm

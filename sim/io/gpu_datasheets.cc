@@ -86,6 +86,26 @@ std::vector<GpuDatasheet> Table() {
     g.source = "docs/reference/hardware.md (NVIDIA L40 / L40S datasheets as a reseller reproduces them; L2 not given)";
     t.push_back(g);
   }
+  for (bool hbm2e : {true, false}) {
+    GpuDatasheet g;
+    g.names = hbm2e ? std::vector<std::string>{"A100-SXM4-80GB", "A100 SXM4 80GB", "A100 80GB SXM"}
+                    : std::vector<std::string>{"A100-SXM4-40GB", "A100 SXM4 40GB", "A100 40GB SXM"};
+    g.model_name = hbm2e ? "A100 SXM4 80GB" : "A100 SXM4 40GB";
+    g.arch = "sm80";
+    g.sm_count = 108;  // 7 GPCs, 54 TPCs of 2 SMs
+    g.memory_gib = hbm2e ? 80 : 40;
+    g.memory_bandwidth_gbps = hbm2e ? 2039 : 1555;
+    g.l2_cache_mib = 40;        // 40,960 KB
+    g.bf16_dense_tflops = 312;  // 624 with sparsity
+    g.fp8_dense_tflops = 0;     // no FP8 tensor cores: FP8 math at the BF16 rate (kernel_cost.cc)
+    g.pcie_gen = 4;             // "32+32 GB/s PCIe Gen4": x16
+    g.pcie_lanes = 16;
+    g.nvlink_gbps_per_link = 25;  // NVLink 3: 600 GB/s over 12 links, both directions
+    g.source =
+        "docs/reference/hardware.md (NVIDIA A100 datasheet and Ampere whitepaper as reproduced by G. Lockwood's notes "
+        "and Fudzilla)";
+    t.push_back(g);
+  }
   return t;
 }
 

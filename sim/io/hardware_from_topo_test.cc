@@ -171,6 +171,40 @@ TEST(HardwareFromTopo, AnL40sBoxAtGen5IsWarned) {
   EXPECT_NE(warnings[0].find("PCIe Gen5 x16, past L40S's Gen4 x16 host interface"), std::string::npos) << warnings[0];
 }
 
+// The A100 SXM4 as nvidia-smi names it: its datasheet figures (docs/reference/hardware.md), no FP8
+// (0: FP8 math at the BF16 rate), PCIe Gen4; a box of four built from the PHB topology loads, and
+// left at Gen5 each GPU's link is warned.
+TEST(HardwareFromTopo, AnA100BoxTakesItsDatasheet) {
+  auto a100 = FindGpuDatasheet("NVIDIA A100-SXM4-80GB");
+  ASSERT_TRUE(a100.has_value());
+  EXPECT_EQ(a100->arch, "sm80");
+  EXPECT_EQ(a100->sm_count, 108);
+  EXPECT_DOUBLE_EQ(a100->memory_bandwidth_gbps, 2039);
+  EXPECT_DOUBLE_EQ(a100->bf16_dense_tflops, 312);
+  EXPECT_DOUBLE_EQ(a100->fp8_dense_tflops, 0);
+  EXPECT_EQ(a100->pcie_gen, 4);
+  EXPECT_DOUBLE_EQ(FindGpuDatasheet("NVIDIA A100-SXM4-40GB")->memory_bandwidth_gbps, 1555);
+  EXPECT_FALSE(FindGpuDatasheet("NVIDIA A100 80GB PCIe").has_value());  // another card: not in the table
+  auto m = ParseNvidiaSmiTopo(Read("sim/io/testdata/topo/phb-4x.txt"));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  TopoInputs in;
+  in.matrix = *m;
+  in.gpu_name = "NVIDIA A100-SXM4-80GB";
+  in.name = "a100";
+  in.sources = "test";
+  auto text = HardwareConfigFromTopo(in);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(ParseHardware(*text, "a100.textproto", &warnings).ok());
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  std::string gen5 = *text;
+  for (size_t at = gen5.find("pcie_gen: 4"); at != std::string::npos; at = gen5.find("pcie_gen: 4", at))
+    gen5.replace(at, 11, "pcie_gen: 5");
+  ASSERT_TRUE(ParseHardware(gen5, "a100.textproto", &warnings).ok());
+  ASSERT_EQ(warnings.size(), 4u);
+  EXPECT_NE(warnings[0].find("past A100 SXM4 80GB's Gen4 x16 host interface"), std::string::npos) << warnings[0];
+}
+
 TEST(HardwareFromTopo, BadInputIsNamed) {
   EXPECT_FALSE(ParseNvidiaSmiTopo("hello").ok());
   auto bad = ParseNvidiaSmiTopo("\tGPU0\tGPU1\nGPU0\t X \tQQQ\nGPU1\tPIX\t X \n");

@@ -145,30 +145,42 @@ TEST(HardwareFromTopo, EachGpuKeepsItsOwnLink) {
       << short_list.status().message();
 }
 
+// The config hardware-from-topo writes for four `gpu_name` GPUs of the PHB topology (Gen4 links).
+std::string FourGen4GpusOf(const std::string& gpu_name) {
+  auto m = ParseNvidiaSmiTopo(Read("sim/io/testdata/topo/phb-4x.txt"));
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  TopoInputs in;
+  in.matrix = *m;
+  in.gpu_name = gpu_name;
+  in.name = "box";
+  in.sources = "test";
+  auto text = HardwareConfigFromTopo(in);
+  EXPECT_TRUE(text.ok()) << text.status().ToString();
+  return text.ok() ? *text : "";
+}
+
+// `text` loads without a warning; with every Gen4 link made Gen5, each of the 4 GPUs' links is
+// warned, the first warning holding `expected`.
+void ExpectGen5WarnedPerGpu(const std::string& text, const std::string& expected) {
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(ParseHardware(text, "box.textproto", &warnings).ok());
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  std::string gen5 = text;
+  for (size_t at = gen5.find("pcie_gen: 4"); at != std::string::npos; at = gen5.find("pcie_gen: 4", at))
+    gen5.replace(at, 11, "pcie_gen: 5");
+  ASSERT_TRUE(ParseHardware(gen5, "box.textproto", &warnings).ok());
+  ASSERT_EQ(warnings.size(), 4u);  // each GPU's link
+  EXPECT_NE(warnings[0].find(expected), std::string::npos) << warnings[0];
+}
+
 // The example: an L40S box written from the RTX PRO 6000's (a Gen5 link left in place of
 // the L40S's Gen4) draws the datasheet warning; the config hardware-from-topo writes draws none and
 // says that the datasheet gives no L2 size.
 TEST(HardwareFromTopo, AnL40sBoxAtGen5IsWarned) {
-  auto m = ParseNvidiaSmiTopo(Read("sim/io/testdata/topo/phb-4x.txt"));
-  ASSERT_TRUE(m.ok()) << m.status().ToString();
-  TopoInputs in;
-  in.matrix = *m;
-  in.gpu_name = "NVIDIA L40S";
-  in.name = "l40s";
-  in.sources = "test";
-  auto text = HardwareConfigFromTopo(in);
-  ASSERT_TRUE(text.ok()) << text.status().ToString();
-  EXPECT_NE(text->find("pcie_gen: 4 pcie_lanes: 16"), std::string::npos) << *text;
-  EXPECT_NE(text->find("l2_cache_mib: 0   # not in the datasheet"), std::string::npos) << *text;
-  std::vector<std::string> warnings;
-  ASSERT_TRUE(ParseHardware(*text, "l40s.textproto", &warnings).ok());
-  EXPECT_TRUE(warnings.empty()) << warnings.front();
-  std::string gen5 = *text;
-  for (size_t at = gen5.find("pcie_gen: 4"); at != std::string::npos; at = gen5.find("pcie_gen: 4", at))
-    gen5.replace(at, 11, "pcie_gen: 5");
-  ASSERT_TRUE(ParseHardware(gen5, "l40s.textproto", &warnings).ok());
-  ASSERT_EQ(warnings.size(), 4u);  // each GPU's link
-  EXPECT_NE(warnings[0].find("PCIe Gen5 x16, past L40S's Gen4 x16 host interface"), std::string::npos) << warnings[0];
+  const std::string text = FourGen4GpusOf("NVIDIA L40S");
+  EXPECT_NE(text.find("pcie_gen: 4 pcie_lanes: 16"), std::string::npos) << text;
+  EXPECT_NE(text.find("l2_cache_mib: 0   # not in the datasheet"), std::string::npos) << text;
+  ExpectGen5WarnedPerGpu(text, "PCIe Gen5 x16, past L40S's Gen4 x16 host interface");
 }
 
 // The A100 SXM4 as nvidia-smi names it: its datasheet figures (docs/reference/hardware.md), no FP8
@@ -185,24 +197,7 @@ TEST(HardwareFromTopo, AnA100BoxTakesItsDatasheet) {
   EXPECT_EQ(a100->pcie_gen, 4);
   EXPECT_DOUBLE_EQ(FindGpuDatasheet("NVIDIA A100-SXM4-40GB")->memory_bandwidth_gbps, 1555);
   EXPECT_FALSE(FindGpuDatasheet("NVIDIA A100 80GB PCIe").has_value());  // another card: not in the table
-  auto m = ParseNvidiaSmiTopo(Read("sim/io/testdata/topo/phb-4x.txt"));
-  ASSERT_TRUE(m.ok()) << m.status().ToString();
-  TopoInputs in;
-  in.matrix = *m;
-  in.gpu_name = "NVIDIA A100-SXM4-80GB";
-  in.name = "a100";
-  in.sources = "test";
-  auto text = HardwareConfigFromTopo(in);
-  ASSERT_TRUE(text.ok()) << text.status().ToString();
-  std::vector<std::string> warnings;
-  ASSERT_TRUE(ParseHardware(*text, "a100.textproto", &warnings).ok());
-  EXPECT_TRUE(warnings.empty()) << warnings.front();
-  std::string gen5 = *text;
-  for (size_t at = gen5.find("pcie_gen: 4"); at != std::string::npos; at = gen5.find("pcie_gen: 4", at))
-    gen5.replace(at, 11, "pcie_gen: 5");
-  ASSERT_TRUE(ParseHardware(gen5, "a100.textproto", &warnings).ok());
-  ASSERT_EQ(warnings.size(), 4u);
-  EXPECT_NE(warnings[0].find("past A100 SXM4 80GB's Gen4 x16 host interface"), std::string::npos) << warnings[0];
+  ExpectGen5WarnedPerGpu(FourGen4GpusOf("NVIDIA A100-SXM4-80GB"), "past A100 SXM4 80GB's Gen4 x16 host interface");
 }
 
 TEST(HardwareFromTopo, BadInputIsNamed) {

@@ -835,12 +835,12 @@ StatusOr<std::vector<RankSlice>> DecodeSimulator::LoopTimeline(int steps, bool s
 namespace {
 
 // Without jitter or GPU variation, while every rank agrees, a cycle is a function of its key (the
-// accepted count, or a ragged NGRAM cycle's matched sequences) and of the clocks relative to the GPU clock: a cycle seen before is replayed from its memo
-// (clocks shifted, the phase accounts' increments added) instead of run. A cycle in which the host
-// never caught up with its GPU (and never synced) is also replayed from any state where the GPU
-// leads by at least as much: the host then never holds the GPU back, so the GPU advances as before
-// and the host by its own costs. Exact: clocks are integers and the accounts integer-valued
-// doubles below 2^53 ps.
+// accepted count, or a ragged NGRAM cycle's matched sequences) and of the clocks relative to the
+// GPU clock: a cycle seen before is replayed from its memo (clocks shifted, the phase accounts'
+// increments added) instead of run. A cycle in which the host never caught up with its GPU (and
+// never synced) is also replayed from any state where the GPU leads by at least as much: the host
+// then never holds the GPU back, so the GPU advances as before and the host by its own costs.
+// Exact: clocks are integers and the accounts integer-valued doubles below 2^53 ps.
 class CycleReplayMemo {
  public:
   // Rank 0's clocks before a cycle (every rank's, when they agree).

@@ -288,8 +288,8 @@ class DecodeSimulator {
   bool NgramRagged() const;
   // Appends one pass's steps (launched as its phase's capture mode) to `program`.
   // A pass's timeline steps (graph launches, kernels with their device times, collectives with
-  // their transfer times), built once per (kind, tokens, narrow sequences) and kept; labels apart, so programs that
-  // record no slices carry none.
+  // their transfer times), built once per (kind, tokens, narrow sequences) and kept; labels apart,
+  // so programs that record no slices carry none.
   struct PassSegment {
     std::vector<TimelineStep> steps;  // labels empty, phase 0
     std::vector<std::string> labels;  // per step

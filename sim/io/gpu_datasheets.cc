@@ -13,8 +13,8 @@ std::string Normalized(std::string s) {
   return s;
 }
 
-std::vector<GpuDatasheet> Table() {
-  std::vector<GpuDatasheet> t;
+// Hopper: the H200 (the calibration GPU), the H100 SXM5 and PCIe.
+void AddHopper(std::vector<GpuDatasheet>* t) {
   {
     GpuDatasheet g;
     g.names = {"H200", "H200 SXM", "H200 SXM 141GB"};
@@ -30,8 +30,30 @@ std::vector<GpuDatasheet> Table() {
     g.pcie_lanes = 16;
     g.nvlink_gbps_per_link = 25;  // NVLink 4: 900 GB/s over 18 links, both directions
     g.source = "docs/reference/hardware.md (NVIDIA H200 datasheet; SMs and L2 measured on the H200)";
-    t.push_back(g);
+    t->push_back(g);
   }
+  for (bool sxm : {true, false}) {
+    GpuDatasheet g;
+    g.names = sxm ? std::vector<std::string>{"H100 80GB HBM3", "H100 SXM", "H100 SXM5", "H100 SXM5 80GB"}
+                  : std::vector<std::string>{"H100 PCIe", "H100 80GB PCIe"};
+    g.model_name = sxm ? "H100 SXM5" : "H100 PCIe";
+    g.arch = "sm90";
+    g.sm_count = sxm ? 132 : 114;
+    g.memory_gib = 80;
+    g.memory_bandwidth_gbps = sxm ? 3350 : 2000;
+    g.l2_cache_mib = 50;
+    g.bf16_dense_tflops = sxm ? 989.5 : 756.5;  // the datasheet's 1,979 / 1,513 with sparsity, halved
+    g.fp8_dense_tflops = sxm ? 1979 : 1513;     // 3,958 / 3,026 with sparsity, halved
+    g.pcie_gen = 5;
+    g.pcie_lanes = 16;            // "PCIe Gen5: 128GB/s" both directions: x16
+    g.nvlink_gbps_per_link = 25;  // per direction, NVLink 4's link (SXM5: 900 GB/s over 18; the PCIe bridge 600 GB/s)
+    g.source = "docs/reference/hardware.md (NVIDIA H100 datasheet and whitepaper table as a reseller reproduces it)";
+    t->push_back(g);
+  }
+}
+
+// Blackwell workstation and server cards: the RTX PRO 6000 (the target boxes' GPU).
+void AddRtxPro6000(std::vector<GpuDatasheet>* t) {
   for (bool server : {true, false}) {
     GpuDatasheet g;
     g.names =
@@ -50,26 +72,12 @@ std::vector<GpuDatasheet> Table() {
     g.pcie_gen = 5;
     g.pcie_lanes = 16;
     g.source = "docs/reference/hardware.md (NVIDIA RTX PRO 6000 Blackwell datasheets; rates with sparsity halved)";
-    t.push_back(g);
+    t->push_back(g);
   }
-  for (bool sxm : {true, false}) {
-    GpuDatasheet g;
-    g.names = sxm ? std::vector<std::string>{"H100 80GB HBM3", "H100 SXM", "H100 SXM5", "H100 SXM5 80GB"}
-                  : std::vector<std::string>{"H100 PCIe", "H100 80GB PCIe"};
-    g.model_name = sxm ? "H100 SXM5" : "H100 PCIe";
-    g.arch = "sm90";
-    g.sm_count = sxm ? 132 : 114;
-    g.memory_gib = 80;
-    g.memory_bandwidth_gbps = sxm ? 3350 : 2000;
-    g.l2_cache_mib = 50;
-    g.bf16_dense_tflops = sxm ? 989.5 : 756.5;  // the datasheet's 1,979 / 1,513 with sparsity, halved
-    g.fp8_dense_tflops = sxm ? 1979 : 1513;     // 3,958 / 3,026 with sparsity, halved
-    g.pcie_gen = 5;
-    g.pcie_lanes = 16;            // "PCIe Gen5: 128GB/s" both directions: x16
-    g.nvlink_gbps_per_link = 25;  // per direction, NVLink 4's link (SXM5: 900 GB/s over 18; the PCIe bridge 600 GB/s)
-    g.source = "docs/reference/hardware.md (NVIDIA H100 datasheet and whitepaper table as a reseller reproduces it)";
-    t.push_back(g);
-  }
+}
+
+// Ada data-center cards: the L40S and L40.
+void AddL40(std::vector<GpuDatasheet>* t) {
   for (bool s_model : {true, false}) {
     GpuDatasheet g;
     g.names = {s_model ? "L40S" : "L40"};
@@ -84,8 +92,12 @@ std::vector<GpuDatasheet> Table() {
     g.pcie_gen = 4;
     g.pcie_lanes = 16;
     g.source = "docs/reference/hardware.md (NVIDIA L40 / L40S datasheets as a reseller reproduces them; L2 not given)";
-    t.push_back(g);
+    t->push_back(g);
   }
+}
+
+// Ampere: the A100 SXM4, 40 and 80 GB.
+void AddA100(std::vector<GpuDatasheet>* t) {
   for (bool hbm2e : {true, false}) {
     GpuDatasheet g;
     g.names = hbm2e ? std::vector<std::string>{"A100-SXM4-80GB", "A100 SXM4 80GB", "A100 80GB SXM"}
@@ -104,8 +116,16 @@ std::vector<GpuDatasheet> Table() {
     g.source =
         "docs/reference/hardware.md (NVIDIA A100 datasheet and Ampere whitepaper as reproduced by G. Lockwood's notes "
         "and Fudzilla)";
-    t.push_back(g);
+    t->push_back(g);
   }
+}
+
+std::vector<GpuDatasheet> Table() {
+  std::vector<GpuDatasheet> t;
+  AddHopper(&t);
+  AddRtxPro6000(&t);
+  AddL40(&t);
+  AddA100(&t);
   return t;
 }
 

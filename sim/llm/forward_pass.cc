@@ -197,9 +197,9 @@ class PassBuilder {
     const double L = ctx + s_.tokens_per_sequence;
     const double kv_read = s_.batch * L * kv_token_bytes;
     // A ragged batch's attention at the full width (PassShape::narrow_sequences): b N query tokens.
-    const double full_width = double(s_.batch) * s_.tokens_per_sequence / T_;
-    Kernel& k = AddKernel(Name(layer, "attention"), layer, KernelClass::kAttention, full_width * T_ * flops_per_pos * L,
-                          kv_read + full_width * q_out_bytes);
+    const double full_tokens = double(s_.batch) * s_.tokens_per_sequence;
+    Kernel& k = AddKernel(Name(layer, "attention"), layer, KernelClass::kAttention, full_tokens * flops_per_pos * L,
+                          kv_read + q_out_bytes * (full_tokens / T_));
     k.math_dtype = DType::kBf16;
     k.has_attention_call = s_.batch >= 1 && q_heads >= 1 && kv_heads >= 1;
     k.attention.seqs = s_.batch;
